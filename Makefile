@@ -1,0 +1,32 @@
+# Every target creates and uses the local virtual environment .venv, so a
+# fresh machine with only Python 3.11 and git needs nothing else.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench bench-retrieval lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_cli.py
+
+bench-retrieval: $(STAMP)
+	$(BIN)/python benchmarks/bench_retrieval.py
+
+lint: $(STAMP)
+	$(BIN)/mem validate grimoires/loa/memory
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

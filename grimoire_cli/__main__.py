@@ -1,0 +1,3 @@
+from grimoire_cli.cli.main import run
+
+run()

@@ -1,0 +1,137 @@
+"""`mem archive` and `mem check`: moving entries to the archive and committing
+just that change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .errors import BadInput, GitFailed, NotFound
+from .lifecycle import archive_reason, archived_data, expiring_within
+from .model import ARCHIVE_REASONS
+
+if TYPE_CHECKING:
+    from .api import Grimoire
+
+
+@dataclass
+class ArchiveResult:
+    archived: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
+    commit: str | None = None
+    dry_run: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"archived": self.archived, "commit": self.commit}
+
+
+def commit_message(reasons: dict[str, str]) -> str:
+    count = len(reasons)
+    lines = [f"mem archive: {count} memor{'y' if count == 1 else 'ies'}", ""]
+    lines.extend(f"{entry_id}: {reason}" for entry_id, reason in reasons.items())
+    return "\n".join(lines) + "\n"
+
+
+def archive(grimoire: "Grimoire", ids: Iterable[str] | None = None, reason: str | None = None,
+            dry_run: bool = False, commit: bool = True) -> ArchiveResult:
+    """Move expired and ineffective entries (or the given ids) to the archive."""
+    ids = list(ids or [])
+    if reason is not None and reason not in ARCHIVE_REASONS:
+        raise BadInput(f"bad reason {reason!r}", f"use one of: {', '.join(ARCHIVE_REASONS)}")
+    if reason is not None and not ids:
+        raise BadInput("--reason goes with ids", "name the ids to archive, e.g. mem archive MEM-20260101-001 --reason manual")
+    store = grimoire.store
+    result = ArchiveResult(dry_run=dry_run)
+    with store.lock():
+        moment = grimoire.now()
+        entries = {e.id: e for e in store.entries(include_archive=True)}
+        chosen: dict[str, str] = {}
+        if ids:
+            for entry_id in ids:
+                entry = entries.get(entry_id)
+                if entry is None:
+                    raise NotFound(f"no memory with id {entry_id}", "list ids with `mem list`")
+                if entry.archived:
+                    raise BadInput(f"{entry_id} is already archived")
+                chosen[entry_id] = reason or ("superseded" if entry.superseded_by else "manual")
+        else:
+            for entry in entries.values():
+                why = archive_reason(entry, moment)
+                if why:
+                    chosen[entry.id] = why
+        result.archived = sorted(chosen)
+        result.reasons = {k: chosen[k] for k in result.archived}
+        if dry_run or not chosen:
+            return result
+        touched: list[Path] = []
+        by_category: dict[str, list[str]] = {}
+        for entry_id in result.archived:
+            by_category.setdefault(entries[entry_id].category, []).append(entry_id)
+        for category, group in by_category.items():
+            source = store.category_path(category)
+            target = store.ensure_file(category, archived=True)
+            # Archive first, then remove: a crash in between leaves a
+            # duplicate that `mem validate` names, never a lost memory.
+            store.append(target, [archived_data(entries[i].data, chosen[i], moment) for i in group])
+            store.splice(source, {i: None for i in group})
+            touched.extend([source, target])
+    if commit:
+        result.commit = _commit(grimoire, touched, commit_message(result.reasons), result)
+    return result
+
+
+def _commit(grimoire: "Grimoire", paths: list[Path], message: str, result: ArchiveResult) -> str | None:
+    from . import gitops
+
+    root = gitops.work_tree(grimoire.config.root)
+    if root is None:
+        result.notes.append("not a git repository: archived without a commit")
+        return None
+    try:
+        return gitops.commit_paths(root, paths, message)
+    except GitFailed as exc:
+        exc.message = f"archived {', '.join(result.archived)} but the commit failed: {exc.message}"
+        raise
+
+
+@dataclass
+class CheckResult:
+    expired: list[str] = field(default_factory=list)
+    expiring: list[str] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    commit: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def due(self) -> list[str]:
+        left = [i for i in self.expired if i not in self.archived]
+        return sorted(set(left) | set(self.expiring) | set(self.review))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"expired": self.expired, "expiring": self.expiring, "review": self.review,
+                "archived": self.archived, "due": self.due}
+
+
+def check(grimoire: "Grimoire", commit: bool = True) -> CheckResult:
+    """Session start: archive what expired (auto_archive), report what is due."""
+    moment = grimoire.now()
+    lifecycle = grimoire.config.lifecycle
+    result = CheckResult()
+    for entry in grimoire.store.entries(include_archive=False):
+        if entry.archived or entry.superseded_by:
+            continue
+        if entry.is_expired(moment):
+            result.expired.append(entry.id)
+        elif expiring_within(entry, moment, lifecycle["warn_before_archive_days"]):
+            result.expiring.append(entry.id)
+        if entry.tier in ("low", "ineffective") and not entry.is_expired(moment):
+            result.review.append(entry.id)
+    if result.expired and lifecycle["auto_archive"]:
+        done = archive(grimoire, result.expired, reason="expired", commit=commit)
+        result.archived = done.archived
+        result.commit = done.commit
+        result.notes = done.notes
+    return result

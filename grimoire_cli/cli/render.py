@@ -1,0 +1,75 @@
+"""Rendering results: JSON (stable keys) or human text, from the same objects."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from typing import Any
+
+from ..clock import parse_time
+from ..errors import BadInput
+from ..model import Entry
+
+
+def entry_json(entry: Entry, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    data = entry.to_dict()
+    if extra:
+        data.update(extra)
+    return data
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def age(entry: Entry, moment: datetime) -> str:
+    try:
+        days = (moment - parse_time(entry.timestamp)).days
+    except BadInput:
+        return "?"
+    if days < 1:
+        return "today"
+    if days < 60:
+        return f"{days}d"
+    if days < 730:
+        return f"{days // 30}mo"
+    return f"{days // 365}y"
+
+
+def entry_line(entry: Entry, moment: datetime) -> str:
+    state = entry.state(moment)
+    flag = "" if state == "active" else f" [{state}]"
+    return f"{entry.id}  {entry.category:<10} {age(entry, moment):>5}  {entry.summary}{flag}"
+
+
+def entry_text(entry: Entry, moment: datetime) -> str:
+    data = entry.to_dict()
+    lines = [f"{entry.id}  ({entry.category}, {entry.state(moment)}, tier {entry.tier})"]
+    for key, value in data.items():
+        if key in ("id", "category"):
+            continue
+        if key == "content":
+            lines.append("content:")
+            lines.extend("  " + line for line in str(value).split("\n"))
+        elif isinstance(value, dict):
+            lines.append(f"{key}: " + ", ".join(f"{k}={v}" for k, v in value.items()))
+        elif isinstance(value, list):
+            lines.append(f"{key}: " + ", ".join(str(v) for v in value))
+        else:
+            lines.append(f"{key}: {value}")
+    if entry.file:
+        lines.append(f"file: {entry.file}:{entry.line}")
+    return "\n".join(lines)
+
+
+def out(text: str) -> None:
+    sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+
+
+def warn(text: str) -> None:
+    sys.stderr.write(f"warning: {text}\n")
+
+
+def note(text: str) -> None:
+    sys.stderr.write(f"{text}\n")

@@ -1,0 +1,219 @@
+"""Configuration: find `.loa.config.yaml`, apply defaults, check types and paths.
+
+One function decides where state lives (`load_config`); everything else gets
+a `Config` and never looks at the environment for paths again.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import BadInput, Damaged
+from .model import CATEGORY_RE, check_ttl
+
+CONFIG_NAME = ".loa.config.yaml"
+
+DEFAULT_CATEGORIES: dict[str, dict[str, Any]] = {
+    "fact": {"storage_file": "facts.yaml", "ttl": "permanent", "confidence_required": 0.8},
+    "decision": {"storage_file": "decisions.yaml", "ttl": "permanent", "confidence_required": 0.9},
+    "learning": {"storage_file": "learnings.yaml", "ttl": "90d", "confidence_required": 0.7},
+    "error": {"storage_file": "errors.yaml", "ttl": "30d", "confidence_required": 0.6},
+    "preference": {"storage_file": "preferences.yaml", "ttl": "permanent", "confidence_required": 0.5},
+}
+DEFAULT_RETRIEVAL = {"max_per_query": 10, "min_confidence": 0.6, "recency_weight": 0.2, "integrate_with_oracle": True}
+DEFAULT_LIFECYCLE = {
+    "auto_archive": True,
+    "archive_dir": "grimoires/loa/memory/archive",
+    "check_on_session_start": True,
+    "warn_before_archive_days": 7,
+}
+DEFAULT_STORAGE_DIR = "grimoires/loa/memory"
+
+DEFAULT_CONFIG_TEXT = """\
+# grimoire configuration (mem). Every key is optional; these are the defaults.
+memory_schema:
+  enabled: true
+  storage_dir: grimoires/loa/memory
+  categories:
+    fact:       {storage_file: facts.yaml,       ttl: permanent, confidence_required: 0.8}
+    decision:   {storage_file: decisions.yaml,   ttl: permanent, confidence_required: 0.9}
+    learning:   {storage_file: learnings.yaml,   ttl: 90d,       confidence_required: 0.7}
+    error:      {storage_file: errors.yaml,      ttl: 30d,       confidence_required: 0.6}
+    preference: {storage_file: preferences.yaml, ttl: permanent, confidence_required: 0.5}
+  auto_capture: {decisions: true, errors: true, learnings: true}
+  retrieval: {max_per_query: 10, min_confidence: 0.6, recency_weight: 0.2, integrate_with_oracle: true}
+  lifecycle:
+    auto_archive: true
+    archive_dir: grimoires/loa/memory/archive
+    check_on_session_start: true
+    warn_before_archive_days: 7
+"""
+
+
+@dataclass(frozen=True)
+class Category:
+    name: str
+    storage_file: str
+    ttl: str
+    confidence_required: float
+
+
+@dataclass
+class Config:
+    """Resolved configuration; every path is absolute and inside `root`."""
+
+    root: Path
+    path: Path | None
+    storage_dir: Path
+    archive_dir: Path
+    categories: dict[str, Category]
+    retrieval: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_RETRIEVAL))
+    lifecycle: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_LIFECYCLE))
+    enabled: bool = True
+
+    def category(self, name: str) -> Category:
+        try:
+            return self.categories[name]
+        except KeyError:
+            raise BadInput(
+                f"unknown category {name!r}",
+                f"use one of: {', '.join(self.categories)} (or add it under memory_schema.categories)",
+            ) from None
+
+    def category_for_file(self, filename: str) -> Category | None:
+        for category in self.categories.values():
+            if category.storage_file == filename:
+                return category
+        return None
+
+    def relative(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+
+def find_root(start: Path) -> Path:
+    """The git work-tree root above `start`, else `start` itself."""
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def find_config(start: Path) -> Path | None:
+    """Walk up from `start` to the work-tree root looking for the config."""
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def load_config(path: str | os.PathLike | None = None, config: str | os.PathLike | None = None) -> Config:
+    """Resolve the config for a working directory (`--config`/`MEM_CONFIG` win)."""
+    start = Path(path or ".").resolve()
+    explicit = config or os.environ.get("MEM_CONFIG")
+    if explicit:
+        config_path = Path(explicit).resolve()
+        if not config_path.is_file():
+            raise BadInput(f"config file not found: {explicit}", "check --config or MEM_CONFIG")
+        root = find_root(config_path.parent)
+    else:
+        config_path = find_config(start)
+        root = config_path.parent if config_path else find_root(start)
+    raw: Any = {}
+    if config_path is not None:
+        raw = _read(config_path)
+    return build_config(raw, root, config_path)
+
+
+def _read(config_path: Path) -> Any:
+    from .yamlio import parse_document
+
+    try:
+        text = config_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Damaged(f"{config_path}:1: cannot read config: {exc}", "fix or remove the file") from None
+    data, _ = parse_document(text, str(config_path))
+    return data or {}
+
+
+def _expect(value: Any, kind: type | tuple, where: str, name: str) -> Any:
+    # bool is an int in Python; a number field given `true` is still wrong.
+    if isinstance(value, bool) and kind in ((int, float), int, float):
+        raise Damaged(f"{where}: {name} must be a number, not {value!r}", "fix the config")
+    if not isinstance(value, kind):
+        wanted = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise Damaged(f"{where}: {name} must be a {wanted}, not {type(value).__name__}", "fix the config")
+    return value
+
+
+def _inside(root: Path, relative: Any, where: str, name: str) -> Path:
+    _expect(relative, str, where, name)
+    target = (root / relative).resolve()
+    if target != root and root not in target.parents:
+        raise Damaged(f"{where}: {name} {relative!r} points outside the repository", "use a path inside the repository")
+    return target
+
+
+def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
+    where = str(config_path or CONFIG_NAME)
+    root = root.resolve()
+    _expect(raw, dict, where, "the config")
+    schema = raw.get("memory_schema") or {}
+    _expect(schema, dict, where, "memory_schema")
+    enabled = _expect(schema.get("enabled", True), bool, where, "memory_schema.enabled")
+    storage_dir = _inside(root, schema.get("storage_dir", DEFAULT_STORAGE_DIR), where, "memory_schema.storage_dir")
+
+    raw_categories = schema.get("categories")
+    if raw_categories is None:
+        raw_categories = DEFAULT_CATEGORIES
+    _expect(raw_categories, dict, where, "memory_schema.categories")
+    categories: dict[str, Category] = {}
+    files: set[str] = set()
+    for name, spec in raw_categories.items():
+        label = f"memory_schema.categories.{name}"
+        if not isinstance(name, str) or not CATEGORY_RE.match(name):
+            raise Damaged(f"{where}: category name {name!r} must be a lowercase word", "fix the config")
+        spec = spec or {}
+        _expect(spec, dict, where, label)
+        default = DEFAULT_CATEGORIES.get(name, {"storage_file": f"{name}s.yaml", "ttl": "permanent", "confidence_required": 0.5})
+        storage_file = _expect(spec.get("storage_file", default["storage_file"]), str, where, f"{label}.storage_file")
+        if "/" in storage_file or "\\" in storage_file or storage_file.startswith(".") or not storage_file.endswith((".yaml", ".yml")):
+            raise Damaged(f"{where}: {label}.storage_file {storage_file!r} must be a plain *.yaml file name", "fix the config")
+        if storage_file in files:
+            raise Damaged(f"{where}: {label}.storage_file {storage_file!r} is used by two categories", "give each category its own file")
+        files.add(storage_file)
+        ttl = spec.get("ttl", default["ttl"])
+        try:
+            ttl = check_ttl(_expect(ttl, str, where, f"{label}.ttl"))
+        except BadInput:
+            raise Damaged(f"{where}: {label}.ttl {ttl!r} must be 'permanent' or like '30d'", "fix the config") from None
+        floor = _expect(spec.get("confidence_required", default["confidence_required"]), (int, float), where, f"{label}.confidence_required")
+        if not 0 <= floor <= 1:
+            raise Damaged(f"{where}: {label}.confidence_required must be between 0 and 1", "fix the config")
+        categories[name] = Category(name, storage_file, ttl, float(floor))
+    if not categories:
+        raise Damaged(f"{where}: memory_schema.categories is empty", "configure at least one category")
+
+    retrieval = dict(DEFAULT_RETRIEVAL)
+    retrieval.update(_expect(schema.get("retrieval") or {}, dict, where, "memory_schema.retrieval"))
+    _expect(retrieval["max_per_query"], int, where, "retrieval.max_per_query")
+    for key in ("min_confidence", "recency_weight"):
+        _expect(retrieval[key], (int, float), where, f"retrieval.{key}")
+    lifecycle = dict(DEFAULT_LIFECYCLE)
+    lifecycle.update(_expect(schema.get("lifecycle") or {}, dict, where, "memory_schema.lifecycle"))
+    for key in ("auto_archive", "check_on_session_start"):
+        _expect(lifecycle[key], bool, where, f"lifecycle.{key}")
+    _expect(lifecycle["warn_before_archive_days"], int, where, "lifecycle.warn_before_archive_days")
+    archive_default = storage_dir / "archive" if "archive_dir" not in (schema.get("lifecycle") or {}) else None
+    archive_dir = archive_default or _inside(root, lifecycle["archive_dir"], where, "lifecycle.archive_dir")
+    if archive_dir == storage_dir:
+        raise Damaged(f"{where}: lifecycle.archive_dir must differ from storage_dir", "use a sub-folder like <storage_dir>/archive")
+    return Config(root, config_path, storage_dir, archive_dir, categories, retrieval, lifecycle, enabled)

@@ -1,0 +1,138 @@
+"""`mem hooks`: thin git hook scripts that call back into `mem`.
+
+Like pre-commit's installer: an existing hook is moved aside and still runs
+first (and comes back on uninstall); install is idempotent; a repository
+with `core.hooksPath` is refused with a hint rather than silently ignored;
+inherited `GIT_*` variables are dropped before `mem` runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gitops
+from .errors import BadInput
+
+MARKER = "# installed by mem (grimoire): do not edit; `mem hooks uninstall` removes it"
+HOOKS = ("post-checkout", "post-merge", "pre-commit")
+LEGACY_SUFFIX = ".pre-mem"
+
+_TEMPLATE = """#!/bin/sh
+{marker}
+# Runs: {action}
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_OBJECT_DIRECTORY GIT_COMMON_DIR
+status=0
+here="$(dirname "$0")"
+if [ -x "$here/{name}{legacy}" ]; then
+    "$here/{name}{legacy}" "$@" || status=$?
+fi
+MEM={mem}
+if [ ! -x "$MEM" ]; then MEM="$(command -v mem || true)"; fi
+if [ -z "$MEM" ]; then
+    echo "mem hook: the mem command was not found; run 'mem hooks install' again" >&2
+    exit $status
+fi
+{body}
+"""
+
+_SESSION_BODY = """# Session start: never blocks the checkout or merge.
+"$MEM" check --hook || true
+exit $status"""
+
+_PRECOMMIT_BODY = """[ $status -eq 0 ] || exit $status
+files="$(git diff --cached --name-only --diff-filter=ACMR -- {storage} | grep -E '\\.ya?ml$' || true)"
+[ -n "$files" ] || exit 0
+echo "$files" | tr '\\n' '\\0' | xargs -0 "$MEM" validate"""
+
+
+@dataclass
+class HooksResult:
+    hooks: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hooks": self.hooks, "notes": self.notes}
+
+
+def _hooks_dir(root: Path) -> Path:
+    hooks_path = gitops.config_get(root, "core.hooksPath")
+    if hooks_path:
+        raise BadInput(
+            f"core.hooksPath is set to {hooks_path!r}; mem will not install hooks there",
+            "unset it (git config --unset core.hooksPath) or call `mem check` and `mem validate` from your own hooks",
+        )
+    git_dir = gitops.git_dir(root)
+    if git_dir is None:
+        raise BadInput("not a git repository", "run `git init` first")
+    return git_dir / "hooks"
+
+
+def _mem_executable() -> str:
+    candidate = Path(sys.argv[0])
+    if candidate.name == "mem" and candidate.exists():
+        return str(candidate.resolve())
+    found = shutil.which("mem")
+    return found or "mem"
+
+
+def _ours(path: Path) -> bool:
+    try:
+        return MARKER in path.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def install(root: Path, storage_rel: str) -> HooksResult:
+    folder = _hooks_dir(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    result = HooksResult()
+    for name in HOOKS:
+        path = folder / name
+        if path.exists() and not _ours(path):
+            os.replace(path, folder / (name + LEGACY_SUFFIX))
+            result.notes.append(f"kept your existing {name} hook: it runs first")
+        body = _PRECOMMIT_BODY.format(storage=shlex.quote(storage_rel)) if name == "pre-commit" else _SESSION_BODY
+        action = "mem validate on staged grimoire files" if name == "pre-commit" else "mem check (session start)"
+        path.write_text(_TEMPLATE.format(marker=MARKER, action=action, name=name, legacy=LEGACY_SUFFIX, mem=shlex.quote(_mem_executable()), body=body))
+        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        result.hooks[name] = "installed"
+    return result
+
+
+def uninstall(root: Path) -> HooksResult:
+    folder = _hooks_dir(root)
+    result = HooksResult()
+    for name in HOOKS:
+        path = folder / name
+        legacy = folder / (name + LEGACY_SUFFIX)
+        if _ours(path):
+            path.unlink()
+            result.hooks[name] = "removed"
+            if legacy.exists():
+                os.replace(legacy, path)
+                result.notes.append(f"restored your previous {name} hook")
+        else:
+            result.hooks[name] = "not installed"
+    return result
+
+
+def status(root: Path) -> HooksResult:
+    folder = _hooks_dir(root)
+    result = HooksResult()
+    for name in HOOKS:
+        path = folder / name
+        if _ours(path):
+            chained = (folder / (name + LEGACY_SUFFIX)).exists()
+            result.hooks[name] = "installed (chains your previous hook)" if chained else "installed"
+        elif path.exists():
+            result.hooks[name] = "another hook (not mem's)"
+        else:
+            result.hooks[name] = "not installed"
+    return result

@@ -1,0 +1,101 @@
+"""Lifecycle rules: effectiveness, archive fields, what is due at session start.
+
+Pure functions over entries and a moment; `api` applies them to the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Iterable
+
+from .clock import iso, parse_time
+from .errors import BadInput
+from .model import ARCHIVE_REASONS, Entry, normalize_text, score_of
+
+
+def apply_outcome(data: dict[str, Any], success: bool, moment: datetime) -> dict[str, Any]:
+    """The entry with one more application recorded."""
+    old = data.get("effectiveness") or {}
+    applications = int(old.get("applications", 0)) + 1
+    successes = int(old.get("successes", 0)) + (1 if success else 0)
+    new = dict(data)
+    new["effectiveness"] = {
+        "applications": applications,
+        "successes": successes,
+        "score": score_of(applications, successes),
+        "last_applied": iso(moment),
+    }
+    return new
+
+
+def archived_data(data: dict[str, Any], reason: str, moment: datetime) -> dict[str, Any]:
+    if reason not in ARCHIVE_REASONS:
+        raise BadInput(f"bad archive reason {reason!r}", f"use one of: {', '.join(ARCHIVE_REASONS)}")
+    new = dict(data)
+    new["archived"] = True
+    new["archived_at"] = iso(moment)
+    new["archive_reason"] = reason
+    return new
+
+
+def expiring_within(entry: Entry, moment: datetime, days: int) -> bool:
+    stamp = entry.data.get("expires_at")
+    if not stamp or not entry.is_active(moment):
+        return False
+    return parse_time(str(stamp)) <= moment + timedelta(days=days)
+
+
+def archive_reason(entry: Entry, moment: datetime) -> str | None:
+    """Why `mem archive` would move this entry by itself, if it would."""
+    if entry.archived or entry.superseded_by:
+        return None
+    if entry.is_expired(moment):
+        return "expired"
+    if entry.tier == "ineffective":
+        return "ineffective"
+    return None
+
+
+def near_duplicates(entries: list[Entry], threshold: float = 90) -> list[tuple[Entry, Entry, float]]:
+    """Pairs of active entries in one category whose texts are ≥ threshold alike."""
+    from rapidfuzz import fuzz, process
+
+    pairs = []
+    by_category: dict[str, list[Entry]] = {}
+    for entry in entries:
+        by_category.setdefault(entry.category, []).append(entry)
+    for group in by_category.values():
+        texts = [normalize_text(e.content) for e in group]
+        for i, text in enumerate(texts):
+            for _, score, j in process.extract(text, texts[i + 1 :], scorer=fuzz.ratio, score_cutoff=threshold, limit=None):
+                pairs.append((group[i], group[i + 1 + j], score))
+    return pairs
+
+
+@dataclass
+class Review:
+    low: list[Entry] = field(default_factory=list)
+    ineffective: list[Entry] = field(default_factory=list)
+    expiring: list[Entry] = field(default_factory=list)
+    duplicates: list[tuple[Entry, Entry, float]] = field(default_factory=list)
+
+    def entries(self) -> list[Entry]:
+        seen: dict[str, Entry] = {}
+        for entry in [*self.ineffective, *self.low, *self.expiring, *(p[1] for p in self.duplicates)]:
+            seen.setdefault(entry.id, entry)
+        return list(seen.values())
+
+
+def review(entries: Iterable[Entry], moment: datetime, warn_days: int) -> Review:
+    active = [e for e in entries if e.is_active(moment)]
+    result = Review()
+    for entry in active:
+        if entry.tier == "low":
+            result.low.append(entry)
+        elif entry.tier == "ineffective":
+            result.ineffective.append(entry)
+        if expiring_within(entry, moment, warn_days):
+            result.expiring.append(entry)
+    result.duplicates = near_duplicates(active)
+    return result

@@ -1,0 +1,264 @@
+"""The memory entry and its pure rules: ids, ttl, summaries, tags, tiers, states.
+
+Nothing here touches the filesystem; every function is deterministic given
+its arguments (the clock is passed in).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from .clock import iso, parse_time
+from .errors import BadInput
+
+ID_RE = re.compile(r"^MEM-(\d{8})-(\d{3,})$")
+TAG_RE = re.compile(r"^[a-z0-9-]+$")
+KEY_RE = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_-]+)*$")
+TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}d)$")
+LINE_RANGE_RE = re.compile(r"^[1-9]\d*-[1-9]\d*$")
+CATEGORY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+
+MAX_CONTENT = 2000
+MAX_SUMMARY = 200
+DERIVED_SUMMARY = 120
+ARCHIVE_REASONS = ("expired", "superseded", "ineffective", "manual")
+
+# The order fields are written in; unknown fields follow in their own order.
+FIELD_ORDER = (
+    "id", "category", "summary", "content", "confidence", "ttl", "expires_at",
+    "importance", "key", "tags", "source", "supersedes", "superseded_by",
+    "related_memories", "effectiveness", "archived", "archived_at",
+    "archive_reason", "metadata",
+)
+# Fields rewritten in place over an entry's life; everything else is substance.
+LIFECYCLE_FIELDS = frozenset(
+    {"superseded_by", "effectiveness", "archived", "archived_at", "archive_reason", "importance"}
+)
+
+
+def format_id(day: str, number: int) -> str:
+    """`MEM-YYYYMMDD-NNN` (at least three digits)."""
+    return f"MEM-{day}-{number:03d}"
+
+
+def parse_id(value: str) -> tuple[str, int] | None:
+    """(day, number) of a well-formed id, else None."""
+    match = ID_RE.match(value or "")
+    if not match or int(match.group(2)) < 1:
+        return None
+    return match.group(1), int(match.group(2))
+
+
+def id_day(moment: datetime) -> str:
+    return moment.strftime("%Y%m%d")
+
+
+def next_id(existing: Iterable[str], moment: datetime) -> str:
+    """The next free id for the day of `moment`, across every given id."""
+    day = id_day(moment)
+    highest = 0
+    for value in existing:
+        parsed = parse_id(value)
+        if parsed and parsed[0] == day and parsed[1] > highest:
+            highest = parsed[1]
+    return format_id(day, highest + 1)
+
+
+def check_ttl(ttl: str) -> str:
+    ttl = str(ttl).strip()
+    if not TTL_RE.match(ttl):
+        raise BadInput(f"bad ttl {ttl!r}", "use 'permanent' or a number of days like '30d'")
+    return ttl
+
+
+def expires_at(timestamp: str, ttl: str) -> str | None:
+    """`source.timestamp + ttl`, or None for permanent."""
+    if ttl == "permanent":
+        return None
+    return iso(parse_time(timestamp) + timedelta(days=int(ttl[:-1])))
+
+
+def normalize_text(text: str) -> str:
+    """Whitespace-collapsed, case-folded text: what duplicates are judged on."""
+    return " ".join(text.split()).casefold()
+
+
+def derive_summary(content: str) -> str:
+    """First sentence or line of the content, one line, at most 120 chars."""
+    first = " ".join(content.strip().split("\n", 1)[0].split())
+    if not first:
+        first = " ".join(content.split())
+    sentence = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0]
+    if len(sentence) <= DERIVED_SUMMARY:
+        return sentence
+    cut = sentence[: DERIVED_SUMMARY - 1]
+    if " " in cut[60:]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+def normalize_tag(tag: str) -> str:
+    """Lowercase slug: spaces and underscores to '-', other punctuation dropped."""
+    slug = re.sub(r"[\s_]+", "-", str(tag).strip().lower())
+    slug = re.sub(r"[^a-z0-9-]", "", slug)
+    slug = re.sub(r"-{2,}", "-", slug).strip("-")
+    if not slug or not TAG_RE.match(slug):
+        raise BadInput(f"bad tag {tag!r}", "tags are words of a-z, 0-9 and '-'")
+    return slug
+
+
+def normalize_tags(tags: Iterable[str]) -> list[str]:
+    seen: list[str] = []
+    for tag in tags:
+        slug = normalize_tag(tag)
+        if slug not in seen:
+            seen.append(slug)
+    return seen
+
+
+# Wording cues for `mem add` without `-c`; first match in this order wins.
+_INFERENCE = (
+    ("error", r"\b(error|errors|exception|traceback|crash(es|ed)?|fail(s|ed|ure)?|bug|broke|broken|timeout|segfault)\b"),
+    ("decision", r"\b(decid(e|ed|ing)|decision|chose|choose|we will|we'll|going with|adopt(ed)?|settled on|instead of)\b"),
+    ("preference", r"\b(prefer(s|red)?|preference|always|never|likes?|rather than|style)\b"),
+    ("learning", r"\b(learn(ed|t)?|lesson|turns out|realized|realised|discovered|til|insight|gotcha)\b"),
+)
+
+
+def infer_category(content: str, categories: Iterable[str]) -> str:
+    """Guess a category from wording; `fact` when no cue matches."""
+    available = set(categories)
+    lowered = content.lower()
+    for category, pattern in _INFERENCE:
+        if category in available and re.search(pattern, lowered):
+            return category
+    if "fact" in available:
+        return "fact"
+    return sorted(available)[0]
+
+
+def tier(effectiveness: dict | None) -> str:
+    """Effectiveness tier of DESIGN.md §2; `unrated` below 3 applications."""
+    if not effectiveness or int(effectiveness.get("applications", 0) or 0) < 3:
+        return "unrated"
+    score = effectiveness.get("score", 0) or 0
+    if score >= 80:
+        return "high"
+    if score >= 50:
+        return "medium"
+    if score >= 20:
+        return "low"
+    return "ineffective"
+
+
+def score_of(applications: int, successes: int) -> int:
+    return round(100 * successes / applications) if applications else 0
+
+
+@dataclass
+class Entry:
+    """One memory: its stored mapping plus where it was read from."""
+
+    data: dict[str, Any]
+    file: str | None = None
+    line: int | None = None
+    archived_file: bool = field(default=False, repr=False)
+    # Things the caller should be told (inferred category, near duplicate).
+    notes: list[str] = field(default_factory=list, repr=False)
+    skipped: list = field(default_factory=list, repr=False)
+
+    # Plain accessors keep callers away from dict spelling.
+    @property
+    def id(self) -> str:
+        return self.data.get("id", "")
+
+    @property
+    def category(self) -> str:
+        return self.data.get("category", "")
+
+    @property
+    def content(self) -> str:
+        return self.data.get("content", "")
+
+    @property
+    def summary(self) -> str:
+        return self.data.get("summary", "")
+
+    @property
+    def confidence(self) -> float:
+        return float(self.data.get("confidence", 0) or 0)
+
+    @property
+    def tags(self) -> list[str]:
+        return list(self.data.get("tags") or [])
+
+    @property
+    def key(self) -> str | None:
+        return self.data.get("key")
+
+    @property
+    def importance(self) -> int:
+        return int(self.data.get("importance", 5) or 5)
+
+    @property
+    def timestamp(self) -> str:
+        return (self.data.get("source") or {}).get("timestamp", "")
+
+    @property
+    def supersedes(self) -> str | None:
+        return self.data.get("supersedes")
+
+    @property
+    def superseded_by(self) -> str | None:
+        return self.data.get("superseded_by")
+
+    @property
+    def archived(self) -> bool:
+        return bool(self.data.get("archived")) or self.archived_file
+
+    @property
+    def tier(self) -> str:
+        return tier(self.data.get("effectiveness"))
+
+    def is_expired(self, moment: datetime) -> bool:
+        stamp = self.data.get("expires_at")
+        if not stamp:
+            return False
+        try:
+            return parse_time(str(stamp)) <= moment
+        except BadInput:
+            return False
+
+    def state(self, moment: datetime) -> str:
+        """archived, superseded, expired or active (in that precedence)."""
+        if self.archived:
+            return "archived"
+        if self.superseded_by:
+            return "superseded"
+        if self.is_expired(moment):
+            return "expired"
+        return "active"
+
+    def is_active(self, moment: datetime) -> bool:
+        return self.state(moment) == "active"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored mapping in field order (a copy)."""
+        return ordered(self.data)
+
+
+def sort_key(entry: Entry) -> tuple[str, int]:
+    """Chronological order: creation time, then id number."""
+    parsed = parse_id(entry.id)
+    return (entry.timestamp, parsed[1] if parsed else 0)
+
+
+def ordered(data: dict[str, Any]) -> dict[str, Any]:
+    out = {name: data[name] for name in FIELD_ORDER if name in data}
+    out.update((k, v) for k, v in data.items() if k not in out)
+    return out
+

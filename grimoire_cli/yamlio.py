@@ -1,0 +1,228 @@
+"""YAML in and out: safe C-speed parsing with line spans, and a small,
+verified emitter for entries.
+
+Reading never round-trips: grimoire files are parsed with ruamel's safe
+loader (its C parser when available) and each top-level item's line span is
+kept, so later edits can splice text. Writing emits one entry at a time as
+text and checks that it parses back to exactly the same data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, datetime
+from typing import Any
+
+from .clock import iso
+from .errors import Damaged
+from .model import ordered
+
+MAX_DEPTH = 64
+
+
+def _loader():
+    from ruamel.yaml import YAML
+
+    try:
+        return YAML(typ="safe", pure=False)
+    except Exception:  # pragma: no cover - no C extension on this platform
+        return YAML(typ="safe", pure=True)
+
+
+def _plain(value: Any) -> Any:
+    """Dates that YAML resolved by itself go back to the strings they were."""
+    if isinstance(value, datetime):
+        return iso(value) if value.tzinfo else value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, str) else k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _check_tree(node, where: str) -> None:
+    """Refuse aliases (alias bombs) and absurd nesting before constructing."""
+    seen: set[int] = set()
+    stack = [(node, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise Damaged(f"{where}:{current.start_mark.line + 1}: nesting deeper than {MAX_DEPTH} levels", "grimoire entries are flat mappings")
+        if id(current) in seen:
+            raise Damaged(f"{where}:{current.start_mark.line + 1}: YAML anchors/aliases are not allowed in grimoire files", "write the value out in full")
+        seen.add(id(current))
+        value = current.value
+        if isinstance(value, list):
+            for child in value:
+                if isinstance(child, tuple):
+                    stack.append((child[0], depth + 1))
+                    stack.append((child[1], depth + 1))
+                else:
+                    stack.append((child, depth + 1))
+
+
+def parse_document(text: str, where: str) -> tuple[Any, Any]:
+    """(data, root node) of one YAML document; Damaged with file:line on error."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    loader = _loader()
+    try:
+        node = loader.compose(text)
+        if node is None:
+            return None, None
+        _check_tree(node, where)
+        data = loader.constructor.construct_document(node)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        raise Damaged(f"{where}:{line}: not valid YAML: {problem}", "fix the file by hand or restore it with git") from None
+    except (YAMLError, RecursionError, ValueError) as exc:
+        raise Damaged(f"{where}:1: not valid YAML: {type(exc).__name__}", "fix the file by hand or restore it with git") from None
+    return _plain(data), node
+
+
+def parse_entries(text: str, where: str) -> tuple[list[Any], list[tuple[int, int]]]:
+    """Items of a grimoire file and each one's 1-based inclusive line span.
+
+    A file of only comments is an empty list; anything but a sequence is
+    Damaged. A span runs from the item's first line to its last line of
+    text, so comments between entries stay with the entry that follows.
+    """
+    data, node = parse_document(text, where)
+    if data is None:
+        return [], []
+    if not isinstance(data, list):
+        line = node.start_mark.line + 1
+        raise Damaged(f"{where}:{line}: a grimoire file must be a YAML list of entries, found a {type(data).__name__}", "start each entry with '- id: ...'")
+    lines = text.split("\n")
+    starts = [child.start_mark.line for child in node.value]
+    spans = []
+    for index, start in enumerate(starts):
+        stop = starts[index + 1] if index + 1 < len(starts) else len(lines)
+        end = stop - 1
+        while end > start and (not lines[end].strip() or lines[end].startswith("#")):
+            end -= 1
+        # A sequence item starts at its dash, which may sit left of the node.
+        while start > 0 and not lines[start].lstrip().startswith("-") and lines[start - 1].strip() == "-":
+            start -= 1
+        spans.append((start + 1, end + 1))
+    return data, spans
+
+
+# --- emitting -----------------------------------------------------------------
+
+_PLAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_./()+-]*(?: [A-Za-z0-9_./()+-]+)*$")
+_RESOLVED_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
+
+
+def _printable(ch: str) -> bool:
+    code = ord(ch)
+    return (
+        0x20 <= code <= 0x7E
+        or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
+        or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
+        or code >= 0x10000
+    )
+
+
+def quote(text: str) -> str:
+    """A YAML double-quoted scalar that reads back exactly as `text`."""
+    out = ['"']
+    for ch in text:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif _printable(ch):
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def scalar(value: Any) -> str:
+    """One scalar in the form that reads back as the same value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    text = str(value)
+    if _PLAIN_RE.match(text) and text.lower() not in _RESOLVED_WORDS:
+        return text
+    return quote(text)
+
+
+def _literal_ok(text: str) -> bool:
+    if "\n" not in text.rstrip("\n") or text.startswith((" ", "\t", "\n")):
+        return False
+    if not all(ch in "\n\t" or _printable(ch) for ch in text):
+        return False
+    # Lines that are only blanks, or start with a tab, would not survive.
+    return all(line.strip() or not line for line in text.split("\n")) and not any(
+        line.startswith("\t") for line in text.split("\n")
+    )
+
+
+def _literal(text: str, indent: int) -> list[str]:
+    body = text.rstrip("\n")
+    trailing = len(text) - len(body)
+    chomp = "-" if trailing == 0 else "" if trailing == 1 else "+"
+    pad = " " * indent
+    lines = [f"|{chomp}"]
+    lines.extend(pad + line if line else "" for line in body.split("\n"))
+    lines.extend("" for _ in range(max(0, trailing - 1)))
+    return lines
+
+
+def _field(key: str, value: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    name = scalar(key)
+    if isinstance(value, dict):
+        if not value:
+            return [f"{pad}{name}: {{}}"]
+        lines = [f"{pad}{name}:"]
+        for sub_key, sub_value in value.items():
+            lines.extend(_field(str(sub_key), sub_value, indent + 2))
+        return lines
+    if isinstance(value, list):
+        if all(not isinstance(item, (dict, list)) for item in value):
+            return [f"{pad}{name}: [{', '.join(scalar(item) for item in value)}]"]
+        return [f"{pad}{name}: {json.dumps(value, ensure_ascii=True)}"]
+    if isinstance(value, str) and _literal_ok(value):
+        block = _literal(value, indent + 2)
+        return [f"{pad}{name}: {block[0]}", *block[1:]]
+    return [f"{pad}{name}: {scalar(value)}"]
+
+
+def emit_fields(data: dict[str, Any], indent: int = 2) -> list[str]:
+    lines: list[str] = []
+    for key, value in data.items():
+        lines.extend(_field(key, value, indent))
+    return lines
+
+
+def emit_entry(data: dict[str, Any]) -> str:
+    """Text of one top-level sequence item (ends with a newline), verified."""
+    lines = emit_fields(ordered(data))
+    lines[0] = "- " + lines[0][2:]
+    text = "\n".join(lines) + "\n"
+    loaded, _ = parse_entries(text, "<new entry>")
+    if loaded != [json.loads(json.dumps(ordered(data)))]:
+        # The emitter is meant to be exact; if it ever is not, store the
+        # entry as JSON (valid YAML), which is exact by construction.
+        text = "- " + json.dumps(ordered(data), ensure_ascii=True) + "\n"
+    return text

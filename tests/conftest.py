@@ -1,0 +1,85 @@
+"""Shared fixtures: real temp repos, the real `mem` entry point, a fixed clock."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from grimoire_cli.cli.main import main as mem_main
+
+NOW = "2026-11-22T10:00:00Z"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    """No test touches $HOME or the user's git config; the clock is fixed."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", "")
+    for name, value in {
+        "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@test.invalid",
+        "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "author@test.invalid",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("MEM_NOW", NOW)
+    monkeypatch.setenv("MEM_SESSION_ID", "test-session")
+    for name in ("MEM_CONFIG", "MEM_AGENT", "MEM_PHASE"):
+        monkeypatch.delenv(name, raising=False)
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def mem(*args: str, input: str | bytes | None = None, env: dict | None = None) -> Run:
+    """The real `mem` command, in process (fast); cwd is the caller's."""
+    runner = CliRunner()
+    with runner.isolation(input=input, env=env) as (out, err, _):
+        code = mem_main([str(a) for a in args])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return Run(code, out.getvalue().decode(), err.getvalue().decode())
+
+
+def mem_process(*args: str, cwd: Path, input: bytes | None = None, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """The installed console script in a real subprocess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([str(Path(sys.executable).parent / "mem"), *map(str, args)], cwd=cwd, input=input, capture_output=True, env=full_env, timeout=timeout)
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch) -> Path:
+    """A fresh git repo with `mem init` done, as the working directory."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git("init", "-q", cwd=path)
+    monkeypatch.chdir(path)
+    result = mem("init")
+    assert result.code == 0, result.err
+    return path
+
+
+@pytest.fixture
+def grimoire(repo):
+    from grimoire_cli import Grimoire
+
+    return Grimoire.open(repo)

@@ -1,0 +1,290 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, mem, mem_process
+
+FACTS = Path("grimoires/loa/memory/facts.yaml")
+DECISIONS = Path("grimoires/loa/memory/decisions.yaml")
+
+
+def add_json(*args, input=None):
+    result = mem("add", *args, "--json", input=input)
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def test_add_prints_id_and_writes_a_valid_entry(repo):
+    result = mem("add", "-c", "fact", "The API listens on port 8080")
+    assert result.code == 0, result.err
+    assert result.out.strip() == "MEM-20261122-001"
+    shown = json.loads(mem("show", "MEM-20261122-001", "--json").out)
+    assert shown["content"] == "The API listens on port 8080"
+    assert shown["category"] == "fact"
+    assert shown["confidence"] == 0.8  # the fact floor is the default
+    assert shown["ttl"] == "permanent" and "expires_at" not in shown
+    assert shown["source"] == {"session_id": "test-session", "timestamp": "2026-11-22T10:00:00Z"}
+    assert mem("validate").code == 0
+
+
+def test_every_option_lands_in_the_entry(repo):
+    (repo / "src").mkdir()
+    (repo / "src/app.py").write_text("x = 1\n")
+    first = add_json("-c", "fact", "The cache lives in .git")
+    entry = add_json(
+        "-c", "learning", "Retry the flaky upload step twice",
+        "-s", "Retry uploads", "--confidence", "0.95", "-t", "CI Flaky", "-t", "ci_flaky", "-t", "uploads",
+        "--ttl", "10d", "--importance", "8", "--related", first["id"], "--file", "src/app.py", "--lines", "3-9",
+        "--session-id", "s-42", "--agent", "claude", "--phase", "implement", "--key", "ci.retries",
+    )
+    assert entry["summary"] == "Retry uploads"
+    assert entry["confidence"] == 0.95
+    assert entry["tags"] == ["ci-flaky", "uploads"]
+    assert entry["ttl"] == "10d" and entry["expires_at"] == "2026-12-02T10:00:00Z"
+    assert entry["importance"] == 8
+    assert entry["related_memories"] == [first["id"]]
+    assert entry["key"] == "ci.retries"
+    assert entry["source"] == {
+        "session_id": "s-42", "timestamp": "2026-11-22T10:00:00Z", "agent": "claude", "phase": "implement",
+        "file_path": "src/app.py", "line_range": "3-9",
+    }
+    assert mem("validate").code == 0
+
+
+def test_source_from_environment(repo):
+    entry = add_json("-c", "fact", "Deploys go through the staging cluster", input=None) if False else None
+    result = mem("add", "-c", "fact", "Deploys go through staging", "--json", env={"MEM_AGENT": "bot", "MEM_PHASE": "review", "MEM_SESSION_ID": "env-ses"})
+    entry = json.loads(result.out)
+    assert entry["source"]["agent"] == "bot"
+    assert entry["source"]["phase"] == "review"
+    assert entry["source"]["session_id"] == "env-ses"
+
+
+def test_session_id_generated_when_none(repo):
+    result = mem("add", "-c", "fact", "Logs are kept for 30 days", "--json", env={"MEM_SESSION_ID": None})
+    assert json.loads(result.out)["source"]["session_id"].startswith("ses-")
+
+
+def test_stdin_multiline_is_byte_exact_block_scalar(repo):
+    text = "Steps to reproduce:\n  1. run make\n  2. see the error: boom\n\n# not a comment\n"
+    result = mem("add", "-c", "error", "-", input=text.encode())
+    assert result.code == 0, result.err
+    raw = (repo / "grimoires/loa/memory/errors.yaml").read_text()
+    assert "content: |" in raw
+    shown = json.loads(mem("show", result.out.strip(), "--json").out)
+    assert shown["content"] == text
+
+
+def test_summary_derived_one_line_max_120(repo):
+    long = "This is a deliberately long first sentence " + "with many words " * 12 + ". Second sentence."
+    entry = add_json("-c", "fact", long)
+    assert "\n" not in entry["summary"]
+    assert len(entry["summary"]) <= 120
+    assert long.startswith(entry["summary"].rstrip("…")[:40])
+
+
+def test_category_inferred_and_announced(repo):
+    result = mem("add", "We decided to use Postgres instead of MySQL", "--confidence", "0.95")
+    assert result.code == 0, result.err
+    assert "category inferred: decision" in result.err
+    assert "We decided" in DECISIONS.read_text()
+    result = mem("add", "The upload step failed with a timeout error")
+    assert "category inferred: error" in result.err
+
+
+def test_ids_unique_across_categories_and_archive_and_per_day(repo):
+    ids = [mem("add", "-c", c, f"memory number {i} about {c}", "--confidence", "1").out.strip() for i, c in enumerate(["fact", "decision", "fact", "error"])]
+    assert ids == [f"MEM-20261122-00{n}" for n in range(1, 5)]
+    archive = repo / "grimoires/loa/memory/archive/facts.yaml"
+    archive.write_text(
+        "- id: MEM-20261122-041\n  category: fact\n  summary: old\n  content: old\n  confidence: 0.9\n  ttl: permanent\n"
+        "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n  archived: true\n  archived_at: '2026-11-22T09:30:00Z'\n  archive_reason: manual\n"
+    )
+    assert mem("add", "-c", "fact", "next memory after the archive").out.strip() == "MEM-20261122-042"
+    next_day = mem("add", "-c", "fact", "a memory on the next day", env={"MEM_NOW": "2026-11-23T00:00:01Z"})
+    assert next_day.out.strip() == "MEM-20261123-001"
+
+
+def test_exact_duplicate_refused_naming_it(repo):
+    first = mem("add", "-c", "fact", "The  build uses   Make").out.strip()
+    result = mem("add", "-c", "fact", "the build uses make")
+    assert result.code == 2
+    assert first in result.err and result.err.startswith("error:")
+    assert FACTS.read_text().count("- id:") == 1
+
+
+def test_near_duplicate_written_with_warning(repo):
+    first = mem("add", "-c", "fact", "The staging database is restored from backup every night at 2am").out.strip()
+    result = mem("add", "-c", "fact", "The staging database is restored from backups every night at 2am")
+    assert result.code == 0
+    assert "warning: near duplicate of " + first in result.err
+    assert f"--supersedes {first}" in result.err
+
+
+def test_confidence_floor_and_range(repo):
+    result = mem("add", "-c", "decision", "Use tabs", "--confidence", "0.5")
+    assert result.code == 2 and "below the decision floor of 0.9" in result.err
+    assert mem("add", "-c", "fact", "x y z", "--confidence", "1.5").code == 2
+    assert mem("add", "-c", "fact", "x y z", "--confidence", "-0.1").code == 2
+    assert "- id:" not in DECISIONS.read_text()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-c", "nope", "text"], "unknown category 'nope'"),
+        (["-c", "fact", "   "], "content is empty"),
+        (["-c", "fact", "x" * 2001], "over the limit of 2000"),
+        (["-c", "fact", "text", "--ttl", "soon"], "bad ttl"),
+        (["-c", "fact", "text", "--ttl", "0d"], "bad ttl"),
+        (["-c", "fact", "text", "--supersedes", "MEM-20200101-001"], "no memory MEM-20200101-001"),
+        (["-c", "fact", "text", "--related", "MEM-20200101-001"], "does not exist"),
+        (["-c", "fact", "text", "--lines", "1-2"], "--lines needs --file"),
+        (["-c", "fact", "text", "--file", "/etc/passwd"], "outside the repository"),
+        (["-c", "fact", "text", "--importance", "11"], "importance"),
+        (["-c", "fact", "text", "--key", "Bad Key"], "bad key"),
+        (["-c", "fact", "null\x00byte"], "control character"),
+    ],
+)
+def test_bad_input_one_line_error_exit_2(repo, args, message):
+    before = {p: p.read_bytes() for p in (repo / "grimoires/loa/memory").glob("*.yaml")}
+    result = mem("add", *args)
+    assert result.code == 2 if "no memory" not in message and "does not exist" not in message else result.code == 1
+    assert result.err.startswith("error:") and result.err.count("\n") == 1, result.err
+    assert message in result.err
+    assert "Traceback" not in result.err
+    if "unknown category" in message:
+        assert "fact, decision, learning, error, preference" in result.err
+    assert {p: p.read_bytes() for p in (repo / "grimoires/loa/memory").glob("*.yaml")} == before
+
+
+def test_append_keeps_comments_and_changes_no_existing_line(repo):
+    git("add", "-A", cwd=repo)
+    mem("add", "-c", "fact", "first fact about the system")
+    text = FACTS.read_text().replace("- id:", "# a human comment\n- id:", 1)
+    text = text.replace("  confidence: 0.8", "  confidence: 0.8   # I am sure", 1)
+    FACTS.write_text(text)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "base", cwd=repo)
+    assert mem("add", "-c", "fact", "second fact, unrelated to the first").code == 0
+    diff = git("diff", "--unified=0", "--", str(FACTS), cwd=repo)
+    changed = [l for l in diff.splitlines() if l.startswith(("+", "-")) and not l.startswith(("+++", "---"))]
+    assert changed and all(l.startswith("+") for l in changed)
+    assert "# a human comment" in FACTS.read_text() and "# I am sure" in FACTS.read_text()
+
+
+def test_supersede_writes_both_ends_and_chain(repo):
+    old = mem("add", "-c", "decision", "Use REST for the public API", "--confidence", "0.9").out.strip()
+    new = json.loads(mem("supersede", old, "Use GraphQL for the public API", "--json").out)
+    assert new["category"] == "decision" and new["supersedes"] == old
+    assert json.loads(mem("show", old, "--json").out)["superseded_by"] == new["id"]
+    chain = json.loads(mem("show", new["id"], "--chain", "--json").out)
+    assert [e["id"] for e in chain] == [old, new["id"]]
+    listed = [e["id"] for e in json.loads(mem("list", "--json").out)]
+    assert old not in listed and new["id"] in listed
+    assert old in [e["id"] for e in json.loads(mem("list", "--superseded", "--json").out)]
+    again = mem("supersede", old, "Use gRPC")
+    assert again.code == 2 and new["id"] in again.err
+    assert mem("validate").code == 0
+
+
+def test_supersede_edit_touches_only_added_lines(repo):
+    old = mem("add", "-c", "fact", "The queue is RabbitMQ").out.strip()
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "base", cwd=repo)
+    mem("supersede", old, "The queue is Redis streams")
+    diff = git("diff", "--unified=0", "--", str(FACTS), cwd=repo)
+    removed = [l for l in diff.splitlines() if l.startswith("-") and not l.startswith("---")]
+    assert removed == []
+    assert f"+  superseded_by: " in diff
+
+
+def test_key_supersedes_active_keyed_entry_and_get(repo):
+    first = mem("add", "-c", "fact", "The database is Postgres 15", "--key", "db.engine").out.strip()
+    assert mem("get", "db.engine").out == "The database is Postgres 15\n"
+    second = json.loads(mem("add", "-c", "fact", "The database is Postgres 16", "--key", "db.engine", "--json").out)
+    assert second["supersedes"] == first
+    assert mem("get", "db.engine").out == "The database is Postgres 16\n"
+    missing = mem("get", "db.missing")
+    assert missing.code == 1 and missing.err.startswith("error:")
+
+
+def test_list_filters_and_order(repo):
+    a = mem("add", "-c", "fact", "alpha fact", "-t", "one").out.strip()
+    b = mem("add", "-c", "error", "beta error happened", "-t", "two", env={"MEM_NOW": "2026-11-22T11:00:00Z"}).out.strip()
+    c = mem("add", "-c", "fact", "gamma fact", "-t", "two", env={"MEM_NOW": "2026-11-22T12:00:00Z"}).out.strip()
+    ids = lambda *args: [e["id"] for e in json.loads(mem("list", *args, "--json").out)]  # noqa: E731
+    assert ids() == [c, b, a]
+    assert ids("-c", "fact") == [c, a]
+    assert ids("-t", "two") == [c, b]
+    assert ids("--recent", "1") == [c]
+    # 40 days later the 30d error has expired.
+    later = {"MEM_NOW": "2027-01-05T00:00:00Z"}
+    assert [e["id"] for e in json.loads(mem("list", "--json", env=later).out)] == [c, a]
+    assert b in [e["id"] for e in json.loads(mem("list", "--expired", "--json", env=later).out)]
+    assert mem("show", b, env=later).code == 0
+
+
+def test_show_unknown_id_exit_1(repo):
+    result = mem("show", "MEM-20200101-001")
+    assert result.code == 1 and result.err.startswith("error: no memory")
+
+
+def test_damaged_file_blocks_only_its_category(repo):
+    errors = repo / "grimoires/loa/memory/errors.yaml"
+    errors.write_text("- id: MEM-1\n  content: [unclosed\n")
+    before = errors.read_bytes()
+    result = mem("add", "-c", "error", "the deploy failed again")
+    assert result.code == 3
+    assert "errors.yaml:" in result.err and result.err.startswith("error:")
+    assert errors.read_bytes() == before
+    validate = mem("validate")
+    assert validate.code == 3 and "errors.yaml" in validate.out
+
+
+def test_bad_config_exit_3(repo):
+    config = repo / ".loa.config.yaml"
+    config.write_text("memory_schema:\n  storage_dir: [oops\n")
+    result = mem("list")
+    assert result.code == 3 and ".loa.config.yaml:" in result.err and result.err.count("\n") == 1
+    config.write_text("memory_schema:\n  retrieval: {max_per_query: lots}\n")
+    result = mem("list")
+    assert result.code == 3 and "max_per_query" in result.err
+    config.write_text("memory_schema:\n  storage_dir: ../../elsewhere\n")
+    result = mem("list")
+    assert result.code == 3 and "outside the repository" in result.err
+
+
+def test_custom_category_from_config(repo):
+    config = repo / ".loa.config.yaml"
+    config.write_text(config.read_text().replace(
+        "    preference:", "    runbook:    {storage_file: runbooks.yaml, ttl: permanent, confidence_required: 0.5}\n    preference:"))
+    result = mem("add", "-c", "runbook", "Restart the worker with systemctl restart worker")
+    assert result.code == 0, result.err
+    assert (repo / "grimoires/loa/memory/runbooks.yaml").read_text().count("- id:") == 1
+    assert mem("validate").code == 0
+
+
+def test_concurrent_adds_all_succeed_with_distinct_ids(repo):
+    procs = [
+        subprocess.Popen([str(Path(sys.executable).parent / "mem"), "add", "-c", "fact", f"parallel fact number {i} with distinct words {i * 7919}"],
+                         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for i in range(12)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 12, [o[1] for o in outs]
+    ids = {o[0].decode().strip() for o in outs}
+    assert len(ids) == 12
+    listed = {e["id"] for e in json.loads(mem("list", "--json").out)}
+    assert listed == ids
+    assert mem("validate").code == 0
+
+
+def test_python_m_entry_point(repo):
+    result = subprocess.run([sys.executable, "-m", "grimoire_cli", "add", "-c", "fact", "python -m works"], cwd=repo, capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip().startswith("MEM-")
+    result = mem_process("show", "MEM-20200101-001", cwd=repo)
+    assert result.returncode == 1 and result.stderr.decode().startswith("error:") and b"Traceback" not in result.stderr

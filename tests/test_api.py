@@ -1,0 +1,41 @@
+import subprocess
+import sys
+
+import pytest
+
+from grimoire_cli import Grimoire
+from grimoire_cli.errors import BadInput, NotFound, Refused
+
+
+def test_api_mirrors_commands(grimoire):
+    entry = grimoire.add("The service is written in Go", category="fact", tags=["Lang"])
+    assert entry.id == "MEM-20261122-001" and entry.tags == ["lang"]
+    assert grimoire.show(entry.id).content == "The service is written in Go"
+    newer = grimoire.supersede(entry.id, "The service is written in Rust")
+    assert [e.id for e in grimoire.show(newer.id, chain=True)] == [entry.id, newer.id]
+    assert [e.id for e in grimoire.list()] == [newer.id]
+    keyed = grimoire.add("Port is 8080", category="fact", key="svc.port")
+    assert grimoire.get("svc.port").id == keyed.id
+    with pytest.raises(NotFound):
+        grimoire.get("svc.none")
+    assert grimoire.validate().ok
+
+
+def test_add_many_one_lock_all_or_nothing(grimoire):
+    items = [{"content": f"bulk fact {i}", "category": "fact"} for i in range(50)]
+    written = grimoire.add_many(items)
+    assert len({e.id for e in written}) == 50
+    before = (grimoire.config.storage_dir / "facts.yaml").read_bytes()
+    with pytest.raises(BadInput):
+        grimoire.add_many([{"content": "fine", "category": "fact"}, {"content": "", "category": "fact"}])
+    assert (grimoire.config.storage_dir / "facts.yaml").read_bytes() == before
+    with pytest.raises(Refused):
+        grimoire.add_many([{"content": "new one", "category": "fact"}, {"content": "new one", "category": "fact"}])
+    written = grimoire.add_many([{"content": "ok one", "category": "fact"}, {"content": "", "category": "fact"}], skip_invalid=True)
+    assert [e.content for e in written] == ["ok one"] and grimoire.last_rejected[0][0] == 1
+
+
+def test_import_is_light():
+    code = "import sys, grimoire_cli; from grimoire_cli import Grimoire; print(sorted(m for m in ('typer','rich','jsonschema','git','rapidfuzz') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,94 @@
+import json
+from pathlib import Path
+
+from conftest import mem
+
+MEMORY = Path("grimoires/loa/memory")
+
+
+def entry(id, category="fact", **extra):
+    lines = [f"- id: {id}", f"  category: {category}", "  summary: a summary", "  content: some content",
+             "  confidence: 0.9", "  ttl: permanent", "  source:", "    session_id: s", '    timestamp: "2026-11-20T10:00:00Z"']
+    lines += [f"  {k}: {v}" for k, v in extra.items()]
+    return "\n".join(lines) + "\n"
+
+
+def problems(*args):
+    result = mem("validate", "--format", "json", *args)
+    return result, json.loads(result.out)["problems"]
+
+
+def rules(found):
+    return sorted({p["rule"] for p in found})
+
+
+def test_clean_grimoire_validates(repo):
+    mem("add", "-c", "fact", "a fine fact")
+    result, found = problems()
+    assert result.code == 0 and found == []
+
+
+def test_each_rule_reported_with_file_and_line(repo):
+    (MEMORY / "facts.yaml").write_text(
+        "# header\n"
+        + entry("MEM-20261120-001")
+        + entry("MEM-20261120-001")  # duplicate id
+        + entry("MEM-20261120-002", category="decision")  # wrong file
+        + entry("MEM-20261120-003", supersedes="MEM-20261120-009")  # dangling
+        + entry("MEM-20261120-004", superseded_by="MEM-20261120-001")  # one-sided link
+        + entry("MEM-20261120-005", ttl_x="1")  # unknown field
+        + entry("bad-id")
+        + entry("MEM-20261120-006").replace("confidence: 0.9", "confidence: 0.1")
+        + entry("MEM-20261120-007").replace("ttl: permanent", "ttl: 30d")
+        + entry("MEM-20261120-008").replace("content: some content", "content: mail bob@example.org")
+    )
+    result, found = problems()
+    assert result.code == 1
+    assert {"duplicate-id", "category-file", "dangling-reference", "supersede-link", "schema", "id-format",
+            "confidence-floor", "expires-at", "secret"} <= set(rules(found))
+    by_rule = {p["rule"]: p for p in found}
+    assert by_rule["duplicate-id"]["line"] == 11 and by_rule["duplicate-id"]["file"].endswith("facts.yaml")
+    assert by_rule["secret"]["id"] == "MEM-20261120-008"
+    assert "bob@example.org" not in result.out
+    assert by_rule["confidence-floor"]["line"] == (MEMORY / "facts.yaml").read_text().split("\n").index("  confidence: 0.1") + 1
+
+
+def test_github_format(repo):
+    (MEMORY / "facts.yaml").write_text(entry("MEM-20261120-001", category="decision"))
+    result = mem("validate", "--format", "github")
+    assert result.code == 1
+    line = result.out.strip().splitlines()[0]
+    assert line.startswith("::error file=grimoires/loa/memory/facts.yaml,line=2::")
+
+
+def test_unparseable_yaml_exit_3_with_line(repo):
+    (MEMORY / "facts.yaml").write_text(entry("MEM-20261120-001") + "- id: [broken\n")
+    result, found = problems()
+    assert result.code == 3
+    assert found[0]["rule"] == "yaml" and found[0]["line"] >= 10
+
+
+def test_validate_paths_without_repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    good = tmp_path / "facts.yaml"
+    good.write_text(entry("MEM-20261120-001"))
+    assert mem("validate", str(good)).code == 0
+    bad = tmp_path / "decisions.yaml"
+    bad.write_text(entry("MEM-20261120-002"))  # a fact in decisions.yaml
+    result = mem("validate", str(good), str(bad))
+    assert result.code == 1 and "category-file" in result.out
+
+
+def test_hostile_yaml_is_reported_not_executed(repo, tmp_path):
+    marker = tmp_path / "pwned"
+    (MEMORY / "facts.yaml").write_text(f"- !!python/object/apply:os.system ['touch {marker}']\n")
+    result = mem("validate")
+    assert result.code == 3 and not marker.exists()
+    (MEMORY / "facts.yaml").write_text("a: &a [1,2]\nb: &b [*a,*a,*a]\nc: [*b,*b,*b]\n")
+    assert mem("validate").code == 3
+
+
+def test_mapping_instead_of_list(repo):
+    (MEMORY / "facts.yaml").write_text("id: MEM-20261120-001\n")
+    assert mem("validate").code == 3
+    assert mem("add", "-c", "preference", "I prefer short commit subjects").code == 0
