@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .clock import iso
+from .clock import iso, parse_time
 from .config import Config
 from .errors import BadInput, NotFound, Refused
 from .guard import scan_fields
@@ -51,6 +51,7 @@ class Request:
     metadata: dict[str, Any] | None = None
     id: str | None = None
     timestamp: str | None = None
+    effectiveness: dict[str, Any] | None = None
 
     @classmethod
     def from_mapping(cls, item: dict[str, Any]) -> "Request":
@@ -75,6 +76,7 @@ class Request:
             "metadata": item.get("metadata"),
             "id": item.get("id"),
             "timestamp": source.get("timestamp") or item.get("timestamp"),
+            "effectiveness": item.get("effectiveness"),
         }
         if not isinstance(known["content"], str):
             raise BadInput("content must be a string", "give the memory's text")
@@ -122,7 +124,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     if not summary.strip() or "\n" in summary or "\r" in summary or len(summary) > MAX_SUMMARY:
         raise BadInput(f"summary must be one non-empty line of at most {MAX_SUMMARY} characters")
     ttl = check_ttl(request.ttl if request.ttl is not None else spec.ttl)
-    timestamp = request.timestamp or iso(moment)
+    timestamp = iso(parse_time(request.timestamp)) if request.timestamp else iso(moment)
     source: dict[str, Any] = {
         "session_id": request.session_id or os.environ.get("MEM_SESSION_ID") or _PROCESS_SESSION,
         "timestamp": timestamp,
@@ -166,12 +168,29 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
             related.append(other)
     if related:
         data["related_memories"] = related
+    if request.effectiveness is not None:
+        data["effectiveness"] = _check_effectiveness(request.effectiveness)
     if request.metadata is not None:
         if not isinstance(request.metadata, dict):
             raise BadInput("metadata must be a mapping")
         data["metadata"] = request.metadata
     _refuse_secrets(data)
     return data, notes
+
+
+def _check_effectiveness(value: Any) -> dict[str, Any]:
+    from .model import score_of
+
+    try:
+        applications, successes = int(value["applications"]), int(value["successes"])
+    except (TypeError, KeyError, ValueError):
+        raise BadInput("effectiveness needs whole applications and successes") from None
+    if not 0 <= successes <= applications:
+        raise BadInput("effectiveness successes must be between 0 and applications")
+    out = {"applications": applications, "successes": successes, "score": score_of(applications, successes)}
+    if value.get("last_applied"):
+        out["last_applied"] = str(value["last_applied"])
+    return out
 
 
 def _repo_path(raw: str, config: Config) -> str:

@@ -261,6 +261,112 @@ class Grimoire:
                 return entry
         raise NotFound(f"no memory with id {entry_id}", "list ids with `mem list`")
 
+    def query(
+        self,
+        text: str,
+        limit: int | None = None,
+        categories: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        min_confidence: float | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        archived: bool = False,
+    ):
+        """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply first."""
+        from .search import Index, rank
+
+        moment = self.now()
+        floor = self.config.retrieval["min_confidence"] if min_confidence is None else min_confidence
+        wanted_categories = {self.config.category(c).name for c in categories or []}
+        wanted_tags = set(tags or [])
+        states = {"active"} | ({"expired"} if include_expired else set()) | ({"superseded"} if include_superseded else set())
+        if archived:
+            states.add("archived")
+        pool = [
+            e for e in self.store.entries(include_archive=archived)
+            if e.state(moment) in states
+            and (not wanted_categories or e.category in wanted_categories)
+            and wanted_tags.issubset(e.tags)
+            and e.confidence >= floor
+        ]
+        if limit is None:
+            limit = self.config.retrieval["max_per_query"]
+        if limit < 1:
+            raise BadInput("the limit must be at least 1")
+        key = tuple(e.id for e in pool)
+        if getattr(self, "_index_key", None) != key:
+            self._index, self._index_key = Index(pool), key
+        return rank(self._index, text, moment, float(self.config.retrieval["recency_weight"]), limit)
+
+    def context(self, text: str | None = None, budget: int = 400):
+        """A `## Active Memory` block of the best active entries within `budget` tokens."""
+        from .context import priority_key, render
+        from .guard import scan_fields
+
+        if budget < 20:
+            raise BadInput("the budget must be at least 20 tokens")
+        moment = self.now()
+        if text and text.strip():
+            ordered = [hit.entry for hit in self.query(text, limit=10_000)]
+        else:
+            ordered = sorted(self.list(), key=priority_key)
+        # Last line of defence: nothing that looks like a secret reaches a prompt.
+        ordered = [e for e in ordered if not scan_fields({"c": e.content, "s": e.summary})]
+        return render(ordered, budget, moment)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts per category, state and tier; oldest and newest; bytes on disk."""
+        moment = self.now()
+        entries = self.entries()
+        by_category: dict[str, dict[str, int]] = {}
+        tiers: dict[str, int] = {}
+        for entry in entries:
+            states = by_category.setdefault(entry.category, {})
+            state = entry.state(moment)
+            states[state] = states.get(state, 0) + 1
+            tiers[entry.tier] = tiers.get(entry.tier, 0) + 1
+        ordered = sorted(entries, key=sort_key)
+        size = sum(p.stat().st_size for _, p, _ in self.store.category_files() if p.exists())
+        return {
+            "entries": len(entries),
+            "categories": by_category,
+            "tiers": tiers,
+            "oldest": ordered[0].id if ordered else None,
+            "newest": ordered[-1].id if ordered else None,
+            "bytes": size,
+        }
+
+    def export(self, archived: bool = False) -> list[Entry]:
+        """Every entry (active files; the archive too with `archived`), oldest first."""
+        entries = [e for e in self.store.entries(include_archive=archived)]
+        return sorted(entries, key=sort_key)
+
+    def import_lines(self, lines: Iterable[str], skip_invalid: bool = False) -> "ImportResult":
+        """Import JSON Lines entries; all or nothing unless `skip_invalid`."""
+        import json
+
+        result = ImportResult()
+        requests: list[tuple[int, Request]] = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                if not isinstance(item, dict):
+                    raise BadInput("a line must be a JSON object")
+                if item.get("archived"):
+                    raise BadInput("archived entries are not imported")
+                requests.append((number, Request.from_mapping(item)))
+            except (ValueError, BadInput) as exc:
+                result.rejected.append((number, str(exc) if isinstance(exc, BadInput) else f"not JSON: {exc}"))
+        if result.rejected and not skip_invalid:
+            raise BadInput(_rejected_message(result.rejected), "fix those lines, or use --skip-invalid to import the rest")
+        written = self.add_many([r for _, r in requests], skip_invalid=skip_invalid)
+        result.rejected.extend((requests[i][0], message) for i, message in self.last_rejected)
+        result.rejected.sort()
+        result.imported = [e.id for e in written]
+        return result
+
     def archive(self, ids: Iterable[str] | None = None, reason: str | None = None, dry_run: bool = False, commit: bool = True):
         """Move expired and ineffective entries (or `ids`) to the archive and commit just that."""
         from .archiving import archive
@@ -283,6 +389,21 @@ class Grimoire:
         from .validate import validate
 
         return validate(self.store, list(paths) if paths else None, self.now())
+
+
+@dataclass
+class ImportResult:
+    imported: list[str] = field(default_factory=list)
+    rejected: list[tuple[int, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"imported": self.imported, "rejected": [{"line": n, "error": m} for n, m in self.rejected]}
+
+
+def _rejected_message(rejected: list[tuple[int, str]]) -> str:
+    shown = "; ".join(f"line {n}: {m}" for n, m in rejected[:5])
+    more = f" (and {len(rejected) - 5} more)" if len(rejected) > 5 else ""
+    return f"{len(rejected)} invalid line(s), nothing imported: {shown}{more}"
 
 
 def _bad(item: Any):

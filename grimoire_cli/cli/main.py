@@ -356,6 +356,92 @@ def hooks_status(json: bool = JsonOpt) -> None:
     _hooks_call("status", json)
 
 
+@app.command()
+def query(
+    text: str = typer.Argument(..., help="What to look for."),
+    category: Optional[List[str]] = typer.Option(None, "-c", "--category"),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag"),
+    min_confidence: Optional[float] = typer.Option(None, "--min-confidence", help="Default: retrieval.min_confidence."),
+    limit: Optional[int] = typer.Option(None, "-n", "--limit", help="Default: retrieval.max_per_query."),
+    explain: bool = typer.Option(False, "--explain", help="Show each score part."),
+    include_expired: bool = typer.Option(False, "--include-expired"),
+    include_superseded: bool = typer.Option(False, "--include-superseded"),
+    archived: bool = typer.Option(False, "--archived", help="Search the archive too."),
+    json: bool = JsonOpt,
+) -> None:
+    """Ranked retrieval: BM25 with stemming and typo tolerance, blended with recency and quality."""
+    grimoire = _grimoire()
+    hits = grimoire.query(text, limit, category, tag, min_confidence, include_expired, include_superseded, archived)
+    if json:
+        render.print_json([hit.to_dict(explain) for hit in hits])
+        return
+    moment = grimoire.now()
+    for hit in hits:
+        render.out(f"{hit.score:6.3f}  {render.entry_line(hit.entry, moment)}")
+        if explain:
+            render.out("        " + "  ".join(f"{k}={v:.3f}" for k, v in hit.parts.items()))
+
+
+@app.command()
+def context(
+    text: Optional[str] = typer.Argument(None, metavar="[QUERY]", help="Rank by relevance to this (default: by value)."),
+    budget: int = typer.Option(400, "--budget", metavar="TOKENS", help="Token budget (estimated as characters / 4)."),
+    json: bool = JsonOpt,
+) -> None:
+    """A `## Active Memory` markdown block for an LLM prompt, best first, within the budget."""
+    result = _grimoire().context(text, budget)
+    if json:
+        render.print_json(result.to_dict())
+    else:
+        sys.stdout.write(result.text)
+
+
+@app.command("import")
+def import_(
+    file: str = typer.Argument(..., metavar="FILE|-", help="JSON Lines, one entry per line."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Write the valid lines, report the rest."),
+    json: bool = JsonOpt,
+) -> None:
+    """Import entries from JSON Lines (all or nothing unless --skip-invalid)."""
+    if file == "-":
+        text = _read_text("-")
+    else:
+        try:
+            with open(file, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput(f"cannot read {file}: {exc}", "give a readable UTF-8 JSON Lines file") from None
+    result = _grimoire().import_lines(text.splitlines(), skip_invalid)
+    if json:
+        render.print_json(result.to_dict())
+    else:
+        render.out(f"imported {len(result.imported)} entries")
+        for number, message in result.rejected:
+            render.warn(f"line {number}: {message}")
+    if result.rejected:
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(archived: bool = typer.Option(False, "--archived", help="Include the archive.")) -> None:
+    """Print every entry as JSON Lines (round-trips through `mem import`)."""
+    import json as _json
+
+    for entry in _grimoire().export(archived):
+        sys.stdout.write(_json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
+
+
+@app.command()
+def stats(json: bool = JsonOpt) -> None:
+    """Counts per category and state, tiers, oldest and newest, size on disk."""
+    result = _grimoire().stats()
+    if json:
+        render.print_json(result)
+        return
+    for key, value in result.items():
+        render.out(f"{key}: {value}")
+
+
 def _gh_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 

@@ -7,8 +7,7 @@ import sys
 from datetime import datetime
 from typing import Any
 
-from ..clock import parse_time
-from ..errors import BadInput
+from ..context import age
 from ..model import Entry
 
 
@@ -21,20 +20,6 @@ def entry_json(entry: Entry, extra: dict[str, Any] | None = None) -> dict[str, A
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
-
-
-def age(entry: Entry, moment: datetime) -> str:
-    try:
-        days = (moment - parse_time(entry.timestamp)).days
-    except BadInput:
-        return "?"
-    if days < 1:
-        return "today"
-    if days < 60:
-        return f"{days}d"
-    if days < 730:
-        return f"{days // 30}mo"
-    return f"{days // 365}y"
 
 
 def entry_line(entry: Entry, moment: datetime) -> str:

@@ -1,0 +1,96 @@
+"""`mem context`: the best active memories as a markdown block within a token budget.
+
+Tokens are estimated as ceil(characters / 4), the usual rule of thumb for
+English text with BPE tokenizers (tiktoken is not a dependency); the
+estimate is applied to every line, header and footer included.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .clock import parse_time
+from .errors import BadInput
+from .model import Entry
+from .search import TIER_BONUS
+
+CATEGORY_PRIORITY = {"decision": 0, "preference": 1}
+HEADER = "## Active Memory"
+
+
+def tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def priority_key(entry: Entry) -> tuple:
+    """Without a query: decisions and preferences first, then importance,
+    effectiveness tier, confidence and recency."""
+    return (
+        CATEGORY_PRIORITY.get(entry.category, 2),
+        -entry.importance,
+        -TIER_BONUS.get(entry.tier, 0.0),
+        -entry.confidence,
+        _negated(entry.timestamp),
+        entry.id,
+    )
+
+
+def _negated(stamp: str) -> tuple:
+    return tuple(-ord(ch) for ch in stamp)
+
+
+@dataclass
+class Context:
+    text: str
+    included: list[str] = field(default_factory=list)
+    left_out: int = 0
+    tokens: int = 0
+    budget: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "included": self.included, "left_out": self.left_out, "tokens": self.tokens, "budget": self.budget}
+
+
+def render(entries: list[Entry], budget: int, moment: datetime) -> Context:
+    """Lines best first until the budget is spent; always ends with a count line."""
+    lines = [HEADER]
+    used = tokens(HEADER) + 1
+    included: list[str] = []
+    for index, entry in enumerate(entries):
+        left = len(entries) - index - 1
+        footer = tokens(_footer(left)) + 1
+        head = f"- {entry.id} ({entry.category}, {age(entry, moment)}): "
+        body = " ".join(entry.content.split())
+        candidates = [head + body, head + entry.summary] if body != entry.summary else [head + body]
+        chosen = next((c for c in candidates if used + tokens(c) + 1 + footer <= budget), None)
+        if chosen is None:
+            continue
+        lines.append(chosen)
+        used += tokens(chosen) + 1
+        included.append(entry.id)
+    left_out = len(entries) - len(included)
+    footer = _footer(left_out)
+    lines.append(footer)
+    text = "\n".join(lines) + "\n"
+    return Context(text, included, left_out, tokens(text), budget)
+
+
+def _footer(left_out: int) -> str:
+    return f"_{left_out} more memor{'y' if left_out == 1 else 'ies'} left out (`mem query` finds them)_" if left_out else "_all active memories shown_"
+
+
+def age(entry: Entry, moment: datetime) -> str:
+    try:
+        days = (moment - parse_time(entry.timestamp)).days
+    except BadInput:
+        return "?"
+    if days < 1:
+        return "today"
+    if days < 60:
+        return f"{days}d"
+    if days < 730:
+        return f"{days // 30}mo"
+    return f"{days // 365}y"

@@ -1,0 +1,263 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, mem
+
+MEMORY = Path("grimoires/loa/memory")
+LATER = {"MEM_NOW": "2027-01-01T10:00:00Z"}  # 40 days after NOW
+
+
+def commit_all(repo, message="base"):
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", message, cwd=repo)
+
+
+def test_apply_updates_effectiveness_in_place(repo):
+    entry = mem("add", "-c", "learning", "Run the migrations before the seed step").out.strip()
+    commit_all(repo)
+    for outcome in ("--success", "--success", "--failure"):
+        assert mem("apply", entry, outcome).code == 0
+    shown = json.loads(mem("show", entry, "--json").out)
+    assert shown["effectiveness"]["applications"] == 3
+    assert shown["effectiveness"]["successes"] == 2
+    assert shown["effectiveness"]["score"] == 67
+    assert shown["effectiveness"]["last_applied"] == "2026-11-22T10:00:00Z"
+    diff = git("diff", "--unified=0", cwd=repo)
+    assert [l for l in diff.splitlines() if l.startswith("-") and not l.startswith("---")] == []
+    assert mem("apply", entry).code == 2
+    assert mem("apply", "MEM-20200101-001", "--success").code == 1
+    assert mem("validate").code == 0
+
+
+def test_tiers_and_review(repo):
+    weak = mem("add", "-c", "learning", "Clearing the cache fixes flaky tests").out.strip()
+    bad = mem("add", "-c", "learning", "Rebooting the runner fixes the build").out.strip()
+    soon = mem("add", "-c", "error", "The nightly job crashed on a full disk", "--ttl", "3d").out.strip()
+    for _ in range(3):
+        mem("apply", bad, "--failure")
+    for outcome in ("--success", "--failure", "--failure"):
+        mem("apply", weak, outcome)
+    ids = {e["id"] for e in json.loads(mem("review", "--json").out)}
+    assert {weak, bad, soon} <= ids
+    text = mem("review").out
+    assert "ineffective" in text and "low effectiveness" in text and "expiring soon" in text
+    # The next archive moves the ineffective one.
+    result = json.loads(mem("archive", "--no-commit", "--json").out)
+    assert result["archived"] == [bad] and result["commit"] is None
+
+
+def test_archive_commits_only_grimoire_files(repo):
+    commit_all(repo)
+    expired = mem("add", "-c", "error", "Build failed: missing libssl").out.strip()
+    kept = mem("add", "-c", "fact", "The build needs libssl-dev").out.strip()
+    commit_all(repo, "memories")
+    (repo / "staged.txt").write_text("staged work\n")
+    git("add", "staged.txt", cwd=repo)
+    (repo / "unstaged.txt").write_text("untracked work\n")
+    facts = MEMORY / "facts.yaml"
+    facts.write_text(facts.read_text() + "# a local unstaged note\n")
+    result = mem("archive", "--json", env=LATER)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["archived"] == [expired] and data["commit"]
+    files = git("show", "--name-only", "--format=%B", "HEAD", cwd=repo)
+    assert expired in files
+    assert sorted(l for l in files.splitlines() if l.startswith("grimoires")) == [
+        "grimoires/loa/memory/archive/errors.yaml", "grimoires/loa/memory/errors.yaml"]
+    status = git("status", "--porcelain", cwd=repo)
+    assert "A  staged.txt" in status and " M grimoires/loa/memory/facts.yaml" in status
+    archived = json.loads(mem("show", expired, "--json").out)
+    assert archived["archived"] is True and archived["archive_reason"] == "expired"
+    assert archived["archived_at"] == "2027-01-01T10:00:00Z"
+    assert kept in mem("list", env=LATER).out
+    assert mem("validate", env=LATER).code == 0
+
+
+def test_archive_dry_run_and_explicit_ids(repo):
+    commit_all(repo)
+    a = mem("add", "-c", "error", "Flaky test in the upload suite").out.strip()
+    old = mem("add", "-c", "fact", "Uploads go to bucket one").out.strip()
+    new = mem("supersede", old, "Uploads go to bucket two").out.strip()
+    before = {p: p.read_bytes() for p in MEMORY.rglob("*.yaml")}
+    dry = json.loads(mem("archive", "--dry-run", "--json", env=LATER).out)
+    assert dry["archived"] == [a] and dry["commit"] is None
+    assert {p: p.read_bytes() for p in MEMORY.rglob("*.yaml")} == before
+    # Superseded entries move only when asked, and the chain still resolves.
+    assert old not in json.loads(mem("archive", "--dry-run", "--json").out)["archived"]
+    result = json.loads(mem("archive", old, "--reason", "superseded", "--json").out)
+    assert result["archived"] == [old]
+    chain = json.loads(mem("show", new, "--chain", "--json").out)
+    assert [e["id"] for e in chain] == [old, new]
+    assert mem("validate").code == 0
+    assert mem("archive", "--reason", "manual").code == 2
+    assert mem("archive", "MEM-20200101-001").code == 1
+
+
+def test_archive_outside_git(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    mem("init")
+    entry = mem("add", "-c", "error", "Timeout talking to the cache").out.strip()
+    result = mem("archive", "--json", env=LATER)
+    assert result.code == 0
+    assert json.loads(result.out) == {"archived": [entry], "commit": None}
+    assert "without a commit" in result.err
+
+
+def test_archive_commit_failure_exit_4_files_consistent(repo):
+    commit_all(repo)
+    entry = mem("add", "-c", "error", "Disk full on the runner").out.strip()
+    commit_all(repo, "mem")
+    # A commit that git refuses: an index lock held by someone else.
+    lock = repo / ".git/index.lock"
+    lock.write_text("")
+    result = mem("archive", env=LATER)
+    lock.unlink()
+    assert result.code == 4 and result.err.startswith("error:") and entry in result.err
+    assert mem("validate", env=LATER).code == 0
+    assert json.loads(mem("show", entry, "--json").out)["archived"] is True
+
+
+def test_check_quiet_when_nothing_due(repo):
+    mem("add", "-c", "fact", "Nothing expires here")
+    result = mem("check")
+    assert result.code == 0 and result.out == "" and result.err == ""
+    assert json.loads(mem("check", "--json").out) == {"expired": [], "expiring": [], "review": [], "archived": [], "due": []}
+
+
+def test_check_archives_and_reports(repo):
+    commit_all(repo)
+    gone = mem("add", "-c", "error", "Out of memory in the indexer").out.strip()
+    soon = mem("add", "-c", "learning", "Pin numpy below 2 for now", "--ttl", "45d").out.strip()
+    commit_all(repo, "mem")
+    result = mem("check", "--json", env=LATER)
+    data = json.loads(result.out)
+    assert data["expired"] == [gone] and data["archived"] == [gone] and data["expiring"] == [soon]
+    assert data["due"] == [soon]
+    assert "mem archive" in git("log", "-1", "--format=%s", cwd=repo)
+    assert mem("check", "--strict", env=LATER).code == 1
+
+
+def test_check_without_auto_archive(repo):
+    config = repo / ".loa.config.yaml"
+    config.write_text(config.read_text().replace("auto_archive: true", "auto_archive: false"))
+    gone = mem("add", "-c", "error", "Segfault in the parser").out.strip()
+    data = json.loads(mem("check", "--json", env=LATER).out)
+    assert data["expired"] == [gone] and data["archived"] == [] and data["due"] == [gone]
+
+
+# --- hooks --------------------------------------------------------------------
+
+def mem_env(extra=None):
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    env.update(extra or {})
+    return env
+
+
+def test_acceptance_checkout_hook_archives_expired_in_own_commit(repo):
+    commit_all(repo, "init")
+    error = mem("add", "-c", "error", "The release build failed on a missing key").out.strip()
+    fact = mem("add", "-c", "fact", "Releases are cut from main").out.strip()
+    commit_all(repo, "day 1 memories")
+    assert mem("hooks", "install").code == 0
+    (repo / "work.txt").write_text("my staged work\n")
+    git("add", "work.txt", cwd=repo)
+    subprocess.run(["git", "checkout", "-q", "-b", "feature"], cwd=repo, env=mem_env(LATER), check=True, capture_output=True)
+    log = git("log", "-1", "--format=%s%n%b", "--name-only", cwd=repo)
+    assert log.startswith("mem archive: 1 memory") and error in log
+    assert "work.txt" not in log
+    assert "A  work.txt" in git("status", "--porcelain", cwd=repo)
+    assert json.loads(mem("show", error, "--json").out)["archive_reason"] == "expired"
+    assert fact in mem("list").out
+
+
+def test_hooks_chain_existing_and_uninstall_restores(repo):
+    hook = repo / ".git/hooks/post-checkout"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/bin/sh\necho legacy-ran >> \"$(git rev-parse --show-toplevel)/legacy.log\"\n")
+    hook.chmod(0o755)
+    original = hook.read_bytes()
+    assert mem("hooks", "install").code == 0
+    assert mem("hooks", "install").code == 0  # idempotent: the legacy hook is not overwritten
+    assert (repo / ".git/hooks/post-checkout.pre-mem").read_bytes() == original
+    commit_all(repo)
+    subprocess.run(["git", "checkout", "-q", "-b", "x"], cwd=repo, env=mem_env(), check=True)
+    assert (repo / "legacy.log").read_text() == "legacy-ran\n"
+    status = mem("hooks", "status", "--json")
+    assert json.loads(status.out)["hooks"]["post-checkout"].startswith("installed (chains")
+    assert mem("hooks", "uninstall").code == 0
+    assert hook.read_bytes() == original
+    assert not (repo / ".git/hooks/pre-commit").exists()
+
+
+def test_hooks_refuse_core_hookspath(repo):
+    git("config", "core.hooksPath", ".githooks", cwd=repo)
+    result = mem("hooks", "install")
+    assert result.code == 2 and "core.hooksPath" in result.err
+
+
+def test_precommit_hook_blocks_invalid_grimoire(repo):
+    assert mem("hooks", "install").code == 0
+    commit_all(repo)
+    facts = repo / MEMORY / "facts.yaml"
+    facts.write_text(facts.read_text() + "- id: MEM-20261122-001\n  category: fact\n  content: token ghp_" + "a1B2" * 9 + "\n")
+    git("add", "-A", cwd=repo)
+    blocked = subprocess.run(["git", "commit", "-qm", "bad"], cwd=repo, env=mem_env(), capture_output=True, text=True)
+    assert blocked.returncode != 0 and "secret" in blocked.stdout + blocked.stderr
+    facts.write_text(facts.read_text().split("- id:")[0])
+    mem("add", "-c", "fact", "A good fact")
+    git("add", "-A", cwd=repo)
+    ok = subprocess.run(["git", "commit", "-qm", "good"], cwd=repo, env=mem_env(), capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_session_hook_respects_config_and_never_blocks(repo):
+    config = repo / ".loa.config.yaml"
+    config.write_text(config.read_text().replace("check_on_session_start: true", "check_on_session_start: false"))
+    mem("add", "-c", "error", "A crash we saw once")
+    commit_all(repo)
+    mem("hooks", "install")
+    before = git("rev-parse", "HEAD", cwd=repo)
+    subprocess.run(["git", "checkout", "-q", "-b", "y"], cwd=repo, env=mem_env(LATER), check=True)
+    assert git("rev-parse", "HEAD", cwd=repo) == before
+    # A broken grimoire does not block a checkout either.
+    (repo / MEMORY / "facts.yaml").write_text("- [broken\n")
+    done = subprocess.run(["git", "checkout", "-q", "-b", "z"], cwd=repo, env=mem_env(LATER), capture_output=True, text=True)
+    assert done.returncode == 0
+
+
+def test_pre_commit_framework_hook(repo, tmp_path):
+    """The published .pre-commit-hooks.yaml, run by the real pre-commit tool."""
+    hooks_repo = Path(__file__).resolve().parent.parent
+    config = repo / ".pre-commit-config.yaml"
+    config.write_text(
+        "repos:\n- repo: local\n  hooks:\n"
+        + "".join("  " + line + "\n" for line in _local_hook(hooks_repo).splitlines())
+    )
+    mem("add", "-c", "fact", "pre-commit runs mem validate")
+    git("add", "-A", cwd=repo)
+    env = mem_env({"PRE_COMMIT_HOME": str(tmp_path / "pc-home")})
+    run = lambda: subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=env, capture_output=True, text=True)  # noqa: E731
+    good = run()
+    assert good.returncode == 0, good.stdout + good.stderr
+    facts = repo / MEMORY / "facts.yaml"
+    facts.write_text(facts.read_text().replace("category: fact", "category: decision"))
+    git("add", "-A", cwd=repo)
+    bad = run()
+    assert bad.returncode == 1 and "category-file" in bad.stdout
+
+
+def _local_hook(hooks_repo: Path) -> str:
+    """The hook entry of .pre-commit-hooks.yaml, as a `repo: local` hook (no network)."""
+    from ruamel.yaml import YAML
+
+    hooks = YAML(typ="safe").load((hooks_repo / ".pre-commit-hooks.yaml").read_text())
+    hook = dict(hooks[0])
+    assert hook["id"] == "mem-validate" and hook["entry"].startswith("mem validate")
+    hook["language"] = "system"
+    return "- " + "\n  ".join(f"{k}: {json.dumps(v)}" for k, v in hook.items())
