@@ -59,9 +59,9 @@ def render(entries: list[Entry], budget: int, moment: datetime) -> Context:
     lines = [HEADER]
     used = tokens(HEADER) + 1
     included: list[str] = []
-    for index, entry in enumerate(entries):
-        left = len(entries) - index - 1
-        footer = tokens(_footer(left)) + 1
+    # Reserve room for the longest footer this call could print.
+    footer = tokens(_footer(len(entries))) + 1
+    for entry in entries:
         head = f"- {entry.id} ({entry.category}, {age(entry, moment)}): "
         body = " ".join(entry.content.split())
         candidates = [head + body, head + entry.summary] if body != entry.summary else [head + body]

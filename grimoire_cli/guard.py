@@ -98,7 +98,7 @@ _RULES: list[tuple[str, re.Pattern, object]] = [
     ("payment card number", re.compile(r"(?<![\d\-.])(?:\d[ \-]?){12,18}\d(?![\d\-.])"), lambda m: _card_ok(m.group(0))),
     ("US social security number", re.compile(r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])"), None),
     ("IBAN", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"), lambda m: _iban_ok(m.group(0))),
-    ("phone number", re.compile(r"(?<![\w.\-+])(?:\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]\d{2,4}){1,4}|\(\d{3}\) ?\d{3}[ .\-]\d{4}|\d{3}[ .\-]\d{3}[ .\-]\d{4})(?![\w.\-])"), lambda m: _phone_ok(m.group(0))),
+    ("phone number", re.compile(r"(?<![\w.\-+])(?:\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]\d{2,8}){1,4}|\(\d{3}\) ?\d{3}[ .\-]\d{4}|\d{3}[ .\-]\d{3}[ .\-]\d{4})(?![\w.\-])"), lambda m: _phone_ok(m.group(0))),
 ]
 
 

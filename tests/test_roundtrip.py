@@ -1,0 +1,49 @@
+"""Property tests: whatever `mem add` accepts reads back exactly; edits keep comments."""
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from grimoire_cli import Grimoire
+from grimoire_cli.errors import BadInput, Refused
+from grimoire_cli.yamlio import emit_entry, parse_entries
+
+YAML_NASTY = ["- ", ": ", "#", "---", "...", "!!python/object", "*alias", "&anchor", "{", "[", "|", ">", "'", '"', "\\", "\r\n", "\t", " ", "\n", "%", "@", "`", "null", "true", "0x1F", "1e3", "~", "\u2028", "\x85", "é", "🙂"]
+texts = st.lists(st.one_of(st.sampled_from(YAML_NASTY), st.text(min_size=1, max_size=12)), min_size=1, max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts)
+def test_emitted_entry_parses_back_identical(text):
+    data = {"id": "MEM-20261122-001", "category": "fact", "summary": "s", "content": text, "confidence": 0.9,
+            "ttl": "permanent", "tags": ["a"], "source": {"session_id": text[:20] or "s", "timestamp": "2026-11-22T10:00:00Z"}}
+    entries, _ = parse_entries(emit_entry(data), "<test>")
+    assert entries == [data]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts)
+def test_add_then_show_is_byte_identical(repo, text):
+    grimoire = Grimoire.open(repo)
+    try:
+        entry = grimoire.add(text, category="preference")
+    except (BadInput, Refused):
+        return  # empty, control characters, duplicates or a guard finding: refused, fine
+    fresh = Grimoire.open(repo)
+    assert fresh.show(entry.id).content == text
+    assert fresh.validate().ok
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40))
+def test_apply_keeps_comments_elsewhere(repo, comment):
+    grimoire = Grimoire.open(repo)
+    path = grimoire.config.storage_dir / "learnings.yaml"
+    entry = grimoire.add(f"learning number {len(grimoire.entries())} {comment!r}", category="learning")
+    text = path.read_text()
+    marked = text + f"# {comment.replace(chr(10), ' ')}\n"
+    path.write_text(marked)
+    grimoire = Grimoire.open(repo)
+    grimoire.apply(entry.id, True)
+    after = path.read_text()
+    assert after.endswith(f"# {comment.replace(chr(10), ' ')}\n")
+    assert after.splitlines()[:3] == marked.splitlines()[:3]
+    assert grimoire.validate().ok
