@@ -39,3 +39,17 @@ def test_import_is_light():
     code = "import sys, grimoire_cli; from grimoire_cli import Grimoire; print(sorted(m for m in ('typer','rich','jsonschema','git','rapidfuzz') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_wheel_ships_schemas(tmp_path):
+    """schemas/ is the single source; the built wheel carries it inside the package."""
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(root)],
+                   check=True, capture_output=True)
+    wheel = next(tmp_path.glob("grimoire_cli-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "grimoire_cli/schemas/memory.schema.json" in names
+    assert "grimoire_cli/cli/main.py" in names

@@ -261,3 +261,18 @@ def _local_hook(hooks_repo: Path) -> str:
     assert hook["id"] == "mem-validate" and hook["entry"].startswith("mem validate")
     hook["language"] = "system"
     return "- " + "\n  ".join(f"{k}: {json.dumps(v)}" for k, v in hook.items())
+
+
+def test_inherited_git_variables_do_not_leak(repo, tmp_path):
+    """Run from inside some other repo's hook, mem still commits to its own repo."""
+    commit_all(repo)
+    entry = mem("add", "-c", "error", "Leaky environment broke a commit").out.strip()
+    commit_all(repo, "mem")
+    other = tmp_path / "other"
+    other.mkdir()
+    git("init", "-q", cwd=other)
+    leaky = mem_env({**LATER, "GIT_DIR": str(other / ".git"), "GIT_INDEX_FILE": str(other / ".git/index"), "GIT_WORK_TREE": str(other)})
+    result = subprocess.run([str(Path(sys.executable).parent / "mem"), "archive", "--json"], cwd=repo, env=leaky, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert entry in git("log", "-1", "--format=%B", cwd=repo)
+    assert subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=other, capture_output=True).returncode != 0
