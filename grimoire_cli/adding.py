@@ -21,7 +21,7 @@ from .errors import BadInput, NotFound, Refused
 from .guard import scan_fields
 from .model import (
     KEY_RE, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_ttl, derive_summary,
-    expires_at, infer_category, normalize_tags, normalize_text, parse_id,
+    expires_at, infer_category, normalize_tags, normalize_text, parse_id, score_of,
 )
 
 _PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
@@ -179,8 +179,6 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
 
 
 def _check_effectiveness(value: Any) -> dict[str, Any]:
-    from .model import score_of
-
     try:
         applications, successes = int(value["applications"]), int(value["successes"])
     except (TypeError, KeyError, ValueError):

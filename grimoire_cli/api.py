@@ -36,6 +36,8 @@ class Grimoire:
     def __init__(self, config: Config):
         self.config = config
         self.store = Store(config)
+        self._index = None  # search.Index over the last query's candidates
+        self._index_key: tuple[str, ...] | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None) -> "Grimoire":
@@ -112,27 +114,23 @@ class Grimoire:
         recent: int | None = None,
     ) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived: only the archive)."""
-        moment = self.now()
-        wanted_categories = [self.config.category(c).name for c in categories or []]
-        wanted_tags = set(tags or [])
-        states = {"active"}
-        if expired:
-            states.add("expired")
-        if superseded:
-            states.add("superseded")
-        if archived:
-            states = {"archived"}
-        out = []
-        for entry in self.store.entries(include_archive=archived):
-            if entry.state(moment) not in states:
-                continue
-            if wanted_categories and entry.category not in wanted_categories:
-                continue
-            if wanted_tags and not wanted_tags.issubset(entry.tags):
-                continue
-            out.append(entry)
+        states = {"archived"} if archived else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
+        out = self._select(self.now(), states, categories, tags, include_archive=archived)
         out.sort(key=sort_key, reverse=True)
         return out[:recent] if recent else out
+
+    def _select(self, moment: datetime, states: set[str], categories: Iterable[str] | None, tags: Iterable[str] | None,
+                include_archive: bool, min_confidence: float | None = None) -> list[Entry]:
+        """Entries in one of `states` at `moment`, of the categories, carrying all the tags, at or above the confidence."""
+        wanted_categories = {self.config.category(c).name for c in categories or []}
+        wanted_tags = set(tags or [])
+        return [
+            e for e in self.store.entries(include_archive=include_archive)
+            if e.state(moment) in states
+            and (not wanted_categories or e.category in wanted_categories)
+            and wanted_tags.issubset(e.tags)
+            and (min_confidence is None or e.confidence >= min_confidence)
+        ]
 
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
@@ -277,24 +275,17 @@ class Grimoire:
 
         moment = self.now()
         floor = self.config.retrieval["min_confidence"] if min_confidence is None else min_confidence
-        wanted_categories = {self.config.category(c).name for c in categories or []}
-        wanted_tags = set(tags or [])
         states = {"active"} | ({"expired"} if include_expired else set()) | ({"superseded"} if include_superseded else set())
         if archived:
             states.add("archived")
-        pool = [
-            e for e in self.store.entries(include_archive=archived)
-            if e.state(moment) in states
-            and (not wanted_categories or e.category in wanted_categories)
-            and wanted_tags.issubset(e.tags)
-            and e.confidence >= floor
-        ]
+        pool = self._select(moment, states, categories, tags, include_archive=archived, min_confidence=floor)
         if limit is None:
             limit = self.config.retrieval["max_per_query"]
         if limit < 1:
             raise BadInput("the limit must be at least 1")
+        # The index is kept while the same entries are asked about (benchmarks, agents).
         key = tuple(e.id for e in pool)
-        if getattr(self, "_index_key", None) != key:
+        if self._index is None or self._index_key != key:
             self._index, self._index_key = Index(pool), key
         return rank(self._index, text, moment, float(self.config.retrieval["recency_weight"]), limit)
 
@@ -338,8 +329,7 @@ class Grimoire:
 
     def export(self, archived: bool = False) -> list[Entry]:
         """Every entry (active files; the archive too with `archived`), oldest first."""
-        entries = [e for e in self.store.entries(include_archive=archived)]
-        return sorted(entries, key=sort_key)
+        return sorted(self.store.entries(include_archive=archived), key=sort_key)
 
     def import_lines(self, lines: Iterable[str], skip_invalid: bool = False) -> "ImportResult":
         """Import JSON Lines entries; all or nothing unless `skip_invalid`."""

@@ -106,9 +106,13 @@ class CheckResult:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def unarchived(self) -> list[str]:
+        """Expired entries still in place (auto_archive off)."""
+        return [i for i in self.expired if i not in self.archived]
+
+    @property
     def due(self) -> list[str]:
-        left = [i for i in self.expired if i not in self.archived]
-        return sorted(set(left) | set(self.expiring) | set(self.review))
+        return sorted(set(self.unarchived) | set(self.expiring) | set(self.review))
 
     def to_dict(self) -> dict[str, Any]:
         return {"expired": self.expired, "expiring": self.expiring, "review": self.review,

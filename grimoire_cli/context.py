@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .clock import parse_time
-from .errors import BadInput
 from .model import Entry
 from .search import TIER_BONUS
 
@@ -83,10 +81,11 @@ def _footer(left_out: int) -> str:
 
 
 def age(entry: Entry, moment: datetime) -> str:
-    try:
-        days = (moment - parse_time(entry.timestamp)).days
-    except BadInput:
+    """A short age label: today, 12d, 5mo, 2y."""
+    exact = entry.age_days(moment)
+    if exact is None:
         return "?"
+    days = math.floor(exact)
     if days < 1:
         return "today"
     if days < 60:

@@ -224,6 +224,13 @@ class Entry:
     def tier(self) -> str:
         return tier(self.data.get("effectiveness"))
 
+    def age_days(self, moment: datetime) -> float | None:
+        """Days since `source.timestamp` (fractional), None when it is unreadable."""
+        try:
+            return (moment - parse_time(self.timestamp)).total_seconds() / 86400
+        except BadInput:
+            return None
+
     def is_expired(self, moment: datetime) -> bool:
         stamp = self.data.get("expires_at")
         if not stamp:

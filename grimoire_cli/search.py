@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
-from .clock import parse_time
-from .errors import BadInput
 from .model import Entry
 
 TIER_BONUS = {"high": 0.10, "medium": 0.03, "unrated": 0.0, "low": -0.05, "ineffective": -0.15}
@@ -68,46 +66,44 @@ class Index:
             "INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)",
             [(i, e.summary, e.content if e.content != e.summary else "", " ".join(e.tags)) for i, e in enumerate(self.entries)],
         )
-        self._vocabulary: list[str] | None = None
+        self._known: set[str] | None = None
+        self._vocabulary: list[str] = []
 
-    @property
-    def vocabulary(self) -> list[str]:
-        if self._vocabulary is None:
-            seen: set[str] = set()
+    def _words_known(self) -> set[str]:
+        """Every word of the indexed texts (built on the first query)."""
+        if self._known is None:
+            known: set[str] = set()
             for entry in self.entries:
-                seen.update(words(entry.summary))
-                seen.update(words(entry.content))
-                seen.update(entry.tags)
-            self._vocabulary = sorted(seen)
-        return self._vocabulary
+                known.update(words(entry.summary))
+                known.update(words(entry.content))
+                known.update(entry.tags)
+            self._known = known
+            self._vocabulary = sorted(known)
+        return self._known
 
-    def terms(self, text: str) -> tuple[list[str], dict[str, str]]:
-        """Query terms (stop words dropped) and the typo corrections made."""
+    def terms(self, text: str) -> list[str]:
+        """Query terms: stop words dropped, unknown words mapped to a near vocabulary word."""
         raw = [w for w in words(text) if w not in STOP_WORDS] or words(text)
-        known = set(self.vocabulary)
-        corrected: dict[str, str] = {}
+        known = self._words_known()
         out = []
         for word in raw:
             if word not in known and len(word) >= 4 and not word.isdigit():
-                match = _nearest(word, self.vocabulary)
-                if match:
-                    corrected[word] = match
-                    word = match
+                word = _nearest(word, self._vocabulary) or word
             out.append(word)
-        return list(dict.fromkeys(out)), corrected
+        return list(dict.fromkeys(out))
 
-    def bm25(self, text: str) -> tuple[dict[int, float], dict[str, str]]:
+    def bm25(self, text: str) -> dict[int, float]:
         """rowid -> positive BM25 relevance for every entry matching a term."""
-        terms, corrected = self.terms(text)
+        terms = self.terms(text)
         if not terms:
-            return {}, corrected
+            return {}
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
         try:
             rows = self.db.execute(f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?", (match,)).fetchall()
         except sqlite3.OperationalError:
-            return {}, corrected
-        return {rowid: -score for rowid, score in rows}, corrected
+            return {}
+        return {rowid: -score for rowid, score in rows}
 
 
 def _nearest(word: str, vocabulary: list[str]) -> str | None:
@@ -124,15 +120,12 @@ def prior(entry: Entry) -> float:
 
 
 def recency(entry: Entry, moment: datetime) -> float:
-    try:
-        age = max(0.0, (moment - parse_time(entry.timestamp)).total_seconds() / 86400)
-    except BadInput:
-        return 0.0
-    return 0.5 ** (age / 30)
+    age = entry.age_days(moment)
+    return 0.0 if age is None else 0.5 ** (max(0.0, age) / 30)
 
 
 def rank(index: Index, text: str, moment: datetime, recency_weight: float, limit: int) -> list[Hit]:
-    relevance, corrected = index.bm25(text)
+    relevance = index.bm25(text)
     if not relevance:
         return []
     best = max(relevance.values()) or 1.0

@@ -55,7 +55,6 @@ def test_every_option_lands_in_the_entry(repo):
 
 
 def test_source_from_environment(repo):
-    entry = add_json("-c", "fact", "Deploys go through the staging cluster", input=None) if False else None
     result = mem("add", "-c", "fact", "Deploys go through staging", "--json", env={"MEM_AGENT": "bot", "MEM_PHASE": "review", "MEM_SESSION_ID": "env-ses"})
     entry = json.loads(result.out)
     assert entry["source"]["agent"] == "bot"

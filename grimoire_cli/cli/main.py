@@ -287,7 +287,7 @@ def check(
             render.out(f"mem: {len(result.expiring)} memories expire soon: {', '.join(result.expiring)}")
         if result.review:
             render.out(f"mem: {len(result.review)} memories to review (`mem review`): {', '.join(result.review)}")
-        left = [i for i in result.expired if i not in result.archived]
+        left = result.unarchived
         if left:
             render.out(f"mem: {len(left)} expired memories (`mem archive`): {', '.join(left)}")
     if strict and result.due:
