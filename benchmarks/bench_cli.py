@@ -1,15 +1,21 @@
 """Whole-process timings of `mem` commands on generated grimoires.
 
-Prints, per size, the median of several runs of each command with the cache
-warm and cold, beside `python -c pass`, a trivial Typer command (the floor)
-and `grep -ri` over the same files.
+Prints, per size, the median of several runs of each command with the
+catalog warm and cold, beside `python -c pass`, a trivial Typer command
+(the floor, measured in the same run) and `grep -ri` over the same files,
+and each warm figure as a ratio to the floor.
 
-    python benchmarks/bench_cli.py [--sizes 1000,10000] [--runs 5]
+    python benchmarks/bench_cli.py [--sizes 1000,10000,100000] [--runs 5]
+
+Generated grimoires are kept in benchmarks/.data (git-ignored) and reused;
+the commands that write (add, apply, supersede, archive) change them, which
+is harmless: every run picks fresh ids.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -21,71 +27,98 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data"
 MEM = str(Path(sys.executable).parent / "mem")
+ENV = dict(os.environ, MEM_NOW="2026-12-31T00:00:00Z", MEM_SESSION_ID="bench", GIT_AUTHOR_NAME="bench",
+           GIT_AUTHOR_EMAIL="bench@example.invalid", GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.invalid")
 
 
-def timed(cmd: list[str], cwd: Path, runs: int, before=None, env=None) -> float:
+def run(cmd: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, text=True)
+    elapsed = (time.perf_counter() - started) * 1000
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd[1:])} failed ({done.returncode}): {done.stderr.strip()}")
+    return elapsed
+
+
+def median(make_cmd, cwd: Path, runs: int, before=None) -> float:
     samples = []
-    for _ in range(runs):
+    for number in range(runs):
         if before:
             before()
-        started = time.perf_counter()
-        subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        samples.append((time.perf_counter() - started) * 1000)
+        samples.append(run(make_cmd(number), cwd))
     return statistics.median(samples)
+
+
+def ids(folder: Path, *args: str) -> list[str]:
+    out = subprocess.run([MEM, "list", "--json", *args], cwd=folder, capture_output=True, text=True, env=ENV, check=True).stdout
+    return [item["id"] for item in json.loads(out)]
+
+
+def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, float | None]]:
+    from generate import build
+
+    folder = DATA / f"g{size}"
+    if not (folder / ".loa.config.yaml").exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        started = time.perf_counter()
+        build(folder, size)
+        print(f"generated {size} entries in {time.perf_counter() - started:.1f} s", flush=True)
+    memory = folder / "grimoires/loa/memory"
+    drop = lambda: shutil.rmtree(memory / ".cache", ignore_errors=True)  # noqa: E731
+    rows: list[tuple[str, float, float | None]] = []
+
+    def both(name: str, cmd: list[str]) -> None:
+        cold = median(lambda _: cmd, folder, cold_runs, before=drop)
+        run(cmd, folder)  # leave the catalog warm
+        warm = median(lambda _: cmd, folder, runs)
+        rows.append((name, warm, cold))
+
+    both("mem --help", [MEM, "--help"])
+    both("mem query", [MEM, "query", "flaky runner disk"])
+    both("mem context", [MEM, "context", "deploy canary"])
+    both("mem context (no query)", [MEM, "context"])
+    both("mem list --recent 20", [MEM, "list", "--recent", "20"])
+    both("mem validate", [MEM, "validate"])
+
+    # Cold for one file: a hand edit (a comment line appended) before each run.
+    facts = memory / "facts.yaml"
+
+    def touch_one() -> None:
+        with open(facts, "a", encoding="utf-8") as handle:
+            handle.write(f"# edited by hand {time.time_ns()}\n")
+
+    rows.append(("query after editing 1 file", median(lambda _: [MEM, "query", "flaky runner disk"], folder, runs, before=touch_one), None))
+    rows.append(("validate after editing 1 file", median(lambda _: [MEM, "validate"], folder, runs, before=touch_one), None))
+    run([MEM, "query", "warm"], folder)
+
+    active = ids(folder, "-c", "learning")
+    rows.append(("mem add", median(lambda n: [MEM, "add", "-c", "fact", f"bench fact {time.time_ns()} number {n} about the cache"], folder, runs), None))
+    rows.append(("mem apply", median(lambda n: [MEM, "apply", active[n], "--success"], folder, runs), None))
+    rows.append(("mem supersede", median(lambda n: [MEM, "supersede", active[runs + n], f"revised at {time.time_ns()}: the runner disk is small"], folder, runs), None))
+    pool = active[2 * runs:]
+    rows.append(("mem archive (10, commit)", median(lambda n: [MEM, "archive", *pool[10 * n: 10 * n + 10], "--reason", "manual"], folder, runs), None))
+    rows.append(("grep -ri", median(lambda _: ["grep", "-ri", "runner", "grimoires"], folder, runs), None))
+    return rows
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cold-runs", type=int, default=0, help="runs of each cold cell (default: --runs; fewer at 100k saves minutes)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    from generate import build
-
-    env = dict(os.environ, MEM_NOW="2026-12-31T00:00:00Z", MEM_SESSION_ID="bench")
     floor_script = "import typer\napp = typer.Typer()\n@app.command()\ndef hello():\n    pass\napp()\n"
-    rows = []
-    py_pass = timed([sys.executable, "-c", "pass"], HERE, args.runs)
-    typer_floor = timed([sys.executable, "-c", floor_script], HERE, args.runs)
-    print(f"python -c pass: {py_pass:.0f} ms   trivial Typer command (floor): {typer_floor:.0f} ms   runs per cell: {args.runs}")
     for size in [int(s) for s in args.sizes.split(",")]:
-        folder = DATA / f"g{size}"
-        if not (folder / ".loa.config.yaml").exists():
-            shutil.rmtree(folder, ignore_errors=True)
-            started = time.perf_counter()
-            build(folder, size)
-            print(f"generated {size} entries in {time.perf_counter() - started:.1f} s")
-        cache = folder / "grimoires/loa/memory/.cache"
-        drop = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
-        some_id = subprocess.run([MEM, "list", "--recent", "1", "--json"], cwd=folder, capture_output=True, text=True, env=env).stdout
-        import json
-
-        entry_id = json.loads(some_id)[0]["id"]
-        commands = {
-            "mem --help": [MEM, "--help"],
-            "mem query": [MEM, "query", "flaky runner disk"],
-            "mem context": [MEM, "context", "deploy canary"],
-            "mem list": [MEM, "list", "--recent", "20"],
-            "mem validate": [MEM, "validate"],
-            "mem apply": [MEM, "apply", entry_id, "--success"],
-        }
-        for name, cmd in commands.items():
-            cold = timed(cmd, folder, args.runs, before=drop, env=env)
-            warm = timed(cmd, folder, args.runs, env=env)
-            rows.append((size, name, warm, cold))
-        counter = iter(range(10**6))
-        add = lambda: [MEM, "add", "-c", "fact", f"bench fact number {next(counter)} about the cache"]  # noqa: E731
-        samples = []
-        for _ in range(args.runs):
-            started = time.perf_counter()
-            subprocess.run(add(), cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-            samples.append((time.perf_counter() - started) * 1000)
-        rows.append((size, "mem add", statistics.median(samples), float("nan")))
-        grep = timed(["grep", "-ri", "runner", "grimoires"], folder, args.runs)
-        rows.append((size, "grep -ri", grep, float("nan")))
-    print(f"{'entries':>8} {'command':<14} {'warm ms':>9} {'cold ms':>9} {'warm/floor':>11}")
-    for size, name, warm, cold in rows:
-        print(f"{size:>8} {name:<14} {warm:9.0f} {cold:9.0f} {warm / typer_floor:11.2f}")
+        rows = measure(size, args.runs, args.cold_runs or args.runs)
+        # The floor is measured right after, on the same machine state.
+        py_pass = median(lambda _: [sys.executable, "-c", "pass"], HERE, args.runs)
+        floor = median(lambda _: [sys.executable, "-c", floor_script], HERE, args.runs)
+        print(f"\n{size} entries; medians of {args.runs} runs ({args.cold_runs or args.runs} cold); python -c pass {py_pass:.0f} ms; trivial Typer command (floor) {floor:.0f} ms")
+        print(f"{'command':<30} {'warm ms':>8} {'cold ms':>8} {'warm/floor':>11}")
+        for name, warm, cold in rows:
+            cold_text = f"{cold:8.0f}" if cold is not None else f"{'':>8}"
+            print(f"{name:<30} {warm:8.0f} {cold_text} {warm / floor:11.2f}", flush=True)
     return 0
 
 

@@ -81,7 +81,7 @@ def main() -> int:
             started = time.perf_counter()
             # The guard refuses nothing the protocol needs; an exact repeat of a
             # turn's text is a real duplicate and is skipped like any user's.
-            written = grimoire.add_many(
+            grimoire.add_many(
                 [{"content": text, "category": "fact", "metadata": {"dia_id": dia}} for dia, text in conv_turns],
                 skip_invalid=True,
             )

@@ -13,12 +13,11 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from .clock import iso, parse_time
 from .config import Config
 from .errors import BadInput, NotFound, Refused
-from .guard import scan_fields
 from .model import (
     KEY_RE, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_ttl, derive_summary,
     expires_at, infer_category, normalize_tags, normalize_text, parse_id, score_of,
@@ -201,6 +200,8 @@ def _repo_path(raw: str, config: Config) -> str:
 
 
 def _refuse_secrets(data: dict[str, Any]) -> None:
+    from .guard import scan_fields
+
     checked = {k: v for k, v in data.items() if k not in ("id", "supersedes", "related_memories")}
     findings = scan_fields(checked)
     if findings:
@@ -211,21 +212,49 @@ def _refuse_secrets(data: dict[str, Any]) -> None:
         )
 
 
-def duplicate_of(data: dict[str, Any], active: list[Entry]) -> tuple[Entry | None, Entry | None, float]:
-    """(exact duplicate, nearest near duplicate ≥ 90, its score) among active entries of the category."""
-    text = normalize_text(data["content"])
-    same = [e for e in active if e.category == data["category"] and e.id != data.get("supersedes")]
-    for entry in same:
-        if normalize_text(entry.content) == text:
-            return entry, None, 100.0
-    if not same:
-        return None, None, 0.0
-    from rapidfuzz import fuzz, process
+class Duplicates:
+    """Exact and near (fuzz.ratio >= 90) duplicate lookup among one category's active entries.
 
-    best = process.extractOne(text, [normalize_text(e.content) for e in same], scorer=fuzz.ratio, score_cutoff=90)
-    if best is None:
+    Holds (id, normalised content) pairs, so checking a batch of n items
+    against m entries costs n lookups, not n * m normalisations.
+    """
+
+    def __init__(self, pairs: Iterable[tuple[str, str]]):
+        self.ids: list[str] = []
+        self.texts: list[str] = []
+        self.exact: dict[str, list[str]] = {}
+        for entry_id, text in pairs:
+            self.add(entry_id, text)
+
+    def add(self, entry_id: str, text: str) -> None:
+        self.ids.append(entry_id)
+        self.texts.append(text)
+        self.exact.setdefault(text, []).append(entry_id)
+
+    def remove(self, entry_id: str) -> None:
+        keep = [i for i, other in enumerate(self.ids) if other != entry_id]
+        if len(keep) == len(self.ids):
+            return
+        pairs = [(self.ids[i], self.texts[i]) for i in keep]
+        self.ids, self.texts, self.exact = [], [], {}
+        for pair in pairs:
+            self.add(*pair)
+
+    def of(self, data: dict[str, Any]) -> tuple[str | None, str | None, float]:
+        """(exact duplicate id, nearest near duplicate id, its score), ignoring the entry it supersedes."""
+        text = normalize_text(data["content"])
+        skip = data.get("supersedes")
+        for entry_id in self.exact.get(text, []):
+            if entry_id != skip:
+                return entry_id, None, 100.0
+        if not self.ids:
+            return None, None, 0.0
+        from rapidfuzz import fuzz, process
+
+        for _, score, index in process.extract(text, self.texts, scorer=fuzz.ratio, score_cutoff=90, limit=2):
+            if self.ids[index] != skip:
+                return None, self.ids[index], score
         return None, None, 0.0
-    return None, same[best[2]], best[1]
 
 
 def check_id(value: str, taken: set[str]) -> str:

@@ -6,15 +6,16 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from . import clock
-from .adding import Request, build, check_id, duplicate_of
 from .config import CONFIG_NAME, DEFAULT_CONFIG_TEXT, Config, find_root, load_config
 from .errors import BadInput, NotFound, Refused
-from .lifecycle import apply_outcome
 from .model import Entry, next_id, sort_key
 from .store import Store
+
+if TYPE_CHECKING:  # imported where used: `mem query` never needs them
+    from .adding import Duplicates, Request
 
 
 @dataclass
@@ -88,20 +89,25 @@ class Grimoire:
 
     def show(self, entry_id: str, chain: bool = False) -> Entry | list[Entry]:
         """One entry by id (archive included); with `chain`, its supersede chain oldest first."""
-        by_id = {e.id: e for e in self.entries()}
-        entry = by_id.get(entry_id)
+        entry = self.store.by_id([entry_id]).get(entry_id)
         if entry is None:
             raise NotFound(f"no memory with id {entry_id}", "list ids with `mem list` (add --archived for the archive)")
         if not chain:
             return entry
         first = entry
         seen = {first.id}
-        while first.supersedes and first.supersedes in by_id and first.supersedes not in seen:
-            first = by_id[first.supersedes]
+        while first.supersedes and first.supersedes not in seen:
+            older = self.store.by_id([first.supersedes]).get(first.supersedes)
+            if older is None:
+                break
+            first = older
             seen.add(first.id)
         out = [first]
-        while out[-1].superseded_by and out[-1].superseded_by in by_id and out[-1].superseded_by not in {e.id for e in out}:
-            out.append(by_id[out[-1].superseded_by])
+        while out[-1].superseded_by and out[-1].superseded_by not in {e.id for e in out}:
+            newer = self.store.by_id([out[-1].superseded_by]).get(out[-1].superseded_by)
+            if newer is None:
+                break
+            out.append(newer)
         return out
 
     def list(
@@ -115,35 +121,36 @@ class Grimoire:
     ) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived: only the archive)."""
         states = {"archived"} if archived else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
-        out = self._select(self.now(), states, categories, tags, include_archive=archived)
-        out.sort(key=sort_key, reverse=True)
-        return out[:recent] if recent else out
+        where, params = self._filter(self.now(), states, categories, tags)
+        # Newest first: `sort_key` reversed (unreadable times last).
+        rowids = self.store.ordered(where, params, "born IS NULL, born DESC, seq DESC, id DESC", recent or None, include_archive=archived)
+        loaded = self.store.load(rowids)
+        return [loaded[r] for r in rowids if r in loaded]
 
-    def _select(self, moment: datetime, states: set[str], categories: Iterable[str] | None, tags: Iterable[str] | None,
-                include_archive: bool, min_confidence: float | None = None) -> list[Entry]:
-        """Entries in one of `states` at `moment`, of the categories, carrying all the tags, at or above the confidence."""
-        wanted_categories = {self.config.category(c).name for c in categories or []}
-        wanted_tags = set(tags or [])
-        return [
-            e for e in self.store.entries(include_archive=include_archive)
-            if e.state(moment) in states
-            and (not wanted_categories or e.category in wanted_categories)
-            and wanted_tags.issubset(e.tags)
-            and (min_confidence is None or e.confidence >= min_confidence)
-        ]
+    def _filter(self, moment: datetime, states: set[str], categories: Iterable[str] | None, tags: Iterable[str] | None,
+                min_confidence: float | None = None) -> tuple[str, dict[str, Any]]:
+        """SQL for: in one of `states` at `moment`, of the categories, with all the tags, at or above the confidence."""
+        from .catalog import filter_sql
+
+        wanted = [self.config.category(c).name for c in categories or []]
+        return filter_sql(states, moment.timestamp(), wanted, tags or [], min_confidence)
 
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
-        moment = self.now()
-        for entry in self.store.entries(include_archive=False):
-            if entry.key == key and entry.is_active(moment):
-                return entry
-        raise NotFound(f"no active memory with key {key!r}", "see keys with `mem list --json`")
+        from .catalog import filter_sql
+
+        where, params = filter_sql({"active"}, self.now().timestamp(), key=key)
+        rowids = self.store.ordered(where, params, "rowid", 1, include_archive=False)
+        if not rowids:
+            raise NotFound(f"no active memory with key {key!r}", "see keys with `mem list --json`")
+        return self.store.load(rowids)[rowids[0]]
 
     # -- writing -------------------------------------------------------------
 
     def add(self, content: str, category: str | None = None, **options: Any) -> Entry:
         """Remember one thing; returns the written entry (see `Entry.notes`)."""
+        from .adding import Request
+
         return self.add_many([Request(content=content, category=category, **options)])[0]
 
     def supersede(self, entry_id: str, content: str, **options: Any) -> Entry:
@@ -155,22 +162,17 @@ class Grimoire:
         With `skip_invalid`, invalid items are left out and reported in
         `self.last_rejected` as (index, message) instead of failing all.
         """
+        from .adding import Request
         from .errors import GrimoireError
 
         requests = [item if isinstance(item, Request) else Request.from_mapping(item) if isinstance(item, dict) else _bad(item) for item in items]
         self.last_rejected: list[tuple[int, str]] = []
         with self.store.lock():
-            moment = self.now()
-            # A damaged file blocks writes to its own category only (checked in _write).
-            existing = {e.id: e for e in self.store.entries(skip_damaged=True)}
-            taken = set(existing)
-            active = [e for e in existing.values() if e.is_active(moment)]
-            keyed = {e.key: e for e in active if e.key}
+            batch = _Batch(self.store, self.now())
             written: list[Entry] = []
-            updates: dict[str, dict[str, Any]] = {}  # old id -> its new data
             for index, request in enumerate(requests):
                 try:
-                    entry = self._prepare(request, moment, existing, taken, active, keyed, updates)
+                    entry = self._prepare(request, batch)
                 except GrimoireError as exc:
                     if not skip_invalid:
                         if len(requests) > 1:
@@ -179,68 +181,71 @@ class Grimoire:
                     self.last_rejected.append((index, str(exc)))
                     continue
                 written.append(entry)
-            self._write(written, updates)
+            self._write(written, batch.updates)
         for entry in written:
             entry.skipped = list(self.store.skipped)
         return written
 
-    def _prepare(self, request, moment, existing, taken, active, keyed, updates) -> Entry:
-        if request.key and request.key in keyed and not request.supersedes:
-            request.supersedes = keyed[request.key].id
+    def _prepare(self, request: Request, batch: "_Batch") -> Entry:
+        from .adding import build, check_id
+
+        moment = batch.moment
+        if request.key and not request.supersedes:
+            holder = batch.by_key(request.key)
+            if holder is not None:
+                request.supersedes = holder.id
         if request.id:
-            new_id = check_id(request.id, taken)
+            new_id = check_id(request.id, batch.taken)
         else:
             from .clock import parse_time
+            from .model import id_day
 
-            new_id = next_id(taken, parse_time(request.timestamp) if request.timestamp else moment)
-        data, notes = build(request, self.config, moment, existing, taken, new_id)
-        old = existing.get(request.supersedes) if request.supersedes else None
+            when = parse_time(request.timestamp) if request.timestamp else moment
+            new_id = next_id(batch.taken.of_day(id_day(when)), when)
+        data, notes = build(request, self.config, moment, batch.existing, batch.taken, new_id)
+        old = batch.existing.get(request.supersedes) if request.supersedes else None
         if old is not None:
             if old.archived:
                 raise Refused(f"{old.id} is archived and cannot be superseded", "add a new memory instead")
-            current = updates.get(old.id, old.data)
+            current = batch.updates.get(old.id, old.data)
             if current.get("superseded_by"):
                 raise Refused(f"{old.id} is already superseded by {current['superseded_by']}", f"supersede {current['superseded_by']} instead")
-        exact, near, score = duplicate_of(data, active)
+        exact, near, score = batch.duplicates(data["category"]).of(data)
         if exact is not None:
-            raise Refused(f"an identical memory already exists: {exact.id}", f"nothing to add; to change it use `mem supersede {exact.id} \"...\"`")
+            raise Refused(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`")
         if near is not None:
-            notes.append(f"near duplicate of {near.id} ({score:.0f}% alike); if it replaces it, use --supersedes {near.id}")
-        if old is not None:
-            updates[old.id] = {**updates.get(old.id, old.data), "superseded_by": new_id}
-            active[:] = [e for e in active if e.id != old.id]
+            notes.append(f"near duplicate of {near} ({score:.0f}% alike); if it replaces it, use --supersedes {near}")
         entry = Entry(data, self.config.relative(self.store.category_path(data["category"])), None)
         entry.notes = notes
-        taken.add(new_id)
-        existing[new_id] = entry
-        active.append(entry)
-        if data.get("key"):
-            keyed[data["key"]] = entry
+        batch.added(entry, old)
         return entry
 
     def _write(self, written: list[Entry], updates: dict[str, dict[str, Any]]) -> None:
+        """Stage new entries and in-place updates, one write per file (they land together)."""
+        updates = dict(updates)
+        for entry in written:
+            # Superseded within the same batch: written with its final data.
+            if entry.id in updates:
+                entry.data = updates.pop(entry.id)
         by_file: dict[Path, list[Entry]] = {}
         for entry in written:
             path = self.store.ensure_file(entry.category)
-            self.store.read(path)  # raises Damaged for a damaged target
             by_file.setdefault(path, []).append(entry)
-        for path, batch in by_file.items():
-            self.store.append(path, [entry.data for entry in batch])
-            for entry, span in zip(batch, self.store.read(path).spans[-len(batch):]):
+        located = self._locate(updates)
+        for path in {**located, **by_file}:
+            batch = by_file.get(path, [])
+            spans = self.store.write(path, located.get(path), [entry.data for entry in batch])
+            for entry, span in zip(batch, spans):
                 entry.line = span[0]
-        self._splice_updates(updates)
 
-    def _splice_updates(self, updates: dict[str, dict[str, Any]]) -> None:
-        """Rewrite entries in place, grouped by the file each lives in."""
-        if not updates:
-            return
+    def _locate(self, updates: dict[str, dict[str, Any]]) -> dict[Path, dict[str, dict[str, Any]]]:
+        """Updates grouped by the file each entry lives in."""
         located: dict[Path, dict[str, dict[str, Any]]] = {}
-        for _, path, _ in self.store.category_files():
-            for item in self.store.read(path).entries:
-                if isinstance(item, dict) and item.get("id") in updates:
-                    located.setdefault(path, {})[item["id"]] = updates[item["id"]]
-        for path, changes in located.items():
-            self.store.splice(path, changes)
+        if updates:
+            paths = {self.config.relative(p): p for _, p, _ in self.store.category_files()}
+            for entry in self.store.by_id(list(updates)).values():
+                located.setdefault(paths[entry.file], {})[entry.id] = updates[entry.id]
+        return located
 
     def apply(self, entry_id: str, success: bool) -> Entry:
         """Record one application of a memory and whether it helped."""
@@ -248,16 +253,18 @@ class Grimoire:
             entry = self._find(entry_id)
             if entry.archived:
                 raise Refused(f"{entry_id} is archived", "apply an active memory")
+            from .lifecycle import apply_outcome
+
             new = apply_outcome(entry.data, success, self.now())
-            self._splice_updates({entry_id: new})
+            self._write([], {entry_id: new})
             entry.data = new
             return entry
 
     def _find(self, entry_id: str) -> Entry:
-        for entry in self.store.entries():
-            if entry.id == entry_id:
-                return entry
-        raise NotFound(f"no memory with id {entry_id}", "list ids with `mem list`")
+        found = self.store.by_id([entry_id]).get(entry_id)
+        if found is None:
+            raise NotFound(f"no memory with id {entry_id}", "list ids with `mem list`")
+        return found
 
     def query(
         self,
@@ -271,39 +278,68 @@ class Grimoire:
         archived: bool = False,
     ):
         """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply first."""
-        from .search import Index, rank
+        from .search import hits
+
+        if limit is None:
+            limit = self.config.retrieval["max_per_query"]
+        if limit < 1:
+            raise BadInput("the limit must be at least 1")
+        return hits(self.store, self._ranked(text, limit, categories, tags, min_confidence, include_expired, include_superseded, archived))
+
+    def _ranked(self, text, limit=None, categories=None, tags=None, min_confidence=None, include_expired=False,
+                include_superseded=False, archived=False):
+        from .search import ranked
 
         moment = self.now()
         floor = self.config.retrieval["min_confidence"] if min_confidence is None else min_confidence
         states = {"active"} | ({"expired"} if include_expired else set()) | ({"superseded"} if include_superseded else set())
         if archived:
             states.add("archived")
-        pool = self._select(moment, states, categories, tags, include_archive=archived, min_confidence=floor)
-        if limit is None:
-            limit = self.config.retrieval["max_per_query"]
-        if limit < 1:
-            raise BadInput("the limit must be at least 1")
-        # The index is kept while the same entries are asked about (benchmarks, agents).
-        key = tuple(e.id for e in pool)
-        if self._index is None or self._index_key != key:
-            self._index, self._index_key = Index(pool), key
-        return rank(self._index, text, moment, float(self.config.retrieval["recency_weight"]), limit)
+        where, params = self._filter(moment, states, categories, tags, floor)
+        return ranked(self.store, text, where, params, moment, float(self.config.retrieval["recency_weight"]), limit, archived)
 
     def context(self, text: str | None = None, budget: int = 400):
         """A `## Active Memory` block of the best active entries within `budget` tokens."""
-        from .context import priority_key, render
-        from .guard import scan_fields
+        from .context import PRIORITY_ORDER, SHORTEST_LINE, render
 
         if budget < 20:
             raise BadInput("the budget must be at least 20 tokens")
         moment = self.now()
         if text and text.strip():
-            ordered = [hit.entry for hit in self.query(text, limit=10_000)]
-        else:
-            ordered = sorted(self.list(), key=priority_key)
-        # Last line of defence: nothing that looks like a secret reaches a prompt.
-        ordered = [e for e in ordered if not scan_fields({"c": e.content, "s": e.summary})]
-        return render(ordered, budget, moment)
+            # No more lines than this fit the budget: rank only that many,
+            # and all of them only if the guard leaves some out.
+            first = self._ranked(text, limit=budget // SHORTEST_LINE + 1)
+            total = first.total
+
+            def order():
+                yield from (scored.rowid for scored in first)
+                if total > len(first):
+                    yield from (scored.rowid for scored in self._ranked(text)[len(first):])
+
+            return render(self._safe_entries(order()), total, budget, moment)
+        where, params = self._filter(moment, {"active"}, None, None)
+        rowids = self.store.ordered(where, params, PRIORITY_ORDER, include_archive=False)
+        return render(self._safe_entries(iter(rowids)), len(rowids), budget, moment)
+
+    def _safe_entries(self, rowids: Iterator[int], chunk: int = 32):
+        """Entries in order, loaded a few at a time, leaving out any that hold a secret.
+
+        The guard runs here as the last line of defence: nothing that looks
+        like a secret reaches a prompt, even if it was written by hand.
+        """
+        from itertools import islice
+
+        from .guard import scan_fields
+
+        while True:
+            part = list(islice(rowids, chunk))
+            if not part:
+                return
+            loaded = self.store.load(part)
+            for rowid in part:
+                entry = loaded.get(rowid)
+                if entry is not None and not scan_fields({"c": entry.content, "s": entry.summary}):
+                    yield entry
 
     def stats(self) -> dict[str, Any]:
         """Counts per category, state and tier; oldest and newest; bytes on disk."""
@@ -334,6 +370,8 @@ class Grimoire:
     def import_lines(self, lines: Iterable[str], skip_invalid: bool = False) -> "ImportResult":
         """Import JSON Lines entries; all or nothing unless `skip_invalid`."""
         import json
+
+        from .adding import Request
 
         result = ImportResult()
         requests: list[tuple[int, Request]] = []
@@ -378,7 +416,7 @@ class Grimoire:
     def validate(self, paths: Iterable[str] | None = None):
         from .validate import validate
 
-        return validate(self.store, list(paths) if paths else None, self.now())
+        return validate(self.store, list(paths) if paths else None)
 
 
 @dataclass
@@ -388,6 +426,109 @@ class ImportResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"imported": self.imported, "rejected": [{"line": n, "error": m} for n, m in self.rejected]}
+
+
+class _Batch:
+    """What `add_many` needs to know about the grimoire, read lazily from the catalog.
+
+    Entries written earlier in the same batch count as existing, so a batch
+    is checked as if its items had been added one by one.
+    """
+
+    def __init__(self, store: Store, moment: datetime):
+        self.store = store
+        self.moment = moment
+        self.taken = _Taken(store)
+        self.existing = _Existing(store)
+        self.updates: dict[str, dict[str, Any]] = {}  # old id -> its new data
+        self._groups: dict[str, Duplicates] = {}
+        self._keys: dict[str, Entry | None] = {}
+
+    def duplicates(self, category: str) -> Duplicates:
+        """Active entries of one category (duplicate checks compare within it)."""
+        if category not in self._groups:
+            from .adding import Duplicates
+            from .catalog import filter_sql
+
+            where, params = filter_sql({"active"}, self.moment.timestamp(), [category])
+            pairs = [(entry_id, norm) for entry_id, norm in self.store.columns("id, norm", where, params, skip_damaged=True)
+                     if entry_id not in self.updates and norm is not None]
+            self._groups[category] = Duplicates(pairs)
+        return self._groups[category]
+
+    def by_key(self, key: str) -> Entry | None:
+        if key not in self._keys:
+            from .catalog import filter_sql
+
+            where, params = filter_sql({"active"}, self.moment.timestamp(), key=key)
+            ids = [row[0] for row in self.store.columns("id", where, params, skip_damaged=True) if row[0] not in self.updates]
+            self._keys[key] = self.existing.get(ids[0]) if ids else None
+        return self._keys[key]
+
+    def added(self, entry: Entry, old: Entry | None) -> None:
+        if old is not None:
+            self.updates[old.id] = {**self.updates.get(old.id, old.data), "superseded_by": entry.id}
+            for group in self._groups.values():
+                group.remove(old.id)
+            for key, holder in list(self._keys.items()):
+                if holder is not None and holder.id == old.id:
+                    self._keys[key] = None
+        from .model import normalize_text
+
+        self.taken.add(entry.id)
+        self.existing.new[entry.id] = entry
+        self.duplicates(entry.category).add(entry.id, normalize_text(entry.content))
+        if entry.key:
+            self._keys[entry.key] = entry
+
+
+class _Taken:
+    """Ids in use: the grimoire's (asked of the catalog per day) and this batch's."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.new: set[str] = set()
+        self._days: dict[str, set[str]] = {}
+
+    def of_day(self, day: str) -> set[str]:
+        if day not in self._days:
+            self._days[day] = set(self.store.ids_of_day(day, skip_damaged=True))
+        return self._days[day] | {i for i in self.new if i.startswith(f"MEM-{day}-")}
+
+    def add(self, entry_id: str) -> None:
+        self.new.add(entry_id)
+
+    def __contains__(self, entry_id: object) -> bool:
+        from .model import parse_id
+
+        if not isinstance(entry_id, str):
+            return False
+        if entry_id in self.new:
+            return True
+        parsed = parse_id(entry_id)
+        if parsed:
+            return entry_id in self.of_day(parsed[0])
+        return bool(self.store.by_id([entry_id], skip_damaged=True))
+
+
+class _Existing:
+    """A read-only id -> Entry view of the grimoire plus this batch's new entries."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.new: dict[str, Entry] = {}
+        self._read: dict[str, Entry | None] = {}
+
+    def get(self, entry_id: str, default: Any = None) -> Entry | None:
+        if entry_id in self.new:
+            return self.new[entry_id]
+        if entry_id not in self._read:
+            self._read[entry_id] = self.store.by_id([entry_id], skip_damaged=True).get(entry_id)
+        found = self._read[entry_id]
+        return found if found is not None else default
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and self.get(entry_id) is not None
 
 
 def _rejected_message(rejected: list[tuple[int, str]]) -> str:

@@ -46,9 +46,9 @@ def archive(grimoire: "Grimoire", ids: Iterable[str] | None = None, reason: str 
     result = ArchiveResult(dry_run=dry_run)
     with store.lock():
         moment = grimoire.now()
-        entries = {e.id: e for e in store.entries(include_archive=True)}
         chosen: dict[str, str] = {}
         if ids:
+            entries = store.by_id(ids)
             for entry_id in ids:
                 entry = entries.get(entry_id)
                 if entry is None:
@@ -57,10 +57,11 @@ def archive(grimoire: "Grimoire", ids: Iterable[str] | None = None, reason: str 
                     raise BadInput(f"{entry_id} is already archived")
                 chosen[entry_id] = reason or ("superseded" if entry.superseded_by else "manual")
         else:
-            for entry in entries.values():
-                why = archive_reason(entry, moment)
+            for light in store.lights(include_archive=False):
+                why = archive_reason(light, moment)
                 if why:
-                    chosen[entry.id] = why
+                    chosen.setdefault(light.id, why)
+            entries = store.by_id(list(chosen), include_archive=False)
         result.archived = sorted(chosen)
         result.reasons = {k: chosen[k] for k in result.archived}
         if dry_run or not chosen:
@@ -72,13 +73,14 @@ def archive(grimoire: "Grimoire", ids: Iterable[str] | None = None, reason: str 
         for category, group in by_category.items():
             source = store.category_path(category)
             target = store.ensure_file(category, archived=True)
-            # Archive first, then remove: a crash in between leaves a
-            # duplicate that `mem validate` names, never a lost memory.
-            store.append(target, [archived_data(entries[i].data, chosen[i], moment) for i in group])
-            store.splice(source, {i: None for i in group})
+            # Both files land together (see Store.commit): never a lost or doubled memory.
+            store.write(target, appended=[archived_data(entries[i].data, chosen[i], moment) for i in group])
+            store.write(source, {i: None for i in group})
             touched.extend([source, target])
-    if commit:
-        result.commit = _commit(grimoire, touched, commit_message(result.reasons), result)
+        store.commit()
+        if commit:
+            # Still under the grimoire lock: concurrent `mem archive` runs commit one at a time.
+            result.commit = _commit(grimoire, touched, commit_message(result.reasons), result)
     return result
 
 
@@ -124,7 +126,10 @@ def check(grimoire: "Grimoire", commit: bool = True) -> CheckResult:
     moment = grimoire.now()
     lifecycle = grimoire.config.lifecycle
     result = CheckResult()
-    for entry in grimoire.store.entries(include_archive=False):
+    from .catalog import filter_sql
+
+    where, params = filter_sql({"active", "expired"}, moment.timestamp())
+    for entry in sorted(grimoire.store.lights(include_archive=False, where=where, params=params), key=lambda light: light.id):
         if entry.archived or entry.superseded_by:
             continue
         if entry.is_expired(moment):

@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
 from .model import Entry
 from .search import TIER_BONUS
 
-CATEGORY_PRIORITY = {"decision": 0, "preference": 1}
 HEADER = "## Active Memory"
 
 
@@ -23,21 +22,14 @@ def tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def priority_key(entry: Entry) -> tuple:
-    """Without a query: decisions and preferences first, then importance,
-    effectiveness tier, confidence and recency."""
-    return (
-        CATEGORY_PRIORITY.get(entry.category, 2),
-        -entry.importance,
-        -TIER_BONUS.get(entry.tier, 0.0),
-        -entry.confidence,
-        _negated(entry.timestamp),
-        entry.id,
-    )
-
-
-def _negated(stamp: str) -> tuple:
-    return tuple(-ord(ch) for ch in stamp)
+# Without a query: decisions and preferences first, then importance,
+# effectiveness tier, confidence and recency (unknown age last); as SQL
+# over the catalog's columns.
+PRIORITY_ORDER = (
+    "CASE category WHEN 'decision' THEN 0 WHEN 'preference' THEN 1 ELSE 2 END, importance DESC, "
+    "CASE tier " + " ".join(f"WHEN '{name}' THEN {-bonus!r}" for name, bonus in TIER_BONUS.items()) + " ELSE 0.0 END, "
+    "confidence DESC, born IS NULL, born DESC, id"
+)
 
 
 @dataclass
@@ -52,14 +44,24 @@ class Context:
         return {"text": self.text, "included": self.included, "left_out": self.left_out, "tokens": self.tokens, "budget": self.budget}
 
 
-def render(entries: list[Entry], budget: int, moment: datetime) -> Context:
-    """Lines best first until the budget is spent; always ends with a count line."""
+# No line is shorter than "- MEM-YYYYMMDD-NNN (c, ?): x" (27 characters).
+SHORTEST_LINE = tokens("- MEM-YYYYMMDD-NNN (c, ?): x") + 1
+
+
+def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime) -> Context:
+    """Lines best first until the budget is spent; always ends with a count line.
+
+    `entries` is consumed lazily and only while a line could still fit, so
+    a large grimoire is not read past what the budget can hold.
+    """
     lines = [HEADER]
     used = tokens(HEADER) + 1
     included: list[str] = []
     # Reserve room for the longest footer this call could print.
-    footer = tokens(_footer(len(entries))) + 1
+    footer = tokens(_footer(total)) + 1
     for entry in entries:
+        if budget - used - footer < SHORTEST_LINE:
+            break
         head = f"- {entry.id} ({entry.category}, {age(entry, moment)}): "
         body = " ".join(entry.content.split())
         candidates = [head + body, head + entry.summary] if body != entry.summary else [head + body]
@@ -69,7 +71,7 @@ def render(entries: list[Entry], budget: int, moment: datetime) -> Context:
         lines.append(chosen)
         used += tokens(chosen) + 1
         included.append(entry.id)
-    left_out = len(entries) - len(included)
+    left_out = total - len(included)
     footer = _footer(left_out)
     lines.append(footer)
     text = "\n".join(lines) + "\n"

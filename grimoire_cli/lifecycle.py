@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from .clock import iso, parse_time
+from .clock import iso
 from .errors import BadInput
 from .model import ARCHIVE_REASONS, Entry, normalize_text, score_of
+
+if TYPE_CHECKING:
+    from .catalog import Light
 
 
 def apply_outcome(data: dict[str, Any], success: bool, moment: datetime) -> dict[str, Any]:
@@ -39,14 +42,13 @@ def archived_data(data: dict[str, Any], reason: str, moment: datetime) -> dict[s
     return new
 
 
-def expiring_within(entry: Entry, moment: datetime, days: int) -> bool:
-    stamp = entry.data.get("expires_at")
-    if not stamp or not entry.is_active(moment):
+def expiring_within(entry: Entry | Light, moment: datetime, days: int) -> bool:
+    if entry.expires is None or not entry.is_active(moment):
         return False
-    return parse_time(str(stamp)) <= moment + timedelta(days=days)
+    return entry.expires <= (moment + timedelta(days=days)).timestamp()
 
 
-def archive_reason(entry: Entry, moment: datetime) -> str | None:
+def archive_reason(entry: Entry | Light, moment: datetime) -> str | None:
     """Why `mem archive` would move this entry by itself, if it would."""
     if entry.archived or entry.superseded_by:
         return None

@@ -231,24 +231,23 @@ class Entry:
         except BadInput:
             return None
 
-    def is_expired(self, moment: datetime) -> bool:
+    @property
+    def expires(self) -> float | None:
+        """`expires_at` as a POSIX time; None when absent or unreadable."""
         stamp = self.data.get("expires_at")
         if not stamp:
-            return False
+            return None
         try:
-            return parse_time(str(stamp)) <= moment
+            return parse_time(str(stamp)).timestamp()
         except BadInput:
-            return False
+            return None
+
+    def is_expired(self, moment: datetime) -> bool:
+        return self.expires is not None and self.expires <= moment.timestamp()
 
     def state(self, moment: datetime) -> str:
         """archived, superseded, expired or active (in that precedence)."""
-        if self.archived:
-            return "archived"
-        if self.superseded_by:
-            return "superseded"
-        if self.is_expired(moment):
-            return "expired"
-        return "active"
+        return state_of(self, moment.timestamp())
 
     def is_active(self, moment: datetime) -> bool:
         return self.state(moment) == "active"
@@ -258,10 +257,29 @@ class Entry:
         return ordered(self.data)
 
 
-def sort_key(entry: Entry) -> tuple[str, int]:
-    """Chronological order: creation time, then id number."""
-    parsed = parse_id(entry.id)
-    return (entry.timestamp, parsed[1] if parsed else 0)
+def state_of(entry, epoch: float) -> str:
+    """State of an `Entry` or a catalog row (`catalog.Light`) at a POSIX time."""
+    if entry.archived:
+        return "archived"
+    if entry.superseded_by:
+        return "superseded"
+    if entry.expires is not None and entry.expires <= epoch:
+        return "expired"
+    return "active"
+
+
+def _chronological(born: float | None, entry_id: str) -> tuple[float, int, str]:
+    parsed = parse_id(entry_id)
+    return (born if born is not None else float("-inf"), parsed[1] if parsed else 0, entry_id)
+
+
+def sort_key(entry: Entry) -> tuple[float, int, str]:
+    """Chronological order: creation time (unreadable first), then id number, then id."""
+    try:
+        born: float | None = parse_time(entry.timestamp).timestamp()
+    except BadInput:
+        born = None
+    return _chronological(born, entry.id)
 
 
 def ordered(data: dict[str, Any]) -> dict[str, Any]:

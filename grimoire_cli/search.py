@@ -17,12 +17,14 @@ ratios (rapidfuzz WRatio) are never used: measured, they rank like random.
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
+from typing import TYPE_CHECKING
 
 from .model import Entry
+
+if TYPE_CHECKING:
+    from .store import Store
 
 TIER_BONUS = {"high": 0.10, "medium": 0.03, "unrated": 0.0, "low": -0.05, "ineffective": -0.15}
 FIELD_WEIGHTS = (1.0, 1.0, 0.5)  # summary, content, tags: bm25() column weights
@@ -55,59 +57,32 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD_RE.findall(text)]
 
 
-class Index:
-    """An in-memory FTS5 index over a list of entries."""
+def terms(store: "Store", text: str) -> list[str]:
+    """Query terms: stop words dropped, unknown words mapped to a near vocabulary word."""
+    raw = [w for w in words(text) if w not in STOP_WORDS] or words(text)
+    vocabulary: list[str] | None = None
+    out = []
+    for word in raw:
+        if len(word) >= 4 and not word.isdigit() and not store.knows(word):
+            if vocabulary is None:
+                vocabulary = store.vocabulary()
+            word = _nearest(word, vocabulary) or word
+        out.append(word)
+    return list(dict.fromkeys(out))
 
-    def __init__(self, entries: Iterable[Entry]):
-        self.entries = list(entries)
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE fts USING fts5(summary, content, tags, tokenize='porter unicode61')")
-        self.db.executemany(
-            "INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)",
-            [(i, e.summary, e.content if e.content != e.summary else "", " ".join(e.tags)) for i, e in enumerate(self.entries)],
-        )
-        self._known: set[str] | None = None
-        self._vocabulary: list[str] = []
 
-    def _words_known(self) -> set[str]:
-        """Every word of the indexed texts (built on the first query)."""
-        if self._known is None:
-            known: set[str] = set()
-            for entry in self.entries:
-                known.update(words(entry.summary))
-                known.update(words(entry.content))
-                known.update(entry.tags)
-            self._known = known
-            self._vocabulary = sorted(known)
-        return self._known
-
-    def terms(self, text: str) -> list[str]:
-        """Query terms: stop words dropped, unknown words mapped to a near vocabulary word."""
-        raw = [w for w in words(text) if w not in STOP_WORDS] or words(text)
-        known = self._words_known()
-        out = []
-        for word in raw:
-            if word not in known and len(word) >= 4 and not word.isdigit():
-                word = _nearest(word, self._vocabulary) or word
-            out.append(word)
-        return list(dict.fromkeys(out))
-
-    def bm25(self, text: str) -> dict[int, float]:
-        """rowid -> positive BM25 relevance for every entry matching a term."""
-        terms = self.terms(text)
-        if not terms:
-            return {}
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        weights = ", ".join(str(w) for w in FIELD_WEIGHTS)
-        try:
-            rows = self.db.execute(f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ?", (match,)).fetchall()
-        except sqlite3.OperationalError:
-            return {}
-        return {rowid: -score for rowid, score in rows}
+def expression(store: "Store", text: str) -> str | None:
+    """The FTS5 query for a text: its terms OR-ed, each quoted."""
+    found = terms(store, text)
+    if not found:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in found)
 
 
 def _nearest(word: str, vocabulary: list[str]) -> str | None:
     """The vocabulary word one edit away (a swap counts as one), if any."""
+    if not vocabulary:
+        return None
     from rapidfuzz import process
     from rapidfuzz.distance import OSA
 
@@ -115,27 +90,43 @@ def _nearest(word: str, vocabulary: list[str]) -> str | None:
     return found[0] if found else None
 
 
-def prior(entry: Entry) -> float:
-    return 0.10 * (entry.confidence - 0.5) + 0.05 * (entry.importance - 5) / 5 + TIER_BONUS.get(entry.tier, 0.0)
+def recency_of(born: float | None, epoch: float) -> float:
+    """0.5 ** (age in days / 30); 0 when the age is unknown. Called from SQL."""
+    if born is None:
+        return 0.0
+    return 0.5 ** (max(0.0, (epoch - born) / 86400) / 30)
 
 
-def recency(entry: Entry, moment: datetime) -> float:
-    age = entry.age_days(moment)
-    return 0.0 if age is None else 0.5 ** (max(0.0, age) / 30)
+@dataclass
+class Scored:
+    rowid: int
+    id: str
+    score: float
+    parts: dict[str, float]
 
 
-def rank(index: Index, text: str, moment: datetime, recency_weight: float, limit: int) -> list[Hit]:
-    relevance = index.bm25(text)
-    if not relevance:
-        return []
-    best = max(relevance.values()) or 1.0
-    hits = []
-    for rowid, value in relevance.items():
-        entry = index.entries[rowid]
-        rel = value / best
-        rec = recency(entry, moment)
-        pri = prior(entry)
-        score = (1 - recency_weight) * rel + recency_weight * rec + pri
-        hits.append(Hit(entry, score, {"bm25": value, "relevance": rel, "recency": rec, "prior": pri, "tier": TIER_BONUS.get(entry.tier, 0.0)}))
-    hits.sort(key=lambda h: (-h.score, h.entry.id))
-    return hits[:limit]
+class Ranking(list):
+    """Scored rows best first; `total` counts every match, also those past a limit."""
+
+    total: int = 0
+
+
+def ranked(store: "Store", text: str, where: str, params: dict, moment: datetime, recency_weight: float,
+           limit: int | None, include_archive: bool) -> Ranking:
+    """Entries passing the filter that match the text, best first (not loaded)."""
+    out = Ranking()
+    query = expression(store, text)
+    if query is None:
+        return out
+    rows = store.rank(query, FIELD_WEIGHTS, where, params, moment.timestamp(), recency_weight, TIER_BONUS, limit, include_archive)
+    out.extend(Scored(rowid, entry_id, score, {"bm25": b, "relevance": rel, "recency": rec, "prior": pri})
+               for rowid, entry_id, b, rel, rec, pri, score, _ in rows)
+    out.total = rows[0][7] if rows else 0
+    return out
+
+
+def hits(store: "Store", scored: list[Scored]) -> list[Hit]:
+    """Load the entries of scored rows, keeping their order."""
+    entries = store.load([s.rowid for s in scored])
+    return [Hit(entries[s.rowid], s.score, {**s.parts, "tier": TIER_BONUS.get(entries[s.rowid].tier, 0.0)})
+            for s in scored if s.rowid in entries]

@@ -14,17 +14,20 @@ import re
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from .cache import Cache, content_hash
+from .catalog import Catalog, Light, Stale, Stamp, content_hash
 from .config import Config
 from .errors import BadInput, Damaged, LockTimeout
 from .model import Entry
-from .yamlio import emit_entry, emit_fields, parse_entries
 
 LOCK_TIMEOUT = float(os.environ.get("MEM_LOCK_TIMEOUT", "30"))
+JOURNAL = "journal.json"
+# Bigger files are reported, not parsed: parsing 50 MB of YAML takes ~20 s
+# and over a gigabyte. A 100k-entry grimoire's files are ~14 MB each.
+MAX_FILE_BYTES = 32 * 1024 * 1024
+TMP_SUFFIX = ".mem-tmp"
 HEADER = """\
 # grimoire: {category} memories, kept by `mem`.
 # A YAML list of entries validated by `mem validate`. Add with `mem add -c {category}`;
@@ -32,22 +35,15 @@ HEADER = """\
 """
 
 
-@dataclass
-class FileData:
-    """One parsed grimoire file."""
-
-    path: Path
-    entries: list[Any]
-    spans: list[tuple[int, int]]
-    archived: bool
-
-
 class Store:
     def __init__(self, config: Config):
         self.config = config
-        self.cache = Cache(config.storage_dir / ".cache")
-        self._memo: dict[Path, FileData] = {}
-        self.skipped: list[Damaged] = []  # files passed over by entries(skip_damaged=True)
+        self.catalog = Catalog(config.storage_dir / ".cache")
+        self._fresh: set[str] = set()  # files whose catalog rows this process has checked
+        self.damaged: dict[str, Damaged] = {}
+        self.skipped: list[Damaged] = []  # files passed over by reads with skip_damaged=True
+        self._staged: dict[Path, tuple[str, bytes, str, dict[str, Any]]] = {}
+        self._recovered = False
 
     # -- paths ---------------------------------------------------------------
 
@@ -69,37 +65,95 @@ class Store:
         if real != root and root not in real.parents:
             raise Damaged(f"{self.config.relative(path)}: resolves outside the repository ({real})", "replace the symlink with a regular file")
 
-    # -- reading -------------------------------------------------------------
+    def _files(self, include_archive: bool) -> list[tuple[str, Path, bool]]:
+        """(relative path, path, is_archive) of the files a read covers, in order."""
+        return [(self.config.relative(p), p, a) for _, p, a in self.category_files() if include_archive or not a]
 
-    def read(self, path: Path) -> FileData:
-        """Entries and spans of one file (empty when it does not exist)."""
-        if path in self._memo:
-            return self._memo[path]
-        archived = path.parent == self.config.archive_dir
+    # -- keeping the catalog in step with the files --------------------------
+
+    def sync(self, include_archive: bool = True, skip_damaged: bool = False) -> list[str]:
+        """Re-read files that changed since the catalog saw them; the readable paths."""
+        if not self._recovered:
+            self._recovered = True
+            self.recover_if_needed()
+        for _ in range(2):
+            try:
+                return self._sync(include_archive, skip_damaged)
+            except Stale:
+                self._fresh.clear()  # the catalog moved to memory: everything again
+        return self._sync(include_archive, skip_damaged)
+
+    def _sync(self, include_archive: bool, skip_damaged: bool) -> list[str]:
+        files = self._files(include_archive)
+        records = None
+        readable = []
+        for rel, path, archived in files:
+            if rel in self._fresh:
+                readable.append(rel)
+                continue
+            if rel in self.damaged:
+                self._damaged(self.damaged[rel], skip_damaged)
+                continue
+            if records is None:
+                records = self.catalog.records()
+            try:
+                self._sync_file(rel, path, archived, records.get(rel))
+            except Damaged as exc:
+                self.damaged[rel] = exc
+                self._damaged(exc, skip_damaged)
+                continue
+            self._fresh.add(rel)
+            readable.append(rel)
+        if records is not None:
+            configured = {rel for _, p, _ in self.category_files() for rel in [self.config.relative(p)]}
+            gone = [rel for rel in records if rel not in configured]
+            if gone:
+                self.catalog.forget(gone)
+        return readable
+
+    def _damaged(self, exc: Damaged, skip: bool) -> None:
+        if not skip:
+            raise exc
+        if exc not in self.skipped:
+            self.skipped.append(exc)
+
+    def _sync_file(self, rel: str, path: Path, archived: bool, known) -> None:
         try:
             stat = path.stat()
         except FileNotFoundError:
-            return FileData(path, [], [], archived)
+            if known is not None:
+                self.catalog.forget([rel])
+            return
         except OSError as exc:
-            raise Damaged(f"{self.config.relative(path)}:1: cannot read: {exc.strerror}", "check the file's permissions") from None
+            raise Damaged(f"{rel}:1: cannot read: {exc.strerror}", "check the file's permissions") from None
+        stamp = Stamp.of(stat)
+        if known is not None and known[0] == stamp:
+            return
         self._check_inside(path)
-        key = self.config.relative(path)
-        raw: list[bytes] = []
+        raw = self._read_bytes(path)
+        digest = content_hash(raw)
+        if known is not None and known[1] == digest:
+            self.catalog.restamp(rel, stamp)  # touched, not changed (checkout, copy)
+            return
+        try:
+            items, spans = self._parse(path, raw)
+        except Damaged:
+            if known is not None:
+                self.catalog.forget([rel])  # stale rows must never answer for it
+            raise
+        self.catalog.replace_file(rel, stamp, digest, items, spans, archived)
 
-        def read_bytes() -> bytes:
-            if not raw:
-                raw.append(self._read_bytes(path))
-            return raw[0]
+    def _retry(self, read, include_archive: bool = True, skip_damaged: bool = False):
+        """Run a catalog read after a sync; once more if the catalog moved to memory."""
+        for attempt in range(2):
+            paths = self.sync(include_archive, skip_damaged)
+            try:
+                return read(paths)
+            except Stale:
+                self._fresh.clear()
+        return read(self.sync(include_archive, skip_damaged))
 
-        cached = self.cache.lookup(key, stat, read_bytes)
-        if cached is not None:
-            data = FileData(path, cached[0], cached[1], archived)
-        else:
-            entries, spans = self._parse(path, read_bytes())
-            self.cache.store(key, stat, content_hash(read_bytes()), entries, spans)
-            data = FileData(path, entries, spans, archived)
-        self._memo[path] = data
-        return data
+    # -- reading -------------------------------------------------------------
 
     def _read_bytes(self, path: Path) -> bytes:
         try:
@@ -108,7 +162,11 @@ class Store:
         except OSError as exc:
             raise Damaged(f"{self.config.relative(path)}:1: cannot read: {exc.strerror}", "check the file's permissions") from None
 
-    def _decode(self, path: Path, data: bytes) -> str:
+    def decode(self, path: Path, data: bytes) -> str:
+        """The text of a grimoire file, or Damaged naming the first bad line (or its size)."""
+        if len(data) > MAX_FILE_BYTES:
+            raise Damaged(f"{self.config.relative(path)}:1: file is {len(data) / 2**20:.0f} MB, over the {MAX_FILE_BYTES // 2**20} MB limit",
+                          "split or trim it; mem never writes a file this large")
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -116,40 +174,97 @@ class Store:
             raise Damaged(f"{self.config.relative(path)}:{line}: not UTF-8 text", "re-save the file as UTF-8") from None
 
     def _parse(self, path: Path, data: bytes) -> tuple[list[Any], list[tuple[int, int]]]:
-        return parse_entries(self._decode(path, data), self.config.relative(path))
+        from .yamlio import parse_entries
+
+        return parse_entries(self.decode(path, data), self.config.relative(path))
+
+    def _archive_paths(self) -> set[str]:
+        return {self.config.relative(p) for _, p, a in self.category_files() if a}
+
+    def _entry(self, path: str, start: int, data: Any) -> Entry:
+        return Entry(data, path, start, path in self._archive_paths())
 
     def entries(self, include_archive: bool = True, skip_damaged: bool = False) -> Iterator[Entry]:
         """Every entry of every configured file (archive last)."""
-        for _, path, archived in self.category_files():
-            if archived and not include_archive:
-                continue
-            try:
-                data = self.read(path)
-            except Damaged as exc:
-                if skip_damaged:
-                    self.skipped.append(exc)
-                    continue
-                raise
-            rel = self.config.relative(path)
-            for item, span in zip(data.entries, data.spans):
-                if isinstance(item, dict):
-                    yield Entry(item, rel, span[0], archived)
+        def read(paths: list[str]) -> list[Entry]:
+            archive = self._archive_paths()
+            out = []
+            for rel in paths:
+                for start, data in self.catalog.file_data(rel):
+                    if isinstance(data, dict):
+                        out.append(Entry(data, rel, start, rel in archive))
+            return out
 
-    def invalidate(self, path: Path) -> None:
-        self._memo.pop(path, None)
+        return iter(self._retry(read, include_archive, skip_damaged))
+
+    def lights(self, include_archive: bool = True, skip_damaged: bool = False, where: str = "1", params: dict | None = None) -> list[Light]:
+        """Filter-and-rank fields of the entries passing `where`, without decoding any JSON."""
+        return self._retry(lambda paths: self.catalog.lights(paths, where, params), include_archive, skip_damaged)
+
+    # Reads that rank or list pass over a damaged file (see `skipped`): the
+    # rest of the grimoire keeps working while `mem validate` names the file.
+
+    def ordered(self, where: str, params: dict, order: str, limit: int | None = None, include_archive: bool = True) -> list[int]:
+        return self._retry(lambda paths: self.catalog.ordered(paths, where, params, order, limit), include_archive, True)
+
+    def rank(self, expression: str, weights: tuple[float, ...], where: str, params: dict, epoch: float,
+             recency_weight: float, tier_bonus: dict[str, float], limit: int | None, include_archive: bool) -> list[tuple]:
+        return self._retry(lambda paths: self.catalog.rank(paths, expression, weights, where, params, epoch, recency_weight, tier_bonus, limit),
+                           include_archive, True)
+
+    def load(self, rowids: list[int]) -> dict[int, Entry]:
+        """Entries by catalog row (call after a read that synced)."""
+        try:
+            found = self.catalog.load(rowids)
+        except Stale:
+            self._fresh.clear()
+            raise Damaged("the cache failed during a read", "run the command again") from None
+        archive = self._archive_paths()
+        return {r: Entry(data, path, start, path in archive) for r, (path, start, data) in found.items() if isinstance(data, dict)}
+
+    def by_id(self, ids: list[str], include_archive: bool = True, skip_damaged: bool = True) -> dict[str, Entry]:
+        """Entries with these ids (the first of each, in file order)."""
+        def read(paths: list[str]) -> dict[str, Entry]:
+            allowed = set(paths)
+            order = {rel: i for i, rel in enumerate(paths)}
+            rows = sorted((r for r in self.catalog.by_ids(ids) if r[1] in allowed), key=lambda r: order[r[1]])
+            out: dict[str, Entry] = {}
+            for _, path, start, data in rows:
+                if isinstance(data, dict):
+                    out.setdefault(data.get("id"), self._entry(path, start, data))
+            return out
+
+        return self._retry(read, include_archive, skip_damaged)
+
+    def ids(self, skip_damaged: bool = False) -> set[str]:
+        return set(self._retry(lambda paths: self.catalog.ids(paths), True, skip_damaged))
+
+    def ids_of_day(self, day: str, skip_damaged: bool = False) -> list[str]:
+        """Ids minted on one day (`MEM-<day>-...`), archive included."""
+        return self._retry(lambda paths: self.catalog.ids(paths, f"MEM-{day}-"), True, skip_damaged)
+
+    def columns(self, names: str, where: str, params: dict, include_archive: bool = False, skip_damaged: bool = False) -> list[tuple]:
+        """Raw catalog columns of the entries passing `where`."""
+        return self._retry(lambda paths: self.catalog.columns(paths, names, where, params), include_archive, skip_damaged)
+
+    def knows(self, word: str) -> bool:
+        return self._retry(lambda paths: self.catalog.knows(word), True, True)
+
+    def vocabulary(self) -> list[str]:
+        return self._retry(lambda paths: self.catalog.vocabulary(), True, True)
 
     # -- locking -------------------------------------------------------------
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """Exclusive lock on the whole grimoire for a read-modify-write."""
+        """Exclusive lock on the whole grimoire for a read-modify-write.
+
+        Writes made inside are staged and land together when the block ends
+        without an error (see `commit`); an error discards them all.
+        """
         import fcntl
 
-        folder = self.config.storage_dir / ".cache"
-        folder.mkdir(parents=True, exist_ok=True)
-        ignore = folder / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# derived cache of mem: never commit\n*\n")
+        folder = self._cache_folder()
         handle = open(folder / "write.lock", "a+")
         try:
             deadline = time.monotonic() + LOCK_TIMEOUT
@@ -164,51 +279,127 @@ class Store:
                             "retry, or look for a stuck mem process",
                         ) from None
                     time.sleep(0.01)
+            self._recover()
+            self._recovered = True
             # Other processes may have written since we last looked.
-            self._memo.clear()
-            yield
+            self._fresh.clear()
+            self.damaged.clear()
+            self._staged = {}
+            try:
+                yield
+                self.commit()
+            finally:
+                self._staged = {}
         finally:
             handle.close()
 
-    # -- writing -------------------------------------------------------------
+    def _cache_folder(self) -> Path:
+        folder = self.config.storage_dir / ".cache"
+        folder.mkdir(parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# derived cache of mem: never commit\n*\n")
+        return folder
+
+    # -- writing: staged, then committed all together -------------------------
+    #
+    # A command's writes to several files (an import, a supersede, an
+    # archive) must land all or not at all. Each new file text goes to a
+    # temp file beside its target; then a journal naming every (temp, target)
+    # pair is written atomically: that is the commit point. Then each temp
+    # replaces its target and the journal is removed. A crash before the
+    # journal exists leaves only temp files, which the next writer deletes;
+    # a crash after it is rolled forward by the next writer (or reader).
+
+    def _journal(self) -> Path:
+        return self.config.storage_dir / ".cache" / JOURNAL
+
+    def _recover(self) -> None:
+        """Finish a commit a crashed process left half done; drop temp files of unfinished ones."""
+        import json
+
+        journal = self._journal()
+        try:
+            pairs = json.loads(journal.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            pairs = None
+        except (OSError, ValueError):
+            pairs = None  # a torn journal was never complete: the commit point was not reached
+            journal.unlink(missing_ok=True)
+        if pairs:
+            for tmp, target in pairs:
+                if os.path.exists(tmp):
+                    os.replace(tmp, target)
+                    _fsync_dir(Path(target).parent)
+            journal.unlink(missing_ok=True)
+        for folder in {self.config.storage_dir, self.config.archive_dir}:
+            if folder.is_dir():
+                for stray in folder.glob(f".*{TMP_SUFFIX}"):
+                    stray.unlink(missing_ok=True)
+
+    def recover_if_needed(self) -> None:
+        """Readers call this: a journal means a writer crashed mid-commit."""
+        if self._journal().exists():
+            with self.lock():
+                pass
 
     def _write_atomic(self, path: Path, text: str) -> None:
+        """One file on its own (a new category file's header): temp, fsync, rename."""
+        tmp = self._temp_copy(path, text)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        _fsync_dir(path.parent)
+
+    def _temp_copy(self, path: Path, text: str) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
-        mode = None
         try:
             mode = path.stat().st_mode & 0o777
         except FileNotFoundError:
-            pass
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            mode = 0o666 & ~_umask()  # what open() would have given a new file
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
-            if mode is not None:
-                os.chmod(tmp, mode)
-            os.replace(tmp, path)
+            os.chmod(tmp, mode)
         except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            Path(tmp).unlink(missing_ok=True)
             raise
-        try:
-            dir_fd = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except OSError:
-            pass
+        return tmp
 
-    def _commit_text(self, path: Path, text: str, entries: list[Any], spans: list[tuple[int, int]]) -> None:
-        """Write a file and record what we know of it in the cache."""
-        self._write_atomic(path, text)
-        data = text.encode("utf-8")
-        self.cache.store(self.config.relative(path), path.stat(), content_hash(data), entries, spans)
-        self._memo[path] = FileData(path, entries, spans, path.parent == self.config.archive_dir)
+    def commit(self) -> None:
+        """Land every staged file write together (see above), then update the catalog."""
+        import json
+
+        staged, self._staged = self._staged, {}
+        if not staged:
+            return
+        temps: list[tuple[str, Path]] = []
+        try:
+            for path, (_, _, text, _) in staged.items():
+                temps.append((self._temp_copy(path, text), path))
+            journal = self._journal()
+            with open(journal.with_suffix(".tmp"), "w", encoding="utf-8") as handle:
+                handle.write(json.dumps([[tmp, str(path)] for tmp, path in temps]))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(journal.with_suffix(".tmp"), journal)
+            _fsync_dir(journal.parent)
+        except BaseException:
+            for tmp, _ in temps:
+                Path(tmp).unlink(missing_ok=True)
+            raise
+        for tmp, path in temps:
+            os.replace(tmp, path)
+        for folder in {path.parent for _, path in temps}:
+            _fsync_dir(folder)
+        self._journal().unlink(missing_ok=True)
+        for path, (rel, before, text, change) in staged.items():
+            self._record(rel, path, before, text, **change)
 
     def ensure_file(self, category: str, archived: bool = False) -> Path:
         path = self.category_path(category, archived)
@@ -217,65 +408,114 @@ class Store:
             self._check_inside(path.parent)
             label = f"archived {category}" if archived else category
             self._write_atomic(path, HEADER.format(category=label))
+            self._fresh.discard(self.config.relative(path))  # it was known as absent
         return path
 
-    def append(self, path: Path, new: list[dict[str, Any]]) -> None:
-        """Append entries as text at the end of a file; no existing line changes."""
-        current = self.read(path)
-        text = self._decode(path, self._read_bytes(path)) if path.exists() else ""
-        if current.entries == [] and re.search(r"^\s*\[\s*\]\s*$", text, re.M):
-            # An empty flow list `[]` cannot be appended to; drop it.
-            text = re.sub(r"^\s*\[\s*\]\s*$\n?", "", text, flags=re.M)
-        if text and not text.endswith("\n"):
-            text += "\n"
-        line_count = text.count("\n")
-        entries = list(current.entries)
-        spans = list(current.spans)
-        chunks = []
-        for item in new:
-            chunk = emit_entry(item)
-            lines = chunk.count("\n")
-            spans.append((line_count + 1, line_count + lines))
-            line_count += lines
-            entries.append(item)
-            chunks.append(chunk)
-        self._commit_text(path, text + "".join(chunks), entries, spans)
+    def _current(self, path: Path) -> tuple[str, bytes]:
+        """A file's relative path and bytes, its catalog rows checked (under the lock)."""
+        rel = self.config.relative(path)
+        if path in self._staged:
+            raise RuntimeError(f"{rel} is written twice in one transaction")  # callers group by file
+        if rel not in self._fresh:
+            self.damaged.pop(rel, None)
+            known = None
+            try:
+                known = self.catalog.records().get(rel)
+            except Stale:
+                pass
+            self._sync_file(rel, path, path.parent == self.config.archive_dir, known)
+            self._fresh.add(rel)
+        return rel, self._read_bytes(path) if path.exists() else b""
 
-    def splice(self, path: Path, changes: dict[str, dict[str, Any] | None]) -> None:
-        """Rewrite or remove (value None) entries by id, touching only their lines."""
-        current = self.read(path)
-        lines = self._decode(path, self._read_bytes(path)).split("\n")
-        entries = list(current.entries)
-        spans = list(current.spans)
-        index_of = {item.get("id"): i for i, item in enumerate(entries) if isinstance(item, dict)}
+    def _record(self, rel: str, path: Path, before: bytes, text: str, **change: Any) -> None:
+        """Tell the catalog what a write changed; on trouble it re-reads the file later."""
+        try:
+            self.catalog.apply_write(rel, content_hash(before), Stamp.of(path.stat()), content_hash(text.encode("utf-8")),
+                                     path.parent == self.config.archive_dir, **change)
+        except Stale:
+            self._fresh.clear()
+        # Next read re-checks the stamp: cheap, and right even if the catalog declined the update.
+        self._fresh.discard(rel)
+
+    def write(self, path: Path, changes: dict[str, dict[str, Any] | None] | None = None,
+              appended: list[dict[str, Any]] | None = None) -> list[tuple[int, int]]:
+        """Stage one file's new text: entries rewritten or removed (value None) by id,
+        touching only their lines, then new entries appended as text. Returns the
+        appended entries' line spans. Lands on `commit` (the end of `lock`)."""
+        from .yamlio import emit_entry
+
+        changes = changes or {}
+        appended = appended or []
+        rel, raw = self._current(path)
+        text = self.decode(path, raw)
+        rows = self.catalog.file_rows(rel)
+        lines = text.split("\n")
+        spans = [(start, stop) for _, _, start, stop, _ in rows]
+        index_of = {entry_id: i for i, (_, _, _, _, entry_id) in enumerate(rows) if entry_id}
         missing = [key for key in changes if key not in index_of]
         if missing:
-            raise BadInput(f"{', '.join(missing)} not found in {self.config.relative(path)}")
+            raise BadInput(f"{', '.join(missing)} not found in {rel}")
+        old_data = {r[0]: r[3] for r in self.catalog.by_ids(list(changes)) if r[1] == rel}
+        removed: list[int] = []
+        changed: dict[int, Any] = {}
         # Work bottom-up so earlier spans stay valid while we splice.
         for entry_id in sorted(changes, key=lambda k: index_of[k], reverse=True):
             i = index_of[entry_id]
             start, stop = spans[i]
             old_block = lines[start - 1 : stop]
             new_data = changes[entry_id]
-            if new_data is None:
-                replacement: list[str] = []
-            else:
-                replacement = edit_block(old_block, entries[i], new_data)
+            replacement = [] if new_data is None else edit_block(old_block, old_data[rows[i][0]], new_data)
             lines[start - 1 : stop] = replacement
             delta = len(replacement) - len(old_block)
             if new_data is None:
                 # Also drop the blank line that separated it, if any.
-                del entries[i]
-                del spans[i]
+                removed.append(i)
                 if start - 1 < len(lines) and lines[start - 1] == "" and start - 1 < len(lines) - 1:
                     del lines[start - 1]
                     delta -= 1
-                spans[i:] = [(a + delta, b + delta) for a, b in spans[i:]]
+                spans[i] = (0, -1)
             else:
-                entries[i] = new_data
+                changed[i] = new_data
                 spans[i] = (start, stop + delta)
-                spans[i + 1 :] = [(a + delta, b + delta) for a, b in spans[i + 1 :]]
-        self._commit_text(path, "\n".join(lines), entries, spans)
+            spans[i + 1 :] = [(a + delta, b + delta) for a, b in spans[i + 1 :]]
+        text = "\n".join(lines)
+        kept = [span for i, span in enumerate(spans) if i not in set(removed)]
+        new_spans: list[tuple[int, int]] = []
+        if appended:
+            if not kept and re.search(r"^\s*\[\s*\]\s*$", text, re.M):
+                # An empty flow list `[]` cannot be appended to; drop it.
+                text = re.sub(r"^\s*\[\s*\]\s*$\n?", "", text, flags=re.M)
+            if text and not text.endswith("\n"):
+                text += "\n"
+            line_count = text.count("\n")
+            chunks = []
+            for item in appended:
+                chunk = emit_entry(item)
+                count = chunk.count("\n")
+                new_spans.append((line_count + 1, line_count + count))
+                line_count += count
+                chunks.append(chunk)
+            text += "".join(chunks)
+        change = {"changed": changed, "removed": removed, "spans": kept, "appended": list(zip(appended, new_spans))}
+        self._staged[path] = (rel, raw, text, change)
+        return new_spans
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 _FIELD_RE = re.compile(r"^( *)([A-Za-z_][A-Za-z0-9_-]*):(?: |$)")
@@ -287,6 +527,8 @@ def edit_block(block: list[str], old: dict[str, Any], new: dict[str, Any]) -> li
     Comments and formatting of untouched fields stay byte-identical. When the
     entry is not in the usual block layout, it is emitted afresh instead.
     """
+    from .yamlio import emit_entry, emit_fields, parse_entries
+
     first = re.match(r"^-( +)", block[0]) if block else None
     if first is None:
         return emit_entry(new).rstrip("\n").split("\n")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -96,36 +95,150 @@ def _expand(paths: Iterable[str]) -> list[Path]:
     return out
 
 
-def validate(store: Store, paths: Iterable[str] | None = None, now: datetime | None = None) -> Report:
-    """Check the given files (default: the whole grimoire) against every rule."""
-    from .clock import now as clock_now
+def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
+    """Check the given files (default: the whole grimoire) against every rule.
 
-    moment = now or clock_now()
+    Per-file results (problems found inside one file, and the link fields
+    of its entries) are kept in the catalog under the file's content hash,
+    so only files changed since the last validation are parsed and checked;
+    the cross-file rules (unique ids, links, unique keys) always run.
+    """
     config = store.config
     report = Report()
     targets = _expand(paths) if paths else _default_paths(store)
-    items: list[_Item] = []
     checked: set[Path] = set()
-    for path in targets:
-        rel = _display(config, path)
+    links: list[_Link] = []
+    version = _rules_version(config)
+    named = [(path, _display(config, path)) for path in targets]
+    for (path, rel), result in zip(named, _file_results(store, named, version)):
         report.files.append(rel)
         checked.add(path.resolve())
-        items.extend(_read_items(store, path, rel, report))
+        report.problems.extend(Problem(**p) for p in result["problems"])
+        report.damaged = report.damaged or result["damaged"]
+        report.entries += result["entries"]
+        links.extend(_Link(*row) for row in result["links"])
     # Entries of the rest of the grimoire resolve references from the checked files.
-    context: list[_Item] = []
+    context: list[_Link] = []
     if paths:
-        for path in _default_paths(store):
-            if path.resolve() not in checked:
-                try:
-                    context.extend(_read_items(store, path, _display(config, path), Report()))
-                except Exception:  # noqa: BLE001 - context is best effort
-                    pass
-    report.entries = len(items)
-    for item in items:
-        _check_entry(config, item, moment, report)
-    _check_links(items, context, moment, report)
+        rest = [(path, _display(config, path)) for path in _default_paths(store) if path.resolve() not in checked]
+        for result in _file_results(store, rest, version):
+            context.extend(_Link(*row) for row in result["links"])
+    _check_links(links, context, report)
     report.problems.sort(key=lambda p: (p.file, p.line, p.rule))
     return report
+
+
+def _rules_version(config: Config) -> str:
+    """What a cached file result depends on besides the file: config and rule code."""
+    from . import __version__, guard, schemas
+
+    parts = [__version__, repr(sorted((n, c.storage_file, c.confidence_required) for n, c in config.categories.items())),
+             str(config.storage_dir), str(config.archive_dir)]
+    for source in (Path(__file__), Path(guard.__file__), schemas.schema_dir() / "memory.schema.json"):
+        try:
+            parts.append(str(source.stat().st_mtime_ns))
+        except OSError:
+            parts.append("?")
+    return "|".join(parts)
+
+
+def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> list[dict[str, Any]]:
+    """Per file: problems inside it and its link records, from the catalog when unchanged."""
+    from .catalog import Stale, content_hash
+
+    out: list[dict[str, Any] | None] = []
+    pending: list[tuple[int, Path, str, bytes | None, str | None]] = []
+    for index, (path, rel) in enumerate(files):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = None
+        key = f"{version}|{rel}|{path.resolve()}|{content_hash(data)}" if data is not None else None
+        cached = None
+        if key is not None:
+            try:
+                cached = store.catalog.report(rel, key)
+            except Stale:
+                pass
+        out.append(cached)
+        if cached is None:
+            pending.append((index, path, rel, data, key))
+    for (index, _, rel, _, key), result in zip(pending, _compute_all(store, [(p, r, d) for _, p, r, d, _ in pending])):
+        out[index] = result
+        if key is not None:
+            store.catalog.keep_report(rel, key, result)
+    return out  # type: ignore[return-value]
+
+
+# Files at least this big in all are checked by two or more processes: a
+# cold validation is CPU-bound (YAML, schema, guard), files are independent,
+# and the machines this runs on have several cores.
+PARALLEL_BYTES = 1 << 20
+_WORKER_STORE: Store | None = None
+
+
+def _compute_all(store: Store, files: list[tuple[Path, str, bytes | None]]) -> list[dict[str, Any]]:
+    import os
+
+    size = sum(len(data or b"") for _, _, data in files)
+    workers = min(len(files), os.cpu_count() or 1)
+    if workers < 2 or size < PARALLEL_BYTES:
+        return [_compute(store, *item) for item in files]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _WORKER_STORE
+    _WORKER_STORE = store  # forked workers inherit it; the catalog is not touched there
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            # Biggest first, so the last file to finish is a small one.
+            order = sorted(range(len(files)), key=lambda i: -len(files[i][2] or b""))
+            done = dict(zip(order, pool.map(_compute_in_worker, [files[i] for i in order])))
+        return [done[i] for i in range(len(files))]
+    except (OSError, RuntimeError):  # no processes to be had: do it here
+        return [_compute(store, *item) for item in files]
+    finally:
+        _WORKER_STORE = None
+
+
+def _compute_in_worker(item: tuple[Path, str, bytes | None]) -> dict[str, Any]:
+    assert _WORKER_STORE is not None
+    return _compute(_WORKER_STORE, *item)
+
+
+def _compute(store: Store, path: Path, rel: str, data: bytes | None) -> dict[str, Any]:
+    local = Report()
+    items = _read_items(store, path, rel, local, data)
+    for item in items:
+        _check_entry(store.config, item, local)
+    return {
+        "problems": [asdict(p) for p in local.problems],
+        "damaged": local.damaged,
+        "entries": len(items),
+        "links": [_link_of(item) for item in items],
+    }
+
+
+@dataclass
+class _Link:
+    """What the cross-file rules need of one entry."""
+
+    file: str
+    line: int
+    id: Any
+    supersedes: Any
+    superseded_by: Any
+    related: Any
+    key: Any
+    archived: bool
+    lines: dict[str, int]  # field -> line, for the fields these rules name
+
+
+def _link_of(item: _Item) -> list[Any]:
+    data = item.data
+    names = ("supersedes", "superseded_by", "related_memories", "key")
+    return [item.file, item.line, data.get("id"), data.get("supersedes"), data.get("superseded_by"),
+            data.get("related_memories"), data.get("key"), item.archived, {n: _field_line(item, n) for n in names if n in data}]
 
 
 def _display(config: Config, path: Path) -> str:
@@ -136,14 +249,15 @@ def _display(config: Config, path: Path) -> str:
         return str(path)
 
 
-def _read_items(store: Store, path: Path, rel: str, report: Report) -> list[_Item]:
+def _read_items(store: Store, path: Path, rel: str, report: Report, data: bytes | None) -> list[_Item]:
     config = store.config
     category, archived = _classify(config, path)
     try:
         real = path.resolve()
         if path.is_symlink() and config.root not in real.parents and Path.cwd().resolve() not in real.parents:
             raise Damaged(f"{rel}:1: symlink leads outside the repository ({real})", "replace it with a regular file")
-        data = path.read_bytes()
+        if data is None:
+            data = path.read_bytes()
     except OSError as exc:
         report.problems.append(Problem(rel, 1, None, "unreadable", f"cannot read: {exc.strerror}"))
         report.damaged = True
@@ -159,7 +273,7 @@ def _read_items(store: Store, path: Path, rel: str, report: Report) -> list[_Ite
         report.damaged = True
         return []
     try:
-        text = store._decode(path, data)
+        text = store.decode(path, data)
         from .yamlio import parse_entries
 
         entries, spans = parse_entries(text, rel)
@@ -167,7 +281,8 @@ def _read_items(store: Store, path: Path, rel: str, report: Report) -> list[_Ite
         match = re.match(r"^(.*?):(\d+): (.*)$", exc.message)
         line = int(match.group(2)) if match else 1
         message = match.group(3) if match else exc.message
-        report.problems.append(Problem(rel, line, None, "yaml", message))
+        rule = "too-large" if "MB limit" in message else "encoding" if "UTF-8" in message else "yaml"
+        report.problems.append(Problem(rel, line, None, rule, message))
         report.damaged = True
         return []
     lines = text.split("\n")
@@ -182,7 +297,7 @@ def _read_items(store: Store, path: Path, rel: str, report: Report) -> list[_Ite
     return items
 
 
-def _check_entry(config: Config, item: _Item, moment: datetime, report: Report) -> None:
+def _check_entry(config: Config, item: _Item, report: Report) -> None:
     from .schemas import entry_validator
 
     data = item.data
@@ -241,50 +356,47 @@ def _same_time(a: Any, b: str) -> bool | None:
         return None
 
 
-def _check_links(items: list[_Item], context: list[_Item], moment: datetime, report: Report) -> None:
-    by_id: dict[str, _Item] = {}
+def _check_links(items: list[_Link], context: list[_Link], report: Report) -> None:
+    by_id: dict[str, _Link] = {}
     for item in context:
-        entry_id = item.data.get("id")
-        if isinstance(entry_id, str):
-            by_id.setdefault(entry_id, item)
-    seen: dict[str, _Item] = {}
+        if isinstance(item.id, str):
+            by_id.setdefault(item.id, item)
+    seen: dict[str, _Link] = {}
     for item in items:
-        entry_id = item.data.get("id")
-        if not isinstance(entry_id, str):
+        if not isinstance(item.id, str):
             continue
-        first = seen.get(entry_id) or (by_id.get(entry_id) if entry_id in by_id else None)
+        first = seen.get(item.id) or by_id.get(item.id)
         if first is not None:
-            report.problems.append(Problem(item.file, item.line, entry_id, "duplicate-id", f"id also used at {first.file}:{first.line}; ids must be unique across the grimoire"))
+            report.problems.append(Problem(item.file, item.line, item.id, "duplicate-id", f"id also used at {first.file}:{first.line}; ids must be unique across the grimoire"))
         else:
-            seen[entry_id] = item
+            seen[item.id] = item
     everything = {**by_id, **seen}
-    keys: dict[str, _Item] = {}
+    keys: dict[str, _Link] = {}
     for item in items:
-        data = item.data
-        entry_id = data.get("id") if isinstance(data.get("id"), str) else None
+        entry_id = item.id if isinstance(item.id, str) else None
 
         def problem(rule: str, message: str, name: str) -> None:
-            report.problems.append(Problem(item.file, _field_line(item, name), entry_id, rule, message))
+            report.problems.append(Problem(item.file, item.lines.get(name, item.line), entry_id, rule, message))
 
-        old = data.get("supersedes")
+        old = item.supersedes
         if isinstance(old, str) and ID_RE.match(old):
             target = everything.get(old)
             if target is None:
                 problem("dangling-reference", f"supersedes {old}, which does not exist", "supersedes")
-            elif target.data.get("superseded_by") != entry_id:
+            elif target.superseded_by != entry_id:
                 problem("supersede-link", f"supersedes {old}, but {old} is not marked superseded_by {entry_id}", "supersedes")
-        new = data.get("superseded_by")
+        new = item.superseded_by
         if isinstance(new, str) and ID_RE.match(new):
             target = everything.get(new)
             if target is None:
                 problem("dangling-reference", f"superseded_by {new}, which does not exist", "superseded_by")
-            elif target.data.get("supersedes") != entry_id:
+            elif target.supersedes != entry_id:
                 problem("supersede-link", f"superseded_by {new}, but {new} does not say it supersedes {entry_id}", "superseded_by")
-        for related in data.get("related_memories") or []:
+        for related in item.related if isinstance(item.related, list) else []:
             if isinstance(related, str) and related not in everything:
                 problem("dangling-reference", f"related memory {related} does not exist", "related_memories")
-        key = data.get("key")
-        if isinstance(key, str) and not item.archived and not data.get("superseded_by"):
+        key = item.key
+        if isinstance(key, str) and not item.archived and not item.superseded_by:
             other = keys.get(key)
             if other is not None:
                 problem("key-unique", f"key {key!r} is also active at {other.file}:{other.line}; supersede one of them", "key")

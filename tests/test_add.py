@@ -198,7 +198,7 @@ def test_supersede_edit_touches_only_added_lines(repo):
     diff = git("diff", "--unified=0", "--", str(FACTS), cwd=repo)
     removed = [l for l in diff.splitlines() if l.startswith("-") and not l.startswith("---")]
     assert removed == []
-    assert f"+  superseded_by: " in diff
+    assert "+  superseded_by: " in diff
 
 
 def test_key_supersedes_active_keyed_entry_and_get(repo):

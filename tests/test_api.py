@@ -3,7 +3,6 @@ import sys
 
 import pytest
 
-from grimoire_cli import Grimoire
 from grimoire_cli.errors import BadInput, NotFound, Refused
 
 

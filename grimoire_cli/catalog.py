@@ -1,0 +1,616 @@
+"""The catalog: a derived SQLite copy of the grimoire files, never the source of truth.
+
+Per file it keeps a stamp (size, mtime_ns, inode) and a content hash; per
+entry its position and line span, the fields reads filter and rank on, the
+stored mapping as JSON, an FTS5 row for search, and its words (for typo
+correction). Reads answer from here after checking each file's stamp, so an
+unchanged grimoire is answered without parsing YAML; a changed file (hand
+edit, `git pull`) is re-parsed alone.
+
+The catalog lives in `<storage_dir>/.cache/index.sqlite3`. If it cannot be
+opened, is corrupt, read-only or locked too long, this process switches to
+an in-memory catalog built from the files: the answer is the same, only
+slower. Rows of a file are trusted only while the file's stamp (or hash)
+matches the one stored in the same transaction as the rows.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sqlite3
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
+
+from .clock import parse_time
+from .errors import BadInput
+from .model import Entry, normalize_text, parse_id, state_of
+
+SCHEMA_VERSION = "6"
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ino INTEGER, hash TEXT);
+CREATE TABLE IF NOT EXISTS entries (
+    rowid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, stop INTEGER,
+    mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT,
+    confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL,
+    superseded_by TEXT, tags TEXT, seq INTEGER, norm TEXT, data TEXT
+);
+CREATE INDEX IF NOT EXISTS entries_path ON entries(path, idx);
+CREATE INDEX IF NOT EXISTS entries_id ON entries(id);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, tokenize='porter unicode61');
+CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, n INTEGER, PRIMARY KEY (word, path)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS reports (path TEXT PRIMARY KEY, key TEXT, value TEXT);
+"""
+
+# Columns a light row carries (no JSON decoding needed to filter or rank).
+LIGHT = "rowid, id, category, confidence, importance, tier, born, expires, superseded_by, archived, tags, key"
+
+
+def content_hash(data: bytes) -> str:
+    import hashlib  # only when a file changed or was written: its import costs 3 ms
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class Stamp(NamedTuple):
+    """What `stat` says of a file; equal stamps mean the file was not rewritten."""
+
+    size: int
+    mtime_ns: int
+    ino: int
+
+    @classmethod
+    def of(cls, stat) -> "Stamp":
+        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
+class Light:
+    """The filter and rank fields of one entry, read without its JSON.
+
+    A plain class with slots: `mem query` builds none, `mem add` a few
+    thousand, and a dataclass costs more to define than it saves here.
+    """
+
+    __slots__ = ("rowid", "id", "category", "confidence", "importance", "tier", "born", "expires",
+                 "superseded_by", "archived", "tag_text", "key")
+
+    def __init__(self, rowid: int, id: str, category: str, confidence: float, importance: int, tier: str,
+                 born: float | None, expires: float | None, superseded_by: str | None, archived: bool, tag_text: str,
+                 key: str | None):
+        self.rowid, self.id, self.category, self.confidence = rowid, id, category, confidence
+        self.importance, self.tier, self.born, self.expires = importance, tier, born, expires
+        self.superseded_by, self.archived, self.tag_text, self.key = superseded_by, archived, tag_text, key
+
+    @property
+    def tags(self) -> list[str]:
+        return [t for t in self.tag_text.split(TAG_SEPARATOR) if t]
+
+    def state(self, epoch: float) -> str:
+        return state_of(self, epoch)
+
+    def is_expired(self, moment: datetime) -> bool:
+        return self.expires is not None and self.expires <= moment.timestamp()
+
+    def is_active(self, moment: datetime) -> bool:
+        return state_of(self, moment.timestamp()) == "active"
+
+
+def _light(row: tuple) -> Light:
+    return Light(row[0], row[1] or "", row[2] or "", row[3], row[4], row[5], row[6], row[7], row[8], bool(row[9]), row[10], row[11])
+
+
+# Tags are kept as one string, each tag between separators, so a tag filter
+# is an `instr` in SQL (no JSON1 needed from the platform's SQLite).
+TAG_SEPARATOR = "\x1f"
+
+
+def _epoch(text: Any) -> float | None:
+    if not text:
+        return None
+    try:
+        return parse_time(str(text)).timestamp()
+    except BadInput:
+        return None
+
+
+def _number(read: Callable[[], Any], default: Any) -> Any:
+    try:
+        return read()
+    except (TypeError, ValueError):
+        return default
+
+
+def search_words(text: str) -> list[str]:
+    from .search import words
+
+    return words(text)
+
+
+def derive(item: Any, archived_file: bool) -> tuple:
+    """(mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags, seq)."""
+    if not isinstance(item, dict):
+        return (0, int(archived_file), None, None, None, 0.0, 5, "unrated", None, None, None, "", 0, None)
+    entry = Entry(item, archived_file=archived_file)
+    tags = [t for t in (item.get("tags") or []) if isinstance(t, str)] if isinstance(item.get("tags"), list) else []
+    return (
+        1,
+        int(entry.archived),
+        str(item.get("id") or ""),
+        str(item.get("category") or ""),
+        item.get("key") if isinstance(item.get("key"), str) else None,
+        _number(lambda: entry.confidence, 0.0),
+        _number(lambda: entry.importance, 5),
+        _number(lambda: entry.tier, "unrated"),
+        _epoch(entry.timestamp if isinstance(item.get("source"), dict) else None),
+        entry.expires,
+        item.get("superseded_by") if isinstance(item.get("superseded_by"), str) and item.get("superseded_by") else None,
+        TAG_SEPARATOR + TAG_SEPARATOR.join(tags) + TAG_SEPARATOR if tags else "",
+        (parse_id(item["id"]) or ("", 0))[1] if isinstance(item.get("id"), str) else 0,
+        normalize_text(item["content"]) if isinstance(item.get("content"), str) else None,
+    )
+
+
+def _texts(item: Any) -> tuple[str, str, str]:
+    """(summary, content, tags) as indexed for search."""
+    if not isinstance(item, dict):
+        return "", "", ""
+    summary = item.get("summary") if isinstance(item.get("summary"), str) else ""
+    content = item.get("content") if isinstance(item.get("content"), str) else ""
+    tags = item.get("tags") if isinstance(item.get("tags"), list) else []
+    return summary, content if content != summary else "", " ".join(t for t in tags if isinstance(t, str))
+
+
+def _word_set(item: Any) -> set[str]:
+    if not isinstance(item, dict):
+        return set()
+    summary, content, _ = _texts(item)
+    out = set(search_words(summary)) | set(search_words(content))
+    out.update(t for t in (item.get("tags") or []) if isinstance(t, str)) if isinstance(item.get("tags"), list) else None
+    return out
+
+
+class Catalog:
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._db: sqlite3.Connection | None = None
+        self.in_memory = False
+
+    # -- connection ----------------------------------------------------------
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            try:
+                self._db = self._open_file()
+            except (sqlite3.Error, OSError):
+                self._discard_corrupt()
+                self._use_memory()
+        return self._db  # type: ignore[return-value]
+
+    def _open_file(self) -> sqlite3.Connection:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        ignore = self.folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# derived cache of mem: never commit\n*\n")
+        db = sqlite3.connect(self.folder / "index.sqlite3", timeout=5, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            # Checked and (re)created under the write lock, so two processes
+            # starting on an empty cache never drop each other's tables. This
+            # also proves the database writable before anything relies on it.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+            except sqlite3.OperationalError:
+                row = None
+            if row is None or row[0] != SCHEMA_VERSION:
+                for table in ("meta", "files", "entries", "fts", "words", "reports"):
+                    db.execute(f"DROP TABLE IF EXISTS {table}")
+                for statement in _DDL.strip().split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (SCHEMA_VERSION,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _use_memory(self) -> None:
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        db.executescript(_DDL)
+        db.execute("INSERT INTO meta VALUES ('version', ?)", (SCHEMA_VERSION,))
+        self._db = db
+        self.in_memory = True
+
+    def _discard_corrupt(self) -> None:
+        """A file that is not SQLite is deleted (best effort); others are left alone."""
+        path = self.folder / "index.sqlite3"
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(16)
+            if head and head != b"SQLite format 3\x00":
+                path.unlink()
+        except OSError:
+            pass
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; a database failure moves this process to memory.
+
+        Raises `Stale` after switching, so the caller re-syncs from the files.
+        """
+        db = self.db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            yield db
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if self.in_memory:
+                raise
+            self._drop_to_memory()
+            raise Stale() from None
+        except BaseException:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise
+
+    def _drop_to_memory(self) -> None:
+        self._has_functions = False
+        self._has_pow = None
+        try:
+            if self._db is not None:
+                self._db.close()
+        except sqlite3.Error:
+            pass
+        self._use_memory()
+
+    def read(self, sql: str, params: Any = ()) -> list[tuple]:
+        try:
+            return self.db.execute(sql, params if isinstance(params, dict) else tuple(params)).fetchall()
+        except sqlite3.OperationalError as exc:
+            if self.in_memory or "fts5" in str(exc) or "syntax" in str(exc):
+                raise
+            self._drop_to_memory()
+            raise Stale() from None
+        except sqlite3.DatabaseError:
+            if self.in_memory:
+                raise
+            self._drop_to_memory()
+            raise Stale() from None
+
+    # -- files ---------------------------------------------------------------
+
+    def records(self) -> dict[str, tuple[Stamp, str]]:
+        return {path: (Stamp(size, mtime, ino), digest) for path, size, mtime, ino, digest in self.read("SELECT path, size, mtime_ns, ino, hash FROM files")}
+
+    def restamp(self, path: str, stamp: Stamp) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE files SET size=?, mtime_ns=?, ino=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, path))
+
+    def replace_file(self, path: str, stamp: Stamp, digest: str, items: list[Any], spans: list[tuple[int, int]], archived: bool) -> None:
+        """All rows of one file, from a fresh parse."""
+        with self.transaction() as db:
+            row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
+            if row is not None and row[0] == digest:
+                # Another process parsed the same bytes meanwhile: keep its rows
+                # (and their row numbers, which readers may be holding).
+                db.execute("UPDATE files SET size=?, mtime_ns=?, ino=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, path))
+                return
+            # Rows whose entry is unchanged are kept (moved if their lines
+            # moved): a hand edit of one entry re-indexes that entry only.
+            pool: dict[str, list[tuple]] = {}
+            for old in db.execute("SELECT rowid, idx, start, stop, data FROM entries WHERE path=? ORDER BY idx", (path,)):
+                pool.setdefault(old[4], []).append(old)
+            moved = []
+            fresh = []
+            for position, (item, span) in enumerate(zip(items, spans)):
+                same = pool.get(_json(item))
+                if same:
+                    rowid, idx, start, stop, _ = same.pop(0)
+                    if (idx, start, stop) != (position, *span):
+                        moved.append((position, span[0], span[1], rowid))
+                else:
+                    fresh.append((position, item, span))
+            gone = [old for rows in pool.values() for old in rows]
+            if gone:
+                self._count_words(db, path, [_word_set(json.loads(old[4])) for old in gone], -1)
+                db.executemany("DELETE FROM fts WHERE rowid=?", [(old[0],) for old in gone])
+                db.executemany("DELETE FROM entries WHERE rowid=?", [(old[0],) for old in gone])
+            db.executemany("UPDATE entries SET idx=?, start=?, stop=? WHERE rowid=?", moved)
+            self._insert(db, path, fresh, archived)
+            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", (path, stamp.size, stamp.mtime_ns, stamp.ino, digest))
+
+    def forget(self, paths: Iterable[str]) -> None:
+        with self.transaction() as db:
+            for path in paths:
+                self._delete_file(db, path)
+
+    def _delete_file(self, db: sqlite3.Connection, path: str) -> None:
+        db.execute("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE path=?)", (path,))
+        db.execute("DELETE FROM entries WHERE path=?", (path,))
+        db.execute("DELETE FROM words WHERE path=?", (path,))
+        db.execute("DELETE FROM files WHERE path=?", (path,))
+
+    def _insert(self, db: sqlite3.Connection, path: str, placed: list[tuple[int, Any, tuple[int, int]]], archived: bool) -> None:
+        """Rows for (position, item, span) triples."""
+        if not placed:
+            return
+        items = [item for _, item, _ in placed]
+        enabled = gc.isenabled()
+        gc.disable()  # bulk loads allocate many small objects and no cycles
+        try:
+            rows = []
+            for position, item, span in placed:
+                data = _json(item)
+                rows.append((path, position, span[0], span[1], *derive(item if data != "null" else None, archived), data))
+            cursor = db.cursor()
+            ids = []
+            for row in rows:
+                cursor.execute(f"INSERT INTO entries (path, idx, start, stop, {_DERIVED}, data) VALUES ({', '.join('?' * 19)})", row)
+                ids.append(cursor.lastrowid)
+            db.executemany("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", [(rowid, *_texts(item)) for rowid, item in zip(ids, items)])
+            self._count_words(db, path, [_word_set(item) for item in items], +1)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _count_words(self, db: sqlite3.Connection, path: str, sets: list[set[str]], sign: int) -> None:
+        counts: dict[str, int] = {}
+        for found in sets:
+            for word in found:
+                counts[word] = counts.get(word, 0) + 1
+        if not counts:
+            return
+        db.executemany(
+            "INSERT INTO words VALUES (?, ?, ?) ON CONFLICT(word, path) DO UPDATE SET n = n + excluded.n",
+            [(word, path, sign * n) for word, n in counts.items()],
+        )
+        if sign < 0:
+            db.execute("DELETE FROM words WHERE path=? AND n <= 0", (path,))
+
+    # -- incremental updates by a writer that holds the grimoire lock --------
+
+    def apply_write(self, path: str, before: str, stamp: Stamp, digest: str, archived: bool,
+                    appended: list[tuple[Any, tuple[int, int]]] = (), changed: dict[int, Any] | None = None,
+                    removed: Iterable[int] = (), spans: list[tuple[int, int]] | None = None) -> None:
+        """Bring one file's rows from hash `before` to `digest` without re-parsing.
+
+        `changed` maps row position to new data, `removed` lists positions
+        gone, `spans` is the new span of every remaining row in order.
+        When the rows are not those of `before` (another process re-parsed
+        meanwhile), the file is forgotten and re-parsed on the next read.
+        """
+        with self.transaction() as db:
+            row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
+            if row is None or row[0] != before:
+                if row is None or row[0] != digest:
+                    self._delete_file(db, path)
+                return
+            current = db.execute("SELECT rowid, idx FROM entries WHERE path=? ORDER BY idx", (path,)).fetchall()
+            gone = set(removed)
+            for position, item in (changed or {}).items():
+                rowid = current[position][0]
+                old = db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0]
+                self._count_words(db, path, [_word_set(json.loads(old))], -1)
+                db.execute(f"UPDATE entries SET ({_DERIVED}, data) = ({', '.join('?' * 15)}) WHERE rowid=?", (*derive(item, archived), json.dumps(item), rowid))
+                db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
+                db.execute("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", (rowid, *_texts(item)))
+                self._count_words(db, path, [_word_set(item)], +1)
+            for position in sorted(gone):
+                rowid = current[position][0]
+                old = db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0]
+                self._count_words(db, path, [_word_set(json.loads(old))], -1)
+                db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
+                db.execute("DELETE FROM entries WHERE rowid=?", (rowid,))
+            if spans is not None:
+                kept = [rowid for position, (rowid, _) in enumerate(current) if position not in gone]
+                db.executemany("UPDATE entries SET idx=?, start=?, stop=? WHERE rowid=?",
+                               [(i, a, b, rowid) for i, (rowid, (a, b)) in enumerate(zip(kept, spans))])
+                first = len(kept)
+            else:
+                first = len(current) - len(gone)
+            if appended:
+                self._insert(db, path, [(first + i, item, span) for i, (item, span) in enumerate(appended)], archived)
+            db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, hash=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, digest, path))
+
+    # -- reads ---------------------------------------------------------------
+
+    def file_rows(self, path: str) -> list[tuple[int, int, int, int, str | None]]:
+        """(rowid, idx, start, stop, id) of one file in order."""
+        return self.read("SELECT rowid, idx, start, stop, id FROM entries WHERE path=? ORDER BY idx", (path,))
+
+    def lights(self, paths: list[str], where: str = "1", params: dict[str, Any] | None = None) -> list[Light]:
+        inside, named = _paths_sql(paths)
+        sql = f"SELECT {LIGHT} FROM entries WHERE mapping = 1 AND {inside} AND {where}"
+        return [_light(row) for row in self.read(sql, {**named, **(params or {})})]
+
+    def columns(self, paths: list[str], names: str, where: str, params: dict[str, Any]) -> list[tuple]:
+        inside, named = _paths_sql(paths)
+        return self.read(f"SELECT {names} FROM entries WHERE mapping = 1 AND {inside} AND {where}", {**named, **params})
+
+    def ordered(self, paths: list[str], where: str, params: dict[str, Any], order: str, limit: int | None = None) -> list[int]:
+        """Rowids of the entries that pass `where`, in `order`."""
+        inside, named = _paths_sql(paths)
+        sql = f"SELECT rowid FROM entries WHERE mapping = 1 AND {inside} AND {where} ORDER BY {order}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [row[0] for row in self.read(sql, {**named, **params})]
+
+    def rank(self, paths: list[str], expression: str, weights: tuple[float, ...], where: str, params: dict[str, Any],
+             epoch: float, recency_weight: float, tier_bonus: dict[str, float], limit: int | None) -> list[tuple]:
+        """(rowid, id, bm25, relevance, recency, prior, score, number of matches) of matching entries, best first.
+
+        The blend of `search` in SQL, so only the rows asked for leave SQLite.
+        """
+        self._functions()
+        inside, named = _paths_sql(paths, "e.path")
+        weight_list = ", ".join(repr(float(w)) for w in weights)
+        tiers = " ".join(f"WHEN {_quote(name)} THEN {bonus!r}" for name, bonus in tier_bonus.items())
+        sql = f"""
+            SELECT rowid, id, b, rel, rec, pri, (1 - :w) * rel + :w * rec + pri AS score, n FROM (
+                SELECT e.rowid AS rowid, e.id AS id, m.b AS b, COUNT(*) OVER () AS n,
+                       CASE WHEN MAX(m.b) OVER () > 0 THEN m.b / MAX(m.b) OVER () ELSE m.b END AS rel,
+                       {self._recency_sql()} AS rec,
+                       0.1 * (e.confidence - 0.5) + 0.05 * (e.importance - 5) / 5 + (CASE e.tier {tiers} ELSE 0.0 END) AS pri
+                FROM (SELECT rowid, -bm25(fts, {weight_list}) AS b FROM fts WHERE fts MATCH :match) AS m
+                JOIN entries AS e ON e.rowid = m.rowid
+                WHERE e.mapping = 1 AND {inside} AND {where}
+            ) ORDER BY score DESC, id
+        """
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        try:
+            return self.read(sql, {**named, **params, "w": recency_weight, "epoch": epoch, "match": expression})
+        except sqlite3.OperationalError:
+            return []  # an expression FTS5 cannot parse matches nothing
+
+    def _recency_sql(self) -> str:
+        """`search.recency_of` as SQL: the built-in pow() when this SQLite has it
+        (it is C's pow, as Python's ** is), else the Python function."""
+        if getattr(self, "_has_pow", None) is None:
+            try:
+                self.db.execute("SELECT pow(0.5, 2.0)").fetchone()
+                self._has_pow = True
+            except sqlite3.OperationalError:
+                self._has_pow = False
+        if self._has_pow:
+            return "(CASE WHEN e.born IS NULL THEN 0.0 ELSE pow(0.5, max(0.0, (:epoch - e.born) / 86400.0) / 30.0) END)"
+        return "grimoire_recency(e.born, :epoch)"
+
+    def _functions(self) -> None:
+        if not getattr(self, "_has_functions", False):
+            from .search import recency_of
+
+            self.db.create_function("grimoire_recency", 2, recency_of, deterministic=True)
+            self._has_functions = True
+
+    def load(self, rowids: list[int]) -> dict[int, tuple[str, int, Any]]:
+        """rowid -> (path, start, data)."""
+        out: dict[int, tuple[str, int, Any]] = {}
+        for chunk in range(0, len(rowids), 500):
+            part = rowids[chunk : chunk + 500]
+            sql = f"SELECT e.rowid, e.path, e.start, e.data FROM entries e WHERE e.rowid IN ({', '.join('?' * len(part))})"
+            for rowid, path, start, data in self.read(sql, part):
+                out[rowid] = (path, start, json.loads(data))
+        return out
+
+    def file_data(self, path: str) -> list[tuple[int, Any]]:
+        """(start, data) of every row of one file in order."""
+        return [(start, json.loads(data)) for start, data in self.read("SELECT start, data FROM entries WHERE path=? ORDER BY idx", (path,))]
+
+    def ids(self, paths: list[str], prefix: str | None = None) -> list[str]:
+        marks = ", ".join("?" * len(paths))
+        if prefix:
+            # A range, not LIKE, so the id index is used; prefixes end in '-' and '.' follows it.
+            assert prefix.endswith("-")
+            return [r[0] for r in self.read(f"SELECT id FROM entries WHERE path IN ({marks}) AND id >= ? AND id < ?",
+                                            [*paths, prefix, prefix[:-1] + "."])]
+        return [r[0] for r in self.read(f"SELECT id FROM entries WHERE path IN ({marks}) AND id IS NOT NULL", paths)]
+
+    def by_ids(self, ids: Iterable[str]) -> list[tuple[int, str, int, Any]]:
+        """(rowid, path, start, data) of every row with one of these ids."""
+        wanted = list(ids)
+        out = []
+        for chunk in range(0, len(wanted), 500):
+            part = wanted[chunk : chunk + 500]
+            sql = f"SELECT rowid, path, start, data FROM entries WHERE id IN ({', '.join('?' * len(part))}) ORDER BY path, idx"
+            out.extend((rowid, path, start, json.loads(data)) for rowid, path, start, data in self.read(sql, part))
+        return out
+
+    def match(self, expression: str, weights: tuple[float, ...]) -> list[tuple[int, float]]:
+        """(rowid, positive BM25) of every row matching an FTS5 expression."""
+        marks = ", ".join(str(w) for w in weights)
+        try:
+            rows = self.read(f"SELECT rowid, bm25(fts, {marks}) FROM fts WHERE fts MATCH ?", (expression,))
+        except sqlite3.OperationalError:
+            return []
+        return [(rowid, -score) for rowid, score in rows]
+
+    def knows(self, word: str) -> bool:
+        return bool(self.read("SELECT 1 FROM words WHERE word=? LIMIT 1", (word,)))
+
+    def vocabulary(self) -> list[str]:
+        return [r[0] for r in self.read("SELECT DISTINCT word FROM words ORDER BY word")]
+
+    # -- cached reports ------------------------------------------------------
+
+    def report(self, path: str, key: str) -> Any | None:
+        """The validation result kept for a file, if it was made under `key`."""
+        row = self.read("SELECT value FROM reports WHERE path=? AND key=?", (path, key))
+        return json.loads(row[0][0]) if row else None
+
+    def keep_report(self, path: str, key: str, value: Any) -> None:
+        try:
+            with self.transaction() as db:
+                db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?)", (path, key, json.dumps(value)))
+        except Stale:
+            pass
+
+
+def _json(item: Any) -> str:
+    """The stored form of an entry; "null" for what JSON cannot hold (a hand-written !!binary)."""
+    try:
+        return json.dumps(item)
+    except (TypeError, ValueError):
+        return "null"
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _paths_sql(paths: list[str], column: str = "path") -> tuple[str, dict[str, Any]]:
+    named = {f"path{i}": path for i, path in enumerate(paths)}
+    return f"{column} IN ({', '.join(':' + k for k in named)})" if named else "0", named
+
+
+def filter_sql(states: set[str], epoch: float, categories: Iterable[str] = (), tags: Iterable[str] = (),
+               min_confidence: float | None = None, key: str | None = None) -> tuple[str, dict[str, Any]]:
+    """An SQL condition (and its parameters) for the usual entry filters."""
+    parts = [state_sql(states)]
+    params: dict[str, Any] = {"now": epoch}
+    wanted = sorted(set(categories))
+    if wanted:
+        params.update({f"cat{i}": c for i, c in enumerate(wanted)})
+        parts.append(f"category IN ({', '.join(f':cat{i}' for i in range(len(wanted)))})")
+    for i, tag in enumerate(sorted(set(tags))):
+        params[f"tag{i}"] = TAG_SEPARATOR + tag + TAG_SEPARATOR
+        parts.append(f"instr(tags, :tag{i}) > 0")
+    if min_confidence is not None:
+        params["floor"] = min_confidence
+        parts.append("confidence >= :floor")
+    if key is not None:
+        params["key"] = key
+        parts.append("key = :key")
+    return " AND ".join(parts), params
+
+
+def state_sql(states: set[str]) -> str:
+    """An SQL condition true for entries in one of `states` at the POSIX time bound to :now."""
+    parts = {
+        "active": "(archived = 0 AND superseded_by IS NULL AND (expires IS NULL OR expires > :now))",
+        "expired": "(archived = 0 AND superseded_by IS NULL AND expires IS NOT NULL AND expires <= :now)",
+        "superseded": "(archived = 0 AND superseded_by IS NOT NULL)",
+        "archived": "(archived = 1)",
+    }
+    return "(" + " OR ".join(parts[s] for s in sorted(states)) + ")" if states else "0"
+
+
+_DERIVED = "mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags, seq, norm"
+
+
+class Stale(Exception):
+    """The on-disk catalog failed mid-operation; the caller re-syncs from the files."""

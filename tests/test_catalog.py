@@ -1,0 +1,205 @@
+"""The catalog is derived: whatever happens to it, answers stay the same.
+
+And writes keep it exactly equal to a catalog rebuilt from the files.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import mem, mem_process
+
+MEMORY = Path("grimoires/loa/memory")
+
+
+def seed(count: int = 12) -> list[str]:
+    ids = []
+    for i in range(count):
+        category = ["fact", "decision", "learning", "preference"][i % 4]
+        ids.append(mem("add", "-c", category, "-t", f"t{i % 3}", f"note {i} about the sqlite cache and runner disk {i * 7}").out.strip())
+    return ids
+
+
+def answers() -> list[str]:
+    """What users see, through the real commands."""
+    return [
+        mem("query", "sqlite runner", "--json").out,
+        mem("context", "--budget", "200").out,
+        mem("list", "--json", "-t", "t1").out,
+        mem("context", "cache disk", "--budget", "120").out,
+    ]
+
+
+def test_same_answers_whatever_happens_to_the_catalog(repo):
+    seed()
+    expected = answers()
+    cache = MEMORY / ".cache"
+    database = cache / "index.sqlite3"
+    assert database.exists()
+    # Deleted.
+    shutil.rmtree(cache)
+    assert answers() == expected
+    # Truncated to garbage.
+    database.write_bytes(b"not a database at all" * 10)
+    assert answers() == expected
+    # A valid SQLite file with the wrong tables.
+    database.unlink()
+    for suffix in ("-wal", "-shm"):
+        Path(str(database) + suffix).unlink(missing_ok=True)
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE meta (key TEXT, value TEXT)")
+        db.execute("INSERT INTO meta VALUES ('version', '5')")
+    assert answers() == expected
+    # Unusable: the database path is a folder (it cannot be opened or written).
+    shutil.rmtree(cache)
+    database.mkdir(parents=True)
+    assert answers() == expected
+    assert mem("add", "-c", "fact", "written while the catalog is unusable").code == 0
+    assert "written while the catalog is unusable" in mem("query", "unusable catalog").out
+    assert mem("validate").code == 0
+
+
+def test_rows_of_a_corrupted_file_record_are_not_trusted(repo):
+    seed(4)
+    expected = answers()
+    with sqlite3.connect(MEMORY / ".cache" / "index.sqlite3") as db:
+        # Rows of another version of the file: neither stat nor hash match it.
+        db.execute("UPDATE entries SET data = replace(data, 'note', 'XXXX') WHERE path LIKE '%facts.yaml'")
+        db.execute("UPDATE files SET size = size + 1, hash = 'other' WHERE path LIKE '%facts.yaml'")
+    assert answers() == expected
+
+
+def test_hand_edits_pull_and_checkout_are_seen(repo):
+    from conftest import git
+
+    ids = seed(4)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "seed", cwd=repo)
+    facts = MEMORY / "facts.yaml"
+    text = facts.read_text()
+    # A same-size hand edit of one word.
+    facts.write_text(text.replace("note 0 about", "NOTE 0 about"))
+    assert "NOTE 0 about" in mem("show", ids[0], "--json").out
+    # An entry appended by hand is found by query.
+    facts.write_text(facts.read_text() + "\n- id: MEM-20261122-900\n  category: fact\n  summary: hand written zebra fact\n"
+                     "  content: hand written zebra fact\n  confidence: 1.0\n  ttl: permanent\n"
+                     "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    assert "MEM-20261122-900" in mem("query", "zebra").out
+    # Re-reading a changed file keeps unchanged rows: still equal to a rebuild.
+    facts.write_text(facts.read_text().replace("note 4 about", "note four about").replace("NOTE 0 about", "Note 0 about"))
+    mem("list", "--archived")
+    mem("list")
+    kept = _dump(repo)
+    shutil.rmtree(MEMORY / ".cache")
+    mem("list", "--archived")
+    mem("list")
+    assert _dump(repo) == kept
+    # git checkout restores the committed file: both edits are gone again.
+    git("checkout", "-q", "--", str(facts), cwd=repo)
+    assert facts.read_text() == text
+    assert "MEM-20261122-900" not in mem("query", "zebra").out
+    assert "note 0 about" in mem("show", ids[0], "--json").out
+
+
+def test_processes_rebuilding_at_once_agree(repo):
+    seed(20)
+    expected = mem("query", "sqlite runner", "--json").out
+    shutil.rmtree(MEMORY / ".cache")
+    procs = [subprocess.Popen([str(Path(sys.executable).parent / "mem"), "query", "sqlite runner", "--json"], cwd=repo,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    assert all(out == expected for out, _ in outs)
+
+
+def _dump(repo: Path) -> dict:
+    """Everything in the catalog except row numbers."""
+    with sqlite3.connect(repo / MEMORY / ".cache" / "index.sqlite3") as db:
+        entries = db.execute("SELECT path, idx, start, stop, mapping, archived, id, category, key, confidence, importance, tier, "
+                             "born, expires, superseded_by, tags, seq, norm, data FROM entries ORDER BY path, idx").fetchall()
+        fts = db.execute("SELECT e.path, e.idx, f.summary, f.content, f.tags FROM fts f JOIN entries e ON e.rowid = f.rowid "
+                         "ORDER BY e.path, e.idx").fetchall()
+        count = db.execute("SELECT count(*) FROM fts").fetchone()[0]
+        words = db.execute("SELECT word, path, n FROM words ORDER BY word, path").fetchall()
+        files = db.execute("SELECT path, size, hash FROM files ORDER BY path").fetchall()
+    return {"entries": entries, "fts": fts, "fts_rows": count, "words": words, "files": files}
+
+
+operation = st.sampled_from(["add", "add", "supersede", "apply", "archive", "add_many"])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.tuples(operation, st.integers(0, 50), st.booleans()), min_size=1, max_size=8))
+def test_writes_keep_the_catalog_equal_to_a_rebuild(repo, ops):
+    """Incremental updates (append, splice, remove) leave what a full re-read gives."""
+    from grimoire_cli import Grimoire
+
+    shutil.rmtree(repo / MEMORY, ignore_errors=True)  # each example starts afresh
+    assert mem("init").code == 0
+    grimoire = Grimoire.open(repo)
+    for number, (op, pick, flag) in enumerate(ops):
+        active = [e.id for e in grimoire.list()]
+        words = f"entry {number} {pick} {'alpha' if flag else 'beta'} word{pick % 7}"
+        if op == "add" or not active:
+            grimoire.add(words, category=["fact", "learning", "decision"][pick % 3], tags=[f"t{pick % 4}"])
+        elif op == "add_many":
+            grimoire.add_many([{"content": f"{words} one", "category": "fact"}, {"content": f"{words} two", "category": "error"}])
+        elif op == "supersede":
+            grimoire.supersede(active[pick % len(active)], words + " revised")
+        elif op == "apply":
+            grimoire.apply(active[pick % len(active)], flag)
+        elif op == "archive":
+            grimoire.archive([active[pick % len(active)]], reason="manual", commit=False)
+    incremental = _dump(repo)
+    shutil.rmtree(repo / MEMORY / ".cache")
+    Grimoire.open(repo).entries()  # rebuild every file, archive included
+    rebuilt = _dump(repo)
+    assert incremental == rebuilt
+    assert Grimoire.open(repo).validate().ok
+
+
+def test_validate_reuses_results_only_for_unchanged_files(repo):
+    seed(6)
+    assert mem("validate").code == 0
+    facts = MEMORY / "facts.yaml"
+    facts.write_text(facts.read_text().replace("confidence: 0.8", "confidence: 0.2", 1))
+    result = mem("validate", "--format", "json")
+    assert result.code == 1
+    assert [p["rule"] for p in json.loads(result.out)["problems"]] == ["confidence-floor"]
+    # Cached now: the same report again, and a fixed file is clean again.
+    assert mem("validate", "--format", "json").out == result.out
+    facts.write_text(facts.read_text().replace("confidence: 0.2", "confidence: 0.8", 1))
+    assert mem("validate").code == 0
+
+
+def test_validate_cache_still_checks_links_across_files(repo):
+    ids = seed(4)
+    assert mem("validate").code == 0
+    # Removing an entry from one file breaks a link held by another file
+    # whose own text did not change.
+    new = mem("supersede", ids[1], "a decision that replaces the old one").out.strip()
+    assert mem("validate").code == 0
+    decisions = MEMORY / "decisions.yaml"
+    text = decisions.read_text()
+    start = text.index(f"- id: {new}")
+    decisions.write_text(text[:start])
+    result = mem("validate", "--format", "json")
+    assert result.code == 1
+    assert "dangling-reference" in {p["rule"] for p in json.loads(result.out)["problems"]}
+
+
+def test_changed_config_is_read_again(repo):
+    seed(2)
+    config = Path(".loa.config.yaml")
+    text = config.read_text()
+    assert mem("add", "-c", "fact", "a fact with low confidence", "--confidence", "0.75").code != 0
+    config.write_text(text.replace("confidence_required: 0.8", "confidence_required: 0.7", 1))
+    assert mem("add", "-c", "fact", "a fact with low confidence", "--confidence", "0.75").code == 0, mem_process("validate", cwd=repo).stderr
