@@ -399,7 +399,7 @@ class Catalog:
                 if row is None or row[0] != digest:
                     self._delete_file(db, path)
                 return
-            current = db.execute("SELECT rowid, idx FROM entries WHERE path=? ORDER BY idx", (path,)).fetchall()
+            current = db.execute("SELECT rowid, idx, start, stop FROM entries WHERE path=? ORDER BY idx", (path,)).fetchall()
             gone = set(removed)
             for position, item in (changed or {}).items():
                 rowid = current[position][0]
@@ -416,9 +416,10 @@ class Catalog:
                 db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
                 db.execute("DELETE FROM entries WHERE rowid=?", (rowid,))
             if spans is not None:
-                kept = [rowid for position, (rowid, _) in enumerate(current) if position not in gone]
+                kept = [row for position, row in enumerate(current) if position not in gone]
+                # Only rows whose place changed (an append moves none).
                 db.executemany("UPDATE entries SET idx=?, start=?, stop=? WHERE rowid=?",
-                               [(i, a, b, rowid) for i, (rowid, (a, b)) in enumerate(zip(kept, spans))])
+                               [(i, a, b, row[0]) for i, (row, (a, b)) in enumerate(zip(kept, spans)) if (row[1], row[2], row[3]) != (i, a, b)])
                 first = len(kept)
             else:
                 first = len(current) - len(gone)

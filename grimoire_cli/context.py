@@ -46,28 +46,33 @@ class Context:
 
 # No line is shorter than "- MEM-YYYYMMDD-NNN (c, ?): x" (27 characters).
 SHORTEST_LINE = tokens("- MEM-YYYYMMDD-NNN (c, ?): x") + 1
+MAX_MISSES = 64
 
 
 def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime) -> Context:
     """Lines best first until the budget is spent; always ends with a count line.
 
-    `entries` is consumed lazily and only while a line could still fit, so
-    a large grimoire is not read past what the budget can hold.
+    `entries` is consumed lazily: it stops when no line could fit, or after
+    MAX_MISSES entries in a row that did not fit once the budget is nearly
+    spent, so a large grimoire is not read to its end for a few tokens left.
     """
     lines = [HEADER]
     used = tokens(HEADER) + 1
     included: list[str] = []
     # Reserve room for the longest footer this call could print.
     footer = tokens(_footer(total)) + 1
+    misses = 0
     for entry in entries:
-        if budget - used - footer < SHORTEST_LINE:
+        if budget - used - footer < SHORTEST_LINE or misses >= MAX_MISSES:
             break
         head = f"- {entry.id} ({entry.category}, {age(entry, moment)}): "
         body = " ".join(entry.content.split())
         candidates = [head + body, head + entry.summary] if body != entry.summary else [head + body]
         chosen = next((c for c in candidates if used + tokens(c) + 1 + footer <= budget), None)
         if chosen is None:
+            misses += 1
             continue
+        misses = 0
         lines.append(chosen)
         used += tokens(chosen) + 1
         included.append(entry.id)

@@ -22,6 +22,7 @@ from .errors import BadInput
 
 MARKER = "# installed by mem (grimoire): do not edit; `mem hooks uninstall` removes it"
 HOOKS = ("post-checkout", "post-merge", "pre-commit")
+DRIVER = "merge driver"
 LEGACY_SUFFIX = ".pre-mem"
 
 _TEMPLATE = """#!/bin/sh
@@ -103,6 +104,11 @@ def install(root: Path, storage_rel: str) -> HooksResult:
         path.write_text(_TEMPLATE.format(marker=MARKER, action=action, name=name, legacy=LEGACY_SUFFIX, mem=shlex.quote(_mem_executable()), body=body))
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         result.hooks[name] = "installed"
+    # The merge driver named by `.gitattributes` (`merge=grimoire`): git
+    # config is not versioned, so each clone runs `mem hooks install` once.
+    gitops.config_set(root, "merge.grimoire.name", "grimoire entry-wise merge (mem merge-file)")
+    gitops.config_set(root, "merge.grimoire.driver", f"{shlex.quote(_mem_executable())} merge-file %O %A %B %P")
+    result.hooks[DRIVER] = "installed"
     return result
 
 
@@ -120,6 +126,11 @@ def uninstall(root: Path) -> HooksResult:
                 result.notes.append(f"restored your previous {name} hook")
         else:
             result.hooks[name] = "not installed"
+    if gitops.config_get(root, "merge.grimoire.driver"):
+        gitops.run(["config", "--remove-section", "merge.grimoire"], root, check=False)
+        result.hooks[DRIVER] = "removed"
+    else:
+        result.hooks[DRIVER] = "not installed"
     return result
 
 
@@ -135,4 +146,6 @@ def status(root: Path) -> HooksResult:
             result.hooks[name] = "another hook (not mem's)"
         else:
             result.hooks[name] = "not installed"
+    driver = gitops.config_get(root, "merge.grimoire.driver")
+    result.hooks[DRIVER] = ("installed" if "merge-file" in driver else f"another driver: {driver}") if driver else "not installed"
     return result

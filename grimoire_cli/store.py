@@ -445,60 +445,85 @@ class Store:
         from .yamlio import emit_entry
 
         changes = changes or {}
-        appended = appended or []
         rel, raw = self._current(path)
-        text = self.decode(path, raw)
         rows = self.catalog.file_rows(rel)
-        lines = text.split("\n")
-        spans = [(start, stop) for _, _, start, stop, _ in rows]
-        index_of = {entry_id: i for i, (_, _, _, _, entry_id) in enumerate(rows) if entry_id}
-        missing = [key for key in changes if key not in index_of]
-        if missing:
-            raise BadInput(f"{', '.join(missing)} not found in {rel}")
-        old_data = {r[0]: r[3] for r in self.catalog.by_ids(list(changes)) if r[1] == rel}
-        removed: list[int] = []
-        changed: dict[int, Any] = {}
-        # Work bottom-up so earlier spans stay valid while we splice.
-        for entry_id in sorted(changes, key=lambda k: index_of[k], reverse=True):
-            i = index_of[entry_id]
-            start, stop = spans[i]
-            old_block = lines[start - 1 : stop]
-            new_data = changes[entry_id]
-            replacement = [] if new_data is None else edit_block(old_block, old_data[rows[i][0]], new_data)
-            lines[start - 1 : stop] = replacement
-            delta = len(replacement) - len(old_block)
-            if new_data is None:
-                # Also drop the blank line that separated it, if any.
-                removed.append(i)
-                if start - 1 < len(lines) and lines[start - 1] == "" and start - 1 < len(lines) - 1:
-                    del lines[start - 1]
-                    delta -= 1
-                spans[i] = (0, -1)
-            else:
-                changed[i] = new_data
-                spans[i] = (start, stop + delta)
-            spans[i + 1 :] = [(a + delta, b + delta) for a, b in spans[i + 1 :]]
-        text = "\n".join(lines)
-        kept = [span for i, span in enumerate(spans) if i not in set(removed)]
-        new_spans: list[tuple[int, int]] = []
-        if appended:
-            if not kept and re.search(r"^\s*\[\s*\]\s*$", text, re.M):
-                # An empty flow list `[]` cannot be appended to; drop it.
-                text = re.sub(r"^\s*\[\s*\]\s*$\n?", "", text, flags=re.M)
-            if text and not text.endswith("\n"):
-                text += "\n"
-            line_count = text.count("\n")
-            chunks = []
-            for item in appended:
-                chunk = emit_entry(item)
-                count = chunk.count("\n")
-                new_spans.append((line_count + 1, line_count + count))
-                line_count += count
-                chunks.append(chunk)
-            text += "".join(chunks)
-        change = {"changed": changed, "removed": removed, "spans": kept, "appended": list(zip(appended, new_spans))}
+        old = {r[0]: r[3] for r in self.catalog.by_ids(list(changes)) if r[1] == rel}
+        rowids = {entry_id: rowid for rowid, _, _, _, entry_id in rows if entry_id}
+        text, change = rewrite(self.decode(path, raw), [r[4] for r in rows], [(r[2], r[3]) for r in rows],
+                               {k: old[rowids[k]] for k in changes if k in rowids and rowids[k] in old}, changes, appended or [],
+                               where=rel)
         self._staged[path] = (rel, raw, text, change)
-        return new_spans
+        return [span for _, span in change["appended"]]
+
+
+class Raw(list):
+    """Replacement lines for an entry's block, used as they are (merge conflicts)."""
+
+
+def rewrite(text: str, ids: list[str | None], spans: list[tuple[int, int]], old: dict[str, Any],
+            changes: dict[str, Any], appended: list[dict[str, Any]], where: str = "<text>") -> tuple[str, dict[str, Any]]:
+    """A file's text with entries rewritten (new data), removed (None) or replaced
+    by `Raw` lines, by id, touching only their lines; then entries appended.
+
+    `ids` and `spans` describe the file's items in order, `old` maps each
+    changed id to its current data. Returns the new text and what changed,
+    in the terms `Catalog.apply_write` takes.
+    """
+    from .yamlio import emit_entry
+
+    lines = text.split("\n")
+    spans = list(spans)
+    index_of = {entry_id: i for i, entry_id in enumerate(ids) if entry_id}
+    missing = [key for key in changes if key not in index_of]
+    if missing:
+        raise BadInput(f"{', '.join(missing)} not found in {where}")
+    removed: list[int] = []
+    changed: dict[int, Any] = {}
+    # Work bottom-up so earlier spans stay valid while we splice.
+    for entry_id in sorted(changes, key=lambda k: index_of[k], reverse=True):
+        i = index_of[entry_id]
+        start, stop = spans[i]
+        old_block = lines[start - 1 : stop]
+        new_data = changes[entry_id]
+        if new_data is None:
+            replacement: list[str] = []
+        elif isinstance(new_data, Raw):
+            replacement = list(new_data)
+        else:
+            replacement = edit_block(old_block, old[entry_id], new_data)
+        lines[start - 1 : stop] = replacement
+        delta = len(replacement) - len(old_block)
+        if new_data is None:
+            # Also drop the blank line that separated it, if any.
+            removed.append(i)
+            if start - 1 < len(lines) and lines[start - 1] == "" and start - 1 < len(lines) - 1:
+                del lines[start - 1]
+                delta -= 1
+            spans[i] = (0, -1)
+        else:
+            if not isinstance(new_data, Raw):
+                changed[i] = new_data
+            spans[i] = (start, stop + delta)
+        spans[i + 1 :] = [(a + delta, b + delta) for a, b in spans[i + 1 :]]
+    text = "\n".join(lines)
+    kept = [span for i, span in enumerate(spans) if i not in set(removed)]
+    new_spans: list[tuple[int, int]] = []
+    if appended:
+        if not kept and re.search(r"^\s*\[\s*\]\s*$", text, re.M):
+            # An empty flow list `[]` cannot be appended to; drop it.
+            text = re.sub(r"^\s*\[\s*\]\s*$\n?", "", text, flags=re.M)
+        if text and not text.endswith("\n"):
+            text += "\n"
+        line_count = text.count("\n")
+        chunks = []
+        for item in appended:
+            chunk = emit_entry(item)
+            count = chunk.count("\n")
+            new_spans.append((line_count + 1, line_count + count))
+            line_count += count
+            chunks.append(chunk)
+        text += "".join(chunks)
+    return text, {"changed": changed, "removed": removed, "spans": kept, "appended": list(zip(appended, new_spans))}
 
 
 def _fsync_dir(folder: Path) -> None:

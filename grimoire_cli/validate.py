@@ -269,7 +269,9 @@ def _read_items(store: Store, path: Path, rel: str, report: Report, data: bytes 
     conflict = re.search(rb"^(<{7}|={7}|>{7})( |$)", data, re.M)
     if conflict:
         line = data[: conflict.start()].count(b"\n") + 1
-        report.problems.append(Problem(rel, line, None, "merge-conflict", "unresolved merge conflict markers; keep the right version of the entry and remove the markers"))
+        named = re.search(rb"^- +id: *['\"]?(MEM-\d{8}-\d+)", data[conflict.start():], re.M)
+        entry_id = named.group(1).decode() if named else None
+        report.problems.append(Problem(rel, line, entry_id, "merge-conflict", "unresolved merge conflict markers; keep the right version of the entry and remove the markers"))
         report.damaged = True
         return []
     try:

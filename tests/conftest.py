@@ -32,6 +32,8 @@ def isolated_env(tmp_path_factory, monkeypatch):
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("MEM_NOW", NOW)
+    # Git hooks and the merge driver find the `mem` installed beside this Python.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("MEM_SESSION_ID", "test-session")
     for name in ("MEM_CONFIG", "MEM_AGENT", "MEM_PHASE"):
         monkeypatch.delenv(name, raising=False)

@@ -372,6 +372,24 @@ def hooks_status(json: bool = JsonOpt) -> None:
     _hooks_call("status", json)
 
 
+@app.command("merge-file", hidden=False)
+def merge_file(
+    base: str = typer.Argument(..., help="%O: the common ancestor's version."),
+    ours: str = typer.Argument(..., help="%A: our version; the result is written here."),
+    theirs: str = typer.Argument(..., help="%B: their version."),
+    path: str = typer.Argument("grimoire file", help="%P: the file's path in the repository."),
+) -> None:
+    """Git merge driver: merge a grimoire file entry by entry (exit 1 on a conflict)."""
+    from ..merge import merge_file as run_merge
+
+    result = run_merge(base, ours, theirs, path)
+    for old, new in sorted(result.renumbered.items()):
+        render.note(f"{path}: renumbered their {old} to {new} (it collided with ours)")
+    for entry_id in result.conflicts:
+        render.warn(f"{path}: conflict in {entry_id}: both sides changed it; edit the file, keep one version, then `mem validate`")
+    raise typer.Exit(1 if result.conflicts else 0)
+
+
 @app.command()
 def query(
     text: str = typer.Argument(..., help="What to look for."),

@@ -1,0 +1,275 @@
+"""`mem merge-file`: the git merge driver for grimoire files.
+
+Git calls it with the base, ours and theirs versions of one file when both
+sides changed it (`merge.grimoire.driver = mem merge-file %O %A %B %P`,
+set by `mem hooks install`). It merges entry by entry:
+
+- every memory of both sides is kept; ours keeps its text, comments and
+  order, theirs' new entries are appended;
+- a new id of theirs that ours also minted for a different memory is
+  renumbered, with every reference to it (supersedes, superseded_by,
+  related_memories) rewritten. The numbering is computed from all grimoire
+  files of the three commits, so each file git merges picks the same new ids;
+- lifecycle fields are reconciled: a supersede on one side and an
+  effectiveness update on the other both survive; effectiveness counts of
+  both sides add up from the base (unless both sides hold the very same
+  record, last_applied included: that is one change seen twice, as after a
+  cherry-pick); an entry one side removed (archived) stays removed;
+- a change of substance (content, summary, confidence, ...) to the same entry
+  on both sides is a conflict: that entry gets conflict markers, the driver
+  exits 1, and `mem validate` names it until it is resolved.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .model import format_id, parse_id, score_of
+
+# Fields whose changes are lifecycle, not substance: reconciled, never a conflict.
+LIFECYCLE = {"superseded_by", "effectiveness"}
+_ID_LINE = re.compile(r"^- +id: *['\"]?(MEM-\d{8}-\d+)['\"]? *$", re.M)
+
+
+@dataclass
+class MergeResult:
+    text: str
+    conflicts: list[str] = field(default_factory=list)
+    renumbered: dict[str, str] = field(default_factory=dict)
+
+
+def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str, str] | None = None) -> MergeResult:
+    """Merge three versions of one grimoire file; `mapping` renames theirs' ids."""
+    from .store import Raw, rewrite
+    from .yamlio import emit_entry, parse_entries
+
+    base_items, _ = parse_entries(base, f"{where} (base)") if base.strip() else ([], [])
+    our_items, our_spans = parse_entries(ours, f"{where} (ours)") if ours.strip() else ([], [])
+    their_items, _ = parse_entries(theirs, f"{where} (theirs)") if theirs.strip() else ([], [])
+    mapping = dict(mapping or {})
+    if mapping:
+        their_items = [_renamed(item, mapping) for item in their_items]
+    o = _by_id(base_items)
+    a = _by_id(our_items)
+    b = _by_id(their_items)
+    result = MergeResult("", renumbered={k: v for k, v in mapping.items() if k in {i.get("id") for i in their_items if isinstance(i, dict)} or v in b})
+    changes: dict[str, Any] = {}
+    for entry_id, mine in a.items():
+        other = b.get(entry_id)
+        old = o.get(entry_id)
+        if other is None:
+            if old is not None and entry_id not in b:
+                changes[entry_id] = None  # theirs removed (archived) it: it stays removed
+            continue
+        if other == mine:
+            continue
+        merged, conflict = merge_entry(old, mine, other)
+        if conflict:
+            result.conflicts.append(entry_id)
+            start, stop = our_spans[[i for i, item in enumerate(our_items) if isinstance(item, dict) and item.get("id") == entry_id][0]]
+            block = ours.split("\n")[start - 1 : stop]
+            changes[entry_id] = Raw(["<<<<<<< ours", *block, "=======", *emit_entry(other).rstrip("\n").split("\n"), ">>>>>>> theirs"])
+        elif merged != mine:
+            changes[entry_id] = merged
+    appended = [item for item in their_items if isinstance(item, dict) and item.get("id") not in a and item.get("id") not in o]
+    ids = [item.get("id") if isinstance(item, dict) else None for item in our_items]
+    result.text, _ = rewrite(ours, ids, our_spans, a, changes, appended, where)
+    return result
+
+
+def merge_entry(base: dict | None, ours: dict, theirs: dict) -> tuple[dict, bool]:
+    """Field by field three-way merge of one entry: (merged, conflict?)."""
+    base = base or {}
+    merged: dict[str, Any] = {}
+    conflict = False
+    for key in list(ours) + [k for k in theirs if k not in ours]:
+        o, a, b = base.get(key, _MISSING), ours.get(key, _MISSING), theirs.get(key, _MISSING)
+        if key == "effectiveness" and isinstance(a, dict) and isinstance(b, dict):
+            value: Any = _effectiveness(o if isinstance(o, dict) else {}, a, b)
+        elif a == b or b == o:
+            value = a
+        elif a == o:
+            value = b
+        elif key == "superseded_by":
+            conflict = True  # superseded by two different entries
+            value = a
+        else:
+            conflict = True
+            value = a
+        if value is not _MISSING:
+            merged[key] = value
+    return merged, conflict
+
+
+def _effectiveness(base: dict, ours: dict, theirs: dict) -> dict:
+    """Both sides' applications since the base, added up."""
+    def count(side: dict, name: str) -> int:
+        value = side.get(name, 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    applications = count(ours, "applications") + count(theirs, "applications") - count(base, "applications")
+    successes = count(ours, "successes") + count(theirs, "successes") - count(base, "successes")
+    out = {**base, **ours, **theirs, "applications": applications, "successes": successes, "score": score_of(applications, successes)}
+    stamps = [s for s in (ours.get("last_applied"), theirs.get("last_applied")) if s]
+    if stamps:
+        out["last_applied"] = max(str(s) for s in stamps)
+    return out
+
+
+def _by_id(items: list[Any]) -> dict[str, dict]:
+    return {item["id"]: item for item in items if isinstance(item, dict) and isinstance(item.get("id"), str)}
+
+
+def _renamed(item: Any, mapping: dict[str, str]) -> Any:
+    if not isinstance(item, dict):
+        return item
+    out = dict(item)
+    for key in ("id", "supersedes", "superseded_by"):
+        if isinstance(out.get(key), str) and out[key] in mapping:
+            out[key] = mapping[out[key]]
+    if isinstance(out.get("related_memories"), list):
+        out["related_memories"] = [mapping.get(r, r) if isinstance(r, str) else r for r in out["related_memories"]]
+    return out
+
+
+_MISSING: Any = object()
+
+
+# -- which ids to renumber: from every grimoire file of the three commits -----
+
+
+def renumbering(base_ids: dict[str, str], our_ids: dict[str, str], their_ids: dict[str, str]) -> dict[str, str]:
+    """Theirs' new ids that ours also minted for another memory -> fresh ids.
+
+    Arguments map id -> the entry's text block in each commit. Deterministic:
+    every file of one merge computes the same mapping.
+    """
+    taken = set(base_ids) | set(our_ids) | set(their_ids)
+    mapping: dict[str, str] = {}
+    for entry_id in sorted(set(our_ids) & set(their_ids) - set(base_ids)):
+        if our_ids[entry_id] == their_ids[entry_id]:
+            continue  # the same memory on both sides (a cherry-pick)
+        day = parse_id(entry_id)[0]
+        highest = max(parse_id(t)[1] for t in taken if parse_id(t) and parse_id(t)[0] == day)
+        new = format_id(day, highest + 1)
+        taken.add(new)
+        mapping[entry_id] = new
+    return mapping
+
+
+def ids_in(text: str) -> dict[str, str]:
+    """id -> its entry's text block, by a scan (no YAML parse: it runs on every file of three commits)."""
+    out: dict[str, str] = {}
+    starts = [m for m in _ID_LINE.finditer(text)]
+    for index, match in enumerate(starts):
+        end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
+        out.setdefault(match.group(1), text[match.start() : end].rstrip())
+    return out
+
+
+def _git(args: list[str], cwd: Path, input: str | None = None) -> str | None:
+    from .gitops import clean_env
+
+    done = subprocess.run(["git", *args], cwd=cwd, env=clean_env(), capture_output=True, text=True, input=input)
+    return done.stdout if done.returncode == 0 else None
+
+
+def _tree_ids(root: Path, rev: str, storage: str) -> dict[str, str] | None:
+    listing = _git(["ls-tree", "-r", rev, "--", storage], root)
+    if listing is None:
+        return None
+    blobs = [line.split()[2] for line in listing.splitlines() if line.split("\t")[-1].endswith((".yaml", ".yml"))]
+    out: dict[str, str] = {}
+    if not blobs:
+        return out
+    from .gitops import clean_env
+
+    done = subprocess.run(["git", "cat-file", "--batch"], cwd=root, input=("\n".join(blobs) + "\n").encode(), capture_output=True, env=clean_env())
+    data = done.stdout
+    position = 0
+    while position < len(data):
+        header_end = data.index(b"\n", position)
+        size = int(data[position:header_end].split()[2])
+        body = data[header_end + 1 : header_end + 1 + size]
+        position = header_end + 1 + size + 1
+        for entry_id, block in ids_in(body.decode("utf-8", "replace")).items():
+            out.setdefault(entry_id, block)
+    return out
+
+
+def commits(root: Path) -> tuple[str, str, str] | None:
+    """(base, ours, theirs) commits of the merge, rebase or cherry-pick in progress."""
+    git_dir_text = _git(["rev-parse", "--git-dir"], root)
+    if git_dir_text is None:
+        return None
+    git_dir = (root / git_dir_text.strip()).resolve()
+    theirs = None
+    named = [key[len("GITHEAD_"):] for key in os.environ if key.startswith("GITHEAD_")]
+    if len(named) == 1:
+        theirs = named[0]  # git merge / git pull
+    done = git_dir / "rebase-merge" / "done"
+    if theirs is None and done.exists():
+        lines = [line.split() for line in done.read_text().splitlines() if line.strip() and not line.startswith("#")]
+        if lines and len(lines[-1]) >= 2:
+            theirs = lines[-1][1]
+    for name in ("CHERRY_PICK_HEAD", "REBASE_HEAD", "MERGE_HEAD", "REVERT_HEAD"):
+        if theirs is None and (git_dir / name).exists():
+            theirs = (git_dir / name).read_text().split()[0]
+    if theirs is None:
+        return None
+    theirs_full = _git(["rev-parse", "--verify", "-q", f"{theirs}^{{commit}}"], root)
+    ours = _git(["rev-parse", "--verify", "-q", "HEAD"], root)
+    if theirs_full is None or ours is None:
+        return None
+    theirs_full, ours = theirs_full.strip(), ours.strip()
+    if named:
+        base = _git(["merge-base", ours, theirs_full], root)
+    else:
+        base = _git(["rev-parse", "--verify", "-q", f"{theirs_full}^"], root)  # a pick applies theirs' own change
+    if base is None:
+        return None
+    return base.strip().splitlines()[0], ours, theirs_full
+
+
+def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str) -> dict[str, str]:
+    """The renumbering for this merge, from all grimoire files when git tells us the commits."""
+    found = commits(root)
+    if found is not None:
+        trees = [_tree_ids(root, rev, storage) for rev in found]
+        if all(tree is not None for tree in trees):
+            return renumbering(*trees)  # type: ignore[arg-type]
+    # Unknown commits (a merge run by hand): this file's three versions only.
+    return renumbering(ids_in(base_text), ids_in(ours_text), ids_in(theirs_text))
+
+
+def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -> MergeResult:
+    """Merge as a git driver does: the result replaces the ours file."""
+    from .config import find_root, load_config
+    from .errors import Damaged
+
+    texts = [Path(p).read_bytes().decode("utf-8") for p in (base_path, ours_path, theirs_path)]
+    root = find_root(Path.cwd())
+    try:
+        config = load_config(root)
+        storage = config.storage_dir.relative_to(config.root).as_posix()
+    except Exception:  # noqa: BLE001 - no config: the default layout
+        storage = "grimoires"
+    mapping = global_mapping(root, storage, *texts)
+    try:
+        result = merge_texts(*texts, where=display, mapping=mapping)
+    except Damaged as exc:
+        # A side that is not a grimoire list (hand-broken, or already holding
+        # conflict markers): git's own line merge, conflicts marked as usual.
+        done = subprocess.run(["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours_path, base_path, theirs_path],
+                              capture_output=True)
+        return MergeResult(Path(ours_path).read_text(encoding="utf-8", errors="replace"),
+                           conflicts=[f"{display}: {exc.message}"] if done.returncode != 0 else [])
+    tmp = Path(ours_path).with_name(Path(ours_path).name + ".mem-merge")
+    tmp.write_text(result.text, encoding="utf-8")
+    os.replace(tmp, ours_path)
+    return result

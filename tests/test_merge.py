@@ -1,0 +1,209 @@
+"""Teams on git: two clones of one remote add, supersede, apply and archive on
+the same day, then push and pull; the merge driver leaves both identical."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, mem_process
+
+MEMORY = "grimoires/loa/memory"
+CATEGORIES = ["fact", "decision", "learning", "error", "preference"]
+
+
+def run_mem(clone: Path, *args: str, code: int = 0) -> str:
+    done = mem_process(*args, cwd=clone)
+    assert done.returncode == code, (args, done.stdout, done.stderr)
+    return done.stdout.decode().strip()
+
+
+def export(clone: Path) -> dict[str, dict]:
+    return {item["id"]: item for item in map(json.loads, run_mem(clone, "export", "--archived").splitlines())}
+
+
+def files(clone: Path) -> dict[str, str]:
+    return {p.relative_to(clone).as_posix(): p.read_text() for p in sorted((clone / MEMORY).rglob("*.yaml"))}
+
+
+@pytest.fixture
+def team(tmp_path):
+    """A bare remote with a seeded grimoire, and two clones with mem's hooks and driver."""
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    seed = tmp_path / "seed"
+    git("clone", "-q", str(remote), str(seed), cwd=tmp_path)
+    run_mem(seed, "init")
+    base = [run_mem(seed, "add", "-c", CATEGORIES[i % 5], f"base memory {i} on subject {i * 17}") for i in range(10)]
+    git("add", "-A", cwd=seed)
+    git("commit", "-qm", "seed grimoire", cwd=seed)
+    git("push", "-q", "origin", "HEAD:main", cwd=seed)
+    clones = []
+    for name in ("alice", "bob"):
+        clone = tmp_path / name
+        git("clone", "-q", str(remote), str(clone), cwd=tmp_path)
+        run_mem(clone, "hooks", "install")
+        clones.append(clone)
+    return clones[0], clones[1], base
+
+
+def work(clone: Path, who: str, base: list[str], supersede: list[str], apply: list[str], archive: list[str] = ()) -> None:
+    for i in range(20):
+        run_mem(clone, "add", "-c", CATEGORIES[i % 5], "-t", who, f"{who} learned thing {i} about module {who}-{i * 7}")
+    for entry_id in supersede:
+        run_mem(clone, "supersede", entry_id, f"{who} revised {entry_id}")
+    for entry_id in apply:
+        # Each side applies at its own moment: identical effectiveness on both
+        # sides (same last_applied) is taken as one change seen twice (a cherry-pick).
+        done = mem_process("apply", entry_id, "--success", cwd=clone, env={"MEM_NOW": f"2026-11-22T1{1 if who == 'alice' else 2}:00:00Z"})
+        assert done.returncode == 0, done.stderr
+    git("add", "-A", cwd=clone)
+    git("commit", "-qm", f"{who}'s memories", cwd=clone)
+    if archive:
+        run_mem(clone, "archive", *archive, "--reason", "manual")  # its own commit
+
+
+@pytest.mark.parametrize("pull", [["pull", "--no-rebase", "-q"], ["pull", "--rebase", "-q"]], ids=["merge", "rebase"])
+def test_two_clones_same_day_end_identical(team, pull):
+    alice, bob, base = team
+    work(alice, "alice", base, supersede=[base[0], base[1]], apply=[base[2], base[3]])
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    work(bob, "bob", base, supersede=[base[5], base[6]], apply=[base[3], base[4]], archive=[base[8], base[9]])
+    # Both minted MEM-20261122-001...: bob's pull merges through the driver.
+    git(*pull, cwd=bob)
+    git("push", "-q", "origin", "HEAD:main", cwd=bob)
+    git("pull", "-q", "--no-rebase", cwd=alice)
+
+    assert files(alice) == files(bob)
+    entries = export(bob)
+    contents = [e["content"] for e in entries.values()]
+    for who in ("alice", "bob"):
+        for i in range(20):
+            assert f"{who} learned thing {i} about module {who}-{i * 7}" in contents
+    assert len(entries) == 10 + 40 + 4  # base, new, supersedes
+    # Chains: both sides' supersedes resolve both ways.
+    for entry_id in (base[0], base[1], base[5], base[6]):
+        new = entries[entry_id]["superseded_by"]
+        assert entries[new]["supersedes"] == entry_id
+    # Effectiveness: base[3] applied once on each side.
+    assert entries[base[3]]["effectiveness"]["applications"] == 2
+    assert entries[base[2]]["effectiveness"]["applications"] == 1
+    assert entries[base[8]]["archived"] and entries[base[9]]["archived"]
+    for clone in (alice, bob):
+        assert mem_process("validate", cwd=clone).returncode == 0
+        assert git("status", "--porcelain", cwd=clone) == ""
+
+
+def test_cherry_pick_renumbers_colliding_ids(team):
+    alice, bob, base = team
+    git("checkout", "-q", "-b", "side", cwd=alice)
+    first = run_mem(alice, "add", "-c", "fact", "side branch fact about caching")
+    run_mem(alice, "supersede", first, "side branch fact about caching, revised")
+    git("commit", "-qam", "side facts", cwd=alice)
+    git("checkout", "-q", "main", cwd=alice)
+    mine = run_mem(alice, "add", "-c", "fact", "main branch fact about queues")
+    git("commit", "-qam", "main fact", cwd=alice)
+    assert mine == first  # the same id minted on both branches
+    git("cherry-pick", "side", cwd=alice)
+    entries = export(alice)
+    assert entries[mine]["content"] == "main branch fact about queues"
+    picked = [e for e in entries.values() if e["content"].startswith("side branch fact")]
+    assert len(picked) == 2 and all(e["id"] not in (mine,) for e in picked)
+    old = next(e for e in picked if "revised" not in e["content"])
+    new = next(e for e in picked if "revised" in e["content"])
+    assert old["superseded_by"] == new["id"] and new["supersedes"] == old["id"]
+    assert mem_process("validate", cwd=alice).returncode == 0
+
+
+def test_substance_conflict_is_marked_named_and_resolvable(team):
+    alice, bob, base = team
+    target = base[0]
+    for clone, words in ((alice, "alice says the cache is redis"), (bob, "bob says the cache is memcached")):
+        path = clone / MEMORY / "facts.yaml"
+        text = path.read_text()
+        path.write_text(text.replace("content: base memory 0 on subject 0", f"content: {words}"))
+        git("commit", "-qam", f"hand edit by {clone.name}", cwd=clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    done = subprocess.run(["git", "pull", "--no-rebase", "-q"], cwd=bob, capture_output=True, text=True)
+    assert done.returncode != 0  # the merge stops on the conflict
+    facts = (bob / MEMORY / "facts.yaml").read_text()
+    assert "<<<<<<< ours" in facts and ">>>>>>> theirs" in facts
+    assert "alice says" in facts and "bob says" in facts
+    result = mem_process("validate", "--format", "json", cwd=bob)
+    assert result.returncode == 3
+    problem = json.loads(result.stdout)["problems"][0]
+    assert problem["rule"] == "merge-conflict" and problem["id"] == target
+    # Resolve: keep ours (bob's), drop the markers and theirs' block.
+    lines = facts.split("\n")
+    start, middle, end = lines.index("<<<<<<< ours"), lines.index("======="), lines.index(">>>>>>> theirs")
+    resolved = "\n".join(lines[:start] + lines[start + 1 : middle] + lines[end + 1 :])
+    (bob / MEMORY / "facts.yaml").write_text(resolved)
+    assert mem_process("validate", cwd=bob).returncode == 0
+    git("commit", "-qam", "resolve", cwd=bob)
+    assert export(bob)[target]["content"] == "bob says the cache is memcached"
+
+
+def test_hooks_install_configures_the_driver_and_uninstall_removes_it(team):
+    alice, _, _ = team
+    driver = git("config", "--get", "merge.grimoire.driver", cwd=alice).strip()
+    assert driver.endswith("merge-file %O %A %B %P")
+    assert "merge=grimoire" in (alice / ".gitattributes").read_text()
+    assert "merge driver: installed" in run_mem(alice, "hooks", "status")
+    run_mem(alice, "hooks", "uninstall")
+    assert subprocess.run(["git", "config", "--get", "merge.grimoire.driver"], cwd=alice).returncode == 1
+
+
+def test_merge_texts_keeps_ours_text_and_adds_effectiveness():
+    from grimoire_cli.merge import merge_texts
+
+    base = "# comment kept\n- id: MEM-20260101-001\n  content: x\n  effectiveness: {applications: 2, successes: 1, score: 50}\n"
+    ours = base.replace("applications: 2, successes: 1, score: 50", "applications: 3, successes: 2, score: 67")
+    theirs = base.replace("applications: 2, successes: 1, score: 50", "applications: 4, successes: 2, score: 50")
+    result = merge_texts(base, ours, theirs, "facts.yaml")
+    assert not result.conflicts
+    assert result.text.startswith("# comment kept\n")
+    from grimoire_cli.yamlio import parse_entries
+
+    merged = parse_entries(result.text, "x")[0][0]
+    assert merged["effectiveness"]["applications"] == 5 and merged["effectiveness"]["successes"] == 3
+    assert merged["effectiveness"]["score"] == 60
+
+
+def test_ci_recipe(tmp_path):
+    """The workflow's exact command, on a clean and a broken example grimoire."""
+    import re
+    import shlex
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    recipe = (root / "docs" / "ci.md").read_text()
+    command = re.search(r"- name: Validate the grimoire\n\s+run: (.+)\n", recipe).group(1)
+    assert command == "mem validate --format github"
+    argv = shlex.split(command)
+    argv[0] = str(Path(sys.executable).parent / argv[0])
+    outcomes = {}
+    for name in ("good", "bad"):
+        folder = tmp_path / name
+        shutil.copytree(root / "tests" / "examples" / name, folder)
+        done = subprocess.run(argv, cwd=folder, capture_output=True, text=True)
+        outcomes[name] = (done.returncode, done.stdout.splitlines())
+    assert outcomes["good"] == (0, [])
+    code, lines = outcomes["bad"]
+    assert code == 1
+    expected = {
+        ("grimoires/loa/memory/decisions.yaml", 6, "confidence-floor"),
+        ("grimoires/loa/memory/decisions.yaml", 11, "duplicate-id"),
+        ("grimoires/loa/memory/decisions.yaml", 20, "dangling-reference"),
+        ("grimoires/loa/memory/facts.yaml", 2, "id-format"),
+        ("grimoires/loa/memory/facts.yaml", 2, "schema"),
+    }
+    found = set()
+    for line in lines:
+        match = re.fullmatch(r"::error file=([^,]+),line=(\d+)::\[([a-z-]+)\] .+", line)
+        assert match, line
+        found.add((match.group(1), int(match.group(2)), match.group(3)))
+    assert found == expected
