@@ -300,15 +300,16 @@ class Grimoire:
 
     def context(self, text: str | None = None, budget: int = 400):
         """A `## Active Memory` block of the best active entries within `budget` tokens."""
-        from .context import PRIORITY_ORDER, SHORTEST_LINE, render
+        from .context import MAX_MISSES, PRIORITY_ORDER, SHORTEST_LINE, render
 
         if budget < 20:
             raise BadInput("the budget must be at least 20 tokens")
         moment = self.now()
         if text and text.strip():
-            # No more lines than this fit the budget: rank only that many,
-            # and all of them only if the guard leaves some out.
-            first = self._ranked(text, limit=budget // SHORTEST_LINE + 1)
+            # `render` reads at most the lines that fit plus MAX_MISSES that
+            # do not: rank only that many, and the rest only if the guard
+            # leaves some out.
+            first = self._ranked(text, limit=budget // SHORTEST_LINE + MAX_MISSES + 1)
             total = first.total
 
             def order():

@@ -531,15 +531,6 @@ class Catalog:
             out.extend((rowid, path, start, json.loads(data)) for rowid, path, start, data in self.read(sql, part))
         return out
 
-    def match(self, expression: str, weights: tuple[float, ...]) -> list[tuple[int, float]]:
-        """(rowid, positive BM25) of every row matching an FTS5 expression."""
-        marks = ", ".join(str(w) for w in weights)
-        try:
-            rows = self.read(f"SELECT rowid, bm25(fts, {marks}) FROM fts WHERE fts MATCH ?", (expression,))
-        except sqlite3.OperationalError:
-            return []
-        return [(rowid, -score) for rowid, score in rows]
-
     def knows(self, word: str) -> bool:
         return bool(self.read("SELECT 1 FROM words WHERE word=? LIMIT 1", (word,)))
 

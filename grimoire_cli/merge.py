@@ -53,7 +53,9 @@ def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str
     their_items, _ = parse_entries(theirs, f"{where} (theirs)") if theirs.strip() else ([], [])
     mapping = dict(mapping or {})
     if mapping:
+        # Base too: in a rebase, an earlier pick may have renamed ids this commit's base still has.
         their_items = [_renamed(item, mapping) for item in their_items]
+        base_items = [_renamed(item, mapping) for item in base_items]
     o = _by_id(base_items)
     a = _by_id(our_items)
     b = _by_id(their_items)
@@ -143,13 +145,14 @@ _MISSING: Any = object()
 # -- which ids to renumber: from every grimoire file of the three commits -----
 
 
-def renumbering(base_ids: dict[str, str], our_ids: dict[str, str], their_ids: dict[str, str]) -> dict[str, str]:
+def renumbering(base_ids: dict[str, str], our_ids: dict[str, str], their_ids: dict[str, str],
+                also_taken: set[str] = frozenset()) -> dict[str, str]:
     """Theirs' new ids that ours also minted for another memory -> fresh ids.
 
     Arguments map id -> the entry's text block in each commit. Deterministic:
     every file of one merge computes the same mapping.
     """
-    taken = set(base_ids) | set(our_ids) | set(their_ids)
+    taken = set(base_ids) | set(our_ids) | set(their_ids) | set(also_taken)
     mapping: dict[str, str] = {}
     for entry_id in sorted(set(our_ids) & set(their_ids) - set(base_ids)):
         if our_ids[entry_id] == their_ids[entry_id]:
@@ -237,14 +240,64 @@ def commits(root: Path) -> tuple[str, str, str] | None:
 
 
 def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str) -> dict[str, str]:
-    """The renumbering for this merge, from all grimoire files when git tells us the commits."""
+    """The renumbering for this merge, from all grimoire files when git tells us the commits.
+
+    In a rebase or a range cherry-pick, renames made for earlier picks are
+    kept beside git's own state (and go when git removes it) and applied to
+    later picks' base and theirs, whose commits still carry the old ids.
+    """
+    import json
+
+    state = _state_file(root)
+    prior: dict[str, str] = {}
+    if state is not None and state.exists():
+        try:
+            prior = json.loads(state.read_text())
+        except (OSError, ValueError):
+            prior = {}
     found = commits(root)
-    if found is not None:
-        trees = [_tree_ids(root, rev, storage) for rev in found]
-        if all(tree is not None for tree in trees):
-            return renumbering(*trees)  # type: ignore[arg-type]
-    # Unknown commits (a merge run by hand): this file's three versions only.
-    return renumbering(ids_in(base_text), ids_in(ours_text), ids_in(theirs_text))
+    trees = [_tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
+    if found is not None and all(tree is not None for tree in trees):
+        base_ids, our_ids, their_ids = trees
+    else:  # unknown commits (a merge run by hand): this file's three versions only
+        base_ids, our_ids, their_ids = ids_in(base_text), ids_in(ours_text), ids_in(theirs_text)
+    rename = lambda ids: {prior.get(k, k): v for k, v in ids.items()}  # noqa: E731
+    # New numbers must also miss ids that later picks of a rebase will bring.
+    later: set[str] = set(prior.values())
+    tip = _rebase_tip(root)
+    if tip is not None:
+        later |= set(_tree_ids(root, tip, storage) or {})
+    mapping = {**prior, **renumbering(rename(base_ids), our_ids, rename(their_ids), later)}
+    if state is not None and mapping != prior:
+        try:
+            state.write_text(json.dumps(mapping))
+        except OSError:
+            pass
+    return mapping
+
+
+def _rebase_tip(root: Path) -> str | None:
+    """The branch tip a rebase started from (all of its picks' ids are in it)."""
+    found = _git(["rev-parse", "--git-dir"], root)
+    if found is None:
+        return None
+    git_dir = (root / found.strip()).resolve()
+    for name in ("rebase-merge/orig-head", "rebase-apply/orig-head"):
+        if (git_dir / name).exists():
+            return (git_dir / name).read_text().strip() or None
+    return None
+
+
+def _state_file(root: Path) -> Path | None:
+    """Where a multi-commit rebase or cherry-pick keeps its renames (inside git's own state)."""
+    found = _git(["rev-parse", "--git-dir"], root)
+    if found is None:
+        return None
+    git_dir = (root / found.strip()).resolve()
+    for folder in ("rebase-merge", "rebase-apply", "sequencer"):
+        if (git_dir / folder).is_dir():
+            return git_dir / folder / "grimoire-renumbered.json"
+    return None
 
 
 def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -> MergeResult:

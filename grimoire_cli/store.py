@@ -236,9 +236,6 @@ class Store:
 
         return self._retry(read, include_archive, skip_damaged)
 
-    def ids(self, skip_damaged: bool = False) -> set[str]:
-        return set(self._retry(lambda paths: self.catalog.ids(paths), True, skip_damaged))
-
     def ids_of_day(self, day: str, skip_damaged: bool = False) -> list[str]:
         """Ids minted on one day (`MEM-<day>-...`), archive included."""
         return self._retry(lambda paths: self.catalog.ids(paths, f"MEM-{day}-"), True, skip_damaged)
@@ -442,7 +439,6 @@ class Store:
         """Stage one file's new text: entries rewritten or removed (value None) by id,
         touching only their lines, then new entries appended as text. Returns the
         appended entries' line spans. Lands on `commit` (the end of `lock`)."""
-        from .yamlio import emit_entry
 
         changes = changes or {}
         rel, raw = self._current(path)

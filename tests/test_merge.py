@@ -207,3 +207,26 @@ def test_ci_recipe(tmp_path):
         assert match, line
         found.add((match.group(1), int(match.group(2)), match.group(3)))
     assert found == expected
+
+
+def test_rebase_of_several_commits_keeps_renames_across_picks(team):
+    alice, bob, base = team
+    mine = run_mem(alice, "add", "-c", "fact", "alice's fact about the scheduler")
+    git("commit", "-qam", "alice fact", cwd=alice)
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    first = run_mem(bob, "add", "-c", "fact", "bob's fact about the cache")
+    git("commit", "-qam", "bob fact", cwd=bob)
+    assert first == mine
+    second = run_mem(bob, "supersede", first, "bob's fact about the cache, corrected")
+    run_mem(bob, "apply", second, "--success")
+    git("commit", "-qam", "bob supersedes his fact", cwd=bob)
+    git("pull", "--rebase", "-q", cwd=bob)
+    entries = export(bob)
+    assert entries[mine]["content"] == "alice's fact about the scheduler"
+    assert "superseded_by" not in entries[mine]
+    old = next(e for e in entries.values() if e["content"] == "bob's fact about the cache")
+    new = next(e for e in entries.values() if e["content"] == "bob's fact about the cache, corrected")
+    assert old["id"] != mine and new["id"] != mine
+    assert old["superseded_by"] == new["id"] and new["supersedes"] == old["id"]
+    assert new["effectiveness"]["applications"] == 1
+    assert mem_process("validate", cwd=bob).returncode == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import resource
 import shutil
@@ -13,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,7 +71,6 @@ def test_import_killed_at_30_moments_is_all_or_nothing(repo, tmp_path):
             assert set(now) == set(full), (attempt, len(now))
             assert now[target].get("superseded_by"), attempt
             outcomes["present"] += 1
-        assert not list((repo / MEMORY).rglob("*.mem-tmp")) or True  # strays are removed by the next writer
         assert mem_process("add", "-c", "fact", f"after crash {attempt}", cwd=repo).returncode == 0
         assert not list((repo / MEMORY).rglob("*.mem-tmp"))
     # The kills landed on both sides of the commit point.
