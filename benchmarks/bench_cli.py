@@ -40,12 +40,19 @@ def run(cmd: list[str], cwd: Path) -> float:
     return elapsed
 
 
+FLOOR_SCRIPT = "import typer\napp = typer.Typer()\n@app.command()\ndef hello():\n    pass\napp()\n"
+FLOORS: list[float] = []  # every floor sample of the current size
+
+
 def median(make_cmd, cwd: Path, runs: int, before=None) -> float:
+    """Median of `runs` runs; a floor run is interleaved with each, so the
+    ratio to the floor compares runs made under the same machine load."""
     samples = []
     for number in range(runs):
         if before:
             before()
         samples.append(run(make_cmd(number), cwd))
+        FLOORS.append(run([sys.executable, "-c", FLOOR_SCRIPT], HERE))
     return statistics.median(samples)
 
 
@@ -54,7 +61,7 @@ def ids(folder: Path, *args: str) -> list[str]:
     return [item["id"] for item in json.loads(out)]
 
 
-def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, float | None]]:
+def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, float | None, float]]:
     from generate import build
 
     folder = DATA / f"g{size}"
@@ -65,13 +72,14 @@ def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, floa
         print(f"generated {size} entries in {time.perf_counter() - started:.1f} s", flush=True)
     memory = folder / "grimoires/loa/memory"
     drop = lambda: shutil.rmtree(memory / ".cache", ignore_errors=True)  # noqa: E731
-    rows: list[tuple[str, float, float | None]] = []
+    rows: list[tuple[str, float, float | None, float]] = []
 
     def both(name: str, cmd: list[str]) -> None:
         cold = median(lambda _: cmd, folder, cold_runs, before=drop)
         run(cmd, folder)  # leave the catalog warm
+        FLOORS.clear()
         warm = median(lambda _: cmd, folder, runs)
-        rows.append((name, warm, cold))
+        rows.append((name, warm, cold, statistics.median(FLOORS)))
 
     both("mem --help", [MEM, "--help"])
     both("mem query", [MEM, "query", "flaky runner disk"])
@@ -87,17 +95,21 @@ def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, floa
         with open(facts, "a", encoding="utf-8") as handle:
             handle.write(f"# edited by hand {time.time_ns()}\n")
 
-    rows.append(("query after editing 1 file", median(lambda _: [MEM, "query", "flaky runner disk"], folder, runs, before=touch_one), None))
-    rows.append(("validate after editing 1 file", median(lambda _: [MEM, "validate"], folder, runs, before=touch_one), None))
+    def one(name: str, make_cmd, before=None) -> None:
+        FLOORS.clear()
+        rows.append((name, median(make_cmd, folder, runs, before=before), None, statistics.median(FLOORS)))
+
+    one("query after editing 1 file", lambda _: [MEM, "query", "flaky runner disk"], before=touch_one)
+    one("validate after editing 1 file", lambda _: [MEM, "validate"], before=touch_one)
     run([MEM, "query", "warm"], folder)
 
     active = ids(folder, "-c", "fact")  # permanent: never run out to expiry
-    rows.append(("mem add", median(lambda n: [MEM, "add", "-c", "fact", f"bench fact {time.time_ns()} number {n} about the cache"], folder, runs), None))
-    rows.append(("mem apply", median(lambda n: [MEM, "apply", active[n], "--success"], folder, runs), None))
-    rows.append(("mem supersede", median(lambda n: [MEM, "supersede", active[runs + n], f"revised at {time.time_ns()}: the runner disk is small"], folder, runs), None))
+    one("mem add", lambda n: [MEM, "add", "-c", "fact", f"bench fact {time.time_ns()} number {n} about the cache"])
+    one("mem apply", lambda n: [MEM, "apply", active[n], "--success"])
+    one("mem supersede", lambda n: [MEM, "supersede", active[runs + n], f"revised at {time.time_ns()}: the runner disk is small"])
     pool = active[2 * runs:]
-    rows.append(("mem archive (10, commit)", median(lambda n: [MEM, "archive", *pool[10 * n: 10 * n + 10], "--reason", "manual"], folder, runs), None))
-    rows.append(("grep -ri", median(lambda _: ["grep", "-ri", "runner", "grimoires"], folder, runs), None))
+    one("mem archive (10, commit)", lambda n: [MEM, "archive", *pool[10 * n: 10 * n + 10], "--reason", "manual"])
+    one("grep -ri", lambda _: ["grep", "-ri", "runner", "grimoires"])
     return rows
 
 
@@ -108,17 +120,15 @@ def main() -> int:
     parser.add_argument("--cold-runs", type=int, default=0, help="runs of each cold cell (default: --runs; fewer at 100k saves minutes)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    floor_script = "import typer\napp = typer.Typer()\n@app.command()\ndef hello():\n    pass\napp()\n"
     for size in [int(s) for s in args.sizes.split(",")]:
         rows = measure(size, args.runs, args.cold_runs or args.runs)
-        # The floor is measured right after, on the same machine state.
-        py_pass = median(lambda _: [sys.executable, "-c", "pass"], HERE, args.runs)
-        floor = median(lambda _: [sys.executable, "-c", floor_script], HERE, args.runs)
-        print(f"\n{size} entries; medians of {args.runs} runs ({args.cold_runs or args.runs} cold); python -c pass {py_pass:.0f} ms; trivial Typer command (floor) {floor:.0f} ms")
-        print(f"{'command':<30} {'warm ms':>8} {'cold ms':>8} {'warm/floor':>11}")
-        for name, warm, cold in rows:
+        py_pass = statistics.median(run([sys.executable, "-c", "pass"], HERE) for _ in range(args.runs))
+        print(f"\n{size} entries; medians of {args.runs} runs ({args.cold_runs or args.runs} cold); python -c pass {py_pass:.0f} ms")
+        print("floor: a trivial Typer command, run interleaved with each warm command; ratio = warm / floor")
+        print(f"{'command':<30} {'warm ms':>8} {'cold ms':>8} {'floor ms':>9} {'warm/floor':>11}")
+        for name, warm, cold, floor in rows:
             cold_text = f"{cold:8.0f}" if cold is not None else f"{'':>8}"
-            print(f"{name:<30} {warm:8.0f} {cold_text} {warm / floor:11.2f}", flush=True)
+            print(f"{name:<30} {warm:8.0f} {cold_text} {floor:9.0f} {warm / floor:11.2f}", flush=True)
     return 0
 
 

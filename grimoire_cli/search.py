@@ -12,6 +12,11 @@ The blend, per candidate that matched at least one query term:
 
 Relevance dominates; the other parts order near-ties. Whole-text fuzzy
 ratios (rapidfuzz WRatio) are never used: measured, they rank like random.
+
+The index is the catalog's FTS5 table, kept between commands; the blend
+runs in SQL (`Catalog.rank`), so only the hits asked for are decoded. The
+best bm25 is taken over the entries that pass the filters; the vocabulary
+for typo correction is every word of every entry in the catalog.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ import sys
 from datetime import datetime
 from typing import Any
 
-from ..context import age
-from ..model import Entry
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..model import Entry
 
 
 def entry_json(entry: Entry, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -23,6 +25,8 @@ def print_json(value: Any) -> None:
 
 
 def entry_line(entry: Entry, moment: datetime) -> str:
+    from ..context import age
+
     state = entry.state(moment)
     flag = "" if state == "active" else f" [{state}]"
     return f"{entry.id}  {entry.category:<10} {age(entry, moment):>5}  {entry.summary}{flag}"
