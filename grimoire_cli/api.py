@@ -417,6 +417,8 @@ class Grimoire:
     def validate(self, paths: Iterable[str] | None = None):
         from .validate import validate
 
+        # A commit a crashed writer left half done is finished first (validate reads files directly).
+        self.store.recover_if_needed()
         return validate(self.store, list(paths) if paths else None)
 
 

@@ -191,3 +191,25 @@ def test_guard_gates_never_change_findings(text):
     assert scan(text) == scan(text, gated=False)
     fields = {"content": text, "summary": text[::-1], "tags": [text[:5]], "source": {"agent": text[3:]}}
     assert scan_fields(fields) == scan_fields(fields, gated=False)
+
+
+def test_a_half_done_commit_is_finished_before_anything_reads(repo):
+    """The states a SIGKILL can leave, made by hand: after the journal, roll forward; before it, roll back."""
+    assert mem("add", "-c", "fact", "kept fact about queues").code == 0
+    facts = MEMORY / "facts.yaml"
+    before = facts.read_text()
+    added = before + ("- id: MEM-20261122-002\n  category: fact\n  summary: landed by recovery\n  content: landed by recovery\n"
+                      "  confidence: 0.9\n  ttl: permanent\n  source:\n    session_id: s\n    timestamp: \"2026-11-22T10:00:00Z\"\n")
+    # Killed after the journal: the commit is finished by the next command, even a read.
+    tmp = facts.with_name(".facts.yaml.abc123.mem-tmp")
+    tmp.write_text(added)
+    (MEMORY / ".cache" / "journal.json").write_text(json.dumps([[str(tmp.resolve()), str(facts.resolve())]]))
+    assert mem_process("validate", cwd=repo).returncode == 0
+    assert facts.read_text() == added and not tmp.exists()
+    assert not (MEMORY / ".cache" / "journal.json").exists()
+    # Killed before the journal: only a temp file; the next writer drops it.
+    stray = facts.with_name(".facts.yaml.def456.mem-tmp")
+    stray.write_text("- garbage\n")
+    assert mem_process("add", "-c", "fact", "another fact about caches", cwd=repo).returncode == 0
+    assert not stray.exists()
+    assert "landed by recovery" in facts.read_text() and "- garbage" not in facts.read_text()
