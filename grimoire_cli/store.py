@@ -375,6 +375,13 @@ class Store:
         staged, self._staged = self._staged, {}
         if not staged:
             return
+        if len(staged) == 1:
+            # One file: its rename is atomic by itself, no journal needed
+            # (saves two fsyncs on every add and apply).
+            (path, (rel, before, text, change)), = staged.items()
+            self._write_atomic(path, text)
+            self._record(rel, path, before, text, **change)
+            return
         temps: list[tuple[str, Path]] = []
         try:
             for path, (_, _, text, _) in staged.items():
