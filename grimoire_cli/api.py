@@ -182,8 +182,6 @@ class Grimoire:
                     continue
                 written.append(entry)
             self._write(written, batch.updates)
-        for entry in written:
-            entry.skipped = list(self.store.skipped)
         return written
 
     def _prepare(self, request: Request, batch: "_Batch") -> Entry:

@@ -24,9 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
-from .clock import parse_time
-from .errors import BadInput
-from .model import Entry, normalize_text, parse_id, state_of
+from .model import Entry, epoch, normalize_text, parse_id, state_of
 
 SCHEMA_VERSION = "6"
 
@@ -109,15 +107,6 @@ def _light(row: tuple) -> Light:
 TAG_SEPARATOR = "\x1f"
 
 
-def _epoch(text: Any) -> float | None:
-    if not text:
-        return None
-    try:
-        return parse_time(str(text)).timestamp()
-    except BadInput:
-        return None
-
-
 def _number(read: Callable[[], Any], default: Any) -> Any:
     try:
         return read()
@@ -146,7 +135,7 @@ def derive(item: Any, archived_file: bool) -> tuple:
         _number(lambda: entry.confidence, 0.0),
         _number(lambda: entry.importance, 5),
         _number(lambda: entry.tier, "unrated"),
-        _epoch(entry.timestamp if isinstance(item.get("source"), dict) else None),
+        epoch(entry.timestamp if isinstance(item.get("source"), dict) else None),
         entry.expires,
         item.get("superseded_by") if isinstance(item.get("superseded_by"), str) and item.get("superseded_by") else None,
         TAG_SEPARATOR + TAG_SEPARATOR.join(tags) + TAG_SEPARATOR if tags else "",

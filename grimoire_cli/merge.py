@@ -175,10 +175,11 @@ def ids_in(text: str) -> dict[str, str]:
     return out
 
 
-def _git(args: list[str], cwd: Path, input: str | None = None) -> str | None:
-    from .gitops import clean_env
+def _git(args: list[str], cwd: Path) -> str | None:
+    """stdout of a git command, None when it fails (the caller falls back)."""
+    from .gitops import run
 
-    done = subprocess.run(["git", *args], cwd=cwd, env=clean_env(), capture_output=True, text=True, input=input)
+    done = run(args, cwd, check=False)
     return done.stdout if done.returncode == 0 else None
 
 
@@ -205,12 +206,8 @@ def _tree_ids(root: Path, rev: str, storage: str) -> dict[str, str] | None:
     return out
 
 
-def commits(root: Path) -> tuple[str, str, str] | None:
+def commits(root: Path, git_dir: Path) -> tuple[str, str, str] | None:
     """(base, ours, theirs) commits of the merge, rebase or cherry-pick in progress."""
-    git_dir_text = _git(["rev-parse", "--git-dir"], root)
-    if git_dir_text is None:
-        return None
-    git_dir = (root / git_dir_text.strip()).resolve()
     theirs = None
     named = [key[len("GITHEAD_"):] for key in os.environ if key.startswith("GITHEAD_")]
     if len(named) == 1:
@@ -248,14 +245,17 @@ def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, the
     """
     import json
 
-    state = _state_file(root)
+    from .gitops import git_dir as find_git_dir
+
+    git_dir = find_git_dir(root)
+    state = _state_file(git_dir) if git_dir is not None else None
     prior: dict[str, str] = {}
     if state is not None and state.exists():
         try:
             prior = json.loads(state.read_text())
         except (OSError, ValueError):
             prior = {}
-    found = commits(root)
+    found = commits(root, git_dir) if git_dir is not None else None
     trees = [_tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
     if found is not None and all(tree is not None for tree in trees):
         base_ids, our_ids, their_ids = trees
@@ -264,7 +264,7 @@ def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, the
     rename = lambda ids: {prior.get(k, k): v for k, v in ids.items()}  # noqa: E731
     # New numbers must also miss ids that later picks of a rebase will bring.
     later: set[str] = set(prior.values())
-    tip = _rebase_tip(root)
+    tip = _rebase_tip(git_dir) if git_dir is not None else None
     if tip is not None:
         later |= set(_tree_ids(root, tip, storage) or {})
     mapping = {**prior, **renumbering(rename(base_ids), our_ids, rename(their_ids), later)}
@@ -276,24 +276,16 @@ def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, the
     return mapping
 
 
-def _rebase_tip(root: Path) -> str | None:
+def _rebase_tip(git_dir: Path) -> str | None:
     """The branch tip a rebase started from (all of its picks' ids are in it)."""
-    found = _git(["rev-parse", "--git-dir"], root)
-    if found is None:
-        return None
-    git_dir = (root / found.strip()).resolve()
     for name in ("rebase-merge/orig-head", "rebase-apply/orig-head"):
         if (git_dir / name).exists():
             return (git_dir / name).read_text().strip() or None
     return None
 
 
-def _state_file(root: Path) -> Path | None:
+def _state_file(git_dir: Path) -> Path | None:
     """Where a multi-commit rebase or cherry-pick keeps its renames (inside git's own state)."""
-    found = _git(["rev-parse", "--git-dir"], root)
-    if found is None:
-        return None
-    git_dir = (root / found.strip()).resolve()
     for folder in ("rebase-merge", "rebase-apply", "sequencer"):
         if (git_dir / folder).is_dir():
             return git_dir / folder / "grimoire-renumbered.json"

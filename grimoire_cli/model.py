@@ -169,7 +169,6 @@ class Entry:
     archived_file: bool = field(default=False, repr=False)
     # Things the caller should be told (inferred category, near duplicate).
     notes: list[str] = field(default_factory=list, repr=False)
-    skipped: list = field(default_factory=list, repr=False)
 
     # Plain accessors keep callers away from dict spelling.
     @property
@@ -234,13 +233,7 @@ class Entry:
     @property
     def expires(self) -> float | None:
         """`expires_at` as a POSIX time; None when absent or unreadable."""
-        stamp = self.data.get("expires_at")
-        if not stamp:
-            return None
-        try:
-            return parse_time(str(stamp)).timestamp()
-        except BadInput:
-            return None
+        return epoch(self.data.get("expires_at"))
 
     def is_expired(self, moment: datetime) -> bool:
         return self.expires is not None and self.expires <= moment.timestamp()
@@ -257,13 +250,23 @@ class Entry:
         return ordered(self.data)
 
 
-def state_of(entry, epoch: float) -> str:
+def epoch(stamp: Any) -> float | None:
+    """A stored time as POSIX seconds; None when absent or unreadable."""
+    if not stamp:
+        return None
+    try:
+        return parse_time(str(stamp)).timestamp()
+    except BadInput:
+        return None
+
+
+def state_of(entry, now: float) -> str:
     """State of an `Entry` or a catalog row (`catalog.Light`) at a POSIX time."""
     if entry.archived:
         return "archived"
     if entry.superseded_by:
         return "superseded"
-    if entry.expires is not None and entry.expires <= epoch:
+    if entry.expires is not None and entry.expires <= now:
         return "expired"
     return "active"
 

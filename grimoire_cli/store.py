@@ -181,9 +181,6 @@ class Store:
     def _archive_paths(self) -> set[str]:
         return {self.config.relative(p) for _, p, a in self.category_files() if a}
 
-    def _entry(self, path: str, start: int, data: Any) -> Entry:
-        return Entry(data, path, start, path in self._archive_paths())
-
     def entries(self, include_archive: bool = True, skip_damaged: bool = False) -> Iterator[Entry]:
         """Every entry of every configured file (archive last)."""
         def read(paths: list[str]) -> list[Entry]:
@@ -228,10 +225,11 @@ class Store:
             allowed = set(paths)
             order = {rel: i for i, rel in enumerate(paths)}
             rows = sorted((r for r in self.catalog.by_ids(ids) if r[1] in allowed), key=lambda r: order[r[1]])
+            archive = self._archive_paths()
             out: dict[str, Entry] = {}
             for _, path, start, data in rows:
                 if isinstance(data, dict):
-                    out.setdefault(data.get("id"), self._entry(path, start, data))
+                    out.setdefault(data.get("id"), Entry(data, path, start, path in archive))
             return out
 
         return self._retry(read, include_archive, skip_damaged)

@@ -72,7 +72,7 @@ def test_rows_of_a_corrupted_file_record_are_not_trusted(repo):
     expected = answers()
     with sqlite3.connect(MEMORY / ".cache" / "index.sqlite3") as db:
         # Rows of another version of the file: neither stat nor hash match it.
-        db.execute("UPDATE entries SET data = replace(data, 'note', 'XXXX') WHERE path LIKE '%facts.yaml'")
+        db.execute("UPDATE entries SET data = replace(data, 'note', 'tampered') WHERE path LIKE '%facts.yaml'")
         db.execute("UPDATE files SET size = size + 1, hash = 'other' WHERE path LIKE '%facts.yaml'")
     assert answers() == expected
 
