@@ -22,9 +22,10 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in _LEAKY}
 
 
-def run(args: list[str], cwd: Path, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
+def run(args: list[str], cwd: Path, check: bool = True, input: str | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     try:
-        result = subprocess.run(["git", *args], cwd=cwd, env=clean_env(), capture_output=True, text=True, input=input)
+        result = subprocess.run(["git", *args], cwd=cwd, env={**clean_env(), **(env or {})}, capture_output=True, text=True, input=input)
     except FileNotFoundError:
         raise GitFailed("git is not installed or not on PATH", "install git, or use --no-commit") from None
     if check and result.returncode != 0:
@@ -63,6 +64,33 @@ def commit_paths(root: Path, paths: list[Path], message: str) -> str | None:
         return None
     run(["commit", "--quiet", "--no-verify", "--only", "-m", message, "--", *rel], root)
     return run(["rev-parse", "HEAD"], root).stdout.strip()
+
+
+def commit_over_head(root: Path, paths: list[Path], message: str) -> str | None:
+    """Commit exactly `paths` from the work tree on top of HEAD, through plumbing.
+
+    For hooks that run while git is still inside a merge, cherry-pick or
+    rebase (MERGE_HEAD or CHERRY_PICK_HEAD still present): there `git commit`
+    refuses a partial commit or would conclude git's own operation. The tree
+    is built in a scratch index; the real index takes just these paths.
+    Returns the new sha, or None if the paths had no change.
+    """
+    import tempfile
+
+    rel = [os.path.relpath(p, root) for p in paths]
+    head = run(["rev-parse", "--verify", "HEAD"], root).stdout.strip()
+    folder = git_dir(root)
+    with tempfile.TemporaryDirectory(prefix="mem-index-", dir=folder) as scratch:
+        env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
+        run(["read-tree", head], root, env=env)
+        run(["add", "--", *rel], root, env=env)
+        tree = run(["write-tree"], root, env=env).stdout.strip()
+    if tree == run(["rev-parse", f"{head}^{{tree}}"], root).stdout.strip():
+        return None
+    new = run(["commit-tree", tree, "-p", head], root, input=message).stdout.strip()
+    run(["update-ref", "-m", "commit: " + message.splitlines()[0], "HEAD", new, head], root)
+    run(["add", "--", *rel], root)
+    return new
 
 
 def config_get(root: Path, key: str) -> str | None:

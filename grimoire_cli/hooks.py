@@ -1,5 +1,11 @@
 """`mem hooks`: thin git hook scripts that call back into `mem`.
 
+post-checkout and post-merge run `mem check` (session start); pre-commit runs
+`mem validate` on the staged grimoire files; post-merge, post-commit (after a
+cherry-pick), post-rewrite (after a rebase) and pre-commit (concluding a
+merge) run `mem merge-fixup`, which renumbers colliding ids in the files git
+merged without calling the driver.
+
 Like pre-commit's installer: an existing hook is moved aside and still runs
 first (and comes back on uninstall); install is idempotent; a repository
 with `core.hooksPath` is refused with a hint rather than silently ignored;
@@ -21,18 +27,21 @@ from . import gitops
 from .errors import BadInput
 
 MARKER = "# installed by mem (grimoire): do not edit; `mem hooks uninstall` removes it"
-HOOKS = ("post-checkout", "post-merge", "pre-commit")
+HOOKS = ("post-checkout", "post-merge", "pre-commit", "post-commit", "post-rewrite")
 DRIVER = "merge driver"
 LEGACY_SUFFIX = ".pre-mem"
 
 _TEMPLATE = """#!/bin/sh
 {marker}
 # Runs: {action}
+# The commit being made may use its own index: keep it for `mem merge-fixup`.
+MEM_GIT_INDEX_FILE="${{GIT_INDEX_FILE:+$(cd "${{GIT_INDEX_FILE%/*}}" 2>/dev/null && pwd)/${{GIT_INDEX_FILE##*/}}}}"
+export MEM_GIT_INDEX_FILE
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_OBJECT_DIRECTORY GIT_COMMON_DIR
 status=0
 here="$(dirname "$0")"
-if [ -x "$here/{name}{legacy}" ]; then
-    "$here/{name}{legacy}" "$@" || status=$?
+{read_stdin}if [ -x "$here/{name}{legacy}" ]; then
+    {feed}"$here/{name}{legacy}" "$@" || status=$?
 fi
 MEM={mem}
 if [ ! -x "$MEM" ]; then MEM="$(command -v mem || true)"; fi
@@ -47,10 +56,35 @@ _SESSION_BODY = """# Session start: never blocks the checkout or merge.
 "$MEM" check --hook || true
 exit $status"""
 
+_MERGE_BODY = """# After a merge git committed itself: renumber what the merge driver could not reach.
+"$MEM" merge-fixup post-merge "$@" || true
+"$MEM" check --hook || true
+exit $status"""
+
 _PRECOMMIT_BODY = """[ $status -eq 0 ] || exit $status
+gitdir="$(git rev-parse --git-dir)"
+if [ -f "$gitdir/MERGE_HEAD" ] || [ -f "$gitdir/CHERRY_PICK_HEAD" ]; then
+    # Concluding a merge or cherry-pick: renumbering goes into this commit.
+    "$MEM" merge-fixup pre-commit || true
+fi
 files="$(git diff --cached --name-only --diff-filter=ACMR -- {storage} | grep -E '\\.ya?ml$' || true)"
 [ -n "$files" ] || exit 0
 echo "$files" | tr '\\n' '\\0' | xargs -0 "$MEM" validate"""
+
+_POSTCOMMIT_BODY = """# Only a cherry-pick can bring in colliding ids; other commits cost nothing.
+[ -f "$(git rev-parse --git-dir)/CHERRY_PICK_HEAD" ] || exit $status
+"$MEM" merge-fixup post-commit || true
+exit $status"""
+
+_REWRITE_BODY = """# After a rebase: renumber what the merge driver could not reach.
+printf '%s\\n' "$input" | "$MEM" merge-fixup post-rewrite "$@" || true
+exit $status"""
+
+_BODIES = {"post-checkout": (_SESSION_BODY, "mem check (session start)"),
+           "post-merge": (_MERGE_BODY, "mem merge-fixup, then mem check (session start)"),
+           "pre-commit": (_PRECOMMIT_BODY, "mem merge-fixup when concluding a merge, then mem validate on staged grimoire files"),
+           "post-commit": (_POSTCOMMIT_BODY, "mem merge-fixup after a cherry-pick"),
+           "post-rewrite": (_REWRITE_BODY, "mem merge-fixup after a rebase")}
 
 
 @dataclass
@@ -99,9 +133,12 @@ def install(root: Path, storage_rel: str) -> HooksResult:
         if path.exists() and not _ours(path):
             os.replace(path, folder / (name + LEGACY_SUFFIX))
             result.notes.append(f"kept your existing {name} hook: it runs first")
-        body = _PRECOMMIT_BODY.format(storage=shlex.quote(storage_rel)) if name == "pre-commit" else _SESSION_BODY
-        action = "mem validate on staged grimoire files" if name == "pre-commit" else "mem check (session start)"
-        path.write_text(_TEMPLATE.format(marker=MARKER, action=action, name=name, legacy=LEGACY_SUFFIX, mem=shlex.quote(_mem_executable()), body=body))
+        body, action = _BODIES[name]
+        body = body.replace("{storage}", shlex.quote(storage_rel))
+        # post-rewrite reads its list of rewritten commits on stdin: both the chained hook and mem need it.
+        piped = name == "post-rewrite"
+        path.write_text(_TEMPLATE.format(marker=MARKER, action=action, name=name, legacy=LEGACY_SUFFIX, mem=shlex.quote(_mem_executable()), body=body,
+                                         read_stdin='input="$(cat)"\n' if piped else "", feed='printf \'%s\\n\' "$input" | ' if piped else ""))
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         result.hooks[name] = "installed"
     # The merge driver named by `.gitattributes` (`merge=grimoire`): git

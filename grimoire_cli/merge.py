@@ -249,31 +249,48 @@ def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, the
 
     git_dir = find_git_dir(root)
     state = _state_file(git_dir) if git_dir is not None else None
-    prior: dict[str, str] = {}
-    if state is not None and state.exists():
-        try:
-            prior = json.loads(state.read_text())
-        except (OSError, ValueError):
-            prior = {}
+    prior = prior_renames(git_dir) if git_dir is not None else {}
     found = commits(root, git_dir) if git_dir is not None else None
-    trees = [_tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
-    if found is not None and all(tree is not None for tree in trees):
-        base_ids, our_ids, their_ids = trees
-    else:  # unknown commits (a merge run by hand): this file's three versions only
-        base_ids, our_ids, their_ids = ids_in(base_text), ids_in(ours_text), ids_in(theirs_text)
-    rename = lambda ids: {prior.get(k, k): v for k, v in ids.items()}  # noqa: E731
+    files = (base_text, ours_text, theirs_text)
     # New numbers must also miss ids that later picks of a rebase will bring.
-    later: set[str] = set(prior.values())
     tip = _rebase_tip(git_dir) if git_dir is not None else None
-    if tip is not None:
-        later |= set(_tree_ids(root, tip, storage) or {})
-    mapping = {**prior, **renumbering(rename(base_ids), our_ids, rename(their_ids), later)}
+    later = set(_tree_ids(root, tip, storage) or {}) if tip is not None else set()
+    mapping = mapping_between(root, storage, found, prior, later, files)
     if state is not None and mapping != prior:
         try:
             state.write_text(json.dumps(mapping))
         except OSError:
             pass
     return mapping
+
+
+def mapping_between(root: Path, storage: str, found: tuple[str, str, str] | None, prior: dict[str, str],
+                    later: set[str] = frozenset(), files: tuple[str, str, str] | None = None) -> dict[str, str]:
+    """`prior` renames plus theirs' new ids that collide with ours' between the
+    (base, ours, theirs) commits; `files` (one file's three texts) stand in when
+    the commits are unknown. The driver and `mem merge-fixup` share it, so both
+    pick the same new numbers."""
+    trees = [_tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
+    if found is not None and all(tree is not None for tree in trees):
+        base_ids, our_ids, their_ids = trees
+    elif files is not None:  # unknown commits (a merge run by hand): this file's three versions only
+        base_ids, our_ids, their_ids = (ids_in(text) for text in files)
+    else:
+        return dict(prior)
+    rename = lambda ids: {prior.get(k, k): v for k, v in ids.items()}  # noqa: E731
+    return {**prior, **renumbering(rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()))}
+
+
+def prior_renames(git_dir: Path) -> dict[str, str]:
+    """Renames earlier picks of the rebase or cherry-pick in progress made."""
+    import json
+
+    state = _state_file(git_dir)
+    try:
+        prior = json.loads(state.read_text()) if state is not None and state.exists() else {}
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in prior.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(prior, dict) else {}
 
 
 def _rebase_tip(git_dir: Path) -> str | None:

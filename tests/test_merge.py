@@ -230,3 +230,108 @@ def test_rebase_of_several_commits_keeps_renames_across_picks(team):
     assert old["superseded_by"] == new["id"] and new["supersedes"] == old["id"]
     assert new["effectiveness"]["applications"] == 1
     assert mem_process("validate", cwd=bob).returncode == 0
+
+
+# -- files only one side changed: git takes them whole, the hooks renumber ----
+
+
+def cross_file_work(clone: Path, who: str) -> dict[str, str]:
+    """Four new memories, each side in files the other never touches (but
+    facts.yaml, which both do), linked across files; returns role -> content."""
+    contents = {role: f"{who}'s {role} about component {who}-{role}" for role in ("fact", "other", "linked", "replacement")}
+    other = "decision" if who == "alice" else "preference"
+    linked = "learning" if who == "alice" else "preference"
+    replacement = "error" if who == "alice" else "preference"
+    fact = run_mem(clone, "add", "-c", "fact", contents["fact"])
+    second = run_mem(clone, "add", "-c", other, contents["other"])
+    run_mem(clone, "add", "-c", linked, "--related", second, "--related", fact, contents["linked"])
+    # alice supersedes her fact from errors.yaml (a cross-file chain); bob his preference.
+    run_mem(clone, "add", "-c", replacement, "--supersedes", fact if who == "alice" else second, contents["replacement"])
+    git("add", "-A", cwd=clone)
+    git("commit", "-qm", f"{who}'s linked memories", cwd=clone)
+    return contents
+
+
+def check_links(entries: dict[str, dict], contents: dict[str, str], who: str) -> None:
+    by_content = {e["content"]: e for e in entries.values()}
+    fact, other, linked, replacement = (by_content[contents[r]] for r in ("fact", "other", "linked", "replacement"))
+    assert linked["related_memories"] == [other["id"], fact["id"]], who
+    old = fact if who == "alice" else other
+    assert replacement["supersedes"] == old["id"] and old["superseded_by"] == replacement["id"], who
+
+
+@pytest.mark.parametrize("pull", [["pull", "--no-rebase", "-q"], ["pull", "--rebase", "-q"]], ids=["merge", "rebase"])
+def test_files_only_one_side_changed_are_renumbered_with_their_references(team, pull):
+    alice, bob, base = team
+    alices = cross_file_work(alice, "alice")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    bobs = cross_file_work(bob, "bob")
+    # Bob archives his own new, colliding entry: archive/preferences.yaml is his alone.
+    archived = next(e["id"] for e in export(bob).values() if e["content"] == bobs["other"])
+    run_mem(bob, "archive", archived, "--reason", "manual")
+    done = subprocess.run(["git", *pull], cwd=bob, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "renumbered" in done.stderr
+    git("push", "-q", "origin", "HEAD:main", cwd=bob)
+    git("pull", "-q", "--no-rebase", cwd=alice)
+
+    assert files(alice) == files(bob)
+    entries = export(bob)
+    assert len(entries) == 10 + 8
+    check_links(entries, alices, "alice")
+    check_links(entries, bobs, "bob")
+    assert next(e for e in entries.values() if e["content"] == bobs["other"])["archived"]
+    # Bob merging alice's branch keeps his ids; rebasing his commits onto hers keeps hers.
+    kept = bobs if pull[1] == "--no-rebase" else alices
+    assert {entries[f"MEM-20261122-{n:03d}"]["content"] for n in range(11, 15)} == set(kept.values())
+    log = git("log", "--format=%s", "-3", cwd=bob)
+    assert log.splitlines()[0].startswith("mem: renumber memory ids that collided in the " + ("merge" if pull[1] == "--no-rebase" else "rebase"))
+    for clone in (alice, bob):
+        assert mem_process("validate", cwd=clone).returncode == 0
+        assert git("status", "--porcelain", cwd=clone) == ""
+
+
+def test_cherry_pick_of_files_main_never_touched_is_renumbered(team):
+    alice, _, _ = team
+    git("checkout", "-q", "-b", "side", cwd=alice)
+    contents = cross_file_work(alice, "alice")
+    git("checkout", "-q", "main", cwd=alice)
+    for i in range(4):
+        run_mem(alice, "add", "-c", "preference", f"main's own preference number {i} about tabs")
+    git("commit", "-qam", "main's preferences", cwd=alice)
+    done = subprocess.run(["git", "cherry-pick", "side"], cwd=alice, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    entries = export(alice)
+    assert len({e["id"] for e in entries.values()}) == len(entries) == 10 + 8
+    check_links(entries, contents, "alice")
+    assert all(entries[e]["content"].startswith("main's own preference") for e in ("MEM-20261122-011", "MEM-20261122-014"))
+    assert git("log", "--format=%s", "-1", cwd=alice).startswith("mem: renumber memory ids that collided in the cherry-pick")
+    assert mem_process("validate", cwd=alice).returncode == 0
+    assert git("status", "--porcelain", cwd=alice) == ""
+
+
+def test_concluding_a_conflicted_merge_stages_the_renumbering_into_it(team):
+    alice, bob, base = team
+    for clone, words in ((alice, "alice says the cache is redis"), (bob, "bob says the cache is memcached")):
+        path = clone / MEMORY / "facts.yaml"
+        path.write_text(path.read_text().replace("content: base memory 0 on subject 0", f"content: {words}"))
+        git("commit", "-qam", f"hand edit by {clone.name}", cwd=clone)
+    contents = cross_file_work(alice, "alice")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    bobs = [run_mem(bob, "add", "-c", "preference", f"bob's preference {i} on naming") for i in range(4)]
+    git("commit", "-qam", "bob's preferences", cwd=bob)
+    assert subprocess.run(["git", "pull", "--no-rebase", "-q"], cwd=bob, capture_output=True).returncode != 0
+    facts = (bob / MEMORY / "facts.yaml").read_text()
+    lines = facts.split("\n")
+    start, middle, end = lines.index("<<<<<<< ours"), lines.index("======="), lines.index(">>>>>>> theirs")
+    (bob / MEMORY / "facts.yaml").write_text("\n".join(lines[:start] + lines[start + 1 : middle] + lines[end + 1 :]))
+    done = subprocess.run(["git", "commit", "-qam", "resolve"], cwd=bob, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # One merge commit holds the resolution and the renumbering.
+    assert len(git("rev-parse", "HEAD^@", cwd=bob).split()) == 2
+    entries = export(bob)
+    assert len({e["id"] for e in entries.values()}) == len(entries) == 10 + 8
+    assert [entries[i]["content"] for i in bobs] == [f"bob's preference {i} on naming" for i in range(4)]
+    check_links(entries, contents, "alice")
+    assert mem_process("validate", cwd=bob).returncode == 0
+    assert git("status", "--porcelain", cwd=bob) == ""

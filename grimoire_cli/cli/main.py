@@ -357,7 +357,7 @@ def _hooks_call(action: str, json: bool) -> None:
 
 @hooks_app.command("install")
 def hooks_install(json: bool = JsonOpt) -> None:
-    """Install post-checkout/post-merge (mem check) and pre-commit (mem validate)."""
+    """Install mem's git hooks (session check, pre-commit validate, renumbering after merges) and the merge driver."""
     _hooks_call("install", json)
 
 
@@ -389,6 +389,33 @@ def merge_file(
     for entry_id in result.conflicts:
         render.warn(f"{path}: conflict in {entry_id}: both sides changed it; edit the file, keep one version, then `mem validate`")
     raise typer.Exit(1 if result.conflicts else 0)
+
+
+@app.command("merge-fixup")
+def merge_fixup(
+    hook: str = typer.Argument(..., help="The git hook running it: post-merge, post-rewrite, post-commit or pre-commit."),
+    args: Optional[List[str]] = typer.Argument(None, help="The hook's own arguments."),
+    json: bool = JsonOpt,
+) -> None:
+    """Run by mem's git hooks: after a merge, rebase or cherry-pick, renumber
+    colliding ids in files the merge driver never saw (git took them whole)."""
+    import sys
+
+    from ..renumber import fixup
+
+    stdin = sys.stdin.read() if hook == "post-rewrite" and not sys.stdin.isatty() else ""
+    result = fixup(_grimoire(), hook, list(args or []), stdin)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    for old, new in sorted(result.renumbered.items()):
+        render.note(f"mem: renumbered their {old} to {new} after the {result.operation} (it collided with ours)")
+    if result.commit:
+        render.note(f"mem: committed the renumbering as {result.commit[:12]}")
+    elif result.staged:
+        render.note("mem: staged the renumbering into this commit")
+    for note in result.notes:
+        render.warn(note)
 
 
 @app.command()

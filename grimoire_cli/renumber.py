@@ -1,0 +1,225 @@
+"""`mem merge-fixup`: the renumbering git leaves to mem's hooks.
+
+Git calls the merge driver only for files both sides changed. A file only
+theirs changed is taken whole, with their ids as they were: a new entry that
+collides with one of ours, or a reference (supersedes, superseded_by,
+related_memories) to an entry the driver renumbered in another file. Mem's
+hooks call this once git is done with the files:
+
+- pre-commit, while a merge or cherry-pick stopped by a conflict is being
+  concluded: the fix is staged into that very commit;
+- post-merge after a merge git committed itself, post-commit after a
+  cherry-pick, post-rewrite after a rebase: the fix is a commit of its own.
+  (Git ignores index changes a pre-merge-commit hook makes, so the merge
+  commit itself cannot carry it.)
+
+The rule: an entry or a reference that ours already had, in the commit the
+operation started from, stays; any other occurrence of a renumbered id came
+from theirs and takes the new id. The renumbering is the driver's own
+(`merge.mapping_between` over the same commits, or the renames a rebase
+kept), plus fresh numbers for collisions no driver saw.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gitops
+from .merge import _tree_ids, mapping_between, prior_renames
+from .model import format_id, parse_id
+
+REFERENCES = ("supersedes", "superseded_by")
+HOOKS = ("post-merge", "post-rewrite", "post-commit", "pre-commit")
+
+
+@dataclass
+class FixupResult:
+    operation: str | None = None  # merge, cherry-pick or rebase; None: nothing to fix after this hook
+    renumbered: dict[str, str] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    commit: str | None = None
+    staged: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"operation": self.operation, "renumbered": self.renumbered, "files": self.files,
+                "commit": self.commit, "staged": self.staged, "notes": self.notes}
+
+
+@dataclass
+class _Plan:
+    operation: str
+    start: str  # the commit ours was at: what it holds stays as it is
+    found: tuple[str, str, str] | None  # (base, ours, theirs) to compute the driver's renumbering
+    prior: dict[str, str]
+    stage: bool  # stage into the commit being made, rather than commit
+
+
+def _rev(root: Path, rev: str) -> str | None:
+    done = gitops.run(["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], root, check=False)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def _merge_base(root: Path, a: str, b: str) -> str | None:
+    done = gitops.run(["merge-base", a, b], root, check=False)
+    return done.stdout.split()[0] if done.returncode == 0 and done.stdout.split() else None
+
+
+def _head_file(git_dir: Path, name: str) -> str | None:
+    try:
+        heads = (git_dir / name).read_text().split()
+    except OSError:
+        return None
+    return heads[0] if len(heads) == 1 else None  # an octopus merge: left alone
+
+
+def _rebasing(git_dir: Path) -> bool:
+    return (git_dir / "rebase-merge").is_dir() or (git_dir / "rebase-apply").is_dir()
+
+
+def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _Plan | None:
+    """What the operation that fired `hook` was, or None when there is nothing to fix."""
+    if hook == "post-merge":
+        if args[:1] == ["1"]:
+            return None  # --squash: nothing is committed yet; pre-commit sees no merge either
+        parents = gitops.run(["rev-parse", "HEAD^@"], root, check=False).stdout.split()
+        if len(parents) != 2:
+            return None  # fast-forward (nothing merged) or octopus
+        base = _merge_base(root, parents[0], parents[1])
+        return _Plan("merge", parents[0], (base, parents[0], parents[1]) if base else None, {}, stage=False)
+    if hook == "post-rewrite":
+        pairs = [line.split() for line in stdin.splitlines() if len(line.split()) >= 2]
+        if args[:1] != ["rebase"] or not pairs:
+            return None  # commit --amend rewrites nothing of theirs
+        start = _rev(root, f"{pairs[0][1]}^")
+        return _Plan("rebase", start, None, prior_renames(git_dir), stage=False) if start else None
+    if hook in ("pre-commit", "post-commit"):
+        head = _rev(root, "HEAD")
+        if head is None:
+            return None
+        merging = _head_file(git_dir, "MERGE_HEAD")
+        if hook == "pre-commit" and merging:
+            base = _merge_base(root, head, merging)
+            return _Plan("merge", head, (base, head, merging) if base else None, {}, stage=True)
+        picked = _head_file(git_dir, "CHERRY_PICK_HEAD")
+        if picked and not _rebasing(git_dir):  # a rebase's picks are fixed once, after it
+            ours = head if hook == "pre-commit" else _rev(root, "HEAD^")
+            base = _rev(root, f"{picked}^")
+            if ours is None:
+                return None
+            return _Plan("cherry-pick", ours, (base, ours, picked) if base else None, prior_renames(git_dir), stage=hook == "pre-commit")
+    return None
+
+
+def fixup(grimoire, hook: str, args: list[str], stdin: str = "") -> FixupResult:
+    """Run for `hook`: rename what the driver could not reach, then stage or commit it."""
+    from .errors import BadInput
+
+    if hook not in HOOKS:
+        raise BadInput(f"unknown hook {hook!r}", f"use one of {', '.join(HOOKS)} (mem's hooks call this; `mem hooks install` sets them up)")
+    config = grimoire.config
+    root = gitops.work_tree(config.root)
+    git_dir = gitops.git_dir(config.root) if root is not None else None
+    if root is None or git_dir is None:
+        return FixupResult()
+    found = plan(root, git_dir, hook, args, stdin)
+    if found is None:
+        return FixupResult()
+    storage = os.path.relpath(config.storage_dir, root)
+    mapping = mapping_between(root, storage, found.found, found.prior)
+    result = FixupResult(found.operation)
+    store = grimoire.store
+    with store.lock():
+        changes = _changes(store, root, storage, found.start, mapping, result)
+        paths = [config.root / rel for rel in changes]
+        # The commit being concluded may use its own index (`git commit -a`).
+        index = {"GIT_INDEX_FILE": os.environ["MEM_GIT_INDEX_FILE"]} if os.environ.get("MEM_GIT_INDEX_FILE") else None
+        if found.stage:
+            dirty = gitops.run(["diff", "--name-only", "--", *[str(p) for p in paths]], root, env=index).stdout.split() if paths else []
+            if dirty:
+                result.notes.append(f"not renumbered: {', '.join(dirty)} has unstaged changes; stage them and commit again")
+                result.renumbered = {}
+                return result
+        for path, by_id in zip(paths, changes.values()):
+            store.write(path, by_id)
+        result.files = sorted(changes)
+    if not paths:
+        return result
+    if found.stage:
+        gitops.run(["add", "--", *[str(p) for p in paths]], root, env=index)
+        result.staged = True
+    else:
+        lines = "\n".join(f"{old} -> {new}" for old, new in sorted(result.renumbered.items()))
+        result.commit = gitops.commit_over_head(root, paths, f"mem: renumber memory ids that collided in the {found.operation}\n\n{lines}\n")
+    return result
+
+
+def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str], result: FixupResult) -> dict[str, dict[str, dict]]:
+    """file -> {current id: renamed data} for every entry that needs a rename."""
+    from .yamlio import parse_entries
+
+    entries = list(store.entries(include_archive=True, skip_damaged=True))
+    blocks = _tree_ids(root, start, storage) or {}
+    parsed: dict[str, dict | None] = {}
+
+    def at_start(entry_id: str) -> dict | None:
+        if entry_id not in parsed:
+            parsed[entry_id] = None
+            if entry_id in blocks:
+                try:
+                    items, _ = parse_entries(blocks[entry_id] + "\n", entry_id)
+                    parsed[entry_id] = items[0] if items and isinstance(items[0], dict) else None
+                except Exception:  # noqa: BLE001 - an unreadable block is not ours to trust
+                    pass
+        return parsed[entry_id]
+
+    by_id: dict[str, list] = {}
+    for entry in entries:
+        by_id.setdefault(entry.id, []).append(entry)
+    mapping = dict(mapping)
+    colliding = set(mapping) | {k for k, group in by_id.items() if len(group) > 1}
+
+    def ours(entry) -> bool:
+        old = at_start(entry.id)
+        return old is not None and (entry.id not in colliding or old.get("content") == entry.content)
+
+    # Collisions no driver saw (no file both sides changed): fresh numbers.
+    taken = set(by_id) | set(blocks) | set(mapping) | set(mapping.values())
+    for entry_id, group in sorted(by_id.items()):
+        if len(group) < 2 or entry_id in mapping or not parse_id(entry_id):
+            continue
+        theirs = [e for e in group if not ours(e)]
+        if len(theirs) != 1 or len(group) != 2:
+            result.notes.append(f"{entry_id} is used by {len(group)} entries and none or several are new; rename by hand, then `mem validate`")
+            continue
+        day = parse_id(entry_id)[0]
+        new = format_id(day, max(parse_id(t)[1] for t in taken if parse_id(t) and parse_id(t)[0] == day) + 1)
+        taken.add(new)
+        mapping[entry_id] = new
+
+    out: dict[str, dict[str, dict]] = {}
+    for entry in entries:
+        mine = ours(entry)
+        old = at_start(entry.id) if mine else None
+        data = dict(entry.data)
+        if not mine and entry.id in mapping:
+            data["id"] = mapping[entry.id]
+            result.renumbered[entry.id] = data["id"]
+        for key in REFERENCES:
+            value = data.get(key)
+            if isinstance(value, str) and value in mapping and not (old is not None and old.get(key) == value):
+                data[key] = mapping[value]
+        related = data.get("related_memories")
+        if isinstance(related, list):
+            kept = set(old.get("related_memories") or []) if old is not None else set()
+            data["related_memories"] = [mapping[r] if isinstance(r, str) and r in mapping and r not in kept else r for r in related]
+        if data != entry.data:
+            file_changes = out.setdefault(entry.file, {})
+            if entry.id in file_changes:
+                result.notes.append(f"{entry.file}: {entry.id} appears twice in one file; rename by hand, then `mem validate`")
+                continue
+            file_changes[entry.id] = data
+    return out
