@@ -11,6 +11,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	# An editable install leaves the sources uncompiled; compile them as pip
+	# does for a regular install (a .pyc is used even under PYTHONDONTWRITEBYTECODE).
+	$(BIN)/python -m compileall -q grimoire_cli > /dev/null
 	touch $(STAMP)
 
 demo: $(STAMP)

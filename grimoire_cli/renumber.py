@@ -23,6 +23,7 @@ kept), plus fresh numbers for collisions no driver saw.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from .merge import _tree_ids, mapping_between, prior_renames
 from .model import format_id, parse_id
 
 REFERENCES = ("supersedes", "superseded_by")
+# An entry's id line, first key or not.
+_ANY_ID_LINE = re.compile(r"^(?:- +| +)id: *['\"]?(MEM-\d{8}-\d+)['\"]? *$", re.M)
 HOOKS = ("post-merge", "post-rewrite", "post-commit", "pre-commit")
 
 
@@ -132,6 +135,8 @@ def fixup(grimoire, hook: str, args: list[str], stdin: str = "") -> FixupResult:
     mapping = mapping_between(root, storage, found.found, found.prior)
     result = FixupResult(found.operation)
     store = grimoire.store
+    if not mapping and not _repeated_ids(store):
+        return result  # the usual case: no collision, and no catalog work after every merge
     with store.lock():
         changes = _changes(store, root, storage, found.start, mapping, result)
         paths = [config.root / rel for rel in changes]
@@ -155,6 +160,21 @@ def fixup(grimoire, hook: str, args: list[str], stdin: str = "") -> FixupResult:
         lines = "\n".join(f"{old} -> {new}" for old, new in sorted(result.renumbered.items()))
         result.commit = gitops.commit_over_head(root, paths, f"mem: renumber memory ids that collided in the {found.operation}\n\n{lines}\n")
     return result
+
+
+def _repeated_ids(store) -> bool:
+    """Whether any id line occurs twice across the grimoire files (a text scan, no YAML)."""
+    seen: set[str] = set()
+    for _, path, _ in store.category_files():
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for match in _ANY_ID_LINE.finditer(text):
+            if match.group(1) in seen:
+                return True
+            seen.add(match.group(1))
+    return False
 
 
 def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str], result: FixupResult) -> dict[str, dict[str, dict]]:

@@ -93,6 +93,8 @@ def test_two_clones_same_day_end_identical(team, pull):
     assert entries[base[3]]["effectiveness"]["applications"] == 2
     assert entries[base[2]]["effectiveness"]["applications"] == 1
     assert entries[base[8]]["archived"] and entries[base[9]]["archived"]
+    # Every file with a collision went through the driver: the hooks had nothing left to commit.
+    assert "mem: renumber" not in git("log", "--format=%s", cwd=bob)
     for clone in (alice, bob):
         assert mem_process("validate", cwd=clone).returncode == 0
         assert git("status", "--porcelain", cwd=clone) == ""
@@ -335,3 +337,12 @@ def test_concluding_a_conflicted_merge_stages_the_renumbering_into_it(team):
     check_links(entries, contents, "alice")
     assert mem_process("validate", cwd=bob).returncode == 0
     assert git("status", "--porcelain", cwd=bob) == ""
+
+
+def test_merge_fixup_refuses_an_unknown_hook_and_is_quiet_outside_a_merge(team):
+    alice, _, _ = team
+    done = mem_process("merge-fixup", "post-checkout", cwd=alice)
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith("error: unknown hook 'post-checkout'") and done.stderr.decode().count("\n") == 1
+    done = mem_process("merge-fixup", "post-merge", "0", "--json", cwd=alice)  # HEAD is no merge commit
+    assert done.returncode == 0 and json.loads(done.stdout)["operation"] is None
