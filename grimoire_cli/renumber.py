@@ -18,6 +18,11 @@ operation started from, stays; any other occurrence of a renumbered id came
 from theirs and takes the new id. The renumbering is the driver's own
 (`merge.mapping_between` over the same commits, or the renames a rebase
 kept), plus fresh numbers for collisions no driver saw.
+
+Archiving moves an entry to another file, which the driver, merging file by
+file, cannot follow either: when one side archived an entry the other side
+superseded or applied, the archived copy is given the other side's
+superseded_by and effectiveness here.
 """
 
 from __future__ import annotations
@@ -42,13 +47,14 @@ HOOKS = ("post-merge", "post-rewrite", "post-commit", "pre-commit")
 class FixupResult:
     operation: str | None = None  # merge, cherry-pick or rebase; None: nothing to fix after this hook
     renumbered: dict[str, str] = field(default_factory=dict)
+    lifecycle: list[str] = field(default_factory=list)  # archived entries given the other side's lifecycle change
     files: list[str] = field(default_factory=list)
     commit: str | None = None
     staged: bool = False
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"operation": self.operation, "renumbered": self.renumbered, "files": self.files,
+        return {"operation": self.operation, "renumbered": self.renumbered, "lifecycle": self.lifecycle, "files": self.files,
                 "commit": self.commit, "staged": self.staged, "notes": self.notes}
 
 
@@ -59,6 +65,7 @@ class _Plan:
     found: tuple[str, str, str] | None  # (base, ours, theirs) to compute the driver's renumbering
     prior: dict[str, str]
     stage: bool  # stage into the commit being made, rather than commit
+    versions: tuple[str, str, str] | None = None  # (base, ours, theirs) of archived entries' lifecycle; default: found
 
 
 def _rev(root: Path, rev: str) -> str | None:
@@ -98,7 +105,11 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         if args[:1] != ["rebase"] or not pairs:
             return None  # commit --amend rewrites nothing of theirs
         start = _rev(root, f"{pairs[0][1]}^")
-        return _Plan("rebase", start, None, prior_renames(git_dir), stage=False) if start else None
+        if start is None:
+            return None
+        tip = pairs[-1][0]  # the branch as it was before the rebase
+        base = _merge_base(root, start, tip)
+        return _Plan("rebase", start, None, prior_renames(git_dir), stage=False, versions=(base, start, tip) if base else None)
     if hook in ("pre-commit", "post-commit"):
         head = _rev(root, "HEAD")
         if head is None:
@@ -135,10 +146,14 @@ def fixup(grimoire, hook: str, args: list[str], stdin: str = "") -> FixupResult:
     mapping = mapping_between(root, storage, found.found, found.prior)
     result = FixupResult(found.operation)
     store = grimoire.store
-    if not mapping and not _repeated_ids(store):
-        return result  # the usual case: no collision, and no catalog work after every merge
+    versions = found.versions or found.found
+    archive = os.path.relpath(config.archive_dir, root)
+    moved = versions is not None and any(
+        gitops.run(["diff", "--name-only", versions[0], side, "--", archive], root, check=False).stdout.strip() for side in versions[1:])
+    if not mapping and not moved and not _repeated_ids(store):
+        return result  # the usual case: no collision, nothing archived, no catalog work after every merge
     with store.lock():
-        changes = _changes(store, root, storage, found.start, mapping, result)
+        changes = _changes(store, root, storage, found.start, mapping, result, versions if moved else None)
         paths = [config.root / rel for rel in changes]
         # The commit being concluded may use its own index (`git commit -a`).
         index = {"GIT_INDEX_FILE": os.environ["MEM_GIT_INDEX_FILE"]} if os.environ.get("MEM_GIT_INDEX_FILE") else None
@@ -157,8 +172,10 @@ def fixup(grimoire, hook: str, args: list[str], stdin: str = "") -> FixupResult:
         gitops.run(["add", "--", *[str(p) for p in paths]], root, env=index)
         result.staged = True
     else:
-        lines = "\n".join(f"{old} -> {new}" for old, new in sorted(result.renumbered.items()))
-        result.commit = gitops.commit_over_head(root, paths, f"mem: renumber memory ids that collided in the {found.operation}\n\n{lines}\n")
+        lines = [f"{old} -> {new}" for old, new in sorted(result.renumbered.items())]
+        lines += [f"{entry_id}: lifecycle from both sides" for entry_id in result.lifecycle]
+        what = "renumber memory ids that collided" if result.renumbered else "merge archived memories' lifecycle"
+        result.commit = gitops.commit_over_head(root, paths, f"mem: {what} in the {found.operation}\n\n" + "\n".join(lines) + "\n")
     return result
 
 
@@ -177,24 +194,67 @@ def _repeated_ids(store) -> bool:
     return False
 
 
-def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str], result: FixupResult) -> dict[str, dict[str, dict]]:
-    """file -> {current id: renamed data} for every entry that needs a rename."""
-    from .yamlio import parse_entries
+class _Tree:
+    """The entries of one commit's grimoire files, by id, parsed only when asked for."""
 
-    entries = list(store.entries(include_archive=True, skip_damaged=True))
-    blocks = _tree_ids(root, start, storage) or {}
-    parsed: dict[str, dict | None] = {}
+    def __init__(self, root: Path, rev: str | None, storage: str):
+        self.blocks = (_tree_ids(root, rev, storage) or {}) if rev else {}
+        self._parsed: dict[str, dict | None] = {}
 
-    def at_start(entry_id: str) -> dict | None:
-        if entry_id not in parsed:
-            parsed[entry_id] = None
-            if entry_id in blocks:
+    def get(self, entry_id: str) -> dict | None:
+        from .yamlio import parse_entries
+
+        if entry_id not in self._parsed:
+            self._parsed[entry_id] = None
+            if entry_id in self.blocks:
                 try:
-                    items, _ = parse_entries(blocks[entry_id] + "\n", entry_id)
-                    parsed[entry_id] = items[0] if items and isinstance(items[0], dict) else None
+                    items, _ = parse_entries(self.blocks[entry_id] + "\n", entry_id)
+                    self._parsed[entry_id] = items[0] if items and isinstance(items[0], dict) else None
                 except Exception:  # noqa: BLE001 - an unreadable block is not ours to trust
                     pass
-        return parsed[entry_id]
+        return self._parsed[entry_id]
+
+
+def _lifecycle(entries: list, trees: tuple[_Tree, _Tree, _Tree], mapping: dict[str, str], result: FixupResult) -> dict[tuple[str, str], dict]:
+    """(file, id) -> lifecycle fields for archived entries that lost the other side's change.
+
+    Archiving moves an entry to another file. When one side archived it and
+    the other superseded or applied it, git (or the driver, file by file)
+    keeps the archived copy as the archiving side wrote it; the other side's
+    superseded_by and effectiveness are merged into it here, as the driver
+    merges them for an entry that stayed in one file.
+    """
+    from .merge import LIFECYCLE, _renamed, merge_entry
+
+    base, ours, theirs = trees
+    out: dict[tuple[str, str], dict] = {}
+    for entry in entries:
+        if not entry.archived_file:
+            continue
+        old, mine, other = base.get(entry.id), ours.get(entry.id), theirs.get(entry.id)
+        if old is None or mine is None or other is None:
+            continue
+        pick = lambda item: {k: item[k] for k in LIFECYCLE if k in item}  # noqa: E731
+        a, b = pick(mine), pick(_renamed(other, mapping))
+        if a == b:
+            continue  # the same record on both sides: one change, not two
+        merged, conflict = merge_entry(pick(old), a, b)
+        if conflict:
+            result.notes.append(f"{entry.id}: both sides changed its lifecycle differently; check superseded_by and effectiveness by hand")
+            continue
+        fields = {k: v for k, v in merged.items() if entry.data.get(k) != v}
+        if fields:
+            out[(entry.file, entry.id)] = fields
+    return out
+
+
+def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str], result: FixupResult,
+             versions: tuple[str, str, str] | None = None) -> dict[str, dict[str, dict]]:
+    """file -> {current id: new data} for every entry that needs a rename or a lifecycle field."""
+    entries = list(store.entries(include_archive=True, skip_damaged=True))
+    start_tree = _Tree(root, start, storage)
+    blocks = start_tree.blocks
+    at_start = start_tree.get
 
     by_id: dict[str, list] = {}
     for entry in entries:
@@ -220,11 +280,18 @@ def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str
         taken.add(new)
         mapping[entry_id] = new
 
+    carried: dict[tuple[str, str], dict] = {}
+    if versions is not None:
+        trees = (_Tree(root, versions[0], storage), start_tree if versions[1] == start else _Tree(root, versions[1], storage),
+                 _Tree(root, versions[2], storage))
+        carried = _lifecycle(entries, trees, mapping, result)
+        result.lifecycle = sorted(entry_id for _, entry_id in carried)
+
     out: dict[str, dict[str, dict]] = {}
     for entry in entries:
         mine = ours(entry)
         old = at_start(entry.id) if mine else None
-        data = dict(entry.data)
+        data = {**entry.data, **carried.get((entry.file, entry.id), {})}
         if not mine and entry.id in mapping:
             data["id"] = mapping[entry.id]
             result.renumbered[entry.id] = data["id"]

@@ -346,3 +346,37 @@ def test_merge_fixup_refuses_an_unknown_hook_and_is_quiet_outside_a_merge(team):
     assert done.stderr.decode().startswith("error: unknown hook 'post-checkout'") and done.stderr.decode().count("\n") == 1
     done = mem_process("merge-fixup", "post-merge", "0", "--json", cwd=alice)  # HEAD is no merge commit
     assert done.returncode == 0 and json.loads(done.stdout)["operation"] is None
+
+
+@pytest.mark.parametrize("pull", [["pull", "--no-rebase", "-q"], ["pull", "--rebase", "-q"]], ids=["merge", "rebase"])
+def test_archive_on_one_side_keeps_the_other_sides_supersede_and_applications(team, pull):
+    alice, bob, base = team
+    replacement = run_mem(alice, "supersede", base[7], "alice's revision of base memory 7")
+    run_mem(alice, "apply", base[8], "--success")
+    git("commit", "-qam", "alice supersedes 7 and applies 8", cwd=alice)
+    run_mem(alice, "archive", base[4], "--reason", "manual")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    run_mem(bob, "archive", base[7], base[8], "--reason", "manual")
+    run_mem(bob, "apply", base[4], "--success")
+    bobs = run_mem(bob, "supersede", base[4], "bob's revision of base memory 4")
+    git("commit", "-qam", "bob supersedes and applies 4", cwd=bob)
+    done = subprocess.run(["git", *pull], cwd=bob, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    git("push", "-q", "origin", "HEAD:main", cwd=bob)
+    git("pull", "-q", "--no-rebase", cwd=alice)
+
+    assert files(alice) == files(bob)
+    entries = export(bob)
+    by_content = {e["content"]: e for e in entries.values()}
+    alices, bobs_entry = by_content["alice's revision of base memory 7"], by_content["bob's revision of base memory 4"]
+    assert replacement == bobs  # both minted the same id: one was renumbered
+    assert alices["id"] != bobs_entry["id"]
+    # Archived by bob, superseded and applied by alice: all of it survives.
+    assert entries[base[7]]["archived"] and entries[base[7]]["superseded_by"] == alices["id"] and alices["supersedes"] == base[7]
+    assert entries[base[8]]["archived"] and entries[base[8]]["effectiveness"]["applications"] == 1
+    # Archived by alice, superseded and applied by bob: likewise.
+    assert entries[base[4]]["archived"] and entries[base[4]]["superseded_by"] == bobs_entry["id"] and bobs_entry["supersedes"] == base[4]
+    assert entries[base[4]]["effectiveness"]["applications"] == 1
+    for clone in (alice, bob):
+        assert mem_process("validate", cwd=clone).returncode == 0
+        assert git("status", "--porcelain", cwd=clone) == ""

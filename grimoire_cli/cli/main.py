@@ -410,6 +410,8 @@ def merge_fixup(
         return
     for old, new in sorted(result.renumbered.items()):
         render.note(f"mem: renumbered their {old} to {new} after the {result.operation} (it collided with ours)")
+    for entry_id in result.lifecycle:
+        render.note(f"mem: {entry_id} was archived on one side: it keeps the other side's superseded_by and effectiveness")
     if result.commit:
         render.note(f"mem: committed the renumbering as {result.commit[:12]}")
     elif result.staged:
