@@ -159,3 +159,23 @@ def test_help_and_query_do_not_import_heavy_modules(repo):
             heavy = set(result.stderr.split("HEAVY=")[1].strip().split(",")) - {""}
             if attempt == "warm":  # the first run may parse YAML to fill the catalog
                 assert heavy <= allowed, (args, heavy)
+
+
+def test_warm_add_does_not_import_the_yaml_parser(repo):
+    """A plain add appends text the emitter writes exactly by construction: no YAML parse."""
+    seed()
+    code = (
+        "import sys; from grimoire_cli.cli.main import main;"
+        "rc = main(sys.argv[1:]);"
+    )
+    probe = (
+        "import sys, atexit; atexit.register(lambda: sys.stderr.write('HEAVY=' + ','.join("
+        "m for m in ('ruamel', 'jsonschema', 'git', 'rich') if m in sys.modules) + '\\n'));"
+    )
+    for n, text in enumerate(["the cache warms in ninety seconds", "deploys pause during the freeze window"]):
+        result = subprocess.run([sys.executable, "-c", probe + code, "add", "-c", "fact", text], capture_output=True, text=True, cwd=repo)
+        assert result.stdout.startswith("MEM-"), result.stderr
+        heavy = set(result.stderr.split("HEAVY=")[1].strip().split(",")) - {""}
+        if n == 1:  # the first run may parse YAML to fill the catalog
+            assert heavy == set(), heavy
+    assert mem("validate").code == 0

@@ -47,3 +47,20 @@ def test_apply_keeps_comments_elsewhere(repo, comment):
     assert after.endswith(f"# {comment.replace(chr(10), ' ')}\n")
     assert after.splitlines()[:3] == marked.splitlines()[:3]
     assert grimoire.validate().ok
+
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), texts, st.text(max_size=20))
+values = st.one_of(scalars, st.lists(scalars, max_size=4), st.dictionaries(st.text(min_size=1, max_size=8), scalars, max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.from_regex(r"[a-z_]{1,10}", fullmatch=True), values, max_size=5))
+def test_what_emit_trusts_without_parsing_parses_back_identical(fields):
+    """`emit_entry` skips its parse check for values it deems exact by construction: check that here."""
+    from grimoire_cli.yamlio import _always_exact
+
+    data = {"id": "MEM-20261122-001", **fields}
+    text = emit_entry(data)
+    if _always_exact(data):
+        entries, _ = parse_entries(text, "<test>")
+        assert entries == [data]
