@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from .model import Entry, epoch, normalize_text, parse_id, state_of
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -38,8 +38,11 @@ CREATE TABLE IF NOT EXISTS entries (
     confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL,
     superseded_by TEXT, tags TEXT, seq INTEGER, norm TEXT, data TEXT
 );
-CREATE INDEX IF NOT EXISTS entries_path ON entries(path, idx);
+-- Covers file_rows (a write's splice plan) without touching the wide rows.
+CREATE INDEX IF NOT EXISTS entries_path ON entries(path, idx, start, stop, id);
 CREATE INDEX IF NOT EXISTS entries_id ON entries(id);
+-- Duplicate checks read one category's entries (measured 22 -> 5 ms at 10k).
+CREATE INDEX IF NOT EXISTS entries_category ON entries(category);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, n INTEGER, PRIMARY KEY (word, path)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS reports (path TEXT PRIMARY KEY, key TEXT, value TEXT);
@@ -506,7 +509,8 @@ class Catalog:
         if prefix:
             # A range, not LIKE, so the id index is used; prefixes end in '-' and '.' follows it.
             assert prefix.endswith("-")
-            return [r[0] for r in self.read(f"SELECT id FROM entries WHERE path IN ({marks}) AND id >= ? AND id < ?",
+            # INDEXED BY: left alone, SQLite walks every row of the paths (measured 21 ms vs 0.4 ms at 10k).
+            return [r[0] for r in self.read(f"SELECT id FROM entries INDEXED BY entries_id WHERE path IN ({marks}) AND id >= ? AND id < ?",
                                             [*paths, prefix, prefix[:-1] + "."])]
         return [r[0] for r in self.read(f"SELECT id FROM entries WHERE path IN ({marks}) AND id IS NOT NULL", paths)]
 
