@@ -46,7 +46,8 @@ def run(cmd: list[str], cwd: Path) -> float:
 
 
 FLOOR_SCRIPT = "import typer\napp = typer.Typer()\n@app.command()\ndef hello():\n    pass\napp()\n"
-FLOORS: list[float] = []  # every floor sample of the current size
+FLOORS: list[float] = []  # every floor sample of the current command
+RATIOS: list[float] = []  # each run over the floor run made right after it
 
 
 def median(make_cmd, cwd: Path, runs: int, before=None) -> float:
@@ -58,6 +59,7 @@ def median(make_cmd, cwd: Path, runs: int, before=None) -> float:
             before()
         samples.append(run(make_cmd(number), cwd))
         FLOORS.append(run([sys.executable, "-c", FLOOR_SCRIPT], HERE))
+        RATIOS.append(samples[-1] / FLOORS[-1])
     return statistics.median(samples)
 
 
@@ -66,7 +68,7 @@ def ids(folder: Path, *args: str) -> list[str]:
     return [item["id"] for item in json.loads(out)]
 
 
-def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, float | None, float]]:
+def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, float | None, float, float]]:
     from generate import build
 
     folder = DATA / f"g{size}"
@@ -77,14 +79,15 @@ def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, floa
         print(f"generated {size} entries in {time.perf_counter() - started:.1f} s", flush=True)
     memory = folder / "grimoires/loa/memory"
     drop = lambda: shutil.rmtree(memory / ".cache", ignore_errors=True)  # noqa: E731
-    rows: list[tuple[str, float, float | None, float]] = []
+    rows: list[tuple[str, float, float | None, float, float]] = []
 
     def both(name: str, cmd: list[str]) -> None:
         cold = median(lambda _: cmd, folder, cold_runs, before=drop)
         run(cmd, folder)  # leave the catalog warm
         FLOORS.clear()
+        RATIOS.clear()
         warm = median(lambda _: cmd, folder, runs)
-        rows.append((name, warm, cold, statistics.median(FLOORS)))
+        rows.append((name, warm, cold, statistics.median(FLOORS), statistics.median(RATIOS)))
 
     both("mem --help", [MEM, "--help"])
     both("mem query", [MEM, "query", "flaky runner disk"])
@@ -102,7 +105,8 @@ def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, floa
 
     def one(name: str, make_cmd, before=None) -> None:
         FLOORS.clear()
-        rows.append((name, median(make_cmd, folder, runs, before=before), None, statistics.median(FLOORS)))
+        RATIOS.clear()
+        rows.append((name, median(make_cmd, folder, runs, before=before), None, statistics.median(FLOORS), statistics.median(RATIOS)))
 
     one("query after editing 1 file", lambda _: [MEM, "query", "flaky runner disk"], before=touch_one)
     one("validate after editing 1 file", lambda _: [MEM, "validate"], before=touch_one)
@@ -130,11 +134,11 @@ def main() -> int:
         rows = measure(size, args.runs, args.cold_runs or args.runs)
         py_pass = statistics.median(run([sys.executable, "-c", "pass"], HERE) for _ in range(args.runs))
         print(f"\n{size} entries; medians of {args.runs} runs ({args.cold_runs or args.runs} cold); python -c pass {py_pass:.0f} ms")
-        print("floor: a trivial Typer command, run interleaved with each warm command; ratio = warm / floor")
+        print("floor: a trivial Typer command, run right after each warm run; ratio = median over runs of run / its floor")
         print(f"{'command':<30} {'warm ms':>8} {'cold ms':>8} {'floor ms':>9} {'warm/floor':>11}")
-        for name, warm, cold, floor in rows:
+        for name, warm, cold, floor, ratio in rows:
             cold_text = f"{cold:8.0f}" if cold is not None else f"{'':>8}"
-            print(f"{name:<30} {warm:8.0f} {cold_text} {floor:9.0f} {warm / floor:11.2f}", flush=True)
+            print(f"{name:<30} {warm:8.0f} {cold_text} {floor:9.0f} {ratio:11.2f}", flush=True)
     return 0
 
 

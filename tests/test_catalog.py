@@ -130,7 +130,11 @@ def _dump(repo: Path) -> dict:
         count = db.execute("SELECT count(*) FROM fts").fetchone()[0]
         words = db.execute("SELECT word, path, n FROM words ORDER BY word, path").fetchall()
         files = db.execute("SELECT path, size, hash FROM files ORDER BY path").fetchall()
-    return {"entries": entries, "fts": fts, "fts_rows": count, "words": words, "files": files}
+        # The narrow copy ranking joins must match entries row for row.
+        columns = "path, mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags"
+        ranks = db.execute(f"SELECT rowid, {columns} FROM ranks ORDER BY rowid").fetchall()
+        assert ranks == db.execute(f"SELECT rowid, {columns} FROM entries ORDER BY rowid").fetchall()
+    return {"entries": entries, "fts": fts, "fts_rows": count, "words": words, "files": files, "ranks": len(ranks)}
 
 
 operation = st.sampled_from(["add", "add", "supersede", "apply", "archive", "add_many"])
