@@ -34,6 +34,23 @@ def run(args: list[str], cwd: Path, check: bool = True, input: str | None = None
     return result
 
 
+def output(args: list[str], cwd: Path) -> str | None:
+    """stdout of a git command, or None when it fails (the caller falls back)."""
+    done = run(args, cwd, check=False)
+    return done.stdout if done.returncode == 0 else None
+
+
+def commit_of(root: Path, rev: str) -> str | None:
+    """The full sha of the commit `rev` names, or None."""
+    sha = (output(["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], root) or "").strip()
+    return sha or None
+
+
+def merge_base(root: Path, a: str, b: str) -> str | None:
+    found = (output(["merge-base", a, b], root) or "").split()
+    return found[0] if found else None
+
+
 def work_tree(path: Path) -> Path | None:
     """The work-tree root containing `path`, or None outside a repository."""
     result = run(["rev-parse", "--show-toplevel"], path, check=False)

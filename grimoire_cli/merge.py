@@ -22,6 +22,7 @@ set by `mem hooks install`). It merges entry by entry:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -175,16 +176,13 @@ def ids_in(text: str) -> dict[str, str]:
     return out
 
 
-def _git(args: list[str], cwd: Path) -> str | None:
-    """stdout of a git command, None when it fails (the caller falls back)."""
-    from .gitops import run
-
-    done = run(args, cwd, check=False)
-    return done.stdout if done.returncode == 0 else None
-
-
+@functools.lru_cache(maxsize=8)
 def _tree_ids(root: Path, rev: str, storage: str) -> dict[str, str] | None:
-    listing = _git(["ls-tree", "-r", rev, "--", storage], root)
+    # Cached: a commit's tree never changes (callers pass shas), and
+    # `mem merge-fixup` asks for the same three trees twice. Callers only read.
+    from .gitops import output
+
+    listing = output(["ls-tree", "-r", rev, "--", storage], root)
     if listing is None:
         return None
     blobs = [line.split()[2] for line in listing.splitlines() if line.split("\t")[-1].endswith((".yaml", ".yml"))]
@@ -222,18 +220,14 @@ def commits(root: Path, git_dir: Path) -> tuple[str, str, str] | None:
             theirs = (git_dir / name).read_text().split()[0]
     if theirs is None:
         return None
-    theirs_full = _git(["rev-parse", "--verify", "-q", f"{theirs}^{{commit}}"], root)
-    ours = _git(["rev-parse", "--verify", "-q", "HEAD"], root)
+    from .gitops import commit_of, merge_base
+
+    theirs_full, ours = commit_of(root, theirs), commit_of(root, "HEAD")
     if theirs_full is None or ours is None:
         return None
-    theirs_full, ours = theirs_full.strip(), ours.strip()
-    if named:
-        base = _git(["merge-base", ours, theirs_full], root)
-    else:
-        base = _git(["rev-parse", "--verify", "-q", f"{theirs_full}^"], root)  # a pick applies theirs' own change
-    if base is None:
-        return None
-    return base.strip().splitlines()[0], ours, theirs_full
+    # A pick applies theirs' own change: its base is theirs' parent.
+    base = merge_base(root, ours, theirs_full) if named else commit_of(root, f"{theirs_full}^")
+    return (base, ours, theirs_full) if base is not None else None
 
 
 def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str) -> dict[str, str]:

@@ -68,16 +68,6 @@ class _Plan:
     versions: tuple[str, str, str] | None = None  # (base, ours, theirs) of archived entries' lifecycle; default: found
 
 
-def _rev(root: Path, rev: str) -> str | None:
-    done = gitops.run(["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], root, check=False)
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
-
-
-def _merge_base(root: Path, a: str, b: str) -> str | None:
-    done = gitops.run(["merge-base", a, b], root, check=False)
-    return done.stdout.split()[0] if done.returncode == 0 and done.stdout.split() else None
-
-
 def _head_file(git_dir: Path, name: str) -> str | None:
     try:
         heads = (git_dir / name).read_text().split()
@@ -98,30 +88,30 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         parents = gitops.run(["rev-parse", "HEAD^@"], root, check=False).stdout.split()
         if len(parents) != 2:
             return None  # fast-forward (nothing merged) or octopus
-        base = _merge_base(root, parents[0], parents[1])
+        base = gitops.merge_base(root, parents[0], parents[1])
         return _Plan("merge", parents[0], (base, parents[0], parents[1]) if base else None, {}, stage=False)
     if hook == "post-rewrite":
         pairs = [line.split() for line in stdin.splitlines() if len(line.split()) >= 2]
         if args[:1] != ["rebase"] or not pairs:
             return None  # commit --amend rewrites nothing of theirs
-        start = _rev(root, f"{pairs[0][1]}^")
+        start = gitops.commit_of(root, f"{pairs[0][1]}^")
         if start is None:
             return None
         tip = pairs[-1][0]  # the branch as it was before the rebase
-        base = _merge_base(root, start, tip)
+        base = gitops.merge_base(root, start, tip)
         return _Plan("rebase", start, None, prior_renames(git_dir), stage=False, versions=(base, start, tip) if base else None)
     if hook in ("pre-commit", "post-commit"):
-        head = _rev(root, "HEAD")
+        head = gitops.commit_of(root, "HEAD")
         if head is None:
             return None
         merging = _head_file(git_dir, "MERGE_HEAD")
         if hook == "pre-commit" and merging:
-            base = _merge_base(root, head, merging)
+            base = gitops.merge_base(root, head, merging)
             return _Plan("merge", head, (base, head, merging) if base else None, {}, stage=True)
         picked = _head_file(git_dir, "CHERRY_PICK_HEAD")
         if picked and not _rebasing(git_dir):  # a rebase's picks are fixed once, after it
-            ours = head if hook == "pre-commit" else _rev(root, "HEAD^")
-            base = _rev(root, f"{picked}^")
+            ours = head if hook == "pre-commit" else gitops.commit_of(root, "HEAD^")
+            base = gitops.commit_of(root, f"{picked}^")
             if ours is None:
                 return None
             return _Plan("cherry-pick", ours, (base, ours, picked) if base else None, prior_renames(git_dir), stage=hook == "pre-commit")
@@ -161,7 +151,7 @@ def fixup(grimoire, hook: str, args: list[str], stdin: str = "") -> FixupResult:
             dirty = gitops.run(["diff", "--name-only", "--", *[str(p) for p in paths]], root, env=index).stdout.split() if paths else []
             if dirty:
                 result.notes.append(f"not renumbered: {', '.join(dirty)} has unstaged changes; stage them and commit again")
-                result.renumbered = {}
+                result.renumbered, result.lifecycle = {}, []
                 return result
         for path, by_id in zip(paths, changes.values()):
             store.write(path, by_id)
@@ -224,7 +214,7 @@ def _lifecycle(entries: list, trees: tuple[_Tree, _Tree, _Tree], mapping: dict[s
     superseded_by and effectiveness are merged into it here, as the driver
     merges them for an entry that stayed in one file.
     """
-    from .merge import LIFECYCLE, _renamed, merge_entry
+    from .merge import _renamed, merge_entry
 
     base, ours, theirs = trees
     out: dict[tuple[str, str], dict] = {}
@@ -234,11 +224,10 @@ def _lifecycle(entries: list, trees: tuple[_Tree, _Tree, _Tree], mapping: dict[s
         old, mine, other = base.get(entry.id), ours.get(entry.id), theirs.get(entry.id)
         if old is None or mine is None or other is None:
             continue
-        pick = lambda item: {k: item[k] for k in LIFECYCLE if k in item}  # noqa: E731
-        a, b = pick(mine), pick(_renamed(other, mapping))
+        a, b = _lifecycle_of(mine), _lifecycle_of(_renamed(other, mapping))
         if a == b:
             continue  # the same record on both sides: one change, not two
-        merged, conflict = merge_entry(pick(old), a, b)
+        merged, conflict = merge_entry(_lifecycle_of(old), a, b)
         if conflict:
             result.notes.append(f"{entry.id}: both sides changed its lifecycle differently; check superseded_by and effectiveness by hand")
             continue
@@ -246,6 +235,12 @@ def _lifecycle(entries: list, trees: tuple[_Tree, _Tree, _Tree], mapping: dict[s
         if fields:
             out[(entry.file, entry.id)] = fields
     return out
+
+
+def _lifecycle_of(item: dict) -> dict:
+    from .merge import LIFECYCLE
+
+    return {k: item[k] for k in LIFECYCLE if k in item}
 
 
 def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str], result: FixupResult,
