@@ -30,6 +30,13 @@ def files(clone: Path) -> dict[str, str]:
     return {p.relative_to(clone).as_posix(): p.read_text() for p in sorted((clone / MEMORY).rglob("*.yaml"))}
 
 
+def assert_clean(*clones: Path) -> None:
+    """Each clone's grimoire validates and its work tree has nothing left to commit."""
+    for clone in clones:
+        assert mem_process("validate", cwd=clone).returncode == 0
+        assert git("status", "--porcelain", cwd=clone) == ""
+
+
 @pytest.fixture
 def team(tmp_path):
     """A bare remote with a seeded grimoire, and two clones with mem's hooks and driver."""
@@ -95,9 +102,7 @@ def test_two_clones_same_day_end_identical(team, pull):
     assert entries[base[8]]["archived"] and entries[base[9]]["archived"]
     # Every file with a collision went through the driver: the hooks had nothing left to commit.
     assert "mem: renumber" not in git("log", "--format=%s", cwd=bob)
-    for clone in (alice, bob):
-        assert mem_process("validate", cwd=clone).returncode == 0
-        assert git("status", "--porcelain", cwd=clone) == ""
+    assert_clean(alice, bob)
 
 
 def test_cherry_pick_renumbers_colliding_ids(team):
@@ -288,9 +293,7 @@ def test_files_only_one_side_changed_are_renumbered_with_their_references(team, 
     assert {entries[f"MEM-20261122-{n:03d}"]["content"] for n in range(11, 15)} == set(kept.values())
     log = git("log", "--format=%s", "-3", cwd=bob)
     assert log.splitlines()[0].startswith("mem: renumber memory ids that collided in the " + ("merge" if pull[1] == "--no-rebase" else "rebase"))
-    for clone in (alice, bob):
-        assert mem_process("validate", cwd=clone).returncode == 0
-        assert git("status", "--porcelain", cwd=clone) == ""
+    assert_clean(alice, bob)
 
 
 def test_cherry_pick_of_files_main_never_touched_is_renumbered(team):
@@ -308,8 +311,7 @@ def test_cherry_pick_of_files_main_never_touched_is_renumbered(team):
     check_links(entries, contents, "alice")
     assert all(entries[e]["content"].startswith("main's own preference") for e in ("MEM-20261122-011", "MEM-20261122-014"))
     assert git("log", "--format=%s", "-1", cwd=alice).startswith("mem: renumber memory ids that collided in the cherry-pick")
-    assert mem_process("validate", cwd=alice).returncode == 0
-    assert git("status", "--porcelain", cwd=alice) == ""
+    assert_clean(alice)
 
 
 def test_concluding_a_conflicted_merge_stages_the_renumbering_into_it(team):
@@ -335,8 +337,7 @@ def test_concluding_a_conflicted_merge_stages_the_renumbering_into_it(team):
     assert len({e["id"] for e in entries.values()}) == len(entries) == 10 + 8
     assert [entries[i]["content"] for i in bobs] == [f"bob's preference {i} on naming" for i in range(4)]
     check_links(entries, contents, "alice")
-    assert mem_process("validate", cwd=bob).returncode == 0
-    assert git("status", "--porcelain", cwd=bob) == ""
+    assert_clean(bob)
 
 
 def test_merge_fixup_refuses_an_unknown_hook_and_is_quiet_outside_a_merge(team):
@@ -377,6 +378,4 @@ def test_archive_on_one_side_keeps_the_other_sides_supersede_and_applications(te
     # Archived by alice, superseded and applied by bob: likewise.
     assert entries[base[4]]["archived"] and entries[base[4]]["superseded_by"] == bobs_entry["id"] and bobs_entry["supersedes"] == base[4]
     assert entries[base[4]]["effectiveness"]["applications"] == 1
-    for clone in (alice, bob):
-        assert mem_process("validate", cwd=clone).returncode == 0
-        assert git("status", "--porcelain", cwd=clone) == ""
+    assert_clean(alice, bob)
