@@ -5,7 +5,11 @@ catalog warm and cold, beside `python -c pass`, a trivial Typer command
 (the floor, measured in the same run) and `grep -ri` over the same files,
 and each warm figure as a ratio to the floor.
 
-    python benchmarks/bench_cli.py [--sizes 1000,10000,100000] [--runs 5]
+    python benchmarks/bench_cli.py [--sizes 1000,10000,100000] [--text zipf,dense] [--runs 9]
+
+`--text` picks the generated text (see generate.py): `zipf`, words as in
+natural language, and `dense`, 100 words drawn uniformly, where any query
+matches most entries (a stress case for ranking).
 
 Generated grimoires are kept in benchmarks/.data (git-ignored) and reused;
 the commands that write (add, apply, supersede, archive) change them, which
@@ -68,20 +72,22 @@ def ids(folder: Path, *args: str) -> list[str]:
     return [item["id"] for item in json.loads(out)]
 
 
-def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, float | None, float, float]]:
+def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | None = None) -> list[tuple[str, float, float | None, float, float]]:
     from generate import build
 
-    folder = DATA / f"g{size}"
+    folder = DATA / f"{kind}{size}"
     if not (folder / ".loa.config.yaml").exists():
         shutil.rmtree(folder, ignore_errors=True)
         started = time.perf_counter()
-        build(folder, size)
+        build(folder, size, kind)
         print(f"generated {size} entries in {time.perf_counter() - started:.1f} s", flush=True)
     memory = folder / "grimoires/loa/memory"
     drop = lambda: shutil.rmtree(memory / ".cache", ignore_errors=True)  # noqa: E731
     rows: list[tuple[str, float, float | None, float, float]] = []
 
     def both(name: str, cmd: list[str]) -> None:
+        if only and not any(word in name for word in only):
+            return
         cold = median(lambda _: cmd, folder, cold_runs, before=drop)
         run(cmd, folder)  # leave the catalog warm
         FLOORS.clear()
@@ -104,6 +110,8 @@ def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, floa
             handle.write(f"# edited by hand {time.time_ns()}\n")
 
     def one(name: str, make_cmd, before=None) -> None:
+        if only and not any(word in name for word in only):
+            return
         FLOORS.clear()
         RATIOS.clear()
         rows.append((name, median(make_cmd, folder, runs, before=before), None, statistics.median(FLOORS), statistics.median(RATIOS)))
@@ -125,20 +133,28 @@ def measure(size: int, runs: int, cold_runs: int) -> list[tuple[str, float, floa
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--text", default="zipf", help="comma-separated kinds of generated text: zipf, dense")
+    parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--cold-runs", type=int, default=0, help="runs of each cold cell (default: --runs; fewer at 100k saves minutes)")
+    parser.add_argument("--only", default="", help="comma-separated words: measure only the rows whose name holds one (e.g. query,context)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "grimoire_cli")], check=True, stdout=subprocess.DEVNULL)
-    for size in [int(s) for s in args.sizes.split(",")]:
-        rows = measure(size, args.runs, args.cold_runs or args.runs)
-        py_pass = statistics.median(run([sys.executable, "-c", "pass"], HERE) for _ in range(args.runs))
-        print(f"\n{size} entries; medians of {args.runs} runs ({args.cold_runs or args.runs} cold); python -c pass {py_pass:.0f} ms")
-        print("floor: a trivial Typer command, run right after each warm run; ratio = median over runs of run / its floor")
-        print(f"{'command':<30} {'warm ms':>8} {'cold ms':>8} {'floor ms':>9} {'warm/floor':>11}")
-        for name, warm, cold, floor, ratio in rows:
-            cold_text = f"{cold:8.0f}" if cold is not None else f"{'':>8}"
-            print(f"{name:<30} {warm:8.0f} {cold_text} {floor:9.0f} {ratio:11.2f}", flush=True)
+    from generate import match_fractions
+
+    for kind in args.text.split(","):
+        shares = match_fractions(kind=kind)
+        for size in [int(s) for s in args.sizes.split(",")]:
+            rows = measure(size, kind, args.runs, args.cold_runs or args.runs, {w for w in args.only.split(",") if w} or None)
+            py_pass = statistics.median(run([sys.executable, "-c", "pass"], HERE) for _ in range(args.runs))
+            print(f"\n{size} entries, {kind} text (the query matches {100 * shares['flaky runner disk']:.0f} % of entries, the context "
+                  f"query {100 * shares['deploy canary']:.0f} %); medians of {args.runs} runs ({args.cold_runs or args.runs} cold); "
+                  f"python -c pass {py_pass:.0f} ms")
+            print("floor: a trivial Typer command, run right after each warm run; ratio = median over runs of run / its floor")
+            print(f"{'command':<30} {'warm ms':>8} {'cold ms':>8} {'floor ms':>9} {'warm/floor':>11}")
+            for name, warm, cold, floor, ratio in rows:
+                cold_text = f"{cold:8.0f}" if cold is not None else f"{'':>8}"
+                print(f"{name:<30} {warm:8.0f} {cold_text} {floor:9.0f} {ratio:11.2f}", flush=True)
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
@@ -18,11 +17,15 @@ if TYPE_CHECKING:  # imported where used: `mem query` never needs them
     from .adding import Duplicates, Request
 
 
-@dataclass
 class InitResult:
-    root: str
-    created: list[str] = field(default_factory=list)
-    existing: list[str] = field(default_factory=list)
+    """What `init` created and what it found already there."""
+
+    __slots__ = ("root", "created", "existing")
+
+    def __init__(self, root: str):
+        self.root = root
+        self.created: list[str] = []
+        self.existing: list[str] = []
 
     def to_dict(self) -> dict[str, Any]:
         return {"root": self.root, "created": self.created, "existing": self.existing}
@@ -303,22 +306,26 @@ class Grimoire:
         if budget < 20:
             raise BadInput("the budget must be at least 20 tokens")
         moment = self.now()
+        # `render` reads at most the lines that fit plus MAX_MISSES that do
+        # not: order only that many, and the rest only if the guard leaves
+        # some out.
+        limit = budget // SHORTEST_LINE + MAX_MISSES + 1
         if text and text.strip():
-            # `render` reads at most the lines that fit plus MAX_MISSES that
-            # do not: rank only that many, and the rest only if the guard
-            # leaves some out.
-            first = self._ranked(text, limit=budget // SHORTEST_LINE + MAX_MISSES + 1)
-            total = first.total
+            ranking = self._ranked(text, limit=limit)
+            first, total = [scored.rowid for scored in ranking], ranking.total
+            rest = lambda: [scored.rowid for scored in self._ranked(text)]  # noqa: E731
+        else:  # by value: decisions and preferences first, then importance, tier, ...
+            where, params = self._filter(moment, {"active"}, None, None)
+            first = self.store.ordered(where, params, PRIORITY_ORDER, limit, include_archive=False)
+            total = len(first) if len(first) < limit else self.store.count(where, params, include_archive=False)
+            rest = lambda: self.store.ordered(where, params, PRIORITY_ORDER, include_archive=False)  # noqa: E731
 
-            def order():
-                yield from (scored.rowid for scored in first)
-                if total > len(first):
-                    yield from (scored.rowid for scored in self._ranked(text)[len(first):])
+        def order():
+            yield from first
+            if total > len(first):
+                yield from rest()[len(first):]
 
-            return render(self._safe_entries(order()), total, budget, moment)
-        where, params = self._filter(moment, {"active"}, None, None)
-        rowids = self.store.ordered(where, params, PRIORITY_ORDER, include_archive=False)
-        return render(self._safe_entries(iter(rowids)), len(rowids), budget, moment)
+        return render(self._safe_entries(order()), total, budget, moment)
 
     def _safe_entries(self, rowids: Iterator[int], chunk: int = 32):
         """Entries in order, loaded a few at a time, leaving out any that hold a secret.
@@ -420,10 +427,14 @@ class Grimoire:
         return validate(self.store, list(paths) if paths else None)
 
 
-@dataclass
 class ImportResult:
-    imported: list[str] = field(default_factory=list)
-    rejected: list[tuple[int, str]] = field(default_factory=list)
+    """Ids imported, and (line number, message) of each line refused."""
+
+    __slots__ = ("imported", "rejected")
+
+    def __init__(self) -> None:
+        self.imported: list[str] = []
+        self.rejected: list[tuple[int, str]] = []
 
     def to_dict(self) -> dict[str, Any]:
         return {"imported": self.imported, "rejected": [{"line": n, "error": m} for n, m in self.rejected]}

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from .model import Entry, epoch, normalize_text, parse_id, state_of
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "10"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -36,32 +36,35 @@ CREATE TABLE IF NOT EXISTS entries (
     path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, stop INTEGER,
     mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT,
     confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL,
-    superseded_by TEXT, tags TEXT, seq INTEGER, norm TEXT, data TEXT
+    superseded_by TEXT, tags TEXT, seq INTEGER, norm TEXT, data TEXT,
+    chunk BLOB  -- hash of the item's text in its file (chunks.py); NULL when not known
 );
--- Covers file_rows (a write's splice plan) without touching the wide rows.
-CREATE INDEX IF NOT EXISTS entries_path ON entries(path, idx, start, stop, id);
+-- Covers file_rows (a write's splice plan) and chunk_counts (a re-read's
+-- reuse plan) without touching the wide rows.
+CREATE INDEX IF NOT EXISTS entries_path ON entries(path, idx, start, stop, id, chunk);
 CREATE INDEX IF NOT EXISTS entries_id ON entries(id);
 -- Duplicate checks read one category's entries (measured 22 -> 5 ms at 10k).
 CREATE INDEX IF NOT EXISTS entries_category ON entries(category);
--- The filter columns again, narrow (~100 bytes a row against ~1.4 KB with the
--- JSON): ranking joins every match, often most rows, and reads far fewer pages
--- here. Triggers keep it equal to entries; span moves do not touch it.
+-- The filter and order columns again, narrow (~100 bytes a row against ~1.4 KB
+-- with the JSON): ranking joins every match, often most rows, and listing and
+-- `context` sort all active ones; they read far fewer pages here. Triggers
+-- keep it equal to entries; span moves do not touch it.
 CREATE TABLE IF NOT EXISTS ranks (
     rowid INTEGER PRIMARY KEY, path TEXT, mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT,
-    confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL, superseded_by TEXT, tags TEXT
+    confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL, superseded_by TEXT, tags TEXT, seq INTEGER
 );
 CREATE TRIGGER IF NOT EXISTS ranks_insert AFTER INSERT ON entries BEGIN
     INSERT INTO ranks VALUES (new.rowid, new.path, new.mapping, new.archived, new.id, new.category, new.key,
-                              new.confidence, new.importance, new.tier, new.born, new.expires, new.superseded_by, new.tags);
+                              new.confidence, new.importance, new.tier, new.born, new.expires, new.superseded_by, new.tags, new.seq);
 END;
 CREATE TRIGGER IF NOT EXISTS ranks_delete AFTER DELETE ON entries BEGIN
     DELETE FROM ranks WHERE rowid = old.rowid;
 END;
 CREATE TRIGGER IF NOT EXISTS ranks_update AFTER UPDATE OF path, mapping, archived, id, category, key, confidence, importance, tier,
-    born, expires, superseded_by, tags ON entries BEGIN
+    born, expires, superseded_by, tags, seq ON entries BEGIN
     UPDATE ranks SET path = new.path, mapping = new.mapping, archived = new.archived, id = new.id, category = new.category,
         key = new.key, confidence = new.confidence, importance = new.importance, tier = new.tier, born = new.born,
-        expires = new.expires, superseded_by = new.superseded_by, tags = new.tags WHERE rowid = new.rowid;
+        expires = new.expires, superseded_by = new.superseded_by, tags = new.tags, seq = new.seq WHERE rowid = new.rowid;
 END;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, n INTEGER, PRIMARY KEY (word, path)) WITHOUT ROWID;
@@ -311,8 +314,15 @@ class Catalog:
         with self.transaction() as db:
             db.execute("UPDATE files SET size=?, mtime_ns=?, ino=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, path))
 
-    def replace_file(self, path: str, stamp: Stamp, digest: str, items: list[Any], spans: list[tuple[int, int]], archived: bool) -> None:
-        """All rows of one file, from a fresh parse."""
+    def chunk_counts(self, path: str) -> dict[bytes, int]:
+        """How many rows of a file each chunk hash has."""
+        return dict(self.read("SELECT chunk, count(*) FROM entries WHERE path=? AND chunk IS NOT NULL GROUP BY chunk", (path,)))
+
+    def replace_file(self, path: str, stamp: Stamp, digest: str, placed: list[tuple[Any, tuple[int, int], bytes]], archived: bool) -> None:
+        """All rows of one file, from a fresh read: (item, span, chunk hash) in
+        order, where an item is `chunks.KNOWN` if a row with its chunk exists."""
+        from .chunks import KNOWN
+
         with self.transaction() as db:
             row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
             if row is not None and row[0] == digest:
@@ -320,27 +330,45 @@ class Catalog:
                 # (and their row numbers, which readers may be holding).
                 db.execute("UPDATE files SET size=?, mtime_ns=?, ino=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, path))
                 return
-            # Rows whose entry is unchanged are kept (moved if their lines
-            # moved): a hand edit of one entry re-indexes that entry only.
-            pool: dict[str, list[tuple]] = {}
-            for old in db.execute("SELECT rowid, idx, start, stop, data FROM entries WHERE path=? ORDER BY idx", (path,)):
-                pool.setdefault(old[4], []).append(old)
+            # Rows whose chunk is unchanged are kept (moved if their lines
+            # moved), then rows whose entry is unchanged: a hand edit of one
+            # entry re-indexes that entry only.
+            by_chunk: dict[bytes | None, list[tuple]] = {}
+            for old in db.execute("SELECT rowid, idx, start, stop, chunk FROM entries WHERE path=? ORDER BY idx", (path,)):
+                by_chunk.setdefault(old[4], []).append(old)
+            reused: dict[int, tuple] = {}  # position -> old row
+            for position, (item, _, chunk) in enumerate(placed):
+                same = by_chunk.get(chunk)
+                if same:
+                    reused[position] = same.pop(0)
+                elif item is KNOWN:
+                    # The rows changed since the caller counted them: read again.
+                    self._delete_file(db, path)
+                    raise Stale()
+            left = {old[0]: old for rows in by_chunk.values() for old in rows}
+            if left and len(reused) < len(placed):
+                by_data: dict[str, list[tuple]] = {}
+                for rowid, data in db.execute(f"SELECT rowid, data FROM entries WHERE rowid IN ({', '.join(map(str, left))}) ORDER BY idx"):
+                    by_data.setdefault(data, []).append(left[rowid])
+                for position, (item, _, _) in enumerate(placed):
+                    same = by_data.get(_json(item)) if position not in reused else None
+                    if same:
+                        reused[position] = same.pop(0)
+                        del left[reused[position][0]]
             moved = []
             fresh = []
-            for position, (item, span) in enumerate(zip(items, spans)):
-                same = pool.get(_json(item))
-                if same:
-                    rowid, idx, start, stop, _ = same.pop(0)
-                    if (idx, start, stop) != (position, *span):
-                        moved.append((position, span[0], span[1], rowid))
-                else:
-                    fresh.append((position, item, span))
-            gone = [old for rows in pool.values() for old in rows]
-            if gone:
-                self._count_words(db, path, [_word_set(json.loads(old[4])) for old in gone], -1)
-                db.executemany("DELETE FROM fts WHERE rowid=?", [(old[0],) for old in gone])
-                db.executemany("DELETE FROM entries WHERE rowid=?", [(old[0],) for old in gone])
-            db.executemany("UPDATE entries SET idx=?, start=?, stop=? WHERE rowid=?", moved)
+            for position, (item, span, chunk) in enumerate(placed):
+                old = reused.get(position)
+                if old is None:
+                    fresh.append((position, item, span, chunk))
+                elif (old[1], old[2], old[3], old[4]) != (position, span[0], span[1], chunk):
+                    moved.append((position, span[0], span[1], chunk, old[0]))
+            if left:
+                marks = ", ".join(map(str, left))
+                self._count_words(db, path, [_word_set(json.loads(data)) for (data,) in db.execute(f"SELECT data FROM entries WHERE rowid IN ({marks})")], -1)
+                db.execute(f"DELETE FROM fts WHERE rowid IN ({marks})")
+                db.execute(f"DELETE FROM entries WHERE rowid IN ({marks})")
+            db.executemany("UPDATE entries SET idx=?, start=?, stop=?, chunk=? WHERE rowid=?", moved)
             self._insert(db, path, fresh, archived)
             db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", (path, stamp.size, stamp.mtime_ns, stamp.ino, digest))
 
@@ -355,22 +383,22 @@ class Catalog:
         db.execute("DELETE FROM words WHERE path=?", (path,))
         db.execute("DELETE FROM files WHERE path=?", (path,))
 
-    def _insert(self, db: sqlite3.Connection, path: str, placed: list[tuple[int, Any, tuple[int, int]]], archived: bool) -> None:
-        """Rows for (position, item, span) triples."""
+    def _insert(self, db: sqlite3.Connection, path: str, placed: list[tuple[int, Any, tuple[int, int], bytes | None]], archived: bool) -> None:
+        """Rows for (position, item, span, chunk hash) of new items."""
         if not placed:
             return
-        items = [item for _, item, _ in placed]
+        items = [item for _, item, _, _ in placed]
         enabled = gc.isenabled()
         gc.disable()  # bulk loads allocate many small objects and no cycles
         try:
             rows = []
-            for position, item, span in placed:
+            for position, item, span, chunk in placed:
                 data = _json(item)
-                rows.append((path, position, span[0], span[1], *derive(item if data != "null" else None, archived), data))
+                rows.append((path, position, span[0], span[1], *derive(item if data != "null" else None, archived), data, chunk))
             cursor = db.cursor()
             ids = []
             for row in rows:
-                cursor.execute(f"INSERT INTO entries (path, idx, start, stop, {_DERIVED}, data) VALUES ({', '.join('?' * 19)})", row)
+                cursor.execute(f"INSERT INTO entries (path, idx, start, stop, {_DERIVED}, data, chunk) VALUES ({', '.join('?' * 20)})", row)
                 ids.append(cursor.lastrowid)
             db.executemany("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", [(rowid, *_texts(item)) for rowid, item in zip(ids, items)])
             self._count_words(db, path, [_word_set(item) for item in items], +1)
@@ -396,11 +424,14 @@ class Catalog:
 
     def apply_write(self, path: str, before: str, stamp: Stamp, digest: str, archived: bool,
                     appended: list[tuple[Any, tuple[int, int]]] = (), changed: dict[int, Any] | None = None,
-                    removed: Iterable[int] = (), spans: list[tuple[int, int]] | None = None) -> None:
+                    removed: Iterable[int] = (), spans: list[tuple[int, int]] | None = None,
+                    chunks: dict[int, bytes] | None = None) -> None:
         """Bring one file's rows from hash `before` to `digest` without re-parsing.
 
         `changed` maps row position to new data, `removed` lists positions
-        gone, `spans` is the new span of every remaining row in order.
+        gone, `spans` is the new span of every remaining row in order,
+        `chunks` the new chunk hash of each row (by new position, appended
+        rows after the others) whose chunk text the write changed.
         When the rows are not those of `before` (another process re-parsed
         meanwhile), the file is forgotten and re-parsed on the next read.
         """
@@ -414,28 +445,31 @@ class Catalog:
             gone = set(removed)
             for position, item in (changed or {}).items():
                 rowid = current[position][0]
-                old = db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0]
-                self._count_words(db, path, [_word_set(json.loads(old))], -1)
+                old = json.loads(db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0])
                 db.execute(f"UPDATE entries SET ({_DERIVED}, data) = ({', '.join('?' * 15)}) WHERE rowid=?", (*derive(item, archived), json.dumps(item), rowid))
-                db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
-                db.execute("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", (rowid, *_texts(item)))
-                self._count_words(db, path, [_word_set(item)], +1)
+                if _texts(old) != _texts(item) or _word_set(old) != _word_set(item):
+                    # Lifecycle edits (apply, supersede's old entry) leave the
+                    # searched text alone, and with it the index and words.
+                    self._count_words(db, path, [_word_set(old)], -1)
+                    db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
+                    db.execute("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", (rowid, *_texts(item)))
+                    self._count_words(db, path, [_word_set(item)], +1)
             for position in sorted(gone):
                 rowid = current[position][0]
                 old = db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0]
                 self._count_words(db, path, [_word_set(json.loads(old))], -1)
                 db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
                 db.execute("DELETE FROM entries WHERE rowid=?", (rowid,))
+            kept = [row for position, row in enumerate(current) if position not in gone]
             if spans is not None:
-                kept = [row for position, row in enumerate(current) if position not in gone]
                 # Only rows whose place changed (an append moves none).
                 db.executemany("UPDATE entries SET idx=?, start=?, stop=? WHERE rowid=?",
                                [(i, a, b, row[0]) for i, (row, (a, b)) in enumerate(zip(kept, spans)) if (row[1], row[2], row[3]) != (i, a, b)])
-                first = len(kept)
-            else:
-                first = len(current) - len(gone)
+            chunks = chunks or {}
+            db.executemany("UPDATE entries SET chunk=? WHERE rowid=?", [(chunks[i], row[0]) for i, row in enumerate(kept) if i in chunks])
+            first = len(kept)
             if appended:
-                self._insert(db, path, [(first + i, item, span) for i, (item, span) in enumerate(appended)], archived)
+                self._insert(db, path, [(first + i, item, span, chunks.get(first + i)) for i, (item, span) in enumerate(appended)], archived)
             db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, hash=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, digest, path))
 
     # -- reads ---------------------------------------------------------------
@@ -446,20 +480,25 @@ class Catalog:
 
     def lights(self, paths: list[str], where: str = "1", params: dict[str, Any] | None = None) -> list[Light]:
         inside, named = _paths_sql(paths)
-        sql = f"SELECT {LIGHT} FROM entries WHERE mapping = 1 AND {inside} AND {where}"
+        sql = f"SELECT {LIGHT} FROM ranks AS e WHERE mapping = 1 AND {inside} AND {where}"
         return [_light(row) for row in self.read(sql, {**named, **(params or {})})]
 
     def columns(self, paths: list[str], names: str, where: str, params: dict[str, Any]) -> list[tuple]:
         inside, named = _paths_sql(paths)
-        return self.read(f"SELECT {names} FROM entries WHERE mapping = 1 AND {inside} AND {where}", {**named, **params})
+        return self.read(f"SELECT {names} FROM entries AS e WHERE mapping = 1 AND {inside} AND {where}", {**named, **params})
 
     def ordered(self, paths: list[str], where: str, params: dict[str, Any], order: str, limit: int | None = None) -> list[int]:
-        """Rowids of the entries that pass `where`, in `order`."""
+        """Rowids of the entries that pass `where`, in `order` (over `ranks` columns)."""
         inside, named = _paths_sql(paths)
-        sql = f"SELECT rowid FROM entries WHERE mapping = 1 AND {inside} AND {where} ORDER BY {order}"
+        sql = f"SELECT rowid FROM ranks AS e WHERE mapping = 1 AND {inside} AND {where} ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [row[0] for row in self.read(sql, {**named, **params})]
+
+    def count(self, paths: list[str], where: str, params: dict[str, Any]) -> int:
+        """How many entries pass `where`."""
+        inside, named = _paths_sql(paths)
+        return self.read(f"SELECT count(*) FROM ranks AS e WHERE mapping = 1 AND {inside} AND {where}", {**named, **params})[0][0]
 
     def rank(self, paths: list[str], expression: str, weights: tuple[float, ...], where: str, params: dict[str, Any],
              epoch: float, recency_weight: float, tier_bonus: dict[str, float], limit: int | None) -> list[tuple]:
@@ -468,20 +507,18 @@ class Catalog:
         The blend of `search` in SQL, so only the rows asked for leave SQLite.
         """
         self._functions()
-        inside, named = _paths_sql(paths, "e.path")
+        inside, named = _paths_sql(paths)
         weight_list = ", ".join(repr(float(w)) for w in weights)
         tiers = " ".join(f"WHEN {_quote(name)} THEN {bonus!r}" for name, bonus in tier_bonus.items())
-        sql = f"""
-            SELECT rowid, id, b, rel, rec, pri, (1 - :w) * rel + :w * rec + pri AS score, n FROM (
-                SELECT e.rowid AS rowid, e.id AS id, m.b AS b, COUNT(*) OVER () AS n,
-                       CASE WHEN MAX(m.b) OVER () > 0 THEN m.b / MAX(m.b) OVER () ELSE m.b END AS rel,
-                       {self._recency_sql()} AS rec,
-                       0.1 * (e.confidence - 0.5) + 0.05 * (e.importance - 5) / 5 + (CASE e.tier {tiers} ELSE 0.0 END) AS pri
-                FROM (SELECT rowid, -bm25(fts, {weight_list}) AS b FROM fts WHERE fts MATCH :match) AS m
-                JOIN ranks AS e ON e.rowid = m.rowid
-                WHERE e.mapping = 1 AND {inside} AND {where}
-            ) ORDER BY score DESC, id
+        # The index drives the join (CROSS JOIN keeps that order), so bm25()
+        # is computed only for the matches the filters keep.
+        matches = f"""
+            SELECT e.rowid AS rowid, e.id AS id, -bm25(fts, {weight_list}) AS b, {self._recency_sql()} AS rec,
+                   0.1 * (e.confidence - 0.5) + 0.05 * (e.importance - 5) / 5 + (CASE e.tier {tiers} ELSE 0.0 END) AS pri
+            FROM fts CROSS JOIN ranks AS e ON e.rowid = fts.rowid
+            WHERE fts MATCH :match AND e.mapping = 1 AND {inside} AND {where}
         """
+        sql = _ranking_sql(matches, MATERIALIZE)
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         try:
@@ -572,6 +609,36 @@ def _json(item: Any) -> str:
         return "null"
 
 
+# CTEs can be forced into a table from SQLite 3.35 (2021); older ones get
+# the same answer through window functions.
+MATERIALIZE = sqlite3.sqlite_version_info >= (3, 35)
+
+
+def _ranking_sql(matches: str, materialize: bool) -> str:
+    """Blend and order the scored `matches` (rowid, id, b, rec, pri).
+
+    Materialized, the matches are scored once into a table, then read for
+    their best bm25 and count, then for the order: measured 154 -> 111 ms at
+    100k entries against window functions over the same rows (which buffer
+    them and sort a second, wider copy).
+    """
+    if materialize:
+        return f"""
+            WITH m AS MATERIALIZED ({matches}), t AS (SELECT max(b) AS top, count(*) AS n FROM m)
+            SELECT rowid, id, b, rel, rec, pri, (1 - :w) * rel + :w * rec + pri AS score, n FROM (
+                SELECT m.rowid AS rowid, m.id AS id, m.b AS b, CASE WHEN t.top > 0 THEN m.b / t.top ELSE m.b END AS rel,
+                       m.rec AS rec, m.pri AS pri, t.n AS n FROM m, t
+            ) ORDER BY score DESC, id, rowid
+        """
+    return f"""
+        SELECT rowid, id, b, rel, rec, pri, (1 - :w) * rel + :w * rec + pri AS score, n FROM (
+            SELECT rowid, id, b, rec, pri, COUNT(*) OVER () AS n,
+                   CASE WHEN MAX(b) OVER () > 0 THEN b / MAX(b) OVER () ELSE b END AS rel
+            FROM ({matches})
+        ) ORDER BY score DESC, id, rowid
+    """
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -588,39 +655,40 @@ def _statements(script: str) -> list[str]:
     return out
 
 
-def _paths_sql(paths: list[str], column: str = "path") -> tuple[str, dict[str, Any]]:
+def _paths_sql(paths: list[str], column: str = "e.path") -> tuple[str, dict[str, Any]]:
     named = {f"path{i}": path for i, path in enumerate(paths)}
     return f"{column} IN ({', '.join(':' + k for k in named)})" if named else "0", named
 
 
 def filter_sql(states: set[str], epoch: float, categories: Iterable[str] = (), tags: Iterable[str] = (),
                min_confidence: float | None = None, key: str | None = None) -> tuple[str, dict[str, Any]]:
-    """An SQL condition (and its parameters) for the usual entry filters."""
+    """An SQL condition (and its parameters) for the usual entry filters, on
+    the columns of the table aliased `e` (ranks or entries: both have them)."""
     parts = [state_sql(states)]
     params: dict[str, Any] = {"now": epoch}
     wanted = sorted(set(categories))
     if wanted:
         params.update({f"cat{i}": c for i, c in enumerate(wanted)})
-        parts.append(f"category IN ({', '.join(f':cat{i}' for i in range(len(wanted)))})")
+        parts.append(f"e.category IN ({', '.join(f':cat{i}' for i in range(len(wanted)))})")
     for i, tag in enumerate(sorted(set(tags))):
         params[f"tag{i}"] = TAG_SEPARATOR + tag + TAG_SEPARATOR
-        parts.append(f"instr(tags, :tag{i}) > 0")
+        parts.append(f"instr(e.tags, :tag{i}) > 0")
     if min_confidence is not None:
         params["floor"] = min_confidence
-        parts.append("confidence >= :floor")
+        parts.append("e.confidence >= :floor")
     if key is not None:
         params["key"] = key
-        parts.append("key = :key")
+        parts.append("e.key = :key")
     return " AND ".join(parts), params
 
 
 def state_sql(states: set[str]) -> str:
     """An SQL condition true for entries in one of `states` at the POSIX time bound to :now."""
     parts = {
-        "active": "(archived = 0 AND superseded_by IS NULL AND (expires IS NULL OR expires > :now))",
-        "expired": "(archived = 0 AND superseded_by IS NULL AND expires IS NOT NULL AND expires <= :now)",
-        "superseded": "(archived = 0 AND superseded_by IS NOT NULL)",
-        "archived": "(archived = 1)",
+        "active": "(e.archived = 0 AND e.superseded_by IS NULL AND (e.expires IS NULL OR e.expires > :now))",
+        "expired": "(e.archived = 0 AND e.superseded_by IS NULL AND e.expires IS NOT NULL AND e.expires <= :now)",
+        "superseded": "(e.archived = 0 AND e.superseded_by IS NOT NULL)",
+        "archived": "(e.archived = 1)",
     }
     return "(" + " OR ".join(parts[s] for s in sorted(states)) + ")" if states else "0"
 

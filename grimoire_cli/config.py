@@ -7,7 +7,6 @@ a `Config` and never looks at the environment for paths again.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,26 +52,53 @@ memory_schema:
 """
 
 
-@dataclass(frozen=True)
 class Category:
-    name: str
-    storage_file: str
-    ttl: str
-    confidence_required: float
+    """One configured category (immutable)."""
+
+    __slots__ = ("name", "storage_file", "ttl", "confidence_required")
+
+    def __init__(self, name: str, storage_file: str, ttl: str, confidence_required: float):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "storage_file", storage_file)
+        object.__setattr__(self, "ttl", ttl)
+        object.__setattr__(self, "confidence_required", confidence_required)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Category.{name} cannot be changed")
+
+    def _fields(self) -> tuple:
+        return (self.name, self.storage_file, self.ttl, self.confidence_required)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, Category) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Category(name={!r}, storage_file={!r}, ttl={!r}, confidence_required={!r})".format(*self._fields())
 
 
-@dataclass
 class Config:
-    """Resolved configuration; every path is absolute and inside `root`."""
+    """Resolved configuration; every path is absolute and inside `root`.
 
-    root: Path
-    path: Path | None
-    storage_dir: Path
-    archive_dir: Path
-    categories: dict[str, Category]
-    retrieval: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_RETRIEVAL))
-    lifecycle: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_LIFECYCLE))
-    enabled: bool = True
+    A plain class (see `model.Entry` for why not a dataclass)."""
+
+    __slots__ = ("root", "path", "storage_dir", "archive_dir", "categories", "retrieval", "lifecycle", "enabled")
+
+    def __init__(self, root: Path, path: Path | None, storage_dir: Path, archive_dir: Path, categories: dict[str, Category],
+                 retrieval: dict[str, Any] | None = None, lifecycle: dict[str, Any] | None = None, enabled: bool = True):
+        self.root = root
+        self.path = path
+        self.storage_dir = storage_dir
+        self.archive_dir = archive_dir
+        self.categories = categories
+        self.retrieval = dict(DEFAULT_RETRIEVAL) if retrieval is None else retrieval
+        self.lifecycle = dict(DEFAULT_LIFECYCLE) if lifecycle is None else lifecycle
+        self.enabled = enabled
+
+    def __repr__(self) -> str:
+        return f"Config(root={self.root!r}, path={self.path!r}, storage_dir={self.storage_dir!r})"
 
     def category(self, name: str) -> Category:
         try:

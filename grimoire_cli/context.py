@@ -8,7 +8,6 @@ estimate is applied to every line, header and footer included.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
 
@@ -28,17 +27,24 @@ def tokens(text: str) -> int:
 PRIORITY_ORDER = (
     "CASE category WHEN 'decision' THEN 0 WHEN 'preference' THEN 1 ELSE 2 END, importance DESC, "
     "CASE tier " + " ".join(f"WHEN '{name}' THEN {-bonus!r}" for name, bonus in TIER_BONUS.items()) + " ELSE 0.0 END, "
-    "confidence DESC, born IS NULL, born DESC, id"
+    "confidence DESC, born IS NULL, born DESC, id, rowid"
 )
 
 
-@dataclass
 class Context:
-    text: str
-    included: list[str] = field(default_factory=list)
-    left_out: int = 0
-    tokens: int = 0
-    budget: int = 0
+    """The rendered block and what went into it."""
+
+    __slots__ = ("text", "included", "left_out", "tokens", "budget")
+
+    def __init__(self, text: str, included: list[str] | None = None, left_out: int = 0, tokens: int = 0, budget: int = 0):
+        self.text = text
+        self.included = [] if included is None else included
+        self.left_out = left_out
+        self.tokens = tokens
+        self.budget = budget
+
+    def __repr__(self) -> str:
+        return f"Context(included={self.included!r}, left_out={self.left_out!r}, tokens={self.tokens!r}, budget={self.budget!r})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "included": self.included, "left_out": self.left_out, "tokens": self.tokens, "budget": self.budget}

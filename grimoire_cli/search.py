@@ -22,9 +22,8 @@ for typo correction is every word of every entry in the catalog.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .model import Entry
 
@@ -44,11 +43,18 @@ STOP_WORDS = frozenset(
 )
 
 
-@dataclass
 class Hit:
-    entry: Entry
-    score: float
-    parts: dict[str, float] = field(default_factory=dict)
+    """One ranked entry, its score and the score's parts."""
+
+    __slots__ = ("entry", "score", "parts")
+
+    def __init__(self, entry: Entry, score: float, parts: dict[str, float] | None = None):
+        self.entry = entry
+        self.score = score
+        self.parts = {} if parts is None else parts
+
+    def __repr__(self) -> str:
+        return f"Hit(entry={self.entry!r}, score={self.score!r}, parts={self.parts!r})"
 
     def to_dict(self, explain: bool = False) -> dict:
         data = self.entry.to_dict()
@@ -102,8 +108,9 @@ def recency_of(born: float | None, epoch: float) -> float:
     return 0.5 ** (max(0.0, (epoch - born) / 86400) / 30)
 
 
-@dataclass
-class Scored:
+class Scored(NamedTuple):
+    """A ranked catalog row, not yet loaded."""
+
     rowid: int
     id: str
     score: float

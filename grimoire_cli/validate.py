@@ -332,7 +332,7 @@ def _check_entry(config: Config, item: _Item, report: Report) -> None:
     stamp = source.get("timestamp")
     if isinstance(ttl, str) and isinstance(stamp, str):
         try:
-            wanted = expires_at(stamp, ttl) if re.match(r"^(permanent|\d+d)$", ttl) else None
+            wanted = expires_at(stamp, ttl) if re.match(r"^(permanent|\d+d)\Z", ttl) else None
         except BadInput:
             wanted = None
         present = data.get("expires_at")

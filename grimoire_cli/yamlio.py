@@ -15,6 +15,7 @@ import re
 from datetime import date, datetime
 from typing import Any
 
+from .chunks import is_item_line
 from .clock import iso
 from .errors import Damaged
 from .model import ordered
@@ -135,23 +136,35 @@ def parse_entries(text: str, where: str) -> tuple[list[Any], list[tuple[int, int
         line = node.start_mark.line + 1
         raise Damaged(f"{where}:{line}: a grimoire file must be a YAML list of entries, found a {type(data).__name__}", "start each entry with '- id: ...'")
     lines = text.split("\n")
-    starts = [child.start_mark.line for child in node.value]
+    starts = [_dash_line(lines, child.start_mark.line) for child in node.value]
     spans = []
     for index, start in enumerate(starts):
         stop = starts[index + 1] if index + 1 < len(starts) else len(lines)
         end = stop - 1
         while end > start and (not lines[end].strip() or lines[end].startswith("#")):
             end -= 1
-        # A sequence item starts at its dash, which may sit left of the node.
-        while start > 0 and not lines[start].lstrip().startswith("-") and lines[start - 1].strip() == "-":
-            start -= 1
         spans.append((start + 1, end + 1))
     return data, spans
 
 
+def _dash_line(lines: list[str], start: int) -> int:
+    """The line of an item's dash, which may come before its node's first
+    line (`-` alone, or `- # a comment`, then the mapping)."""
+    if start >= len(lines) or is_item_line(lines[start]):
+        return start
+    back = start
+    while back > 0 and lines[back][:1] in ("", " ", "#"):
+        back -= 1
+    if is_item_line(lines[back]):
+        return back
+    while start > 0 and not lines[start].lstrip().startswith("-") and lines[start - 1].strip() == "-":
+        start -= 1  # an indented sequence
+    return start
+
+
 # --- emitting -----------------------------------------------------------------
 
-_PLAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_./()+-]*(?: [A-Za-z0-9_./()+-]+)*$")
+_PLAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_./()+-]*(?: [A-Za-z0-9_./()+-]+)*\Z")
 _RESOLVED_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
 
 
@@ -251,7 +264,7 @@ def emit_fields(data: dict[str, Any], indent: int = 2) -> list[str]:
     return lines
 
 
-_DECIMAL_RE = re.compile(r"^-?[0-9]+\.[0-9]+$")
+_DECIMAL_RE = re.compile(r"^-?[0-9]+\.[0-9]+\Z")
 
 
 def _always_exact(value: Any) -> bool:
@@ -275,6 +288,30 @@ def _always_exact(value: Any) -> bool:
     if isinstance(value, dict):
         return all(isinstance(key, str) and _always_exact(key) and _always_exact(item) for key, item in value.items())
     return False
+
+
+def is_exact_emission(lines: list[str], data: dict[str, Any]) -> bool:
+    """Whether `lines` are, field by field in some order, what the emitter
+    writes for `data`, with every value of a kind it writes exactly.
+
+    Such a block reads back as `data` by construction (the same argument as
+    `emit_entry`'s; a mapping's key order does not change what it holds), so
+    an in-place edit that yields one needs no parse to be verified.
+    """
+    if not lines or not lines[0].startswith("- ") or not _always_exact(data):
+        return False
+    left = {key: _field(key, value, 2) for key, value in data.items()}
+    rest = ["  " + lines[0][2:], *lines[1:]]
+    position = 0
+    while position < len(rest):
+        for key, group in left.items():
+            if rest[position : position + len(group)] == group:
+                position += len(group)
+                del left[key]
+                break
+        else:
+            return False
+    return not left
 
 
 def emit_entry(data: dict[str, Any]) -> str:

@@ -71,10 +71,43 @@ def test_rows_of_a_corrupted_file_record_are_not_trusted(repo):
     seed(4)
     expected = answers()
     with sqlite3.connect(MEMORY / ".cache" / "index.sqlite3") as db:
-        # Rows of another version of the file: neither stat nor hash match it.
-        db.execute("UPDATE entries SET data = replace(data, 'note', 'tampered') WHERE path LIKE '%facts.yaml'")
+        # Rows of another version of the file: neither stat nor hash match it,
+        # nor the text of any entry (a row's chunk hash goes with its data).
+        db.execute("UPDATE entries SET data = replace(data, 'note', 'tampered'), chunk = randomblob(16) WHERE path LIKE '%facts.yaml'")
         db.execute("UPDATE files SET size = size + 1, hash = 'other' WHERE path LIKE '%facts.yaml'")
     assert answers() == expected
+
+
+def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
+    """Rows whose entry text is unchanged are kept as they are (same row, not
+    parsed again); an edited entry, a removed one and new ones are re-read."""
+    from grimoire_cli import yamlio
+
+    parsed: list[str] = []
+    real = yamlio.parse_document
+    monkeypatch.setattr(yamlio, "parse_document", lambda text, where: (parsed.append(text), real(text, where))[1])
+    ids = seed(40)
+    facts = MEMORY / "facts.yaml"
+    db = sqlite3.connect(MEMORY / ".cache" / "index.sqlite3")
+    before = dict(db.execute("SELECT id, rowid FROM entries WHERE path LIKE '%facts.yaml'"))
+    text = facts.read_text()
+    edited = text.replace("note 4 about", "note 4 (edited by hand) about") + "# a comment\n" + \
+        "- id: MEM-20261122-900\n  category: fact\n  summary: pasted\n  content: pasted by hand\n  confidence: 0.9\n" \
+        "  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
+    facts.write_text(edited)
+    parsed.clear()
+    assert "pasted by hand" in mem("query", "pasted", "--json").out
+    # The edited entry, the last one (the comment joined it) and the new one.
+    assert len(parsed) == 3 and sum(map(len, parsed)) < len(edited) / 3
+    after = dict(db.execute("SELECT id, rowid FROM entries WHERE path LIKE '%facts.yaml'"))
+    assert after[ids[0]] == before[ids[0]]  # untouched: the same row
+    assert after[ids[4]] != before[ids[4]]  # edited: a new row
+    assert "MEM-20261122-900" in after
+    assert "(edited by hand)" in mem("show", ids[4]).out
+    # The catalog equals one rebuilt from the files.
+    kept = answers()
+    shutil.rmtree(MEMORY / ".cache")
+    assert answers() == kept
 
 
 def test_hand_edits_pull_and_checkout_are_seen(repo):
@@ -107,6 +140,15 @@ def test_hand_edits_pull_and_checkout_are_seen(repo):
     assert facts.read_text() == text
     assert "MEM-20261122-900" not in mem("query", "zebra").out
     assert "note 0 about" in mem("show", ids[0], "--json").out
+    # A write, then its file checked out again: the entry's old text must read
+    # as its old data (a row is reused only for the very text it was read from).
+    assert mem("apply", ids[0], "--success").code == 0
+    assert "effectiveness" in mem("show", ids[0], "--json").out
+    git("checkout", "-q", "--", str(facts), cwd=repo)
+    assert "effectiveness" not in mem("show", ids[0], "--json").out
+    assert mem("supersede", ids[0], "note zero, revised").code == 0
+    git("checkout", "-q", "--", str(facts), cwd=repo)
+    assert "superseded_by" not in mem("show", ids[0], "--json").out
 
 
 def test_processes_rebuilding_at_once_agree(repo):
@@ -124,14 +166,14 @@ def _dump(repo: Path) -> dict:
     """Everything in the catalog except row numbers."""
     with sqlite3.connect(repo / MEMORY / ".cache" / "index.sqlite3") as db:
         entries = db.execute("SELECT path, idx, start, stop, mapping, archived, id, category, key, confidence, importance, tier, "
-                             "born, expires, superseded_by, tags, seq, norm, data FROM entries ORDER BY path, idx").fetchall()
+                             "born, expires, superseded_by, tags, seq, norm, data, chunk FROM entries ORDER BY path, idx").fetchall()
         fts = db.execute("SELECT e.path, e.idx, f.summary, f.content, f.tags FROM fts f JOIN entries e ON e.rowid = f.rowid "
                          "ORDER BY e.path, e.idx").fetchall()
         count = db.execute("SELECT count(*) FROM fts").fetchone()[0]
         words = db.execute("SELECT word, path, n FROM words ORDER BY word, path").fetchall()
         files = db.execute("SELECT path, size, hash FROM files ORDER BY path").fetchall()
         # The narrow copy ranking joins must match entries row for row.
-        columns = "path, mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags"
+        columns = "path, mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags, seq"
         ranks = db.execute(f"SELECT rowid, {columns} FROM ranks ORDER BY rowid").fetchall()
         assert ranks == db.execute(f"SELECT rowid, {columns} FROM entries ORDER BY rowid").fetchall()
     return {"entries": entries, "fts": fts, "fts_rows": count, "words": words, "files": files, "ranks": len(ranks)}

@@ -4,6 +4,8 @@ import sys
 
 from conftest import mem
 
+from grimoire_cli import Grimoire
+
 
 def seed():
     ids = {}
@@ -54,6 +56,67 @@ def test_explain_and_score(repo):
     assert "relevance=" in text
 
 
+def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
+    """The SQL ranking (filters, bm25 only for what passes them, best bm25 over
+    what passes them, the blend, the order) equals the documented blend worked
+    out in Python from a bare FTS5 query, with either form of the SQL."""
+    import random
+    import sqlite3
+
+    from grimoire_cli import catalog
+    from grimoire_cli.search import FIELD_WEIGHTS, TIER_BONUS, expression
+
+    rng = random.Random(5)
+    words = "cache runner disk deploy canary build queue token flaky merge".split()
+    grimoire = Grimoire.open(repo)
+    items = []
+    for n in range(150):
+        day = 1 + n % 28
+        items.append({"content": f"note {n} " + " ".join(rng.choice(words) for _ in range(rng.randint(3, 12))),
+                      "category": ["fact", "learning", "error", "decision"][n % 4], "confidence": rng.choice([0.95, 0.9, 0.99, 1.0]),
+                      "importance": rng.randint(1, 10), "tags": [rng.choice(["ci", "db", "ops"])],
+                      "timestamp": f"2026-{1 + n % 10:02d}-{day:02d}T{n % 24:02d}:00:00Z"})
+    written = grimoire.add_many(items)
+    for number, entry in enumerate(written[:6]):  # tiers: high (3 of 3) and medium (2 of 3)
+        for success in (True, True, number % 2 == 0):
+            grimoire.apply(entry.id, success)
+    for entry in written[10:14]:
+        grimoire.supersede(entry.id, entry.content + " revised")
+    grimoire.archive([e.id for e in written[20:25]], reason="manual")
+    grimoire = Grimoire.open(repo)
+    moment = grimoire.now()
+    w = float(grimoire.config.retrieval["recency_weight"])
+    db = grimoire.store.catalog.db
+    entries = {e.id: e for e in grimoire.entries()}
+    cases = [("cache runner", {}), ("deploy canary flaky", {"categories": ["error", "learning"]}), ("merge queue", {"tags": ["ci"]}),
+             ("token build disk", {"min_confidence": 0.95}), ("cache", {"include_expired": True, "include_superseded": True, "archived": True})]
+    for text, options in cases:
+        match = expression(grimoire.store, text)
+        bm25 = dict(db.execute("SELECT e.id, -bm25(fts, 1.0, 1.0, 0.5) FROM fts JOIN entries e ON e.rowid = fts.rowid WHERE fts MATCH ?", (match,)))
+        assert FIELD_WEIGHTS == (1.0, 1.0, 0.5)
+        states = {"active"} | {s for s, flag in (("expired", "include_expired"), ("superseded", "include_superseded"), ("archived", "archived")) if options.get(flag)}
+        floor = options.get("min_confidence", grimoire.config.retrieval["min_confidence"])
+        kept = [entries[i] for i in bm25 if entries[i].state(moment) in states and entries[i].confidence >= floor
+                and (not options.get("categories") or entries[i].category in options["categories"])
+                and all(t in entries[i].tags for t in options.get("tags", []))]
+        assert kept, text
+        top = max(bm25[e.id] for e in kept)
+        expected = []
+        for e in kept:
+            rel = bm25[e.id] / top
+            rec = 0.5 ** (max(0.0, e.age_days(moment)) / 30)
+            pri = 0.1 * (e.confidence - 0.5) + 0.05 * (e.importance - 5) / 5 + TIER_BONUS[e.tier]
+            expected.append(((1 - w) * rel + w * rec + pri, e.id))
+        expected.sort(key=lambda pair: (-pair[0], pair[1]))
+        for materialize in (True, False):
+            if materialize and sqlite3.sqlite_version_info < (3, 35):
+                continue
+            monkeypatch.setattr(catalog, "MATERIALIZE", materialize)
+            hits = grimoire.query(text, limit=1000, **options)
+            assert [h.entry.id for h in hits] == [i for _, i in expected], (text, materialize)
+            assert all(abs(h.score - score) < 1e-9 for h, (score, _) in zip(hits, expected))
+
+
 def test_effectiveness_tier_ranks_higher(repo):
     a = mem("add", "-c", "learning", "Restart the cache server to fix stale reads").out.strip()
     b = mem("add", "-c", "learning", "Flush the cache server to fix stale reads").out.strip()
@@ -96,6 +159,41 @@ def test_context_budget_property(repo):
         assert len(ctx.included) + ctx.left_out == 4
 
     check()
+
+
+def test_context_past_the_first_page(repo):
+    """`context` orders only a page of entries (what can fit plus misses); the
+    count covers all of them, and entries the guard leaves out are replaced
+    from beyond the page, in order, with or without a query."""
+    from grimoire_cli.context import MAX_MISSES, SHORTEST_LINE
+
+    grimoire = Grimoire.open(repo)
+    budget = 400
+    page = budget // SHORTEST_LINE + MAX_MISSES + 1
+    count = page + 60
+    grimoire.add_many([{"content": f"cache note {n:03d} on the build runner", "category": "decision", "confidence": 0.95,
+                        "importance": 10 if n < page + 20 else 1 + n % 9} for n in range(count)])
+    # A secret written by hand into each of the first page + 20 (importance 10): the guard must drop them all.
+    path = repo / "grimoires/loa/memory/decisions.yaml"
+    secret = "AKIA" + "IOSFODNN7EXAMPLQ"
+    text = path.read_text()
+    for n in range(page + 20):
+        text = text.replace(f"cache note {n:03d} on", f"cache note {n:03d} key {secret} on")
+    path.write_text(text)
+    grimoire = Grimoire.open(repo)
+    # All decisions, unrated, added at one moment: by importance, then confidence, then id.
+    everything = sorted(grimoire.list(), key=lambda e: (-e.importance, -e.confidence, e.id))
+    clean = [e.id for e in everything if secret not in e.content]
+    for query in (None, "cache runner"):
+        ctx = grimoire.context(query, budget)
+        assert ctx.included, query
+        assert not any(secret in line for line in ctx.text.splitlines()), query
+        assert len(ctx.included) + ctx.left_out == count, query  # every active (matching) entry is counted
+        if query is None:  # by value: the best clean entries, in order
+            assert ctx.included == clean[: len(ctx.included)]
+        else:
+            ranked = [hit.entry.id for hit in grimoire.query(query, limit=count) if secret not in hit.entry.content]
+            assert ctx.included == ranked[: len(ctx.included)]
 
 
 def test_export_import_round_trip(repo, tmp_path, monkeypatch):
@@ -179,3 +277,28 @@ def test_warm_add_does_not_import_the_yaml_parser(repo):
         if n == 1:  # the first run may parse YAML to fill the catalog
             assert heavy == set(), heavy
     assert mem("validate").code == 0
+
+
+def test_warm_apply_and_supersede_do_not_import_the_yaml_parser(repo):
+    """Their in-place edits yield the emitter's own text, verified by construction."""
+    seed()
+    first = mem("add", "-c", "fact", "the runner disk fills up after ninety builds").out.strip()
+    second = mem("add", "-c", "fact", "releases are tagged from the main branch only").out.strip()
+    before = (repo / "grimoires/loa/memory/facts.yaml").read_text()
+    probe = (
+        "import sys, atexit; atexit.register(lambda: sys.stderr.write('HEAVY=' + ','.join("
+        "m for m in ('ruamel', 'jsonschema', 'git', 'rich') if m in sys.modules) + '\\n'));"
+        "from grimoire_cli.cli.main import main; rc = main(sys.argv[1:]); sys.exit(rc)"
+    )
+    for args in (["apply", first, "--success"], ["apply", first, "--failure"], ["supersede", second, "releases are tagged from release branches"]):
+        result = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=repo)
+        assert result.returncode == 0, result.stderr
+        heavy = set(result.stderr.split("HEAVY=")[1].strip().split(",")) - {""}
+        assert heavy == set(), (args, heavy)
+    after = (repo / "grimoires/loa/memory/facts.yaml").read_text()
+    # Only lines were added or changed inside the two entries; the rest is as it was.
+    assert after.startswith(before.split(f"- id: {first}")[0])
+    assert mem("validate").code == 0
+    applied = Grimoire.open(repo).show(first)
+    assert applied.data["effectiveness"]["applications"] == 2 and applied.data["effectiveness"]["successes"] == 1
+    assert Grimoire.open(repo).show(second).data["superseded_by"]

@@ -49,8 +49,25 @@ def test_apply_keeps_comments_elsewhere(repo, comment):
     assert grimoire.validate().ok
 
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), texts, st.text(max_size=20))
-values = st.one_of(scalars, st.lists(scalars, max_size=4), st.dictionaries(st.text(min_size=1, max_size=8), scalars, max_size=3))
+# Plain-looking words with a line break at the end: `$` in a regex matches
+# before a final newline, which once let "hello\n" out unquoted (read back
+# as "hello"), for values and keys alike.
+ENDING_IN_NEWLINE = st.sampled_from(["hello\n", "A\n", "MEM-20261122-001\n", "ci\n", "a b\n", "x\n\n"])
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), texts, st.text(max_size=20),
+                    ENDING_IN_NEWLINE)
+values = st.one_of(scalars, st.lists(scalars, max_size=4),
+                   st.dictionaries(st.one_of(st.text(min_size=1, max_size=8), ENDING_IN_NEWLINE), scalars, max_size=3))
+
+
+def test_values_ending_in_a_line_break_read_back_exactly():
+    from grimoire_cli.model import KEY_RE, TTL_RE, parse_id
+
+    data = {"id": "MEM-20261122-001", "content": "hello\n", "summary": "A\n", "metadata": {"k": "v\n", "A\n": "MEM-20261122-001\n"}}
+    entries, _ = parse_entries(emit_entry(data), "<test>")
+    assert entries == [data]
+    # Nor do the checks of ids, keys and ttls let a final line break through.
+    assert parse_id("MEM-20261122-001\n") is None
+    assert not KEY_RE.match("db.host\n") and not TTL_RE.match("30d\n")
 
 
 @settings(max_examples=300, deadline=None)
@@ -64,3 +81,26 @@ def test_what_emit_trusts_without_parsing_parses_back_identical(fields):
     if _always_exact(data):
         entries, _ = parse_entries(text, "<test>")
         assert entries == [data]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.from_regex(r"[a-z_]{1,10}", fullmatch=True), values, max_size=6), st.randoms(use_true_random=False))
+def test_blocks_trusted_without_parsing_parse_back_identical(fields, rng):
+    """An in-place edit skips the parse when its block is the emitter's own text,
+    key by key in any order: such a block must read back as the data."""
+    from grimoire_cli.yamlio import _always_exact, emit_fields, is_exact_emission
+
+    data = {"id": "MEM-20261122-001", **fields}
+    keys = list(data)
+    rng.shuffle(keys)
+    lines = emit_fields({key: data[key] for key in keys})
+    lines[0] = "- " + lines[0][2:]
+    trusted = is_exact_emission(lines, data)
+    assert trusted == _always_exact(data)
+    if trusted:
+        entries, _ = parse_entries("\n".join(lines) + "\n", "<test>")
+        assert entries == [data]
+        # Any other text for the same data is not trusted: one changed line, a comment, a dropped line.
+        assert not is_exact_emission([*lines, "  # a comment"], data)
+        assert not is_exact_emission(lines[:-1], data)
+        assert not is_exact_emission([lines[0] + " "] + lines[1:], data)
