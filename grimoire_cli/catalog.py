@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from .model import Entry, epoch, normalize_text, parse_id, state_of
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -69,6 +69,8 @@ END;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, n INTEGER, PRIMARY KEY (word, path)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS reports (path TEXT PRIMARY KEY, key TEXT, value TEXT);
+-- `mem validate`'s result for each entry's text (chunk hash) under the rules' version.
+CREATE TABLE IF NOT EXISTS checks (path TEXT, chunk BLOB, version TEXT, value TEXT, PRIMARY KEY (path, chunk)) WITHOUT ROWID;
 """
 
 # Columns a light row carries (no JSON decoding needed to filter or rank).
@@ -225,7 +227,7 @@ class Catalog:
             except sqlite3.OperationalError:
                 row = None
             if row is None or row[0] != SCHEMA_VERSION:
-                for table in ("meta", "files", "entries", "ranks", "fts", "words", "reports"):
+                for table in ("meta", "files", "entries", "ranks", "fts", "words", "reports", "checks"):
                     db.execute(f"DROP TABLE IF EXISTS {table}")
                 for statement in _statements(_DDL):
                     db.execute(statement)  # not executescript: it would commit, ending the lock
@@ -597,6 +599,21 @@ class Catalog:
         try:
             with self.transaction() as db:
                 db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?)", (path, key, json.dumps(value)))
+        except Stale:
+            pass
+
+    def chunk_reports(self, path: str, version: str) -> dict[bytes, Any]:
+        """The results kept for a file's entries, by chunk hash, if made under `version`."""
+        rows = self.read("SELECT chunk, value FROM checks WHERE path=? AND version=?", (path, content_hash(version.encode())))
+        return {chunk: json.loads(value) for chunk, value in rows}
+
+    def keep_chunk_reports(self, path: str, version: str, rows: list[tuple[bytes, Any]]) -> None:
+        """Replace a file's kept results by these (chunk hash, result) pairs."""
+        tag = content_hash(version.encode())
+        try:
+            with self.transaction() as db:
+                db.execute("DELETE FROM checks WHERE path=?", (path,))
+                db.executemany("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?)", [(path, chunk, tag, json.dumps(value)) for chunk, value in rows])
         except Stale:
             pass
 

@@ -85,6 +85,65 @@ def last_line(lines: list[str], start: int, stop: int) -> int:
     return end
 
 
+class Chunk:
+    """One top-level item's text: lines [start, stop) of the file (0-based)."""
+
+    __slots__ = ("start", "stop", "text", "digest", "span")
+
+    def __init__(self, lines: list[str], start: int, stop: int):
+        self.start = start
+        self.stop = stop
+        self.text = chunk_text(lines, start, stop)
+        self.digest = text_hash(self.text)
+        self.span = (start + 1, last_line(lines, start, stop) + 1)  # 1-based, inclusive
+
+
+def split(text: str) -> tuple[list[str], list[Chunk] | None]:
+    """The file's lines and its chunks, or None when splitting could differ
+    from the parser (see the module's docstring)."""
+    lines = text.split("\n")
+    if _OTHER_BREAKS.search(text):
+        return lines, None
+    starts = item_starts(lines)
+    if not starts:
+        return lines, None
+    bounds = starts + [len(lines)]
+    return lines, [Chunk(lines, start, bounds[index + 1]) for index, start in enumerate(starts)]
+
+
+def parse_one(chunk: Chunk, where: str) -> tuple[bool, Any]:
+    """(True, item) when the chunk parses on its own to exactly one item;
+    (False, None) when only the whole file's parse can say what it is."""
+    from .errors import Damaged
+    from .yamlio import parse_entries
+
+    if _ANCHOR_OR_ALIAS.search(chunk.text):
+        return False, None
+    try:
+        items, _ = parse_entries(chunk.text, where)
+    except Damaged:
+        return False, None  # the whole file's parse names the problem and its line
+    if len(items) != 1:
+        return False, None
+    return True, items[0]
+
+
+def parse_whole(text: str, where: str) -> tuple[list[str], list[tuple[Any, Chunk]]]:
+    """Every item with its chunk, from one parse of the whole file (Damaged
+    when it does not parse): the chunks the parser sees."""
+    from .yamlio import parse_entries
+
+    items, spans = parse_entries(text, where)
+    lines = text.split("\n")
+    bounds = [start - 1 for start, _ in spans] + [len(lines)]
+    out = []
+    for index, (item, span) in enumerate(zip(items, spans)):
+        chunk = Chunk(lines, bounds[index], bounds[index + 1])
+        chunk.span = span  # the parser's, for what splitting would not take
+        out.append((item, chunk))
+    return lines, out
+
+
 def parse_chunked(text: str, where: str, known: dict[bytes, int]) -> list[tuple[Any, tuple[int, int], bytes]]:
     """(item, span, chunk hash) for every item of a grimoire file.
 
@@ -92,43 +151,21 @@ def parse_chunked(text: str, where: str, known: dict[bytes, int]) -> list[tuple[
     an item comes back as KNOWN instead of parsed (each hash as many times as
     counted). Spans are 1-based and inclusive, as `yamlio.parse_entries` gives.
     """
-    lines = text.split("\n")
-    if known and not _OTHER_BREAKS.search(text):
-        placed = _by_chunks(lines, where, dict(known))
-        if placed is not None:
-            return placed
-    from .yamlio import parse_entries
-
-    items, spans = parse_entries(text, where)
-    bounds = [start - 1 for start, _ in spans] + [len(lines)]
-    return [(item, span, chunk_hash(lines, bounds[i], bounds[i + 1])) for i, (item, span) in enumerate(zip(items, spans))]
-
-
-def _by_chunks(lines: list[str], where: str, known: dict[bytes, int]) -> list[tuple[Any, tuple[int, int], bytes]] | None:
-    starts = item_starts(lines)
-    if not starts:
-        return None
-    from .errors import Damaged
-    from .yamlio import parse_entries
-
-    bounds = starts + [len(lines)]
-    out = []
-    for index, start in enumerate(starts):
-        stop = bounds[index + 1]
-        text = chunk_text(lines, start, stop)
-        digest = text_hash(text)
-        span = (start + 1, last_line(lines, start, stop) + 1)
-        if known.get(digest, 0) > 0:
-            known[digest] -= 1
-            out.append((KNOWN, span, digest))
-            continue
-        if _ANCHOR_OR_ALIAS.search(text):
-            return None
-        try:
-            items, _ = parse_entries(text, where)
-        except Damaged:
-            return None  # the whole file's parse names the problem and its line
-        if len(items) != 1:
-            return None
-        out.append((items[0], span, digest))
-    return out
+    if known:
+        _, found = split(text)
+        if found is not None:
+            left = dict(known)
+            out = []
+            for chunk in found:
+                if left.get(chunk.digest, 0) > 0:
+                    left[chunk.digest] -= 1
+                    out.append((KNOWN, chunk.span, chunk.digest))
+                    continue
+                ok, item = parse_one(chunk, where)
+                if not ok:
+                    break
+                out.append((item, chunk.span, chunk.digest))
+            else:
+                return out
+    _, parsed = parse_whole(text, where)
+    return [(item, chunk.span, chunk.digest) for item, chunk in parsed]

@@ -12,11 +12,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .clock import parse_time
 from .config import Config
 from .errors import BadInput, Damaged
-from .guard import scan_fields
-from .model import ID_RE, expires_at, parse_id
+from .model import ID_RE
 from .store import Store
 
 
@@ -46,24 +44,6 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "files": self.files, "entries": self.entries, "problems": [asdict(p) for p in self.problems]}
-
-
-@dataclass
-class _Item:
-    data: dict[str, Any]
-    file: str
-    line: int
-    lines: list[str]  # the entry's text, to find a field's line
-    archived: bool
-    category: str | None  # the category its file belongs to
-
-
-def _field_line(item: _Item, name: str) -> int:
-    pattern = re.compile(rf"^(?:- |\s+)(?:- )?{re.escape(name)}:")
-    for offset, text in enumerate(item.lines):
-        if pattern.match(text):
-            return item.line + offset
-    return item.line
 
 
 def _classify(config: Config, path: Path) -> tuple[str | None, bool]:
@@ -130,11 +110,12 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
 
 def _rules_version(config: Config) -> str:
     """What a cached file result depends on besides the file: config and rule code."""
-    from . import __version__, guard, schemas
+    from . import __version__, chunks, entry_rules, guard, schemas, yamlio
 
     parts = [__version__, repr(sorted((n, c.storage_file, c.confidence_required) for n, c in config.categories.items())),
              str(config.storage_dir), str(config.archive_dir)]
-    for source in (Path(__file__), Path(guard.__file__), schemas.schema_dir() / "memory.schema.json"):
+    for source in (*(Path(m.__file__) for m in (entry_rules, guard, chunks, yamlio) if m.__file__), Path(__file__),
+                   schemas.schema_dir() / "memory.schema.json"):
         try:
             parts.append(str(source.stat().st_mtime_ns))
         except OSError:
@@ -143,7 +124,8 @@ def _rules_version(config: Config) -> str:
 
 
 def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> list[dict[str, Any]]:
-    """Per file: problems inside it and its link records, from the catalog when unchanged."""
+    """Per file: problems inside it and its link records, from the catalog when
+    unchanged; a changed file re-checks only the entries whose text changed."""
     from .catalog import Stale, content_hash
 
     out: list[dict[str, Any] | None] = []
@@ -163,10 +145,19 @@ def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> 
         out.append(cached)
         if cached is None:
             pending.append((index, path, rel, data, key))
-    for (index, _, rel, _, key), result in zip(pending, _compute_all(store, [(p, r, d) for _, p, r, d, _ in pending])):
+    kept: list[dict[bytes, Any]] = []
+    for _, _, rel, _, _ in pending:
+        try:
+            kept.append(store.catalog.chunk_reports(rel, version))
+        except Stale:
+            kept.append({})
+    results = _compute_all(store, [(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)])
+    for (index, _, rel, _, key), result in zip(pending, results):
+        chunks = result.pop("chunks")
         out[index] = result
         if key is not None:
             store.catalog.keep_report(rel, key, result)
+            store.catalog.keep_chunk_reports(rel, version, chunks)
     return out  # type: ignore[return-value]
 
 
@@ -177,13 +168,14 @@ PARALLEL_BYTES = 1 << 20
 _WORKER_STORE: Store | None = None
 
 
-def _compute_all(store: Store, files: list[tuple[Path, str, bytes | None]]) -> list[dict[str, Any]]:
+def _compute_all(store: Store, files: list[tuple[Path, str, bytes | None, dict[bytes, Any]]]) -> list[dict[str, Any]]:
     import os
 
-    size = sum(len(data or b"") for _, _, data in files)
+    # Only what must be checked again counts towards going parallel.
+    size = sum(len(data or b"") for _, _, data, known in files if not known)
     workers = min(len(files), os.cpu_count() or 1)
     if workers < 2 or size < PARALLEL_BYTES:
-        return [_compute(store, *item) for item in files]
+        return [_compute(store.config, store, *item) for item in files]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -196,27 +188,70 @@ def _compute_all(store: Store, files: list[tuple[Path, str, bytes | None]]) -> l
             done = dict(zip(order, pool.map(_compute_in_worker, [files[i] for i in order])))
         return [done[i] for i in range(len(files))]
     except (OSError, RuntimeError):  # no processes to be had: do it here
-        return [_compute(store, *item) for item in files]
+        return [_compute(store.config, store, *item) for item in files]
     finally:
         _WORKER_STORE = None
 
 
-def _compute_in_worker(item: tuple[Path, str, bytes | None]) -> dict[str, Any]:
+def _compute_in_worker(item: tuple[Path, str, bytes | None, dict[bytes, Any]]) -> dict[str, Any]:
     assert _WORKER_STORE is not None
-    return _compute(_WORKER_STORE, *item)
+    return _compute(_WORKER_STORE.config, _WORKER_STORE, *item)
 
 
-def _compute(store: Store, path: Path, rel: str, data: bytes | None) -> dict[str, Any]:
-    local = Report()
-    items = _read_items(store, path, rel, local, data)
-    for item in items:
-        _check_entry(store.config, item, local)
-    return {
-        "problems": [asdict(p) for p in local.problems],
-        "damaged": local.damaged,
-        "entries": len(items),
-        "links": [_link_of(item) for item in items],
-    }
+def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | None, known: dict[bytes, Any]) -> dict[str, Any]:
+    """One file's problems and link records; `known` holds results by chunk
+    hash (chunks.py) from its last validation, for the entries whose text is
+    unchanged. Also returns every chunk's result, to keep for the next time."""
+    from .chunks import parse_one, parse_whole, split
+    from .entry_rules import check_entry, link_of
+
+    result: dict[str, Any] = {"problems": [], "damaged": False, "entries": 0, "links": [], "chunks": []}
+    text = _read_text(store, path, rel, data, result)
+    if text is None:
+        return result
+    category, archived = _classify(config, path)
+
+    def checked(item: Any, lines: list[str]) -> list[Any]:
+        """[problems with line offsets, link record or None] of one item."""
+        return [check_entry(config, item, lines, archived, category), link_of(item, lines, archived) if isinstance(item, dict) else None]
+
+    lines, found = split(text)
+    pieces: list[tuple[Any, list[Any]]] | None = [] if found is not None else None
+    for chunk in found or []:
+        known_result = known.get(chunk.digest)
+        if known_result is None:
+            ok, item = parse_one(chunk, rel)
+            if not ok:
+                pieces = None
+                break
+            known_result = checked(item, lines[chunk.span[0] - 1 : chunk.span[1]])
+        pieces.append((chunk, known_result))  # type: ignore[union-attr]
+    if pieces is None:
+        try:
+            lines, parsed = parse_whole(text, rel)
+        except Damaged as exc:
+            match = re.match(r"^(.*?):(\d+): (.*)$", exc.message)
+            _file_problem(result, rel, int(match.group(2)) if match else 1, "yaml", match.group(3) if match else exc.message)
+            return result
+        pieces = [(chunk, checked(item, lines[chunk.span[0] - 1 : chunk.span[1]])) for item, chunk in parsed]
+    for chunk, (problems, link) in pieces:
+        start = chunk.span[0]
+        result["problems"].extend({"file": rel, "line": start + offset, "id": entry_id, "rule": rule, "message": message}
+                                  for offset, entry_id, rule, message in problems)
+        if link is not None:
+            result["entries"] += 1
+            result["links"].append([rel, start, *link[:6], {name: start + offset for name, offset in link[6].items()}])
+        result["chunks"].append((chunk.digest, [problems, link]))
+    if category is None:
+        result["problems"].append({"file": rel, "line": 1, "id": None, "rule": "category-file",
+                                   "message": f"{path.name} is not the storage_file of any configured category"})
+    return result
+
+
+def _file_problem(result: dict[str, Any], rel: str, line: int, rule: str, message: str, entry_id: str | None = None) -> None:
+    """A problem that makes the file unreadable as a grimoire (exit 3)."""
+    result["problems"].append({"file": rel, "line": line, "id": entry_id, "rule": rule, "message": message})
+    result["damaged"] = True
 
 
 @dataclass
@@ -234,13 +269,6 @@ class _Link:
     lines: dict[str, int]  # field -> line, for the fields these rules name
 
 
-def _link_of(item: _Item) -> list[Any]:
-    data = item.data
-    names = ("supersedes", "superseded_by", "related_memories", "key")
-    return [item.file, item.line, data.get("id"), data.get("supersedes"), data.get("superseded_by"),
-            data.get("related_memories"), data.get("key"), item.archived, {n: _field_line(item, n) for n in names if n in data}]
-
-
 def _display(config: Config, path: Path) -> str:
     resolved = path.resolve()
     try:
@@ -249,9 +277,9 @@ def _display(config: Config, path: Path) -> str:
         return str(path)
 
 
-def _read_items(store: Store, path: Path, rel: str, report: Report, data: bytes | None) -> list[_Item]:
+def _read_text(store: Store, path: Path, rel: str, data: bytes | None, result: dict[str, Any]) -> str | None:
+    """The file's text, or None with the problem that keeps it from being read."""
     config = store.config
-    category, archived = _classify(config, path)
     try:
         real = path.resolve()
         if path.is_symlink() and config.root not in real.parents and Path.cwd().resolve() not in real.parents:
@@ -259,102 +287,24 @@ def _read_items(store: Store, path: Path, rel: str, report: Report, data: bytes 
         if data is None:
             data = path.read_bytes()
     except OSError as exc:
-        report.problems.append(Problem(rel, 1, None, "unreadable", f"cannot read: {exc.strerror}"))
-        report.damaged = True
-        return []
+        _file_problem(result, rel, 1, "unreadable", f"cannot read: {exc.strerror}")
+        return None
     except Damaged as exc:
-        report.problems.append(Problem(rel, 1, None, "outside-repository", exc.message.split(": ", 1)[-1]))
-        report.damaged = True
-        return []
+        _file_problem(result, rel, 1, "outside-repository", exc.message.split(": ", 1)[-1])
+        return None
     conflict = re.search(rb"^(<{7}|={7}|>{7})( |$)", data, re.M)
     if conflict:
         line = data[: conflict.start()].count(b"\n") + 1
         named = re.search(rb"^- +id: *['\"]?(MEM-\d{8}-\d+)", data[conflict.start():], re.M)
-        entry_id = named.group(1).decode() if named else None
-        report.problems.append(Problem(rel, line, entry_id, "merge-conflict", "unresolved merge conflict markers; keep the right version of the entry and remove the markers"))
-        report.damaged = True
-        return []
+        _file_problem(result, rel, line, "merge-conflict", "unresolved merge conflict markers; keep the right version of the entry and remove the markers",
+                      named.group(1).decode() if named else None)
+        return None
     try:
-        text = store.decode(path, data)
-        from .yamlio import parse_entries
-
-        entries, spans = parse_entries(text, rel)
+        return store.decode(path, data)
     except Damaged as exc:
         match = re.match(r"^(.*?):(\d+): (.*)$", exc.message)
-        line = int(match.group(2)) if match else 1
         message = match.group(3) if match else exc.message
-        rule = "too-large" if "MB limit" in message else "encoding" if "UTF-8" in message else "yaml"
-        report.problems.append(Problem(rel, line, None, rule, message))
-        report.damaged = True
-        return []
-    lines = text.split("\n")
-    items = []
-    for entry, (start, stop) in zip(entries, spans):
-        if not isinstance(entry, dict):
-            report.problems.append(Problem(rel, start, None, "schema", f"an entry must be a mapping, found {type(entry).__name__}"))
-            continue
-        items.append(_Item(entry, rel, start, lines[start - 1 : stop], archived, category))
-    if category is None:
-        report.problems.append(Problem(rel, 1, None, "category-file", f"{path.name} is not the storage_file of any configured category"))
-    return items
-
-
-def _check_entry(config: Config, item: _Item, report: Report) -> None:
-    from .schemas import entry_validator
-
-    data = item.data
-    entry_id = data.get("id") if isinstance(data.get("id"), str) else None
-
-    def problem(rule: str, message: str, name: str | None = None) -> None:
-        line = _field_line(item, name) if name else item.line
-        report.problems.append(Problem(item.file, line, entry_id, rule, message))
-
-    for error in sorted(entry_validator().iter_errors(data), key=lambda e: list(e.path)):
-        where = ".".join(str(p) for p in error.absolute_path)
-        top = str(error.absolute_path[0]) if error.absolute_path else None
-        if error.validator == "additionalProperties" and not where:
-            extra = sorted(set(data) - set(entry_validator().schema["properties"]))
-            top = extra[0] if extra else None
-        problem("schema", f"{where + ': ' if where else ''}{error.message}", top)
-    if entry_id and not parse_id(entry_id):
-        problem("id-format", "id must be MEM-YYYYMMDD-NNN with NNN >= 001", "id")
-    category = data.get("category")
-    if item.category and category != item.category:
-        problem("category-file", f"category {category!r} does not match its file (which holds {item.category!r})", "category")
-    if isinstance(category, str):
-        spec = config.categories.get(category)
-        if spec is None:
-            problem("category", f"unknown category {category!r}; configured: {', '.join(config.categories)}", "category")
-        elif isinstance(data.get("confidence"), (int, float)) and data["confidence"] < spec.confidence_required:
-            problem("confidence-floor", f"confidence {data['confidence']} is below the {category} floor {spec.confidence_required}", "confidence")
-    ttl = data.get("ttl")
-    source = data.get("source") if isinstance(data.get("source"), dict) else {}
-    stamp = source.get("timestamp")
-    if isinstance(ttl, str) and isinstance(stamp, str):
-        try:
-            wanted = expires_at(stamp, ttl) if re.match(r"^(permanent|\d+d)\Z", ttl) else None
-        except BadInput:
-            wanted = None
-        present = data.get("expires_at")
-        if ttl == "permanent" and present is not None:
-            problem("expires-at", "a permanent entry must not have expires_at", "expires_at")
-        elif ttl != "permanent" and wanted and present is None:
-            problem("expires-at", f"expires_at is missing; with ttl {ttl} it must be {wanted}", "ttl")
-        elif wanted and present is not None and _same_time(present, wanted) is False:
-            problem("expires-at", f"expires_at {present} does not equal source.timestamp + ttl ({wanted})", "expires_at")
-    archive_fields = [k for k in ("archived", "archived_at", "archive_reason") if k in data]
-    if item.archived and not data.get("archived"):
-        problem("archive", "an entry in the archive must have archived: true, archived_at and archive_reason")
-    elif not item.archived and archive_fields:
-        problem("archive", "archive fields are only allowed in archive files; run `mem archive` to move it", archive_fields[0])
-    for field_name, finding in scan_fields({k: v for k, v in data.items() if k not in ("id", "supersedes", "superseded_by", "related_memories")}):
-        problem("secret", f"{finding.kind} in {field_name} ({finding}); remove it and reference where the secret is kept instead", field_name.split(".")[0])
-
-
-def _same_time(a: Any, b: str) -> bool | None:
-    try:
-        return parse_time(str(a)) == parse_time(b)
-    except BadInput:
+        _file_problem(result, rel, int(match.group(2)) if match else 1, "too-large" if "MB limit" in message else "encoding", message)
         return None
 
 

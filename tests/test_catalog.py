@@ -226,6 +226,33 @@ def test_validate_reuses_results_only_for_unchanged_files(repo):
     assert mem("validate").code == 0
 
 
+def test_validate_after_a_hand_edit_rechecks_only_what_changed(repo, monkeypatch):
+    """Results are kept per entry text: an edit re-checks the entries whose
+    text changed; the others' problems move with their lines; the report is
+    the one a validation from scratch gives."""
+    from grimoire_cli import entry_rules
+
+    seed(40)
+    facts = MEMORY / "facts.yaml"
+    text = facts.read_text()
+    facts.write_text(text.replace("confidence: 0.8", "confidence: 0.2", 1)[::-1].replace("8.0 :ecnedifnoc", "2.0 :ecnedifnoc", 1)[::-1])
+    first = json.loads(mem("validate", "--format", "json").out)["problems"]
+    assert [p["rule"] for p in first] == ["confidence-floor", "confidence-floor"]
+    checked: list[str] = []
+    real = entry_rules.check_entry
+    monkeypatch.setattr(entry_rules, "check_entry", lambda config, data, *rest: (checked.append(data.get("id")), real(config, data, *rest))[1])
+    # Three comment lines after the first entry: its chunk changed, no other did.
+    lines = facts.read_text().split("\n")
+    second_entry = [n for n, line in enumerate(lines) if line.startswith("- ")][1]
+    facts.write_text("\n".join(lines[:second_entry] + ["# a note", "# by hand", "#"] + lines[second_entry:]))
+    result = mem("validate", "--format", "json")
+    after = json.loads(result.out)["problems"]
+    assert len(checked) == 1
+    assert [p["line"] for p in after] == [first[0]["line"], first[1]["line"] + 3]
+    shutil.rmtree(MEMORY / ".cache")
+    assert mem("validate", "--format", "json").out == result.out
+
+
 def test_validate_cache_still_checks_links_across_files(repo):
     ids = seed(4)
     assert mem("validate").code == 0

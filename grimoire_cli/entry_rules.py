@@ -1,0 +1,103 @@
+"""The rules one entry must keep on its own (schema, id form, category and
+its floor, expiry, archive fields, secrets), and what the cross-file rules
+need of it.
+
+Lines are counted from the entry's first line (0), so a result holds for
+the entry's text wherever it sits: `mem validate` keeps it per chunk of text
+and re-checks only entries whose text changed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .clock import parse_time
+from .config import Config
+from .errors import BadInput
+from .guard import scan_fields
+from .model import expires_at, parse_id
+
+LINK_FIELDS = ("supersedes", "superseded_by", "related_memories", "key")
+
+
+def field_offset(lines: list[str], name: str) -> int:
+    """The line (from 0) where a top-level field of the entry starts; 0 if absent."""
+    pattern = re.compile(rf"^(?:- |\s+)(?:- )?{re.escape(name)}:")
+    for offset, text in enumerate(lines):
+        if pattern.match(text):
+            return offset
+    return 0
+
+
+def check_entry(config: Config, data: Any, lines: list[str], archived: bool, category_of_file: str | None) -> list[list[Any]]:
+    """Problems of one item as [line offset, id, rule, message]."""
+    from .schemas import entry_validator
+
+    if not isinstance(data, dict):
+        return [[0, None, "schema", f"an entry must be a mapping, found {type(data).__name__}"]]
+    entry_id = data.get("id") if isinstance(data.get("id"), str) else None
+    found: list[list[Any]] = []
+
+    def problem(rule: str, message: str, name: str | None = None) -> None:
+        found.append([field_offset(lines, name) if name else 0, entry_id, rule, message])
+
+    for error in sorted(entry_validator().iter_errors(data), key=lambda e: list(e.path)):
+        where = ".".join(str(p) for p in error.absolute_path)
+        top = str(error.absolute_path[0]) if error.absolute_path else None
+        if error.validator == "additionalProperties" and not where:
+            extra = sorted(set(data) - set(entry_validator().schema["properties"]))
+            top = extra[0] if extra else None
+        problem("schema", f"{where + ': ' if where else ''}{error.message}", top)
+    if entry_id and not parse_id(entry_id):
+        problem("id-format", "id must be MEM-YYYYMMDD-NNN with NNN >= 001", "id")
+    category = data.get("category")
+    if category_of_file and category != category_of_file:
+        problem("category-file", f"category {category!r} does not match its file (which holds {category_of_file!r})", "category")
+    if isinstance(category, str):
+        spec = config.categories.get(category)
+        if spec is None:
+            problem("category", f"unknown category {category!r}; configured: {', '.join(config.categories)}", "category")
+        elif isinstance(data.get("confidence"), (int, float)) and data["confidence"] < spec.confidence_required:
+            problem("confidence-floor", f"confidence {data['confidence']} is below the {category} floor {spec.confidence_required}", "confidence")
+    _check_expiry(data, problem)
+    archive_fields = [k for k in ("archived", "archived_at", "archive_reason") if k in data]
+    if archived and not data.get("archived"):
+        problem("archive", "an entry in the archive must have archived: true, archived_at and archive_reason")
+    elif not archived and archive_fields:
+        problem("archive", "archive fields are only allowed in archive files; run `mem archive` to move it", archive_fields[0])
+    for field_name, finding in scan_fields({k: v for k, v in data.items() if k not in ("id", "supersedes", "superseded_by", "related_memories")}):
+        problem("secret", f"{finding.kind} in {field_name} ({finding}); remove it and reference where the secret is kept instead", field_name.split(".")[0])
+    return found
+
+
+def _check_expiry(data: dict[str, Any], problem) -> None:
+    ttl = data.get("ttl")
+    source = data.get("source") if isinstance(data.get("source"), dict) else {}
+    stamp = source.get("timestamp")
+    if not (isinstance(ttl, str) and isinstance(stamp, str)):
+        return
+    try:
+        wanted = expires_at(stamp, ttl) if re.match(r"^(permanent|\d+d)\Z", ttl) else None
+    except BadInput:
+        wanted = None
+    present = data.get("expires_at")
+    if ttl == "permanent" and present is not None:
+        problem("expires-at", "a permanent entry must not have expires_at", "expires_at")
+    elif ttl != "permanent" and wanted and present is None:
+        problem("expires-at", f"expires_at is missing; with ttl {ttl} it must be {wanted}", "ttl")
+    elif wanted and present is not None and _same_time(present, wanted) is False:
+        problem("expires-at", f"expires_at {present} does not equal source.timestamp + ttl ({wanted})", "expires_at")
+
+
+def _same_time(a: Any, b: str) -> bool | None:
+    try:
+        return parse_time(str(a)) == parse_time(b)
+    except BadInput:
+        return None
+
+
+def link_of(data: dict[str, Any], lines: list[str], archived: bool) -> list[Any]:
+    """[id, supersedes, superseded_by, related, key, archived, {field: line offset}]."""
+    return [data.get("id"), data.get("supersedes"), data.get("superseded_by"), data.get("related_memories"), data.get("key"), archived,
+            {name: field_offset(lines, name) for name in LINK_FIELDS if name in data}]
