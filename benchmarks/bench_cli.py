@@ -120,12 +120,23 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     one("validate after editing 1 file", lambda _: [MEM, "validate"], before=touch_one)
     run([MEM, "query", "warm"], folder)
 
-    active = ids(folder, "-c", "fact")  # permanent: never run out to expiry
-    one("mem add", lambda n: [MEM, "add", "-c", "fact", f"bench fact {time.time_ns()} number {n} about the cache"])
-    one("mem apply", lambda n: [MEM, "apply", active[n], "--success"])
-    one("mem supersede", lambda n: [MEM, "supersede", active[runs + n], f"revised at {time.time_ns()}: the runner disk is small"])
-    pool = active[2 * runs:]
-    one("mem archive (10, commit)", lambda n: [MEM, "archive", *pool[10 * n: 10 * n + 10], "--reason", "manual"])
+    # Writes, cold (no catalog) and warm; each run takes fresh ids.
+    fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry
+
+    def write(name: str, make_cmd) -> None:
+        if only and not any(word in name for word in only):
+            return
+        cold = median(lambda _: make_cmd(), folder, cold_runs, before=drop)
+        run([MEM, "query", "warm"], folder)
+        FLOORS.clear()
+        RATIOS.clear()
+        warm = median(lambda _: make_cmd(), folder, runs)
+        rows.append((name, warm, cold, statistics.median(FLOORS), statistics.median(RATIOS)))
+
+    write("mem add", lambda: [MEM, "add", "-c", "fact", f"bench fact {time.time_ns()} about the cache"])
+    write("mem apply", lambda: [MEM, "apply", next(fresh), "--success"])
+    write("mem supersede", lambda: [MEM, "supersede", next(fresh), f"revised at {time.time_ns()}: the runner disk is small"])
+    write("mem archive (10, commit)", lambda: [MEM, "archive", *[next(fresh) for _ in range(10)], "--reason", "manual"])
     one("grep -ri", lambda _: ["grep", "-ri", "runner", "grimoires"])
     return rows
 

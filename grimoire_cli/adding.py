@@ -212,6 +212,18 @@ def _refuse_secrets(data: dict[str, Any]) -> None:
         )
 
 
+NEAR = 90  # fuzz.ratio at or above which a new memory is a near duplicate
+
+
+def alike_lengths(length: int) -> tuple[int, int]:
+    """Lengths a text can have and still be NEAR-alike one of `length`.
+
+    fuzz.ratio is 100 * (1 - d / (a + b)) with the edit distance d at least
+    |a - b|, so 90 needs 9a/11 <= b <= 11a/9; one more each side for rounding.
+    """
+    return 9 * length // 11 - 1, -(-11 * length // 9) + 1
+
+
 class Duplicates:
     """Exact and near (fuzz.ratio >= 90) duplicate lookup among one category's active entries.
 
@@ -251,7 +263,7 @@ class Duplicates:
             return None, None, 0.0
         from rapidfuzz import fuzz, process
 
-        for _, score, index in process.extract(text, self.texts, scorer=fuzz.ratio, score_cutoff=90, limit=2):
+        for _, score, index in process.extract(text, self.texts, scorer=fuzz.ratio, score_cutoff=NEAR, limit=2):
             if self.ids[index] != skip:
                 return None, self.ids[index], score
         return None, None, 0.0

@@ -171,7 +171,7 @@ class Grimoire:
         requests = [item if isinstance(item, Request) else Request.from_mapping(item) if isinstance(item, dict) else _bad(item) for item in items]
         self.last_rejected: list[tuple[int, str]] = []
         with self.store.lock():
-            batch = _Batch(self.store, self.now())
+            batch = _Batch(self.store, self.now(), single=len(requests) == 1)
             written: list[Entry] = []
             for index, request in enumerate(requests):
                 try:
@@ -211,7 +211,7 @@ class Grimoire:
             current = batch.updates.get(old.id, old.data)
             if current.get("superseded_by"):
                 raise Refused(f"{old.id} is already superseded by {current['superseded_by']}", f"supersede {current['superseded_by']} instead")
-        exact, near, score = batch.duplicates(data["category"]).of(data)
+        exact, near, score = batch.duplicates(data["category"], data["content"]).of(data)
         if exact is not None:
             raise Refused(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`")
         if near is not None:
@@ -447,22 +447,29 @@ class _Batch:
     is checked as if its items had been added one by one.
     """
 
-    def __init__(self, store: Store, moment: datetime):
+    def __init__(self, store: Store, moment: datetime, single: bool = False):
         self.store = store
         self.moment = moment
+        self.single = single
         self.taken = _Taken(store)
         self.existing = _Existing(store)
         self.updates: dict[str, dict[str, Any]] = {}  # old id -> its new data
         self._groups: dict[str, Duplicates] = {}
         self._keys: dict[str, Entry | None] = {}
 
-    def duplicates(self, category: str) -> Duplicates:
-        """Active entries of one category (duplicate checks compare within it)."""
+    def duplicates(self, category: str, content: str | None = None) -> Duplicates:
+        """Active entries of one category (duplicate checks compare within it);
+        for a batch of one, only those whose length could make them 90 % alike."""
         if category not in self._groups:
-            from .adding import Duplicates
+            from .adding import Duplicates, alike_lengths
             from .catalog import filter_sql
+            from .model import normalize_text
 
             where, params = filter_sql({"active"}, self.moment.timestamp(), [category])
+            if self.single and content is not None:
+                low, high = alike_lengths(len(normalize_text(content)))
+                where += " AND e.nlen BETWEEN :low AND :high"
+                params.update(low=low, high=high)
             pairs = [(entry_id, norm) for entry_id, norm in self.store.columns("id, norm", where, params, skip_damaged=True)
                      if entry_id not in self.updates and norm is not None]
             self._groups[category] = Duplicates(pairs)

@@ -26,25 +26,32 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from .model import Entry, epoch, normalize_text, parse_id, state_of
 
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "13"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ino INTEGER, hash TEXT);
 CREATE TABLE IF NOT EXISTS entries (
     rowid INTEGER PRIMARY KEY,
-    path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, stop INTEGER,
+    path TEXT NOT NULL,
     mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT,
     confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL,
-    superseded_by TEXT, tags TEXT, seq INTEGER, norm TEXT, data TEXT,
-    chunk BLOB  -- hash of the item's text in its file (chunks.py); NULL when not known
+    superseded_by TEXT, tags TEXT, seq INTEGER, norm TEXT, nlen INTEGER, data TEXT
 );
--- Covers file_rows (a write's splice plan) and chunk_counts (a re-read's
--- reuse plan) without touching the wide rows.
-CREATE INDEX IF NOT EXISTS entries_path ON entries(path, idx, start, stop, id, chunk);
+CREATE INDEX IF NOT EXISTS entries_path ON entries(path);
+-- Where each entry sits in its file, kept apart and narrow: an edit that
+-- adds a line (a supersede) moves every entry after it, measured 5 ms of
+-- row updates at 2,000 entries a file when these columns lived in entries,
+-- plus the wide pages it wrote to the WAL. `chunk` is the hash of the
+-- entry's text (chunks.py), NULL when not known.
+CREATE TABLE IF NOT EXISTS spans (
+    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, stop INTEGER, id TEXT, chunk BLOB
+);
+CREATE INDEX IF NOT EXISTS spans_path ON spans(path, idx);
 CREATE INDEX IF NOT EXISTS entries_id ON entries(id);
--- Duplicate checks read one category's entries (measured 22 -> 5 ms at 10k).
-CREATE INDEX IF NOT EXISTS entries_category ON entries(category);
+-- Duplicate checks read one category's entries (measured 22 -> 5 ms at 10k),
+-- one new entry's only those of a length that could be 90 % alike.
+CREATE INDEX IF NOT EXISTS entries_category ON entries(category, nlen);
 -- The filter and order columns again, narrow (~100 bytes a row against ~1.4 KB
 -- with the JSON): ranking joins every match, often most rows, and listing and
 -- `context` sort all active ones; they read far fewer pages here. Triggers
@@ -149,9 +156,10 @@ def search_words(text: str) -> list[str]:
 
 
 def derive(item: Any, archived_file: bool) -> tuple:
-    """(mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags, seq)."""
+    """(mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags, seq, norm, nlen)."""
     if not isinstance(item, dict):
-        return (0, int(archived_file), None, None, None, 0.0, 5, "unrated", None, None, None, "", 0, None)
+        return (0, int(archived_file), None, None, None, 0.0, 5, "unrated", None, None, None, "", 0, None, None)
+    norm = normalize_text(item["content"]) if isinstance(item.get("content"), str) else None
     entry = Entry(item, archived_file=archived_file)
     tags = [t for t in (item.get("tags") or []) if isinstance(t, str)] if isinstance(item.get("tags"), list) else []
     return (
@@ -168,7 +176,8 @@ def derive(item: Any, archived_file: bool) -> tuple:
         item.get("superseded_by") if isinstance(item.get("superseded_by"), str) and item.get("superseded_by") else None,
         TAG_SEPARATOR + TAG_SEPARATOR.join(tags) + TAG_SEPARATOR if tags else "",
         (parse_id(item["id"]) or ("", 0))[1] if isinstance(item.get("id"), str) else 0,
-        normalize_text(item["content"]) if isinstance(item.get("content"), str) else None,
+        norm,
+        len(norm) if norm is not None else None,
     )
 
 
@@ -227,7 +236,7 @@ class Catalog:
             except sqlite3.OperationalError:
                 row = None
             if row is None or row[0] != SCHEMA_VERSION:
-                for table in ("meta", "files", "entries", "ranks", "fts", "words", "reports", "checks"):
+                for table in ("meta", "files", "entries", "spans", "ranks", "fts", "words", "reports", "checks"):
                     db.execute(f"DROP TABLE IF EXISTS {table}")
                 for statement in _statements(_DDL):
                     db.execute(statement)  # not executescript: it would commit, ending the lock
@@ -318,7 +327,7 @@ class Catalog:
 
     def chunk_counts(self, path: str) -> dict[bytes, int]:
         """How many rows of a file each chunk hash has."""
-        return dict(self.read("SELECT chunk, count(*) FROM entries WHERE path=? AND chunk IS NOT NULL GROUP BY chunk", (path,)))
+        return dict(self.read("SELECT chunk, count(*) FROM spans WHERE path=? AND chunk IS NOT NULL GROUP BY chunk", (path,)))
 
     def replace_file(self, path: str, stamp: Stamp, digest: str, placed: list[tuple[Any, tuple[int, int], bytes]], archived: bool) -> None:
         """All rows of one file, from a fresh read: (item, span, chunk hash) in
@@ -336,7 +345,7 @@ class Catalog:
             # moved), then rows whose entry is unchanged: a hand edit of one
             # entry re-indexes that entry only.
             by_chunk: dict[bytes | None, list[tuple]] = {}
-            for old in db.execute("SELECT rowid, idx, start, stop, chunk FROM entries WHERE path=? ORDER BY idx", (path,)):
+            for old in db.execute("SELECT rowid, idx, start, stop, chunk FROM spans WHERE path=? ORDER BY idx", (path,)):
                 by_chunk.setdefault(old[4], []).append(old)
             reused: dict[int, tuple] = {}  # position -> old row
             for position, (item, _, chunk) in enumerate(placed):
@@ -350,7 +359,8 @@ class Catalog:
             left = {old[0]: old for rows in by_chunk.values() for old in rows}
             if left and len(reused) < len(placed):
                 by_data: dict[str, list[tuple]] = {}
-                for rowid, data in db.execute(f"SELECT rowid, data FROM entries WHERE rowid IN ({', '.join(map(str, left))}) ORDER BY idx"):
+                for rowid, data in db.execute(f"SELECT e.rowid, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
+                                              f"WHERE e.rowid IN ({', '.join(map(str, left))}) ORDER BY s.idx"):
                     by_data.setdefault(data, []).append(left[rowid])
                 for position, (item, _, _) in enumerate(placed):
                     same = by_data.get(_json(item)) if position not in reused else None
@@ -368,9 +378,9 @@ class Catalog:
             if left:
                 marks = ", ".join(map(str, left))
                 self._count_words(db, path, [_word_set(json.loads(data)) for (data,) in db.execute(f"SELECT data FROM entries WHERE rowid IN ({marks})")], -1)
-                db.execute(f"DELETE FROM fts WHERE rowid IN ({marks})")
-                db.execute(f"DELETE FROM entries WHERE rowid IN ({marks})")
-            db.executemany("UPDATE entries SET idx=?, start=?, stop=?, chunk=? WHERE rowid=?", moved)
+                for table in ("fts", "entries", "spans"):
+                    db.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})")
+            db.executemany("UPDATE spans SET idx=?, start=?, stop=?, chunk=? WHERE rowid=?", moved)
             self._insert(db, path, fresh, archived)
             db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", (path, stamp.size, stamp.mtime_ns, stamp.ino, digest))
 
@@ -382,6 +392,7 @@ class Catalog:
     def _delete_file(self, db: sqlite3.Connection, path: str) -> None:
         db.execute("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE path=?)", (path,))
         db.execute("DELETE FROM entries WHERE path=?", (path,))
+        db.execute("DELETE FROM spans WHERE path=?", (path,))
         db.execute("DELETE FROM words WHERE path=?", (path,))
         db.execute("DELETE FROM files WHERE path=?", (path,))
 
@@ -394,14 +405,16 @@ class Catalog:
         gc.disable()  # bulk loads allocate many small objects and no cycles
         try:
             rows = []
-            for position, item, span, chunk in placed:
+            for _, item, _, _ in placed:
                 data = _json(item)
-                rows.append((path, position, span[0], span[1], *derive(item if data != "null" else None, archived), data, chunk))
+                rows.append((path, *derive(item if data != "null" else None, archived), data))
             cursor = db.cursor()
             ids = []
             for row in rows:
-                cursor.execute(f"INSERT INTO entries (path, idx, start, stop, {_DERIVED}, data, chunk) VALUES ({', '.join('?' * 20)})", row)
+                cursor.execute(f"INSERT INTO entries (path, {_DERIVED}, data) VALUES ({', '.join('?' * 17)})", row)
                 ids.append(cursor.lastrowid)
+            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           [(rowid, path, position, span[0], span[1], row[3], chunk) for rowid, row, (position, _, span, chunk) in zip(ids, rows, placed)])
             db.executemany("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", [(rowid, *_texts(item)) for rowid, item in zip(ids, items)])
             self._count_words(db, path, [_word_set(item) for item in items], +1)
         finally:
@@ -443,12 +456,12 @@ class Catalog:
                 if row is None or row[0] != digest:
                     self._delete_file(db, path)
                 return
-            current = db.execute("SELECT rowid, idx, start, stop FROM entries WHERE path=? ORDER BY idx", (path,)).fetchall()
+            current = db.execute("SELECT rowid, idx, start, stop FROM spans WHERE path=? ORDER BY idx", (path,)).fetchall()
             gone = set(removed)
             for position, item in (changed or {}).items():
                 rowid = current[position][0]
                 old = json.loads(db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0])
-                db.execute(f"UPDATE entries SET ({_DERIVED}, data) = ({', '.join('?' * 15)}) WHERE rowid=?", (*derive(item, archived), json.dumps(item), rowid))
+                db.execute(f"UPDATE entries SET ({_DERIVED}, data) = ({', '.join('?' * 16)}) WHERE rowid=?", (*derive(item, archived), json.dumps(item), rowid))
                 if _texts(old) != _texts(item) or _word_set(old) != _word_set(item):
                     # Lifecycle edits (apply, supersede's old entry) leave the
                     # searched text alone, and with it the index and words.
@@ -460,15 +473,15 @@ class Catalog:
                 rowid = current[position][0]
                 old = db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0]
                 self._count_words(db, path, [_word_set(json.loads(old))], -1)
-                db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
-                db.execute("DELETE FROM entries WHERE rowid=?", (rowid,))
+                for table in ("fts", "entries", "spans"):
+                    db.execute(f"DELETE FROM {table} WHERE rowid=?", (rowid,))
             kept = [row for position, row in enumerate(current) if position not in gone]
             if spans is not None:
                 # Only rows whose place changed (an append moves none).
-                db.executemany("UPDATE entries SET idx=?, start=?, stop=? WHERE rowid=?",
+                db.executemany("UPDATE spans SET idx=?, start=?, stop=? WHERE rowid=?",
                                [(i, a, b, row[0]) for i, (row, (a, b)) in enumerate(zip(kept, spans)) if (row[1], row[2], row[3]) != (i, a, b)])
             chunks = chunks or {}
-            db.executemany("UPDATE entries SET chunk=? WHERE rowid=?", [(chunks[i], row[0]) for i, row in enumerate(kept) if i in chunks])
+            db.executemany("UPDATE spans SET chunk=? WHERE rowid=?", [(chunks[i], row[0]) for i, row in enumerate(kept) if i in chunks])
             first = len(kept)
             if appended:
                 self._insert(db, path, [(first + i, item, span, chunks.get(first + i)) for i, (item, span) in enumerate(appended)], archived)
@@ -478,7 +491,7 @@ class Catalog:
 
     def file_rows(self, path: str) -> list[tuple[int, int, int, int, str | None]]:
         """(rowid, idx, start, stop, id) of one file in order."""
-        return self.read("SELECT rowid, idx, start, stop, id FROM entries WHERE path=? ORDER BY idx", (path,))
+        return self.read("SELECT rowid, idx, start, stop, id FROM spans WHERE path=? ORDER BY idx", (path,))
 
     def lights(self, paths: list[str], where: str = "1", params: dict[str, Any] | None = None) -> list[Light]:
         inside, named = _paths_sql(paths)
@@ -553,14 +566,15 @@ class Catalog:
         out: dict[int, tuple[str, int, Any]] = {}
         for chunk in range(0, len(rowids), 500):
             part = rowids[chunk : chunk + 500]
-            sql = f"SELECT e.rowid, e.path, e.start, e.data FROM entries e WHERE e.rowid IN ({', '.join('?' * len(part))})"
+            sql = f"SELECT e.rowid, e.path, s.start, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid WHERE e.rowid IN ({', '.join('?' * len(part))})"
             for rowid, path, start, data in self.read(sql, part):
                 out[rowid] = (path, start, json.loads(data))
         return out
 
     def file_data(self, path: str) -> list[tuple[int, Any]]:
         """(start, data) of every row of one file in order."""
-        return [(start, json.loads(data)) for start, data in self.read("SELECT start, data FROM entries WHERE path=? ORDER BY idx", (path,))]
+        rows = self.read("SELECT s.start, e.data FROM spans s JOIN entries e ON e.rowid = s.rowid WHERE s.path=? ORDER BY s.idx", (path,))
+        return [(start, json.loads(data)) for start, data in rows]
 
     def ids(self, paths: list[str], prefix: str | None = None) -> list[str]:
         marks = ", ".join("?" * len(paths))
@@ -578,7 +592,8 @@ class Catalog:
         out = []
         for chunk in range(0, len(wanted), 500):
             part = wanted[chunk : chunk + 500]
-            sql = f"SELECT rowid, path, start, data FROM entries WHERE id IN ({', '.join('?' * len(part))}) ORDER BY path, idx"
+            sql = (f"SELECT e.rowid, e.path, s.start, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
+                   f"WHERE e.id IN ({', '.join('?' * len(part))}) ORDER BY e.path, s.idx")
             out.extend((rowid, path, start, json.loads(data)) for rowid, path, start, data in self.read(sql, part))
         return out
 
@@ -710,7 +725,7 @@ def state_sql(states: set[str]) -> str:
     return "(" + " OR ".join(parts[s] for s in sorted(states)) + ")" if states else "0"
 
 
-_DERIVED = "mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags, seq, norm"
+_DERIVED = "mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags, seq, norm, nlen"
 
 
 class Stale(Exception):

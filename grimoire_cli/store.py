@@ -497,6 +497,39 @@ def rewrite(text: str, ids: list[str | None], spans: list[tuple[int, int]], old:
     """
     from .yamlio import emit_entry
 
+    if changes:
+        text, kept, removed, changed, chunk_hashes = _splice(text, ids, spans, old, changes, bool(appended), where)
+    else:
+        # Only appending: the text stays as it is (no split of a large file);
+        # the last entry's chunk now ends where the first new one starts.
+        kept, removed, changed, chunk_hashes = list(spans), [], {}, {}
+        if appended and kept:
+            tail = _from_line(text, kept[-1][0])
+            chunk_hashes[len(kept) - 1] = text_hash(tail if tail.endswith("\n") else tail + "\n")
+    new_spans: list[tuple[int, int]] = []
+    if appended:
+        if not kept and re.search(r"^\s*\[\s*\]\s*$", text, re.M):
+            # An empty flow list `[]` cannot be appended to; drop it.
+            text = re.sub(r"^\s*\[\s*\]\s*$\n?", "", text, flags=re.M)
+        if text and not text.endswith("\n"):
+            text += "\n"
+        line_count = text.count("\n")
+        pieces = []
+        for item in appended:
+            piece = emit_entry(item)
+            count = piece.count("\n")
+            new_spans.append((line_count + 1, line_count + count))
+            line_count += count
+            chunk_hashes[len(kept) + len(pieces)] = text_hash(piece)
+            pieces.append(piece)
+        text += "".join(pieces)
+    return text, {"changed": changed, "removed": removed, "spans": kept, "appended": list(zip(appended, new_spans)), "chunks": chunk_hashes}
+
+
+def _splice(text: str, ids: list[str | None], spans: list[tuple[int, int]], old: dict[str, Any], changes: dict[str, Any],
+            appending: bool, where: str) -> tuple[str, list[tuple[int, int]], list[int], dict[int, Any], dict[int, bytes]]:
+    """`rewrite`'s edits in place: (text, spans kept, positions removed, new
+    data by position, chunk hashes of the kept entries whose text changed)."""
     lines = text.split("\n")
     spans = list(spans)
     index_of = {entry_id: i for i, entry_id in enumerate(ids) if entry_id}
@@ -531,38 +564,32 @@ def rewrite(text: str, ids: list[str | None], spans: list[tuple[int, int]], old:
                 changed[i] = new_data
             spans[i] = (start, stop + delta)
         spans[i + 1 :] = [(a + delta, b + delta) for a, b in spans[i + 1 :]]
+    from bisect import bisect_left
+
     gone = set(removed)
-    kept_of = {i: k for k, i in enumerate(i for i in range(len(spans)) if i not in gone)}
-    kept = [span for i, span in enumerate(spans) if i not in gone]
+    survivors = [i for i in range(len(spans)) if i not in gone]  # old positions, in order
+    kept = [spans[i] for i in survivors]
     # The chunks (chunks.py) whose text this write changed: the rewritten
     # entries, the one before each removed entry (it takes over what trailed
     # it), the last one when entries are appended, and the appended ones.
-    touched = {kept_of[index_of[k]] for k in changes if index_of[k] in kept_of}
-    touched.update(max((kept_of[j] for j in kept_of if j < i), default=-1) for i in gone)
-    if appended and kept:
+    touched = {bisect_left(survivors, index_of[k]) for k in changes if index_of[k] not in gone}
+    touched.update(bisect_left(survivors, i) - 1 for i in gone)
+    if appending and kept:
         touched.add(len(kept) - 1)
     touched.discard(-1)
-    ends_open = bool(appended) and bool(lines) and lines[-1] != ""
+    ends_open = appending and bool(lines) and lines[-1] != ""
     chunk_hashes = {k: _kept_chunk(lines, kept, k, ends_open) for k in touched}
-    text = "\n".join(lines)
-    new_spans: list[tuple[int, int]] = []
-    if appended:
-        if not kept and re.search(r"^\s*\[\s*\]\s*$", text, re.M):
-            # An empty flow list `[]` cannot be appended to; drop it.
-            text = re.sub(r"^\s*\[\s*\]\s*$\n?", "", text, flags=re.M)
-        if text and not text.endswith("\n"):
-            text += "\n"
-        line_count = text.count("\n")
-        pieces = []
-        for item in appended:
-            piece = emit_entry(item)
-            count = piece.count("\n")
-            new_spans.append((line_count + 1, line_count + count))
-            line_count += count
-            chunk_hashes[len(kept) + len(pieces)] = text_hash(piece)
-            pieces.append(piece)
-        text += "".join(pieces)
-    return text, {"changed": changed, "removed": removed, "spans": kept, "appended": list(zip(appended, new_spans)), "chunks": chunk_hashes}
+    return "\n".join(lines), kept, removed, changed, chunk_hashes
+
+
+def _from_line(text: str, line: int) -> str:
+    """The text from the start of its 1-based `line` to the end."""
+    pos = len(text)
+    for _ in range(text.count("\n") - line + 2):
+        pos = text.rfind("\n", 0, pos)
+        if pos < 0:
+            return text
+    return text[pos + 1 :]
 
 
 def _kept_chunk(lines: list[str], kept: list[tuple[int, int]], k: int, ends_open: bool) -> bytes:

@@ -4,6 +4,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import git, mem, mem_process
 
@@ -287,3 +289,21 @@ def test_python_m_entry_point(repo):
     assert result.returncode == 0 and result.stdout.strip().startswith("MEM-")
     result = mem_process("show", "MEM-20200101-001", cwd=repo)
     assert result.returncode == 1 and result.stderr.decode().startswith("error:") and b"Traceback" not in result.stderr
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1, max_size=120), st.lists(st.tuples(st.integers(0, 200), st.sampled_from(["insert", "delete"]), st.characters()), max_size=30))
+def test_near_duplicates_are_within_the_lengths_the_check_reads(text, edits):
+    """A single `add` reads only entries of a length that could be 90 % alike;
+    no text that alike may fall outside that window."""
+    from rapidfuzz import fuzz
+
+    from grimoire_cli.adding import NEAR, alike_lengths
+
+    other = text
+    for place, kind, char in edits:
+        place %= len(other) + 1
+        other = other[:place] + char + other[place:] if kind == "insert" else other[:place] + other[place + 1:]
+    if fuzz.ratio(text, other) >= NEAR:
+        low, high = alike_lengths(len(text))
+        assert low <= len(other) <= high

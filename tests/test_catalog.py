@@ -73,7 +73,8 @@ def test_rows_of_a_corrupted_file_record_are_not_trusted(repo):
     with sqlite3.connect(MEMORY / ".cache" / "index.sqlite3") as db:
         # Rows of another version of the file: neither stat nor hash match it,
         # nor the text of any entry (a row's chunk hash goes with its data).
-        db.execute("UPDATE entries SET data = replace(data, 'note', 'tampered'), chunk = randomblob(16) WHERE path LIKE '%facts.yaml'")
+        db.execute("UPDATE entries SET data = replace(data, 'note', 'tampered') WHERE path LIKE '%facts.yaml'")
+        db.execute("UPDATE spans SET chunk = randomblob(16) WHERE path LIKE '%facts.yaml'")
         db.execute("UPDATE files SET size = size + 1, hash = 'other' WHERE path LIKE '%facts.yaml'")
     assert answers() == expected
 
@@ -165,10 +166,12 @@ def test_processes_rebuilding_at_once_agree(repo):
 def _dump(repo: Path) -> dict:
     """Everything in the catalog except row numbers."""
     with sqlite3.connect(repo / MEMORY / ".cache" / "index.sqlite3") as db:
-        entries = db.execute("SELECT path, idx, start, stop, mapping, archived, id, category, key, confidence, importance, tier, "
-                             "born, expires, superseded_by, tags, seq, norm, data, chunk FROM entries ORDER BY path, idx").fetchall()
-        fts = db.execute("SELECT e.path, e.idx, f.summary, f.content, f.tags FROM fts f JOIN entries e ON e.rowid = f.rowid "
-                         "ORDER BY e.path, e.idx").fetchall()
+        entries = db.execute("SELECT e.path, s.path, s.idx, s.start, s.stop, s.id, s.chunk, mapping, archived, e.id, category, key, confidence, "
+                             "importance, tier, born, expires, superseded_by, tags, seq, norm, data FROM entries e "
+                             "JOIN spans s ON s.rowid = e.rowid ORDER BY s.path, s.idx").fetchall()
+        assert len(entries) == db.execute("SELECT count(*) FROM entries").fetchone()[0] == db.execute("SELECT count(*) FROM spans").fetchone()[0]
+        fts = db.execute("SELECT s.path, s.idx, f.summary, f.content, f.tags FROM fts f JOIN spans s ON s.rowid = f.rowid "
+                         "ORDER BY s.path, s.idx").fetchall()
         count = db.execute("SELECT count(*) FROM fts").fetchone()[0]
         words = db.execute("SELECT word, path, n FROM words ORDER BY word, path").fetchall()
         files = db.execute("SELECT path, size, hash FROM files ORDER BY path").fetchall()
