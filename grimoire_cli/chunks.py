@@ -48,7 +48,7 @@ def chunk_text(lines: list[str], start: int, stop: int) -> str:
 def text_hash(text: str) -> bytes:
     import hashlib
 
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
 
 
 def chunk_hash(lines: list[str], start: int, stop: int) -> bytes:
