@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from .model import Entry, epoch, normalize_text, parse_id, state_of
 
-SCHEMA_VERSION = "14"
+SCHEMA_VERSION = "15"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -42,10 +42,11 @@ CREATE INDEX IF NOT EXISTS entries_path ON entries(path);
 -- Where each entry sits in its file, kept apart and narrow: an edit that
 -- adds a line (a supersede) moves every entry after it, measured 5 ms of
 -- row updates at 2,000 entries a file when these columns lived in entries,
--- plus the wide pages it wrote to the WAL. `chunk` is the hash of the
--- entry's text (chunks.py), NULL when not known.
+-- plus the wide pages it wrote to the WAL. `offset` is the byte where the
+-- entry's first line starts, `chunk` the hash of its text (chunks.py),
+-- NULL when not known.
 CREATE TABLE IF NOT EXISTS spans (
-    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, stop INTEGER, id TEXT, chunk BLOB
+    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, stop INTEGER, offset INTEGER, id TEXT, chunk BLOB
 );
 CREATE INDEX IF NOT EXISTS spans_path ON spans(path, idx);
 CREATE INDEX IF NOT EXISTS entries_id ON entries(id);
@@ -331,9 +332,9 @@ class Catalog:
         """How many rows of a file each chunk hash has."""
         return dict(self.read("SELECT chunk, count(*) FROM spans WHERE path=? AND chunk IS NOT NULL GROUP BY chunk", (path,)))
 
-    def replace_file(self, path: str, stamp: Stamp, digest: str, placed: list[tuple[Any, tuple[int, int], bytes]], archived: bool) -> None:
-        """All rows of one file, from a fresh read: (item, span, chunk hash) in
-        order, where an item is `chunks.KNOWN` if a row with its chunk exists."""
+    def replace_file(self, path: str, stamp: Stamp, digest: str, placed: list[tuple[Any, tuple[int, int], bytes, int]], archived: bool) -> None:
+        """All rows of one file, from a fresh read: (item, span, chunk hash, byte
+        offset) in order; an item is `chunks.KNOWN` if a row with its chunk exists."""
         from .chunks import KNOWN
 
         with self.transaction() as db:
@@ -347,10 +348,10 @@ class Catalog:
             # moved), then rows whose entry is unchanged: a hand edit of one
             # entry re-indexes that entry only.
             by_chunk: dict[bytes | None, list[tuple]] = {}
-            for old in db.execute("SELECT rowid, idx, start, stop, chunk FROM spans WHERE path=? ORDER BY idx", (path,)):
+            for old in db.execute("SELECT rowid, idx, start, stop, chunk, offset FROM spans WHERE path=? ORDER BY idx", (path,)):
                 by_chunk.setdefault(old[4], []).append(old)
             reused: dict[int, tuple] = {}  # position -> old row
-            for position, (item, _, chunk) in enumerate(placed):
+            for position, (item, _, chunk, _) in enumerate(placed):
                 same = by_chunk.get(chunk)
                 if same:
                     reused[position] = same.pop(0)
@@ -364,25 +365,25 @@ class Catalog:
                 for rowid, data in db.execute(f"SELECT e.rowid, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
                                               f"WHERE e.rowid IN ({', '.join(map(str, left))}) ORDER BY s.idx"):
                     by_data.setdefault(data, []).append(left[rowid])
-                for position, (item, _, _) in enumerate(placed):
+                for position, (item, _, _, _) in enumerate(placed):
                     same = by_data.get(_json(item)) if position not in reused else None
                     if same:
                         reused[position] = same.pop(0)
                         del left[reused[position][0]]
             moved = []
             fresh = []
-            for position, (item, span, chunk) in enumerate(placed):
+            for position, (item, span, chunk, offset) in enumerate(placed):
                 old = reused.get(position)
                 if old is None:
-                    fresh.append((position, item, span, chunk))
-                elif (old[1], old[2], old[3], old[4]) != (position, span[0], span[1], chunk):
-                    moved.append((position, span[0], span[1], chunk, old[0]))
+                    fresh.append((position, item, span, chunk, offset))
+                elif (old[1], old[2], old[3], old[4], old[5]) != (position, span[0], span[1], chunk, offset):
+                    moved.append((position, span[0], span[1], chunk, offset, old[0]))
             if left:
                 marks = ", ".join(map(str, left))
                 self._count_words(db, path, [_word_set(json.loads(data)) for (data,) in db.execute(f"SELECT data FROM entries WHERE rowid IN ({marks})")], -1)
                 for table in ("fts", "entries", "spans"):
                     db.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})")
-            db.executemany("UPDATE spans SET idx=?, start=?, stop=?, chunk=? WHERE rowid=?", moved)
+            db.executemany("UPDATE spans SET idx=?, start=?, stop=?, chunk=?, offset=? WHERE rowid=?", moved)
             self._insert(db, path, fresh, archived)
             db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", (path, stamp.size, stamp.mtime_ns, stamp.ino, digest))
 
@@ -398,16 +399,16 @@ class Catalog:
         db.execute("DELETE FROM words WHERE path=?", (path,))
         db.execute("DELETE FROM files WHERE path=?", (path,))
 
-    def _insert(self, db: sqlite3.Connection, path: str, placed: list[tuple[int, Any, tuple[int, int], bytes | None]], archived: bool) -> None:
-        """Rows for (position, item, span, chunk hash) of new items."""
+    def _insert(self, db: sqlite3.Connection, path: str, placed: list[tuple[int, Any, tuple[int, int], bytes | None, int]], archived: bool) -> None:
+        """Rows for (position, item, span, chunk hash, byte offset) of new items."""
         if not placed:
             return
-        items = [item for _, item, _, _ in placed]
+        items = [placed_item[1] for placed_item in placed]
         enabled = gc.isenabled()
         gc.disable()  # bulk loads allocate many small objects and no cycles
         try:
             rows = []
-            for _, item, _, _ in placed:
+            for item in items:
                 data = _json(item)
                 rows.append((path, *derive(item if data != "null" else None, archived), data))
             cursor = db.cursor()
@@ -415,8 +416,9 @@ class Catalog:
             for row in rows:
                 cursor.execute(f"INSERT INTO entries (path, {_DERIVED}, data) VALUES ({', '.join('?' * 17)})", row)
                 ids.append(cursor.lastrowid)
-            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           [(rowid, path, position, span[0], span[1], row[3], chunk) for rowid, row, (position, _, span, chunk) in zip(ids, rows, placed)])
+            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           [(rowid, path, position, span[0], span[1], offset, row[3], chunk)
+                            for rowid, row, (position, _, span, chunk, offset) in zip(ids, rows, placed)])
             db.executemany("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", [(rowid, *_texts(item)) for rowid, item in zip(ids, items)])
             self._count_words(db, path, [_word_set(item) for item in items], +1)
         finally:
@@ -440,13 +442,14 @@ class Catalog:
     # -- incremental updates by a writer that holds the grimoire lock --------
 
     def apply_write(self, path: str, before: str, stamp: Stamp, digest: str, archived: bool,
-                    appended: list[tuple[Any, tuple[int, int]]] = (), changed: dict[int, Any] | None = None,
+                    appended: list[tuple[Any, tuple[int, int], int]] = (), changed: dict[int, Any] | None = None,
                     removed: Iterable[int] = (), spans: list[tuple[int, int]] | None = None,
-                    chunks: dict[int, bytes] | None = None) -> None:
+                    offsets: list[int] | None = None, chunks: dict[int, bytes] | None = None) -> None:
         """Bring one file's rows from hash `before` to `digest` without re-parsing.
 
         `changed` maps row position to new data, `removed` lists positions
-        gone, `spans` is the new span of every remaining row in order,
+        gone, `spans` and `offsets` the new span and byte offset of every
+        remaining row in order, `appended` (item, span, offset) of new rows,
         `chunks` the new chunk hash of each row (by new position, appended
         rows after the others) whose chunk text the write changed.
         When the rows are not those of `before` (another process re-parsed
@@ -458,7 +461,7 @@ class Catalog:
                 if row is None or row[0] != digest:
                     self._delete_file(db, path)
                 return
-            current = db.execute("SELECT rowid, idx, start, stop FROM spans WHERE path=? ORDER BY idx", (path,)).fetchall()
+            current = db.execute("SELECT rowid, idx, start, stop, offset FROM spans WHERE path=? ORDER BY idx", (path,)).fetchall()
             gone = set(removed)
             for position, item in (changed or {}).items():
                 rowid = current[position][0]
@@ -480,20 +483,21 @@ class Catalog:
             kept = [row for position, row in enumerate(current) if position not in gone]
             if spans is not None:
                 # Only rows whose place changed (an append moves none).
-                db.executemany("UPDATE spans SET idx=?, start=?, stop=? WHERE rowid=?",
-                               [(i, a, b, row[0]) for i, (row, (a, b)) in enumerate(zip(kept, spans)) if (row[1], row[2], row[3]) != (i, a, b)])
+                places = zip(kept, spans, offsets if offsets is not None else [row[4] for row in kept])
+                db.executemany("UPDATE spans SET idx=?, start=?, stop=?, offset=? WHERE rowid=?",
+                               [(i, a, b, o, row[0]) for i, (row, (a, b), o) in enumerate(places) if (row[1], row[2], row[3], row[4]) != (i, a, b, o)])
             chunks = chunks or {}
             db.executemany("UPDATE spans SET chunk=? WHERE rowid=?", [(chunks[i], row[0]) for i, row in enumerate(kept) if i in chunks])
             first = len(kept)
             if appended:
-                self._insert(db, path, [(first + i, item, span, chunks.get(first + i)) for i, (item, span) in enumerate(appended)], archived)
+                self._insert(db, path, [(first + i, item, span, chunks.get(first + i), offset) for i, (item, span, offset) in enumerate(appended)], archived)
             db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, hash=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, digest, path))
 
     # -- reads ---------------------------------------------------------------
 
     def file_rows(self, path: str) -> list[tuple[int, int, int, int, str | None]]:
-        """(rowid, idx, start, stop, id) of one file in order."""
-        return self.read("SELECT rowid, idx, start, stop, id FROM spans WHERE path=? ORDER BY idx", (path,))
+        """(rowid, idx, start, stop, offset, id) of one file in order."""
+        return self.read("SELECT rowid, idx, start, stop, offset, id FROM spans WHERE path=? ORDER BY idx", (path,))
 
     def lights(self, paths: list[str], where: str = "1", params: dict[str, Any] | None = None) -> list[Light]:
         inside, named = _paths_sql(paths)

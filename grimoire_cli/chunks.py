@@ -42,17 +42,19 @@ KNOWN: Any = _Known()
 def chunk_text(lines: list[str], start: int, stop: int) -> str:
     """The text of lines[start:stop] as the file holds it: each line with its
     line break (the file's last line has one only if the file ends with one)."""
+    if start >= stop:
+        return ""
     return "\n".join(lines[start:stop]) + ("\n" if stop < len(lines) else "")
 
 
 def text_hash(text: str) -> bytes:
+    return data_hash(text.encode("utf-8", "surrogatepass"))
+
+
+def data_hash(data: bytes) -> bytes:
     import hashlib
 
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
-
-
-def chunk_hash(lines: list[str], start: int, stop: int) -> bytes:
-    return text_hash(chunk_text(lines, start, stop))
+    return hashlib.sha256(data).digest()[:16]
 
 
 def is_item_line(line: str) -> bool:
@@ -86,16 +88,32 @@ def last_line(lines: list[str], start: int, stop: int) -> int:
 
 
 class Chunk:
-    """One top-level item's text: lines [start, stop) of the file (0-based)."""
+    """One top-level item's text: lines [start, stop) of the file (0-based),
+    beginning `offset` bytes into the file and `size` bytes long."""
 
-    __slots__ = ("start", "stop", "text", "digest", "span")
+    __slots__ = ("start", "stop", "text", "digest", "span", "offset", "size")
 
-    def __init__(self, lines: list[str], start: int, stop: int):
+    def __init__(self, lines: list[str], start: int, stop: int, offset: int):
         self.start = start
         self.stop = stop
         self.text = chunk_text(lines, start, stop)
-        self.digest = text_hash(self.text)
+        encoded = self.text.encode("utf-8", "surrogatepass")
+        self.digest = data_hash(encoded)
+        self.size = len(encoded)
+        self.offset = offset
         self.span = (start + 1, last_line(lines, start, stop) + 1)  # 1-based, inclusive
+
+
+def _chunks(lines: list[str], starts: list[int]) -> list[Chunk]:
+    """Chunks from each start to the next, with their byte offsets."""
+    bounds = starts + [len(lines)]
+    offset = len(chunk_text(lines, 0, starts[0]).encode("utf-8", "surrogatepass")) if starts else 0
+    out = []
+    for index, start in enumerate(starts):
+        chunk = Chunk(lines, start, bounds[index + 1], offset)
+        offset += chunk.size
+        out.append(chunk)
+    return out
 
 
 def split(text: str) -> tuple[list[str], list[Chunk] | None]:
@@ -107,8 +125,7 @@ def split(text: str) -> tuple[list[str], list[Chunk] | None]:
     starts = item_starts(lines)
     if not starts:
         return lines, None
-    bounds = starts + [len(lines)]
-    return lines, [Chunk(lines, start, bounds[index + 1]) for index, start in enumerate(starts)]
+    return lines, _chunks(lines, starts)
 
 
 def parse_one(chunk: Chunk, where: str) -> tuple[bool, Any]:
@@ -135,17 +152,19 @@ def parse_whole(text: str, where: str) -> tuple[list[str], list[tuple[Any, Chunk
 
     items, spans = parse_entries(text, where)
     lines = text.split("\n")
-    bounds = [start - 1 for start, _ in spans] + [len(lines)]
-    out = []
-    for index, (item, span) in enumerate(zip(items, spans)):
-        chunk = Chunk(lines, bounds[index], bounds[index + 1])
+    # Where the parser's items start; a layout where they do not move down the
+    # file (flow style) gets chunks that say so (empty, or out of order), and
+    # writes refuse it.
+    starts = [max(start - 1, 0) for start, _ in spans]
+    chunks = _chunks(lines, starts) if all(a <= b for a, b in zip(starts, starts[1:])) else \
+        [Chunk(lines, start, start, 0) for start in starts]
+    for chunk, span in zip(chunks, spans):
         chunk.span = span  # the parser's, for what splitting would not take
-        out.append((item, chunk))
-    return lines, out
+    return lines, list(zip(items, chunks))
 
 
-def parse_chunked(text: str, where: str, known: dict[bytes, int]) -> list[tuple[Any, tuple[int, int], bytes]]:
-    """(item, span, chunk hash) for every item of a grimoire file.
+def parse_chunked(text: str, where: str, known: dict[bytes, int]) -> list[tuple[Any, tuple[int, int], bytes, int]]:
+    """(item, span, chunk hash, byte offset) for every item of a grimoire file.
 
     `known` counts the chunk hashes the caller already holds rows for; such
     an item comes back as KNOWN instead of parsed (each hash as many times as
@@ -159,13 +178,13 @@ def parse_chunked(text: str, where: str, known: dict[bytes, int]) -> list[tuple[
             for chunk in found:
                 if left.get(chunk.digest, 0) > 0:
                     left[chunk.digest] -= 1
-                    out.append((KNOWN, chunk.span, chunk.digest))
+                    out.append((KNOWN, chunk.span, chunk.digest, chunk.offset))
                     continue
                 ok, item = parse_one(chunk, where)
                 if not ok:
                     break
-                out.append((item, chunk.span, chunk.digest))
+                out.append((item, chunk.span, chunk.digest, chunk.offset))
             else:
                 return out
     _, parsed = parse_whole(text, where)
-    return [(item, chunk.span, chunk.digest) for item, chunk in parsed]
+    return [(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in parsed]

@@ -43,7 +43,7 @@ class Store:
         self._fresh: set[str] = set()  # files whose catalog rows this process has checked
         self.damaged: dict[str, Damaged] = {}
         self.skipped: list[Damaged] = []  # files passed over by reads with skip_damaged=True
-        self._staged: dict[Path, tuple[str, str, str, dict[str, Any]]] = {}  # path -> (rel, hash before, text, change)
+        self._staged: dict[Path, tuple[str, str, bytes, dict[str, Any]]] = {}  # path -> (rel, hash before, bytes, change)
         self._recovered = False
 
     # -- paths ---------------------------------------------------------------
@@ -332,9 +332,9 @@ class Store:
             with self.lock():
                 pass
 
-    def _write_atomic(self, path: Path, text: str) -> None:
-        """One file on its own (a new category file's header): temp, fsync, rename."""
-        tmp = self._temp_copy(path, text)
+    def _write_atomic(self, path: Path, data: bytes) -> None:
+        """One file on its own: temp, fsync, rename."""
+        tmp = self._temp_copy(path, data)
         try:
             os.replace(tmp, path)
         except BaseException:
@@ -342,7 +342,7 @@ class Store:
             raise
         _fsync_dir(path.parent)
 
-    def _temp_copy(self, path: Path, text: str) -> str:
+    def _temp_copy(self, path: Path, data: bytes) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             mode = path.stat().st_mode & 0o777
@@ -350,8 +350,8 @@ class Store:
             mode = 0o666 & ~_umask()  # what open() would have given a new file
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.chmod(tmp, mode)
@@ -370,14 +370,14 @@ class Store:
         if len(staged) == 1:
             # One file: its rename is atomic by itself, no journal needed
             # (saves two fsyncs on every add and apply).
-            (path, (rel, before, text, change)), = staged.items()
-            self._write_atomic(path, text)
-            self._record(rel, path, before, text, **change)
+            (path, (rel, before, data, change)), = staged.items()
+            self._write_atomic(path, data)
+            self._record(rel, path, before, data, **change)
             return
         temps: list[tuple[str, Path]] = []
         try:
-            for path, (_, _, text, _) in staged.items():
-                temps.append((self._temp_copy(path, text), path))
+            for path, (_, _, data, _) in staged.items():
+                temps.append((self._temp_copy(path, data), path))
             journal = self._journal()
             with open(journal.with_suffix(".tmp"), "w", encoding="utf-8") as handle:
                 handle.write(json.dumps([[tmp, str(path)] for tmp, path in temps]))
@@ -394,8 +394,8 @@ class Store:
         for folder in {path.parent for _, path in temps}:
             _fsync_dir(folder)
         self._journal().unlink(missing_ok=True)
-        for path, (rel, before, text, change) in staged.items():
-            self._record(rel, path, before, text, **change)
+        for path, (rel, before, data, change) in staged.items():
+            self._record(rel, path, before, data, **change)
 
     def ensure_file(self, category: str, archived: bool = False) -> Path:
         path = self.category_path(category, archived)
@@ -403,7 +403,7 @@ class Store:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._check_inside(path.parent)
             label = f"archived {category}" if archived else category
-            self._write_atomic(path, HEADER.format(category=label))
+            self._write_atomic(path, HEADER.format(category=label).encode("utf-8"))
             self._fresh.discard(self.config.relative(path))  # it was known as absent
         return path
 
@@ -453,11 +453,11 @@ class Store:
         except OSError as exc:
             raise Damaged(f"{self.config.relative(path)}:1: cannot read: {exc.strerror}", "check the file's permissions") from None
 
-    def _record(self, rel: str, path: Path, before: str, text: str, **change: Any) -> None:
+    def _record(self, rel: str, path: Path, before: str, data: bytes, **change: Any) -> None:
         """Tell the catalog what a write changed (from content hash `before`);
         on trouble it re-reads the file later."""
         try:
-            self.catalog.apply_write(rel, before, Stamp.of(path.stat()), content_hash(text.encode("utf-8")),
+            self.catalog.apply_write(rel, before, Stamp.of(path.stat()), content_hash(data),
                                      path.parent == self.config.archive_dir, **change)
         except Stale:
             self._fresh.clear()
@@ -474,12 +474,104 @@ class Store:
         rel, raw, digest = self._current(path)
         rows = self.catalog.file_rows(rel)
         old = {r[0]: r[3] for r in self.catalog.by_ids(list(changes)) if r[1] == rel}
-        rowids = {entry_id: rowid for rowid, _, _, _, entry_id in rows if entry_id}
-        text, change = rewrite(self.decode(path, raw), [r[4] for r in rows], [(r[2], r[3]) for r in rows],
-                               {k: old[rowids[k]] for k in changes if k in rowids and rowids[k] in old}, changes, appended or [],
-                               where=rel)
-        self._staged[path] = (rel, digest, text, change)
-        return [span for _, span in change["appended"]]
+        rowids = {entry_id: rowid for rowid, _, _, _, _, entry_id in rows if entry_id}
+        data, change = splice(raw, rows, {k: old[rowids[k]] for k in changes if k in rowids and rowids[k] in old}, changes,
+                              appended or [], where=rel)
+        self._staged[path] = (rel, digest, data, change)
+        return [span for _, span, _ in change["appended"]]
+
+
+def splice(raw: bytes, rows: list[tuple], old: dict[str, Any], changes: dict[str, Any], appended: list[dict[str, Any]],
+           where: str) -> tuple[bytes, dict[str, Any]]:
+    """`rewrite` on a file's bytes, given the catalog's rows of it (rowid, idx,
+    start, stop, byte offset, id): only the lines of the entries that change
+    are decoded and edited; the rest of the file is copied as bytes (a split
+    and a join of a 2,000-entry file cost ~7 ms; this, ~0.3). Returns the new
+    bytes and what changed, in the terms `Catalog.apply_write` takes."""
+    from .chunks import data_hash
+    from .yamlio import emit_entry
+
+    ids = [row[5] for row in rows]
+    spans = [(row[2], row[3]) for row in rows]
+    offsets = [row[4] for row in rows]
+    changed: dict[int, Any] = {}
+    removed: list[int] = []
+    chunks: dict[int, bytes] = {}
+    data = raw
+    if changes:
+        index_of = {entry_id: i for i, entry_id in enumerate(ids) if entry_id}
+        missing = [key for key in changes if key not in index_of]
+        if missing:
+            raise BadInput(f"{', '.join(missing)} not found in {where}")
+        positions = sorted(index_of[key] for key in changes)
+        # From the entry before the first change (a removal changes its chunk)
+        # to the end of the last changed entry's chunk.
+        first, last = max(0, positions[0] - 1), positions[-1]
+        _check_layout(raw, spans, offsets, first, last + 1, where)
+        begin, end = offsets[first], offsets[last + 1] if last + 1 < len(rows) else len(raw)
+        base = spans[first][0] - 1
+        window = raw[begin:end].decode("utf-8", "surrogatepass")
+        text, change = rewrite(window, ids[first : last + 1], [(a - base, b - base) for a, b in spans[first : last + 1]], old, changes, [], where)
+        new = text.encode("utf-8", "surrogatepass")
+        data = raw[:begin] + new + raw[end:]
+        lines, size = text.count("\n") - window.count("\n"), len(new) - (end - begin)
+        changed = {first + i: item for i, item in change["changed"].items()}
+        removed = [first + i for i in change["removed"]]
+        chunks = {first + k: digest for k, digest in change["chunks"].items()}
+        inner = [begin + offset for offset in _line_offsets(text, [a for a, _ in change["spans"]])]
+        offsets = offsets[:first] + inner + [offset + size for offset in offsets[last + 1 :]]
+        spans = spans[:first] + [(a + base, b + base) for a, b in change["spans"]] + [(a + lines, b + lines) for a, b in spans[last + 1 :]]
+    new_rows = []
+    if appended:
+        if spans:
+            _check_layout(data, spans, offsets, len(spans) - 1, len(spans), where)
+        elif re.search(rb"^\s*\[\s*\]\s*$", data, re.M):
+            # An empty flow list `[]` cannot be appended to; drop it.
+            data = re.sub(rb"^\s*\[\s*\]\s*$\n?", b"", data, flags=re.M)
+        if data and not data.endswith(b"\n"):
+            data += b"\n"
+        if spans:  # the last entry's chunk now ends where the first new one starts
+            chunks[len(spans) - 1] = data_hash(data[offsets[-1] :])
+        line_count = data.count(b"\n")
+        pieces = []
+        size = len(data)
+        for item in appended:
+            piece = emit_entry(item).encode("utf-8", "surrogatepass")
+            count = piece.count(b"\n")
+            new_rows.append((item, (line_count + 1, line_count + count), size))
+            chunks[len(spans) + len(pieces)] = data_hash(piece)
+            line_count += count
+            size += len(piece)
+            pieces.append(piece)
+        data += b"".join(pieces)
+    return data, {"changed": changed, "removed": removed, "spans": spans, "offsets": offsets, "appended": new_rows, "chunks": chunks}
+
+
+def _check_layout(data: bytes, spans: list[tuple[int, int]], offsets: list[int | None], first: int, stop: int, where: str) -> None:
+    """Entries first..stop-1 must each start with `- ` at column 0, in order:
+    the only layout whose entries can be edited by their lines."""
+    for i in range(first, stop):
+        offset = offsets[i]
+        ordered = i == first or (offsets[i - 1] is not None and offset is not None and offset > offsets[i - 1] and spans[i][0] > spans[i - 1][1])
+        if offset is None or not ordered or spans[i][0] > spans[i][1] or not (data.startswith(b"- ", offset) or data[offset : offset + 2] in (b"-", b"-\n")):
+            raise Damaged(f"{where}:{spans[i][0]}: entries are not written one per `- ` line at column 0 (flow style or an indented list), "
+                          "so mem cannot change them in place", "rewrite the file in block style, each entry starting with '- id:'")
+
+
+def _line_offsets(text: str, wanted: list[int]) -> list[int]:
+    """Byte offsets in `text` of the starts of its 1-based lines `wanted` (ascending)."""
+    out: list[int] = []
+    offset = 0
+    targets = iter(wanted)
+    target = next(targets, None)
+    for number, line in enumerate(text.split("\n"), 1):
+        while target == number:
+            out.append(offset)
+            target = next(targets, None)
+        if target is None:
+            break
+        offset += len(line.encode("utf-8", "surrogatepass")) + 1
+    return out
 
 
 class Raw(list):

@@ -63,7 +63,7 @@ def test_chunked_parse_equals_the_whole_parse(before, after, trailing_newline):
         known_rows = []
     known: dict[bytes, int] = {}
     data_of: dict[bytes, list] = {}
-    for item, _, digest in known_rows:
+    for item, _, digest, _ in known_rows:
         known[digest] = known.get(digest, 0) + 1
         data_of.setdefault(digest, []).append(item)
     expected = whole(after)
@@ -73,19 +73,24 @@ def test_chunked_parse_equals_the_whole_parse(before, after, trailing_newline):
         assert expected is None
         return
     assert expected is not None, "chunks parsed what the whole parser refuses"
-    items = [data_of[digest].pop(0) if item is KNOWN else item for item, _, digest in placed]
-    assert (items, [span for _, span, _ in placed]) == expected
-    # The hashes are those of the whole parse's chunks too (the slow path).
-    assert [digest for _, _, digest in placed] == [digest for _, _, digest in parse_chunked(after, "<t>", {})]
+    items = [data_of[digest].pop(0) if item is KNOWN else item for item, _, digest, _ in placed]
+    assert (items, [span for _, span, _, _ in placed]) == expected
+    # The hashes and offsets are those of the whole parse's chunks too (the slow path).
+    assert [p[2:] for p in placed] == [p[2:] for p in parse_chunked(after, "<t>", {})]
+    # An offset is where the entry's first line starts in the file's bytes.
+    data = after.encode("utf-8", "surrogatepass")
+    for _, (start, _), _, offset in placed:
+        assert offset == len("\n".join(after.split("\n")[: start - 1]).encode("utf-8", "surrogatepass")) + (1 if start > 1 else 0)
+        assert data[offset:].startswith(b"-")
 
 
 def test_an_edit_reparses_only_the_chunks_it_touched():
     text = "".join(entry(n, f"note {n}") for n in range(1, 50))
     known: dict[bytes, int] = {}
-    for _, _, digest in parse_chunked(text, "<t>", {}):
+    for _, _, digest, _ in parse_chunked(text, "<t>", {}):
         known[digest] = known.get(digest, 0) + 1
     edited = text.replace("note 7\n", "note 7 edited\n") + "# a comment at the end\n" + entry(60, "new")
     placed = parse_chunked(edited, "<t>", known)
-    parsed = [item["content"] for item, _, _ in placed if item is not KNOWN]
+    parsed = [item["content"] for item, _, _, _ in placed if item is not KNOWN]
     assert parsed == ["note 7 edited", "note 49", "new"]  # the last old chunk now holds the comment
     assert len(placed) == 50

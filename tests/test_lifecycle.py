@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
 from conftest import git, mem
 
@@ -275,3 +276,37 @@ def test_inherited_git_variables_do_not_leak(repo, tmp_path):
     assert result.returncode == 0, result.stderr
     assert entry in git("log", "-1", "--format=%B", cwd=repo)
     assert subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=other, capture_output=True).returncode != 0
+
+
+FLOW = """[{id: MEM-20261122-001, category: fact, summary: one, content: first fact here, confidence: 0.9, ttl: permanent,
+   source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}},
+ {id: MEM-20261122-002, category: fact, summary: two, content: second fact here, confidence: 0.9, ttl: permanent,
+   source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}}]
+"""
+INDENTED = """# kept as a list indented under nothing
+  - id: MEM-20261122-001
+    category: fact
+    summary: one
+    content: first fact here
+    confidence: 0.9
+    ttl: permanent
+    source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}
+"""
+
+
+@pytest.mark.parametrize("layout", [FLOW, INDENTED], ids=["flow", "indented"])
+def test_writes_refuse_a_layout_they_cannot_edit_by_lines(repo, layout):
+    """A valid file written in flow style or as an indented list is read, but
+    an in-place edit or an append is refused whole: the file stays as it was
+    (edits spliced by line once turned such a file into broken YAML)."""
+    facts = repo / "grimoires/loa/memory/facts.yaml"
+    facts.write_text(layout)
+    assert mem("validate").code == 0
+    assert "first fact here" in mem("show", "MEM-20261122-001").out
+    for args in (["apply", "MEM-20261122-001", "--success"], ["supersede", "MEM-20261122-001", "first fact, revised"],
+                 ["add", "-c", "fact", "a third fact about the runner"], ["archive", "MEM-20261122-001", "--reason", "manual", "--no-commit"]):
+        result = mem(*args)
+        assert result.code == 3, (args, result.out, result.err)
+        assert result.err.startswith("error: ") and "block style" in result.err and len(result.err.strip().splitlines()) == 1
+        assert facts.read_text() == layout
+    assert mem("validate").code == 0
