@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
@@ -28,29 +27,56 @@ _PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-@dataclass
-class Request:
-    """What a caller asks to remember (the options of `mem add`)."""
+# The options of a request beside its content; all default to None, but the
+# lists, which default to empty.
+OPTIONS = ("category", "summary", "confidence", "tags", "ttl", "supersedes", "key", "importance", "related", "file_path", "lines",
+           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness")
+_LISTS = ("tags", "related")
 
-    content: str
-    category: str | None = None
-    summary: str | None = None
-    confidence: float | None = None
-    tags: list[str] = field(default_factory=list)
-    ttl: str | None = None
-    supersedes: str | None = None
-    key: str | None = None
-    importance: int | None = None
-    related: list[str] = field(default_factory=list)
-    file_path: str | None = None
-    lines: str | None = None
-    session_id: str | None = None
-    agent: str | None = None
-    phase: str | None = None
-    metadata: dict[str, Any] | None = None
-    id: str | None = None
-    timestamp: str | None = None
-    effectiveness: dict[str, Any] | None = None
+
+class Request:
+    """What a caller asks to remember (the options of `mem add`).
+
+    A plain class, not a dataclass (see `model.Entry`)."""
+
+    __slots__ = ("content", *OPTIONS)
+    category: str | None
+    summary: str | None
+    confidence: float | None
+    tags: list[str]
+    ttl: str | None
+    supersedes: str | None
+    key: str | None
+    importance: int | None
+    related: list[str]
+    file_path: str | None
+    lines: str | None
+    session_id: str | None
+    agent: str | None
+    phase: str | None
+    metadata: dict[str, Any] | None
+    id: str | None
+    timestamp: str | None
+    effectiveness: dict[str, Any] | None
+
+    def __init__(self, content: str, **options: Any):
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise TypeError(f"unknown option(s) for a memory: {', '.join(unknown)}")
+        self.content = content
+        for name in OPTIONS:
+            value = options.get(name)
+            setattr(self, name, ([] if value is None else value) if name in _LISTS else value)
+
+    def __repr__(self) -> str:
+        return "Request(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if getattr(self, name) not in (None, [])) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Request):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @classmethod
     def from_mapping(cls, item: dict[str, Any]) -> "Request":

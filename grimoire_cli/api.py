@@ -325,27 +325,23 @@ class Grimoire:
             if total > len(first):
                 yield from rest()[len(first):]
 
-        return render(self._safe_entries(order()), total, budget, moment)
-
-    def _safe_entries(self, rowids: Iterator[int], chunk: int = 32):
-        """Entries in order, loaded a few at a time, leaving out any that hold a secret.
-
-        The guard runs here as the last line of defence: nothing that looks
-        like a secret reaches a prompt, even if it was written by hand.
-        """
-        from itertools import islice
-
         from .guard import scan_fields
+
+        # The guard runs as the last line of defence: nothing that looks like
+        # a secret reaches a prompt, even if it was written by hand. It runs
+        # on the entries whose line would fit, not on every one read.
+        return render(self._loaded(order()), total, budget, moment, safe=lambda e: not scan_fields({"c": e.content, "s": e.summary}))
+
+    def _loaded(self, rowids: Iterator[int], chunk: int = 32):
+        """Entries in order, loaded a few at a time."""
+        from itertools import islice
 
         while True:
             part = list(islice(rowids, chunk))
             if not part:
                 return
             loaded = self.store.load(part)
-            for rowid in part:
-                entry = loaded.get(rowid)
-                if entry is not None and not scan_fields({"c": entry.content, "s": entry.summary}):
-                    yield entry
+            yield from (loaded[rowid] for rowid in part if rowid in loaded)
 
     def stats(self) -> dict[str, Any]:
         """Counts per category, state and tier; oldest and newest; bytes on disk."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .model import Entry
 from .search import TIER_BONUS
@@ -55,12 +55,13 @@ SHORTEST_LINE = tokens("- MEM-YYYYMMDD-NNN (c, ?): x") + 1
 MAX_MISSES = 64
 
 
-def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime) -> Context:
+def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, safe: Callable[[Entry], bool] = lambda e: True) -> Context:
     """Lines best first until the budget is spent; always ends with a count line.
 
     `entries` is consumed lazily: it stops when no line could fit, or after
     MAX_MISSES entries in a row that did not fit once the budget is nearly
     spent, so a large grimoire is not read to its end for a few tokens left.
+    An entry whose line would fit is left out if `safe` says no.
     """
     lines = [HEADER]
     used = tokens(HEADER) + 1
@@ -77,6 +78,8 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime) 
         chosen = next((c for c in candidates if used + tokens(c) + 1 + footer <= budget), None)
         if chosen is None:
             misses += 1
+            continue
+        if not safe(entry):
             continue
         misses = 0
         lines.append(chosen)

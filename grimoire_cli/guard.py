@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
+    """What was found and where (never the value found)."""
+
     kind: str
     line: int
     col: int
