@@ -41,11 +41,13 @@ ENV = dict({k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE
 
 
 def run(cmd: list[str], cwd: Path) -> float:
+    # Output goes to a pipe, as to a terminal or an agent: GNU grep sees a
+    # /dev/null stdout and stops at its first match, which is not a search.
     started = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, text=True)
+    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
     elapsed = (time.perf_counter() - started) * 1000
     if done.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd[1:])} failed ({done.returncode}): {done.stderr.strip()}")
+        raise SystemExit(f"{' '.join(cmd[1:])} failed ({done.returncode}): {done.stderr.decode(errors='replace').strip()}")
     return elapsed
 
 

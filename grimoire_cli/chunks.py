@@ -145,6 +145,14 @@ def parse_one(chunk: Chunk, where: str) -> tuple[bool, Any]:
     return True, items[0]
 
 
+def worth_chunking(chunks: int, unknown: int) -> bool:
+    """Whether parsing `unknown` of a file's `chunks` one by one beats one
+    parse of the whole file. A chunk parsed alone costs ~2.3 times its share
+    of a whole parse (a loader each: 0.91 s against 0.40 s for a 1,888-entry
+    file), so chunking pays while at most a third of the chunks are new."""
+    return unknown * 3 <= chunks
+
+
 def parse_whole(text: str, where: str) -> tuple[list[str], list[tuple[Any, Chunk]]]:
     """Every item with its chunk, from one parse of the whole file (Damaged
     when it does not parse): the chunks the parser sees."""
@@ -174,10 +182,15 @@ def parse_chunked(text: str, where: str, known: dict[bytes, int]) -> list[tuple[
         _, found = split(text)
         if found is not None:
             left = dict(known)
-            out = []
+            reuse = []
             for chunk in found:
-                if left.get(chunk.digest, 0) > 0:
+                reuse.append(left.get(chunk.digest, 0) > 0)
+                if reuse[-1]:
                     left[chunk.digest] -= 1
+        if found is not None and worth_chunking(len(found), reuse.count(False)):
+            out = []
+            for chunk, reused in zip(found, reuse):
+                if reused:
                     out.append((KNOWN, chunk.span, chunk.digest, chunk.offset))
                     continue
                 ok, item = parse_one(chunk, where)

@@ -202,7 +202,7 @@ def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | N
     """One file's problems and link records; `known` holds results by chunk
     hash (chunks.py) from its last validation, for the entries whose text is
     unchanged. Also returns every chunk's result, to keep for the next time."""
-    from .chunks import parse_one, parse_whole, split
+    from .chunks import parse_one, parse_whole, split, worth_chunking
     from .entry_rules import check_entry, link_of
 
     result: dict[str, Any] = {"problems": [], "damaged": False, "entries": 0, "links": [], "chunks": []}
@@ -216,6 +216,8 @@ def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | N
         return [check_entry(config, item, lines, archived, category), link_of(item, lines, archived) if isinstance(item, dict) else None]
 
     lines, found = split(text)
+    if found is not None and not worth_chunking(len(found), sum(chunk.digest not in known for chunk in found)):
+        found = None
     pieces: list[tuple[Any, list[Any]]] | None = [] if found is not None else None
     for chunk in found or []:
         known_result = known.get(chunk.digest)

@@ -111,6 +111,37 @@ def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
     assert answers() == kept
 
 
+def test_a_file_that_changed_throughout_is_parsed_once(repo, monkeypatch):
+    """Past a third of the entries changed, one parse of the whole file is
+    cheaper than a parse per entry; rows whose text is unchanged are still kept."""
+    from grimoire_cli import yamlio
+
+    parsed: list[str] = []
+    real = yamlio.parse_document
+    monkeypatch.setattr(yamlio, "parse_document", lambda text, where: (parsed.append(text), real(text, where))[1])
+    ids = seed(40)
+    facts = MEMORY / "facts.yaml"
+    db = sqlite3.connect(MEMORY / ".cache" / "index.sqlite3")
+    before = dict(db.execute("SELECT id, rowid FROM entries WHERE path LIKE '%facts.yaml'"))
+    # Entries 0, 4, 8, ... are facts; all but the first change.
+    edited = facts.read_text().replace("runner disk", "runner volume").replace("note 0 about the sqlite cache and runner volume",
+                                                                                "note 0 about the sqlite cache and runner disk")
+    facts.write_text(edited)
+    parsed.clear()
+    assert mem("query", "volume", "--json").code == 0
+    assert parsed == [edited]
+    after = dict(db.execute("SELECT id, rowid FROM entries WHERE path LIKE '%facts.yaml'"))
+    assert after[ids[0]] == before[ids[0]] and after[ids[4]] != before[ids[4]]
+    # validate takes the same way: one parse of the file, same verdict.
+    parsed.clear()
+    facts.write_text(edited.replace("runner volume", "runner share"))
+    assert mem("validate").code == 0
+    assert len([text for text in parsed if "runner share" in text]) == 1
+    kept = answers()
+    shutil.rmtree(MEMORY / ".cache")
+    assert answers() == kept
+
+
 def test_hand_edits_pull_and_checkout_are_seen(repo):
     from conftest import git
 
