@@ -87,22 +87,27 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     drop = lambda: shutil.rmtree(memory / ".cache", ignore_errors=True)  # noqa: E731
     rows: list[tuple[str, float, float | None, float, float]] = []
 
-    def both(name: str, cmd: list[str]) -> None:
-        if only and not any(word in name for word in only):
+    def wanted(name: str) -> bool:
+        return not only or any(word in name for word in only)
+
+    def both(name: str, make_cmd, warm_up: list[str] | None = None) -> None:
+        """Cold (no catalog), then warm; `warm_up` fills the catalog between
+        them (by default the command itself; a write would use up its ids)."""
+        if not wanted(name):
             return
-        cold = median(lambda _: cmd, folder, cold_runs, before=drop)
-        run(cmd, folder)  # leave the catalog warm
+        cold = median(lambda _: make_cmd(), folder, cold_runs, before=drop)
+        run(warm_up or make_cmd(), folder)
         FLOORS.clear()
         RATIOS.clear()
-        warm = median(lambda _: cmd, folder, runs)
+        warm = median(lambda _: make_cmd(), folder, runs)
         rows.append((name, warm, cold, statistics.median(FLOORS), statistics.median(RATIOS)))
 
-    both("mem --help", [MEM, "--help"])
-    both("mem query", [MEM, "query", "flaky runner disk"])
-    both("mem context", [MEM, "context", "deploy canary"])
-    both("mem context (no query)", [MEM, "context"])
-    both("mem list --recent 20", [MEM, "list", "--recent", "20"])
-    both("mem validate", [MEM, "validate"])
+    both("mem --help", lambda: [MEM, "--help"])
+    both("mem query", lambda: [MEM, "query", "flaky runner disk"])
+    both("mem context", lambda: [MEM, "context", "deploy canary"])
+    both("mem context (no query)", lambda: [MEM, "context"])
+    both("mem list --recent 20", lambda: [MEM, "list", "--recent", "20"])
+    both("mem validate", lambda: [MEM, "validate"])
 
     # Cold for one file: a hand edit (a comment line appended) before each run.
     facts = memory / "facts.yaml"
@@ -112,7 +117,7 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
             handle.write(f"# edited by hand {time.time_ns()}\n")
 
     def one(name: str, make_cmd, before=None) -> None:
-        if only and not any(word in name for word in only):
+        if not wanted(name):
             return
         FLOORS.clear()
         RATIOS.clear()
@@ -120,25 +125,15 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
 
     one("query after editing 1 file", lambda _: [MEM, "query", "flaky runner disk"], before=touch_one)
     one("validate after editing 1 file", lambda _: [MEM, "validate"], before=touch_one)
-    run([MEM, "query", "warm"], folder)
+    reader = [MEM, "query", "warm"]  # fills the catalog without writing
+    run(reader, folder)
 
     # Writes, cold (no catalog) and warm; each run takes fresh ids.
     fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry
-
-    def write(name: str, make_cmd) -> None:
-        if only and not any(word in name for word in only):
-            return
-        cold = median(lambda _: make_cmd(), folder, cold_runs, before=drop)
-        run([MEM, "query", "warm"], folder)
-        FLOORS.clear()
-        RATIOS.clear()
-        warm = median(lambda _: make_cmd(), folder, runs)
-        rows.append((name, warm, cold, statistics.median(FLOORS), statistics.median(RATIOS)))
-
-    write("mem add", lambda: [MEM, "add", "-c", "fact", f"bench fact {time.time_ns()} about the cache"])
-    write("mem apply", lambda: [MEM, "apply", next(fresh), "--success"])
-    write("mem supersede", lambda: [MEM, "supersede", next(fresh), f"revised at {time.time_ns()}: the runner disk is small"])
-    write("mem archive (10, commit)", lambda: [MEM, "archive", *[next(fresh) for _ in range(10)], "--reason", "manual"])
+    both("mem add", lambda: [MEM, "add", "-c", "fact", f"bench fact {time.time_ns()} about the cache"], reader)
+    both("mem apply", lambda: [MEM, "apply", next(fresh), "--success"], reader)
+    both("mem supersede", lambda: [MEM, "supersede", next(fresh), f"revised at {time.time_ns()}: the runner disk is small"], reader)
+    both("mem archive (10, commit)", lambda: [MEM, "archive", *[next(fresh) for _ in range(10)], "--reason", "manual"], reader)
     one("grep -ri", lambda _: ["grep", "-ri", "runner", "grimoires"])
     return rows
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import BadInput, Damaged
 from .model import CATEGORY_RE, check_ttl
@@ -52,31 +52,14 @@ memory_schema:
 """
 
 
-class Category:
-    """One configured category (immutable)."""
+class Category(NamedTuple):
+    """One configured category (immutable; a NamedTuple, not a dataclass:
+    see `model.Entry`)."""
 
-    __slots__ = ("name", "storage_file", "ttl", "confidence_required")
-
-    def __init__(self, name: str, storage_file: str, ttl: str, confidence_required: float):
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "storage_file", storage_file)
-        object.__setattr__(self, "ttl", ttl)
-        object.__setattr__(self, "confidence_required", confidence_required)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"Category.{name} cannot be changed")
-
-    def _fields(self) -> tuple:
-        return (self.name, self.storage_file, self.ttl, self.confidence_required)
-
-    def __eq__(self, other: object) -> bool:
-        return self._fields() == other._fields() if isinstance(other, Category) else NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return "Category(name={!r}, storage_file={!r}, ttl={!r}, confidence_required={!r})".format(*self._fields())
+    name: str
+    storage_file: str
+    ttl: str
+    confidence_required: float
 
 
 class Config:

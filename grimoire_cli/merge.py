@@ -81,7 +81,7 @@ def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str
             changes[entry_id] = merged
     appended = [item for item in their_items if isinstance(item, dict) and item.get("id") not in a and item.get("id") not in o]
     ids = [item.get("id") if isinstance(item, dict) else None for item in our_items]
-    result.text, _ = rewrite(ours, ids, our_spans, a, changes, appended, where)
+    result.text = rewrite(ours, ids, our_spans, a, changes, appended, where)
     return result
 
 

@@ -202,7 +202,7 @@ def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | N
     """One file's problems and link records; `known` holds results by chunk
     hash (chunks.py) from its last validation, for the entries whose text is
     unchanged. Also returns every chunk's result, to keep for the next time."""
-    from .chunks import parse_one, parse_whole, split, worth_chunking
+    from .chunks import KNOWN, parse_reusing
     from .entry_rules import check_entry, link_of
 
     result: dict[str, Any] = {"problems": [], "damaged": False, "entries": 0, "links": [], "chunks": []}
@@ -210,40 +210,26 @@ def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | N
     if text is None:
         return result
     category, archived = _classify(config, path)
-
-    def checked(item: Any, lines: list[str]) -> list[Any]:
-        """[problems with line offsets, link record or None] of one item."""
-        return [check_entry(config, item, lines, archived, category), link_of(item, lines, archived) if isinstance(item, dict) else None]
-
-    lines, found = split(text)
-    if found is not None and not worth_chunking(len(found), sum(chunk.digest not in known for chunk in found)):
-        found = None
-    pieces: list[tuple[Any, list[Any]]] | None = [] if found is not None else None
-    for chunk in found or []:
-        known_result = known.get(chunk.digest)
-        if known_result is None:
-            ok, item = parse_one(chunk, rel)
-            if not ok:
-                pieces = None
-                break
-            known_result = checked(item, lines[chunk.span[0] - 1 : chunk.span[1]])
-        pieces.append((chunk, known_result))  # type: ignore[union-attr]
-    if pieces is None:
-        try:
-            lines, parsed = parse_whole(text, rel)
-        except Damaged as exc:
-            match = re.match(r"^(.*?):(\d+): (.*)$", exc.message)
-            _file_problem(result, rel, int(match.group(2)) if match else 1, "yaml", match.group(3) if match else exc.message)
-            return result
-        pieces = [(chunk, checked(item, lines[chunk.span[0] - 1 : chunk.span[1]])) for item, chunk in parsed]
-    for chunk, (problems, link) in pieces:
-        start = chunk.span[0]
+    try:
+        # A kept result serves every chunk with its text.
+        lines, placed = parse_reusing(text, rel, known.__contains__ if known else None)
+    except Damaged as exc:
+        match = re.match(r"^(.*?):(\d+): (.*)$", exc.message)
+        _file_problem(result, rel, int(match.group(2)) if match else 1, "yaml", match.group(3) if match else exc.message)
+        return result
+    for item, (start, stop), digest, _ in placed:
+        if item is KNOWN:
+            problems, link = known[digest]
+        else:
+            block = lines[start - 1 : stop]
+            problems = check_entry(config, item, block, archived, category)
+            link = link_of(item, block, archived) if isinstance(item, dict) else None
         result["problems"].extend({"file": rel, "line": start + offset, "id": entry_id, "rule": rule, "message": message}
                                   for offset, entry_id, rule, message in problems)
         if link is not None:
             result["entries"] += 1
             result["links"].append([rel, start, *link[:6], {name: start + offset for name, offset in link[6].items()}])
-        result["chunks"].append((chunk.digest, [problems, link]))
+        result["chunks"].append((digest, [problems, link]))
     if category is None:
         result["problems"].append({"file": rel, "line": 1, "id": None, "rule": "category-file",
                                    "message": f"{path.name} is not the storage_file of any configured category"})

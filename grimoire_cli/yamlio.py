@@ -15,7 +15,7 @@ import re
 from datetime import date, datetime
 from typing import Any
 
-from .chunks import is_item_line
+from .chunks import is_item_line, last_line
 from .clock import iso
 from .errors import Damaged
 from .model import ordered
@@ -140,10 +140,7 @@ def parse_entries(text: str, where: str) -> tuple[list[Any], list[tuple[int, int
     spans = []
     for index, start in enumerate(starts):
         stop = starts[index + 1] if index + 1 < len(starts) else len(lines)
-        end = stop - 1
-        while end > start and (not lines[end].strip() or lines[end].startswith("#")):
-            end -= 1
-        spans.append((start + 1, end + 1))
+        spans.append((start + 1, last_line(lines, start, stop) + 1))
     return data, spans
 
 

@@ -28,6 +28,25 @@ def seed(count: int = 12) -> list[str]:
     return ids
 
 
+def spy(monkeypatch, module, name: str, record) -> list:
+    """Calls of `module.name` from now on, each kept as `record(*args)`; the
+    real function still runs."""
+    seen: list = []
+    real = getattr(module, name)
+
+    def wrapper(*args):
+        seen.append(record(*args))
+        return real(*args)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return seen
+
+
+def fact_rows(db: sqlite3.Connection) -> dict[str, int]:
+    """id -> catalog row number of every entry of facts.yaml."""
+    return dict(db.execute("SELECT id, rowid FROM entries WHERE path LIKE '%facts.yaml'"))
+
+
 def answers() -> list[str]:
     """What users see, through the real commands."""
     return [
@@ -84,13 +103,11 @@ def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
     parsed again); an edited entry, a removed one and new ones are re-read."""
     from grimoire_cli import yamlio
 
-    parsed: list[str] = []
-    real = yamlio.parse_document
-    monkeypatch.setattr(yamlio, "parse_document", lambda text, where: (parsed.append(text), real(text, where))[1])
+    parsed = spy(monkeypatch, yamlio, "parse_document", lambda text, where: text)
     ids = seed(40)
     facts = MEMORY / "facts.yaml"
     db = sqlite3.connect(MEMORY / ".cache" / "index.sqlite3")
-    before = dict(db.execute("SELECT id, rowid FROM entries WHERE path LIKE '%facts.yaml'"))
+    before = fact_rows(db)
     text = facts.read_text()
     edited = text.replace("note 4 about", "note 4 (edited by hand) about") + "# a comment\n" + \
         "- id: MEM-20261122-900\n  category: fact\n  summary: pasted\n  content: pasted by hand\n  confidence: 0.9\n" \
@@ -100,7 +117,7 @@ def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
     assert "pasted by hand" in mem("query", "pasted", "--json").out
     # The edited entry, the last one (the comment joined it) and the new one.
     assert len(parsed) == 3 and sum(map(len, parsed)) < len(edited) / 3
-    after = dict(db.execute("SELECT id, rowid FROM entries WHERE path LIKE '%facts.yaml'"))
+    after = fact_rows(db)
     assert after[ids[0]] == before[ids[0]]  # untouched: the same row
     assert after[ids[4]] != before[ids[4]]  # edited: a new row
     assert "MEM-20261122-900" in after
@@ -116,13 +133,11 @@ def test_a_file_that_changed_throughout_is_parsed_once(repo, monkeypatch):
     cheaper than a parse per entry; rows whose text is unchanged are still kept."""
     from grimoire_cli import yamlio
 
-    parsed: list[str] = []
-    real = yamlio.parse_document
-    monkeypatch.setattr(yamlio, "parse_document", lambda text, where: (parsed.append(text), real(text, where))[1])
+    parsed = spy(monkeypatch, yamlio, "parse_document", lambda text, where: text)
     ids = seed(40)
     facts = MEMORY / "facts.yaml"
     db = sqlite3.connect(MEMORY / ".cache" / "index.sqlite3")
-    before = dict(db.execute("SELECT id, rowid FROM entries WHERE path LIKE '%facts.yaml'"))
+    before = fact_rows(db)
     # Entries 0, 4, 8, ... are facts; all but the first change.
     edited = facts.read_text().replace("runner disk", "runner volume").replace("note 0 about the sqlite cache and runner volume",
                                                                                 "note 0 about the sqlite cache and runner disk")
@@ -130,7 +145,7 @@ def test_a_file_that_changed_throughout_is_parsed_once(repo, monkeypatch):
     parsed.clear()
     assert mem("query", "volume", "--json").code == 0
     assert parsed == [edited]
-    after = dict(db.execute("SELECT id, rowid FROM entries WHERE path LIKE '%facts.yaml'"))
+    after = fact_rows(db)
     assert after[ids[0]] == before[ids[0]] and after[ids[4]] != before[ids[4]]
     # validate takes the same way: one parse of the file, same verdict.
     parsed.clear()
@@ -272,9 +287,7 @@ def test_validate_after_a_hand_edit_rechecks_only_what_changed(repo, monkeypatch
     facts.write_text(text.replace("confidence: 0.8", "confidence: 0.2", 1)[::-1].replace("8.0 :ecnedifnoc", "2.0 :ecnedifnoc", 1)[::-1])
     first = json.loads(mem("validate", "--format", "json").out)["problems"]
     assert [p["rule"] for p in first] == ["confidence-floor", "confidence-floor"]
-    checked: list[str] = []
-    real = entry_rules.check_entry
-    monkeypatch.setattr(entry_rules, "check_entry", lambda config, data, *rest: (checked.append(data.get("id")), real(config, data, *rest))[1])
+    checked = spy(monkeypatch, entry_rules, "check_entry", lambda config, data, *rest: data.get("id"))
     # Three comment lines after the first entry: its chunk changed, no other did.
     lines = facts.read_text().split("\n")
     second_entry = [n for n, line in enumerate(lines) if line.startswith("- ")][1]
