@@ -110,7 +110,7 @@ def build(folder: Path, count: int, kind: str = "zipf") -> None:
     import subprocess
 
     from grimoire_cli import Grimoire
-    from grimoire_cli.adding import Request, build as build_entry
+    from grimoire_cli.request import Request, build as build_entry
     from grimoire_cli.model import format_id
 
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,27 +1,41 @@
 """grimoire: typed, validated, expiring long-term memory in git-tracked YAML.
 
-`from grimoire_cli import Grimoire` is the library entry point; importing
-this package loads nothing heavy (no Typer, rich, jsonschema or git).
+`from grimoire_cli import Grimoire` is the library entry point, and the
+result types its methods return can be imported from here too. Importing
+this package loads nothing heavy (no Typer, rich, jsonschema or git): each
+name is imported on first use.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["Grimoire", "Entry", "GrimoireError", "__version__"]
+
+# name -> the module that defines it
+_EXPORTS = {
+    "Grimoire": "api",
+    "ImportResult": "api",
+    "Entry": "model",
+    "GrimoireError": "errors",
+    "Request": "request",
+    "Added": "adding",
+    "Rejected": "adding",
+    "Hit": "search",
+    "Context": "context",
+    "ArchiveResult": "archiving",
+    "CheckResult": "archiving",
+    "Review": "lifecycle",
+    "Report": "validate",
+    "Problem": "validate",
+    "Stats": "stats",
+    "InitResult": "scaffold",
+}
+__all__ = [*_EXPORTS, "__version__"]
 
 
 def __getattr__(name: str):
-    # Lazy: `import grimoire_cli` stays cheap for the CLI's fast paths.
-    if name == "Grimoire":
-        from .api import Grimoire
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(name)
+    from importlib import import_module
 
-        return Grimoire
-    if name == "Entry":
-        from .model import Entry
-
-        return Entry
-    if name == "GrimoireError":
-        from .errors import GrimoireError
-
-        return GrimoireError
-    raise AttributeError(name)
+    return getattr(import_module(f".{module}", __name__), name)

@@ -1,241 +1,23 @@
-"""Turning a request to remember something into a checked, complete entry.
+"""The add pipeline: requests checked against the grimoire and written under one lock.
 
-Everything `mem add` refuses is decided here: bad fields, confidence below
-the floor, secrets and PII, exact duplicates. Near duplicates are allowed
-with a note.
+`request.build` makes each entry on its own; here each one is checked
+against what the grimoire holds (exact duplicates refused, near ones noted,
+a key's holder superseded, ids numbered per day) and all of them are
+written in one lock, one write per file, all or nothing.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
-from .clock import iso, parse_time
-from .config import Config
-from .errors import BadInput, NotFound, Refused
-from .model import (
-    KEY_RE, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_ttl, derive_summary,
-    expires_at, infer_category, normalize_tags, normalize_text, parse_id, score_of,
-)
-
-_PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
-# C0 controls YAML cannot hold faithfully in a readable file (tab, LF, CR are fine).
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-# The options of a request beside its content; all default to None, but the
-# lists, which default to empty.
-OPTIONS = ("category", "summary", "confidence", "tags", "ttl", "supersedes", "key", "importance", "related", "file_path", "lines",
-           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness")
-_LISTS = ("tags", "related")
-
-
-class Request:
-    """What a caller asks to remember (the options of `mem add`).
-
-    A plain class, not a dataclass (see `model.Entry`)."""
-
-    __slots__ = ("content", *OPTIONS)
-    category: str | None
-    summary: str | None
-    confidence: float | None
-    tags: list[str]
-    ttl: str | None
-    supersedes: str | None
-    key: str | None
-    importance: int | None
-    related: list[str]
-    file_path: str | None
-    lines: str | None
-    session_id: str | None
-    agent: str | None
-    phase: str | None
-    metadata: dict[str, Any] | None
-    id: str | None
-    timestamp: str | None
-    effectiveness: dict[str, Any] | None
-
-    def __init__(self, content: str, **options: Any):
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise TypeError(f"unknown option(s) for a memory: {', '.join(unknown)}")
-        self.content = content
-        for name in OPTIONS:
-            value = options.get(name)
-            setattr(self, name, ([] if value is None else value) if name in _LISTS else value)
-
-    def __repr__(self) -> str:
-        return "Request(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if getattr(self, name) not in (None, [])) + ")"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Request):
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    @classmethod
-    def from_mapping(cls, item: dict[str, Any]) -> "Request":
-        """A request from an import line or an `add_many` dict."""
-        source = item.get("source") or {}
-        known = {
-            "content": item.get("content"),
-            "category": item.get("category"),
-            "summary": item.get("summary"),
-            "confidence": item.get("confidence"),
-            "tags": item.get("tags") or [],
-            "ttl": item.get("ttl"),
-            "supersedes": item.get("supersedes"),
-            "key": item.get("key"),
-            "importance": item.get("importance"),
-            "related": item.get("related_memories") or item.get("related") or [],
-            "file_path": source.get("file_path") or item.get("file_path"),
-            "lines": source.get("line_range") or item.get("lines"),
-            "session_id": source.get("session_id") or item.get("session_id"),
-            "agent": source.get("agent") or item.get("agent"),
-            "phase": source.get("phase") or item.get("phase"),
-            "metadata": item.get("metadata"),
-            "id": item.get("id"),
-            "timestamp": source.get("timestamp") or item.get("timestamp"),
-            "effectiveness": item.get("effectiveness"),
-        }
-        if not isinstance(known["content"], str):
-            raise BadInput("content must be a string", "give the memory's text")
-        return cls(**known)
-
-
-def check_content(text: str) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise BadInput("content is empty", "give the memory's text as an argument or on stdin with '-'")
-    if len(text) > MAX_CONTENT:
-        raise BadInput(f"content is {len(text)} characters, over the limit of {MAX_CONTENT}", "summarise it, or split it into several memories")
-    bad = _CONTROL_RE.search(text)
-    if bad:
-        line = text.count("\n", 0, bad.start()) + 1
-        raise BadInput(f"content has a control character (U+{ord(bad.group()):04X}) on line {line}", "remove it; only tab and newline are kept")
-    return text
-
-
-def build(request: Request, config: Config, moment: datetime, existing: dict[str, Entry], taken_ids: set[str], new_id: str) -> tuple[dict[str, Any], list[str]]:
-    """A complete entry mapping for `request`, and notes for the caller."""
-    notes: list[str] = []
-    content = check_content(request.content)
-    old = None
-    if request.supersedes:
-        old = existing.get(request.supersedes)
-        if old is None:
-            raise NotFound(f"no memory {request.supersedes} to supersede", "check the id with `mem list` or `mem show`")
-    if request.category:
-        category = config.category(request.category).name
-    elif old is not None:
-        category = old.category
-    else:
-        category = infer_category(content, config.categories)
-        notes.append(f"category inferred: {category} (use -c to choose)")
-    spec = config.category(category)
-    confidence = spec.confidence_required if request.confidence is None else request.confidence
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
-        raise BadInput(f"confidence must be a number from 0 to 1, not {confidence!r}")
-    if confidence < spec.confidence_required:
-        raise Refused(
-            f"confidence {confidence} is below the {category} floor of {spec.confidence_required}",
-            "raise --confidence if you are that sure, or use a category with a lower floor",
-        )
-    summary = request.summary if request.summary is not None else derive_summary(content)
-    if not summary.strip() or "\n" in summary or "\r" in summary or len(summary) > MAX_SUMMARY:
-        raise BadInput(f"summary must be one non-empty line of at most {MAX_SUMMARY} characters")
-    ttl = check_ttl(request.ttl if request.ttl is not None else spec.ttl)
-    timestamp = iso(parse_time(request.timestamp)) if request.timestamp else iso(moment)
-    source: dict[str, Any] = {
-        "session_id": request.session_id or os.environ.get("MEM_SESSION_ID") or _PROCESS_SESSION,
-        "timestamp": timestamp,
-    }
-    agent = request.agent or os.environ.get("MEM_AGENT")
-    phase = request.phase or os.environ.get("MEM_PHASE")
-    if agent:
-        source["agent"] = agent
-    if phase:
-        source["phase"] = phase
-    if request.lines and not request.file_path:
-        raise BadInput("--lines needs --file", "say which file the lines are in")
-    if request.file_path:
-        source["file_path"] = _repo_path(request.file_path, config)
-    if request.lines:
-        if not LINE_RANGE_RE.match(request.lines) or int(request.lines.split("-")[0]) > int(request.lines.split("-")[1]):
-            raise BadInput(f"bad line range {request.lines!r}", "write it like 12-40 (first <= last)")
-        source["line_range"] = request.lines
-    data: dict[str, Any] = {"id": new_id, "category": category, "summary": summary, "content": content, "confidence": confidence, "ttl": ttl}
-    if ttl != "permanent":
-        data["expires_at"] = expires_at(timestamp, ttl)
-    if request.importance is not None:
-        if isinstance(request.importance, bool) or not isinstance(request.importance, int) or not 1 <= request.importance <= 10:
-            raise BadInput(f"importance must be a whole number from 1 to 10, not {request.importance!r}")
-        data["importance"] = request.importance
-    if request.key is not None:
-        if not KEY_RE.match(request.key):
-            raise BadInput(f"bad key {request.key!r}", "use a dotted lowercase name like 'db.engine'")
-        data["key"] = request.key
-    tags = normalize_tags(request.tags)
-    if tags:
-        data["tags"] = tags
-    data["source"] = source
-    if old is not None:
-        data["supersedes"] = old.id
-    related = []
-    for other in request.related:
-        if other not in existing and other not in taken_ids:
-            raise NotFound(f"related memory {other} does not exist", "check the id with `mem list`")
-        if other not in related:
-            related.append(other)
-    if related:
-        data["related_memories"] = related
-    if request.effectiveness is not None:
-        data["effectiveness"] = _check_effectiveness(request.effectiveness)
-    if request.metadata is not None:
-        if not isinstance(request.metadata, dict):
-            raise BadInput("metadata must be a mapping")
-        data["metadata"] = request.metadata
-    _refuse_secrets(data)
-    return data, notes
-
-
-def _check_effectiveness(value: Any) -> dict[str, Any]:
-    try:
-        applications, successes = int(value["applications"]), int(value["successes"])
-    except (TypeError, KeyError, ValueError):
-        raise BadInput("effectiveness needs whole applications and successes") from None
-    if not 0 <= successes <= applications:
-        raise BadInput("effectiveness successes must be between 0 and applications")
-    out = {"applications": applications, "successes": successes, "score": score_of(applications, successes)}
-    if value.get("last_applied"):
-        out["last_applied"] = str(value["last_applied"])
-    return out
-
-
-def _repo_path(raw: str, config: Config) -> str:
-    path = Path(raw)
-    absolute = (path if path.is_absolute() else Path.cwd() / path).resolve()
-    root = config.root
-    if absolute != root and root not in absolute.parents:
-        raise BadInput(f"--file {raw!r} is outside the repository", "name a file inside the repository")
-    return absolute.relative_to(root).as_posix() or "."
-
-
-def _refuse_secrets(data: dict[str, Any]) -> None:
-    from .guard import scan_fields
-
-    checked = {k: v for k, v in data.items() if k not in ("id", "supersedes", "related_memories")}
-    findings = scan_fields(checked)
-    if findings:
-        where = "; ".join(f"{finding} in {name}" for name, finding in findings[:3])
-        raise Refused(
-            f"refusing to store a secret or personal data: {where}",
-            "remove it; say where the secret lives instead (e.g. 'the deploy key in the CI secret store')",
-        )
+from .clock import parse_time
+from .errors import BadInput, GrimoireError, Refused
+from .model import Entry, id_day, next_id, normalize_text, parse_id
+from .request import Request, build
+from .storage.catalog.queries import Filter
+from .storage.store import Store
 
 
 NEAR = 90  # fuzz.ratio at or above which a new memory is a near duplicate
@@ -301,3 +83,201 @@ def check_id(value: str, taken: set[str]) -> str:
     if value in taken:
         raise Refused(f"id {value} is already used", "leave the id out to get a fresh one")
     return value
+
+
+class Rejected(NamedTuple):
+    """An item `add_many(skip_invalid=True)` left out, and why."""
+
+    index: int
+    message: str
+
+
+class Added(list):
+    """The entries written, in order; `rejected` the items left out (only
+    with `skip_invalid`; otherwise the first bad item fails the batch)."""
+
+    def __init__(self, written: Iterable[Entry] = (), rejected: list[Rejected] | None = None):
+        super().__init__(written)
+        self.rejected: list[Rejected] = [] if rejected is None else rejected
+
+
+def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_invalid: bool = False) -> Added:
+    """Write many entries under one lock, one write per file; all or nothing
+    unless `skip_invalid`."""
+    result = Added()
+    with store.lock():
+        batch = _Batch(store, moment, single=len(requests) == 1)
+        for index, request in enumerate(requests):
+            try:
+                entry = _prepare(store, request, batch)
+            except GrimoireError as exc:
+                if not skip_invalid:
+                    if len(requests) > 1:
+                        exc.message = f"item {index + 1}: {exc.message}"
+                    raise
+                result.rejected.append(Rejected(index, str(exc)))
+                continue
+            result.append(entry)
+        _write(store, result, batch.updates)
+    return result
+
+
+def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
+    """The entry for one request, checked against the grimoire and the batch so far."""
+    config = store.config
+    if request.key and not request.supersedes:
+        holder = batch.by_key(request.key)
+        if holder is not None:
+            request.supersedes = holder.id
+    if request.id:
+        new_id = check_id(request.id, batch.taken)
+    else:
+        day = id_day(parse_time(request.timestamp) if request.timestamp else batch.moment)
+        new_id = next_id(batch.taken.of_day(day), day)
+    data, notes = build(request, config, batch.moment, batch.existing, batch.taken, new_id)
+    old = batch.existing.get(request.supersedes) if request.supersedes else None
+    if old is not None:
+        if old.archived:
+            raise Refused(f"{old.id} is archived and cannot be superseded", "add a new memory instead")
+        current = batch.updates.get(old.id, old.data)
+        if current.get("superseded_by"):
+            raise Refused(f"{old.id} is already superseded by {current['superseded_by']}", f"supersede {current['superseded_by']} instead")
+    exact, near, score = batch.duplicates(data["category"], data["content"]).of(data)
+    if exact is not None:
+        raise Refused(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`")
+    entry = Entry(data, config.relative(store.category_path(data["category"])), None, notes=notes)
+    if near is not None:
+        entry.near_duplicate = (near, score)
+        notes.append(f"near duplicate of {near} ({score:.0f}% alike); if it replaces it, use --supersedes {near}")
+    batch.added(entry, old)
+    return entry
+
+
+def _write(store: Store, written: list[Entry], updates: dict[str, dict[str, Any]]) -> None:
+    """Stage new entries and in-place updates, one write per file (they land together)."""
+    updates = dict(updates)
+    for entry in written:
+        # Superseded within the same batch: written with its final data.
+        if entry.id in updates:
+            entry.data = updates.pop(entry.id)
+    by_file: dict[Path, list[Entry]] = {}
+    for entry in written:
+        by_file.setdefault(store.ensure_file(entry.category), []).append(entry)
+    located = _locate(store, updates)
+    for path in {**located, **by_file}:
+        batch = by_file.get(path, [])
+        spans = store.write(path, located.get(path), [entry.data for entry in batch])
+        for entry, span in zip(batch, spans):
+            entry.line = span[0]
+
+
+def _locate(store: Store, updates: dict[str, dict[str, Any]]) -> dict[Path, dict[str, dict[str, Any]]]:
+    """Updates grouped by the file each entry lives in."""
+    located: dict[Path, dict[str, dict[str, Any]]] = {}
+    if updates:
+        paths = {file.rel: file.path for file in store.files()}
+        for entry in store.by_id(list(updates)).values():
+            located.setdefault(paths[entry.file], {})[entry.id] = updates[entry.id]
+    return located
+
+
+def update(store: Store, entry_id: str, new: dict[str, Any]) -> None:
+    """Rewrite one entry's lifecycle fields in place (inside `store.lock()`)."""
+    _write(store, [], {entry_id: new})
+
+
+class _Batch:
+    """What `add_many` needs to know about the grimoire, read lazily from the catalog.
+
+    Entries written earlier in the same batch count as existing, so a batch
+    is checked as if its items had been added one by one.
+    """
+
+    def __init__(self, store: Store, moment: datetime, single: bool = False):
+        self.store = store
+        self.moment = moment
+        self.single = single
+        self.taken = _Taken(store)
+        self.existing = _Existing(store)
+        self.updates: dict[str, dict[str, Any]] = {}  # old id -> its new data
+        self._groups: dict[str, Duplicates] = {}
+        self._keys: dict[str, Entry | None] = {}
+
+    def duplicates(self, category: str, content: str | None = None) -> Duplicates:
+        """Active entries of one category (duplicate checks compare within it);
+        for a batch of one, only those whose length could make them NEAR alike."""
+        if category not in self._groups:
+            lengths = alike_lengths(len(normalize_text(content))) if self.single and content is not None else None
+            chosen = Filter(at=self.moment.timestamp(), categories=[category], lengths=lengths)
+            pairs = self.store.read(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
+            self._groups[category] = Duplicates((entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates)
+        return self._groups[category]
+
+    def by_key(self, key: str) -> Entry | None:
+        """The active entry holding `key`, if any."""
+        if key not in self._keys:
+            chosen = Filter(at=self.moment.timestamp(), key=key)
+            ids = [i for i in self.store.read(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False) if i not in self.updates]
+            self._keys[key] = self.existing.get(ids[0]) if ids else None
+        return self._keys[key]
+
+    def added(self, entry: Entry, old: Entry | None) -> None:
+        if old is not None:
+            self.updates[old.id] = {**self.updates.get(old.id, old.data), "superseded_by": entry.id}
+            for group in self._groups.values():
+                group.remove(old.id)
+            for key, holder in list(self._keys.items()):
+                if holder is not None and holder.id == old.id:
+                    self._keys[key] = None
+        self.taken.add(entry.id)
+        self.existing.new[entry.id] = entry
+        self.duplicates(entry.category).add(entry.id, normalize_text(entry.content))
+        if entry.key:
+            self._keys[entry.key] = entry
+
+
+class _Taken:
+    """Ids in use: the grimoire's (asked of the catalog per day) and this batch's."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.new: set[str] = set()
+        self._days: dict[str, set[str]] = {}
+
+    def of_day(self, day: str) -> set[str]:
+        if day not in self._days:
+            self._days[day] = set(self.store.read(lambda catalog, paths: catalog.ids_of_day(paths, day)))
+        return self._days[day] | {i for i in self.new if i.startswith(f"MEM-{day}-")}
+
+    def add(self, entry_id: str) -> None:
+        self.new.add(entry_id)
+
+    def __contains__(self, entry_id: object) -> bool:
+        if not isinstance(entry_id, str):
+            return False
+        if entry_id in self.new:
+            return True
+        parsed = parse_id(entry_id)
+        if parsed:
+            return entry_id in self.of_day(parsed[0])
+        return bool(self.store.by_id([entry_id]))
+
+
+class _Existing:
+    """A read-only id -> Entry view of the grimoire plus this batch's new entries."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.new: dict[str, Entry] = {}
+        self._read: dict[str, Entry | None] = {}
+
+    def get(self, entry_id: str, default: Any = None) -> Entry | None:
+        if entry_id in self.new:
+            return self.new[entry_id]
+        if entry_id not in self._read:
+            self._read[entry_id] = self.store.by_id([entry_id]).get(entry_id)
+        found = self._read[entry_id]
+        return found if found is not None else default
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and self.get(entry_id) is not None

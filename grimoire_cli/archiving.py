@@ -4,19 +4,20 @@ just that change."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
-from .errors import BadInput, GitFailed, NotFound
-from .lifecycle import archive_reason, archived_data, expiring_within
-from .model import ARCHIVE_REASONS
-
-if TYPE_CHECKING:
-    from .api import Grimoire
+from .errors import BadInput, GitFailed, no_memory
+from .lifecycle import archive_reason, archived_data, check_reason, expiring_within
+from .storage.catalog.queries import Filter
+from .storage.store import Store
 
 
 @dataclass
 class ArchiveResult:
+    """What `archive` moved (or would move, on a dry run) and why."""
+
     archived: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)
     commit: str | None = None
@@ -24,7 +25,7 @@ class ArchiveResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"archived": self.archived, "commit": self.commit}
+        return {"archived": self.archived, "commit": self.commit, "reasons": self.reasons, "dry_run": self.dry_run, "notes": self.notes}
 
 
 def commit_message(reasons: dict[str, str]) -> str:
@@ -34,30 +35,28 @@ def commit_message(reasons: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def archive(grimoire: "Grimoire", ids: Iterable[str] | None = None, reason: str | None = None,
+def archive(store: Store, moment: datetime, *, ids: Iterable[str] | None = None, reason: str | None = None,
             dry_run: bool = False, commit: bool = True) -> ArchiveResult:
     """Move expired and ineffective entries (or the given ids) to the archive."""
     ids = list(ids or [])
-    if reason is not None and reason not in ARCHIVE_REASONS:
-        raise BadInput(f"bad reason {reason!r}", f"use one of: {', '.join(ARCHIVE_REASONS)}")
-    if reason is not None and not ids:
-        raise BadInput("--reason goes with ids", "name the ids to archive, e.g. mem archive MEM-20260101-001 --reason manual")
-    store = grimoire.store
+    if reason is not None:
+        check_reason(reason)
+        if not ids:
+            raise BadInput("--reason goes with ids", "name the ids to archive, e.g. mem archive MEM-20260101-001 --reason manual")
     result = ArchiveResult(dry_run=dry_run)
     with store.lock():
-        moment = grimoire.now()
         chosen: dict[str, str] = {}
         if ids:
             entries = store.by_id(ids)
             for entry_id in ids:
                 entry = entries.get(entry_id)
                 if entry is None:
-                    raise NotFound(f"no memory with id {entry_id}", "list ids with `mem list`")
+                    raise no_memory(entry_id)
                 if entry.archived:
                     raise BadInput(f"{entry_id} is already archived")
                 chosen[entry_id] = reason or ("superseded" if entry.superseded_by else "manual")
         else:
-            for light in store.lights(include_archive=False):
+            for light in store.read(lambda catalog, paths: catalog.lights(paths), include_archive=False, skip_damaged=False):
                 why = archive_reason(light, moment)
                 if why:
                     chosen.setdefault(light.id, why)
@@ -80,19 +79,19 @@ def archive(grimoire: "Grimoire", ids: Iterable[str] | None = None, reason: str 
         store.commit()
         if commit:
             # Still under the grimoire lock: concurrent `mem archive` runs commit one at a time.
-            result.commit = _commit(grimoire, touched, commit_message(result.reasons), result)
+            result.commit = _commit(store.config.root, touched, commit_message(result.reasons), result)
     return result
 
 
-def _commit(grimoire: "Grimoire", paths: list[Path], message: str, result: ArchiveResult) -> str | None:
-    from . import gitops
+def _commit(root: Path, paths: list[Path], message: str, result: ArchiveResult) -> str | None:
+    from .git import gitops
 
-    root = gitops.work_tree(grimoire.config.root)
-    if root is None:
+    work_tree = gitops.work_tree(root)
+    if work_tree is None:
         result.notes.append("not a git repository: archived without a commit")
         return None
     try:
-        return gitops.commit_paths(root, paths, message)
+        return gitops.commit_paths(work_tree, paths, message)
     except GitFailed as exc:
         exc.message = f"archived {', '.join(result.archived)} but the commit failed: {exc.message}"
         raise
@@ -100,6 +99,8 @@ def _commit(grimoire: "Grimoire", paths: list[Path], message: str, result: Archi
 
 @dataclass
 class CheckResult:
+    """What `check` found due at session start, and what it archived."""
+
     expired: list[str] = field(default_factory=list)
     expiring: list[str] = field(default_factory=list)
     review: list[str] = field(default_factory=list)
@@ -118,20 +119,16 @@ class CheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"expired": self.expired, "expiring": self.expiring, "review": self.review,
-                "archived": self.archived, "due": self.due}
+                "archived": self.archived, "due": self.due, "commit": self.commit, "notes": self.notes}
 
 
-def check(grimoire: "Grimoire", commit: bool = True) -> CheckResult:
+def check(store: Store, moment: datetime, *, commit: bool = True) -> CheckResult:
     """Session start: archive what expired (auto_archive), report what is due."""
-    moment = grimoire.now()
-    lifecycle = grimoire.config.lifecycle
+    lifecycle = store.config.lifecycle
     result = CheckResult()
-    from .catalog import filter_sql
-
-    where, params = filter_sql({"active", "expired"}, moment.timestamp())
-    for entry in sorted(grimoire.store.lights(include_archive=False, where=where, params=params), key=lambda light: light.id):
-        if entry.archived or entry.superseded_by:
-            continue
+    chosen = Filter(at=moment.timestamp(), states=("active", "expired"))
+    lights = store.read(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False, skip_damaged=False)
+    for entry in sorted(lights, key=lambda light: light.id):
         if entry.is_expired(moment):
             result.expired.append(entry.id)
         elif expiring_within(entry, moment, lifecycle["warn_before_archive_days"]):
@@ -139,7 +136,7 @@ def check(grimoire: "Grimoire", commit: bool = True) -> CheckResult:
         if entry.tier in ("low", "ineffective") and not entry.is_expired(moment):
             result.review.append(entry.id)
     if result.expired and lifecycle["auto_archive"]:
-        done = archive(grimoire, result.expired, reason="expired", commit=commit)
+        done = archive(store, moment, ids=result.expired, reason="expired", commit=commit)
         result.archived = done.archived
         result.commit = done.commit
         result.notes = done.notes

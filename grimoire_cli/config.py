@@ -6,6 +6,7 @@ a `Config` and never looks at the environment for paths again.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -53,8 +54,7 @@ memory_schema:
 
 
 class Category(NamedTuple):
-    """One configured category (immutable; a NamedTuple, not a dataclass:
-    see `model.Entry`)."""
+    """One configured category."""
 
     name: str
     storage_file: str
@@ -63,9 +63,7 @@ class Category(NamedTuple):
 
 
 class Config:
-    """Resolved configuration; every path is absolute and inside `root`.
-
-    A plain class (see `model.Entry` for why not a dataclass)."""
+    """Resolved configuration; every path is absolute and inside `root`."""
 
     __slots__ = ("root", "path", "storage_dir", "archive_dir", "categories", "retrieval", "lifecycle", "enabled")
 
@@ -103,6 +101,12 @@ class Config:
             return str(path.relative_to(self.root))
         except ValueError:
             return str(path)
+
+
+def is_inside(root: Path, path: Path) -> bool:
+    """Whether a resolved `path` is `root` or inside it (the one check that
+    paths from input, config and symlinks never leave the repository)."""
+    return path == root or root in path.parents
 
 
 def find_root(start: Path) -> Path:
@@ -146,12 +150,12 @@ def _read(config_path: Path) -> Any:
     cached = _cached_config(config_path)
     if cached is not None:
         return cached
-    from .yamlio import parse_document
+    from .storage.yamlio import parse_document  # a leaf module: no cycle
 
     try:
         text = config_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise Damaged(f"{config_path}:1: cannot read config: {exc}", "fix or remove the file") from None
+        raise Damaged(str(config_path), 1, f"cannot read config: {exc}", "fix or remove the file", "config") from None
     data, _ = parse_document(text, str(config_path))
     _keep_config(config_path, data or {})
     return data or {}
@@ -159,7 +163,7 @@ def _read(config_path: Path) -> Any:
 
 # The parsed config is kept as JSON in the repository's `.git` folder beside
 # the exact text it came from: reading it back skips importing the YAML
-# parser, 15-20 ms of every command. Any difference in the text re-parses.
+# parser on every command. Any difference in the text re-parses.
 CONFIG_CACHE = "grimoire-config.json"
 
 
@@ -175,8 +179,6 @@ def _config_cache(config_path: Path) -> tuple[Path, list[Any]] | None:
 
 
 def _cached_config(config_path: Path) -> Any | None:
-    import json
-
     where = _config_cache(config_path)
     if where is None:
         return None
@@ -190,7 +192,6 @@ def _cached_config(config_path: Path) -> Any | None:
 
 
 def _keep_config(config_path: Path, data: Any) -> None:
-    import json
     import tempfile
 
     where = _config_cache(config_path)
@@ -209,18 +210,18 @@ def _keep_config(config_path: Path, data: Any) -> None:
 def _expect(value: Any, kind: type | tuple, where: str, name: str) -> Any:
     # bool is an int in Python; a number field given `true` is still wrong.
     if isinstance(value, bool) and kind in ((int, float), int, float):
-        raise Damaged(f"{where}: {name} must be a number, not {value!r}", "fix the config")
+        raise Damaged(where, None, f"{name} must be a number, not {value!r}", "fix the config", "config")
     if not isinstance(value, kind):
         wanted = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise Damaged(f"{where}: {name} must be a {wanted}, not {type(value).__name__}", "fix the config")
+        raise Damaged(where, None, f"{name} must be a {wanted}, not {type(value).__name__}", "fix the config", "config")
     return value
 
 
 def _inside(root: Path, relative: Any, where: str, name: str) -> Path:
     _expect(relative, str, where, name)
     target = (root / relative).resolve()
-    if target != root and root not in target.parents:
-        raise Damaged(f"{where}: {name} {relative!r} points outside the repository", "use a path inside the repository")
+    if not is_inside(root, target):
+        raise Damaged(where, None, f"{name} {relative!r} points outside the repository", "use a path inside the repository", "config")
     return target
 
 
@@ -242,27 +243,27 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
     for name, spec in raw_categories.items():
         label = f"memory_schema.categories.{name}"
         if not isinstance(name, str) or not CATEGORY_RE.match(name):
-            raise Damaged(f"{where}: category name {name!r} must be a lowercase word", "fix the config")
+            raise Damaged(where, None, f"category name {name!r} must be a lowercase word", "fix the config", "config")
         spec = spec or {}
         _expect(spec, dict, where, label)
         default = DEFAULT_CATEGORIES.get(name, {"storage_file": f"{name}s.yaml", "ttl": "permanent", "confidence_required": 0.5})
         storage_file = _expect(spec.get("storage_file", default["storage_file"]), str, where, f"{label}.storage_file")
         if "/" in storage_file or "\\" in storage_file or storage_file.startswith(".") or not storage_file.endswith((".yaml", ".yml")):
-            raise Damaged(f"{where}: {label}.storage_file {storage_file!r} must be a plain *.yaml file name", "fix the config")
+            raise Damaged(where, None, f"{label}.storage_file {storage_file!r} must be a plain *.yaml file name", "fix the config", "config")
         if storage_file in files:
-            raise Damaged(f"{where}: {label}.storage_file {storage_file!r} is used by two categories", "give each category its own file")
+            raise Damaged(where, None, f"{label}.storage_file {storage_file!r} is used by two categories", "give each category its own file", "config")
         files.add(storage_file)
         ttl = spec.get("ttl", default["ttl"])
         try:
             ttl = check_ttl(_expect(ttl, str, where, f"{label}.ttl"))
         except BadInput:
-            raise Damaged(f"{where}: {label}.ttl {ttl!r} must be 'permanent' or like '30d'", "fix the config") from None
+            raise Damaged(where, None, f"{label}.ttl {ttl!r} must be 'permanent' or like '30d'", "fix the config", "config") from None
         floor = _expect(spec.get("confidence_required", default["confidence_required"]), (int, float), where, f"{label}.confidence_required")
         if not 0 <= floor <= 1:
-            raise Damaged(f"{where}: {label}.confidence_required must be between 0 and 1", "fix the config")
+            raise Damaged(where, None, f"{label}.confidence_required must be between 0 and 1", "fix the config", "config")
         categories[name] = Category(name, storage_file, ttl, float(floor))
     if not categories:
-        raise Damaged(f"{where}: memory_schema.categories is empty", "configure at least one category")
+        raise Damaged(where, None, "memory_schema.categories is empty", "configure at least one category", "config")
 
     retrieval = dict(DEFAULT_RETRIEVAL)
     retrieval.update(_expect(schema.get("retrieval") or {}, dict, where, "memory_schema.retrieval"))
@@ -277,5 +278,5 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
     archive_default = storage_dir / "archive" if "archive_dir" not in (schema.get("lifecycle") or {}) else None
     archive_dir = archive_default or _inside(root, lifecycle["archive_dir"], where, "lifecycle.archive_dir")
     if archive_dir == storage_dir:
-        raise Damaged(f"{where}: lifecycle.archive_dir must differ from storage_dir", "use a sub-folder like <storage_dir>/archive")
+        raise Damaged(where, None, "lifecycle.archive_dir must differ from storage_dir", "use a sub-folder like <storage_dir>/archive", "config")
     return Config(root, config_path, storage_dir, archive_dir, categories, retrieval, lifecycle, enabled)

@@ -1,5 +1,9 @@
 """`mem context`: the best active memories as a markdown block within a token budget.
 
+With a query, entries come in `search`'s ranking; without one, by value
+(`Order.PRIORITY`: decisions and preferences first, then importance,
+effectiveness tier, confidence and recency).
+
 Tokens are estimated as ceil(characters / 4), the usual rule of thumb for
 English text with BPE tokenizers (tiktoken is not a dependency); the
 estimate is applied to every line, header and footer included.
@@ -9,26 +13,20 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Callable, Iterable
+from itertools import islice
+from typing import Any, Callable, Iterable, Iterator
 
+from .errors import BadInput
 from .model import Entry
-from .search import TIER_BONUS
+from .search import ranked
+from .storage.catalog.queries import Filter, Order
+from .storage.store import Store
 
 HEADER = "## Active Memory"
 
 
 def tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
-
-
-# Without a query: decisions and preferences first, then importance,
-# effectiveness tier, confidence and recency (unknown age last); as SQL
-# over the catalog's columns.
-PRIORITY_ORDER = (
-    "CASE category WHEN 'decision' THEN 0 WHEN 'preference' THEN 1 ELSE 2 END, importance DESC, "
-    "CASE tier " + " ".join(f"WHEN '{name}' THEN {-bonus!r}" for name, bonus in TIER_BONUS.items()) + " ELSE 0.0 END, "
-    "confidence DESC, born IS NULL, born DESC, id, rowid"
-)
 
 
 class Context:
@@ -53,6 +51,59 @@ class Context:
 # No line is shorter than "- MEM-YYYYMMDD-NNN (c, ?): x" (27 characters).
 SHORTEST_LINE = tokens("- MEM-YYYYMMDD-NNN (c, ?): x") + 1
 MAX_MISSES = 64
+
+
+def build(store: Store, text: str | None, budget: int, moment: datetime) -> Context:
+    """The block for `mem context`: ranked for `text`, else by value."""
+    if budget < 20:
+        raise BadInput("the budget must be at least 20 tokens")
+    retrieval = store.config.retrieval
+    # `render` reads at most the lines that fit plus MAX_MISSES that do not:
+    # order only that many, and the rest only if the guard leaves some out.
+    limit = budget // SHORTEST_LINE + MAX_MISSES + 1
+    if text and text.strip():
+        chosen = Filter(at=moment.timestamp(), min_confidence=retrieval["min_confidence"])
+
+        def ranking(limit: int | None) -> list[int]:
+            found = ranked(store, text, chosen, recency_weight=float(retrieval["recency_weight"]), limit=limit, include_archive=False)
+            nonlocal total
+            total = found.total
+            return [scored.rowid for scored in found]
+    else:
+        chosen = Filter(at=moment.timestamp())
+
+        def ranking(limit: int | None) -> list[int]:
+            nonlocal total
+            rowids = store.read(lambda catalog, paths: catalog.ordered(paths, chosen, Order.PRIORITY, limit), include_archive=False)
+            if limit is None or len(rowids) < limit:
+                total = len(rowids)
+            else:
+                total = store.read(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
+            return rowids
+    total = 0
+    first = ranking(limit)
+
+    def order() -> Iterator[int]:
+        yield from first
+        if total > len(first):
+            yield from ranking(None)[len(first):]
+
+    from .guard import scan_fields
+
+    # The guard runs as the last line of defence: nothing that looks like a
+    # secret reaches a prompt, even if it was written by hand. It runs on the
+    # entries whose line would fit, not on every one read.
+    return render(_loaded(store, order()), total, budget, moment, safe=lambda e: not scan_fields({"c": e.content, "s": e.summary}))
+
+
+def _loaded(store: Store, rowids: Iterator[int], chunk: int = 32) -> Iterator[Entry]:
+    """Entries in order, loaded a few at a time."""
+    while True:
+        part = list(islice(rowids, chunk))
+        if not part:
+            return
+        loaded = store.load(part)
+        yield from (loaded[rowid] for rowid in part if rowid in loaded)
 
 
 def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, safe: Callable[[Entry], bool] = lambda e: True) -> Context:

@@ -1,13 +1,18 @@
-"""Typed domain errors; each carries the exit code DESIGN.md §3 publishes."""
+"""Typed domain errors and the exit codes they map to.
+
+The exit codes are a published contract (DESIGN.md §3, the README's table);
+no other module spells one as a number.
+"""
 
 from __future__ import annotations
 
-# Exit codes: a published contract (DESIGN.md §3).
 OK = 0
-FOUND_PROBLEMS = 1
-BAD_INPUT = 2
-DAMAGED = 3
+FOUND_PROBLEMS = 1  # validate found problems, check --strict found something due, an unknown id or key
+BAD_INPUT = 2  # bad input or usage, refused content
+DAMAGED = 3  # a damaged grimoire or config; also a grimoire locked too long (README: deviations)
 GIT_FAILED = 4
+EXTERNAL_FAILED = 5  # an external command (summarizer) failed, timed out or answered invalid JSON
+INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
 class GrimoireError(Exception):
@@ -36,14 +41,31 @@ class NotFound(GrimoireError):
     exit_code = FOUND_PROBLEMS
 
 
+def no_memory(entry_id: str, hint: str = "list ids with `mem list` (add --archived for the archive)") -> NotFound:
+    """The one wording for an id that names no memory."""
+    return NotFound(f"no memory with id {entry_id}", hint)
+
+
 class Refused(BadInput):
     """Content that must never be stored (secret, PII, duplicate)."""
 
 
 class Damaged(GrimoireError):
-    """A grimoire or config file that cannot be read; names file:line."""
+    """A grimoire or config file that cannot be read or written as it is.
+
+    `path` and `line` say where (`line` None when the problem has no line,
+    as for a config value of the wrong type), `kind` what (the rule name
+    `mem validate` reports: yaml, encoding, too-large, unreadable, ...).
+    """
 
     exit_code = DAMAGED
+
+    def __init__(self, path: str, line: int | None, problem: str, hint: str | None = None, kind: str = "damaged"):
+        super().__init__(f"{path}:{line}: {problem}" if line is not None else f"{path}: {problem}", hint)
+        self.path = path
+        self.line = line
+        self.problem = problem
+        self.kind = kind
 
 
 class GitFailed(GrimoireError):
@@ -53,6 +75,10 @@ class GitFailed(GrimoireError):
 
 
 class LockTimeout(GrimoireError):
-    """Another process held the grimoire lock for too long."""
+    """Another process held the grimoire lock for too long; nothing was written.
 
-    exit_code = BAD_INPUT
+    Exit 3 (as for a grimoire that cannot be written as it is), not 2: the
+    caller's input was fine, and the same command can simply be retried.
+    """
+
+    exit_code = DAMAGED

@@ -75,7 +75,7 @@ def _secretish(value: str) -> bool:
 
 class _Pattern:
     """A regex compiled on first use: most commands never run most rules,
-    and compiling all of them cost ~10 ms of every process that imports this."""
+    and compiling all of them would cost every process that imports this."""
 
     __slots__ = ("pattern", "_compiled")
 
@@ -129,8 +129,8 @@ _RULES: list[tuple[str, _Pattern, object]] = [
 # Per rule, a necessary condition read off its pattern: literals it cannot
 # match without (any one of them; lowercase ones are matched ignoring case),
 # a least number of digits, and a short shape it must contain. Most text
-# passes few gates, so it skips most regexes (measured on the LoCoMo turns:
-# about 4x faster). tests/test_guard.py checks every positive sample gives
+# passes few gates, so it skips most regexes (the grimoire records how much
+# that saves). tests/test_guard.py checks every positive sample gives
 # the same findings with and without the gates.
 _GATES: dict[str, tuple[tuple[str, ...], int, _Pattern | None]] = {
     "private key block": (("-----BEGIN ",), 0, None),

@@ -14,7 +14,7 @@ from .errors import BadInput
 from .model import ARCHIVE_REASONS, Entry, normalize_text, score_of
 
 if TYPE_CHECKING:
-    from .catalog import Light
+    from .storage.catalog.rows import Light
 
 
 def apply_outcome(data: dict[str, Any], success: bool, moment: datetime) -> dict[str, Any]:
@@ -32,9 +32,15 @@ def apply_outcome(data: dict[str, Any], success: bool, moment: datetime) -> dict
     return new
 
 
-def archived_data(data: dict[str, Any], reason: str, moment: datetime) -> dict[str, Any]:
+def check_reason(reason: str) -> str:
+    """An archive reason, refused unless it is one of ARCHIVE_REASONS."""
     if reason not in ARCHIVE_REASONS:
         raise BadInput(f"bad archive reason {reason!r}", f"use one of: {', '.join(ARCHIVE_REASONS)}")
+    return reason
+
+
+def archived_data(data: dict[str, Any], reason: str, moment: datetime) -> dict[str, Any]:
+    """The entry as the archive holds it (`reason` already checked)."""
     new = dict(data)
     new["archived"] = True
     new["archived_at"] = iso(moment)
@@ -77,6 +83,8 @@ def near_duplicates(entries: list[Entry], threshold: float = 90) -> list[tuple[E
 
 @dataclass
 class Review:
+    """What `mem review` lists: entries by section, and near-duplicate pairs."""
+
     low: list[Entry] = field(default_factory=list)
     ineffective: list[Entry] = field(default_factory=list)
     expiring: list[Entry] = field(default_factory=list)
@@ -87,6 +95,20 @@ class Review:
         for entry in [*self.ineffective, *self.low, *self.expiring, *(p[1] for p in self.duplicates)]:
             seen.setdefault(entry.id, entry)
         return list(seen.values())
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """Entry objects, each with `review`: the sections it is in and the
+        entries it nearly duplicates (the pair's other side, with the score)."""
+        out = []
+        for entry in self.entries():
+            sections = [name for name, group in (("ineffective", self.ineffective), ("low", self.low), ("expiring", self.expiring))
+                        if any(e.id == entry.id for e in group)]
+            near = [{"id": (b if a.id == entry.id else a).id, "score": round(score, 1)}
+                    for a, b, score in self.duplicates if entry.id in (a.id, b.id)]
+            if near:
+                sections.append("near-duplicate")
+            out.append({**entry.to_dict(), "review": {"sections": sections, "near_duplicates": near}})
+        return out
 
 
 def review(entries: Iterable[Entry], moment: datetime, warn_days: int) -> Review:

@@ -15,6 +15,10 @@ from .clock import iso, parse_time
 from .errors import BadInput
 
 ID_RE = re.compile(r"^MEM-(\d{8})-(\d{3,})\Z")
+# An entry's id line in a file's text, found without parsing YAML: an item's
+# first line (`- id: MEM-...`), or any line holding the `id` key.
+ENTRY_ID_LINE = re.compile(r"^- +id: *['\"]?(MEM-\d{8}-\d+)['\"]? *$", re.M)
+ANY_ID_LINE = re.compile(r"^(?:- +| +)id: *['\"]?(MEM-\d{8}-\d+)['\"]? *$", re.M)
 TAG_RE = re.compile(r"^[a-z0-9-]+\Z")
 KEY_RE = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_-]+)*\Z")
 TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}d)\Z")
@@ -32,10 +36,6 @@ FIELD_ORDER = (
     "importance", "key", "tags", "source", "supersedes", "superseded_by",
     "related_memories", "effectiveness", "archived", "archived_at",
     "archive_reason", "metadata",
-)
-# Fields rewritten in place over an entry's life; everything else is substance.
-LIFECYCLE_FIELDS = frozenset(
-    {"superseded_by", "effectiveness", "archived", "archived_at", "archive_reason", "importance"}
 )
 
 
@@ -56,9 +56,8 @@ def id_day(moment: datetime) -> str:
     return moment.strftime("%Y%m%d")
 
 
-def next_id(existing: Iterable[str], moment: datetime) -> str:
-    """The next free id for the day of `moment`, across every given id."""
-    day = id_day(moment)
+def next_id(existing: Iterable[str], day: str) -> str:
+    """The next free id of a day (`YYYYMMDD`), past every given id of that day."""
     highest = 0
     for value in existing:
         parsed = parse_id(value)
@@ -159,14 +158,9 @@ def score_of(applications: int, successes: int) -> int:
 
 
 class Entry:
-    """One memory: its stored mapping plus where it was read from.
+    """One memory: its stored mapping plus where it was read from."""
 
-    A plain class, not a dataclass, as are the other result types every
-    command builds: `@dataclass` generates its methods with `exec` when the
-    module is imported, ~0.5 ms a class on every `mem` run.
-    """
-
-    __slots__ = ("data", "file", "line", "archived_file", "notes")
+    __slots__ = ("data", "file", "line", "archived_file", "notes", "near_duplicate")
 
     def __init__(self, data: dict[str, Any], file: str | None = None, line: int | None = None, archived_file: bool = False,
                  notes: list[str] | None = None):
@@ -174,8 +168,10 @@ class Entry:
         self.file = file
         self.line = line
         self.archived_file = archived_file
-        # Things the caller should be told (inferred category, near duplicate).
+        # Things the caller of a write should be told (inferred category, near duplicate).
         self.notes: list[str] = [] if notes is None else notes
+        # (id, score) of the active entry a new one nearly duplicates, if any.
+        self.near_duplicate: tuple[str, float] | None = None
 
     def __repr__(self) -> str:
         return f"Entry(data={self.data!r}, file={self.file!r}, line={self.line!r})"
@@ -186,7 +182,7 @@ class Entry:
         return (self.data, self.file, self.line, self.archived_file, self.notes) == (
             other.data, other.file, other.line, other.archived_file, other.notes)  # type: ignore[attr-defined]
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
+    __hash__ = None  # type: ignore[assignment]  # mutable: not a dict key
 
     # Plain accessors keep callers away from dict spelling.
     @property
@@ -267,6 +263,13 @@ class Entry:
         """The stored mapping in field order (a copy)."""
         return ordered(self.data)
 
+    def written_dict(self) -> dict[str, Any]:
+        """`to_dict` plus what a write tells its caller: its notes, and the
+        entry it nearly duplicates (None when none)."""
+        near = self.near_duplicate
+        return {**ordered(self.data), "notes": list(self.notes),
+                "near_duplicate": {"id": near[0], "score": round(near[1], 1)} if near else None}
+
 
 def epoch(stamp: Any) -> float | None:
     """A stored time as POSIX seconds; None when absent or unreadable."""
@@ -279,7 +282,7 @@ def epoch(stamp: Any) -> float | None:
 
 
 def state_of(entry, now: float) -> str:
-    """State of an `Entry` or a catalog row (`catalog.Light`) at a POSIX time."""
+    """State of an `Entry` or a catalog row (`Light`) at a POSIX time."""
     if entry.archived:
         return "archived"
     if entry.superseded_by:

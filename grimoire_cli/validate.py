@@ -7,15 +7,19 @@ problems make it not `ok` (exit 1).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .config import Config
+from .config import Config, is_inside
 from .errors import BadInput, Damaged
-from .model import ID_RE
-from .store import Store
+from .model import ENTRY_ID_LINE, ID_RE
+from .storage import chunks, yamlio
+from .storage.catalog.connection import Stale
+from .storage.chunks import KNOWN, content_hash, parse_reusing
+from .storage.store import Store
 
 
 @dataclass
@@ -55,7 +59,7 @@ def _classify(config: Config, path: Path) -> tuple[str | None, bool]:
 
 def _default_paths(store: Store) -> list[Path]:
     config = store.config
-    found = {path for _, path, _ in store.category_files() if path.exists()}
+    found = {file.path for file in store.files() if file.path.exists()}
     for folder in (config.storage_dir, config.archive_dir):
         if folder.is_dir():
             found.update(p for p in folder.glob("*.y*ml") if p.suffix in (".yaml", ".yml"))
@@ -110,7 +114,7 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
 
 def _rules_version(config: Config) -> str:
     """What a cached file result depends on besides the file: config and rule code."""
-    from . import __version__, chunks, entry_rules, guard, schemas, yamlio
+    from . import __version__, entry_rules, guard, schemas
 
     parts = [__version__, repr(sorted((n, c.storage_file, c.confidence_required) for n, c in config.categories.items())),
              str(config.storage_dir), str(config.archive_dir)]
@@ -126,8 +130,6 @@ def _rules_version(config: Config) -> str:
 def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> list[dict[str, Any]]:
     """Per file: problems inside it and its link records, from the catalog when
     unchanged; a changed file re-checks only the entries whose text changed."""
-    from .catalog import Stale, content_hash
-
     out: list[dict[str, Any] | None] = []
     pending: list[tuple[int, Path, str, bytes | None, str | None]] = []
     for index, (path, rel) in enumerate(files):
@@ -169,8 +171,6 @@ _WORKER_STORE: Store | None = None
 
 
 def _compute_all(store: Store, files: list[tuple[Path, str, bytes | None, dict[bytes, Any]]]) -> list[dict[str, Any]]:
-    import os
-
     # Only what must be checked again counts towards going parallel.
     size = sum(len(data or b"") for _, _, data, known in files if not known)
     workers = min(len(files), os.cpu_count() or 1)
@@ -202,8 +202,7 @@ def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | N
     """One file's problems and link records; `known` holds results by chunk
     hash (chunks.py) from its last validation, for the entries whose text is
     unchanged. Also returns every chunk's result, to keep for the next time."""
-    from .chunks import KNOWN, parse_reusing
-    from .entry_rules import check_entry, link_of
+    from .entry_rules import check_entry, link_of  # the guard and jsonschema: only for what changed
 
     result: dict[str, Any] = {"problems": [], "damaged": False, "entries": 0, "links": [], "chunks": []}
     text = _read_text(store, path, rel, data, result)
@@ -214,8 +213,7 @@ def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | N
         # A kept result serves every chunk with its text.
         lines, placed = parse_reusing(text, rel, known.__contains__ if known else None)
     except Damaged as exc:
-        match = re.match(r"^(.*?):(\d+): (.*)$", exc.message)
-        _file_problem(result, rel, int(match.group(2)) if match else 1, "yaml", match.group(3) if match else exc.message)
+        _file_problem(result, rel, exc.line or 1, "yaml", exc.problem)
         return result
     for item, (start, stop), digest, _ in placed:
         if item is KNOWN:
@@ -270,29 +268,27 @@ def _read_text(store: Store, path: Path, rel: str, data: bytes | None, result: d
     config = store.config
     try:
         real = path.resolve()
-        if path.is_symlink() and config.root not in real.parents and Path.cwd().resolve() not in real.parents:
-            raise Damaged(f"{rel}:1: symlink leads outside the repository ({real})", "replace it with a regular file")
+        if path.is_symlink() and not is_inside(config.root, real) and not is_inside(Path.cwd().resolve(), real):
+            raise Damaged(rel, 1, f"symlink leads outside the repository ({real})", "replace it with a regular file", "outside-repository")
         if data is None:
             data = path.read_bytes()
     except OSError as exc:
         _file_problem(result, rel, 1, "unreadable", f"cannot read: {exc.strerror}")
         return None
     except Damaged as exc:
-        _file_problem(result, rel, 1, "outside-repository", exc.message.split(": ", 1)[-1])
+        _file_problem(result, rel, exc.line or 1, exc.kind, exc.problem)
         return None
     conflict = re.search(rb"^(<{7}|={7}|>{7})( |$)", data, re.M)
     if conflict:
         line = data[: conflict.start()].count(b"\n") + 1
-        named = re.search(rb"^- +id: *['\"]?(MEM-\d{8}-\d+)", data[conflict.start():], re.M)
+        named = ENTRY_ID_LINE.search(data[conflict.start():].decode("utf-8", "replace"))
         _file_problem(result, rel, line, "merge-conflict", "unresolved merge conflict markers; keep the right version of the entry and remove the markers",
-                      named.group(1).decode() if named else None)
+                      named.group(1) if named else None)
         return None
     try:
         return store.decode(path, data)
     except Damaged as exc:
-        match = re.match(r"^(.*?):(\d+): (.*)$", exc.message)
-        message = match.group(3) if match else exc.message
-        _file_problem(result, rel, int(match.group(2)) if match else 1, "too-large" if "MB limit" in message else "encoding", message)
+        _file_problem(result, rel, exc.line or 1, exc.kind, exc.problem)
         return None
 
 

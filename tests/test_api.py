@@ -31,7 +31,7 @@ def test_add_many_one_lock_all_or_nothing(grimoire):
     with pytest.raises(Refused):
         grimoire.add_many([{"content": "new one", "category": "fact"}, {"content": "new one", "category": "fact"}])
     written = grimoire.add_many([{"content": "ok one", "category": "fact"}, {"content": "", "category": "fact"}], skip_invalid=True)
-    assert [e.content for e in written] == ["ok one"] and grimoire.last_rejected[0][0] == 1
+    assert [e.content for e in written] == ["ok one"] and written.rejected[0].index == 1
 
 
 def test_import_is_light():
@@ -52,3 +52,20 @@ def test_wheel_ships_schemas(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "grimoire_cli/schemas/memory.schema.json" in names
     assert "grimoire_cli/cli/main.py" in names
+
+
+def test_result_types_are_exported():
+    import grimoire_cli
+
+    for name in grimoire_cli.__all__:
+        assert getattr(grimoire_cli, name) is not None, name
+    assert grimoire_cli.Hit.__module__ == "grimoire_cli.search" and grimoire_cli.Report.__module__ == "grimoire_cli.validate"
+    with pytest.raises(AttributeError):
+        grimoire_cli.NoSuchThing  # noqa: B018
+
+
+def test_facade_options_are_keyword_only(grimoire):
+    grimoire.add("The service is written in Go", category="fact")
+    with pytest.raises(TypeError):
+        grimoire.query("service", 5)  # limit is keyword-only
+    assert [h.entry.content for h in grimoire.query("service", limit=5)] == ["The service is written in Go"]

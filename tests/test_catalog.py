@@ -101,7 +101,7 @@ def test_rows_of_a_corrupted_file_record_are_not_trusted(repo):
 def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
     """Rows whose entry text is unchanged are kept as they are (same row, not
     parsed again); an edited entry, a removed one and new ones are re-read."""
-    from grimoire_cli import yamlio
+    from grimoire_cli.storage import yamlio
 
     parsed = spy(monkeypatch, yamlio, "parse_document", lambda text, where: text)
     ids = seed(40)
@@ -131,7 +131,7 @@ def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
 def test_a_file_that_changed_throughout_is_parsed_once(repo, monkeypatch):
     """Past a third of the entries changed, one parse of the whole file is
     cheaper than a parse per entry; rows whose text is unchanged are still kept."""
-    from grimoire_cli import yamlio
+    from grimoire_cli.storage import yamlio
 
     parsed = spy(monkeypatch, yamlio, "parse_document", lambda text, where: text)
     ids = seed(40)

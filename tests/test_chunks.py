@@ -10,9 +10,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grimoire_cli.chunks import KNOWN, parse_chunked
+from grimoire_cli.storage.chunks import KNOWN, parse_chunked
 from grimoire_cli.errors import Damaged
-from grimoire_cli.yamlio import emit_entry, parse_entries
+from grimoire_cli.storage.yamlio import emit_entry, parse_entries
 
 ODD_BLOCKS = [
     "- # a comment after the dash\n  id: MEM-20260101-900\n  content: odd one\n",

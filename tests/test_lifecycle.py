@@ -104,7 +104,9 @@ def test_archive_outside_git(tmp_path, monkeypatch):
     entry = mem("add", "-c", "error", "Timeout talking to the cache").out.strip()
     result = mem("archive", "--json", env=LATER)
     assert result.code == 0
-    assert json.loads(result.out) == {"archived": [entry], "commit": None}
+    # Everything the text says is in the JSON too: the reason, and the note.
+    assert json.loads(result.out) == {"archived": [entry], "commit": None, "reasons": {entry: "expired"}, "dry_run": False,
+                                      "notes": ["not a git repository: archived without a commit"]}
     assert "without a commit" in result.err
 
 
@@ -126,7 +128,8 @@ def test_check_quiet_when_nothing_due(repo):
     mem("add", "-c", "fact", "Nothing expires here")
     result = mem("check")
     assert result.code == 0 and result.out == "" and result.err == ""
-    assert json.loads(mem("check", "--json").out) == {"expired": [], "expiring": [], "review": [], "archived": [], "due": []}
+    assert json.loads(mem("check", "--json").out) == {"expired": [], "expiring": [], "review": [], "archived": [], "due": [],
+                                                      "commit": None, "notes": []}
 
 
 def test_check_archives_and_reports(repo):

@@ -165,7 +165,7 @@ def test_hooks_install_configures_the_driver_and_uninstall_removes_it(team):
 
 
 def test_merge_texts_keeps_ours_text_and_adds_effectiveness():
-    from grimoire_cli.merge import merge_texts
+    from grimoire_cli.git.merge import merge_texts
 
     base = "# comment kept\n- id: MEM-20260101-001\n  content: x\n  effectiveness: {applications: 2, successes: 1, score: 50}\n"
     ours = base.replace("applications: 2, successes: 1, score: 50", "applications: 3, successes: 2, score: 67")
@@ -173,7 +173,7 @@ def test_merge_texts_keeps_ours_text_and_adds_effectiveness():
     result = merge_texts(base, ours, theirs, "facts.yaml")
     assert not result.conflicts
     assert result.text.startswith("# comment kept\n")
-    from grimoire_cli.yamlio import parse_entries
+    from grimoire_cli.storage.yamlio import parse_entries
 
     merged = parse_entries(result.text, "x")[0][0]
     assert merged["effectiveness"]["applications"] == 5 and merged["effectiveness"]["successes"] == 3

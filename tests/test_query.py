@@ -63,8 +63,9 @@ def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
     import random
     import sqlite3
 
-    from grimoire_cli import catalog
-    from grimoire_cli.search import FIELD_WEIGHTS, TIER_BONUS, expression
+    from grimoire_cli.storage.catalog import queries
+    from grimoire_cli.scoring import FIELD_WEIGHTS, TIER_BONUS
+    from grimoire_cli.search import expression
 
     rng = random.Random(5)
     words = "cache runner disk deploy canary build queue token flaky merge".split()
@@ -111,7 +112,7 @@ def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
         for materialize in (True, False):
             if materialize and sqlite3.sqlite_version_info < (3, 35):
                 continue
-            monkeypatch.setattr(catalog, "MATERIALIZE", materialize)
+            monkeypatch.setattr(queries, "MATERIALIZE", materialize)
             hits = grimoire.query(text, limit=1000, **options)
             assert [h.entry.id for h in hits] == [i for _, i in expected], (text, materialize)
             assert all(abs(h.score - score) < 1e-9 for h, (score, _) in zip(hits, expected))
@@ -154,7 +155,7 @@ def test_context_budget_property(repo):
     @settings(max_examples=40, deadline=None)
     @given(st.integers(min_value=20, max_value=600))
     def check(budget):
-        ctx = grimoire.context(None, budget)
+        ctx = grimoire.context(None, budget=budget)
         assert ctx.tokens <= budget
         assert len(ctx.included) + ctx.left_out == 4
 
@@ -185,7 +186,7 @@ def test_context_past_the_first_page(repo):
     everything = sorted(grimoire.list(), key=lambda e: (-e.importance, -e.confidence, e.id))
     clean = [e.id for e in everything if secret not in e.content]
     for query in (None, "cache runner"):
-        ctx = grimoire.context(query, budget)
+        ctx = grimoire.context(query, budget=budget)
         assert ctx.included, query
         assert not any(secret in line for line in ctx.text.splitlines()), query
         assert len(ctx.included) + ctx.left_out == count, query  # every active (matching) entry is counted
@@ -227,16 +228,18 @@ def test_import_all_or_nothing_and_skip_invalid(repo, tmp_path):
     assert result.code == 1 and len(data["imported"]) == 2 and [r["line"] for r in data["rejected"]] == [2, 3]
 
 
-def test_import_many_lines_one_write_per_file(repo, tmp_path):
+def test_import_many_lines_one_write_per_file(repo, tmp_path, monkeypatch):
     lines = [json.dumps({"content": f"bulk memory {i} about topic {i % 17} and detail {i * 31}", "category": ["fact", "learning"][i % 2]}) for i in range(5000)]
     path = tmp_path / "bulk.jsonl"
     path.write_text("\n".join(lines))
     from grimoire_cli import Grimoire
 
+    from grimoire_cli.storage import journal
+
     grimoire = Grimoire.open(repo)
     writes = []
-    original = grimoire.store._temp_copy
-    grimoire.store._temp_copy = lambda p, t: (writes.append(p.name), original(p, t))[1]
+    original = journal._temp_copy
+    monkeypatch.setattr(journal, "_temp_copy", lambda p, t: (writes.append(p.name), original(p, t))[1])
     result = grimoire.import_lines(path.read_text().splitlines())
     assert len(result.imported) == 5000
     assert sorted(writes) == ["facts.yaml", "learnings.yaml"]

@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from grimoire_cli import Grimoire
 from grimoire_cli.errors import BadInput, Refused
-from grimoire_cli.yamlio import emit_entry, parse_entries
+from grimoire_cli.storage.yamlio import emit_entry, parse_entries
 
 YAML_NASTY = ["- ", ": ", "#", "---", "...", "!!python/object", "*alias", "&anchor", "{", "[", "|", ">", "'", '"', "\\", "\r\n", "\t", " ", "\n", "%", "@", "`", "null", "true", "0x1F", "1e3", "~", "\u2028", "\x85", "é", "🙂"]
 texts = st.lists(st.one_of(st.sampled_from(YAML_NASTY), st.text(min_size=1, max_size=12)), min_size=1, max_size=12).map("".join)
@@ -74,11 +74,11 @@ def test_values_ending_in_a_line_break_read_back_exactly():
 @given(st.dictionaries(st.from_regex(r"[a-z_]{1,10}", fullmatch=True), values, max_size=5))
 def test_what_emit_trusts_without_parsing_parses_back_identical(fields):
     """`emit_entry` skips its parse check for values it deems exact by construction: check that here."""
-    from grimoire_cli.yamlio import _always_exact
+    from grimoire_cli.storage.yamlio import always_exact
 
     data = {"id": "MEM-20261122-001", **fields}
     text = emit_entry(data)
-    if _always_exact(data):
+    if always_exact(data):
         entries, _ = parse_entries(text, "<test>")
         assert entries == [data]
 
@@ -88,7 +88,7 @@ def test_what_emit_trusts_without_parsing_parses_back_identical(fields):
 def test_blocks_trusted_without_parsing_parse_back_identical(fields, rng):
     """An in-place edit skips the parse when its block is the emitter's own text,
     key by key in any order: such a block must read back as the data."""
-    from grimoire_cli.yamlio import _always_exact, emit_fields, is_exact_emission
+    from grimoire_cli.storage.yamlio import always_exact, emit_fields, is_exact_emission
 
     data = {"id": "MEM-20261122-001", **fields}
     keys = list(data)
@@ -96,7 +96,7 @@ def test_blocks_trusted_without_parsing_parse_back_identical(fields, rng):
     lines = emit_fields({key: data[key] for key in keys})
     lines[0] = "- " + lines[0][2:]
     trusted = is_exact_emission(lines, data)
-    assert trusted == _always_exact(data)
+    assert trusted == always_exact(data)
     if trusted:
         entries, _ = parse_entries("\n".join(lines) + "\n", "<test>")
         assert entries == [data]

@@ -5,19 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..model import Entry
 
-
-def entry_json(entry: Entry, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    data = entry.to_dict()
-    if extra:
-        data.update(extra)
-    return data
 
 
 def print_json(value: Any) -> None:

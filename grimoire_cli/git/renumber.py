@@ -28,18 +28,20 @@ superseded_by and effectiveness here.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..errors import BadInput
+from ..model import ANY_ID_LINE, next_id, parse_id
 from . import gitops
-from .merge import _tree_ids, mapping_between, prior_renames
-from .model import format_id, parse_id
+from .merge import LIFECYCLE, mapping_between, merge_entry, renamed
+from .trees import Tree, prior_renames
+
+if TYPE_CHECKING:
+    from ..storage.store import Store
 
 REFERENCES = ("supersedes", "superseded_by")
-# An entry's id line, first key or not.
-_ANY_ID_LINE = re.compile(r"^(?:- +| +)id: *['\"]?(MEM-\d{8}-\d+)['\"]? *$", re.M)
 HOOKS = ("post-merge", "post-rewrite", "post-commit", "pre-commit")
 
 
@@ -118,13 +120,11 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
     return None
 
 
-def fixup(grimoire, hook: str, args: list[str], stdin: str = "") -> FixupResult:
+def fixup(store: "Store", hook: str, args: list[str], stdin: str = "") -> FixupResult:
     """Run for `hook`: rename what the driver could not reach, then stage or commit it."""
-    from .errors import BadInput
-
     if hook not in HOOKS:
         raise BadInput(f"unknown hook {hook!r}", f"use one of {', '.join(HOOKS)} (mem's hooks call this; `mem hooks install` sets them up)")
-    config = grimoire.config
+    config = store.config
     root = gitops.work_tree(config.root)
     git_dir = gitops.git_dir(config.root) if root is not None else None
     if root is None or git_dir is None:
@@ -135,7 +135,6 @@ def fixup(grimoire, hook: str, args: list[str], stdin: str = "") -> FixupResult:
     storage = os.path.relpath(config.storage_dir, root)
     mapping = mapping_between(root, storage, found.found, found.prior)
     result = FixupResult(found.operation)
-    store = grimoire.store
     versions = found.versions or found.found
     archive = os.path.relpath(config.archive_dir, root)
     moved = versions is not None and any(
@@ -172,40 +171,19 @@ def fixup(grimoire, hook: str, args: list[str], stdin: str = "") -> FixupResult:
 def _repeated_ids(store) -> bool:
     """Whether any id line occurs twice across the grimoire files (a text scan, no YAML)."""
     seen: set[str] = set()
-    for _, path, _ in store.category_files():
+    for file in store.files():
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = file.path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        for match in _ANY_ID_LINE.finditer(text):
+        for match in ANY_ID_LINE.finditer(text):
             if match.group(1) in seen:
                 return True
             seen.add(match.group(1))
     return False
 
 
-class _Tree:
-    """The entries of one commit's grimoire files, by id, parsed only when asked for."""
-
-    def __init__(self, root: Path, rev: str | None, storage: str):
-        self.blocks = (_tree_ids(root, rev, storage) or {}) if rev else {}
-        self._parsed: dict[str, dict | None] = {}
-
-    def get(self, entry_id: str) -> dict | None:
-        from .yamlio import parse_entries
-
-        if entry_id not in self._parsed:
-            self._parsed[entry_id] = None
-            if entry_id in self.blocks:
-                try:
-                    items, _ = parse_entries(self.blocks[entry_id] + "\n", entry_id)
-                    self._parsed[entry_id] = items[0] if items and isinstance(items[0], dict) else None
-                except Exception:  # noqa: BLE001 - an unreadable block is not ours to trust
-                    pass
-        return self._parsed[entry_id]
-
-
-def _lifecycle(entries: list, trees: tuple[_Tree, _Tree, _Tree], mapping: dict[str, str], result: FixupResult) -> dict[tuple[str, str], dict]:
+def _lifecycle(entries: list, trees: tuple[Tree, Tree, Tree], mapping: dict[str, str], result: FixupResult) -> dict[tuple[str, str], dict]:
     """(file, id) -> lifecycle fields for archived entries that lost the other side's change.
 
     Archiving moves an entry to another file. When one side archived it and
@@ -214,8 +192,6 @@ def _lifecycle(entries: list, trees: tuple[_Tree, _Tree, _Tree], mapping: dict[s
     superseded_by and effectiveness are merged into it here, as the driver
     merges them for an entry that stayed in one file.
     """
-    from .merge import _renamed, merge_entry
-
     base, ours, theirs = trees
     out: dict[tuple[str, str], dict] = {}
     for entry in entries:
@@ -224,7 +200,7 @@ def _lifecycle(entries: list, trees: tuple[_Tree, _Tree, _Tree], mapping: dict[s
         old, mine, other = base.get(entry.id), ours.get(entry.id), theirs.get(entry.id)
         if old is None or mine is None or other is None:
             continue
-        a, b = _lifecycle_of(mine), _lifecycle_of(_renamed(other, mapping))
+        a, b = _lifecycle_of(mine), _lifecycle_of(renamed(other, mapping))
         if a == b:
             continue  # the same record on both sides: one change, not two
         merged, conflict = merge_entry(_lifecycle_of(old), a, b)
@@ -238,8 +214,6 @@ def _lifecycle(entries: list, trees: tuple[_Tree, _Tree, _Tree], mapping: dict[s
 
 
 def _lifecycle_of(item: dict) -> dict:
-    from .merge import LIFECYCLE
-
     return {k: item[k] for k in LIFECYCLE if k in item}
 
 
@@ -247,7 +221,7 @@ def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str
              versions: tuple[str, str, str] | None = None) -> dict[str, dict[str, dict]]:
     """file -> {current id: new data} for every entry that needs a rename or a lifecycle field."""
     entries = list(store.entries(include_archive=True, skip_damaged=True))
-    start_tree = _Tree(root, start, storage)
+    start_tree = Tree(root, start, storage)
     blocks = start_tree.blocks
     at_start = start_tree.get
 
@@ -270,15 +244,14 @@ def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str
         if len(theirs) != 1 or len(group) != 2:
             result.notes.append(f"{entry_id} is used by {len(group)} entries and none or several are new; rename by hand, then `mem validate`")
             continue
-        day = parse_id(entry_id)[0]
-        new = format_id(day, max(parse_id(t)[1] for t in taken if parse_id(t) and parse_id(t)[0] == day) + 1)
+        new = next_id(taken, parse_id(entry_id)[0])
         taken.add(new)
         mapping[entry_id] = new
 
     carried: dict[tuple[str, str], dict] = {}
     if versions is not None:
-        trees = (_Tree(root, versions[0], storage), start_tree if versions[1] == start else _Tree(root, versions[1], storage),
-                 _Tree(root, versions[2], storage))
+        trees = (Tree(root, versions[0], storage), start_tree if versions[1] == start else Tree(root, versions[1], storage),
+                 Tree(root, versions[2], storage))
         carried = _lifecycle(entries, trees, mapping, result)
         result.lifecycle = sorted(entry_id for _, entry_id in carried)
 

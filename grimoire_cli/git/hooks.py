@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import BadInput
 from . import gitops
-from .errors import BadInput
 
 MARKER = "# installed by mem (grimoire): do not edit; `mem hooks uninstall` removes it"
 HOOKS = ("post-checkout", "post-merge", "pre-commit", "post-commit", "post-rewrite")

@@ -1,6 +1,5 @@
-"""All git access: the git binary through subprocess (measured 79 ms per
-commit versus 244 ms through GitPython's pure-Python index, and no 75 ms
-GitPython import on every command).
+"""All git access: the git binary through subprocess (faster per commit than
+GitPython's pure-Python index, and no GitPython import on every command).
 
 Inherited `GIT_*` variables are dropped so that `mem` run from inside a git
 hook acts on the repository it is pointed at, not the hook's.
@@ -12,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .errors import GitFailed
+from ..errors import GitFailed
 
 # Variables git sets for hooks that would redirect our own git calls.
 _LEAKY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR")
@@ -119,5 +118,13 @@ def config_set(root: Path, key: str, value: str) -> None:
     run(["config", "--local", key, value], root)
 
 
-def config_unset(root: Path, key: str) -> None:
-    run(["config", "--local", "--unset", key], root, check=False)
+def cat_blobs(root: Path, blobs: list[str]) -> bytes:
+    """`git cat-file --batch` output for these objects (bytes: blobs need not be text)."""
+    done = subprocess.run(["git", "cat-file", "--batch"], cwd=root, input=("\n".join(blobs) + "\n").encode(), capture_output=True, env=clean_env())
+    return done.stdout
+
+
+def merge_lines(cwd: Path, ours: str, base: str, theirs: str) -> bool:
+    """git's own line merge of three files into `ours` (conflicts marked as
+    usual); True when it merged cleanly."""
+    return run(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours, base, theirs], cwd, check=False).returncode == 0

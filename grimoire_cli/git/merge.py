@@ -22,45 +22,42 @@ set by `mem hooks install`). It merges entry by entry:
 
 from __future__ import annotations
 
-import functools
 import os
-import re
-import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from .model import format_id, parse_id, score_of
+from ..errors import Damaged
+from ..model import next_id, parse_id, score_of
+from ..storage.textedit import Raw, rewrite
+from ..storage.yamlio import emit_entry, parse_entries
+from . import gitops
+from .trees import commits, ids_in, prior_renames, rebase_tip, save_renames, tree_ids
 
 # Fields whose changes are lifecycle, not substance: reconciled, never a conflict.
-LIFECYCLE = {"superseded_by", "effectiveness"}
-_ID_LINE = re.compile(r"^- +id: *['\"]?(MEM-\d{8}-\d+)['\"]? *$", re.M)
+LIFECYCLE = ("superseded_by", "effectiveness")
 
 
-@dataclass
-class MergeResult:
+class MergeResult(NamedTuple):
     text: str
-    conflicts: list[str] = field(default_factory=list)
-    renumbered: dict[str, str] = field(default_factory=dict)
+    conflicts: list[str]
+    renumbered: dict[str, str]
 
 
 def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str, str] | None = None) -> MergeResult:
     """Merge three versions of one grimoire file; `mapping` renames theirs' ids."""
-    from .store import Raw, rewrite
-    from .yamlio import emit_entry, parse_entries
-
     base_items, _ = parse_entries(base, f"{where} (base)") if base.strip() else ([], [])
     our_items, our_spans = parse_entries(ours, f"{where} (ours)") if ours.strip() else ([], [])
     their_items, _ = parse_entries(theirs, f"{where} (theirs)") if theirs.strip() else ([], [])
     mapping = dict(mapping or {})
     if mapping:
         # Base too: in a rebase, an earlier pick may have renamed ids this commit's base still has.
-        their_items = [_renamed(item, mapping) for item in their_items]
-        base_items = [_renamed(item, mapping) for item in base_items]
+        their_items = [renamed(item, mapping) for item in their_items]
+        base_items = [renamed(item, mapping) for item in base_items]
     o = _by_id(base_items)
     a = _by_id(our_items)
     b = _by_id(their_items)
-    result = MergeResult("", renumbered={k: v for k, v in mapping.items() if k in {i.get("id") for i in their_items if isinstance(i, dict)} or v in b})
+    renumbered = {k: v for k, v in mapping.items() if k in {i.get("id") for i in their_items if isinstance(i, dict)} or v in b}
+    conflicts: list[str] = []
     changes: dict[str, Any] = {}
     for entry_id, mine in a.items():
         other = b.get(entry_id)
@@ -73,7 +70,7 @@ def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str
             continue
         merged, conflict = merge_entry(old, mine, other)
         if conflict:
-            result.conflicts.append(entry_id)
+            conflicts.append(entry_id)
             start, stop = our_spans[[i for i, item in enumerate(our_items) if isinstance(item, dict) and item.get("id") == entry_id][0]]
             block = ours.split("\n")[start - 1 : stop]
             changes[entry_id] = Raw(["<<<<<<< ours", *block, "=======", *emit_entry(other).rstrip("\n").split("\n"), ">>>>>>> theirs"])
@@ -81,8 +78,7 @@ def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str
             changes[entry_id] = merged
     appended = [item for item in their_items if isinstance(item, dict) and item.get("id") not in a and item.get("id") not in o]
     ids = [item.get("id") if isinstance(item, dict) else None for item in our_items]
-    result.text = rewrite(ours, ids, our_spans, a, changes, appended, where)
-    return result
+    return MergeResult(rewrite(ours, ids, our_spans, a, changes, appended, where), conflicts, renumbered)
 
 
 def merge_entry(base: dict | None, ours: dict, theirs: dict) -> tuple[dict, bool]:
@@ -98,10 +94,7 @@ def merge_entry(base: dict | None, ours: dict, theirs: dict) -> tuple[dict, bool
             value = a
         elif a == o:
             value = b
-        elif key == "superseded_by":
-            conflict = True  # superseded by two different entries
-            value = a
-        else:
+        else:  # both changed it differently (for superseded_by: two different successors)
             conflict = True
             value = a
         if value is not _MISSING:
@@ -128,7 +121,8 @@ def _by_id(items: list[Any]) -> dict[str, dict]:
     return {item["id"]: item for item in items if isinstance(item, dict) and isinstance(item.get("id"), str)}
 
 
-def _renamed(item: Any, mapping: dict[str, str]) -> Any:
+def renamed(item: Any, mapping: dict[str, str]) -> Any:
+    """An entry with ids renamed by `mapping` (its own and its references)."""
     if not isinstance(item, dict):
         return item
     out = dict(item)
@@ -158,76 +152,10 @@ def renumbering(base_ids: dict[str, str], our_ids: dict[str, str], their_ids: di
     for entry_id in sorted(set(our_ids) & set(their_ids) - set(base_ids)):
         if our_ids[entry_id] == their_ids[entry_id]:
             continue  # the same memory on both sides (a cherry-pick)
-        day = parse_id(entry_id)[0]
-        highest = max(parse_id(t)[1] for t in taken if parse_id(t) and parse_id(t)[0] == day)
-        new = format_id(day, highest + 1)
+        new = next_id(taken, parse_id(entry_id)[0])
         taken.add(new)
         mapping[entry_id] = new
     return mapping
-
-
-def ids_in(text: str) -> dict[str, str]:
-    """id -> its entry's text block, by a scan (no YAML parse: it runs on every file of three commits)."""
-    out: dict[str, str] = {}
-    starts = [m for m in _ID_LINE.finditer(text)]
-    for index, match in enumerate(starts):
-        end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
-        out.setdefault(match.group(1), text[match.start() : end].rstrip())
-    return out
-
-
-@functools.lru_cache(maxsize=8)
-def _tree_ids(root: Path, rev: str, storage: str) -> dict[str, str] | None:
-    # Cached: a commit's tree never changes (callers pass shas), and
-    # `mem merge-fixup` asks for the same three trees twice. Callers only read.
-    from .gitops import output
-
-    listing = output(["ls-tree", "-r", rev, "--", storage], root)
-    if listing is None:
-        return None
-    blobs = [line.split()[2] for line in listing.splitlines() if line.split("\t")[-1].endswith((".yaml", ".yml"))]
-    out: dict[str, str] = {}
-    if not blobs:
-        return out
-    from .gitops import clean_env
-
-    done = subprocess.run(["git", "cat-file", "--batch"], cwd=root, input=("\n".join(blobs) + "\n").encode(), capture_output=True, env=clean_env())
-    data = done.stdout
-    position = 0
-    while position < len(data):
-        header_end = data.index(b"\n", position)
-        size = int(data[position:header_end].split()[2])
-        body = data[header_end + 1 : header_end + 1 + size]
-        position = header_end + 1 + size + 1
-        for entry_id, block in ids_in(body.decode("utf-8", "replace")).items():
-            out.setdefault(entry_id, block)
-    return out
-
-
-def commits(root: Path, git_dir: Path) -> tuple[str, str, str] | None:
-    """(base, ours, theirs) commits of the merge, rebase or cherry-pick in progress."""
-    theirs = None
-    named = [key[len("GITHEAD_"):] for key in os.environ if key.startswith("GITHEAD_")]
-    if len(named) == 1:
-        theirs = named[0]  # git merge / git pull
-    done = git_dir / "rebase-merge" / "done"
-    if theirs is None and done.exists():
-        lines = [line.split() for line in done.read_text().splitlines() if line.strip() and not line.startswith("#")]
-        if lines and len(lines[-1]) >= 2:
-            theirs = lines[-1][1]
-    for name in ("CHERRY_PICK_HEAD", "REBASE_HEAD", "MERGE_HEAD", "REVERT_HEAD"):
-        if theirs is None and (git_dir / name).exists():
-            theirs = (git_dir / name).read_text().split()[0]
-    if theirs is None:
-        return None
-    from .gitops import commit_of, merge_base
-
-    theirs_full, ours = commit_of(root, theirs), commit_of(root, "HEAD")
-    if theirs_full is None or ours is None:
-        return None
-    # A pick applies theirs' own change: its base is theirs' parent.
-    base = merge_base(root, ours, theirs_full) if named else commit_of(root, f"{theirs_full}^")
-    return (base, ours, theirs_full) if base is not None else None
 
 
 def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str) -> dict[str, str]:
@@ -237,24 +165,16 @@ def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, the
     kept beside git's own state (and go when git removes it) and applied to
     later picks' base and theirs, whose commits still carry the old ids.
     """
-    import json
-
-    from .gitops import git_dir as find_git_dir
-
-    git_dir = find_git_dir(root)
-    state = _state_file(git_dir) if git_dir is not None else None
+    git_dir = gitops.git_dir(root)
     prior = prior_renames(git_dir) if git_dir is not None else {}
     found = commits(root, git_dir) if git_dir is not None else None
     files = (base_text, ours_text, theirs_text)
     # New numbers must also miss ids that later picks of a rebase will bring.
-    tip = _rebase_tip(git_dir) if git_dir is not None else None
-    later = set(_tree_ids(root, tip, storage) or {}) if tip is not None else set()
+    tip = rebase_tip(git_dir) if git_dir is not None else None
+    later = set(tree_ids(root, tip, storage) or {}) if tip is not None else set()
     mapping = mapping_between(root, storage, found, prior, later, files)
-    if state is not None and mapping != prior:
-        try:
-            state.write_text(json.dumps(mapping))
-        except OSError:
-            pass
+    if git_dir is not None and mapping != prior:
+        save_renames(git_dir, mapping)
     return mapping
 
 
@@ -264,7 +184,7 @@ def mapping_between(root: Path, storage: str, found: tuple[str, str, str] | None
     (base, ours, theirs) commits; `files` (one file's three texts) stand in when
     the commits are unknown. The driver and `mem merge-fixup` share it, so both
     pick the same new numbers."""
-    trees = [_tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
+    trees = [tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
     if found is not None and all(tree is not None for tree in trees):
         base_ids, our_ids, their_ids = trees
     elif files is not None:  # unknown commits (a merge run by hand): this file's three versions only
@@ -275,38 +195,9 @@ def mapping_between(root: Path, storage: str, found: tuple[str, str, str] | None
     return {**prior, **renumbering(rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()))}
 
 
-def prior_renames(git_dir: Path) -> dict[str, str]:
-    """Renames earlier picks of the rebase or cherry-pick in progress made."""
-    import json
-
-    state = _state_file(git_dir)
-    try:
-        prior = json.loads(state.read_text()) if state is not None and state.exists() else {}
-    except (OSError, ValueError):
-        return {}
-    return {k: v for k, v in prior.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(prior, dict) else {}
-
-
-def _rebase_tip(git_dir: Path) -> str | None:
-    """The branch tip a rebase started from (all of its picks' ids are in it)."""
-    for name in ("rebase-merge/orig-head", "rebase-apply/orig-head"):
-        if (git_dir / name).exists():
-            return (git_dir / name).read_text().strip() or None
-    return None
-
-
-def _state_file(git_dir: Path) -> Path | None:
-    """Where a multi-commit rebase or cherry-pick keeps its renames (inside git's own state)."""
-    for folder in ("rebase-merge", "rebase-apply", "sequencer"):
-        if (git_dir / folder).is_dir():
-            return git_dir / folder / "grimoire-renumbered.json"
-    return None
-
-
 def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -> MergeResult:
     """Merge as a git driver does: the result replaces the ours file."""
-    from .config import find_root, load_config
-    from .errors import Damaged
+    from ..config import find_root, load_config
 
     texts = [Path(p).read_bytes().decode("utf-8") for p in (base_path, ours_path, theirs_path)]
     root = find_root(Path.cwd())
@@ -321,10 +212,9 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -
     except Damaged as exc:
         # A side that is not a grimoire list (hand-broken, or already holding
         # conflict markers): git's own line merge, conflicts marked as usual.
-        done = subprocess.run(["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours_path, base_path, theirs_path],
-                              capture_output=True)
+        clean = gitops.merge_lines(Path.cwd(), ours_path, base_path, theirs_path)
         return MergeResult(Path(ours_path).read_text(encoding="utf-8", errors="replace"),
-                           conflicts=[f"{display}: {exc.message}"] if done.returncode != 0 else [])
+                           [] if clean else [f"{display}: {exc.message}"], {})
     tmp = Path(ours_path).with_name(Path(ours_path).name + ".mem-merge")
     tmp.write_text(result.text, encoding="utf-8")
     os.replace(tmp, ours_path)

@@ -5,8 +5,7 @@ A chunk runs from an item's `-` line at column 0 to the line before the next
 one (comments and blank lines after an item belong to its chunk). Each chunk
 is known by a hash of its text; the catalog keeps that hash beside the row
 it parsed to, so re-reading a changed file (a hand edit, a `git pull` that
-brought three entries) parses only the chunks it has not seen: measured on a
-2,000-entry file, 0.5 s for the whole file against a few ms.
+brought three entries) parses only the chunks it has not seen.
 
 Splitting is textual, so it is used only where it cannot differ from the
 parser: a plain block sequence, where every line at column 0 is an item's
@@ -19,7 +18,10 @@ taken from the parser's item positions: the same chunks, found the slow way.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
+
+from ..errors import Damaged
+from .yamlio import is_item_line, last_line, parse_entries
 
 # Line breaks YAML knows besides \n: their lines would not be ours.
 _OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
@@ -39,6 +41,16 @@ class _Known:
 KNOWN: Any = _Known()
 
 
+class Placed(NamedTuple):
+    """One item of a file as read: its data (or KNOWN), its 1-based inclusive
+    line span, the hash of its chunk and the byte offset where the chunk starts."""
+
+    item: Any
+    span: tuple[int, int]
+    digest: bytes
+    offset: int
+
+
 def chunk_text(lines: list[str], start: int, stop: int) -> str:
     """The text of lines[start:stop] as the file holds it: each line with its
     line break (the file's last line has one only if the file ends with one)."""
@@ -52,15 +64,15 @@ def text_hash(text: str) -> bytes:
 
 
 def data_hash(data: bytes) -> bytes:
-    import hashlib  # only when a file changed or was written: its import costs 3 ms
+    """128 bits of SHA-256 (OpenSSL's uses the CPU's SHA instructions; BLAKE2 is slower here)."""
+    import hashlib  # only when a file changed or was written
 
-    # SHA-256, not BLAKE2: OpenSSL's is 3x faster here (CPU instructions for
-    # it), 0.75 against 2.1 ms for a 1.3 MB file; 128 bits are plenty.
     return hashlib.sha256(data).digest()[:16]
 
 
-def is_item_line(line: str) -> bool:
-    return line == "-" or line.startswith("- ")
+def content_hash(data: bytes) -> str:
+    """A whole file's hash as text (the chunk hash of all of it)."""
+    return data_hash(data).hex()
 
 
 def item_starts(lines: list[str]) -> list[int] | None:
@@ -78,15 +90,6 @@ def item_starts(lines: list[str]) -> list[int] | None:
             return None
         starts.append(number)
     return starts
-
-
-def last_line(lines: list[str], start: int, stop: int) -> int:
-    """The last line of an item's text: trailing blank lines and comments at
-    column 0 are left out (they are about what follows)."""
-    end = stop - 1
-    while end > start and (not lines[end].strip() or lines[end].startswith("#")):
-        end -= 1
-    return end
 
 
 class Chunk:
@@ -133,9 +136,6 @@ def split(text: str) -> tuple[list[str], list[Chunk] | None]:
 def parse_one(chunk: Chunk, where: str) -> tuple[bool, Any]:
     """(True, item) when the chunk parses on its own to exactly one item;
     (False, None) when only the whole file's parse can say what it is."""
-    from .errors import Damaged
-    from .yamlio import parse_entries
-
     if _ANCHOR_OR_ALIAS.search(chunk.text):
         return False, None
     try:
@@ -149,17 +149,15 @@ def parse_one(chunk: Chunk, where: str) -> tuple[bool, Any]:
 
 def worth_chunking(chunks: int, unknown: int) -> bool:
     """Whether parsing `unknown` of a file's `chunks` one by one beats one
-    parse of the whole file. A chunk parsed alone costs ~2.3 times its share
-    of a whole parse (a loader each: 0.91 s against 0.40 s for a 1,888-entry
-    file), so chunking pays while at most a third of the chunks are new."""
+    parse of the whole file. A chunk parsed alone costs over twice its share
+    of a whole parse (a loader each), so chunking pays while at most a third
+    of the chunks are new."""
     return unknown * 3 <= chunks
 
 
 def parse_whole(text: str, where: str) -> tuple[list[str], list[tuple[Any, Chunk]]]:
     """Every item with its chunk, from one parse of the whole file (Damaged
     when it does not parse): the chunks the parser sees."""
-    from .yamlio import parse_entries
-
     items, spans = parse_entries(text, where)
     lines = text.split("\n")
     # Where the parser's items start; a layout where they do not move down the
@@ -173,10 +171,9 @@ def parse_whole(text: str, where: str) -> tuple[list[str], list[tuple[Any, Chunk
     return lines, list(zip(items, chunks))
 
 
-def parse_reusing(text: str, where: str, reuse: Callable[[bytes], bool] | None) -> tuple[list[str], list[tuple[Any, tuple[int, int], bytes, int]]]:
-    """The file's lines and (item, span, chunk hash, byte offset) for every
-    item of a grimoire file. Spans are 1-based and inclusive, as
-    `yamlio.parse_entries` gives.
+def parse_reusing(text: str, where: str, reuse: Callable[[bytes], bool] | None) -> tuple[list[str], list[Placed]]:
+    """The file's lines and every item of a grimoire file, placed. Spans are
+    1-based and inclusive, as `yamlio.parse_entries` gives.
 
     `reuse` is asked once per chunk hash, in order, whether the caller holds
     what it needs for that chunk (None: nothing is held); such an item comes
@@ -190,19 +187,19 @@ def parse_reusing(text: str, where: str, reuse: Callable[[bytes], bool] | None) 
                 out = []
                 for chunk, held in zip(found, reused):
                     if held:
-                        out.append((KNOWN, chunk.span, chunk.digest, chunk.offset))
+                        out.append(Placed(KNOWN, chunk.span, chunk.digest, chunk.offset))
                         continue
                     ok, item = parse_one(chunk, where)
                     if not ok:
                         break
-                    out.append((item, chunk.span, chunk.digest, chunk.offset))
+                    out.append(Placed(item, chunk.span, chunk.digest, chunk.offset))
                 else:
                     return lines, out
     lines, parsed = parse_whole(text, where)
-    return lines, [(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in parsed]
+    return lines, [Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in parsed]
 
 
-def parse_chunked(text: str, where: str, known: dict[bytes, int]) -> list[tuple[Any, tuple[int, int], bytes, int]]:
+def parse_chunked(text: str, where: str, known: dict[bytes, int]) -> list[Placed]:
     """`parse_reusing` for the catalog: `known` counts the chunk hashes it
     holds rows for, and each row stands for one item (each hash comes back
     as KNOWN as many times as counted)."""

@@ -1,0 +1,76 @@
+"""The Typer app and what every command shares: options, opening the
+grimoire, reading text from stdin. The commands live in `memory` and
+`upkeep`; `main` runs them.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from .. import __version__
+from ..errors import OK, BadInput
+from . import render
+
+APP_SETTINGS = dict(
+    name="mem",
+    help="Long-term memory for a project and its AI agents, in git-tracked YAML.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    # Plain help and errors: rich formatting imports rich on every command.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app = typer.Typer(**APP_SETTINGS)
+hooks_app = typer.Typer(help="Install, remove or inspect mem's git hooks.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(hooks_app, name="hooks")
+
+JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
+
+_state: dict[str, Optional[str]] = {"config": None}
+opened: list = []  # grimoires this invocation used, for the damaged-file warning
+
+
+@app.callback()
+def _main(
+    config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="Config file (default: .loa.config.yaml found upward; or MEM_CONFIG)."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    if version:
+        render.out(f"mem {__version__}")
+        raise typer.Exit(OK)
+    _state["config"] = config
+
+
+def config_option() -> Optional[str]:
+    return _state["config"]
+
+
+def open_grimoire():
+    """The grimoire this invocation works on (found like `Grimoire.open`)."""
+    from ..api import Grimoire
+
+    found = Grimoire.open(".", _state["config"])
+    opened.append(found)
+    return found
+
+
+def read_text(text: Optional[str]) -> str:
+    """The argument, or stdin for '-' (or for nothing, when piped)."""
+    if text is None or text == "-":
+        if text is None and sys.stdin.isatty():
+            raise BadInput("no text given", "pass the memory as an argument, or '-' to read it from stdin")
+        raw = sys.stdin.buffer.read()
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadInput("stdin is not UTF-8 text", "re-encode it as UTF-8") from None
+    return text
+
+
+def given(**options):
+    """The options the user gave (None: left to the library's default)."""
+    return {k: v for k, v in options.items() if v is not None}

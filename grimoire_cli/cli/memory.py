@@ -1,0 +1,226 @@
+"""Commands over memories: add, supersede, show, list, get, apply, query,
+context, import, export, stats."""
+
+from __future__ import annotations
+
+import json as jsonlib
+import sys
+from typing import List, Optional
+
+import typer
+
+from ..errors import FOUND_PROBLEMS, BadInput
+from . import render
+from .app import JsonOpt, app, given, open_grimoire, read_text
+
+
+def _report_written(entry, json: bool) -> None:
+    for note in entry.notes:
+        (render.warn if entry.near_duplicate and note.startswith("near duplicate") else render.note)(note)
+    if json:
+        render.print_json(entry.written_dict())
+    else:
+        render.out(entry.id)
+
+
+@app.command()
+def add(
+    text: Optional[str] = typer.Argument(None, metavar="[TEXT|-]", help="The memory; '-' (or nothing, when piped) reads stdin."),
+    category: Optional[str] = typer.Option(None, "-c", "--category", help="Category (inferred from the wording when omitted)."),
+    summary: Optional[str] = typer.Option(None, "-s", "--summary", help="One-line summary (derived when omitted)."),
+    confidence: Optional[float] = typer.Option(None, "--confidence", help="0.0-1.0; defaults to the category's floor."),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", help="Tag (repeatable)."),
+    ttl: Optional[str] = typer.Option(None, "--ttl", help="'permanent' or days like '30d'."),
+    supersedes: Optional[str] = typer.Option(None, "--supersedes", metavar="ID", help="Id this memory replaces."),
+    key: Optional[str] = typer.Option(None, "--key", help="Dotted key; replaces the active entry with that key."),
+    importance: Optional[int] = typer.Option(None, "--importance", help="1-10 (default 5)."),
+    related: Optional[List[str]] = typer.Option(None, "--related", metavar="ID", help="Related memory id (repeatable)."),
+    file: Optional[str] = typer.Option(None, "--file", metavar="PATH", help="Source file this memory is about."),
+    lines: Optional[str] = typer.Option(None, "--lines", metavar="A-B", help="Line range in --file."),
+    session_id: Optional[str] = typer.Option(None, "--session-id", help="Session id (default MEM_SESSION_ID)."),
+    agent: Optional[str] = typer.Option(None, "--agent", help="Agent name (default MEM_AGENT)."),
+    phase: Optional[str] = typer.Option(None, "--phase", help="Phase (default MEM_PHASE)."),
+    json: bool = JsonOpt,
+) -> None:
+    """Remember something; prints the new id."""
+    content = read_text(text)
+    entry = open_grimoire().add(
+        content,
+        category,
+        **given(
+            summary=summary, confidence=confidence, tags=tag or None, ttl=ttl, supersedes=supersedes, key=key,
+            importance=importance, related=related or None, file_path=file, lines=lines,
+            session_id=session_id, agent=agent, phase=phase,
+        ),
+    )
+    _report_written(entry, json)
+
+
+@app.command()
+def supersede(
+    entry_id: str = typer.Argument(..., metavar="ID", help="The memory to replace."),
+    text: Optional[str] = typer.Argument(None, metavar="[TEXT|-]", help="The new memory."),
+    summary: Optional[str] = typer.Option(None, "-s", "--summary"),
+    confidence: Optional[float] = typer.Option(None, "--confidence"),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag"),
+    ttl: Optional[str] = typer.Option(None, "--ttl"),
+    importance: Optional[int] = typer.Option(None, "--importance"),
+    json: bool = JsonOpt,
+) -> None:
+    """Replace a memory with a new one (same category); the old one stays for audit."""
+    content = read_text(text)
+    entry = open_grimoire().supersede(
+        entry_id, content, **given(summary=summary, confidence=confidence, tags=tag or None, ttl=ttl, importance=importance)
+    )
+    _report_written(entry, json)
+
+
+@app.command()
+def show(
+    entry_id: str = typer.Argument(..., metavar="ID"),
+    chain: bool = typer.Option(False, "--chain", help="The whole supersede chain, oldest first."),
+    json: bool = JsonOpt,
+) -> None:
+    """Show one memory (archive included)."""
+    grimoire = open_grimoire()
+    result = grimoire.show(entry_id, chain=chain)
+    moment = grimoire.now()
+    if json:
+        render.print_json([e.to_dict() for e in result] if chain else result.to_dict())
+    elif chain:
+        render.out("\n".join(render.entry_line(e, moment) for e in result))
+    else:
+        render.out(render.entry_text(result, moment))
+
+
+@app.command("list")
+def list_(
+    category: Optional[List[str]] = typer.Option(None, "-c", "--category"),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag"),
+    archived: bool = typer.Option(False, "--archived", help="List the archive instead."),
+    expired: bool = typer.Option(False, "--expired", help="Include expired entries."),
+    superseded: bool = typer.Option(False, "--superseded", help="Include superseded entries."),
+    recent: Optional[int] = typer.Option(None, "--recent", metavar="N", help="Only the N newest."),
+    json: bool = JsonOpt,
+) -> None:
+    """List memories, newest first (active only unless asked)."""
+    grimoire = open_grimoire()
+    entries = grimoire.list(categories=category, tags=tag, archived=archived, expired=expired, superseded=superseded, recent=recent)
+    if json:
+        render.print_json([e.to_dict() for e in entries])
+        return
+    moment = grimoire.now()
+    for entry in entries:
+        render.out(render.entry_line(entry, moment))
+
+
+@app.command()
+def get(key: str = typer.Argument(...), json: bool = JsonOpt) -> None:
+    """Print the content of the active memory with this key (exit 1 when none)."""
+    entry = open_grimoire().get(key)
+    if json:
+        render.print_json(entry.to_dict())
+    else:
+        sys.stdout.write(entry.content if entry.content.endswith("\n") else entry.content + "\n")
+
+
+@app.command()
+def apply(
+    entry_id: str = typer.Argument(..., metavar="ID"),
+    success: bool = typer.Option(False, "--success", help="Applying it helped."),
+    failure: bool = typer.Option(False, "--failure", help="Applying it did not help."),
+    json: bool = JsonOpt,
+) -> None:
+    """Record one application of a memory and its outcome."""
+    if success == failure:
+        raise BadInput("give exactly one of --success or --failure")
+    entry = open_grimoire().apply(entry_id, success)
+    if json:
+        render.print_json(entry.to_dict())
+    else:
+        eff = entry.data["effectiveness"]
+        render.out(f"{entry.id}: {eff['successes']}/{eff['applications']} successes, score {eff['score']}, tier {entry.tier}")
+
+
+@app.command()
+def query(
+    text: str = typer.Argument(..., help="What to look for."),
+    category: Optional[List[str]] = typer.Option(None, "-c", "--category"),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag"),
+    min_confidence: Optional[float] = typer.Option(None, "--min-confidence", help="Default: retrieval.min_confidence."),
+    limit: Optional[int] = typer.Option(None, "-n", "--limit", help="Default: retrieval.max_per_query."),
+    explain: bool = typer.Option(False, "--explain", help="Show each score part."),
+    include_expired: bool = typer.Option(False, "--include-expired"),
+    include_superseded: bool = typer.Option(False, "--include-superseded"),
+    archived: bool = typer.Option(False, "--archived", help="Search the archive too."),
+    json: bool = JsonOpt,
+) -> None:
+    """Ranked retrieval: BM25 with stemming and typo tolerance, blended with recency and quality."""
+    grimoire = open_grimoire()
+    hits = grimoire.query(text, limit=limit, categories=category, tags=tag, min_confidence=min_confidence, include_expired=include_expired,
+                          include_superseded=include_superseded, archived=archived)
+    if json:
+        render.print_json([hit.to_dict(explain) for hit in hits])
+        return
+    moment = grimoire.now()
+    for hit in hits:
+        render.out(f"{hit.score:6.3f}  {render.entry_line(hit.entry, moment)}")
+        if explain:
+            render.out("        " + "  ".join(f"{k}={v:.3f}" for k, v in hit.parts.items()))
+
+
+@app.command()
+def context(
+    text: Optional[str] = typer.Argument(None, metavar="[QUERY]", help="Rank by relevance to this (default: by value)."),
+    budget: int = typer.Option(400, "--budget", metavar="TOKENS", help="Token budget (estimated as characters / 4)."),
+    json: bool = JsonOpt,
+) -> None:
+    """A `## Active Memory` markdown block for an LLM prompt, best first, within the budget."""
+    result = open_grimoire().context(text, budget=budget)
+    if json:
+        render.print_json(result.to_dict())
+    else:
+        sys.stdout.write(result.text)
+
+
+@app.command("import")
+def import_(
+    file: str = typer.Argument(..., metavar="FILE|-", help="JSON Lines, one entry per line."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Write the valid lines, report the rest."),
+    json: bool = JsonOpt,
+) -> None:
+    """Import entries from JSON Lines (all or nothing unless --skip-invalid)."""
+    if file == "-":
+        text = read_text("-")
+    else:
+        try:
+            with open(file, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput(f"cannot read {file}: {exc}", "give a readable UTF-8 JSON Lines file") from None
+    result = open_grimoire().import_lines(text.splitlines(), skip_invalid=skip_invalid)
+    if json:
+        render.print_json(result.to_dict())
+    else:
+        render.out(f"imported {len(result.imported)} entries")
+        for number, message in result.rejected:
+            render.warn(f"line {number}: {message}")
+    if result.rejected:
+        raise typer.Exit(FOUND_PROBLEMS)
+
+
+@app.command()
+def export(archived: bool = typer.Option(False, "--archived", help="Include the archive.")) -> None:
+    """Print every entry as JSON Lines (round-trips through `mem import`)."""
+    for entry in open_grimoire().export(archived=archived):
+        sys.stdout.write(jsonlib.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
+
+
+@app.command()
+def stats(json: bool = JsonOpt) -> None:
+    """Counts per category and state, tiers, oldest and newest, size on disk."""
+    result = open_grimoire().stats()
+    if json:
+        render.print_json(result.to_dict())
+        return
+    render.out("\n".join(result.lines()))

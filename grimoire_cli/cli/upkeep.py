@@ -1,0 +1,226 @@
+"""Commands that keep a grimoire sound: init, validate, archive, check,
+review, the git hooks, the merge driver and its fixup."""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional
+
+import typer
+
+from ..errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput, GrimoireError
+from . import render
+from .app import JsonOpt, app, config_option, hooks_app, open_grimoire
+
+
+@app.command()
+def init(json: bool = JsonOpt) -> None:
+    """Create the config, grimoire folders, category files and merge rules (idempotent)."""
+    from ..api import Grimoire
+
+    result = Grimoire.init(".", config_option())
+    if json:
+        render.print_json(result.to_dict())
+        return
+    for path in result.created:
+        render.out(f"created {path}")
+    for path in result.existing:
+        render.out(f"kept    {path}")
+
+
+@app.command()
+def validate(
+    paths: Optional[List[str]] = typer.Argument(None, metavar="[PATH]...", help="Files or folders (default: the whole grimoire)."),
+    format: str = typer.Option("text", "--format", help="text, json or github."),
+    json: bool = typer.Option(False, "--json", help="Print machine-readable JSON (the same as --format json)."),
+) -> None:
+    """Check grimoire files: schema, ids, links, categories, floors, secrets."""
+    if format not in ("text", "json", "github"):
+        raise BadInput(f"unknown format {format!r}", "use text, json or github")
+    if json:
+        if format not in ("text", "json"):
+            raise BadInput(f"--json and --format {format} ask for two formats", "give one of them")
+        format = "json"
+    report = open_grimoire().validate(paths or None)
+    if format == "json":
+        render.print_json(report.to_dict())
+    elif format == "github":
+        for problem in report.problems:
+            message = f"[{problem.rule}] {problem.id + ': ' if problem.id else ''}{problem.message}"
+            render.out(f"::error file={problem.file},line={problem.line}::{_gh_escape(message)}")
+    else:
+        for problem in report.problems:
+            render.out(str(problem))
+        state = "ok" if report.ok else f"{len(report.problems)} problem(s)"
+        render.note(f"{len(report.files)} file(s), {report.entries} entries: {state}")
+    raise typer.Exit(DAMAGED if report.damaged else OK if report.ok else FOUND_PROBLEMS)
+
+
+@app.command()
+def archive(
+    ids: Optional[List[str]] = typer.Argument(None, metavar="[ID]...", help="Archive these (default: every expired or ineffective entry)."),
+    reason: Optional[str] = typer.Option(None, "--reason", help="expired, superseded, ineffective or manual (with ids)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would move; change nothing."),
+    no_commit: bool = typer.Option(False, "--no-commit", help="Move the entries but do not commit."),
+    json: bool = JsonOpt,
+) -> None:
+    """Move expired and ineffective memories to the archive and commit just that change."""
+    result = open_grimoire().archive(ids or None, reason=reason, dry_run=dry_run, commit=not no_commit)
+    for note in result.notes:
+        render.note(note)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    verb = "would archive" if dry_run else "archived"
+    for entry_id in result.archived:
+        render.out(f"{verb} {entry_id} ({result.reasons[entry_id]})")
+    if not result.archived:
+        render.note("nothing to archive")
+    if result.commit:
+        render.out(f"committed {result.commit[:12]}")
+
+
+@app.command()
+def check(
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when anything is due."),
+    hook: bool = typer.Option(False, "--hook", hidden=True, help="Run as a git hook: never fail."),
+    json: bool = JsonOpt,
+) -> None:
+    """Session start: archive expired memories, warn about expiring and weak ones."""
+    try:
+        grimoire = open_grimoire()
+        if hook and not grimoire.config.lifecycle["check_on_session_start"]:
+            return
+        result = grimoire.check()
+    except GrimoireError as exc:
+        if not hook:
+            raise
+        render.warn(f"mem check: {exc}")
+        return
+    if json:
+        render.print_json(result.to_dict())
+    else:
+        for note in result.notes:
+            render.note(note)
+        if result.archived:
+            render.out(f"mem: archived {len(result.archived)} expired memories: {', '.join(result.archived)}" + (f" (commit {result.commit[:12]})" if result.commit else ""))
+        if result.expiring:
+            render.out(f"mem: {len(result.expiring)} memories expire soon: {', '.join(result.expiring)}")
+        if result.review:
+            render.out(f"mem: {len(result.review)} memories to review (`mem review`): {', '.join(result.review)}")
+        left = result.unarchived
+        if left:
+            render.out(f"mem: {len(left)} expired memories (`mem archive`): {', '.join(left)}")
+    if strict and result.due:
+        raise typer.Exit(FOUND_PROBLEMS)
+
+
+@app.command()
+def review(json: bool = JsonOpt) -> None:
+    """List low-tier, ineffective, expiring-soon and near-duplicate memories."""
+    grimoire = open_grimoire()
+    result = grimoire.review()
+    if json:
+        render.print_json(result.to_list())
+        return
+    moment = grimoire.now()
+    sections = [("ineffective (archived by the next `mem archive`)", result.ineffective), ("low effectiveness", result.low), ("expiring soon", result.expiring)]
+    for title, entries in sections:
+        if entries:
+            render.out(f"{title}:")
+            for entry in entries:
+                render.out("  " + render.entry_line(entry, moment))
+    if result.duplicates:
+        render.out("near duplicates (supersede one):")
+        for a, b, score in result.duplicates:
+            render.out(f"  {a.id} ~ {b.id} ({score:.0f}%)")
+    if not (result.entries()):
+        render.note("nothing to review")
+
+
+def _hooks_call(action: str, json: bool) -> None:
+    from ..git import hooks
+    from ..git.gitops import work_tree
+
+    grimoire = open_grimoire()
+    root = work_tree(grimoire.config.root)
+    if root is None:
+        raise BadInput("not a git repository", "run `git init` first")
+    if action == "install":
+        result = hooks.install(root, grimoire.config.relative(grimoire.config.storage_dir))
+    else:
+        result = getattr(hooks, action)(root)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    for note in result.notes:
+        render.note(note)
+    for name, state in result.hooks.items():
+        render.out(f"{name}: {state}")
+
+
+@hooks_app.command("install")
+def hooks_install(json: bool = JsonOpt) -> None:
+    """Install mem's git hooks (session check, pre-commit validate, renumbering after merges) and the merge driver."""
+    _hooks_call("install", json)
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(json: bool = JsonOpt) -> None:
+    """Remove mem's hooks and restore any hook they chained."""
+    _hooks_call("uninstall", json)
+
+
+@hooks_app.command("status")
+def hooks_status(json: bool = JsonOpt) -> None:
+    """Show which hooks are installed."""
+    _hooks_call("status", json)
+
+
+@app.command("merge-file", hidden=False)
+def merge_file(
+    base: str = typer.Argument(..., help="%O: the common ancestor's version."),
+    ours: str = typer.Argument(..., help="%A: our version; the result is written here."),
+    theirs: str = typer.Argument(..., help="%B: their version."),
+    path: str = typer.Argument("grimoire file", help="%P: the file's path in the repository."),
+) -> None:
+    """Git merge driver: merge a grimoire file entry by entry (exit 1 on a conflict)."""
+    from ..git.merge import merge_file as run_merge
+
+    result = run_merge(base, ours, theirs, path)
+    for old, new in sorted(result.renumbered.items()):
+        render.note(f"{path}: renumbered their {old} to {new} (it collided with ours)")
+    for entry_id in result.conflicts:
+        render.warn(f"{path}: conflict in {entry_id}: both sides changed it; edit the file, keep one version, then `mem validate`")
+    raise typer.Exit(FOUND_PROBLEMS if result.conflicts else OK)
+
+
+@app.command("merge-fixup")
+def merge_fixup(
+    hook: str = typer.Argument(..., help="The git hook running it: post-merge, post-rewrite, post-commit or pre-commit."),
+    args: Optional[List[str]] = typer.Argument(None, help="The hook's own arguments."),
+    json: bool = JsonOpt,
+) -> None:
+    """Run by mem's git hooks: after a merge, rebase or cherry-pick, renumber
+    colliding ids in files the merge driver never saw (git took them whole)."""
+    from ..git.renumber import fixup
+
+    stdin = sys.stdin.read() if hook == "post-rewrite" and not sys.stdin.isatty() else ""
+    result = fixup(open_grimoire().store, hook, list(args or []), stdin)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    for old, new in sorted(result.renumbered.items()):
+        render.note(f"mem: renumbered their {old} to {new} after the {result.operation} (it collided with ours)")
+    for entry_id in result.lifecycle:
+        render.note(f"mem: {entry_id} was archived on one side: it keeps the other side's superseded_by and effectiveness")
+    if result.commit:
+        render.note(f"mem: committed the renumbering as {result.commit[:12]}")
+    elif result.staged:
+        render.note("mem: staged the renumbering into this commit")
+    for note in result.notes:
+        render.warn(note)
+
+
+def _gh_escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

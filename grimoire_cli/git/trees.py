@@ -1,0 +1,133 @@
+"""Reading grimoire entries out of git: a commit's tree, and the state git
+keeps while a merge, rebase or cherry-pick is under way.
+
+Shared by the merge driver (`merge`) and the hooks' renumbering
+(`renumber`). Entries are found by a text scan of their id lines, not a
+YAML parse: it runs over every grimoire file of three commits.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+
+from ..model import ENTRY_ID_LINE
+from . import gitops
+
+
+def ids_in(text: str) -> dict[str, str]:
+    """id -> its entry's text block, by a scan (no YAML parse: it runs on every file of three commits)."""
+    out: dict[str, str] = {}
+    starts = [m for m in ENTRY_ID_LINE.finditer(text)]
+    for index, match in enumerate(starts):
+        end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
+        out.setdefault(match.group(1), text[match.start() : end].rstrip())
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def tree_ids(root: Path, rev: str, storage: str) -> dict[str, str] | None:
+    """id -> entry text of every grimoire file under `storage` in commit `rev`
+    (None when git cannot list it). Cached: a commit's tree never changes
+    (callers pass shas), and `mem merge-fixup` asks for the same trees twice.
+    Callers only read it."""
+    listing = gitops.output(["ls-tree", "-r", rev, "--", storage], root)
+    if listing is None:
+        return None
+    blobs = [line.split()[2] for line in listing.splitlines() if line.split("\t")[-1].endswith((".yaml", ".yml"))]
+    out: dict[str, str] = {}
+    if not blobs:
+        return out
+    data = gitops.cat_blobs(root, blobs)
+    position = 0
+    while position < len(data):
+        header_end = data.index(b"\n", position)
+        size = int(data[position:header_end].split()[2])
+        body = data[header_end + 1 : header_end + 1 + size]
+        position = header_end + 1 + size + 1
+        for entry_id, block in ids_in(body.decode("utf-8", "replace")).items():
+            out.setdefault(entry_id, block)
+    return out
+
+
+def commits(root: Path, git_dir: Path) -> tuple[str, str, str] | None:
+    """(base, ours, theirs) commits of the merge, rebase or cherry-pick in progress."""
+    theirs = None
+    named = [key[len("GITHEAD_"):] for key in os.environ if key.startswith("GITHEAD_")]
+    if len(named) == 1:
+        theirs = named[0]  # git merge / git pull
+    done = git_dir / "rebase-merge" / "done"
+    if theirs is None and done.exists():
+        lines = [line.split() for line in done.read_text().splitlines() if line.strip() and not line.startswith("#")]
+        if lines and len(lines[-1]) >= 2:
+            theirs = lines[-1][1]
+    for name in ("CHERRY_PICK_HEAD", "REBASE_HEAD", "MERGE_HEAD", "REVERT_HEAD"):
+        if theirs is None and (git_dir / name).exists():
+            theirs = (git_dir / name).read_text().split()[0]
+    if theirs is None:
+        return None
+    theirs_full, ours = gitops.commit_of(root, theirs), gitops.commit_of(root, "HEAD")
+    if theirs_full is None or ours is None:
+        return None
+    # A pick applies theirs' own change: its base is theirs' parent.
+    base = gitops.merge_base(root, ours, theirs_full) if named else gitops.commit_of(root, f"{theirs_full}^")
+    return (base, ours, theirs_full) if base is not None else None
+
+
+def prior_renames(git_dir: Path) -> dict[str, str]:
+    """Renames earlier picks of the rebase or cherry-pick in progress made."""
+    state = state_file(git_dir)
+    try:
+        prior = json.loads(state.read_text()) if state is not None and state.exists() else {}
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in prior.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(prior, dict) else {}
+
+
+def rebase_tip(git_dir: Path) -> str | None:
+    """The branch tip a rebase started from (all of its picks' ids are in it)."""
+    for name in ("rebase-merge/orig-head", "rebase-apply/orig-head"):
+        if (git_dir / name).exists():
+            return (git_dir / name).read_text().strip() or None
+    return None
+
+
+def state_file(git_dir: Path) -> Path | None:
+    """Where a multi-commit rebase or cherry-pick keeps its renames (inside git's own state)."""
+    for folder in ("rebase-merge", "rebase-apply", "sequencer"):
+        if (git_dir / folder).is_dir():
+            return git_dir / folder / "grimoire-renumbered.json"
+    return None
+
+
+def save_renames(git_dir: Path, mapping: dict[str, str]) -> None:
+    """Keep this pick's renames for the later picks of the operation (best effort)."""
+    state = state_file(git_dir)
+    if state is not None:
+        try:
+            state.write_text(json.dumps(mapping))
+        except OSError:
+            pass
+
+
+class Tree:
+    """The entries of one commit's grimoire files, by id, parsed only when asked for."""
+
+    def __init__(self, root: Path, rev: str | None, storage: str):
+        self.blocks = (tree_ids(root, rev, storage) or {}) if rev else {}
+        self._parsed: dict[str, dict | None] = {}
+
+    def get(self, entry_id: str) -> dict | None:
+        from ..storage.yamlio import parse_entries
+
+        if entry_id not in self._parsed:
+            self._parsed[entry_id] = None
+            if entry_id in self.blocks:
+                try:
+                    items, _ = parse_entries(self.blocks[entry_id] + "\n", entry_id)
+                    self._parsed[entry_id] = items[0] if items and isinstance(items[0], dict) else None
+                except Exception:  # noqa: BLE001 - an unreadable block is not ours to trust
+                    pass
+        return self._parsed[entry_id]

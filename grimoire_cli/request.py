@@ -1,0 +1,236 @@
+"""A request to remember something, and the checked, complete entry it makes.
+
+Everything about one entry that `mem add` refuses is decided here: bad
+fields, confidence below the floor, secrets and PII. What depends on the
+rest of the grimoire (duplicates, ids, supersede state) is `adding`'s.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+from .clock import iso, parse_time
+from .config import Config, is_inside
+from .errors import BadInput, NotFound, Refused
+from .model import (
+    KEY_RE, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_ttl, derive_summary,
+    expires_at, infer_category, normalize_tags, normalize_text, parse_id, score_of,
+)
+
+_PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
+# C0 controls YAML cannot hold faithfully in a readable file (tab, LF, CR are fine).
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+# The options of a request beside its content; all default to None, but the
+# lists, which default to empty.
+OPTIONS = ("category", "summary", "confidence", "tags", "ttl", "supersedes", "key", "importance", "related", "file_path", "lines",
+           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness")
+_LISTS = ("tags", "related")
+
+
+class Request:
+    """What a caller asks to remember (the options of `mem add`)."""
+
+    __slots__ = ("content", *OPTIONS)
+    category: str | None
+    summary: str | None
+    confidence: float | None
+    tags: list[str]
+    ttl: str | None
+    supersedes: str | None
+    key: str | None
+    importance: int | None
+    related: list[str]
+    file_path: str | None
+    lines: str | None
+    session_id: str | None
+    agent: str | None
+    phase: str | None
+    metadata: dict[str, Any] | None
+    id: str | None
+    timestamp: str | None
+    effectiveness: dict[str, Any] | None
+
+    def __init__(self, content: str, **options: Any):
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise TypeError(f"unknown option(s) for a memory: {', '.join(unknown)}")
+        self.content = content
+        for name in OPTIONS:
+            value = options.get(name)
+            setattr(self, name, ([] if value is None else value) if name in _LISTS else value)
+
+    def __repr__(self) -> str:
+        return "Request(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if getattr(self, name) not in (None, [])) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Request):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @classmethod
+    def from_mapping(cls, item: dict[str, Any]) -> "Request":
+        """A request from an import line or an `add_many` dict."""
+        source = item.get("source") or {}
+        known = {
+            "content": item.get("content"),
+            "category": item.get("category"),
+            "summary": item.get("summary"),
+            "confidence": item.get("confidence"),
+            "tags": item.get("tags") or [],
+            "ttl": item.get("ttl"),
+            "supersedes": item.get("supersedes"),
+            "key": item.get("key"),
+            "importance": item.get("importance"),
+            "related": item.get("related_memories") or item.get("related") or [],
+            "file_path": source.get("file_path") or item.get("file_path"),
+            "lines": source.get("line_range") or item.get("lines"),
+            "session_id": source.get("session_id") or item.get("session_id"),
+            "agent": source.get("agent") or item.get("agent"),
+            "phase": source.get("phase") or item.get("phase"),
+            "metadata": item.get("metadata"),
+            "id": item.get("id"),
+            "timestamp": source.get("timestamp") or item.get("timestamp"),
+            "effectiveness": item.get("effectiveness"),
+        }
+        if not isinstance(known["content"], str):
+            raise BadInput("content must be a string", "give the memory's text")
+        return cls(**known)
+
+
+def check_content(text: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise BadInput("content is empty", "give the memory's text as an argument or on stdin with '-'")
+    if len(text) > MAX_CONTENT:
+        raise BadInput(f"content is {len(text)} characters, over the limit of {MAX_CONTENT}", "summarise it, or split it into several memories")
+    bad = _CONTROL_RE.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise BadInput(f"content has a control character (U+{ord(bad.group()):04X}) on line {line}", "remove it; only tab and newline are kept")
+    return text
+
+
+def build(request: Request, config: Config, moment: datetime, existing: dict[str, Entry], taken_ids: set[str], new_id: str) -> tuple[dict[str, Any], list[str]]:
+    """A complete entry mapping for `request`, and notes for the caller."""
+    notes: list[str] = []
+    content = check_content(request.content)
+    old = None
+    if request.supersedes:
+        old = existing.get(request.supersedes)
+        if old is None:
+            raise NotFound(f"no memory {request.supersedes} to supersede", "check the id with `mem list` or `mem show`")
+    if request.category:
+        category = config.category(request.category).name
+    elif old is not None:
+        category = old.category
+    else:
+        category = infer_category(content, config.categories)
+        notes.append(f"category inferred: {category} (use -c to choose)")
+    spec = config.category(category)
+    confidence = spec.confidence_required if request.confidence is None else request.confidence
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
+        raise BadInput(f"confidence must be a number from 0 to 1, not {confidence!r}")
+    if confidence < spec.confidence_required:
+        raise Refused(
+            f"confidence {confidence} is below the {category} floor of {spec.confidence_required}",
+            "raise --confidence if you are that sure, or use a category with a lower floor",
+        )
+    summary = request.summary if request.summary is not None else derive_summary(content)
+    if not summary.strip() or "\n" in summary or "\r" in summary or len(summary) > MAX_SUMMARY:
+        raise BadInput(f"summary must be one non-empty line of at most {MAX_SUMMARY} characters")
+    ttl = check_ttl(request.ttl if request.ttl is not None else spec.ttl)
+    timestamp = iso(parse_time(request.timestamp)) if request.timestamp else iso(moment)
+    source: dict[str, Any] = {
+        "session_id": request.session_id or os.environ.get("MEM_SESSION_ID") or _PROCESS_SESSION,
+        "timestamp": timestamp,
+    }
+    agent = request.agent or os.environ.get("MEM_AGENT")
+    phase = request.phase or os.environ.get("MEM_PHASE")
+    if agent:
+        source["agent"] = agent
+    if phase:
+        source["phase"] = phase
+    if request.lines and not request.file_path:
+        raise BadInput("--lines needs --file", "say which file the lines are in")
+    if request.file_path:
+        source["file_path"] = _repo_path(request.file_path, config)
+    if request.lines:
+        if not LINE_RANGE_RE.match(request.lines) or int(request.lines.split("-")[0]) > int(request.lines.split("-")[1]):
+            raise BadInput(f"bad line range {request.lines!r}", "write it like 12-40 (first <= last)")
+        source["line_range"] = request.lines
+    data: dict[str, Any] = {"id": new_id, "category": category, "summary": summary, "content": content, "confidence": confidence, "ttl": ttl}
+    if ttl != "permanent":
+        data["expires_at"] = expires_at(timestamp, ttl)
+    if request.importance is not None:
+        if isinstance(request.importance, bool) or not isinstance(request.importance, int) or not 1 <= request.importance <= 10:
+            raise BadInput(f"importance must be a whole number from 1 to 10, not {request.importance!r}")
+        data["importance"] = request.importance
+    if request.key is not None:
+        if not KEY_RE.match(request.key):
+            raise BadInput(f"bad key {request.key!r}", "use a dotted lowercase name like 'db.engine'")
+        data["key"] = request.key
+    tags = normalize_tags(request.tags)
+    if tags:
+        data["tags"] = tags
+    data["source"] = source
+    if old is not None:
+        data["supersedes"] = old.id
+    related = []
+    for other in request.related:
+        if other not in existing and other not in taken_ids:
+            raise NotFound(f"related memory {other} does not exist", "check the id with `mem list`")
+        if other not in related:
+            related.append(other)
+    if related:
+        data["related_memories"] = related
+    if request.effectiveness is not None:
+        data["effectiveness"] = _check_effectiveness(request.effectiveness)
+    if request.metadata is not None:
+        if not isinstance(request.metadata, dict):
+            raise BadInput("metadata must be a mapping")
+        data["metadata"] = request.metadata
+    _refuse_secrets(data)
+    return data, notes
+
+
+def _check_effectiveness(value: Any) -> dict[str, Any]:
+    try:
+        applications, successes = int(value["applications"]), int(value["successes"])
+    except (TypeError, KeyError, ValueError):
+        raise BadInput("effectiveness needs whole applications and successes") from None
+    if not 0 <= successes <= applications:
+        raise BadInput("effectiveness successes must be between 0 and applications")
+    out = {"applications": applications, "successes": successes, "score": score_of(applications, successes)}
+    if value.get("last_applied"):
+        out["last_applied"] = str(value["last_applied"])
+    return out
+
+
+def _repo_path(raw: str, config: Config) -> str:
+    path = Path(raw)
+    absolute = (path if path.is_absolute() else Path.cwd() / path).resolve()
+    root = config.root
+    if not is_inside(root, absolute):
+        raise BadInput(f"--file {raw!r} is outside the repository", "name a file inside the repository")
+    return absolute.relative_to(root).as_posix() or "."
+
+
+def _refuse_secrets(data: dict[str, Any]) -> None:
+    from .guard import scan_fields
+
+    checked = {k: v for k, v in data.items() if k not in ("id", "supersedes", "related_memories")}
+    findings = scan_fields(checked)
+    if findings:
+        where = "; ".join(f"{finding} in {name}" for name, finding in findings[:3])
+        raise Refused(
+            f"refusing to store a secret or personal data: {where}",
+            "remove it; say where the secret lives instead (e.g. 'the deploy key in the CI secret store')",
+        )

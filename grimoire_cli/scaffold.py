@@ -1,0 +1,72 @@
+"""`mem init`: the config, folders, category files, ignore and merge rules.
+
+Idempotent: what exists is kept and reported, never overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .config import CONFIG_NAME, DEFAULT_CONFIG_TEXT, find_root, load_config
+from .storage.store import Store
+
+GITATTRIBUTES_LINE = "{storage}/**/*.yaml merge=grimoire"
+STORAGE_IGNORE = ["# derived files of mem: never commit", ".cache/"]
+
+
+class InitResult:
+    """What `init` created and what it found already there (paths relative to the root)."""
+
+    __slots__ = ("root", "created", "existing")
+
+    def __init__(self, root: str):
+        self.root = root
+        self.created: list[str] = []
+        self.existing: list[str] = []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"root": self.root, "created": self.created, "existing": self.existing}
+
+
+def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None) -> InitResult:
+    """Create what a grimoire needs under the repository holding `path`."""
+    root = find_root(Path(path).resolve())
+    result = InitResult(str(root))
+    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
+    config_path = Path(config) if config else root / CONFIG_NAME
+    if config_path.exists():
+        result.existing.append(rel(config_path))
+    else:
+        config_path.write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
+        result.created.append(rel(config_path))
+    conf = load_config(root, config_path)
+    store = Store(conf)
+    for folder in (conf.storage_dir, conf.archive_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+    _ensure_lines(conf.storage_dir / ".gitignore", STORAGE_IGNORE, result, rel)
+    for name in conf.categories:
+        path = store.category_path(name)
+        if path.exists():
+            result.existing.append(rel(path))
+        else:
+            store.ensure_file(name)
+            result.created.append(rel(path))
+    if not any(conf.archive_dir.iterdir()):
+        (conf.archive_dir / ".gitkeep").touch()
+    storage = conf.storage_dir.relative_to(conf.root).as_posix()
+    _ensure_lines(conf.root / ".gitattributes", [GITATTRIBUTES_LINE.format(storage=storage)], result, rel)
+    return result
+
+
+def _ensure_lines(path: Path, lines: list[str], result: InitResult, rel) -> None:
+    """Append the lines a file lacks (creating it if needed)."""
+    current = path.read_text(encoding="utf-8") if path.exists() else ""
+    missing = [line for line in lines if line not in current.splitlines()]
+    if not missing:
+        result.existing.append(rel(path))
+        return
+    prefix = current if not current or current.endswith("\n") else current + "\n"
+    path.write_text(prefix + "\n".join(missing) + "\n", encoding="utf-8")
+    (result.existing if current else result.created).append(rel(path))

@@ -1,0 +1,48 @@
+"""`mem stats`: counts per category and state, tiers, oldest and newest, size."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .model import sort_key
+from .storage.store import Store
+
+
+class Stats:
+    """The figures of `mem stats`; `lines()` is its text, `to_dict()` its JSON."""
+
+    __slots__ = ("entries", "categories", "tiers", "oldest", "newest", "bytes")
+
+    def __init__(self, entries: int, categories: dict[str, dict[str, int]], tiers: dict[str, int], oldest: str | None,
+                 newest: str | None, size: int):
+        self.entries, self.categories, self.tiers = entries, categories, tiers
+        self.oldest, self.newest, self.bytes = oldest, newest, size
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"entries": self.entries, "categories": self.categories, "tiers": self.tiers, "oldest": self.oldest,
+                "newest": self.newest, "bytes": self.bytes}
+
+    def lines(self) -> list[str]:
+        out = [f"{self.entries} entries, {self.bytes:,} bytes on disk"]
+        if self.oldest:
+            out.append(f"oldest {self.oldest}, newest {self.newest}")
+        for category, states in sorted(self.categories.items()):
+            out.append(f"  {category:<12} " + ", ".join(f"{count} {state}" for state, count in sorted(states.items())))
+        if self.tiers:
+            out.append("tiers: " + ", ".join(f"{count} {tier}" for tier, count in sorted(self.tiers.items())))
+        return out
+
+
+def stats(store: Store, moment: datetime) -> Stats:
+    entries = store.entries()
+    by_category: dict[str, dict[str, int]] = {}
+    tiers: dict[str, int] = {}
+    for entry in entries:
+        states = by_category.setdefault(entry.category, {})
+        state = entry.state(moment)
+        states[state] = states.get(state, 0) + 1
+        tiers[entry.tier] = tiers.get(entry.tier, 0) + 1
+    ordered = sorted(entries, key=sort_key)
+    size = sum(file.path.stat().st_size for file in store.files() if file.path.exists())
+    return Stats(len(entries), by_category, tiers, ordered[0].id if ordered else None, ordered[-1].id if ordered else None, size)

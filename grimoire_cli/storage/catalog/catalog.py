@@ -1,0 +1,59 @@
+"""The catalog: a derived SQLite copy of the grimoire files, never the source of truth.
+
+Per file it keeps a stamp (size, mtime_ns, inode) and a content hash; per
+entry its position and line span, the fields reads filter and rank on, the
+stored mapping as JSON, an FTS5 row for search, and its words (for typo
+correction). The store answers reads from here after checking each file's
+stamp, so an unchanged grimoire is answered without parsing YAML; a changed
+file (hand edit, `git pull`) is re-parsed alone.
+
+Its parts: `schema` (the tables), `connection` (opening, the in-memory
+fallback), `indexer` (writes), `queries` (reads), `rows` (the named rows);
+here they come together, with the results `mem validate` keeps.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .connection import Stale
+from .indexer import Indexer
+from .queries import Queries
+
+
+class Catalog(Indexer, Queries):
+    """One grimoire's catalog (see the module's docstring)."""
+
+    # -- results kept by `mem validate` ----------------------------------------
+
+    def report(self, path: str, key: str) -> Any | None:
+        """The validation result kept for a file, if it was made under `key`."""
+        row = self.read("SELECT value FROM reports WHERE path=? AND key=?", (path, key))
+        return json.loads(row[0][0]) if row else None
+
+    def keep_report(self, path: str, key: str, value: Any) -> None:
+        try:
+            with self.transaction() as db:
+                db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?)", (path, key, json.dumps(value)))
+        except Stale:
+            pass
+
+    def chunk_reports(self, path: str, version: str) -> dict[bytes, Any]:
+        """The results kept for a file's entries, by chunk hash, if made under `version`."""
+        from ..chunks import content_hash
+
+        rows = self.read("SELECT chunk, value FROM checks WHERE path=? AND version=?", (path, content_hash(version.encode())))
+        return {chunk: json.loads(value) for chunk, value in rows}
+
+    def keep_chunk_reports(self, path: str, version: str, rows: list[tuple[bytes, Any]]) -> None:
+        """Replace a file's kept results by these (chunk hash, result) pairs."""
+        from ..chunks import content_hash
+
+        tag = content_hash(version.encode())
+        try:
+            with self.transaction() as db:
+                db.execute("DELETE FROM checks WHERE path=?", (path,))
+                db.executemany("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?)", [(path, chunk, tag, json.dumps(value)) for chunk, value in rows])
+        except Stale:
+            pass

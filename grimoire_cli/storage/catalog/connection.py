@@ -1,0 +1,131 @@
+"""The catalog's SQLite connection, and the fallback that keeps commands
+working when the file cannot serve.
+
+The catalog lives in `<storage_dir>/.cache/index.sqlite3`. If it cannot be
+opened, is corrupt, read-only or locked too long, this process switches to
+an in-memory catalog built from the files: the answer is the same, only
+slower. A failure in the middle of an operation raises `Stale` after the
+switch; the store runs the operation again (its one retry policy).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..journal import cache_folder
+from . import schema
+
+DB_FILE = "index.sqlite3"
+
+
+class Stale(Exception):
+    """The on-disk catalog failed mid-operation; the caller re-syncs from the files."""
+
+
+class Connection:
+    """A lazily opened catalog database, on disk or (after a failure) in memory."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._db: sqlite3.Connection | None = None
+        self.in_memory = False
+        self._has_functions = False
+        self._has_pow: bool | None = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            try:
+                self._db = self._open_file()
+            except (sqlite3.Error, OSError):
+                self._discard_corrupt()
+                self._use_memory()
+        return self._db  # type: ignore[return-value]
+
+    def _open_file(self) -> sqlite3.Connection:
+        db = sqlite3.connect(cache_folder(self.folder) / DB_FILE, timeout=5, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            # Under the write lock, which also proves the database writable
+            # before anything relies on it.
+            db.execute("BEGIN IMMEDIATE")
+            schema.create(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _use_memory(self) -> None:
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        for statement in schema.statements():
+            db.execute(statement)
+        db.execute("INSERT INTO meta VALUES ('version', ?)", (schema.VERSION,))
+        self._db = db
+        self.in_memory = True
+
+    def _discard_corrupt(self) -> None:
+        """A file that is not SQLite is deleted (best effort); others are left alone."""
+        path = self.folder / DB_FILE
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(16)
+            if head and head != b"SQLite format 3\x00":
+                path.unlink()
+        except OSError:
+            pass
+
+    def _drop_to_memory(self) -> None:
+        self._has_functions = False
+        self._has_pow = None
+        try:
+            if self._db is not None:
+                self._db.close()
+        except sqlite3.Error:
+            pass
+        self._use_memory()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; a database failure moves this process to
+        memory and raises `Stale`."""
+        db = self.db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            yield db
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            if self.in_memory:
+                raise
+            self._drop_to_memory()
+            raise Stale() from None
+        except BaseException:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise
+
+    def read(self, sql: str, params: Any = ()) -> list[tuple]:
+        """Rows of one query; a database failure moves this process to memory
+        and raises `Stale` (an FTS5 expression it cannot parse is the caller's)."""
+        try:
+            return self.db.execute(sql, params if isinstance(params, dict) else tuple(params)).fetchall()
+        except sqlite3.OperationalError as exc:
+            if self.in_memory or "fts5" in str(exc) or "syntax" in str(exc):
+                raise
+            self._drop_to_memory()
+            raise Stale() from None
+        except sqlite3.DatabaseError:
+            if self.in_memory:
+                raise
+            self._drop_to_memory()
+            raise Stale() from None

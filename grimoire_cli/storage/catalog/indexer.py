@@ -1,0 +1,223 @@
+"""Writing the catalog: a file's rows from a fresh read, or brought forward
+by what a write did, without parsing again.
+
+Rows of a file are trusted only while the file's stamp (or hash) matches
+the one stored in the same transaction as the rows.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sqlite3
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+
+from ..spans import FileChange, Stamp
+from .connection import Connection, Stale
+from .rows import COLUMNS, Derived, derive, stored, texts, word_set
+
+if TYPE_CHECKING:
+    from ..chunks import Placed
+
+_INSERT_ENTRY = f"INSERT INTO entries (path, {COLUMNS}, data) VALUES ({', '.join('?' * (len(Derived._fields) + 2))})"
+_UPDATE_ENTRY = f"UPDATE entries SET ({COLUMNS}, data) = ({', '.join('?' * (len(Derived._fields) + 1))}) WHERE rowid=?"
+_SPAN = "rowid, idx, start, stop, chunk, offset"
+
+
+class Record(NamedTuple):
+    """What the catalog knows of one file: the stamp and hash of the bytes its rows describe."""
+
+    stamp: Stamp
+    digest: str
+
+
+class _Span(NamedTuple):
+    """A `spans` row, as replace_file reads it."""
+
+    rowid: int
+    idx: int
+    start: int
+    stop: int
+    chunk: bytes | None
+    offset: int | None
+
+
+class _New(NamedTuple):
+    """An item to insert rows for."""
+
+    position: int
+    item: Any
+    span: tuple[int, int]
+    digest: bytes | None
+    offset: int | None
+
+
+class Indexer(Connection):
+    """The catalog's writes."""
+
+    # -- files ---------------------------------------------------------------
+
+    def records(self) -> dict[str, Record]:
+        """What the catalog holds of each file it has rows for."""
+        return {path: Record(Stamp(size, mtime, ino), digest) for path, size, mtime, ino, digest in self.read("SELECT path, size, mtime_ns, ino, hash FROM files")}
+
+    def restamp(self, path: str, stamp: Stamp) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE files SET size=?, mtime_ns=?, ino=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, path))
+
+    def chunk_counts(self, path: str) -> dict[bytes, int]:
+        """How many rows of a file each chunk hash has."""
+        return dict(self.read("SELECT chunk, count(*) FROM spans WHERE path=? AND chunk IS NOT NULL GROUP BY chunk", (path,)))
+
+    def replace_file(self, path: str, stamp: Stamp, digest: str, placed: list[Placed], archived: bool) -> None:
+        """All rows of one file, from a fresh read of it, in order; an item is
+        `chunks.KNOWN` if a row with its chunk exists."""
+        from ..chunks import KNOWN  # a file changed: chunks was loaded to read it
+        with self.transaction() as db:
+            row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
+            if row is not None and row[0] == digest:
+                # Another process parsed the same bytes meanwhile: keep its rows
+                # (and their row numbers, which readers may be holding).
+                db.execute("UPDATE files SET size=?, mtime_ns=?, ino=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, path))
+                return
+            # Rows whose chunk is unchanged are kept (moved if their lines
+            # moved), then rows whose entry is unchanged: a hand edit of one
+            # entry re-indexes that entry only.
+            by_chunk: dict[bytes | None, list[_Span]] = {}
+            for old in map(_Span._make, db.execute(f"SELECT {_SPAN} FROM spans WHERE path=? ORDER BY idx", (path,))):
+                by_chunk.setdefault(old.chunk, []).append(old)
+            reused: dict[int, _Span] = {}  # position -> old row
+            for position, (item, _, chunk, _) in enumerate(placed):
+                same = by_chunk.get(chunk)
+                if same:
+                    reused[position] = same.pop(0)
+                elif item is KNOWN:
+                    # The rows changed since the caller counted them: read again.
+                    self._delete_file(db, path)
+                    raise Stale()
+            left = {old.rowid: old for rows in by_chunk.values() for old in rows}
+            if left and len(reused) < len(placed):
+                by_data: dict[str, list[_Span]] = {}
+                for rowid, data in db.execute(f"SELECT e.rowid, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
+                                              f"WHERE e.rowid IN ({', '.join(map(str, left))}) ORDER BY s.idx"):
+                    by_data.setdefault(data, []).append(left[rowid])
+                for position, (item, _, _, _) in enumerate(placed):
+                    same = by_data.get(stored(item)) if position not in reused else None
+                    if same:
+                        reused[position] = same.pop(0)
+                        del left[reused[position].rowid]
+            moved = []
+            fresh = []
+            for position, (item, span, chunk, offset) in enumerate(placed):
+                old = reused.get(position)
+                if old is None:
+                    fresh.append((position, item, span, chunk, offset))
+                elif old[1:] != (position, span[0], span[1], chunk, offset):
+                    moved.append((position, span[0], span[1], chunk, offset, old.rowid))
+            if left:
+                marks = ", ".join(map(str, left))
+                self._count_words(db, path, [word_set(json.loads(data)) for (data,) in db.execute(f"SELECT data FROM entries WHERE rowid IN ({marks})")], -1)
+                for table in ("fts", "entries", "spans"):
+                    db.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})")
+            db.executemany("UPDATE spans SET idx=?, start=?, stop=?, chunk=?, offset=? WHERE rowid=?", moved)
+            self._insert(db, path, [_New(*new) for new in fresh], archived)
+            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", (path, stamp.size, stamp.mtime_ns, stamp.ino, digest))
+
+    def forget(self, paths: Iterable[str]) -> None:
+        """Drop every row of these files (they are gone, or their rows must not answer)."""
+        with self.transaction() as db:
+            for path in paths:
+                self._delete_file(db, path)
+
+    def _delete_file(self, db: sqlite3.Connection, path: str) -> None:
+        db.execute("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE path=?)", (path,))
+        db.execute("DELETE FROM entries WHERE path=?", (path,))
+        db.execute("DELETE FROM spans WHERE path=?", (path,))
+        db.execute("DELETE FROM words WHERE path=?", (path,))
+        db.execute("DELETE FROM files WHERE path=?", (path,))
+
+    def _insert(self, db: sqlite3.Connection, path: str, placed: list[_New], archived: bool) -> None:
+        """Rows for new items."""
+        if not placed:
+            return
+        items = [new.item for new in placed]
+        enabled = gc.isenabled()
+        gc.disable()  # bulk loads allocate many small objects and no cycles
+        try:
+            rows = []
+            for item in items:
+                data = stored(item)
+                rows.append((derive(item if data != "null" else None, archived), data))
+            cursor = db.cursor()
+            ids = []
+            for derived, data in rows:
+                cursor.execute(_INSERT_ENTRY, (path, *derived, data))
+                ids.append(cursor.lastrowid)
+            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           [(rowid, path, new.position, new.span[0], new.span[1], new.offset, derived.id, new.digest)
+                            for rowid, (derived, _), new in zip(ids, rows, placed)])
+            db.executemany("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", [(rowid, *texts(item)) for rowid, item in zip(ids, items)])
+            self._count_words(db, path, [word_set(item) for item in items], +1)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _count_words(self, db: sqlite3.Connection, path: str, sets: list[set[str]], sign: int) -> None:
+        counts: dict[str, int] = {}
+        for found in sets:
+            for word in found:
+                counts[word] = counts.get(word, 0) + 1
+        if not counts:
+            return
+        db.executemany(
+            "INSERT INTO words VALUES (?, ?, ?) ON CONFLICT(word, path) DO UPDATE SET n = n + excluded.n",
+            [(word, path, sign * n) for word, n in counts.items()],
+        )
+        if sign < 0:
+            db.execute("DELETE FROM words WHERE path=? AND n <= 0", (path,))
+
+    # -- incremental updates by a writer that holds the grimoire lock --------
+
+    def apply_write(self, path: str, before: str, stamp: Stamp, digest: str, archived: bool, change: FileChange) -> None:
+        """Bring one file's rows from hash `before` to `digest` without re-parsing,
+        following what a text edit reports it did (`spans.FileChange`).
+
+        When the rows are not those of `before` (another process re-parsed
+        meanwhile), the file is forgotten and re-parsed on the next read.
+        """
+        with self.transaction() as db:
+            row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
+            if row is None or row[0] != before:
+                if row is None or row[0] != digest:
+                    self._delete_file(db, path)
+                return
+            # Plain tuples (rowid, idx, start, stop, offset): a file can hold tens of thousands.
+            current = db.execute("SELECT rowid, idx, start, stop, offset FROM spans WHERE path=? ORDER BY idx", (path,)).fetchall()
+            gone = set(change.removed)
+            for position, item in change.changed.items():
+                rowid = current[position][0]
+                old = json.loads(db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0])
+                db.execute(_UPDATE_ENTRY, (*derive(item, archived), json.dumps(item), rowid))
+                if texts(old) != texts(item) or word_set(old) != word_set(item):
+                    # Lifecycle edits (apply, supersede's old entry) leave the
+                    # searched text alone, and with it the index and words.
+                    self._count_words(db, path, [word_set(old)], -1)
+                    db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
+                    db.execute("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", (rowid, *texts(item)))
+                    self._count_words(db, path, [word_set(item)], +1)
+            for position in sorted(gone):
+                rowid = current[position][0]
+                old = db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0]
+                self._count_words(db, path, [word_set(json.loads(old))], -1)
+                for table in ("fts", "entries", "spans"):
+                    db.execute(f"DELETE FROM {table} WHERE rowid=?", (rowid,))
+            kept = [row for position, row in enumerate(current) if position not in gone]
+            # Only rows whose place changed (an append moves none).
+            db.executemany("UPDATE spans SET idx=?, start=?, stop=?, offset=? WHERE rowid=?",
+                           [(i, a, b, o, rowid) for i, ((rowid, idx, start, stop, offset), (a, b), o) in enumerate(zip(kept, change.spans, change.offsets))
+                            if (idx, start, stop, offset) != (i, a, b, o)])
+            chunks = change.chunks
+            db.executemany("UPDATE spans SET chunk=? WHERE rowid=?", [(chunks[i], row[0]) for i, row in enumerate(kept) if i in chunks])
+            first = len(kept)
+            self._insert(db, path, [_New(first + i, new.item, new.span, chunks.get(first + i), new.offset) for i, new in enumerate(change.appended)], archived)
+            db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, hash=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, digest, path))

@@ -1,0 +1,264 @@
+"""Reading the catalog: entries chosen by a `Filter`, in a named `Order`,
+or ranked for a query. Callers never write SQL; this module and the
+indexer are the only places that do.
+
+Every read takes the relative paths of the files it covers (the store
+passes the ones it has just checked), so a file skipped as damaged, or the
+archive when not asked for, never answers.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any, Iterable
+
+from ...scoring import FIELD_WEIGHTS, RECENCY_HALF_LIFE_DAYS, TIER_BONUS, recency_of
+from ..spans import Layout
+from .connection import Connection
+from .rows import LIGHT_COLUMNS, TAG_SEPARATOR, Light, Row
+
+STATES = ("active", "expired", "superseded", "archived")
+_STATE_SQL = {
+    "active": "(e.archived = 0 AND e.superseded_by IS NULL AND (e.expires IS NULL OR e.expires > :now))",
+    "expired": "(e.archived = 0 AND e.superseded_by IS NULL AND e.expires IS NOT NULL AND e.expires <= :now)",
+    "superseded": "(e.archived = 0 AND e.superseded_by IS NOT NULL)",
+    "archived": "(e.archived = 1)",
+}
+
+
+class Filter:
+    """Which entries a read wants: in one of `states` at POSIX time `at`, of
+    one of the categories (any when empty), with all the tags, at or above
+    the confidence, with the key, with normalized content of a length in
+    `lengths` (inclusive). A plain class: every query builds one."""
+
+    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "key", "lengths")
+
+    def __init__(self, *, at: float, states: Iterable[str] = ("active",), categories: Iterable[str] = (), tags: Iterable[str] = (),
+                 min_confidence: float | None = None, key: str | None = None, lengths: tuple[int, int] | None = None):
+        self.states = frozenset(states)
+        unknown = self.states - set(STATES)
+        if unknown:
+            raise ValueError(f"unknown states: {sorted(unknown)}")
+        self.at = at
+        self.categories = sorted(set(categories))
+        self.tags = sorted(set(tags))
+        self.min_confidence = min_confidence
+        self.key = key
+        self.lengths = lengths
+
+    def sql(self) -> tuple[str, dict[str, Any]]:
+        """The condition over the columns of a table aliased `e` (ranks and
+        entries both have them, but `lengths` needs entries), and its parameters."""
+        parts = ["(" + " OR ".join(_STATE_SQL[s] for s in sorted(self.states)) + ")" if self.states else "0"]
+        params: dict[str, Any] = {"now": self.at}
+        if self.categories:
+            params.update({f"cat{i}": c for i, c in enumerate(self.categories)})
+            parts.append(f"e.category IN ({', '.join(f':cat{i}' for i in range(len(self.categories)))})")
+        for i, tag in enumerate(self.tags):
+            params[f"tag{i}"] = TAG_SEPARATOR + tag + TAG_SEPARATOR
+            parts.append(f"instr(e.tags, :tag{i}) > 0")
+        if self.min_confidence is not None:
+            params["floor"] = self.min_confidence
+            parts.append("e.confidence >= :floor")
+        if self.key is not None:
+            params["key"] = self.key
+            parts.append("e.key = :key")
+        if self.lengths is not None:
+            params["low"], params["high"] = self.lengths
+            parts.append("e.nlen BETWEEN :low AND :high")
+        return " AND ".join(parts), params
+
+
+class Order:
+    """The orderings a read can ask for, by name."""
+
+    NEWEST = "newest"  # creation time, newest first; unreadable times last
+    PRIORITY = "priority"  # `mem context` without a query (see context.py)
+    FILE = "file"  # as the rows were indexed
+
+
+_ORDER_SQL = {
+    Order.NEWEST: "born IS NULL, born DESC, seq DESC, id DESC",
+    # Decisions and preferences first, then importance, effectiveness tier,
+    # confidence and recency (unknown age last).
+    Order.PRIORITY: (
+        "CASE category WHEN 'decision' THEN 0 WHEN 'preference' THEN 1 ELSE 2 END, importance DESC, "
+        "CASE tier " + " ".join(f"WHEN '{name}' THEN {-bonus!r}" for name, bonus in TIER_BONUS.items()) + " ELSE 0.0 END, "
+        "confidence DESC, born IS NULL, born DESC, id, rowid"
+    ),
+    Order.FILE: "rowid",
+}
+
+
+class Ranked:
+    """One ranked row: the score of `search`'s blend and its parts (a plain class: a query builds one per hit)."""
+
+    __slots__ = ("rowid", "id", "bm25", "relevance", "recency", "prior", "score")
+
+    def __init__(self, rowid: int, id: str, bm25: float, relevance: float, recency: float, prior: float, score: float):
+        self.rowid, self.id, self.bm25, self.relevance, self.recency, self.prior, self.score = rowid, id, bm25, relevance, recency, prior, score
+
+
+# CTEs can be forced into a table from SQLite 3.35 (2021); older ones get
+# the same answer through window functions.
+MATERIALIZE = sqlite3.sqlite_version_info >= (3, 35)
+_CHUNK = 500  # ids or rowids per IN (...) list
+
+
+class Queries(Connection):
+    """The catalog's reads."""
+
+    def _where(self, paths: list[str], chosen: Filter | None) -> tuple[str, dict[str, Any]]:
+        named = {f"path{i}": path for i, path in enumerate(paths)}
+        inside = f"e.path IN ({', '.join(':' + k for k in named)})" if named else "0"
+        if chosen is None:
+            return f"e.mapping = 1 AND {inside}", named
+        condition, params = chosen.sql()
+        return f"e.mapping = 1 AND {inside} AND {condition}", {**named, **params}
+
+    def lights(self, paths: list[str], chosen: Filter | None = None) -> list[Light]:
+        """The filter and rank fields of the chosen entries, without their JSON."""
+        where, params = self._where(paths, chosen)
+        return [Light(*row) for row in self.read(f"SELECT {', '.join(LIGHT_COLUMNS)} FROM ranks AS e WHERE {where}", params)]
+
+    def ordered(self, paths: list[str], chosen: Filter, order: str, limit: int | None = None) -> list[int]:
+        """Rowids of the chosen entries in a named order."""
+        where, params = self._where(paths, chosen)
+        sql = f"SELECT rowid FROM ranks AS e WHERE {where} ORDER BY {_ORDER_SQL[order]}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [row[0] for row in self.read(sql, params)]
+
+    def count(self, paths: list[str], chosen: Filter) -> int:
+        where, params = self._where(paths, chosen)
+        return self.read(f"SELECT count(*) FROM ranks AS e WHERE {where}", params)[0][0]
+
+    def ids(self, paths: list[str], chosen: Filter) -> list[str]:
+        """Ids of the chosen entries."""
+        where, params = self._where(paths, chosen)
+        return [row[0] for row in self.read(f"SELECT id FROM ranks AS e WHERE {where}", params)]
+
+    def normalized(self, paths: list[str], chosen: Filter) -> list[tuple[str, str]]:
+        """(id, normalized content) of the chosen entries, for duplicate checks."""
+        where, params = self._where(paths, chosen)
+        return [(entry_id, norm) for entry_id, norm in self.read(f"SELECT id, norm FROM entries AS e WHERE {where}", params) if norm is not None]
+
+    def ids_of_day(self, paths: list[str], day: str) -> list[str]:
+        """Ids minted on one day (`MEM-<day>-...`)."""
+        marks = ", ".join("?" * len(paths))
+        prefix = f"MEM-{day}-"
+        # A range, not LIKE, so the id index is used ('.' follows '-'); INDEXED
+        # BY, because left alone SQLite walks every row of the paths instead.
+        return [r[0] for r in self.read(f"SELECT id FROM entries INDEXED BY entries_id WHERE path IN ({marks}) AND id >= ? AND id < ?",
+                                        [*paths, prefix, prefix[:-1] + "."])]
+
+    def rank(self, paths: list[str], expression: str, chosen: Filter, *, recency_weight: float,
+             limit: int | None) -> tuple[list[Ranked], int]:
+        """The chosen entries that match the FTS5 `expression`, best first, and
+        how many matched in all. The blend of `search` in SQL, so only the rows
+        asked for leave SQLite."""
+        self._functions()
+        where, params = self._where(paths, chosen)
+        weights = ", ".join(repr(float(w)) for w in FIELD_WEIGHTS)
+        tiers = " ".join(f"WHEN '{name}' THEN {bonus!r}" for name, bonus in TIER_BONUS.items())
+        # The index drives the join (CROSS JOIN keeps that order), so bm25()
+        # is computed only for the matches the filters keep.
+        matches = f"""
+            SELECT e.rowid AS rowid, e.id AS id, -bm25(fts, {weights}) AS b, {self._recency_sql()} AS rec,
+                   0.1 * (e.confidence - 0.5) + 0.05 * (e.importance - 5) / 5 + (CASE e.tier {tiers} ELSE 0.0 END) AS pri
+            FROM fts CROSS JOIN ranks AS e ON e.rowid = fts.rowid
+            WHERE fts MATCH :match AND {where}
+        """
+        sql = _ranking_sql(matches, MATERIALIZE)
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        try:
+            rows = self.read(sql, {**params, "w": recency_weight, "epoch": chosen.at, "match": expression})
+        except sqlite3.OperationalError:
+            return [], 0  # an expression FTS5 cannot parse matches nothing
+        return [Ranked(*row[:7]) for row in rows], rows[0][7] if rows else 0
+
+    def _recency_sql(self) -> str:
+        """`scoring.recency_of` as SQL: the built-in pow() when this SQLite has
+        it (it is C's pow, as Python's ** is), else the Python function."""
+        if self._has_pow is None:
+            try:
+                self.db.execute("SELECT pow(0.5, 2.0)").fetchone()
+                self._has_pow = True
+            except sqlite3.OperationalError:
+                self._has_pow = False
+        if self._has_pow:
+            return f"(CASE WHEN e.born IS NULL THEN 0.0 ELSE pow(0.5, max(0.0, (:epoch - e.born) / 86400.0) / {float(RECENCY_HALF_LIFE_DAYS)!r}) END)"
+        return "grimoire_recency(e.born, :epoch)"
+
+    def _functions(self) -> None:
+        if not self._has_functions:
+            self.db.create_function("grimoire_recency", 2, recency_of, deterministic=True)
+            self._has_functions = True
+
+    # -- whole entries -------------------------------------------------------
+
+    def load(self, rowids: list[int]) -> dict[int, Row]:
+        """The rows with these rowids (call after a read that synced)."""
+        out: dict[int, Row] = {}
+        for chunk in range(0, len(rowids), _CHUNK):
+            part = rowids[chunk : chunk + _CHUNK]
+            sql = f"SELECT e.rowid, e.path, s.start, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid WHERE e.rowid IN ({', '.join('?' * len(part))})"
+            for rowid, path, start, data in self.read(sql, part):
+                out[rowid] = Row(rowid, path, start, json.loads(data))
+        return out
+
+    def file_entries(self, path: str) -> list[Row]:
+        """Every row of one file, in file order."""
+        rows = self.read("SELECT s.rowid, s.path, s.start, e.data FROM spans s JOIN entries e ON e.rowid = s.rowid WHERE s.path=? ORDER BY s.idx", (path,))
+        return [Row(rowid, where, start, json.loads(data)) for rowid, where, start, data in rows]
+
+    def by_ids(self, ids: Iterable[str]) -> list[Row]:
+        """Every row with one of these ids, by file, then in file order."""
+        wanted = list(ids)
+        out = []
+        for chunk in range(0, len(wanted), _CHUNK):
+            part = wanted[chunk : chunk + _CHUNK]
+            sql = (f"SELECT e.rowid, e.path, s.start, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
+                   f"WHERE e.id IN ({', '.join('?' * len(part))}) ORDER BY e.path, s.idx")
+            out.extend(Row(rowid, path, start, json.loads(data)) for rowid, path, start, data in self.read(sql, part))
+        return out
+
+    def layout(self, path: str) -> Layout:
+        """Where each item of one file sits, in order (what a text edit needs)."""
+        rows = self.read("SELECT id, start, stop, offset FROM spans WHERE path=? ORDER BY idx", (path,))
+        return Layout([r[0] for r in rows], [(r[1], r[2]) for r in rows], [r[3] for r in rows])
+
+    # -- words ---------------------------------------------------------------
+
+    def knows(self, word: str) -> bool:
+        return bool(self.read("SELECT 1 FROM words WHERE word=? LIMIT 1", (word,)))
+
+    def vocabulary(self) -> list[str]:
+        return [r[0] for r in self.read("SELECT DISTINCT word FROM words ORDER BY word")]
+
+
+def _ranking_sql(matches: str, materialize: bool) -> str:
+    """Blend and order the scored `matches` (rowid, id, b, rec, pri).
+
+    Materialized, the matches are scored once into a table, then read for
+    their best bm25 and count, then for the order; window functions over the
+    same rows buffer them and sort a second, wider copy.
+    """
+    if materialize:
+        return f"""
+            WITH m AS MATERIALIZED ({matches}), t AS (SELECT max(b) AS top, count(*) AS n FROM m)
+            SELECT rowid, id, b, rel, rec, pri, (1 - :w) * rel + :w * rec + pri AS score, n FROM (
+                SELECT m.rowid AS rowid, m.id AS id, m.b AS b, CASE WHEN t.top > 0 THEN m.b / t.top ELSE m.b END AS rel,
+                       m.rec AS rec, m.pri AS pri, t.n AS n FROM m, t
+            ) ORDER BY score DESC, id, rowid
+        """
+    return f"""
+        SELECT rowid, id, b, rel, rec, pri, (1 - :w) * rel + :w * rec + pri AS score, n FROM (
+            SELECT rowid, id, b, rec, pri, COUNT(*) OVER () AS n,
+                   CASE WHEN MAX(b) OVER () > 0 THEN b / MAX(b) OVER () ELSE b END AS rel
+            FROM ({matches})
+        ) ORDER BY score DESC, id, rowid
+    """

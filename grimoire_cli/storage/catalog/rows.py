@@ -1,0 +1,144 @@
+"""The rows of the catalog as named data: what is derived from an entry to
+filter and rank it, and what reads hand back.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Callable, NamedTuple
+
+from ...model import Entry, epoch, normalize_text, parse_id, state_of
+from ...scoring import words
+
+# Tags are kept as one string, each tag between separators, so a tag filter
+# is an `instr` in SQL (no JSON1 needed from the platform's SQLite).
+TAG_SEPARATOR = "\x1f"
+
+
+class Derived(NamedTuple):
+    """The columns of `entries` computed from one item (beside its path and JSON)."""
+
+    mapping: int  # 1 when the item is a mapping (an entry); other rows are never read as entries
+    archived: int
+    id: str | None
+    category: str | None
+    key: str | None
+    confidence: float
+    importance: int
+    tier: str
+    born: float | None  # source.timestamp as POSIX seconds
+    expires: float | None
+    superseded_by: str | None
+    tags: str  # see TAG_SEPARATOR
+    seq: int  # the id's number
+    norm: str | None  # normalized content, for duplicate checks
+    nlen: int | None
+
+
+COLUMNS = ", ".join(Derived._fields)
+NOT_AN_ENTRY = Derived(0, 0, None, None, None, 0.0, 5, "unrated", None, None, None, "", 0, None, None)
+
+
+def _number(read: Callable[[], Any], default: Any) -> Any:
+    try:
+        return read()
+    except (TypeError, ValueError):
+        return default
+
+
+def derive(item: Any, archived_file: bool) -> Derived:
+    """The filter and rank columns of one item read from a file."""
+    if not isinstance(item, dict):
+        return NOT_AN_ENTRY._replace(archived=int(archived_file))
+    norm = normalize_text(item["content"]) if isinstance(item.get("content"), str) else None
+    entry = Entry(item, archived_file=archived_file)
+    tags = [t for t in (item.get("tags") or []) if isinstance(t, str)] if isinstance(item.get("tags"), list) else []
+    return Derived(
+        mapping=1,
+        archived=int(entry.archived),
+        id=str(item.get("id") or ""),
+        category=str(item.get("category") or ""),
+        key=item.get("key") if isinstance(item.get("key"), str) else None,
+        confidence=_number(lambda: entry.confidence, 0.0),
+        importance=_number(lambda: entry.importance, 5),
+        tier=_number(lambda: entry.tier, "unrated"),
+        born=epoch(entry.timestamp if isinstance(item.get("source"), dict) else None),
+        expires=entry.expires,
+        superseded_by=item.get("superseded_by") if isinstance(item.get("superseded_by"), str) and item.get("superseded_by") else None,
+        tags=TAG_SEPARATOR + TAG_SEPARATOR.join(tags) + TAG_SEPARATOR if tags else "",
+        seq=(parse_id(item["id"]) or ("", 0))[1] if isinstance(item.get("id"), str) else 0,
+        norm=norm,
+        nlen=len(norm) if norm is not None else None,
+    )
+
+
+def texts(item: Any) -> tuple[str, str, str]:
+    """(summary, content, tags) as indexed for search."""
+    if not isinstance(item, dict):
+        return "", "", ""
+    summary = item.get("summary") if isinstance(item.get("summary"), str) else ""
+    content = item.get("content") if isinstance(item.get("content"), str) else ""
+    tags = item.get("tags") if isinstance(item.get("tags"), list) else []
+    return summary, content if content != summary else "", " ".join(t for t in tags if isinstance(t, str))
+
+
+def word_set(item: Any) -> set[str]:
+    """The words of an item the typo correction may map a query word to."""
+    if not isinstance(item, dict):
+        return set()
+    summary, content, _ = texts(item)
+    out = set(words(summary)) | set(words(content))
+    if isinstance(item.get("tags"), list):
+        out.update(t for t in item["tags"] if isinstance(t, str))
+    return out
+
+
+def stored(item: Any) -> str:
+    """The stored form of an entry; "null" for what JSON cannot hold (a hand-written !!binary)."""
+    try:
+        return json.dumps(item)
+    except (TypeError, ValueError):
+        return "null"
+
+
+class Row(NamedTuple):
+    """An entry as a read returns it: where it is and its stored mapping."""
+
+    rowid: int
+    path: str
+    line: int
+    data: Any
+
+
+LIGHT_COLUMNS = ("rowid", "id", "category", "confidence", "importance", "tier", "born", "expires", "superseded_by", "archived", "tags", "key")
+
+
+class Light:
+    """The filter and rank fields of one entry, read without its JSON.
+
+    A plain class (see the README's "Code" section): a command may build
+    thousands. Built from a row of LIGHT_COLUMNS, in that order.
+    """
+
+    __slots__ = ("rowid", "id", "category", "confidence", "importance", "tier", "born", "expires", "superseded_by", "archived",
+                 "tag_text", "key")
+
+    def __init__(self, rowid: int, id: str | None, category: str | None, confidence: float, importance: int, tier: str,
+                 born: float | None, expires: float | None, superseded_by: str | None, archived: int, tags: str, key: str | None):
+        self.rowid, self.id, self.category, self.confidence = rowid, id or "", category or "", confidence
+        self.importance, self.tier, self.born, self.expires = importance, tier, born, expires
+        self.superseded_by, self.archived, self.tag_text, self.key = superseded_by, bool(archived), tags, key
+
+    @property
+    def tags(self) -> list[str]:
+        return [t for t in self.tag_text.split(TAG_SEPARATOR) if t]
+
+    def state(self, epoch: float) -> str:
+        return state_of(self, epoch)
+
+    def is_expired(self, moment: datetime) -> bool:
+        return self.expires is not None and self.expires <= moment.timestamp()
+
+    def is_active(self, moment: datetime) -> bool:
+        return state_of(self, moment.timestamp()) == "active"

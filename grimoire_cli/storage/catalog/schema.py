@@ -1,0 +1,94 @@
+"""The catalog's tables, and creating them.
+
+The catalog is derived (never the source of truth), so a different schema
+version is not migrated: its tables are dropped and rebuilt from the files.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+VERSION = "15"
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ino INTEGER, hash TEXT);
+CREATE TABLE IF NOT EXISTS entries (
+    rowid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT,
+    confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL,
+    superseded_by TEXT, tags TEXT, seq INTEGER, norm TEXT, nlen INTEGER, data TEXT
+);
+CREATE INDEX IF NOT EXISTS entries_path ON entries(path);
+-- Where each entry sits in its file, kept apart and narrow: an edit that
+-- adds a line (a supersede) moves every entry after it, and updating these
+-- columns inside the wide entries rows cost far more. `offset` is the byte
+-- where the entry's first line starts, `chunk` the hash of its text
+-- (chunks.py), NULL when not known.
+CREATE TABLE IF NOT EXISTS spans (
+    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL, idx INTEGER NOT NULL, start INTEGER, stop INTEGER, offset INTEGER, id TEXT, chunk BLOB
+);
+CREATE INDEX IF NOT EXISTS spans_path ON spans(path, idx);
+CREATE INDEX IF NOT EXISTS entries_id ON entries(id);
+-- Duplicate checks read one category's entries, one new entry's only those
+-- of a length that could be 90 % alike.
+CREATE INDEX IF NOT EXISTS entries_category ON entries(category, nlen);
+-- The filter and order columns again, narrow (no JSON): ranking joins every
+-- match, often most rows, and listing and `context` sort all active ones;
+-- they read far fewer pages here. Triggers keep it equal to entries; span
+-- moves do not touch it.
+CREATE TABLE IF NOT EXISTS ranks (
+    rowid INTEGER PRIMARY KEY, path TEXT, mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT,
+    confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL, superseded_by TEXT, tags TEXT, seq INTEGER
+);
+CREATE TRIGGER IF NOT EXISTS ranks_insert AFTER INSERT ON entries BEGIN
+    INSERT INTO ranks VALUES (new.rowid, new.path, new.mapping, new.archived, new.id, new.category, new.key,
+                              new.confidence, new.importance, new.tier, new.born, new.expires, new.superseded_by, new.tags, new.seq);
+END;
+CREATE TRIGGER IF NOT EXISTS ranks_delete AFTER DELETE ON entries BEGIN
+    DELETE FROM ranks WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER IF NOT EXISTS ranks_update AFTER UPDATE OF path, mapping, archived, id, category, key, confidence, importance, tier,
+    born, expires, superseded_by, tags, seq ON entries BEGIN
+    UPDATE ranks SET path = new.path, mapping = new.mapping, archived = new.archived, id = new.id, category = new.category,
+        key = new.key, confidence = new.confidence, importance = new.importance, tier = new.tier, born = new.born,
+        expires = new.expires, superseded_by = new.superseded_by, tags = new.tags, seq = new.seq WHERE rowid = new.rowid;
+END;
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, tokenize='porter unicode61');
+CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, n INTEGER, PRIMARY KEY (word, path)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS reports (path TEXT PRIMARY KEY, key TEXT, value TEXT);
+-- `mem validate`'s result for each entry's text (chunk hash) under the rules' version.
+CREATE TABLE IF NOT EXISTS checks (path TEXT, chunk BLOB, version TEXT, value TEXT, PRIMARY KEY (path, chunk)) WITHOUT ROWID;
+"""
+
+TABLES = ("meta", "files", "entries", "spans", "ranks", "fts", "words", "reports", "checks")
+
+
+def statements(script: str = DDL) -> list[str]:
+    """A script's statements (trigger bodies hold semicolons of their own)."""
+    out, buffer = [], ""
+    for piece in script.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \n;"):
+                out.append(buffer.strip())
+            buffer = ""
+    return out
+
+
+def create(db: sqlite3.Connection) -> None:
+    """Make the tables of this version, dropping those of any other, inside
+    the caller's transaction (so two processes starting on an empty cache
+    never drop each other's tables)."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+    except sqlite3.OperationalError:
+        row = None
+    if row is not None and row[0] == VERSION:
+        return
+    for table in TABLES:
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in statements():
+        db.execute(statement)  # not executescript: it would commit, ending the caller's lock
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))

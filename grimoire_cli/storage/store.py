@@ -1,0 +1,351 @@
+"""The grimoire's files: read through the catalog, written as text under the lock.
+
+Reads bring the catalog up to date with the files they cover (a `stat`
+each; a changed file is re-parsed alone), then ask it (`read`). Writes are
+text operations (`textedit`): a new entry is emitted and appended; a
+lifecycle edit rewrites only the lines of the fields it changes. They are
+staged inside `lock()` and land together when it ends (`journal`), so
+readers never see a half-written file and concurrent writers never lose an
+entry.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, NamedTuple, TypeVar
+
+from ..config import Config, is_inside
+from ..errors import Damaged
+from ..model import Entry
+from . import journal
+from .catalog.catalog import Catalog
+from .catalog.connection import Stale
+from .catalog.rows import Row
+from .spans import FileChange, Stamp
+
+T = TypeVar("T")
+
+# Bigger files are reported, not parsed: mem never writes one, and parsing
+# one would take tens of seconds and gigabytes.
+MAX_FILE_BYTES = 32 * 1024 * 1024
+# Times an operation runs when the on-disk catalog fails under it (each
+# failure moves this process to an in-memory catalog; see `_retrying`).
+ATTEMPTS = 3
+HEADER = """\
+# grimoire: {category} memories, kept by `mem`.
+# A YAML list of entries validated by `mem validate`. Add with `mem add -c {category}`;
+# never edit content in place: `mem supersede ID "new text"` keeps the history.
+"""
+
+
+class GrimoireFile(NamedTuple):
+    """One configured grimoire file (it may not exist yet)."""
+
+    category: str
+    path: Path
+    rel: str  # relative to the repository root: the catalog's name for it
+    archived: bool
+
+
+class _Staged(NamedTuple):
+    rel: str
+    before: str  # the content hash of the bytes the change was made on
+    data: bytes
+    change: FileChange
+
+
+class Store:
+    """The files of one grimoire and their catalog."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.cache = config.storage_dir / ".cache"
+        self.catalog = Catalog(self.cache)
+        self._fresh: set[str] = set()  # files whose catalog rows this process has checked
+        self.damaged: dict[str, Damaged] = {}
+        self.skipped: list[Damaged] = []  # files passed over by reads with skip_damaged=True
+        self._staged: dict[Path, _Staged] = {}
+        self._recovered = False
+
+    # -- paths ---------------------------------------------------------------
+
+    def category_path(self, category: str, archived: bool = False) -> Path:
+        folder = self.config.archive_dir if archived else self.config.storage_dir
+        return folder / self.config.category(category).storage_file
+
+    def files(self, include_archive: bool = True) -> list[GrimoireFile]:
+        """Every configured file, existing or not: the category files, then the archive's."""
+        out = []
+        for archived in (False, True) if include_archive else (False,):
+            for name in self.config.categories:
+                path = self.category_path(name, archived)
+                out.append(GrimoireFile(name, path, self.config.relative(path), archived))
+        return out
+
+    def _archive_paths(self) -> set[str]:
+        return {f.rel for f in self.files() if f.archived}
+
+    # -- reading -------------------------------------------------------------
+
+    def read(self, query: Callable[[Catalog, list[str]], T], *, include_archive: bool = True, skip_damaged: bool = True) -> T:
+        """`query(catalog, paths)` once the catalog is up to date with the files
+        a read covers (`paths`, relative). With `skip_damaged` (reads that rank
+        or list), a damaged file is passed over and noted in `skipped`: the rest
+        of the grimoire keeps working while `mem validate` names the file."""
+        return self._retrying(lambda: query(self.catalog, self._sync(include_archive, skip_damaged)))
+
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        """The one retry policy: when the on-disk catalog fails mid-operation,
+        this process moves to an in-memory one (`Stale`), and the operation
+        runs again from the files."""
+        for _ in range(ATTEMPTS - 1):
+            try:
+                return attempt()
+            except Stale:
+                self._fresh.clear()
+        return attempt()
+
+    def entries(self, include_archive: bool = True, skip_damaged: bool = False) -> list[Entry]:
+        """Every entry of every configured file (archive last)."""
+        def query(catalog: Catalog, paths: list[str]) -> list[Entry]:
+            archive = self._archive_paths()
+            return [self._entry(row, archive) for rel in paths for row in catalog.file_entries(rel) if isinstance(row.data, dict)]
+
+        return self.read(query, include_archive=include_archive, skip_damaged=skip_damaged)
+
+    def by_id(self, ids: list[str], include_archive: bool = True, skip_damaged: bool = True) -> dict[str, Entry]:
+        """Entries with these ids (the first of each, in file order)."""
+        def query(catalog: Catalog, paths: list[str]) -> dict[str, Entry]:
+            order = {rel: i for i, rel in enumerate(paths)}
+            rows = sorted((r for r in catalog.by_ids(ids) if r.path in order), key=lambda r: order[r.path])
+            archive = self._archive_paths()
+            out: dict[str, Entry] = {}
+            for row in rows:
+                if isinstance(row.data, dict):
+                    out.setdefault(row.data.get("id"), self._entry(row, archive))
+            return out
+
+        return self.read(query, include_archive=include_archive, skip_damaged=skip_damaged)
+
+    def load(self, rowids: list[int]) -> dict[int, Entry]:
+        """Entries by catalog row, for rowids a `read` just returned."""
+        try:
+            found = self.catalog.load(rowids)
+        except Stale:
+            self._fresh.clear()
+            raise Damaged(str(self.cache), None, "the cache failed during a read", "run the command again", "cache") from None
+        archive = self._archive_paths()
+        return {rowid: self._entry(row, archive) for rowid, row in found.items() if isinstance(row.data, dict)}
+
+    @staticmethod
+    def _entry(row: Row, archive: set[str]) -> Entry:
+        return Entry(row.data, row.path, row.line, row.path in archive)
+
+    def decode(self, path: Path, data: bytes) -> str:
+        """The text of a grimoire file, or Damaged naming the first bad line (or its size)."""
+        rel = self.config.relative(path)
+        if len(data) > MAX_FILE_BYTES:
+            raise Damaged(rel, 1, f"file is {len(data) / 2**20:.0f} MB, over the {MAX_FILE_BYTES // 2**20} MB limit",
+                          "split or trim it; mem never writes a file this large", "too-large")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise Damaged(rel, line, "not UTF-8 text", "re-save the file as UTF-8", "encoding") from None
+
+    # -- keeping the catalog in step with the files --------------------------
+
+    def _sync(self, include_archive: bool, skip_damaged: bool) -> list[str]:
+        """Re-read files that changed since the catalog saw them; the readable paths."""
+        if not self._recovered:
+            self._recovered = True
+            self.recover_if_needed()
+        records = None
+        readable = []
+        for file in self.files(include_archive):
+            rel = file.rel
+            if rel in self._fresh:
+                readable.append(rel)
+                continue
+            if rel in self.damaged:
+                self._damaged(self.damaged[rel], skip_damaged)
+                continue
+            if records is None:
+                records = self.catalog.records()
+            try:
+                self._sync_file(file, records.get(rel))
+            except Damaged as exc:
+                self.damaged[rel] = exc
+                self._damaged(exc, skip_damaged)
+                continue
+            self._fresh.add(rel)
+            readable.append(rel)
+        if records is not None:
+            configured = {f.rel for f in self.files()}
+            gone = [rel for rel in records if rel not in configured]
+            if gone:
+                self.catalog.forget(gone)
+        return readable
+
+    def _damaged(self, exc: Damaged, skip: bool) -> None:
+        if not skip:
+            raise exc
+        if exc not in self.skipped:
+            self.skipped.append(exc)
+
+    def _sync_file(self, file: GrimoireFile, known) -> None:
+        """Bring one file's rows up to date (`known`: the catalog's record of it, if any)."""
+        rel, path = file.rel, file.path
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            if known is not None:
+                self.catalog.forget([rel])
+            return
+        except OSError as exc:
+            raise Damaged(rel, 1, f"cannot read: {exc.strerror}", "check the file's permissions", "unreadable") from None
+        stamp = Stamp.of(stat)
+        if known is not None and known.stamp == stamp:
+            return
+        from .chunks import content_hash, parse_chunked  # only when a file changed
+
+        self._check_inside(path)
+        raw, read_stamp = self._read_stamped(path)
+        stamp = read_stamp or stamp  # the stamp of the bytes read, if it moved meanwhile
+        digest = content_hash(raw)
+        if known is not None and known.digest == digest:
+            self.catalog.restamp(rel, stamp)  # touched, not changed (checkout, copy)
+            return
+        try:
+            # Chunks the catalog holds rows for are not parsed again.
+            placed = parse_chunked(self.decode(path, raw), rel, self.catalog.chunk_counts(rel) if known is not None else {})
+        except Damaged:
+            if known is not None:
+                self.catalog.forget([rel])  # stale rows must never answer for it
+            raise
+        self.catalog.replace_file(rel, stamp, digest, placed, file.archived)
+
+    def _check_inside(self, path: Path) -> None:
+        real = path.resolve()
+        if not is_inside(self.config.root, real):
+            raise Damaged(self.config.relative(path), None, f"resolves outside the repository ({real})",
+                          "replace the symlink with a regular file", "outside-repository")
+
+    def _read_stamped(self, path: Path) -> tuple[bytes, Stamp | None]:
+        """A file's bytes and the stamp of what was read (None: no such file)."""
+        try:
+            with open(path, "rb") as handle:
+                return handle.read(), Stamp.of(os.fstat(handle.fileno()))
+        except FileNotFoundError:
+            return b"", None
+        except OSError as exc:
+            raise Damaged(self.config.relative(path), 1, f"cannot read: {exc.strerror}", "check the file's permissions", "unreadable") from None
+
+    # -- writing: staged under the lock, then landing all together -------------
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Exclusive lock on the whole grimoire for a read-modify-write.
+
+        Writes made inside are staged and land together when the block ends
+        without an error; an error discards them all.
+        """
+        with journal.locked(self.cache):
+            self._recover()
+            # Other processes may have written since we last looked.
+            self._fresh.clear()
+            self.damaged.clear()
+            self._staged = {}
+            try:
+                yield
+                self.commit()
+            finally:
+                self._staged = {}
+
+    def _recover(self) -> None:
+        journal.recover(self.cache, {self.config.storage_dir, self.config.archive_dir})
+        self._recovered = True
+
+    def recover_if_needed(self) -> None:
+        """Readers call this: a journal means a writer crashed mid-commit."""
+        if journal.pending(self.cache):
+            with self.lock():
+                pass
+
+    def ensure_file(self, category: str, archived: bool = False) -> Path:
+        """The category's file, created with its header comment if missing."""
+        path = self.category_path(category, archived)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._check_inside(path.parent)
+            label = f"archived {category}" if archived else category
+            journal.write_atomic(path, HEADER.format(category=label).encode("utf-8"))
+            self._fresh.discard(self.config.relative(path))  # it was known as absent
+        return path
+
+    def write(self, path: Path, changes: dict[str, dict[str, Any] | None] | None = None,
+              appended: list[dict[str, Any]] | None = None) -> list[tuple[int, int]]:
+        """Stage one file's new text: entries rewritten or removed (value None) by id,
+        touching only their lines, then new entries appended as text. Returns the
+        appended entries' line spans. Lands on `commit` (the end of `lock`)."""
+        from .textedit import splice
+
+        changes = changes or {}
+        rel, raw, digest = self._current(path)
+        old = {row.data.get("id"): row.data for row in self.catalog.by_ids(list(changes)) if row.path == rel and isinstance(row.data, dict)}
+        data, change = splice(raw, self.catalog.layout(rel), {k: old[k] for k in changes if k in old}, changes, appended or [], where=rel)
+        self._staged[path] = _Staged(rel, digest, data, change)
+        return [new.span for new in change.appended]
+
+    def commit(self) -> None:
+        """Land every staged file write together, then tell the catalog what changed."""
+        staged, self._staged = self._staged, {}
+        if not staged:
+            return
+        journal.replace_all(self.cache, {path: one.data for path, one in staged.items()})
+        for path, one in staged.items():
+            self._record(path, one)
+
+    def _current(self, path: Path) -> tuple[str, bytes, str]:
+        """A file's relative path, bytes and content hash, its catalog rows
+        checked to describe exactly those bytes (under the lock)."""
+        from .chunks import content_hash
+
+        rel = self.config.relative(path)
+        if path in self._staged:
+            raise RuntimeError(f"{rel} is written twice in one transaction")  # callers group by file
+        file = GrimoireFile("", path, rel, path.parent == self.config.archive_dir)
+        # Not the catalog's retry policy: this loop is about the file being
+        # edited by someone else between our read and our check.
+        for _ in range(ATTEMPTS):
+            if rel not in self._fresh:
+                self.damaged.pop(rel, None)
+                self._retrying(lambda: self._sync_file(file, self.catalog.records().get(rel)))
+                self._fresh.add(rel)
+            raw, stamp = self._read_stamped(path)
+            known = self._retrying(lambda: self.catalog.records().get(rel))
+            if stamp is None:
+                return rel, raw, content_hash(raw)
+            # The splice plan comes from the catalog's rows: they must be the
+            # rows of these very bytes. The same stamp says so without hashing.
+            if known is not None and known.stamp == stamp:
+                return rel, raw, known.digest
+            digest = content_hash(raw)
+            if known is not None and known.digest == digest:
+                return rel, raw, digest
+            self._fresh.discard(rel)  # edited by hand since it was checked: read it again
+        raise Damaged(rel, 1, "the file keeps changing while mem writes to it", "retry when nothing else is editing it", "changing")
+
+    def _record(self, path: Path, staged: _Staged) -> None:
+        """Tell the catalog what a write changed; on trouble it re-reads the file later."""
+        from .chunks import content_hash
+
+        try:
+            self.catalog.apply_write(staged.rel, staged.before, Stamp.of(path.stat()), content_hash(staged.data),
+                                     path.parent == self.config.archive_dir, staged.change)
+        except Stale:
+            self._fresh.clear()
+        # Next read re-checks the stamp: cheap, and right even if the catalog declined the update.
+        self._fresh.discard(staged.rel)

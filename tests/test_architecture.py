@@ -1,0 +1,170 @@
+"""The layout's promises, checked on the source (DESIGN.md §1, STYLE.md 13-17):
+layers that only point down, no import cycles, small modules, SQL only in
+the catalog, exit codes only in errors.py."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "grimoire_cli"
+MAX_LINES = 450
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every grimoire_cli module `name` imports anywhere (top level, inside
+    functions, under TYPE_CHECKING): a cycle through any of them is a cycle."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+                base = f"{base}.{node.module}" if node.module else base
+            else:
+                base = node.module or ""
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t in MODULES and t != name and t != "grimoire_cli")
+    return found
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _reachable(start: str) -> set[str]:
+    seen, stack = set(), [start]
+    while stack:
+        for nxt in GRAPH[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
+
+
+def test_the_graph_is_read():
+    # The checks below would pass on an empty graph: make sure it is not one.
+    assert len(MODULES) > 30
+    assert "grimoire_cli.storage.store" in GRAPH["grimoire_cli.api"]
+    assert "grimoire_cli.storage.catalog.queries" in GRAPH["grimoire_cli.search"]
+
+
+def test_no_import_cycles():
+    cycles = sorted(name for name in GRAPH if name in _reachable(name))
+    assert cycles == [], f"modules on an import cycle: {cycles}"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_are_small(name):
+    lines = MODULES[name].read_text().count("\n")
+    assert lines <= MAX_LINES, f"{name} has {lines} lines; split it by what it holds"
+
+
+def test_sub_package_inits_are_empty():
+    # An __init__ that imports would load its whole sub-package on every command.
+    for name, path in MODULES.items():
+        if path.name == "__init__.py" and name != "grimoire_cli":
+            assert path.read_text().strip() == "", name
+
+
+def _layer(name: str) -> str:
+    parts = name.split(".")
+    if len(parts) >= 2 and parts[1] in ("storage", "git", "cli"):
+        return parts[1]
+    return {"errors": "base", "clock": "base", "model": "base", "config": "base", "schemas": "base", "scoring": "base"}.get(parts[-1], "feature")
+
+
+def test_arrows_point_down():
+    """cli -> api -> features -> storage/git -> base (model, config, ...); the
+    YAML reader is a leaf the config may use."""
+    allowed = {
+        "base": {"base"},
+        "storage": {"base", "storage"},
+        "git": {"base", "storage", "git"},
+        "feature": {"base", "storage", "git", "feature"},
+        "cli": {"base", "storage", "git", "feature", "cli"},
+    }
+    wrong = []
+    for name, deps in GRAPH.items():
+        if name in ("grimoire_cli", "grimoire_cli.__main__"):
+            continue
+        layer = _layer(name)
+        for dep in deps:
+            if dep == "grimoire_cli.storage.yamlio" and name == "grimoire_cli.config":
+                continue
+            if _layer(dep) not in allowed[layer] or (dep == "grimoire_cli.api" and layer != "cli"):
+                wrong.append(f"{name} ({layer}) -> {dep} ({_layer(dep)})")
+    assert wrong == []
+
+
+def test_storage_does_not_import_git():
+    assert [n for n, deps in GRAPH.items() if _layer(n) == "storage" and any(_layer(d) == "git" for d in deps)] == []
+
+
+def test_the_merge_driver_does_not_load_the_storage_engine():
+    reached = _reachable("grimoire_cli.git.merge")
+    engine = {"grimoire_cli.storage.store", "grimoire_cli.storage.journal"} | {m for m in MODULES if m.startswith("grimoire_cli.storage.catalog")}
+    assert reached & engine == set()
+    assert "grimoire_cli.storage.textedit" in reached  # it does edit text, through the pure module
+
+
+def _imported_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_library_never_imports_the_cli_framework():
+    for name, path in MODULES.items():
+        if not name.startswith("grimoire_cli.cli"):
+            assert not {"typer", "rich", "click"} & _imported_names(path), name
+
+
+def test_sql_lives_in_the_catalog():
+    words = ("SELECT ", "INSERT INTO", "DELETE FROM", "UPDATE ", "ORDER BY", "CREATE TABLE")
+    found = []
+    for name, path in MODULES.items():
+        if name.startswith("grimoire_cli.storage.catalog"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(w in node.value for w in words):
+                found.append(f"{name}:{node.lineno}")
+        if "sqlite3" in _imported_names(path):
+            found.append(f"{name} imports sqlite3")
+    assert found == []
+
+
+def test_exit_codes_are_spelled_only_in_errors():
+    found = []
+    for name, path in MODULES.items():
+        if name == "grimoire_cli.errors":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("Exit", "exit", "_exit"):
+                if any(isinstance(arg, ast.Constant) and isinstance(arg.value, int) for arg in node.args):
+                    found.append(f"{name}:{node.lineno}")
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant) and type(node.value.value) is int \
+                    and name.startswith("grimoire_cli.cli"):
+                found.append(f"{name}:{node.lineno} returns a number")
+    assert found == []

@@ -1,0 +1,102 @@
+"""Published contracts: exit codes, and `--json` carrying everything the text shows."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+
+import pytest
+
+from conftest import mem, mem_process
+from grimoire_cli import Grimoire
+from grimoire_cli.errors import DAMAGED, Damaged
+
+LATER = {"MEM_NOW": "2027-03-01T00:00:00Z"}
+
+
+def test_lock_timeout_exits_3_with_one_line_and_writes_nothing(repo):
+    facts = repo / "grimoires/loa/memory/facts.yaml"
+    before = facts.read_bytes()
+    cache = repo / "grimoires/loa/memory/.cache"
+    cache.mkdir(exist_ok=True)
+    with open(cache / "write.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        result = mem_process("add", "-c", "fact", "The lock is held by another process", cwd=repo, env={"MEM_LOCK_TIMEOUT": "0.2"})
+    err = result.stderr.decode()
+    assert result.returncode == DAMAGED == 3
+    assert err.startswith("error: another mem process has held the grimoire lock") and err.count("\n") == 1 and "retry" in err
+    assert facts.read_bytes() == before
+
+
+def test_validate_json_is_format_json(repo):
+    mem("add", "-c", "fact", "The API runs on port 8080")
+    assert json.loads(mem("validate", "--json").out) == json.loads(mem("validate", "--format", "json").out)
+    both = mem("validate", "--json", "--format", "github")
+    assert both.code == 2 and both.err.startswith("error: --json and --format github")
+
+
+def test_archive_json_carries_reasons_dry_run_and_notes(repo):
+    kept = mem("add", "-c", "fact", "Releases are cut on Tuesdays").out.strip()
+    old = mem("add", "-c", "error", "The nightly build timed out on the cache step").out.strip()
+    dry = json.loads(mem("archive", "--dry-run", "--json", env=LATER).out)
+    assert dry == {"archived": [old], "commit": None, "reasons": {old: "expired"}, "dry_run": True, "notes": []}
+    done = json.loads(mem("archive", kept, "--reason", "manual", "--json").out)
+    assert done["reasons"] == {kept: "manual"} and done["dry_run"] is False and len(done["commit"]) == 40
+
+
+def test_check_json_carries_the_commit_and_notes(repo):
+    old = mem("add", "-c", "error", "Flaky test in the payments suite").out.strip()
+    result = json.loads(mem("check", "--json", env=LATER).out)
+    assert result["archived"] == [old] and result["expired"] == [old]
+    assert len(result["commit"]) == 40 and result["notes"] == []
+
+
+def test_review_json_carries_sections_and_near_duplicate_pairs(repo):
+    first = mem("add", "-c", "learning", "Retry the flaky payments test once before failing the build").out.strip()
+    second = mem("add", "-c", "learning", "Retry the flaky payments test once before failing the builds").out.strip()
+    weak = mem("add", "-c", "fact", "The staging cluster has three nodes").out.strip()
+    for outcome in ("--failure", "--failure", "--success"):
+        mem("apply", weak, outcome)
+    items = {item["id"]: item for item in json.loads(mem("review", "--json").out)}
+    assert items[weak]["review"] == {"sections": ["low"], "near_duplicates": []}
+    pair = items[second]["review"]
+    assert pair["sections"] == ["near-duplicate"] and pair["near_duplicates"][0]["id"] == first and pair["near_duplicates"][0]["score"] >= 90
+    assert items[second]["content"].endswith("builds")  # still the entry object DESIGN.md §3 promises
+
+
+def test_add_json_carries_the_near_duplicate_warning(repo):
+    first = json.loads(mem("add", "-c", "fact", "The build cache lives in the ci-cache bucket", "--json").out)
+    assert first["near_duplicate"] is None and first["notes"] == []
+    second = mem("add", "-c", "fact", "The build cache lives in the ci-cache buckets", "--json")
+    data = json.loads(second.out)
+    assert data["near_duplicate"]["id"] == first["id"] and data["near_duplicate"]["score"] >= 90
+    assert data["notes"] == [line[len("warning: "):] for line in second.err.splitlines()]
+    inferred = json.loads(mem("add", "We decided to pin the runner image", "--json").out)
+    assert inferred["category"] == "decision" and inferred["notes"] == ["category inferred: decision (use -c to choose)"]
+    newer = json.loads(mem("supersede", first["id"], "The build cache moved to the ci-cache-v2 bucket", "--json").out)
+    assert newer["supersedes"] == first["id"] and newer["near_duplicate"] is None
+
+
+def test_stats_prints_json_or_readable_text(repo):
+    mem("add", "-c", "fact", "The API runs on port 8080")
+    mem("add", "-c", "decision", "We use Postgres for the ledger")
+    data = json.loads(mem("stats", "--json").out)
+    assert data["entries"] == 2 and data["categories"] == {"fact": {"active": 1}, "decision": {"active": 1}}
+    text = mem("stats").out
+    assert "{" not in text and "'" not in text
+    assert text.splitlines()[0].startswith("2 entries,") and any(line.split() == ["decision", "1", "active"] for line in text.splitlines())
+
+
+@pytest.mark.parametrize("text, line, kind", [
+    ("- id: MEM-20261122-001\n  content: [unclosed\n", 3, "yaml"),  # where the parser notices it
+    ("- id: MEM-20261122-001\n  content: ok\n- \xff\n", 3, "encoding"),
+])
+def test_damaged_carries_path_line_and_kind(repo, text, line, kind):
+    path = repo / "grimoires/loa/memory/facts.yaml"
+    path.write_bytes(text.encode("utf-8", "surrogateescape") if kind == "yaml" else text.encode("latin-1"))
+    with pytest.raises(Damaged) as caught:
+        Grimoire.open(repo).store.entries()
+    assert (caught.value.path, caught.value.line, caught.value.kind) == ("grimoires/loa/memory/facts.yaml", line, kind)
+    assert str(caught.value).startswith(f"grimoires/loa/memory/facts.yaml:{line}: ")
+    problems = json.loads(mem("validate", "--json").out)["problems"]
+    assert [(p["file"], p["line"], p["rule"]) for p in problems] == [("grimoires/loa/memory/facts.yaml", line, kind)]
