@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-retrieval lint clean
+.PHONY: demo test test-fast bench bench-retrieval lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The inner loop: no slow tests, Hypothesis's dev profile (a tenth of the
+# examples). `make test` (every test, the ci profile) is what CI runs.
+test-fast: $(STAMP)
+	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py

@@ -78,6 +78,7 @@ class Duplicates:
 
 
 def check_id(value: str, taken: set[str]) -> str:
+    """A caller-given id, refused when malformed or already used."""
     if not parse_id(value):
         raise BadInput(f"bad id {value!r}", "ids look like MEM-20260131-001")
     if value in taken:
@@ -209,7 +210,7 @@ class _Batch:
         if category not in self._groups:
             lengths = alike_lengths(len(normalize_text(content))) if self.single and content is not None else None
             chosen = Filter(at=self.moment.timestamp(), categories=[category], lengths=lengths)
-            pairs = self.store.read(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
+            pairs = self.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
             self._groups[category] = Duplicates((entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates)
         return self._groups[category]
 
@@ -217,7 +218,7 @@ class _Batch:
         """The active entry holding `key`, if any."""
         if key not in self._keys:
             chosen = Filter(at=self.moment.timestamp(), key=key)
-            ids = [i for i in self.store.read(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False) if i not in self.updates]
+            ids = [i for i in self.store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False) if i not in self.updates]
             self._keys[key] = self.existing.get(ids[0]) if ids else None
         return self._keys[key]
 
@@ -246,7 +247,7 @@ class _Taken:
 
     def of_day(self, day: str) -> set[str]:
         if day not in self._days:
-            self._days[day] = set(self.store.read(lambda catalog, paths: catalog.ids_of_day(paths, day)))
+            self._days[day] = set(self.store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day)))
         return self._days[day] | {i for i in self.new if i.startswith(f"MEM-{day}-")}
 
     def add(self, entry_id: str) -> None:

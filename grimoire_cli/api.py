@@ -1,4 +1,6 @@
-"""`Grimoire`: the library facade. Every `mem` command is one method here.
+"""`Grimoire`: the library facade. Every `mem` command is one method here,
+but for `mem merge-file`: git runs the merge driver on three temp files,
+outside any grimoire (`git.merge.merge_file`).
 
 Methods take keyword-only options and return result objects (each with a
 `to_dict()` that `--json` prints); the work is done by the feature modules
@@ -24,6 +26,8 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .adding import Added
     from .archiving import ArchiveResult, CheckResult
     from .context import Context
+    from .git.hooks import HooksResult
+    from .git.renumber import FixupResult
     from .lifecycle import Review
     from .request import Request
     from .scaffold import InitResult
@@ -41,6 +45,7 @@ class Grimoire:
 
     @classmethod
     def open(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None) -> "Grimoire":
+        """The grimoire of the repository holding `path`, its config found as the CLI finds it (`config` or MEM_CONFIG win)."""
         return cls(load_config(path, config))
 
     @classmethod
@@ -53,14 +58,16 @@ class Grimoire:
     # -- reading -------------------------------------------------------------
 
     def now(self) -> datetime:
+        """The clock: MEM_NOW when set, else the system time (UTC)."""
         return clock.now()
 
     def entries(self, *, include_archive: bool = True) -> list[Entry]:
+        """Every entry, in file order (the archive last, unless left out)."""
         return self.store.entries(include_archive=include_archive)
 
     def show(self, entry_id: str, *, chain: bool = False) -> Entry | list[Entry]:
         """One entry by id (archive included); with `chain`, its supersede chain oldest first."""
-        entry = self._find(entry_id)
+        entry = self._find(entry_id, "list ids with `mem list` (add --archived for the archive)")
         if not chain:
             return entry
         first = entry
@@ -79,10 +86,10 @@ class Grimoire:
             out.append(newer)
         return out
 
-    def _find(self, entry_id: str) -> Entry:
+    def _find(self, entry_id: str, hint: str = "list ids with `mem list`") -> Entry:
         found = self.store.by_id([entry_id]).get(entry_id)
         if found is None:
-            raise no_memory(entry_id)
+            raise no_memory(entry_id, hint)
         return found
 
     def list(self, *, categories: Iterable[str] | None = None, tags: Iterable[str] | None = None, archived: bool = False,
@@ -90,7 +97,7 @@ class Grimoire:
         """Active entries newest first; the flags add those states (archived: only the archive)."""
         states = {"archived"} if archived else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
         chosen = self._filter(states, categories, tags)
-        rowids = self.store.read(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent or None), include_archive=archived)
+        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent or None), include_archive=archived)
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
 
@@ -103,7 +110,7 @@ class Grimoire:
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
         chosen = Filter(at=self.now().timestamp(), key=key)
-        rowids = self.store.read(lambda catalog, paths: catalog.ordered(paths, chosen, Order.FILE, 1), include_archive=False)
+        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, 1), include_archive=False)
         if not rowids:
             raise NotFound(f"no active memory with key {key!r}", "see keys with `mem list --json`")
         return self.store.load(rowids)[rowids[0]]
@@ -158,15 +165,24 @@ class Grimoire:
 
     # -- writing -------------------------------------------------------------
 
-    def add(self, content: str, category: str | None = None, **options: Any) -> Entry:
-        """Remember one thing; returns the written entry (see `Entry.notes`)."""
+    def add(self, content: str, category: str | None = None, *, summary: str | None = None, confidence: float | None = None,
+            tags: Iterable[str] = (), ttl: str | None = None, supersedes: str | None = None, key: str | None = None,
+            importance: int | None = None, related: Iterable[str] = (), file_path: str | None = None, lines: str | None = None,
+            session_id: str | None = None, agent: str | None = None, phase: str | None = None,
+            metadata: dict[str, Any] | None = None) -> Entry:
+        """Remember one thing (the options of `mem add`); returns the written
+        entry, with `notes` and `near_duplicate` for the caller."""
         from .request import Request
 
-        return self.add_many([Request(content=content, category=category, **options)])[0]
+        request = Request(content, category=category, summary=summary, confidence=confidence, tags=list(tags), ttl=ttl,
+                          supersedes=supersedes, key=key, importance=importance, related=list(related), file_path=file_path,
+                          lines=lines, session_id=session_id, agent=agent, phase=phase, metadata=metadata)
+        return self.add_many([request])[0]
 
-    def supersede(self, entry_id: str, content: str, **options: Any) -> Entry:
-        """A new memory replacing `entry_id` (same category unless given)."""
-        return self.add(content, supersedes=entry_id, **options)
+    def supersede(self, entry_id: str, content: str, *, summary: str | None = None, confidence: float | None = None,
+                  tags: Iterable[str] = (), ttl: str | None = None, importance: int | None = None) -> Entry:
+        """A new memory replacing `entry_id`, in its category; the old one stays for audit."""
+        return self.add(content, supersedes=entry_id, summary=summary, confidence=confidence, tags=tags, ttl=ttl, importance=importance)
 
     def add_many(self, items: Iterable["Request | dict[str, Any]"], *, skip_invalid: bool = False) -> "Added":
         """Write many entries under one lock, one write per file; all or nothing.
@@ -225,13 +241,35 @@ class Grimoire:
         """Move expired and ineffective entries (or `ids`) to the archive and commit just that."""
         from .archiving import archive
 
-        return archive(self.store, self.now(), ids=ids, reason=reason, dry_run=dry_run, commit=commit)
+        return archive(self.store, ids=ids, reason=reason, dry_run=dry_run, commit=commit)
 
     def check(self, *, commit: bool = True) -> "CheckResult":
         """Session start: archive expired entries (auto_archive) and report what is due."""
         from .archiving import check
 
-        return check(self.store, self.now(), commit=commit)
+        return check(self.store, commit=commit)
+
+    # -- git -----------------------------------------------------------------
+
+    def hooks(self, action: str) -> "HooksResult":
+        """Install, uninstall or show mem's git hooks and merge driver in this clone."""
+        from .git import gitops, hooks
+
+        root = gitops.work_tree(self.config.root)
+        if root is None:
+            raise BadInput("not a git repository", "run `git init` first")
+        if action == "install":
+            return hooks.install(root, self.config.relative(self.config.storage_dir))
+        if action in ("uninstall", "status"):
+            return getattr(hooks, action)(root)
+        raise BadInput(f"unknown hooks action {action!r}", "use install, uninstall or status")
+
+    def merge_fixup(self, hook: str, args: Iterable[str] = (), stdin: str = "") -> "FixupResult":
+        """Run by mem's git hooks after a merge, rebase or cherry-pick: renumber
+        colliding ids in files the merge driver never saw."""
+        from .git.renumber import fixup
+
+        return fixup(self.store, hook, list(args), stdin)
 
 
 class ImportResult:

@@ -4,10 +4,10 @@ just that change."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import clock
 from .errors import BadInput, GitFailed, no_memory
 from .lifecycle import archive_reason, archived_data, check_reason, expiring_within
 from .storage.catalog.queries import Filter
@@ -35,7 +35,7 @@ def commit_message(reasons: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def archive(store: Store, moment: datetime, *, ids: Iterable[str] | None = None, reason: str | None = None,
+def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | None = None,
             dry_run: bool = False, commit: bool = True) -> ArchiveResult:
     """Move expired and ineffective entries (or the given ids) to the archive."""
     ids = list(ids or [])
@@ -45,6 +45,7 @@ def archive(store: Store, moment: datetime, *, ids: Iterable[str] | None = None,
             raise BadInput("--reason goes with ids", "name the ids to archive, e.g. mem archive MEM-20260101-001 --reason manual")
     result = ArchiveResult(dry_run=dry_run)
     with store.lock():
+        moment = clock.now()  # after any wait for the lock: what expired meanwhile is archived too
         chosen: dict[str, str] = {}
         if ids:
             entries = store.by_id(ids)
@@ -56,7 +57,7 @@ def archive(store: Store, moment: datetime, *, ids: Iterable[str] | None = None,
                     raise BadInput(f"{entry_id} is already archived")
                 chosen[entry_id] = reason or ("superseded" if entry.superseded_by else "manual")
         else:
-            for light in store.read(lambda catalog, paths: catalog.lights(paths), include_archive=False, skip_damaged=False):
+            for light in store.ask(lambda catalog, paths: catalog.lights(paths), include_archive=False, skip_damaged=False):
                 why = archive_reason(light, moment)
                 if why:
                     chosen.setdefault(light.id, why)
@@ -122,12 +123,13 @@ class CheckResult:
                 "archived": self.archived, "due": self.due, "commit": self.commit, "notes": self.notes}
 
 
-def check(store: Store, moment: datetime, *, commit: bool = True) -> CheckResult:
+def check(store: Store, *, commit: bool = True) -> CheckResult:
     """Session start: archive what expired (auto_archive), report what is due."""
+    moment = clock.now()
     lifecycle = store.config.lifecycle
     result = CheckResult()
     chosen = Filter(at=moment.timestamp(), states=("active", "expired"))
-    lights = store.read(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False, skip_damaged=False)
+    lights = store.ask(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False, skip_damaged=False)
     for entry in sorted(lights, key=lambda light: light.id):
         if entry.is_expired(moment):
             result.expired.append(entry.id)
@@ -136,7 +138,7 @@ def check(store: Store, moment: datetime, *, commit: bool = True) -> CheckResult
         if entry.tier in ("low", "ineffective") and not entry.is_expired(moment):
             result.review.append(entry.id)
     if result.expired and lifecycle["auto_archive"]:
-        done = archive(store, moment, ids=result.expired, reason="expired", commit=commit)
+        done = archive(store, ids=result.expired, reason="expired", commit=commit)
         result.archived = done.archived
         result.commit = done.commit
         result.notes = done.notes

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -192,8 +193,6 @@ def _cached_config(config_path: Path) -> Any | None:
 
 
 def _keep_config(config_path: Path, data: Any) -> None:
-    import tempfile
-
     where = _config_cache(config_path)
     if where is None:
         return

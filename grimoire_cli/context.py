@@ -17,7 +17,7 @@ from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
 from .errors import BadInput
-from .model import Entry
+from .model import Entry, age_label
 from .search import ranked
 from .storage.catalog.queries import Filter, Order
 from .storage.store import Store
@@ -74,11 +74,11 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
 
         def ranking(limit: int | None) -> list[int]:
             nonlocal total
-            rowids = store.read(lambda catalog, paths: catalog.ordered(paths, chosen, Order.PRIORITY, limit), include_archive=False)
+            rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.PRIORITY, limit), include_archive=False)
             if limit is None or len(rowids) < limit:
                 total = len(rowids)
             else:
-                total = store.read(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
+                total = store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
             return rowids
     total = 0
     first = ranking(limit)
@@ -123,7 +123,7 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
     for entry in entries:
         if budget - used - footer < SHORTEST_LINE or misses >= MAX_MISSES:
             break
-        head = f"- {entry.id} ({entry.category}, {age(entry, moment)}): "
+        head = f"- {entry.id} ({entry.category}, {age_label(entry, moment)}): "
         body = " ".join(entry.content.split())
         candidates = [head + body, head + entry.summary] if body != entry.summary else [head + body]
         chosen = next((c for c in candidates if used + tokens(c) + 1 + footer <= budget), None)
@@ -145,18 +145,3 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
 
 def _footer(left_out: int) -> str:
     return f"_{left_out} more memor{'y' if left_out == 1 else 'ies'} left out (`mem query` finds them)_" if left_out else "_all active memories shown_"
-
-
-def age(entry: Entry, moment: datetime) -> str:
-    """A short age label: today, 12d, 5mo, 2y."""
-    exact = entry.age_days(moment)
-    if exact is None:
-        return "?"
-    days = math.floor(exact)
-    if days < 1:
-        return "today"
-    if days < 60:
-        return f"{days}d"
-    if days < 730:
-        return f"{days // 30}mo"
-    return f"{days // 365}y"

@@ -11,7 +11,6 @@ FOUND_PROBLEMS = 1  # validate found problems, check --strict found something du
 BAD_INPUT = 2  # bad input or usage, refused content
 DAMAGED = 3  # a damaged grimoire or config; also a grimoire locked too long (README: deviations)
 GIT_FAILED = 4
-EXTERNAL_FAILED = 5  # an external command (summarizer) failed, timed out or answered invalid JSON
 INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
@@ -41,7 +40,7 @@ class NotFound(GrimoireError):
     exit_code = FOUND_PROBLEMS
 
 
-def no_memory(entry_id: str, hint: str = "list ids with `mem list` (add --archived for the archive)") -> NotFound:
+def no_memory(entry_id: str, hint: str = "list ids with `mem list`") -> NotFound:
     """The one wording for an id that names no memory."""
     return NotFound(f"no memory with id {entry_id}", hint)
 
@@ -66,6 +65,10 @@ class Damaged(GrimoireError):
         self.line = line
         self.problem = problem
         self.kind = kind
+
+    def __reduce__(self):
+        # Rebuilt from its fields (pickling across validate's worker processes, copy).
+        return type(self), (self.path, self.line, self.problem, self.hint, self.kind)
 
 
 class GitFailed(GrimoireError):

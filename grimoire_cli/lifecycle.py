@@ -35,7 +35,7 @@ def apply_outcome(data: dict[str, Any], success: bool, moment: datetime) -> dict
 def check_reason(reason: str) -> str:
     """An archive reason, refused unless it is one of ARCHIVE_REASONS."""
     if reason not in ARCHIVE_REASONS:
-        raise BadInput(f"bad archive reason {reason!r}", f"use one of: {', '.join(ARCHIVE_REASONS)}")
+        raise BadInput(f"bad reason {reason!r}", f"use one of: {', '.join(ARCHIVE_REASONS)}")
     return reason
 
 

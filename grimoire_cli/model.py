@@ -6,6 +6,7 @@ its arguments (the clock is passed in).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -15,10 +16,6 @@ from .clock import iso, parse_time
 from .errors import BadInput
 
 ID_RE = re.compile(r"^MEM-(\d{8})-(\d{3,})\Z")
-# An entry's id line in a file's text, found without parsing YAML: an item's
-# first line (`- id: MEM-...`), or any line holding the `id` key.
-ENTRY_ID_LINE = re.compile(r"^- +id: *['\"]?(MEM-\d{8}-\d+)['\"]? *$", re.M)
-ANY_ID_LINE = re.compile(r"^(?:- +| +)id: *['\"]?(MEM-\d{8}-\d+)['\"]? *$", re.M)
 TAG_RE = re.compile(r"^[a-z0-9-]+\Z")
 KEY_RE = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_-]+)*\Z")
 TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}d)\Z")
@@ -263,6 +260,11 @@ class Entry:
         """The stored mapping in field order (a copy)."""
         return ordered(self.data)
 
+    def view(self, moment: datetime) -> dict[str, Any]:
+        """`to_dict` plus what `mem` shows beside the stored fields: the
+        entry's state at `moment` and its effectiveness tier (computed)."""
+        return {**ordered(self.data), "state": self.state(moment), "tier": self.tier}
+
     def written_dict(self) -> dict[str, Any]:
         """`to_dict` plus what a write tells its caller: its notes, and the
         entry it nearly duplicates (None when none)."""
@@ -311,3 +313,17 @@ def ordered(data: dict[str, Any]) -> dict[str, Any]:
     out.update((k, v) for k, v in data.items() if k not in out)
     return out
 
+
+def age_label(entry: Entry, moment: datetime) -> str:
+    """A short age label: today, 12d, 5mo, 2y."""
+    exact = entry.age_days(moment)
+    if exact is None:
+        return "?"
+    days = math.floor(exact)
+    if days < 1:
+        return "today"
+    if days < 60:
+        return f"{days}d"
+    if days < 730:
+        return f"{days // 30}mo"
+    return f"{days // 365}y"

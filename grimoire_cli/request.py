@@ -107,6 +107,7 @@ class Request:
 
 
 def check_content(text: str) -> str:
+    """The content, refused when empty, too long or holding control characters."""
     if not isinstance(text, str) or not text.strip():
         raise BadInput("content is empty", "give the memory's text as an argument or on stdin with '-'")
     if len(text) > MAX_CONTENT:

@@ -23,6 +23,7 @@ every entry in the catalog.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .model import Entry
@@ -46,8 +47,10 @@ class Hit:
     def __repr__(self) -> str:
         return f"Hit(entry={self.entry!r}, score={self.score!r}, parts={self.parts!r})"
 
-    def to_dict(self, explain: bool = False) -> dict:
-        data = self.entry.to_dict()
+    def to_dict(self, explain: bool = False, moment: datetime | None = None) -> dict:
+        """The entry object with its `score` (and `explain`: the parts); with
+        `moment`, also its state and tier (`Entry.view`)."""
+        data = self.entry.view(moment) if moment is not None else self.entry.to_dict()
         data["score"] = round(self.score, 6)
         if explain:
             data["explain"] = {k: round(v, 6) for k, v in self.parts.items()}
@@ -60,9 +63,9 @@ def terms(store: "Store", text: str) -> list[str]:
     vocabulary: list[str] | None = None
     out = []
     for word in raw:
-        if len(word) >= 4 and not word.isdigit() and not store.read(lambda catalog, _: catalog.knows(word)):
+        if len(word) >= 4 and not word.isdigit() and not store.ask(lambda catalog, _: catalog.knows(word)):
             if vocabulary is None:
-                vocabulary = store.read(lambda catalog, _: catalog.vocabulary())
+                vocabulary = store.ask(lambda catalog, _: catalog.vocabulary())
             word = _nearest(word, vocabulary) or word
         out.append(word)
     return list(dict.fromkeys(out))
@@ -100,7 +103,7 @@ def ranked(store: "Store", text: str, chosen: Filter, *, recency_weight: float, 
     query = expression(store, text)
     if query is None:
         return out
-    rows, total = store.read(lambda catalog, paths: catalog.rank(paths, query, chosen, recency_weight=recency_weight, limit=limit),
+    rows, total = store.ask(lambda catalog, paths: catalog.rank(paths, query, chosen, recency_weight=recency_weight, limit=limit),
                              include_archive=include_archive)
     out.extend(rows)
     out.total = total

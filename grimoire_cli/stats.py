@@ -35,6 +35,7 @@ class Stats:
 
 
 def stats(store: Store, moment: datetime) -> Stats:
+    """The figures of `mem stats` at `moment`."""
     entries = store.entries()
     by_category: dict[str, dict[str, int]] = {}
     tiers: dict[str, int] = {}

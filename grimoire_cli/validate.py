@@ -15,9 +15,9 @@ from typing import Any, Iterable
 
 from .config import Config, is_inside
 from .errors import BadInput, Damaged
-from .model import ENTRY_ID_LINE, ID_RE
+from .model import ID_RE
 from .storage import chunks, yamlio
-from .storage.catalog.connection import Stale
+from .storage.yamlio import ENTRY_ID_LINE
 from .storage.chunks import KNOWN, content_hash, parse_reusing
 from .storage.store import Store
 
@@ -138,28 +138,18 @@ def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> 
         except OSError:
             data = None
         key = f"{version}|{rel}|{path.resolve()}|{content_hash(data)}" if data is not None else None
-        cached = None
-        if key is not None:
-            try:
-                cached = store.catalog.report(rel, key)
-            except Stale:
-                pass
+        cached = store.kept(lambda catalog: catalog.report(rel, key), None) if key is not None else None
         out.append(cached)
         if cached is None:
             pending.append((index, path, rel, data, key))
-    kept: list[dict[bytes, Any]] = []
-    for _, _, rel, _, _ in pending:
-        try:
-            kept.append(store.catalog.chunk_reports(rel, version))
-        except Stale:
-            kept.append({})
+    kept = [store.kept(lambda catalog: catalog.chunk_reports(rel, version), {}) for _, _, rel, _, _ in pending]
     results = _compute_all(store, [(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)])
     for (index, _, rel, _, key), result in zip(pending, results):
         chunks = result.pop("chunks")
         out[index] = result
         if key is not None:
-            store.catalog.keep_report(rel, key, result)
-            store.catalog.keep_chunk_reports(rel, version, chunks)
+            store.kept(lambda catalog: catalog.keep_report(rel, key, result), None)
+            store.kept(lambda catalog: catalog.keep_chunk_reports(rel, version, chunks), None)
     return out  # type: ignore[return-value]
 
 

@@ -9,12 +9,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner
 
 from grimoire_cli.cli.main import main as mem_main
 
 NOW = "2026-11-22T10:00:00Z"
 ROOT = Path(__file__).resolve().parent.parent
+
+# Hypothesis profiles, chosen by $HYPOTHESIS_PROFILE (default ci; pytest's
+# --hypothesis-profile still wins). ci is the full strength `make test` and CI
+# run: each property test gets the count it passes to `examples`. Its parent is
+# the profile Hypothesis chose for itself, so a run where $CI is set keeps
+# Hypothesis's own CI settings (derandomized, no example database) as before.
+# dev (`make test-fast`) runs a tenth of the examples.
+CI_EXAMPLES = 100
+settings.register_profile("ci", settings.default, max_examples=CI_EXAMPLES)
+settings.register_profile("dev", settings.default, max_examples=CI_EXAMPLES // 10)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def examples(ci_count: int) -> int:
+    """A property test's example count: `ci_count` under the ci profile, the
+    same share of the loaded profile's max_examples under any other."""
+    return max(1, round(ci_count * settings.default.max_examples / CI_EXAMPLES))
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import git, mem, mem_process
+from conftest import examples, git, mem, mem_process
 
 FACTS = Path("grimoires/loa/memory/facts.yaml")
 DECISIONS = Path("grimoires/loa/memory/decisions.yaml")
@@ -291,7 +291,7 @@ def test_python_m_entry_point(repo):
     assert result.returncode == 1 and result.stderr.decode().startswith("error:") and b"Traceback" not in result.stderr
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(min_size=1, max_size=120), st.lists(st.tuples(st.integers(0, 200), st.sampled_from(["insert", "delete"]), st.characters()), max_size=30))
 def test_near_duplicates_are_within_the_lengths_the_check_reads(text, edits):
     """A single `add` reads only entries of a length that could be 90 % alike;

@@ -15,7 +15,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import mem, mem_process
+from conftest import examples, mem, mem_process
 
 MEMORY = Path("grimoires/loa/memory")
 
@@ -231,7 +231,7 @@ def _dump(repo: Path) -> dict:
 operation = st.sampled_from(["add", "add", "supersede", "apply", "archive", "add_many"])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(st.tuples(operation, st.integers(0, 50), st.booleans()), min_size=1, max_size=8))
 def test_writes_keep_the_catalog_equal_to_a_rebuild(repo, ops):
     """Incremental updates (append, splice, remove) leave what a full re-read gives."""

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from grimoire_cli.storage.chunks import KNOWN, parse_chunked
 from grimoire_cli.errors import Damaged
 from grimoire_cli.storage.yamlio import emit_entry, parse_entries
+from conftest import examples
 
 ODD_BLOCKS = [
     "- # a comment after the dash\n  id: MEM-20260101-900\n  content: odd one\n",
@@ -50,7 +51,7 @@ def whole(text: str):
     return items, spans
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(files, files, st.booleans())
 def test_chunked_parse_equals_the_whole_parse(before, after, trailing_newline):
     """Rows known from `before` are reused for `after`; the rest are parsed.

@@ -100,3 +100,33 @@ def test_damaged_carries_path_line_and_kind(repo, text, line, kind):
     assert str(caught.value).startswith(f"grimoires/loa/memory/facts.yaml:{line}: ")
     problems = json.loads(mem("validate", "--json").out)["problems"]
     assert [(p["file"], p["line"], p["rule"]) for p in problems] == [("grimoires/loa/memory/facts.yaml", line, kind)]
+
+
+def test_damaged_survives_pickling():
+    # It crosses validate's worker processes and must come back whole.
+    import pickle
+
+    error = Damaged("grimoires/loa/memory/facts.yaml", 7, "not valid YAML: x", "fix it", "yaml")
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.path, again.line, again.problem, again.hint, again.kind, str(again)) == \
+        (error.path, error.line, error.problem, error.hint, error.kind, str(error))
+
+
+def test_a_filter_on_lengths_is_refused_where_the_table_lacks_them(grimoire):
+    from grimoire_cli.storage.catalog.queries import Filter
+
+    grimoire.add("The API runs on port 8080", category="fact")
+    chosen = Filter(at=grimoire.now().timestamp(), lengths=(1, 100))
+    assert grimoire.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen)) == [
+        ("MEM-20261122-001", "the api runs on port 8080")]
+    with pytest.raises(ValueError):
+        grimoire.store.ask(lambda catalog, paths: catalog.ids(paths, chosen))
+    assert not grimoire.store.catalog.in_memory  # a caller's mistake is not a database failure
+
+
+@pytest.mark.parametrize("id_line", ["- id: MEM-20261122-001\r", "- id: MEM-20261122-001  # kept by bob"])
+def test_validate_names_the_entry_of_a_conflict_with_odd_id_lines(repo, id_line):
+    path = repo / "grimoires/loa/memory/facts.yaml"
+    path.write_text(f"<<<<<<< ours\n{id_line}\n  content: a\n=======\n- id: MEM-20261122-002\n  content: b\n>>>>>>> theirs\n")
+    problems = json.loads(mem("validate", "--json").out)["problems"]
+    assert [(p["rule"], p["id"]) for p in problems] == [("merge-conflict", "MEM-20261122-001")]

@@ -8,6 +8,8 @@ import pytest
 
 from conftest import git, mem
 
+pytestmark = pytest.mark.git  # archive commits, git hooks, pre-commit
+
 MEMORY = Path("grimoires/loa/memory")
 LATER = {"MEM_NOW": "2027-01-01T10:00:00Z"}  # 40 days after NOW
 

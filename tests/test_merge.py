@@ -12,6 +12,8 @@ import pytest
 
 from conftest import git, mem_process
 
+pytestmark = [pytest.mark.slow, pytest.mark.git]  # clones of one remote pushing, pulling, rebasing: ~100 s
+
 MEMORY = "grimoires/loa/memory"
 CATEGORIES = ["fact", "decision", "learning", "error", "preference"]
 

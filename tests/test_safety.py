@@ -12,10 +12,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import git, mem, mem_process
+from conftest import examples, git, mem, mem_process
+
+pytestmark = pytest.mark.slow  # an import killed at 30 moments (~50 s) and twenty concurrent writers
 
 MEM = str(Path(sys.executable).parent / "mem")
 MEMORY = Path("grimoires/loa/memory")
@@ -191,7 +194,7 @@ def test_symlinks_leading_outside_are_refused(repo, tmp_path):
     assert mem("add", "-c", "fact", "written through an inside link").code == 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.sampled_from(["sk-", "AKIA", "token", ": ", "=", "@", "-", "+1 ", "(555) ", "4111", "1111", " ", "x", "ghp_",
                                   "eyJ", "://", "user:pw@", "0", "9", "\n", "key", "AIza", "GB82", "WEST", "_live_", "SG."]),
                 max_size=40).map("".join))

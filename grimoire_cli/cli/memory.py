@@ -86,7 +86,7 @@ def show(
     result = grimoire.show(entry_id, chain=chain)
     moment = grimoire.now()
     if json:
-        render.print_json([e.to_dict() for e in result] if chain else result.to_dict())
+        render.print_json([e.view(moment) for e in result] if chain else result.view(moment))
     elif chain:
         render.out("\n".join(render.entry_line(e, moment) for e in result))
     else:
@@ -106,10 +106,10 @@ def list_(
     """List memories, newest first (active only unless asked)."""
     grimoire = open_grimoire()
     entries = grimoire.list(categories=category, tags=tag, archived=archived, expired=expired, superseded=superseded, recent=recent)
-    if json:
-        render.print_json([e.to_dict() for e in entries])
-        return
     moment = grimoire.now()
+    if json:
+        render.print_json([e.view(moment) for e in entries])
+        return
     for entry in entries:
         render.out(render.entry_line(entry, moment))
 
@@ -117,9 +117,10 @@ def list_(
 @app.command()
 def get(key: str = typer.Argument(...), json: bool = JsonOpt) -> None:
     """Print the content of the active memory with this key (exit 1 when none)."""
-    entry = open_grimoire().get(key)
+    grimoire = open_grimoire()
+    entry = grimoire.get(key)
     if json:
-        render.print_json(entry.to_dict())
+        render.print_json(entry.view(grimoire.now()))
     else:
         sys.stdout.write(entry.content if entry.content.endswith("\n") else entry.content + "\n")
 
@@ -134,9 +135,10 @@ def apply(
     """Record one application of a memory and its outcome."""
     if success == failure:
         raise BadInput("give exactly one of --success or --failure")
-    entry = open_grimoire().apply(entry_id, success)
+    grimoire = open_grimoire()
+    entry = grimoire.apply(entry_id, success)
     if json:
-        render.print_json(entry.to_dict())
+        render.print_json(entry.view(grimoire.now()))
     else:
         eff = entry.data["effectiveness"]
         render.out(f"{entry.id}: {eff['successes']}/{eff['applications']} successes, score {eff['score']}, tier {entry.tier}")
@@ -159,10 +161,10 @@ def query(
     grimoire = open_grimoire()
     hits = grimoire.query(text, limit=limit, categories=category, tags=tag, min_confidence=min_confidence, include_expired=include_expired,
                           include_superseded=include_superseded, archived=archived)
-    if json:
-        render.print_json([hit.to_dict(explain) for hit in hits])
-        return
     moment = grimoire.now()
+    if json:
+        render.print_json([hit.to_dict(explain, moment) for hit in hits])
+        return
     for hit in hits:
         render.out(f"{hit.score:6.3f}  {render.entry_line(hit.entry, moment)}")
         if explain:

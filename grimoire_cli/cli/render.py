@@ -7,9 +7,10 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..model import age_label
+
 if TYPE_CHECKING:
     from ..model import Entry
-
 
 
 def print_json(value: Any) -> None:
@@ -17,11 +18,9 @@ def print_json(value: Any) -> None:
 
 
 def entry_line(entry: Entry, moment: datetime) -> str:
-    from ..context import age
-
     state = entry.state(moment)
     flag = "" if state == "active" else f" [{state}]"
-    return f"{entry.id}  {entry.category:<10} {age(entry, moment):>5}  {entry.summary}{flag}"
+    return f"{entry.id}  {entry.category:<10} {age_label(entry, moment):>5}  {entry.summary}{flag}"
 
 
 def entry_text(entry: Entry, moment: datetime) -> str:

@@ -139,17 +139,7 @@ def review(json: bool = JsonOpt) -> None:
 
 
 def _hooks_call(action: str, json: bool) -> None:
-    from ..git import hooks
-    from ..git.gitops import work_tree
-
-    grimoire = open_grimoire()
-    root = work_tree(grimoire.config.root)
-    if root is None:
-        raise BadInput("not a git repository", "run `git init` first")
-    if action == "install":
-        result = hooks.install(root, grimoire.config.relative(grimoire.config.storage_dir))
-    else:
-        result = getattr(hooks, action)(root)
+    result = open_grimoire().hooks(action)
     if json:
         render.print_json(result.to_dict())
         return
@@ -203,10 +193,8 @@ def merge_fixup(
 ) -> None:
     """Run by mem's git hooks: after a merge, rebase or cherry-pick, renumber
     colliding ids in files the merge driver never saw (git took them whole)."""
-    from ..git.renumber import fixup
-
     stdin = sys.stdin.read() if hook == "post-rewrite" and not sys.stdin.isatty() else ""
-    result = fixup(open_grimoire().store, hook, list(args or []), stdin)
+    result = open_grimoire().merge_fixup(hook, args or [], stdin)
     if json:
         render.print_json(result.to_dict())
         return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 from ..errors import GitFailed
@@ -23,6 +24,7 @@ def clean_env() -> dict[str, str]:
 
 def run(args: list[str], cwd: Path, check: bool = True, input: str | None = None,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run git with inherited `GIT_*` variables dropped; GitFailed (unless `check` is off) when it fails."""
     try:
         result = subprocess.run(["git", *args], cwd=cwd, env={**clean_env(), **(env or {})}, capture_output=True, text=True, input=input)
     except FileNotFoundError:
@@ -46,6 +48,7 @@ def commit_of(root: Path, rev: str) -> str | None:
 
 
 def merge_base(root: Path, a: str, b: str) -> str | None:
+    """The best common ancestor of two commits, or None."""
     found = (output(["merge-base", a, b], root) or "").split()
     return found[0] if found else None
 
@@ -59,6 +62,7 @@ def work_tree(path: Path) -> Path | None:
 
 
 def git_dir(path: Path) -> Path | None:
+    """The absolute git directory of the repository holding `path`, or None."""
     result = run(["rev-parse", "--absolute-git-dir"], path, check=False)
     return Path(result.stdout.strip()) if result.returncode == 0 else None
 
@@ -91,8 +95,6 @@ def commit_over_head(root: Path, paths: list[Path], message: str) -> str | None:
     is built in a scratch index; the real index takes just these paths.
     Returns the new sha, or None if the paths had no change.
     """
-    import tempfile
-
     rel = [os.path.relpath(p, root) for p in paths]
     head = run(["rev-parse", "--verify", "HEAD"], root).stdout.strip()
     folder = git_dir(root)

@@ -125,6 +125,7 @@ def _ours(path: Path) -> bool:
 
 
 def install(root: Path, storage_rel: str) -> HooksResult:
+    """Write mem's hooks (chaining any existing one) and configure the merge driver; idempotent."""
     folder = _hooks_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
     result = HooksResult()
@@ -149,12 +150,16 @@ def install(root: Path, storage_rel: str) -> HooksResult:
     return result
 
 
-def uninstall(root: Path) -> HooksResult:
+def _each_hook(root: Path) -> list[tuple[str, Path, Path]]:
+    """(name, path, where a chained hook of the user's is kept) of each hook mem installs."""
     folder = _hooks_dir(root)
+    return [(name, folder / name, folder / (name + LEGACY_SUFFIX)) for name in HOOKS]
+
+
+def uninstall(root: Path) -> HooksResult:
+    """Remove mem's hooks and merge driver, restoring the hooks they chained."""
     result = HooksResult()
-    for name in HOOKS:
-        path = folder / name
-        legacy = folder / (name + LEGACY_SUFFIX)
+    for name, path, legacy in _each_hook(root):
         if _ours(path):
             path.unlink()
             result.hooks[name] = "removed"
@@ -172,13 +177,11 @@ def uninstall(root: Path) -> HooksResult:
 
 
 def status(root: Path) -> HooksResult:
-    folder = _hooks_dir(root)
+    """Which of mem's hooks and merge driver are installed."""
     result = HooksResult()
-    for name in HOOKS:
-        path = folder / name
+    for name, path, legacy in _each_hook(root):
         if _ours(path):
-            chained = (folder / (name + LEGACY_SUFFIX)).exists()
-            result.hooks[name] = "installed (chains your previous hook)" if chained else "installed"
+            result.hooks[name] = "installed (chains your previous hook)" if legacy.exists() else "installed"
         elif path.exists():
             result.hooks[name] = "another hook (not mem's)"
         else:

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from ..model import ANY_ID_LINE, next_id, parse_id
+from ..model import next_id, parse_id
+from ..storage.yamlio import ANY_ID_LINE
 from . import gitops
 from .merge import LIFECYCLE, mapping_between, merge_entry, renamed
 from .trees import Tree, prior_renames

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from ..model import ENTRY_ID_LINE
+from ..storage.yamlio import ENTRY_ID_LINE
 from . import gitops
 
 

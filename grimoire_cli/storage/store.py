@@ -23,7 +23,7 @@ from . import journal
 from .catalog.catalog import Catalog
 from .catalog.connection import Stale
 from .catalog.rows import Row
-from .spans import FileChange, Stamp
+from .layout import FileChange, Stamp
 
 T = TypeVar("T")
 
@@ -33,6 +33,8 @@ MAX_FILE_BYTES = 32 * 1024 * 1024
 # Times an operation runs when the on-disk catalog fails under it (each
 # failure moves this process to an in-memory catalog; see `_retrying`).
 ATTEMPTS = 3
+# Times a write re-reads a file that someone else keeps editing under it.
+REREADS = 3
 HEADER = """\
 # grimoire: {category} memories, kept by `mem`.
 # A YAML list of entries validated by `mem validate`. Add with `mem add -c {category}`;
@@ -89,7 +91,7 @@ class Store:
 
     # -- reading -------------------------------------------------------------
 
-    def read(self, query: Callable[[Catalog, list[str]], T], *, include_archive: bool = True, skip_damaged: bool = True) -> T:
+    def ask(self, query: Callable[[Catalog, list[str]], T], *, include_archive: bool = True, skip_damaged: bool = True) -> T:
         """`query(catalog, paths)` once the catalog is up to date with the files
         a read covers (`paths`, relative). With `skip_damaged` (reads that rank
         or list), a damaged file is passed over and noted in `skipped`: the rest
@@ -107,13 +109,21 @@ class Store:
                 self._fresh.clear()
         return attempt()
 
+    def kept(self, ask: Callable[[Catalog], T], default: T) -> T:
+        """`ask(catalog)` for a result the catalog merely keeps (validate's
+        reports): when the catalog fails, the default, and no retry."""
+        try:
+            return ask(self.catalog)
+        except Stale:
+            return default
+
     def entries(self, include_archive: bool = True, skip_damaged: bool = False) -> list[Entry]:
         """Every entry of every configured file (archive last)."""
         def query(catalog: Catalog, paths: list[str]) -> list[Entry]:
             archive = self._archive_paths()
             return [self._entry(row, archive) for rel in paths for row in catalog.file_entries(rel) if isinstance(row.data, dict)]
 
-        return self.read(query, include_archive=include_archive, skip_damaged=skip_damaged)
+        return self.ask(query, include_archive=include_archive, skip_damaged=skip_damaged)
 
     def by_id(self, ids: list[str], include_archive: bool = True, skip_damaged: bool = True) -> dict[str, Entry]:
         """Entries with these ids (the first of each, in file order)."""
@@ -127,7 +137,7 @@ class Store:
                     out.setdefault(row.data.get("id"), self._entry(row, archive))
             return out
 
-        return self.read(query, include_archive=include_archive, skip_damaged=skip_damaged)
+        return self.ask(query, include_archive=include_archive, skip_damaged=skip_damaged)
 
     def load(self, rowids: list[int]) -> dict[int, Entry]:
         """Entries by catalog row, for rowids a `read` just returned."""
@@ -135,7 +145,7 @@ class Store:
             found = self.catalog.load(rowids)
         except Stale:
             self._fresh.clear()
-            raise Damaged(str(self.cache), None, "the cache failed during a read", "run the command again", "cache") from None
+            raise Damaged(self.config.relative(self.cache), None, "the cache failed during a read", "run the command again", "cache") from None
         archive = self._archive_paths()
         return {rowid: self._entry(row, archive) for rowid, row in found.items() if isinstance(row.data, dict)}
 
@@ -316,10 +326,12 @@ class Store:
         rel = self.config.relative(path)
         if path in self._staged:
             raise RuntimeError(f"{rel} is written twice in one transaction")  # callers group by file
-        file = GrimoireFile("", path, rel, path.parent == self.config.archive_dir)
+        file = next((f for f in self.files() if f.path == path), None)
+        if file is None:  # callers write only the configured files
+            raise ValueError(f"{rel} is not a configured grimoire file")
         # Not the catalog's retry policy: this loop is about the file being
         # edited by someone else between our read and our check.
-        for _ in range(ATTEMPTS):
+        for _ in range(REREADS):
             if rel not in self._fresh:
                 self.damaged.pop(rel, None)
                 self._retrying(lambda: self._sync_file(file, self.catalog.records().get(rel)))

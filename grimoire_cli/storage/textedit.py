@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import BadInput, Damaged
 from .chunks import chunk_text, data_hash, text_hash
-from .spans import Appended, FileChange, Layout
+from .layout import Appended, FileChange, Layout
 from .yamlio import emit_entry, emit_fields, is_exact_emission, parse_entries
 
 
@@ -192,8 +192,6 @@ def _kept_chunk(lines: list[str], kept: list[tuple[int, int]], k: int) -> bytes:
     start = kept[k][0] - 1
     stop = kept[k + 1][0] - 1 if k + 1 < len(kept) else len(lines)
     return text_hash(chunk_text(lines, start, stop))
-
-
 
 
 _FIELD_RE = re.compile(r"^( *)([A-Za-z_][A-Za-z0-9_-]*):(?: |$)")

@@ -25,6 +25,13 @@ MAX_DEPTH = 64
 # -- the layout of a grimoire file's lines ------------------------------------
 
 
+# An entry's id line, found in a file's text without parsing it: an item's
+# first line (`- id: MEM-...`), or any line holding the `id` key; a comment
+# or a carriage return may end it.
+ENTRY_ID_LINE = re.compile(r"^- +id: *['\"]?(MEM-\d{8}-\d+)['\"]?[ \t]*(?:#[^\n]*)?\r?$", re.M)
+ANY_ID_LINE = re.compile(r"^(?:- +| +)id: *['\"]?(MEM-\d{8}-\d+)['\"]?[ \t]*(?:#[^\n]*)?\r?$", re.M)
+
+
 def is_item_line(line: str) -> bool:
     """Whether a line opens a top-level sequence item (`- ...` or `-` alone)."""
     return line == "-" or line.startswith("- ")

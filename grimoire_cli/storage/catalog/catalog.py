@@ -9,7 +9,9 @@ file (hand edit, `git pull`) is re-parsed alone.
 
 Its parts: `schema` (the tables), `connection` (opening, the in-memory
 fallback), `indexer` (writes), `queries` (reads), `rows` (the named rows);
-here they come together, with the results `mem validate` keeps.
+here they come together: `Catalog` is the indexer and the queries over
+one connection, plus the results `mem validate` keeps (a cache of a cache:
+losing them only costs a re-check).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .connection import Stale
 from .indexer import Indexer
 from .queries import Queries
 
@@ -33,11 +34,8 @@ class Catalog(Indexer, Queries):
         return json.loads(row[0][0]) if row else None
 
     def keep_report(self, path: str, key: str, value: Any) -> None:
-        try:
-            with self.transaction() as db:
-                db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?)", (path, key, json.dumps(value)))
-        except Stale:
-            pass
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?)", (path, key, json.dumps(value)))
 
     def chunk_reports(self, path: str, version: str) -> dict[bytes, Any]:
         """The results kept for a file's entries, by chunk hash, if made under `version`."""
@@ -51,9 +49,6 @@ class Catalog(Indexer, Queries):
         from ..chunks import content_hash
 
         tag = content_hash(version.encode())
-        try:
-            with self.transaction() as db:
-                db.execute("DELETE FROM checks WHERE path=?", (path,))
-                db.executemany("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?)", [(path, chunk, tag, json.dumps(value)) for chunk, value in rows])
-        except Stale:
-            pass
+        with self.transaction() as db:
+            db.execute("DELETE FROM checks WHERE path=?", (path,))
+            db.executemany("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?)", [(path, chunk, tag, json.dumps(value)) for chunk, value in rows])

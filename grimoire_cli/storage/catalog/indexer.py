@@ -12,7 +12,7 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
-from ..spans import FileChange, Stamp
+from ..layout import FileChange, Stamp
 from .connection import Connection, Stale
 from .rows import COLUMNS, Derived, derive, stored, texts, word_set
 
@@ -87,11 +87,11 @@ class Indexer(Connection):
             for old in map(_Span._make, db.execute(f"SELECT {_SPAN} FROM spans WHERE path=? ORDER BY idx", (path,))):
                 by_chunk.setdefault(old.chunk, []).append(old)
             reused: dict[int, _Span] = {}  # position -> old row
-            for position, (item, _, chunk, _) in enumerate(placed):
-                same = by_chunk.get(chunk)
+            for position, new in enumerate(placed):
+                same = by_chunk.get(new.digest)
                 if same:
                     reused[position] = same.pop(0)
-                elif item is KNOWN:
+                elif new.item is KNOWN:
                     # The rows changed since the caller counted them: read again.
                     self._delete_file(db, path)
                     raise Stale()
@@ -101,26 +101,27 @@ class Indexer(Connection):
                 for rowid, data in db.execute(f"SELECT e.rowid, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
                                               f"WHERE e.rowid IN ({', '.join(map(str, left))}) ORDER BY s.idx"):
                     by_data.setdefault(data, []).append(left[rowid])
-                for position, (item, _, _, _) in enumerate(placed):
-                    same = by_data.get(stored(item)) if position not in reused else None
+                for position, new in enumerate(placed):
+                    same = by_data.get(stored(new.item)) if position not in reused else None
                     if same:
                         reused[position] = same.pop(0)
                         del left[reused[position].rowid]
             moved = []
             fresh = []
-            for position, (item, span, chunk, offset) in enumerate(placed):
+            for position, new in enumerate(placed):
                 old = reused.get(position)
+                start, stop = new.span
                 if old is None:
-                    fresh.append((position, item, span, chunk, offset))
-                elif old[1:] != (position, span[0], span[1], chunk, offset):
-                    moved.append((position, span[0], span[1], chunk, offset, old.rowid))
+                    fresh.append(_New(position, new.item, new.span, new.digest, new.offset))
+                elif (old.idx, old.start, old.stop, old.chunk, old.offset) != (position, start, stop, new.digest, new.offset):
+                    moved.append((position, start, stop, new.digest, new.offset, old.rowid))
             if left:
                 marks = ", ".join(map(str, left))
                 self._count_words(db, path, [word_set(json.loads(data)) for (data,) in db.execute(f"SELECT data FROM entries WHERE rowid IN ({marks})")], -1)
                 for table in ("fts", "entries", "spans"):
                     db.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})")
             db.executemany("UPDATE spans SET idx=?, start=?, stop=?, chunk=?, offset=? WHERE rowid=?", moved)
-            self._insert(db, path, [_New(*new) for new in fresh], archived)
+            self._insert(db, path, fresh, archived)
             db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", (path, stamp.size, stamp.mtime_ns, stamp.ino, digest))
 
     def forget(self, paths: Iterable[str]) -> None:

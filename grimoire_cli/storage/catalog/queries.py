@@ -14,7 +14,7 @@ import sqlite3
 from typing import Any, Iterable
 
 from ...scoring import FIELD_WEIGHTS, RECENCY_HALF_LIFE_DAYS, TIER_BONUS, recency_of
-from ..spans import Layout
+from ..layout import Layout
 from .connection import Connection
 from .rows import LIGHT_COLUMNS, TAG_SEPARATOR, Light, Row
 
@@ -31,7 +31,7 @@ class Filter:
     """Which entries a read wants: in one of `states` at POSIX time `at`, of
     one of the categories (any when empty), with all the tags, at or above
     the confidence, with the key, with normalized content of a length in
-    `lengths` (inclusive). A plain class: every query builds one."""
+    `lengths` (inclusive; only for reads of the entries table)."""
 
     __slots__ = ("states", "at", "categories", "tags", "min_confidence", "key", "lengths")
 
@@ -48,9 +48,10 @@ class Filter:
         self.key = key
         self.lengths = lengths
 
-    def sql(self) -> tuple[str, dict[str, Any]]:
-        """The condition over the columns of a table aliased `e` (ranks and
-        entries both have them, but `lengths` needs entries), and its parameters."""
+    def sql(self, table: str) -> tuple[str, dict[str, Any]]:
+        """The condition over the columns of `table` aliased `e`, and its parameters."""
+        if self.lengths is not None and table != "entries":
+            raise ValueError("a filter on content lengths reads the entries table")
         parts = ["(" + " OR ".join(_STATE_SQL[s] for s in sorted(self.states)) + ")" if self.states else "0"]
         params: dict[str, Any] = {"now": self.at}
         if self.categories:
@@ -76,7 +77,7 @@ class Order:
 
     NEWEST = "newest"  # creation time, newest first; unreadable times last
     PRIORITY = "priority"  # `mem context` without a query (see context.py)
-    FILE = "file"  # as the rows were indexed
+    INDEXED = "indexed"  # the order rows were indexed in (not file order once rows are reused)
 
 
 _ORDER_SQL = {
@@ -88,12 +89,12 @@ _ORDER_SQL = {
         "CASE tier " + " ".join(f"WHEN '{name}' THEN {-bonus!r}" for name, bonus in TIER_BONUS.items()) + " ELSE 0.0 END, "
         "confidence DESC, born IS NULL, born DESC, id, rowid"
     ),
-    Order.FILE: "rowid",
+    Order.INDEXED: "rowid",
 }
 
 
 class Ranked:
-    """One ranked row: the score of `search`'s blend and its parts (a plain class: a query builds one per hit)."""
+    """One ranked row: the score of `search`'s blend and its parts."""
 
     __slots__ = ("rowid", "id", "bm25", "relevance", "recency", "prior", "score")
 
@@ -110,12 +111,12 @@ _CHUNK = 500  # ids or rowids per IN (...) list
 class Queries(Connection):
     """The catalog's reads."""
 
-    def _where(self, paths: list[str], chosen: Filter | None) -> tuple[str, dict[str, Any]]:
+    def _where(self, paths: list[str], chosen: Filter | None, table: str = "ranks") -> tuple[str, dict[str, Any]]:
         named = {f"path{i}": path for i, path in enumerate(paths)}
         inside = f"e.path IN ({', '.join(':' + k for k in named)})" if named else "0"
         if chosen is None:
             return f"e.mapping = 1 AND {inside}", named
-        condition, params = chosen.sql()
+        condition, params = chosen.sql(table)
         return f"e.mapping = 1 AND {inside} AND {condition}", {**named, **params}
 
     def lights(self, paths: list[str], chosen: Filter | None = None) -> list[Light]:
@@ -142,7 +143,7 @@ class Queries(Connection):
 
     def normalized(self, paths: list[str], chosen: Filter) -> list[tuple[str, str]]:
         """(id, normalized content) of the chosen entries, for duplicate checks."""
-        where, params = self._where(paths, chosen)
+        where, params = self._where(paths, chosen, "entries")
         return [(entry_id, norm) for entry_id, norm in self.read(f"SELECT id, norm FROM entries AS e WHERE {where}", params) if norm is not None]
 
     def ids_of_day(self, paths: list[str], day: str) -> list[str]:
@@ -229,7 +230,8 @@ class Queries(Connection):
     def layout(self, path: str) -> Layout:
         """Where each item of one file sits, in order (what a text edit needs)."""
         rows = self.read("SELECT id, start, stop, offset FROM spans WHERE path=? ORDER BY idx", (path,))
-        return Layout([r[0] for r in rows], [(r[1], r[2]) for r in rows], [r[3] for r in rows])
+        return Layout([entry_id for entry_id, _, _, _ in rows], [(start, stop) for _, start, stop, _ in rows],
+                      [offset for _, _, _, offset in rows])
 
     # -- words ---------------------------------------------------------------
 

@@ -115,11 +115,8 @@ LIGHT_COLUMNS = ("rowid", "id", "category", "confidence", "importance", "tier", 
 
 
 class Light:
-    """The filter and rank fields of one entry, read without its JSON.
-
-    A plain class (see the README's "Code" section): a command may build
-    thousands. Built from a row of LIGHT_COLUMNS, in that order.
-    """
+    """The filter and rank fields of one entry, read without its JSON; built
+    from a row of LIGHT_COLUMNS, in that order."""
 
     __slots__ = ("rowid", "id", "category", "confidence", "importance", "tier", "born", "expires", "superseded_by", "archived",
                  "tag_text", "key")
