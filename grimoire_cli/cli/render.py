@@ -7,8 +7,6 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..model import age_label
-
 if TYPE_CHECKING:
     from ..model import Entry
 
@@ -18,6 +16,8 @@ def print_json(value: Any) -> None:
 
 
 def entry_line(entry: Entry, moment: datetime) -> str:
+    from ..model import age_label  # here: `mem --help` never loads the model
+
     state = entry.state(moment)
     flag = "" if state == "active" else f" [{state}]"
     return f"{entry.id}  {entry.category:<10} {age_label(entry, moment):>5}  {entry.summary}{flag}"
