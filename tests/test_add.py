@@ -162,6 +162,7 @@ def test_bad_input_one_line_error_exit_2(repo, args, message):
     assert {p: p.read_bytes() for p in (repo / "grimoires/loa/memory").glob("*.yaml")} == before
 
 
+@pytest.mark.git
 def test_append_keeps_comments_and_changes_no_existing_line(repo):
     git("add", "-A", cwd=repo)
     mem("add", "-c", "fact", "first fact about the system")
@@ -192,6 +193,7 @@ def test_supersede_writes_both_ends_and_chain(repo):
     assert mem("validate").code == 0
 
 
+@pytest.mark.git
 def test_supersede_edit_touches_only_added_lines(repo):
     old = mem("add", "-c", "fact", "The queue is RabbitMQ").out.strip()
     git("add", "-A", cwd=repo)

@@ -5,6 +5,8 @@ And writes keep it exactly equal to a catalog rebuilt from the files.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import shutil
 import sqlite3
@@ -157,6 +159,7 @@ def test_a_file_that_changed_throughout_is_parsed_once(repo, monkeypatch):
     assert answers() == kept
 
 
+@pytest.mark.git
 def test_hand_edits_pull_and_checkout_are_seen(repo):
     from conftest import git
 

@@ -35,6 +35,7 @@ def test_validate_json_is_format_json(repo):
     assert both.code == 2 and both.err.startswith("error: --json and --format github")
 
 
+@pytest.mark.git
 def test_archive_json_carries_reasons_dry_run_and_notes(repo):
     kept = mem("add", "-c", "fact", "Releases are cut on Tuesdays").out.strip()
     old = mem("add", "-c", "error", "The nightly build timed out on the cache step").out.strip()
@@ -44,6 +45,7 @@ def test_archive_json_carries_reasons_dry_run_and_notes(repo):
     assert done["reasons"] == {kept: "manual"} and done["dry_run"] is False and len(done["commit"]) == 40
 
 
+@pytest.mark.git
 def test_check_json_carries_the_commit_and_notes(repo):
     old = mem("add", "-c", "error", "Flaky test in the payments suite").out.strip()
     result = json.loads(mem("check", "--json", env=LATER).out)

@@ -1,5 +1,7 @@
 from pathlib import Path
 
+import pytest
+
 from conftest import git, mem
 
 CATEGORY_FILES = ["facts.yaml", "decisions.yaml", "learnings.yaml", "errors.yaml", "preferences.yaml"]
@@ -41,6 +43,7 @@ def test_init_keeps_existing_gitattributes_lines(tmp_path, monkeypatch):
     assert any("merge=grimoire" in line for line in lines)
 
 
+@pytest.mark.git
 def test_cache_is_ignored_by_git(repo: Path):
     assert mem("add", "-c", "fact", "The build uses make").code == 0
     assert mem("list").code == 0
