@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-retrieval lint clean
+.PHONY: demo test test-fast bench bench-retrieval bench-guard lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ bench: $(STAMP)
 
 bench-retrieval: $(STAMP)
 	$(BIN)/python benchmarks/bench_retrieval.py
+
+bench-guard: $(STAMP)
+	$(BIN)/python benchmarks/bench_guard.py
 
 lint: $(STAMP)
 	$(BIN)/mem validate grimoires/loa/memory

@@ -210,8 +210,10 @@ class Grimoire:
             entry.data = new
             return entry
 
-    def import_lines(self, lines: Iterable[str], *, skip_invalid: bool = False) -> "ImportResult":
-        """Import JSON Lines entries; all or nothing unless `skip_invalid`."""
+    def import_lines(self, lines: Iterable[str], *, skip_invalid: bool = False, redact: bool = False) -> "ImportResult":
+        """Import JSON Lines entries; all or nothing unless `skip_invalid`.
+        With `redact`, secrets in content and summary are replaced by
+        `[redacted: <kind>]` instead of refusing the line."""
         from .request import Request
 
         result = ImportResult()
@@ -225,7 +227,10 @@ class Grimoire:
                     raise BadInput("a line must be a JSON object")
                 if item.get("archived"):
                     raise BadInput("archived entries are not imported")
-                requests.append((number, Request.from_mapping(item)))
+                request = Request.from_mapping(item)
+                if redact:
+                    result.redacted += _redact(request)
+                requests.append((number, request))
             except (ValueError, BadInput) as exc:
                 result.rejected.append((number, str(exc) if isinstance(exc, BadInput) else f"not JSON: {exc}"))
         if result.rejected and not skip_invalid:
@@ -273,16 +278,32 @@ class Grimoire:
 
 
 class ImportResult:
-    """Ids imported, and (line number, message) of each line refused."""
+    """Ids imported, (line number, message) of each line refused, and how
+    many secrets `--redact` replaced."""
 
-    __slots__ = ("imported", "rejected")
+    __slots__ = ("imported", "rejected", "redacted")
 
     def __init__(self) -> None:
         self.imported: list[str] = []
         self.rejected: list[tuple[int, str]] = []
+        self.redacted = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"imported": self.imported, "rejected": [{"line": n, "error": m} for n, m in self.rejected]}
+        return {"imported": self.imported, "rejected": [{"line": n, "error": m} for n, m in self.rejected], "redacted": self.redacted}
+
+
+def _redact(request: "Request") -> int:
+    """Replace the secrets of a request's texts; how many there were."""
+    from .guard import redact
+
+    count = 0
+    for name in ("content", "summary"):
+        value = getattr(request, name)
+        if isinstance(value, str):
+            value, findings = redact(value)
+            setattr(request, name, value)
+            count += len(findings)
+    return count
 
 
 def _rejected_message(rejected: list[tuple[int, str]]) -> str:

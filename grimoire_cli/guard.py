@@ -1,18 +1,22 @@
-"""Secret and PII scanner: what must never be stored in a grimoire.
+"""Secret and PII guard: what must never be stored in a grimoire.
+
+`scan` finds secrets and personal data (the rules are in `guard_rules`);
+`scan_fields` does it for a whole entry, one finding per secret; `redact`
+replaces each one with `[redacted: <kind>]`; `strip_private` removes the
+`<private>…</private>` sections a user marks as never to be stored.
 
 Each finding names its kind and position and never carries the matched
 value, so messages built from it cannot leak the secret they report.
-Patterns are specific (vendor prefixes, checksums: Luhn for cards, mod-97
-for IBANs) so ordinary engineering text — SHAs, UUIDs, versions, URLs
-without credentials — passes.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from bisect import bisect_right
 from typing import NamedTuple
+
+from .errors import BadInput
+from .guard_rules import RULES, Rule
 
 
 class Finding(NamedTuple):
@@ -26,180 +30,86 @@ class Finding(NamedTuple):
         return f"line {self.line}, col {self.col}: {self.kind}"
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = int(char)
-        if index % 2:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
+class _Compiled:
+    """A rule with its regexes compiled on first use: most commands never run
+    most rules, and compiling them all would cost every process that
+    imports this."""
+
+    __slots__ = ("rule", "_pattern", "_shape")
+
+    def __init__(self, rule: Rule):
+        self.rule = rule
+        self._pattern: re.Pattern | None = None
+        self._shape: re.Pattern | None = None
+
+    @property
+    def pattern(self) -> re.Pattern:
+        if self._pattern is None:
+            self._pattern = re.compile(self.rule.pattern)
+        return self._pattern
+
+    def has_shape(self, text: str) -> bool:
+        if self.rule.shape is None:
+            return True
+        if self._shape is None:
+            self._shape = re.compile(self.rule.shape)
+        return self._shape.search(text) is not None
 
 
-def _iban_ok(text: str) -> bool:
-    compact = text.replace(" ", "")
-    if not 15 <= len(compact) <= 34:
-        return False
-    moved = compact[4:] + compact[:4]
-    number = "".join(str(int(ch, 36)) for ch in moved)
-    return int(number) % 97 == 1
+_COMPILED = [_Compiled(rule) for rule in RULES]
+# The gates' literals, each checked once per text (many rules share one):
+# (literal, whether its case matters, the positions of the rules it opens).
+_LITERALS: list[tuple[str, bool, tuple[int, ...]]] = []
+for _literal in dict.fromkeys(w for rule in RULES for w in rule.literals):
+    _LITERALS.append((_literal, not _literal.islower(), tuple(i for i, rule in enumerate(RULES) if _literal in rule.literals)))
+_UNGATED = tuple(i for i, rule in enumerate(RULES) if not rule.literals)
 
 
-def _entropy(value: str) -> float:
-    counts = {ch: value.count(ch) for ch in set(value)}
-    return -sum(c / len(value) * math.log2(c / len(value)) for c in counts.values())
-
-
-def _card_ok(text: str) -> bool:
-    digits = re.sub(r"\D", "", text)
-    return 13 <= len(digits) <= 19 and digits[0] in "3456" and _luhn(digits) and len(set(digits)) > 1
-
-
-def _phone_ok(text: str) -> bool:
-    digits = re.sub(r"\D", "", text)
-    return 9 <= len(digits) <= 15 and len(set(digits)) > 1
-
-
-_PLACEHOLDER = re.compile(r"^(<.*>|\$\{.*\}|\$\w+|\*+|x+|\.\.\.|changeme|redacted|example|none|null|true|false)$", re.I)
-
-
-def _secretish(value: str) -> bool:
-    """A value that looks like a real credential rather than a word."""
-    if _PLACEHOLDER.match(value) or len(value) < 8:
-        return False
-    classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
-    return classes >= 3 or (classes >= 2 and len(value) >= 12 and _entropy(value) >= 3.0)
-
-
-class _Pattern:
-    """A regex compiled on first use: most commands never run most rules,
-    and compiling all of them would cost every process that imports this."""
-
-    __slots__ = ("pattern", "_compiled")
-
-    def __init__(self, pattern: str):
-        self.pattern = pattern
-        self._compiled: re.Pattern | None = None
-
-    def _get(self) -> re.Pattern:
-        if self._compiled is None:
-            self._compiled = re.compile(self.pattern)
-        return self._compiled
-
-    def finditer(self, text: str):
-        return self._get().finditer(text)
-
-    def search(self, text: str):
-        return self._get().search(text)
-
-
-# (kind, pattern, extra check on the match or None). Order matters: the
-# first kind that matches a span claims it.
-_RULES: list[tuple[str, _Pattern, object]] = [
-    ("private key block", _Pattern(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----"), None),
-    ("AWS access key id", _Pattern(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"), None),
-    ("AWS secret access key", _Pattern(r"(?i)aws.{0,24}?(?:secret|private)?.{0,8}?key.{0,6}?[=:]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"), None),
-    ("GCP API key", _Pattern(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), None),
-    ("Azure storage key", _Pattern(r"(?i)AccountKey=[A-Za-z0-9+/]{80,}={0,2}"), None),
-    ("GitHub token", _Pattern(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\b"), None),
-    ("GitLab token", _Pattern(r"\bgl(?:pat|dt|ptt|rt)-[A-Za-z0-9_\-]{20,}"), None),
-    ("npm token", _Pattern(r"\bnpm_[A-Za-z0-9]{36}\b"), None),
-    ("PyPI token", _Pattern(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), None),
-    ("Slack token", _Pattern(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"), None),
-    ("Stripe key", _Pattern(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b"), None),
-    ("Twilio key", _Pattern(r"\bSK[0-9a-f]{32}\b"), None),
-    ("SendGrid key", _Pattern(r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}\b"), None),
-    ("Mailgun key", _Pattern(r"\bkey-[0-9a-f]{32}\b"), None),
-    ("Anthropic API key", _Pattern(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), None),
-    ("OpenAI API key", _Pattern(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), lambda m: bool(re.search(r"\d", m.group(0)))),
-    ("JSON Web Token", _Pattern(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), None),
-    ("credentials in a URL", _Pattern(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@]+:([^\s/@]+)@[^\s/@]+"), lambda m: not _PLACEHOLDER.match(m.group(1))),
-    ("password or secret assignment", _Pattern(r"(?i)\b(?:password|passwd|pwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|client[_\-]?secret|auth[_\-]?token)[\"']?\s*(?:=|:)\s*[\"']?([^\s\"',;]+)"), lambda m: _secretish(m.group(1))),
-    ("high-entropy value for a key-like name", _Pattern(r"(?i)\b[\w.\-]*(?:key|secret|token|passw\w*|credential|auth)[\w.\-]*[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9+/=_\-]{20,})"), lambda m: _entropy(m.group(1)) >= 3.5),
-    ("email address", _Pattern(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b(?!:)"), None),
-    ("payment card number", _Pattern(r"(?<![\d\-.])(?:\d[ \-]?){12,18}\d(?![\d\-.])"), lambda m: _card_ok(m.group(0))),
-    ("US social security number", _Pattern(r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])"), None),
-    ("IBAN", _Pattern(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"), lambda m: _iban_ok(m.group(0))),
-    ("phone number", _Pattern(r"(?<![\w.\-+])(?:\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]\d{2,8}){1,4}|\(\d{3}\) ?\d{3}[ .\-]\d{4}|\d{3}[ .\-]\d{3}[ .\-]\d{4})(?![\w.\-])"), lambda m: _phone_ok(m.group(0))),
-]
-
-
-# Per rule, a necessary condition read off its pattern: literals it cannot
-# match without (any one of them; lowercase ones are matched ignoring case),
-# a least number of digits, and a short shape it must contain. Most text
-# passes few gates, so it skips most regexes (the grimoire records how much
-# that saves). tests/test_guard.py checks every positive sample gives
-# the same findings with and without the gates.
-_GATES: dict[str, tuple[tuple[str, ...], int, _Pattern | None]] = {
-    "private key block": (("-----BEGIN ",), 0, None),
-    "AWS access key id": (("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA"), 0, None),
-    "AWS secret access key": (("aws",), 0, _Pattern(r"[A-Za-z0-9/+]{40}")),
-    "GCP API key": (("AIza",), 0, None),
-    "Azure storage key": (("accountkey=",), 0, None),
-    "GitHub token": (("gh", "github_pat_"), 0, None),
-    "GitLab token": (("glpat-", "gldt-", "glptt-", "glrt-"), 0, None),
-    "npm token": (("npm_",), 0, None),
-    "PyPI token": (("pypi-AgE",), 0, None),
-    "Slack token": (("xox", "https://hooks.slack.com/services/T"), 0, None),
-    "Stripe key": (("_live_", "_test_"), 0, None),
-    "Twilio key": (("SK",), 0, None),
-    "SendGrid key": (("SG.",), 0, None),
-    "Mailgun key": (("key-",), 0, None),
-    "Anthropic API key": (("sk-ant-",), 0, None),
-    "OpenAI API key": (("sk-",), 1, None),
-    "JSON Web Token": (("eyJ",), 0, None),
-    "credentials in a URL": (("://",), 0, None),
-    "password or secret assignment": (("passw", "pwd", "passphrase", "secret", "token", "api", "access", "client", "auth"), 0, _Pattern(r"[=:]\s*[\"']?[^\s\"',;]{8}")),
-    "high-entropy value for a key-like name": (("key", "secret", "token", "passw", "credential", "auth"), 0, _Pattern(r"[A-Za-z0-9+/=_\-]{20}")),
-    "email address": (("@",), 0, None),
-    "payment card number": ((), 13, None),
-    "US social security number": (("-",), 9, None),
-    "IBAN": ((), 2, _Pattern(r"[A-Z]{2}\d{2}")),
-    "phone number": ((), 4, None),
-}
-assert set(_GATES) == {kind for kind, _, _ in _RULES}
-
-
-# Per rule: (rule, least digits, case-sensitive literals, lowercase literals, shape).
-_PLAN = [
-    (rule, _GATES[rule[0]][1], tuple(w for w in _GATES[rule[0]][0] if not w.islower()),
-     tuple(w for w in _GATES[rule[0]][0] if w.islower()), _GATES[rule[0]][2])
-    for rule in _RULES
-]
-_PLAN_OF = {plan[0][0]: plan for plan in _PLAN}
-
-
-def _runnable(text: str, among: list | None = None) -> list[tuple[str, re.Pattern, object]]:
-    """The rules (of `among`, default all) whose gate this text passes."""
+def _runnable(text: str, gated: bool = True) -> list[_Compiled]:
+    """The rules whose gate this text passes (all of them, ungated), in rule order."""
+    if not gated:
+        return _COMPILED
     lower = text.lower()
+    opened = set(_UNGATED)
+    for literal, sensitive, rules in _LITERALS:
+        if literal in (text if sensitive else lower):
+            opened.update(rules)
+    if not opened:
+        return []
     digits = sum(map(text.count, "0123456789"))
-    out = []
-    for rule, least, sensitive, insensitive, shape in _PLAN if among is None else [_PLAN_OF[r[0]] for r in among]:
-        if digits < least:
-            continue
-        if (sensitive or insensitive) and not (any(w in text for w in sensitive) or any(w in lower for w in insensitive)):
-            continue
-        if shape is not None and shape.search(text) is None:
-            continue
-        out.append(rule)
-    return out
+    return [_COMPILED[i] for i in sorted(opened) if digits >= RULES[i].digits and _COMPILED[i].has_shape(text)]
 
 
-def _spans(text: str, rules) -> list[tuple[str, int]]:
-    """(kind, start) of every finding; a span claimed by one rule is not claimed again."""
-    found: list[tuple[str, int]] = []
+class _Span(NamedTuple):
+    kind: str
+    start: int  # of the secret itself (see `_secret`)
+    end: int
+
+
+def _secret(match: re.Match) -> tuple[int, int]:
+    """Where the secret is in a match: its value group, else the whole match."""
+    names = match.re.groupindex
+    if "v1" in names:
+        return match.span("v1") if match.group("v1") is not None else match.span("v2")
+    if match.re.groups and match.group(1) is not None:
+        return match.span(1)
+    return match.span()
+
+
+def _spans(text: str, rules: list[_Compiled]) -> list[_Span]:
+    """Every finding, in rule order; a span claimed by one rule is not claimed again."""
+    found: list[_Span] = []
     claimed: list[tuple[int, int]] = []
-    for kind, pattern, check in rules:
-        for match in pattern.finditer(text):
+    for compiled in rules:
+        check = compiled.rule.check
+        for match in compiled.pattern.finditer(text):
             start, end = match.span()
             if any(start < b and a < end for a, b in claimed):
                 continue
             if check is not None and not check(match):
                 continue
             claimed.append((start, end))
-            found.append((kind, start))
+            found.append(_Span(compiled.rule.kind, *_secret(match)))
     return found
 
 
@@ -211,9 +121,18 @@ def _finding(kind: str, text: str, start: int, base: int = 0) -> Finding:
 
 def scan(text: str, gated: bool = True) -> list[Finding]:
     """Every secret or PII finding in `text`, in order of position."""
-    rules = _runnable(text) if gated else _RULES
-    findings = [_finding(kind, text, start) for kind, start in _spans(text, rules)]
+    findings = [_finding(span.kind, text, span.start) for span in _spans(text, _runnable(text, gated))]
     return sorted(findings, key=lambda f: (f.line, f.col))
+
+
+def redact(text: str) -> tuple[str, list[Finding]]:
+    """`text` with each secret replaced by `[redacted: <kind>]` (an
+    assignment keeps its name, a URL its user and host), and the findings."""
+    spans = sorted(_spans(text, _runnable(text)), key=lambda span: span.start)
+    findings = [_finding(span.kind, text, span.start) for span in spans]
+    for span in reversed(spans):
+        text = text[: span.start] + f"[redacted: {span.kind}]" + text[span.end :]
+    return text, findings
 
 
 # Fields are scanned joined by this separator: no rule can match across it
@@ -222,7 +141,9 @@ _SEPARATOR = "\n\x00\n"
 
 
 def scan_fields(data: dict, gated: bool = True) -> list[tuple[str, Finding]]:
-    """Findings in every text field of an entry, as (field, finding)."""
+    """Findings in every text field of an entry, as (field, finding), one per
+    secret: a secret repeated in a later field (a summary derived from the
+    content) is reported where it first appears, in field order."""
     texts: list[tuple[str, str]] = []
 
     def walk(value, name: str) -> None:
@@ -236,11 +157,9 @@ def scan_fields(data: dict, gated: bool = True) -> list[tuple[str, Finding]]:
                 walk(sub, name)
 
     walk(data, "")
-    if not gated:
-        return [(name, finding) for name, text in texts for finding in scan(text, gated=False)]
     # One gate and one pass of each rule over the whole entry, not per field.
     joined = _SEPARATOR.join(text for _, text in texts)
-    rules = _runnable(joined)
+    rules = _runnable(joined, gated)
     if not rules:
         return []
     starts = []
@@ -248,8 +167,42 @@ def scan_fields(data: dict, gated: bool = True) -> list[tuple[str, Finding]]:
     for _, text in texts:
         starts.append(offset)
         offset += len(text) + len(_SEPARATOR)
-    per_field: dict[int, list[Finding]] = {}
-    for kind, start in _spans(joined, rules):
-        field = bisect_right(starts, start) - 1
-        per_field.setdefault(field, []).append(_finding(kind, joined, start, starts[field]))
-    return [(texts[i][0], finding) for i in sorted(per_field) for finding in sorted(per_field[i], key=lambda f: (f.line, f.col))]
+    seen: set[tuple[str, str]] = set()
+    out: list[tuple[int, Finding]] = []
+    for span in sorted(_spans(joined, rules), key=lambda span: span.start):
+        secret = (span.kind, joined[span.start : span.end])
+        if secret in seen:
+            continue
+        seen.add(secret)
+        field = bisect_right(starts, span.start) - 1
+        out.append((field, _finding(span.kind, joined, span.start, starts[field])))
+    return [(texts[field][0], finding) for field, finding in out]
+
+
+_PRIVATE = re.compile(r"<private>.*?</private>", re.S | re.I)
+_PRIVATE_TAG = re.compile(r"</?private>", re.I)
+
+
+def strip_private(text: str) -> str:
+    """`text` without its `<private>…</private>` sections (never stored); a
+    tag without its partner is refused, with its position."""
+    kept = _PRIVATE.sub("", text)
+    stray = _PRIVATE_TAG.search(kept)
+    if stray is not None:
+        # Where the stray tag is in the text as given: the n-th tag left over.
+        left_before = len(_PRIVATE_TAG.findall(kept, 0, stray.start()))
+        index = 0
+        for match in _PRIVATE_TAG.finditer(text):
+            inside = any(m.start() <= match.start() < m.end() for m in _PRIVATE.finditer(text))
+            if not inside:
+                if index == left_before:
+                    where = _finding("", text, match.start())
+                    break
+                index += 1
+        else:  # pragma: no cover - the stray tag is always among them
+            where = _finding("", text, 0)
+        tag = stray.group().lower()
+        partner = "</private>" if tag == "<private>" else "<private>"
+        raise BadInput(f"{tag} at line {where.line}, col {where.col} has no {partner}",
+                       "close the private section (it is removed before writing), or remove the tag")
+    return kept

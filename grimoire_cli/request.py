@@ -121,8 +121,11 @@ def check_content(text: str) -> str:
 
 def build(request: Request, config: Config, moment: datetime, existing: dict[str, Entry], taken_ids: set[str], new_id: str) -> tuple[dict[str, Any], list[str]]:
     """A complete entry mapping for `request`, and notes for the caller."""
+    from .guard import strip_private
+
     notes: list[str] = []
-    content = check_content(request.content)
+    # `<private>` sections never reach a file: gone before any check.
+    content = check_content(strip_private(request.content) if isinstance(request.content, str) else request.content)
     old = None
     if request.supersedes:
         old = existing.get(request.supersedes)
@@ -144,7 +147,8 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
             f"confidence {confidence} is below the {category} floor of {spec.confidence_required}",
             "raise --confidence if you are that sure, or use a category with a lower floor",
         )
-    summary = request.summary if request.summary is not None else derive_summary(content)
+    summary = (strip_private(request.summary) if isinstance(request.summary, str) else request.summary) if request.summary is not None \
+        else derive_summary(content)
     if not summary.strip() or "\n" in summary or "\r" in summary or len(summary) > MAX_SUMMARY:
         raise BadInput(f"summary must be one non-empty line of at most {MAX_SUMMARY} characters")
     ttl = check_ttl(request.ttl if request.ttl is not None else spec.ttl)
@@ -227,7 +231,9 @@ def _repo_path(raw: str, config: Config) -> str:
 def _refuse_secrets(data: dict[str, Any]) -> None:
     from .guard import scan_fields
 
-    checked = {k: v for k, v in data.items() if k not in ("id", "supersedes", "related_memories")}
+    # The content first: a secret the derived summary repeats is reported
+    # once, where the user wrote it.
+    checked = {"content": data["content"], **{k: v for k, v in data.items() if k not in ("id", "supersedes", "related_memories", "content")}}
     findings = scan_fields(checked)
     if findings:
         where = "; ".join(f"{finding} in {name}" for name, finding in findings[:3])

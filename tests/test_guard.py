@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import mem
-from grimoire_cli.guard import scan
+from grimoire_cli.guard import redact, scan, scan_fields, strip_private
+from grimoire_cli.guard_rules import RULES
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks"
 A = "Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC2eF4"
@@ -66,11 +67,93 @@ def _positives() -> list[tuple[str, str]]:
     ]
 
 
-POSITIVES = _positives()
+def _fake(alphabet: str, size: int, seed: int) -> str:
+    """A random string made at run time, so no key-shaped text sits in this file."""
+    import random
+
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(size))
+
+
+HEX = "0123456789abcdef"
+ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+LOWER_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+UPPER_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _vendor_fakes() -> list[tuple[str, str]]:
+    """One or more fakes per vendor family, each with its documented prefix and length."""
+    uuid = "-".join(_fake(HEX, n, 40 + n) for n in (8, 4, 4, 4, 12))
+    return [
+        ("Mailgun key", "the legacy mailgun key-" + _fake(LOWER_ALNUM, 32, 1)),
+        ("Mailgun key", "MAILGUN=key-" + _fake(HEX, 32, 2)),
+        ("Heroku API key", "heroku api key " + uuid),
+        ("Heroku API key", "HEROKU_API_KEY " + uuid.upper()),
+        ("Mailchimp API key", "mailchimp " + _fake(HEX, 32, 3) + "-us" + "14"),
+        ("Shopify token", "shop token shpat_" + _fake(HEX, 32, 4)),
+        ("Shopify token", "shpss_" + _fake(HEX, 32, 5)),
+        ("Square token", "square sq0atp-" + _fake(ALNUM, 22, 6)),
+        ("Square token", "sq0csp-" + _fake(ALNUM, 43, 7)),
+        ("DigitalOcean token", "do token dop_v1_" + _fake(HEX, 64, 8)),
+        ("Databricks token", "databricks dapi" + _fake(HEX, 32, 9)),
+        ("Vault token", "VAULT_TOKEN hvs." + _fake(ALNUM, 24, 10)),
+        ("Doppler token", "doppler dp.pt." + _fake(ALNUM, 43, 11)),
+        ("Hugging Face token", "hf_" + _fake("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 34, 12)),
+        ("Linear API key", "lin_api_" + _fake(ALNUM, 40, 13)),
+        ("Postman API key", "PMAK-" + _fake(HEX, 24, 14) + "-" + _fake(HEX, 34, 15)),
+        ("Grafana token", "grafana glsa_" + _fake(ALNUM, 32, 16) + "_" + _fake(HEX, 8, 17)),
+        ("Sentry token", "SENTRY_AUTH sntrys_" + _fake(ALNUM, 40, 18)),
+        ("New Relic key", "NRAK-" + _fake(UPPER_ALNUM, 27, 19)),
+        ("Groq API key", "gsk_" + _fake(ALNUM, 52, 20)),
+        ("Replicate token", "r8_" + _fake(ALNUM, 37, 21)),
+        ("Notion token", "notion ntn_" + _fake(ALNUM, 46, 22)),
+        ("Telegram bot token", "bot " + _fake("123456789", 9, 23) + ":AA" + _fake(ALNUM, 33, 24)),
+        ("age secret key", "AGE-SECRET-KEY-1" + _fake(UPPER_ALNUM, 58, 25)),
+        ("Stripe key", "whsec_" + _fake(ALNUM, 32, 26)),
+        ("GitLab token", "gldt-" + _fake(ALNUM, 20, 27)),
+        ("Azure storage key", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=" + _fake(ALNUM, 43, 28) + "="),
+        ("npm token", "npm_" + _fake(ALNUM, 36, 29)),
+        ("GCP API key", "AIza" + _fake(ALNUM, 35, 30)),
+    ]
+
+
+def _assignment_fakes() -> list[tuple[str, str]]:
+    """A secret given to a secret-meaning name, in every common syntax and spelling."""
+    out = []
+    names = ["password", "passwd", "pwd", "secret", "token", "api_key", "api-key", "apiKey", "API_KEY", "api_token", "apiToken",
+             "access_key", "accessKey", "private_key", "privateKey", "client_secret", "clientSecret", "auth", "auth_token", "authToken",
+             "credential", "credentials", "DB_PASSWORD", "db.password", "passphrase", "SECRET_KEY", "github_token"]
+    forms = ["{k} = {v}", "{k}: {v}", '"{k}": "{v}"', "'{k}': '{v}'", "{k}=>{v}", ":{k} => '{v}'", "export {K}={v}", "{K}={v}", "{k}={v}",
+             "--{k} {v}", "--{k}={v}", "  {k}: '{v}'", "set {k} = \"{v}\" before deploying"]
+    for i, name in enumerate(names):
+        value = _fake(ALNUM, 10 + i % 9, 100 + i) + "7"
+        form = forms[i % len(forms)]
+        kind = "secret on a command line" if form.startswith("--") else "password or secret assignment"
+        out.append((kind, form.format(k=name, K=name.upper().replace("-", "_").replace(".", "_"), v=value)))
+    for i, form in enumerate(forms):
+        kind = "secret on a command line" if form.startswith("--") else "password or secret assignment"
+        out.append((kind, form.format(k="password", K="PASSWORD", v=_fake(ALNUM, 12, 200 + i) + "9")))
+    out += [
+        ("password or secret assignment", "Note: password: hunter2hunter2"),
+        ("password or secret assignment", "api_token: " + _fake(ALNUM, 40, 300)),
+        ("password or secret assignment", '{"password": "' + _fake(ALNUM, 14, 301) + '"}'),
+        ("authorization header", "curl -H 'Authorization: Bearer " + _fake(ALNUM, 32, 302) + "' https://api.example.com"),
+        ("authorization header", "Authorization: Basic " + _fake(ALNUM, 24, 303) + "=="),
+        ("authorization header", "Proxy-Authorization: Token " + _fake(ALNUM, 28, 304)),
+        ("credentials in a URL", "REDIS_URL=redis://:" + _fake(ALNUM, 16, 305) + "@cache:6379/0"),
+        ("credentials in a URL", "redis://:" + _fake(ALNUM, 16, 306) + "@cache.internal.example.com:6379/0"),
+        ("credentials in a URL", "amqp://guest:" + _fake(ALNUM, 12, 307) + "@rabbit:5672/"),
+        ("credentials in a URL", "mongodb+srv://svc:" + _fake(ALNUM, 12, 308) + "@cluster0.mongodb.net/db"),
+    ]
+    return out
+
+
+POSITIVES = _positives() + _vendor_fakes() + _assignment_fakes()
 
 
 def test_positive_corpus_fully_refused():
-    assert len(POSITIVES) >= 40
+    assert len(POSITIVES) >= 120
+    assert {kind for kind, _ in POSITIVES} >= {rule.kind for rule in RULES}  # every kind has fakes
     missed = [(kind, text) for kind, text in POSITIVES if not scan(text)]
     assert missed == []
 
@@ -94,6 +177,14 @@ NEGATIVES = [
     "def token(self): return self._token",
     "password: <your password>",
     "api_key=${API_KEY}",
+    # Placeholders and code that names a secret: no secret in them.
+    "password: ***", "password = changeme", "token: $GITHUB_TOKEN", "secret: {{ vault_secret }}", "export API_KEY=${API_KEY}",
+    "token = tokens[0]", "password: str", "def secret_key(self) -> str:", "api_key = os.environ['API_KEY']",
+    "self.password = password", "token = self._token_for(user)", "secret = (span.kind, joined[start:end])",
+    "password: required for the admin console", "the token expires after 3600 seconds", "--token $TOKEN",
+    "Authorization: Bearer $TOKEN", "Authorization: Bearer <token>", "postgres://app:<password>@db:5432/app",
+    "redis://localhost:6379/0", "the passwordless login flow (see auth.md)", "credentials: see the vault, path secret/data/ci",
+    "GIT_AUTHOR_NAME: Test Author",
 ]
 
 
@@ -124,3 +215,67 @@ def test_add_refuses_without_echoing(repo):
     assert "line 2, col 9: GitHub token" in result.err
     assert secret not in result.err and secret[4:] not in result.err
     assert "a1B2" not in (repo / "grimoires/loa/memory/facts.yaml").read_text()
+
+
+def test_own_code_and_prose_pass():
+    """This repository's own README, docs and Python lines name `token`,
+    `password` and `secret` all the time: at most 0.5 % refused."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from bench_guard import own_lines
+
+    lines = own_lines()
+    refused = [line for line in lines if scan(line)]
+    assert len(lines) > 5000 and len(refused) / len(lines) <= 0.005, refused[:10]
+
+
+def test_one_finding_per_secret_where_the_user_wrote_it(repo):
+    result = mem("add", "-c", "fact", "Note: password: hunter2hunter2")
+    assert result.code == 2
+    assert result.err.count("password or secret assignment") == 1 and "line 1, col 17" in result.err and "in content" in result.err
+    assert "hunter2" not in result.err
+    found = scan_fields({"content": "the key is " + "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "summary": "the key is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"})
+    assert [(name, f.kind) for name, f in found] == [("content", "GitHub token")]
+
+
+@pytest.mark.parametrize("kind, text", POSITIVES, ids=[f"{i}-{k}" for i, (k, _) in enumerate(POSITIVES)])
+def test_redact_replaces_each_secret(kind, text):
+    clean, findings = redact(text)
+    assert kind in {f.kind for f in findings}
+    assert f"[redacted: {kind}]" in clean
+    assert scan(clean) == [] or all(f.kind in ("email address", "phone number") for f in scan(clean))
+
+
+def test_redact_keeps_names_and_hosts():
+    value = _fake(ALNUM, 14, 900) + "3"
+    assert redact(f"password: {value} for the db")[0] == "password: [redacted: password or secret assignment] for the db"
+    assert redact(f"postgres://app:{value}@db:5432/x")[0] == "postgres://app:[redacted: credentials in a URL]@db:5432/x"
+    assert redact("nothing here") == ("nothing here", [])
+
+
+def test_private_sections_are_removed_before_writing(repo):
+    value = _fake(ALNUM, 14, 901)
+    result = mem("add", "-c", "fact", f"Deploys use the vault <private>root pw {value}</private>at vault.internal")
+    assert result.code == 0, result.err
+    stored = (repo / "grimoires/loa/memory/facts.yaml").read_text()
+    assert value not in stored and "root pw" not in stored and "<private>" not in stored
+    assert "Deploys use the vault at vault.internal" in stored
+    assert strip_private("a <PRIVATE>x\ny</Private> b <private>z</private>") == "a  b "
+    unclosed = mem("add", "-c", "fact", "first line\nkeep <private>this never closes")
+    assert unclosed.code == 2 and "<private> at line 2, col 6 has no </private>" in unclosed.err
+    stray = mem("add", "-c", "fact", "a </private> alone")
+    assert stray.code == 2 and "</private> at line 1, col 3 has no <private>" in stray.err
+
+
+def test_import_strips_private_and_redacts_when_asked(repo, tmp_path):
+    value = _fake(ALNUM, 14, 902) + "5"
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"content": f"the staging password: {value} <private>and more</private>", "category": "fact"}) + "\n")
+    refused = mem("import", str(path))
+    assert refused.code == 2 and "password or secret assignment" in refused.err
+    done = mem("import", str(path), "--redact", "--json")
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["redacted"] == 1
+    stored = (repo / "grimoires/loa/memory/facts.yaml").read_text()
+    assert value not in stored and "and more" not in stored and "[redacted: password or secret assignment]" in stored

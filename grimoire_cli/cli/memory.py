@@ -189,6 +189,7 @@ def context(
 def import_(
     file: str = typer.Argument(..., metavar="FILE|-", help="JSON Lines, one entry per line."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Write the valid lines, report the rest."),
+    redact: bool = typer.Option(False, "--redact", help="Replace secrets in content and summary with [redacted: <kind>] instead of refusing."),
     json: bool = JsonOpt,
 ) -> None:
     """Import entries from JSON Lines (all or nothing unless --skip-invalid)."""
@@ -200,11 +201,11 @@ def import_(
                 text = handle.read()
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(f"cannot read {file}: {exc}", "give a readable UTF-8 JSON Lines file") from None
-    result = open_grimoire().import_lines(text.splitlines(), skip_invalid=skip_invalid)
+    result = open_grimoire().import_lines(text.splitlines(), skip_invalid=skip_invalid, redact=redact)
     if json:
         render.print_json(result.to_dict())
     else:
-        render.out(f"imported {len(result.imported)} entries")
+        render.out(f"imported {len(result.imported)} entries" + (f" ({result.redacted} secrets redacted)" if result.redacted else ""))
         for number, message in result.rejected:
             render.warn(f"line {number}: {message}")
     if result.rejected:

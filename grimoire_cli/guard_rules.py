@@ -1,0 +1,176 @@
+"""What the guard looks for: one rule per kind of secret or personal data.
+
+A rule is a regex, an optional check on its match, and a gate: a
+necessary condition read off the pattern (literals it cannot match without,
+a least number of digits, a short shape it must contain). Most text passes
+few gates, so most regexes never run; tests/test_guard.py checks every
+positive sample gives the same findings with and without the gates.
+
+When a pattern has groups, the secret itself (the value of an assignment,
+the password of a URL) is group `v1` or `v2` when it names them, else
+group 1: that is what a finding points at and what `redact` replaces. Patterns are specific (vendor prefixes and lengths,
+checksums: Luhn for cards, mod-97 for IBANs), so ordinary engineering text
+— SHAs, UUIDs, versions, URLs without credentials, code that names a
+`token` — passes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable, NamedTuple
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = int(char)
+        if index % 2:
+            value *= 2
+            if value > 9:
+                value -= 9
+        total += value
+    return total % 10 == 0
+
+
+def _iban_ok(text: str) -> bool:
+    compact = text.replace(" ", "")
+    if not 15 <= len(compact) <= 34:
+        return False
+    moved = compact[4:] + compact[:4]
+    number = "".join(str(int(ch, 36)) for ch in moved)
+    return int(number) % 97 == 1
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of a string's characters, in bits per character."""
+    counts = {ch: value.count(ch) for ch in set(value)}
+    return -sum(c / len(value) * math.log2(c / len(value)) for c in counts.values())
+
+
+def _card_ok(text: str) -> bool:
+    digits = re.sub(r"\D", "", text)
+    return 13 <= len(digits) <= 19 and digits[0] in "3456" and _luhn(digits) and len(set(digits)) > 1
+
+
+def _phone_ok(text: str) -> bool:
+    digits = re.sub(r"\D", "", text)
+    return 9 <= len(digits) <= 15 and len(set(digits)) > 1
+
+
+# Values that stand for a secret without being one: `<password>`, `${VAR}`,
+# `$VAR`, `{{ var }}`, `%(name)s`, `***`, `xxx`, `...`, and the usual words.
+PLACEHOLDER = re.compile(r"^(<.*>|\$\{.*|\$\(.*|\$\w+|\{\{.*|%\(\w+\)s|\*+|x+|X+|\.\.\.|…|changeme|change-me|redacted|example|"
+                         r"none|null|nil|true|false|secret|password|token|your[_\-\w]*|my[_\-\w]*|some[_\-\w]*|dummy|test|placeholder|hidden)$", re.I)
+# A value that is code, not a literal: a call, a subscript, a mapping, a
+# tuple or an attribute path (`get_token()`, `tokens[0]`, `self.password`,
+# `{self.token!r}`, `(a, b)`).
+_CODE = re.compile(r"^[A-Za-z_][\w.]*[(\[{]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^[(\[{]")
+# Punctuation that ordinary values are made of (dates, paths, versions, URLs).
+_PLAIN_PUNCTUATION = set("-._/:@")
+
+
+def secretish(value: str, quoted: bool = False) -> bool:
+    """Whether the value given to a secret-meaning name looks like a real
+    credential: at least 8 characters, no spaces (prose), not a placeholder,
+    not code (unless quoted), and either two kinds of character beyond plain
+    punctuation (letters and digits, say) or long and random-looking letters."""
+    if len(value) < 8 or PLACEHOLDER.match(value) or (not quoted and _CODE.match(value)) or any(c.isspace() for c in value):
+        return False
+    lower = any(c.islower() for c in value)
+    upper = any(c.isupper() for c in value)
+    digit = any(c.isdigit() for c in value)
+    symbol = any(not c.isalnum() and c not in _PLAIN_PUNCTUATION for c in value)
+    if not (digit or symbol):  # letters only: a word or an identifier, unless random
+        return len(value) >= 16 and entropy(value) >= 3.5 and lower and upper
+    return lower + upper + digit + symbol >= 2
+
+
+class Rule(NamedTuple):
+    kind: str
+    pattern: str
+    check: Callable[[re.Match], bool] | None
+    literals: tuple[str, ...]  # the match holds one of them (a lowercase one: in any case)
+    digits: int  # the text holds at least this many digits
+    shape: str | None  # a regex the text must hold somewhere
+
+
+# Names that mean a secret, in any spelling: snake, kebab, camel, dotted,
+# upper, with words around them (`DB_PASSWORD`, `clientSecret`, `api-key`).
+_SECRET_NAME = (r"(?:[A-Za-z_][\w.\-]*)?(?:pass(?:word|wd|phrase)|pwd|secret|token|api[_\-. ]?key|apikey|access[_\-.]?key|private[_\-.]?key|"
+                r"auth(?!or|en|ori)|credentials?)(?:[\w.\-]*)")
+_ASSIGNED = (
+    # name, an optional closing quote, `=`, `:` or `=>` (not `==`, `::`, `:=`),
+    # then the value, quoted (group 2 tells) or bare up to a space or delimiter.
+    r"(?i)(?<![\w-])" + _SECRET_NAME + r"[\"']?[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*(?:(?P<q>[\"'])(?P<v1>[^\"'\n]{1,200})(?P=q)|(?P<v2>[^\s\"',;)}\]]{1,200}))"
+)
+_FLAG = r"(?i)(?<![\w-])--" + _SECRET_NAME + r"(?:=|[ \t]+)(?:(?P<q>[\"'])(?P<v1>[^\"'\n]{1,200})(?P=q)|(?P<v2>[^\s\"'-][^\s\"']{0,199}))"
+
+
+def _value(match: re.Match) -> str:
+    return match.group("v1") if match.group("v1") is not None else match.group("v2")
+
+
+def _assigned_ok(match: re.Match) -> bool:
+    return secretish(_value(match), quoted=match.group("v1") is not None)
+
+
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+# Order matters: the first kind that matches a span claims it.
+RULES: list[Rule] = [
+    Rule("private key block", r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----", None, ("-----BEGIN ",), 0, None),
+    Rule("age secret key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", None, ("AGE-SECRET-KEY-",), 0, None),
+    Rule("AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", None,
+         ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA"), 0, None),
+    Rule("AWS secret access key", r"(?i)aws.{0,24}?(?:secret|private)?.{0,8}?key.{0,6}?[=:]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", None,
+         ("aws",), 0, r"[A-Za-z0-9/+]{40}"),
+    Rule("GCP API key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", None, ("AIza",), 0, None),
+    Rule("Azure storage key", r"(?i)(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,}={0,2})", None, ("accountkey=", "sharedaccesskey="), 0, None),
+    Rule("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\b", None, ("gh", "github_pat_"), 0, None),
+    Rule("GitLab token", r"\bgl(?:pat|dt|ptt|rt|cbt|imt|agent|oas|ft|soat)-[A-Za-z0-9_\-]{20,}", None,
+         ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glimt-", "glagent-", "gloas-", "glft-", "glsoat-"), 0, None),
+    Rule("npm token", r"\bnpm_[A-Za-z0-9]{36}\b", None, ("npm_",), 0, None),
+    Rule("PyPI token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}", None, ("pypi-AgE",), 0, None),
+    Rule("Slack token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+", None,
+         ("xox", "https://hooks.slack.com/services/T"), 0, None),
+    Rule("Stripe key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{32,}\b", None, ("_live_", "_test_", "whsec_"), 0, None),
+    Rule("Twilio key", r"\bSK[0-9a-f]{32}\b", None, ("SK",), 0, None),
+    Rule("SendGrid key", r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}\b", None, ("SG.",), 0, None),
+    Rule("Mailgun key", r"\bkey-[0-9a-zA-Z]{32}\b", None, ("key-",), 0, None),
+    Rule("Mailchimp API key", r"\b[0-9a-f]{32}-us\d{1,2}\b", None, ("-us",), 9, r"[0-9a-f]{32}-us"),
+    Rule("Heroku API key", r"(?i)\bheroku[^\n]{0,40}?\b(" + _UUID + r")\b", None, ("heroku",), 0, None),
+    Rule("Shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", None, ("shp",), 0, None),
+    Rule("Square token", r"\bsq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}", None, ("sq0",), 0, None),
+    Rule("DigitalOcean token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", None, ("_v1_",), 0, None),
+    Rule("Databricks token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", None, ("dapi",), 0, None),
+    Rule("Vault token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", None, ("hvs.", "hvb.", "hvr."), 0, None),
+    Rule("Doppler token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", None, ("dp.",), 0, None),
+    Rule("Hugging Face token", r"\bhf_[A-Za-z]{34}\b", None, ("hf_",), 0, None),
+    Rule("Linear API key", r"\blin_api_[A-Za-z0-9]{40}\b", None, ("lin_api_",), 0, None),
+    Rule("Postman API key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", None, ("PMAK-",), 0, None),
+    Rule("Grafana token", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}={0,2}", None, ("glsa_", "glc_"), 0, None),
+    Rule("Sentry token", r"\bsntry[su]_[A-Za-z0-9+/=_\-]{30,}", None, ("sntr",), 0, None),
+    Rule("New Relic key", r"\bNRAK-[A-Z0-9]{27}\b", None, ("NRAK-",), 0, None),
+    Rule("Groq API key", r"\bgsk_[A-Za-z0-9]{48,}\b", None, ("gsk_",), 0, None),
+    Rule("Replicate token", r"\br8_[A-Za-z0-9]{37}\b", None, ("r8_",), 0, None),
+    Rule("Notion token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b", None, ("secret_", "ntn_"), 0, None),
+    Rule("Telegram bot token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", None, (":AA",), 8, None),
+    Rule("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", None, ("sk-ant-",), 0, None),
+    Rule("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", lambda m: bool(re.search(r"\d", m.group(0))), ("sk-",), 1, None),
+    Rule("JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", None, ("eyJ",), 0, None),
+    Rule("authorization header", r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+([A-Za-z0-9._~+/=\-]{8,})",
+         lambda m: not PLACEHOLDER.match(m.group(1)), ("authorization",), 0, None),
+    Rule("credentials in a URL", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@]*:([^\s/@]+)@[^\s/@]+",
+         lambda m: not PLACEHOLDER.match(m.group(1)), ("://",), 0, None),
+    Rule("secret on a command line", _FLAG, _assigned_ok, ("--",), 0, r"(?i)--[\w.\-]*(?:pass|pwd|secret|token|key|auth|credential)"),
+    Rule("password or secret assignment", _ASSIGNED, _assigned_ok, ("pass", "pwd", "secret", "token", "key", "auth", "credential"), 0, r"(?:=>?|:)[ \t]*[\"']?[^\s\"']{8}"),
+    Rule("high-entropy value for a key-like name", r"(?i)\b[\w.\-]*(?:key|secret|token|passw\w*|credential|auth)[\w.\-]*[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9+/=_\-]{20,})",
+         lambda m: entropy(m.group(1)) >= 3.5, ("key", "secret", "token", "passw", "credential", "auth"), 0, r"[A-Za-z0-9+/=_\-]{20}"),
+    Rule("email address", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b(?!:)", None, ("@",), 0, None),
+    Rule("payment card number", r"(?<![\d\-.])(?:\d[ \-]?){12,18}\d(?![\d\-.])", lambda m: _card_ok(m.group(0)), (), 13, None),
+    Rule("US social security number", r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])", None, ("-",), 9, None),
+    Rule("IBAN", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b", lambda m: _iban_ok(m.group(0)), (), 2, r"[A-Z]{2}\d{2}"),
+    Rule("phone number", r"(?<![\w.\-+])(?:\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]\d{2,8}){1,4}|\(\d{3}\) ?\d{3}[ .\-]\d{4}|"
+         r"\d{3}[ .\-]\d{3}[ .\-]\d{4})(?![\w.\-])", lambda m: _phone_ok(m.group(0)), (), 4, None),
+]
