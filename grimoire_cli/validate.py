@@ -114,11 +114,11 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
 
 def _rules_version(config: Config) -> str:
     """What a cached file result depends on besides the file: config and rule code."""
-    from . import __version__, entry_rules, guard, schemas
+    from . import __version__, entry_rules, guard, guard_rules, schemas
 
     parts = [__version__, repr(sorted((n, c.storage_file, c.confidence_required) for n, c in config.categories.items())),
              str(config.storage_dir), str(config.archive_dir)]
-    for source in (*(Path(m.__file__) for m in (entry_rules, guard, chunks, yamlio) if m.__file__), Path(__file__),
+    for source in (*(Path(m.__file__) for m in (entry_rules, guard, guard_rules, chunks, yamlio) if m.__file__), Path(__file__),
                    schemas.schema_dir() / "memory.schema.json"):
         try:
             parts.append(str(source.stat().st_mtime_ns))

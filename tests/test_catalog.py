@@ -326,3 +326,23 @@ def test_changed_config_is_read_again(repo):
     assert mem("add", "-c", "fact", "a fact with low confidence", "--confidence", "0.75").code != 0
     config.write_text(text.replace("confidence_required: 0.8", "confidence_required: 0.7", 1))
     assert mem("add", "-c", "fact", "a fact with low confidence", "--confidence", "0.75").code == 0, mem_process("validate", cwd=repo).stderr
+
+
+def test_validate_results_depend_on_the_guard_rules():
+    """A kept validation result is keyed by the rules' source files: a change
+    to what counts as a secret re-checks every file."""
+    import os
+
+    import grimoire_cli.guard_rules as rules
+    from grimoire_cli.config import build_config
+    from grimoire_cli.validate import _rules_version
+
+    config = build_config({}, Path.cwd(), None)
+    before = _rules_version(config)
+    path = Path(rules.__file__)
+    stat = path.stat()
+    try:
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        assert _rules_version(config) != before
+    finally:
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
