@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .lifecycle import Review
     from .request import Request
     from .scaffold import InitResult
+    from .scopes import ScopeInfo
     from .search import Hit
     from .stats import Stats
     from .validate import Report
@@ -44,16 +45,38 @@ class Grimoire:
         self.store = Store(config)
 
     @classmethod
-    def open(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None) -> "Grimoire":
-        """The grimoire of the repository holding `path`, its config found as the CLI finds it (`config` or MEM_CONFIG win)."""
-        return cls(load_config(path, config))
+    def open(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None, *, scope: str | None = None) -> "Grimoire":
+        """The grimoire of the repository holding `path`, its config found as
+        the CLI finds it (`config` or MEM_CONFIG win), in `scope` (or
+        MEM_SCOPE; default: the config's own, `loa`)."""
+        return cls(load_config(path, config, scope))
 
     @classmethod
-    def init(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None) -> "InitResult":
+    def init(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None, *, scope: str | None = None) -> "InitResult":
         """Create config, folders, category files, ignore and merge rules; never overwrite."""
         from .scaffold import init
 
-        return init(path, config)
+        return init(path, config, scope)
+
+    def in_scope(self, scope: str) -> "Grimoire":
+        """The same repository's grimoire of another scope (it must exist)."""
+        return Grimoire(load_config(self.config.root, self.config.path, scope))
+
+    def scopes(self) -> list["ScopeInfo"]:
+        """Every scope of the repository, with its counts of entries."""
+        from .scopes import info
+
+        mine = self.config.scope
+        return [info((self if name == mine else self.in_scope(name)).store, self.now(), name == mine) for name in self.config.scopes()]
+
+    def query_scopes(self, text: str, scopes: Iterable[str] | None = None, **options: Any) -> list["Hit"]:
+        """`query` in each of `scopes` (default: all), best first across them;
+        each hit's `scope` says where it is. Options are `query`'s."""
+        from .scopes import merged
+
+        names = list(dict.fromkeys(scopes)) if scopes else self.config.scopes()
+        found = [(name, (self if name == self.config.scope else self.in_scope(name)).query(text, **options)) for name in names]
+        return merged(found, options.get("limit") or self.config.retrieval["max_per_query"])
 
     # -- reading -------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -16,6 +17,7 @@ from .errors import BadInput, Damaged
 from .model import CATEGORY_RE, check_ttl
 
 CONFIG_NAME = ".loa.config.yaml"
+SCOPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
 
 DEFAULT_CATEGORIES: dict[str, dict[str, Any]] = {
     "fact": {"storage_file": "facts.yaml", "ttl": "permanent", "confidence_required": 0.8},
@@ -97,6 +99,40 @@ class Config:
                 return category
         return None
 
+    # -- scopes (DESIGN.md §6.1): a scope is a grimoire dir `<scopes>/<name>/memory`
+
+    @property
+    def scopes_dir(self) -> Path | None:
+        """The folder holding one folder per scope (`grimoires/`), or None
+        when the storage dir is not laid out as `<scopes>/<scope>/memory`."""
+        return self.storage_dir.parent.parent if self.storage_dir.name == "memory" else None
+
+    @property
+    def scope(self) -> str | None:
+        """This grimoire's scope (the default layout's is `loa`)."""
+        return self.storage_dir.parent.name if self.scopes_dir is not None else None
+
+    def for_scope(self, name: str) -> "Config":
+        """The same settings over another scope's grimoire (its archive where
+        this one's is, relative to the storage dir)."""
+        check_scope(name)
+        if self.scopes_dir is None:
+            raise BadInput(f"scopes need a storage_dir laid out as <folder>/<scope>/memory, not {self.relative(self.storage_dir)}",
+                           "set memory_schema.storage_dir to e.g. grimoires/loa/memory")
+        storage = self.scopes_dir / name / "memory"
+        try:
+            archive = storage / self.archive_dir.relative_to(self.storage_dir)
+        except ValueError:
+            archive = storage / "archive"
+        return Config(self.root, self.path, storage, archive, self.categories, self.retrieval, self.lifecycle, self.enabled)
+
+    def scopes(self) -> list[str]:
+        """The scopes that exist, sorted (a folder with a `memory` folder in it)."""
+        folder = self.scopes_dir
+        if folder is None or not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if (p / "memory").is_dir() and SCOPE_RE.match(p.name))
+
     def relative(self, path: Path) -> str:
         try:
             return str(path.relative_to(self.root))
@@ -129,8 +165,30 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def load_config(path: str | os.PathLike | None = None, config: str | os.PathLike | None = None) -> Config:
-    """Resolve the config for a working directory (`--config`/`MEM_CONFIG` win)."""
+def check_scope(name: str) -> str:
+    """A scope name: a lowercase slug, so it can never leave the scopes folder."""
+    if not isinstance(name, str) or not SCOPE_RE.match(name):
+        raise BadInput(f"bad scope {name!r}", "a scope is a lowercase slug like data-analyst (letters, digits, '-', '_'; no '/' or '..')")
+    return name
+
+
+def load_config(path: str | os.PathLike | None = None, config: str | os.PathLike | None = None, scope: str | None = None,
+                must_exist: bool = True) -> Config:
+    """Resolve the config for a working directory (`--config`/`MEM_CONFIG`
+    win), over `scope` (or `MEM_SCOPE`) when one is named; an unknown scope
+    is refused unless `must_exist` is off (`mem init` creates it)."""
+    found = _load(path, config)
+    scope = scope or os.environ.get("MEM_SCOPE") or None
+    if scope is None or scope == found.scope:
+        return found
+    scoped = found.for_scope(scope)
+    if must_exist and not scoped.storage_dir.is_dir():
+        known = ", ".join(found.scopes()) or "none yet"
+        raise BadInput(f"unknown scope {scope!r} (scopes: {known})", f"create it with `mem --scope {scope} init`")
+    return scoped
+
+
+def _load(path: str | os.PathLike | None, config: str | os.PathLike | None) -> Config:
     start = Path(path or ".").resolve()
     explicit = config or os.environ.get("MEM_CONFIG")
     if explicit:

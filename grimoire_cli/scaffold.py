@@ -30,8 +30,9 @@ class InitResult:
         return {"root": self.root, "created": self.created, "existing": self.existing}
 
 
-def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None) -> InitResult:
-    """Create what a grimoire needs under the repository holding `path`."""
+def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None, scope: str | None = None) -> InitResult:
+    """Create what a grimoire needs under the repository holding `path` (in
+    `scope`, or MEM_SCOPE, when one is named)."""
     root = find_root(Path(path).resolve())
     result = InitResult(str(root))
     rel = lambda p: os.path.relpath(p, root)  # noqa: E731
@@ -41,7 +42,7 @@ def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None)
     else:
         config_path.write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
         result.created.append(rel(config_path))
-    conf = load_config(root, config_path)
+    conf = load_config(root, config_path, scope, must_exist=False)
     store = Store(conf)
     for folder in (conf.storage_dir, conf.archive_dir):
         folder.mkdir(parents=True, exist_ok=True)

@@ -37,12 +37,13 @@ if TYPE_CHECKING:
 class Hit:
     """One ranked entry, its score and the score's parts."""
 
-    __slots__ = ("entry", "score", "parts")
+    __slots__ = ("entry", "score", "parts", "scope")
 
-    def __init__(self, entry: Entry, score: float, parts: dict[str, float] | None = None):
+    def __init__(self, entry: Entry, score: float, parts: dict[str, float] | None = None, scope: str | None = None):
         self.entry = entry
         self.score = score
         self.parts = {} if parts is None else parts
+        self.scope = scope  # set by a query across scopes
 
     def __repr__(self) -> str:
         return f"Hit(entry={self.entry!r}, score={self.score!r}, parts={self.parts!r})"
@@ -52,6 +53,8 @@ class Hit:
         `moment`, also its state and tier (`Entry.view`)."""
         data = self.entry.view(moment) if moment is not None else self.entry.to_dict()
         data["score"] = round(self.score, 6)
+        if self.scope is not None:
+            data["scope"] = self.scope
         if explain:
             data["explain"] = {k: round(v, 6) for k, v in self.parts.items()}
         return data

@@ -30,30 +30,37 @@ app.add_typer(hooks_app, name="hooks")
 
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
 
-_state: dict[str, Optional[str]] = {"config": None}
+_state: dict[str, Optional[str]] = {"config": None, "scope": None}
 opened: list = []  # grimoires this invocation used, for the damaged-file warning
 
 
 @app.callback()
 def _main(
     config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="Config file (default: .loa.config.yaml found upward; or MEM_CONFIG)."),
+    scope: Optional[str] = typer.Option(None, "--scope", metavar="NAME",
+                                        help="The scope (persona) to work in: grimoires/NAME/memory (default: MEM_SCOPE, else the config's)."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
     if version:
         render.out(f"mem {__version__}")
         raise typer.Exit(OK)
     _state["config"] = config
+    _state["scope"] = scope
 
 
 def config_option() -> Optional[str]:
     return _state["config"]
 
 
+def scope_option() -> Optional[str]:
+    return _state["scope"]
+
+
 def open_grimoire():
     """The grimoire this invocation works on (found like `Grimoire.open`)."""
     from ..api import Grimoire
 
-    found = Grimoire.open(".", _state["config"])
+    found = Grimoire.open(".", _state["config"], scope=_state["scope"])
     opened.append(found)
     return found
 

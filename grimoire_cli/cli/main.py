@@ -55,8 +55,17 @@ def _app_for(argv: List[str]) -> typer.Typer:
     """The app with only the command being run: Typer builds (and inspects)
     every registered command on each call; help, errors and unknown names
     get the full app."""
-    name = next((a for a in argv if not a.startswith("-")), None)
-    if name is None or any(a in ("-h", "--help") for a in argv) or "--config" in argv or any(a.startswith("--config=") for a in argv):
+    name, position = None, 0
+    while position < len(argv):  # the first word past the app's own options
+        word = argv[position]
+        if word in ("--config", "--scope"):
+            position += 2
+        elif word.startswith("-"):
+            position += 1
+        else:
+            name = word
+            break
+    if name is None or any(a in ("-h", "--help") for a in argv):
         return app
     chosen = [info for info in app.registered_commands if (info.name or info.callback.__name__.replace("_", "-")) == name]
     if not chosen:

@@ -155,18 +155,27 @@ def query(
     include_expired: bool = typer.Option(False, "--include-expired"),
     include_superseded: bool = typer.Option(False, "--include-superseded"),
     archived: bool = typer.Option(False, "--archived", help="Search the archive too."),
+    scope: Optional[str] = typer.Option(None, "--scope", metavar="A,B", help="Rank across these scopes; each hit says its scope."),
+    all_scopes: bool = typer.Option(False, "--all-scopes", help="Rank across every scope."),
     json: bool = JsonOpt,
 ) -> None:
     """Ranked retrieval: BM25 with stemming and typo tolerance, blended with recency and quality."""
     grimoire = open_grimoire()
-    hits = grimoire.query(text, limit=limit, categories=category, tags=tag, min_confidence=min_confidence, include_expired=include_expired,
-                          include_superseded=include_superseded, archived=archived)
+    options = dict(limit=limit, categories=category, tags=tag, min_confidence=min_confidence, include_expired=include_expired,
+                   include_superseded=include_superseded, archived=archived)
+    if scope or all_scopes:
+        if scope and all_scopes:
+            raise BadInput("--scope and --all-scopes ask for two sets of scopes", "give one of them")
+        hits = grimoire.query_scopes(text, [s.strip() for s in scope.split(",") if s.strip()] if scope else None, **options)
+    else:
+        hits = grimoire.query(text, **options)
     moment = grimoire.now()
     if json:
         render.print_json([hit.to_dict(explain, moment) for hit in hits])
         return
     for hit in hits:
-        render.out(f"{hit.score:6.3f}  {render.entry_line(hit.entry, moment)}")
+        where = f"{hit.scope}:" if hit.scope is not None else ""
+        render.out(f"{hit.score:6.3f}  {where}{render.entry_line(hit.entry, moment)}")
         if explain:
             render.out("        " + "  ".join(f"{k}={v:.3f}" for k, v in hit.parts.items()))
 
@@ -227,3 +236,14 @@ def stats(json: bool = JsonOpt) -> None:
         render.print_json(result.to_dict())
         return
     render.out("\n".join(result.lines()))
+
+
+@app.command()
+def scopes(json: bool = JsonOpt) -> None:
+    """List the scopes (personas) of this repository with their counts."""
+    found = open_grimoire().scopes()
+    if json:
+        render.print_json([scope.to_dict() for scope in found])
+        return
+    for scope in found:
+        render.out(f"{'*' if scope.current else ' '} {scope.name:<20} {scope.active:>6} active {scope.entries:>7} in all  {scope.path}")

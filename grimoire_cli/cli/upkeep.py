@@ -10,7 +10,7 @@ import typer
 
 from ..errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput, GrimoireError
 from . import render
-from .app import JsonOpt, app, config_option, hooks_app, open_grimoire
+from .app import JsonOpt, app, config_option, hooks_app, open_grimoire, scope_option
 
 
 @app.command()
@@ -18,7 +18,7 @@ def init(json: bool = JsonOpt) -> None:
     """Create the config, grimoire folders, category files and merge rules (idempotent)."""
     from ..api import Grimoire
 
-    result = Grimoire.init(".", config_option())
+    result = Grimoire.init(".", config_option(), scope=scope_option())
     if json:
         render.print_json(result.to_dict())
         return

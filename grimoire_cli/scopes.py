@@ -1,0 +1,51 @@
+"""Scopes (SABRE's personas, DESIGN.md §6.1): one grimoire folder each,
+`grimoires/<scope>/memory/`, with its own catalog, lock and archive.
+
+Ids are unique per scope. Listing counts each scope's entries from its own
+catalog; a query across scopes ranks in each and merges best first (each
+scope's relevance is relative to its own best match, as a single query's is).
+The facade (`Grimoire.scopes`, `Grimoire.query_scopes`) opens the scopes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .storage.catalog.queries import STATES, Filter
+from .storage.store import Store
+
+if TYPE_CHECKING:
+    from .search import Hit
+
+
+class ScopeInfo:
+    """One scope: its name, folder and counts."""
+
+    __slots__ = ("name", "path", "active", "entries", "current")
+
+    def __init__(self, name: str, path: str, active: int, entries: int, current: bool):
+        self.name, self.path, self.active, self.entries, self.current = name, path, active, entries, current
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scope": self.name, "path": self.path, "active": self.active, "entries": self.entries, "current": self.current}
+
+
+def info(store: Store, moment: datetime, current: bool) -> ScopeInfo:
+    """A scope's counts: active entries, and entries in every state (archive included)."""
+    at = moment.timestamp()
+    active = store.ask(lambda catalog, paths: catalog.count(paths, Filter(at=at)), include_archive=False)
+    every = store.ask(lambda catalog, paths: catalog.count(paths, Filter(at=at, states=STATES)))
+    config = store.config
+    return ScopeInfo(config.scope or "", config.relative(config.storage_dir), active, every, current)
+
+
+def merged(hits: Iterable[tuple[str, list["Hit"]]], limit: int) -> list["Hit"]:
+    """Each scope's hits labelled with it, best first across scopes, at most `limit`."""
+    out = []
+    for scope, found in hits:
+        for hit in found:
+            hit.scope = scope
+            out.append(hit)
+    out.sort(key=lambda hit: (-hit.score, hit.scope, hit.entry.id))
+    return out[:limit]
