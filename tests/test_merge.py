@@ -381,3 +381,39 @@ def test_archive_on_one_side_keeps_the_other_sides_supersede_and_applications(te
     assert entries[base[4]]["archived"] and entries[base[4]]["superseded_by"] == bobs_entry["id"] and bobs_entry["supersedes"] == base[4]
     assert entries[base[4]]["effectiveness"]["applications"] == 1
     assert_clean(alice, bob)
+
+
+def test_two_scopes_merged_on_two_branches_keep_both_valid(tmp_path):
+    """Ids are unique per scope: the driver renumbers a scope's collisions
+    from that scope's files, not from the default scope's."""
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    seed = tmp_path / "seed"
+    git("clone", "-q", str(remote), str(seed), cwd=tmp_path)
+    run_mem(seed, "init")
+    run_mem(seed, "--scope", "coder", "init")
+    run_mem(seed, "--scope", "coder", "add", "-c", "fact", "the coder scope starts with one memory")
+    run_mem(seed, "add", "-c", "fact", "the default scope starts with one memory")
+    git("add", "-A", cwd=seed)
+    git("commit", "-qm", "two scopes", cwd=seed)
+    git("push", "-q", "origin", "HEAD:main", cwd=seed)
+    clones = []
+    for who in ("alice", "bob"):
+        clone = tmp_path / who
+        git("clone", "-q", str(remote), str(clone), cwd=tmp_path)
+        run_mem(clone, "hooks", "install")
+        for i in range(3):  # the same day on both sides: the same new ids in the coder scope
+            run_mem(clone, "--scope", "coder", "add", "-c", "fact", f"{who} coder note {i} about module {who}-{i * 7}")
+        run_mem(clone, "add", "-c", "fact", f"{who} default-scope note")
+        git("add", "-A", cwd=clone)
+        git("commit", "-qm", f"{who}'s memories", cwd=clone)
+        clones.append(clone)
+    alice, bob = clones
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("pull", "--no-rebase", "-q", cwd=bob)
+    for scope in ("coder", "loa"):
+        assert mem_process("--scope", scope, "validate", cwd=bob).returncode == 0, scope
+    coder = {item["content"] for item in map(json.loads, run_mem(bob, "--scope", "coder", "export").splitlines())}
+    assert coder == {"the coder scope starts with one memory"} | {f"{who} coder note {i} about module {who}-{i * 7}" for who in ("alice", "bob") for i in range(3)}
+    ids = [item["id"] for item in map(json.loads, run_mem(bob, "--scope", "coder", "export").splitlines())]
+    assert len(ids) == len(set(ids)) == 7

@@ -195,6 +195,17 @@ def mapping_between(root: Path, storage: str, found: tuple[str, str, str] | None
     return {**prior, **renumbering(rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()))}
 
 
+def scope_storage(config, path: str) -> str:
+    """The storage dir (relative to the root) of the scope a grimoire file is
+    in: ids are unique per scope, so collisions are looked for there only."""
+    parts = Path(path).parts
+    if config.scopes_dir is not None:
+        scopes = config.scopes_dir.relative_to(config.root).parts
+        if parts[: len(scopes)] == scopes and len(parts) > len(scopes) + 2 and parts[len(scopes) + 1] == "memory":
+            return Path(*scopes, parts[len(scopes)], "memory").as_posix()
+    return config.storage_dir.relative_to(config.root).as_posix()
+
+
 def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -> MergeResult:
     """Merge as a git driver does: the result replaces the ours file."""
     from ..config import find_root, load_config
@@ -202,8 +213,7 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -
     texts = [Path(p).read_bytes().decode("utf-8") for p in (base_path, ours_path, theirs_path)]
     root = find_root(Path.cwd())
     try:
-        config = load_config(root)
-        storage = config.storage_dir.relative_to(config.root).as_posix()
+        storage = scope_storage(load_config(root), display)
     except Exception:  # noqa: BLE001 - no config: the default layout
         storage = "grimoires"
     mapping = global_mapping(root, storage, *texts)
