@@ -62,12 +62,14 @@ class Grimoire:
         """The same repository's grimoire of another scope (it must exist)."""
         return Grimoire(load_config(self.config.root, self.config.path, scope))
 
+    def _scoped(self, name: str) -> "Grimoire":
+        return self if name == self.config.scope else self.in_scope(name)
+
     def scopes(self) -> list["ScopeInfo"]:
         """Every scope of the repository, with its counts of entries."""
         from .scopes import info
 
-        mine = self.config.scope
-        return [info((self if name == mine else self.in_scope(name)).store, self.now(), name == mine) for name in self.config.scopes()]
+        return [info(self._scoped(name).store, self.now(), name == self.config.scope) for name in self.config.scopes()]
 
     def query_scopes(self, text: str, scopes: Iterable[str] | None = None, **options: Any) -> list["Hit"]:
         """`query` in each of `scopes` (default: all), best first across them;
@@ -75,7 +77,7 @@ class Grimoire:
         from .scopes import merged
 
         names = list(dict.fromkeys(scopes)) if scopes else self.config.scopes()
-        found = [(name, (self if name == self.config.scope else self.in_scope(name)).query(text, **options)) for name in names]
+        found = [(name, self._scoped(name).query(text, **options)) for name in names]
         return merged(found, options.get("limit") or self.config.retrieval["max_per_query"])
 
     # -- reading -------------------------------------------------------------

@@ -64,29 +64,25 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
     if text and text.strip():
         chosen = Filter(at=moment.timestamp(), min_confidence=retrieval["min_confidence"])
 
-        def ranking(limit: int | None) -> list[int]:
+        def ranking(limit: int | None) -> tuple[list[int], int]:
+            """Rowids best first (at most `limit`), and how many there are in all."""
             found = ranked(store, text, chosen, recency_weight=float(retrieval["recency_weight"]), limit=limit, include_archive=False)
-            nonlocal total
-            total = found.total
-            return [scored.rowid for scored in found]
+            return [scored.rowid for scored in found], found.total
     else:
         chosen = Filter(at=moment.timestamp())
 
-        def ranking(limit: int | None) -> list[int]:
-            nonlocal total
+        def ranking(limit: int | None) -> tuple[list[int], int]:
+            """Rowids best first (at most `limit`), and how many there are in all."""
             rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.PRIORITY, limit), include_archive=False)
             if limit is None or len(rowids) < limit:
-                total = len(rowids)
-            else:
-                total = store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
-            return rowids
-    total = 0
-    first = ranking(limit)
+                return rowids, len(rowids)
+            return rowids, store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
+    first, total = ranking(limit)
 
     def order() -> Iterator[int]:
         yield from first
         if total > len(first):
-            yield from ranking(None)[len(first):]
+            yield from ranking(None)[0][len(first):]
 
     from .guard import scan_fields
 

@@ -186,23 +186,22 @@ _PRIVATE_TAG = re.compile(r"</?private>", re.I)
 def strip_private(text: str) -> str:
     """`text` without its `<private>…</private>` sections (never stored); a
     tag without its partner is refused, with its position."""
-    kept = _PRIVATE.sub("", text)
-    stray = _PRIVATE_TAG.search(kept)
-    if stray is not None:
-        # Where the stray tag is in the text as given: the n-th tag left over.
-        left_before = len(_PRIVATE_TAG.findall(kept, 0, stray.start()))
-        index = 0
-        for match in _PRIVATE_TAG.finditer(text):
-            inside = any(m.start() <= match.start() < m.end() for m in _PRIVATE.finditer(text))
-            if not inside:
-                if index == left_before:
-                    where = _finding("", text, match.start())
-                    break
-                index += 1
-        else:  # pragma: no cover - the stray tag is always among them
-            where = _finding("", text, 0)
-        tag = stray.group().lower()
-        partner = "</private>" if tag == "<private>" else "<private>"
-        raise BadInput(f"{tag} at line {where.line}, col {where.col} has no {partner}",
-                       "close the private section (it is removed before writing), or remove the tag")
-    return kept
+    opened = None  # the `<private>` of the section being read
+    for tag in _PRIVATE_TAG.finditer(text):
+        # As the non-greedy `_PRIVATE` pairs them: a `<private>` inside an
+        # open section is part of it; a `</private>` closes it.
+        if tag.group().lower() == "<private>":
+            opened = opened or tag
+        elif opened is not None:
+            opened = None
+        else:
+            _unpaired(text, tag, "<private>")
+    if opened is not None:
+        _unpaired(text, opened, "</private>")
+    return _PRIVATE.sub("", text)
+
+
+def _unpaired(text: str, tag: re.Match, partner: str) -> None:
+    where = _finding("", text, tag.start())
+    raise BadInput(f"{tag.group().lower()} at line {where.line}, col {where.col} has no {partner}",
+                   "close the private section (it is removed before writing), or remove the tag")

@@ -39,15 +39,15 @@ def assert_clean(*clones: Path) -> None:
         assert git("status", "--porcelain", cwd=clone) == ""
 
 
-@pytest.fixture
-def team(tmp_path):
-    """A bare remote with a seeded grimoire, and two clones with mem's hooks and driver."""
+def remote_and_clones(tmp_path: Path, seed_with) -> tuple[Path, Path, object]:
+    """A bare remote seeded by `seed_with(seed clone)` (committed and pushed),
+    and two clones, alice's and bob's, with mem's hooks and driver; and what
+    `seed_with` returned."""
     remote = tmp_path / "remote.git"
     git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
     seed = tmp_path / "seed"
     git("clone", "-q", str(remote), str(seed), cwd=tmp_path)
-    run_mem(seed, "init")
-    base = [run_mem(seed, "add", "-c", CATEGORIES[i % 5], f"base memory {i} on subject {i * 17}") for i in range(10)]
+    seeded = seed_with(seed)
     git("add", "-A", cwd=seed)
     git("commit", "-qm", "seed grimoire", cwd=seed)
     git("push", "-q", "origin", "HEAD:main", cwd=seed)
@@ -57,7 +57,17 @@ def team(tmp_path):
         git("clone", "-q", str(remote), str(clone), cwd=tmp_path)
         run_mem(clone, "hooks", "install")
         clones.append(clone)
-    return clones[0], clones[1], base
+    return clones[0], clones[1], seeded
+
+
+@pytest.fixture
+def team(tmp_path):
+    """A bare remote with a seeded grimoire, and two clones with mem's hooks and driver."""
+    def seed_with(seed: Path) -> list[str]:
+        run_mem(seed, "init")
+        return [run_mem(seed, "add", "-c", CATEGORIES[i % 5], f"base memory {i} on subject {i * 17}") for i in range(10)]
+
+    return remote_and_clones(tmp_path, seed_with)
 
 
 def work(clone: Path, who: str, base: list[str], supersede: list[str], apply: list[str], archive: list[str] = ()) -> None:
@@ -386,29 +396,19 @@ def test_archive_on_one_side_keeps_the_other_sides_supersede_and_applications(te
 def test_two_scopes_merged_on_two_branches_keep_both_valid(tmp_path):
     """Ids are unique per scope: the driver renumbers a scope's collisions
     from that scope's files, not from the default scope's."""
-    remote = tmp_path / "remote.git"
-    git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
-    seed = tmp_path / "seed"
-    git("clone", "-q", str(remote), str(seed), cwd=tmp_path)
-    run_mem(seed, "init")
-    run_mem(seed, "--scope", "coder", "init")
-    run_mem(seed, "--scope", "coder", "add", "-c", "fact", "the coder scope starts with one memory")
-    run_mem(seed, "add", "-c", "fact", "the default scope starts with one memory")
-    git("add", "-A", cwd=seed)
-    git("commit", "-qm", "two scopes", cwd=seed)
-    git("push", "-q", "origin", "HEAD:main", cwd=seed)
-    clones = []
-    for who in ("alice", "bob"):
-        clone = tmp_path / who
-        git("clone", "-q", str(remote), str(clone), cwd=tmp_path)
-        run_mem(clone, "hooks", "install")
+    def seed_with(seed: Path) -> None:
+        run_mem(seed, "init")
+        run_mem(seed, "--scope", "coder", "init")
+        run_mem(seed, "--scope", "coder", "add", "-c", "fact", "the coder scope starts with one memory")
+        run_mem(seed, "add", "-c", "fact", "the default scope starts with one memory")
+
+    alice, bob, _ = remote_and_clones(tmp_path, seed_with)
+    for who, clone in (("alice", alice), ("bob", bob)):
         for i in range(3):  # the same day on both sides: the same new ids in the coder scope
             run_mem(clone, "--scope", "coder", "add", "-c", "fact", f"{who} coder note {i} about module {who}-{i * 7}")
         run_mem(clone, "add", "-c", "fact", f"{who} default-scope note")
         git("add", "-A", cwd=clone)
         git("commit", "-qm", f"{who}'s memories", cwd=clone)
-        clones.append(clone)
-    alice, bob = clones
     git("push", "-q", "origin", "HEAD:main", cwd=alice)
     git("pull", "--no-rebase", "-q", cwd=bob)
     for scope in ("coder", "loa"):
