@@ -177,7 +177,7 @@ def _locate(store: Store, updates: dict[str, dict[str, Any]]) -> dict[Path, dict
     located: dict[Path, dict[str, dict[str, Any]]] = {}
     if updates:
         paths = {file.rel: file.path for file in store.files()}
-        for entry in store.by_id(list(updates)).values():
+        for entry in store.by_id(list(updates), unique=True).values():
             located.setdefault(paths[entry.file], {})[entry.id] = updates[entry.id]
     return located
 
@@ -247,7 +247,9 @@ class _Taken:
 
     def of_day(self, day: str) -> set[str]:
         if day not in self._days:
-            self._days[day] = set(self.store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day)))
+            known = set(self.store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day)))
+            # The ids of files too damaged to read count as taken (never reused).
+            self._days[day] = known | {i for i in self.store.ids_in_damaged() if i.startswith(f"MEM-{day}-")}
         return self._days[day] | {i for i in self.new if i.startswith(f"MEM-{day}-")}
 
     def add(self, entry_id: str) -> None:
@@ -261,7 +263,7 @@ class _Taken:
         parsed = parse_id(entry_id)
         if parsed:
             return entry_id in self.of_day(parsed[0])
-        return bool(self.store.by_id([entry_id]))
+        return bool(self.store.by_id([entry_id])) or entry_id in self.store.ids_in_damaged()
 
 
 class _Existing:
@@ -276,7 +278,7 @@ class _Existing:
         if entry_id in self.new:
             return self.new[entry_id]
         if entry_id not in self._read:
-            self._read[entry_id] = self.store.by_id([entry_id]).get(entry_id)
+            self._read[entry_id] = self.store.by_id([entry_id], unique=True).get(entry_id)
         found = self._read[entry_id]
         return found if found is not None else default
 

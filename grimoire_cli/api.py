@@ -19,6 +19,7 @@ from . import clock
 from .config import Config, load_config
 from .errors import BadInput, NotFound, Refused, no_memory
 from .model import Entry, sort_key
+from .scoring import words
 from .storage.catalog.queries import Filter, Order
 from .storage.store import Store
 
@@ -45,11 +46,14 @@ class Grimoire:
         self.store = Store(config)
 
     @classmethod
-    def open(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None, *, scope: str | None = None) -> "Grimoire":
+    def open(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None, *, scope: str | None = None,
+             must_exist: bool = True) -> "Grimoire":
         """The grimoire of the repository holding `path`, its config found as
         the CLI finds it (`config` or MEM_CONFIG win), in `scope` (or
-        MEM_SCOPE; default: the config's own, `loa`)."""
-        return cls(load_config(path, config, scope))
+        MEM_SCOPE; default: the config's own, `loa`). Without `must_exist`
+        (validating files given by path), a folder that holds no grimoire is
+        read with the default config instead of refused."""
+        return cls(load_config(path, config, scope, must_exist))
 
     @classmethod
     def init(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None, *, scope: str | None = None) -> "InitResult":
@@ -71,7 +75,7 @@ class Grimoire:
 
         return [info(self._scoped(name).store, self.now(), name == self.config.scope) for name in self.config.scopes()]
 
-    def query_scopes(self, text: str, scopes: Iterable[str] | None = None, **options: Any) -> list["Hit"]:
+    def query_scopes(self, text: str, scopes: Iterable[str] | None = None, **options: Any) -> "Hits":
         """`query` in each of `scopes` (default: all), best first across them;
         each hit's `scope` says where it is. Options are `query`'s."""
         from .scopes import merged
@@ -111,8 +115,8 @@ class Grimoire:
             out.append(newer)
         return out
 
-    def _find(self, entry_id: str, hint: str = "list ids with `mem list`") -> Entry:
-        found = self.store.by_id([entry_id]).get(entry_id)
+    def _find(self, entry_id: str, hint: str = "list ids with `mem list`", *, unique: bool = False) -> Entry:
+        found = self.store.by_id([entry_id], unique=unique).get(entry_id)
         if found is None:
             raise no_memory(entry_id, hint)
         return found
@@ -127,10 +131,10 @@ class Grimoire:
         return [loaded[r] for r in rowids if r in loaded]
 
     def _filter(self, states: set[str], categories: Iterable[str] | None, tags: Iterable[str] | None,
-                min_confidence: float | None = None) -> Filter:
+                min_confidence: float | None = None, floors: dict[str, float] | None = None) -> Filter:
         """In one of `states` now, of the categories (checked against the config), with all the tags."""
         return Filter(at=self.now().timestamp(), states=states, categories=[self.config.category(c).name for c in categories or []],
-                      tags=tags or (), min_confidence=min_confidence)
+                      tags=tags or (), min_confidence=min_confidence, floors=floors)
 
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
@@ -142,10 +146,15 @@ class Grimoire:
 
     def query(self, text: str, *, limit: int | None = None, categories: Iterable[str] | None = None, tags: Iterable[str] | None = None,
               min_confidence: float | None = None, include_expired: bool = False, include_superseded: bool = False,
-              archived: bool = False) -> list["Hit"]:
-        """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply first."""
-        from .search import hits, ranked
+              archived: bool = False) -> "Hits":
+        """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply
+        first. Without `min_confidence`, each category is filtered at the lower
+        of retrieval.min_confidence and its own floor. When nothing is found,
+        the result's `filtered_out` says what matched but was left out."""
+        from .search import Hits, filtered_out, hits, ranked
 
+        if not words(text):
+            raise BadInput("the query has no words to look for", 'give a word or two, e.g. mem query "deploy"')
         if limit is None:
             limit = self.config.retrieval["max_per_query"]
         if limit < 1:
@@ -154,9 +163,12 @@ class Grimoire:
         states = {"active"} | ({"expired"} if include_expired else set()) | ({"superseded"} if include_superseded else set())
         if archived:
             states.add("archived")
-        chosen = self._filter(states, categories, tags, retrieval["min_confidence"] if min_confidence is None else min_confidence)
-        found = ranked(self.store, text, chosen, recency_weight=float(retrieval["recency_weight"]), limit=limit, include_archive=archived)
-        return hits(self.store, found)
+        chosen = self._filter(states, categories, tags, *self.config.confidence_filter(min_confidence))
+        weight = float(retrieval["recency_weight"])
+        found = ranked(self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived)
+        if found:
+            return Hits(hits(self.store, found))
+        return Hits(filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived))
 
     def context(self, text: str | None = None, *, budget: int = 400) -> "Context":
         """A `## Active Memory` block of the best active entries within `budget` tokens."""
@@ -227,7 +239,7 @@ class Grimoire:
         from .lifecycle import apply_outcome
 
         with self.store.lock():
-            entry = self._find(entry_id)
+            entry = self._find(entry_id, unique=True)
             if entry.archived:
                 raise Refused(f"{entry_id} is archived", "apply an active memory")
             new = apply_outcome(entry.data, success, self.now())

@@ -48,7 +48,7 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
         moment = clock.now()  # after any wait for the lock: what expired meanwhile is archived too
         chosen: dict[str, str] = {}
         if ids:
-            entries = store.by_id(ids)
+            entries = store.by_id(ids, unique=True)
             for entry_id in ids:
                 entry = entries.get(entry_id)
                 if entry is None:
@@ -61,7 +61,7 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
                 why = archive_reason(light, moment)
                 if why:
                     chosen.setdefault(light.id, why)
-            entries = store.by_id(list(chosen), include_archive=False)
+            entries = store.by_id(list(chosen), unique=True)
         result.archived = sorted(chosen)
         result.reasons = {k: chosen[k] for k in result.archived}
         if dry_run or not chosen:

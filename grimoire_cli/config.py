@@ -84,6 +84,17 @@ class Config:
     def __repr__(self) -> str:
         return f"Config(root={self.root!r}, path={self.path!r}, storage_dir={self.storage_dir!r})"
 
+    def confidence_filter(self, given: float | None) -> tuple[float, dict[str, float]]:
+        """The confidence a read asks for: `given` (the user's --min-confidence)
+        everywhere; by default retrieval.min_confidence, except that a category
+        whose own floor is lower is filtered at its floor, so an entry `mem add`
+        accepted is never hidden by the global default (a preference's floor
+        is 0.5, the default 0.6)."""
+        if given is not None:
+            return given, {}
+        threshold = float(self.retrieval["min_confidence"])
+        return threshold, {c.name: c.confidence_required for c in self.categories.values() if c.confidence_required < threshold}
+
     def category(self, name: str) -> Category:
         try:
             return self.categories[name]
@@ -176,8 +187,13 @@ def load_config(path: str | os.PathLike | None = None, config: str | os.PathLike
                 must_exist: bool = True) -> Config:
     """Resolve the config for a working directory (`--config`/`MEM_CONFIG`
     win), over `scope` (or `MEM_SCOPE`) when one is named; an unknown scope
-    is refused unless `must_exist` is off (`mem init` creates it)."""
+    is refused unless `must_exist` is off (`mem init` creates it), and so
+    is a directory with neither a config nor the storage folder: a write
+    there would start a grimoire nobody asked for."""
     found = _load(path, config)
+    if must_exist and found.path is None and not found.storage_dir.is_dir():
+        raise BadInput(f"no grimoire here: no {CONFIG_NAME} and no {found.relative(found.storage_dir)}/ in {found.root}",
+                       "run `mem init` to start one (or pass --config)")
     scope = scope or os.environ.get("MEM_SCOPE") or None
     if scope is None or scope == found.scope:
         return found

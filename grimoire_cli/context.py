@@ -62,7 +62,8 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
     # order only that many, and the rest only if the guard leaves some out.
     limit = budget // SHORTEST_LINE + MAX_MISSES + 1
     if text and text.strip():
-        chosen = Filter(at=moment.timestamp(), min_confidence=retrieval["min_confidence"])
+        threshold, floors = store.config.confidence_filter(None)
+        chosen = Filter(at=moment.timestamp(), min_confidence=threshold, floors=floors)
 
         def ranking(limit: int | None) -> tuple[list[int], int]:
             """Rowids best first (at most `limit`), and how many there are in all."""
@@ -133,6 +134,8 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
         used += tokens(chosen) + 1
         included.append(entry.id)
     left_out = total - len(included)
+    if not included and not left_out:
+        return Context("", [], 0, 0, budget)  # a header over nothing tells a prompt nothing
     footer = _footer(left_out)
     lines.append(footer)
     text = "\n".join(lines) + "\n"

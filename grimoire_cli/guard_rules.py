@@ -111,8 +111,20 @@ def _value(match: re.Match) -> str:
     return match.group("v1") if match.group("v1") is not None else match.group("v2")
 
 
+# A name that means a password (not a token or a key, whose values are never
+# plain words): `password=correcthorsebatterystaple` is a passphrase.
+_PASSWORD_NAME = re.compile(r"(?i)pass(?:word|wd|phrase)|pwd")
+_PASSPHRASE = re.compile(r"[a-z]{12,64}")
+
+
 def _assigned_ok(match: re.Match) -> bool:
-    return secretish(_value(match), quoted=match.group("v1") is not None)
+    value = _value(match)
+    if secretish(value, quoted=match.group("v1") is not None):
+        return True
+    # Several dictionary words run together, given to a password name: one
+    # lowercase run of 12+ letters that is not a placeholder.
+    name = match.string[match.start():match.start("v1" if match.group("v1") is not None else "v2")]
+    return bool(_PASSWORD_NAME.search(name) and _PASSPHRASE.fullmatch(value) and not PLACEHOLDER.match(value))
 
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"

@@ -17,24 +17,27 @@ STORAGE_IGNORE = ["# derived files of mem: never commit", ".cache/"]
 
 
 class InitResult:
-    """What `init` created and what it found already there (paths relative to the root)."""
+    """What `init` created and what it found already there (paths relative to
+    the root); `git`: whether the root is a git work tree (outside one, mem
+    never commits and has no hooks to install)."""
 
-    __slots__ = ("root", "created", "existing")
+    __slots__ = ("root", "created", "existing", "git")
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, git: bool = True):
         self.root = root
         self.created: list[str] = []
         self.existing: list[str] = []
+        self.git = git
 
     def to_dict(self) -> dict[str, Any]:
-        return {"root": self.root, "created": self.created, "existing": self.existing}
+        return {"root": self.root, "created": self.created, "existing": self.existing, "git": self.git}
 
 
 def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None, scope: str | None = None) -> InitResult:
     """Create what a grimoire needs under the repository holding `path` (in
     `scope`, or MEM_SCOPE, when one is named)."""
     root = find_root(Path(path).resolve())
-    result = InitResult(str(root))
+    result = InitResult(str(root), (root / ".git").exists())
     rel = lambda p: os.path.relpath(p, root)  # noqa: E731
     config_path = Path(config) if config else root / CONFIG_NAME
     if config_path.exists():

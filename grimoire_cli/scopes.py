@@ -16,7 +16,7 @@ from .storage.catalog.queries import STATES, Filter
 from .storage.store import Store
 
 if TYPE_CHECKING:
-    from .search import Hit
+    from .search import Hits
 
 
 class ScopeInfo:
@@ -40,12 +40,20 @@ def info(store: Store, moment: datetime, current: bool) -> ScopeInfo:
     return ScopeInfo(config.scope or "", config.relative(config.storage_dir), active, every, current)
 
 
-def merged(hits: Iterable[tuple[str, list["Hit"]]], limit: int) -> list["Hit"]:
-    """Each scope's hits labelled with it, best first across scopes, at most `limit`."""
-    out = []
+def merged(hits: Iterable[tuple[str, "Hits"]], limit: int) -> "Hits":
+    """Each scope's hits labelled with it, best first across scopes, at most
+    `limit`; when there are none, what each scope filtered out, summed."""
+    from .search import Hits
+
+    out = Hits()
     for scope, found in hits:
         for hit in found:
             hit.scope = scope
             out.append(hit)
+        for reason, count in getattr(found, "filtered_out", {}).items():
+            out.filtered_out[reason] = out.filtered_out.get(reason, 0) + count
     out.sort(key=lambda hit: (-hit.score, hit.scope, hit.entry.id))
-    return out[:limit]
+    del out[limit:]
+    if out:
+        out.filtered_out.clear()
+    return out

@@ -24,11 +24,11 @@ every entry in the catalog.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from .model import Entry
 from .scoring import STOP_WORDS, TIER_BONUS, words
-from .storage.catalog.queries import Filter, Ranked
+from .storage.catalog.queries import STATES, Filter, Ranked
 
 if TYPE_CHECKING:
     from .storage.store import Store
@@ -91,6 +91,44 @@ def _nearest(word: str, vocabulary: list[str]) -> str | None:
 
     found = process.extractOne(word, vocabulary, scorer=OSA.distance, score_cutoff=1)
     return found[0] if found else None
+
+
+class Hits(list):
+    """Hits best first. When there are none, `filtered_out` says how many
+    entries match the text but were left out, per filter that left them out
+    (`confidence`, `expired`, `superseded`, `archived`, `category`, `tag`;
+    each counted with only that filter lifted; `together` when no one filter
+    alone let any through, but all lifted at once do)."""
+
+    def __init__(self, found: Iterable[Hit] = (), filtered_out: dict[str, int] | None = None):
+        super().__init__(found)
+        self.filtered_out: dict[str, int] = {} if filtered_out is None else filtered_out
+
+
+def filtered_out(store: "Store", text: str, chosen: Filter, *, recency_weight: float, include_archive: bool) -> dict[str, int]:
+    """How many entries match `text` outside `chosen`, per filter that kept them out.
+    Only asked when a query found nothing, to say why."""
+    lifted = {}
+    if chosen.min_confidence is not None:
+        lifted["confidence"] = (chosen.but(min_confidence=None, floors={}), include_archive)
+    for state in ("expired", "superseded"):
+        if state not in chosen.states:
+            lifted[state] = (chosen.but(states=chosen.states | {state}), include_archive)
+    if "archived" not in chosen.states:
+        lifted["archived"] = (chosen.but(states=chosen.states | {"archived"}), True)
+    if chosen.categories:
+        lifted["category"] = (chosen.but(categories=()), include_archive)
+    if chosen.tags:
+        lifted["tag"] = (chosen.but(tags=()), include_archive)
+    def matches(wider: Filter, archive: bool) -> int:
+        return ranked(store, text, wider, recency_weight=recency_weight, limit=1, include_archive=archive).total
+
+    counts = {reason: n for reason, (wider, archive) in lifted.items() if (n := matches(wider, archive))}
+    if not counts and len(lifted) > 1:
+        everything = chosen.but(min_confidence=None, floors={}, states=STATES, categories=(), tags=())
+        if n := matches(everything, True):
+            counts["together"] = n
+    return counts
 
 
 class Ranking(list):

@@ -248,6 +248,60 @@ def test_damaged_file_blocks_only_its_category(repo):
     assert validate.code == 3 and "errors.yaml" in validate.out
 
 
+def test_ids_in_a_damaged_file_are_never_reused(repo):
+    # Issue 21.1: a broken facts.yaml was skipped, so its id was handed out
+    # again and restoring the file gave a duplicate-id.
+    assert mem("add", "-c", "fact", "The API gateway is Kong 3.4").out.strip() == "MEM-20261122-001"
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "fact", cwd=repo)
+    text = FACTS.read_text()
+    FACTS.write_text(text.replace("  summary: The API", '  summary: "The API'))
+    added = mem("add", "-c", "decision", "We keep Kong config in git", "--confidence", "0.95")
+    assert added.code == 0, added.err
+    assert added.out.strip() == "MEM-20261122-002"
+    assert "facts.yaml" in added.err  # the skipped file is named
+    FACTS.write_text(text)
+    assert mem("validate").code == 0
+    # an explicit id held by the damaged file is refused too
+    FACTS.write_text(text.replace("  summary: The API", '  summary: "The API'))
+    line = json.dumps({"id": "MEM-20261122-001", "category": "decision", "content": "Imported decision about Kong", "confidence": 0.9,
+                       "source": {"session_id": "s", "timestamp": "2026-11-22T09:00:00Z"}})
+    imported = mem("import", "-", input=line + "\n")
+    assert imported.code == 2 and "MEM-20261122-001" in imported.err
+
+
+def test_a_damaged_file_that_cannot_be_read_stops_new_ids(repo):
+    # Not UTF-8 is read for its ids all the same; outside the repository is not
+    # read at all, so no id can be called free: exit 3 naming the file.
+    mem("add", "-c", "fact", "The API gateway is Kong 3.4")
+    FACTS.write_bytes(FACTS.read_bytes().replace(b"Kong", b"K\xffng"))
+    assert mem("add", "-c", "decision", "We keep Kong config in git", "--confidence", "0.95").out.strip() == "MEM-20261122-002"
+    outside = repo.parent / "outside.yaml"
+    outside.write_text("- id: MEM-20261122-003\n")
+    FACTS.unlink()
+    FACTS.symlink_to(outside)
+    before = DECISIONS.read_bytes()
+    result = mem("add", "-c", "decision", "We pin Kong plugins", "--confidence", "0.95")
+    assert result.code == 3 and "facts.yaml" in result.err and "cannot be read for the ids" in result.err
+    assert DECISIONS.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", [("supersede", "{id}", "The cache lives in valkey now"), ("apply", "{id}", "--success"),
+                                     ("archive", "{id}")])
+def test_writes_to_an_id_two_entries_share_are_refused(repo, command):
+    # Issue 21.2: supersede and apply edited whichever copy came first.
+    entry_id = mem("add", "-c", "fact", "The cache lives in redis").out.strip()
+    copy = FACTS.read_text()[FACTS.read_text().index("- id:"):]
+    learnings = repo / "grimoires/loa/memory/learnings.yaml"
+    learnings.write_text(learnings.read_text() + copy)
+    before = {path: path.read_bytes() for path in (FACTS, learnings)}
+    result = mem(*[part.format(id=entry_id) for part in command])
+    assert result.code == 3, result.out + result.err
+    assert result.err.count("\n") == 1 and "facts.yaml:4" in result.err and "learnings.yaml:4" in result.err
+    assert "mem validate" in result.err
+    assert {path: path.read_bytes() for path in before} == before
+
+
 def test_bad_config_exit_3(repo):
     config = repo / ".loa.config.yaml"
     config.write_text("memory_schema:\n  storage_dir: [oops\n")

@@ -135,6 +135,11 @@ def _assignment_fakes() -> list[tuple[str, str]]:
         out.append((kind, form.format(k="password", K="PASSWORD", v=_fake(ALNUM, 12, 200 + i) + "9")))
     out += [
         ("password or secret assignment", "Note: password: hunter2hunter2"),
+        # Issue 21.6: a key name inside SNAKE_CASE, and a plain-word passphrase.
+        ("password or secret assignment", "DB_PASSWORD=s3cr3tPassw0rd!"),
+        ("password or secret assignment", "POSTGRES_PASSWORD=Xk9#mP2vLq"),
+        ("password or secret assignment", "password=correcthorsebatterystaple"),
+        ("password or secret assignment", "DB_PASSPHRASE: wintermoonlantern"),
         ("password or secret assignment", "api_token: " + _fake(ALNUM, 40, 300)),
         ("password or secret assignment", '{"password": "' + _fake(ALNUM, 14, 301) + '"}'),
         ("authorization header", "curl -H 'Authorization: Bearer " + _fake(ALNUM, 32, 302) + "' https://api.example.com"),
@@ -185,6 +190,8 @@ NEGATIVES = [
     "Authorization: Bearer $TOKEN", "Authorization: Bearer <token>", "postgres://app:<password>@db:5432/app",
     "redis://localhost:6379/0", "the passwordless login flow (see auth.md)", "credentials: see the vault, path secret/data/ci",
     "GIT_AUTHOR_NAME: Test Author",
+    # A plain word after a password name that is not a passphrase: short, a placeholder, or a token's name.
+    "password: mandatory", "PASSWORD_MIN_LENGTH=twelve", "password=yourpassword", "token=accesstokenvalue",
 ]
 
 
@@ -215,6 +222,21 @@ def test_add_refuses_without_echoing(repo):
     assert "line 2, col 9: GitHub token" in result.err
     assert secret not in result.err and secret[4:] not in result.err
     assert "a1B2" not in (repo / "grimoires/loa/memory/facts.yaml").read_text()
+
+
+@pytest.mark.parametrize("assignment", ["DB_PASSWORD=s3cr3tPassw0rd!", "POSTGRES_PASSWORD=Xk9#mP2vLq", "password=correcthorsebatterystaple"])
+def test_add_and_validate_refuse_passwords_in_snake_case_and_passphrases(repo, assignment):
+    # Issue 21.6: these were stored, and validate (the pre-commit hook) passed them.
+    facts = repo / "grimoires/loa/memory/facts.yaml"
+    before = facts.read_bytes()
+    result = mem("add", "-c", "fact", f"Set {assignment} for the db")
+    assert result.code == 2 and "password or secret assignment" in result.err
+    assert facts.read_bytes() == before
+    facts.write_text(before.decode() + "- id: MEM-20261122-001\n  category: fact\n  summary: db\n"
+                     f"  content: Set {assignment} for the db\n  confidence: 0.9\n  ttl: permanent\n"
+                     "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    validate = mem("validate")
+    assert validate.code == 1 and "facts.yaml:" in validate.out and "password or secret assignment" in validate.out
 
 
 def test_own_code_and_prose_pass():

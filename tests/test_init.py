@@ -50,3 +50,34 @@ def test_cache_is_ignored_by_git(repo: Path):
     status = git("status", "--porcelain", "--untracked-files=all", cwd=repo)
     assert ".cache" not in status
     assert "facts.yaml" in status
+
+
+def test_version_prints_without_a_command(tmp_path):
+    # Issue 21.7: `mem --version` said "Missing command." and exited 2.
+    from conftest import mem_process
+    from grimoire_cli import __version__
+
+    result = mem_process("--version", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.decode() == f"mem {__version__}\n" and result.stderr == b""
+    assert "--version" in mem("--help").out
+
+
+@pytest.mark.parametrize("args", [("add", "-c", "fact", "Loose fact here"), ("list",), ("query", "loose"), ("archive",)])
+def test_commands_outside_a_grimoire_refuse_and_create_nothing(tmp_path, monkeypatch, args):
+    # Issue 21.8: `mem add` in a folder without a grimoire created grimoires/.
+    monkeypatch.chdir(tmp_path)
+    git("init", "-q", cwd=tmp_path)
+    result = mem(*args)
+    assert result.code == 2 and result.err.startswith("error: no grimoire here") and "run `mem init`" in result.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]
+
+
+def test_init_outside_git_says_once_that_nothing_is_committed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = mem("init")
+    assert first.code == 0 and first.err.count("not a git repository") == 1
+    assert mem("add", "-c", "fact", "A fact kept outside git").code == 0
+    assert "not a git repository" not in mem("add", "-c", "fact", "Another fact kept outside git").err
+    git("init", "-q", cwd=tmp_path)
+    assert mem("init").err == ""
+    assert mem("init", "--json").out.rstrip().endswith('"git": true\n}')

@@ -51,6 +51,55 @@ def test_filters_apply_first(repo):
     assert len(query_ids("the", "-n", "1")) <= 1
 
 
+def test_an_entry_at_its_category_floor_is_not_hidden_by_the_global_default(repo):
+    # Issue 21.5: a preference's floor is 0.5, retrieval.min_confidence 0.6:
+    # `mem add` accepted it, then query and context never showed it.
+    entry_id = mem("add", "-c", "preference", "Commit messages follow Conventional Commits").out.strip()
+    assert query_ids("conventional commits") == [entry_id]
+    context = mem("context", "conventional commits")
+    assert entry_id in context.out and context.err == ""
+    assert entry_id in mem("context").out
+    # the user's own threshold applies to every category
+    hidden = mem("query", "conventional commits", "--min-confidence", "0.6")
+    assert hidden.code == 0 and hidden.out == ""
+    assert hidden.err == 'no memories match "conventional commits"; filtered out: 1 below confidence 0.6 (--min-confidence)\n'
+    # a category whose floor is above the default keeps the default
+    (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.55}\n")
+    assert query_ids("conventional commits") == [entry_id]
+    (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.4}\n")
+    assert query_ids("conventional commits", "--min-confidence", "0.51") == []
+
+
+def test_empty_results_say_on_stderr_what_filtered_them_out(repo):
+    ids = seed()
+    def why(*args, env=None):
+        result = mem("query", *args, env=env)
+        assert result.code == 0 and result.out == "", result.out
+        return result.err.strip()
+
+    assert why("zebra quantum") == 'no memories match "zebra quantum"'
+    assert why("nightly build", env={"MEM_NOW": "2027-01-05T00:00:00Z"}) == \
+        'no memories match "nightly build"; filtered out: 1 expired (--include-expired)'
+    assert why("runner disk", "-c", "fact") == 'no memories match "runner disk"; filtered out: 1 in other categories (-c)'
+    assert why("search", "-t", "deploy") == 'no memories match "search"; filtered out: 1 without the tags (-t)'
+    assert why("search", "-t", "deploy", "-c", "error") == 'no memories match "search"; filtered out: 1 by these filters together'
+    mem("supersede", ids["deploy"], "Deployments run from main every Wednesday")
+    assert why("tuesday") == 'no memories match "tuesday"; filtered out: 1 superseded (--include-superseded)'
+    assert mem("archive", ids["tabs"]).code == 0
+    assert why("tabs") == 'no memories match "tabs"; filtered out: 1 archived (--archived)'
+    as_json = mem("query", "tabs", "--json")
+    assert json.loads(as_json.out) == [] and "1 archived" in as_json.err
+    assert mem("context", "zebra quantum").out == "" and mem("context", "zebra quantum").err == 'no memories match "zebra quantum"\n'
+    assert json.loads(mem("context", "zebra", "--json").out) == {"text": "", "included": [], "left_out": 0, "tokens": 0, "budget": 400}
+
+
+@pytest.mark.parametrize("text", ["", "   ", "!!!"])
+def test_a_query_without_words_is_bad_input(repo, text):
+    seed()
+    result = mem("query", text)
+    assert result.code == 2 and result.err.startswith("error: the query has no words") and result.out == ""
+
+
 def test_explain_and_score(repo):
     seed()
     hits = json.loads(mem("query", "search", "--json", "--explain").out)

@@ -34,16 +34,21 @@ _state: dict[str, Optional[str]] = {"config": None, "scope": None}
 opened: list = []  # grimoires this invocation used, for the damaged-file warning
 
 
+def _print_version(value: bool) -> None:
+    # Eager, so it runs while the options are parsed: the app's own callback
+    # runs only once a command is found, and `mem --version` names none.
+    if value:
+        render.out(f"mem {__version__}")
+        raise typer.Exit(OK)
+
+
 @app.callback()
 def _main(
     config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="Config file (default: .loa.config.yaml found upward; or MEM_CONFIG)."),
     scope: Optional[str] = typer.Option(None, "--scope", metavar="NAME",
                                         help="The scope (persona) to work in: grimoires/NAME/memory (default: MEM_SCOPE, else the config's)."),
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version),
 ) -> None:
-    if version:
-        render.out(f"mem {__version__}")
-        raise typer.Exit(OK)
     _state["config"] = config
     _state["scope"] = scope
 
@@ -56,11 +61,11 @@ def scope_option() -> Optional[str]:
     return _state["scope"]
 
 
-def open_grimoire():
+def open_grimoire(must_exist: bool = True):
     """The grimoire this invocation works on (found like `Grimoire.open`)."""
     from ..api import Grimoire
 
-    found = Grimoire.open(".", _state["config"], scope=_state["scope"])
+    found = Grimoire.open(".", _state["config"], scope=_state["scope"], must_exist=must_exist)
     opened.append(found)
     return found
 

@@ -170,6 +170,8 @@ def query(
     else:
         hits = grimoire.query(text, **options)
     moment = grimoire.now()
+    if not hits:
+        render.note(_nothing_found(text, hits.filtered_out, min_confidence, grimoire.config.retrieval["min_confidence"]))
     if json:
         render.print_json([hit.to_dict(explain, moment) for hit in hits])
         return
@@ -180,6 +182,24 @@ def query(
             render.out("        " + "  ".join(f"{k}={v:.3f}" for k, v in hit.parts.items()))
 
 
+# What lifts each filter that can hide a match (see search.Hits).
+_LIFTS = {"expired": "expired (--include-expired)", "superseded": "superseded (--include-superseded)", "archived": "archived (--archived)",
+          "category": "in other categories (-c)", "tag": "without the tags (-t)", "together": "by these filters together"}
+
+
+def _nothing_found(text: str, filtered_out: dict[str, int], given: float | None, default: float) -> str:
+    """The stderr line for a query that found nothing: what matched but was filtered out, and by what."""
+    line = f'no memories match "{text}"'
+    reasons = []
+    for reason, count in filtered_out.items():
+        if reason == "confidence":
+            threshold = f"{given:g} (--min-confidence)" if given is not None else f"{default:g} (retrieval.min_confidence or the category's floor)"
+            reasons.append(f"{count} below confidence {threshold}")
+        else:
+            reasons.append(f"{count} {_LIFTS[reason]}")
+    return line + ("; filtered out: " + ", ".join(reasons) if reasons else "")
+
+
 @app.command()
 def context(
     text: Optional[str] = typer.Argument(None, metavar="[QUERY]", help="Rank by relevance to this (default: by value)."),
@@ -188,6 +208,8 @@ def context(
 ) -> None:
     """A `## Active Memory` markdown block for an LLM prompt, best first, within the budget."""
     result = open_grimoire().context(text, budget=budget)
+    if not result.included:
+        render.note(f'no memories match "{text}"' if text and text.strip() else "no active memories")
     if json:
         render.print_json(result.to_dict())
     else:

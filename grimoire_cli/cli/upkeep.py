@@ -26,6 +26,8 @@ def init(json: bool = JsonOpt) -> None:
         render.out(f"created {path}")
     for path in result.existing:
         render.out(f"kept    {path}")
+    if not result.git:
+        render.note("note: not a git repository: mem will not commit archives or install hooks here (run `git init` to have them)")
 
 
 @app.command()
@@ -41,7 +43,7 @@ def validate(
         if format not in ("text", "json"):
             raise BadInput(f"--json and --format {format} ask for two formats", "give one of them")
         format = "json"
-    report = open_grimoire().validate(paths or None)
+    report = open_grimoire(must_exist=not paths).validate(paths or None)
     if format == "json":
         render.print_json(report.to_dict())
     elif format == "github":

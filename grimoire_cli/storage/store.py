@@ -12,6 +12,7 @@ entry.
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, TypeVar
@@ -26,6 +27,7 @@ from .catalog.rows import Row
 from .layout import FileChange, Stamp
 
 T = TypeVar("T")
+_ID_WORD = re.compile(r"MEM-\d{8}-\d+")
 
 # Bigger files are reported, not parsed: mem never writes one, and parsing
 # one would take tens of seconds and gigabytes.
@@ -125,16 +127,25 @@ class Store:
 
         return self.ask(query, include_archive=include_archive, skip_damaged=skip_damaged)
 
-    def by_id(self, ids: list[str], include_archive: bool = True, skip_damaged: bool = True) -> dict[str, Entry]:
-        """Entries with these ids (the first of each, in file order)."""
+    def by_id(self, ids: list[str], include_archive: bool = True, skip_damaged: bool = True, unique: bool = False) -> dict[str, Entry]:
+        """Entries with these ids (the first of each, in file order). With
+        `unique` (a write is about to edit them), an id two entries share is
+        refused, naming both places, instead of picking one."""
         def query(catalog: Catalog, paths: list[str]) -> dict[str, Entry]:
             order = {rel: i for i, rel in enumerate(paths)}
             rows = sorted((r for r in catalog.by_ids(ids) if r.path in order), key=lambda r: order[r.path])
             archive = self._archive_paths()
             out: dict[str, Entry] = {}
             for row in rows:
-                if isinstance(row.data, dict):
-                    out.setdefault(row.data.get("id"), self._entry(row, archive))
+                if not isinstance(row.data, dict):
+                    continue
+                entry_id = row.data.get("id")
+                if unique and entry_id in out:
+                    first = out[entry_id]
+                    raise Damaged(first.file, first.line, f"{entry_id} is also the id of the entry at {row.path}:{row.line}; "
+                                  "a write cannot tell which one is meant", "run `mem validate` and give one of them a new id",
+                                  "duplicate-id")
+                out.setdefault(entry_id, self._entry(row, archive))
             return out
 
         return self.ask(query, include_archive=include_archive, skip_damaged=skip_damaged)
@@ -236,6 +247,27 @@ class Store:
                 self.catalog.forget([rel])  # stale rows must never answer for it
             raise
         self.catalog.replace_file(rel, stamp, digest, placed, file.archived)
+
+    def ids_in_damaged(self) -> set[str]:
+        """Every id-shaped word in the files reads passed over as damaged.
+
+        A file mem cannot parse still holds ids its author will restore, so new
+        ids must avoid them (any mention counts: over-avoiding costs a number,
+        reusing one costs a duplicate). A file whose text cannot be read at
+        all is refused instead: no id could be called free.
+        """
+        paths = {file.rel: file.path for file in self.files()}
+        found: set[str] = set()
+        for rel, problem in self.damaged.items():
+            try:
+                if problem.kind == "outside-repository":
+                    raise OSError
+                text = paths[rel].read_bytes().decode("utf-8", "replace")
+            except (OSError, KeyError):
+                raise Damaged(rel, problem.line, f"cannot be read for the ids it holds ({problem.problem})",
+                              "fix it (`mem validate` says how) before adding memories", problem.kind) from None
+            found.update(_ID_WORD.findall(text))
+        return found
 
     def _check_inside(self, path: Path) -> None:
         real = path.resolve()

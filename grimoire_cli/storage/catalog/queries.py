@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ...scoring import FIELD_WEIGHTS, RECENCY_HALF_LIFE_DAYS, TIER_BONUS, recency_of
 from ..layout import Layout
@@ -30,13 +30,15 @@ _STATE_SQL = {
 class Filter:
     """Which entries a read wants: in one of `states` at POSIX time `at`, of
     one of the categories (any when empty), with all the tags, at or above
-    the confidence, with the key, with normalized content of a length in
-    `lengths` (inclusive; only for reads of the entries table)."""
+    the confidence (for a category in `floors`, at or above its floor there
+    instead), with the key, with normalized content of a length in `lengths`
+    (inclusive; only for reads of the entries table)."""
 
-    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "key", "lengths")
+    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "floors", "key", "lengths")
 
     def __init__(self, *, at: float, states: Iterable[str] = ("active",), categories: Iterable[str] = (), tags: Iterable[str] = (),
-                 min_confidence: float | None = None, key: str | None = None, lengths: tuple[int, int] | None = None):
+                 min_confidence: float | None = None, floors: Mapping[str, float] | None = None, key: str | None = None,
+                 lengths: tuple[int, int] | None = None):
         self.states = frozenset(states)
         unknown = self.states - set(STATES)
         if unknown:
@@ -45,8 +47,15 @@ class Filter:
         self.categories = sorted(set(categories))
         self.tags = sorted(set(tags))
         self.min_confidence = min_confidence
+        self.floors = dict(floors or {})
         self.key = key
         self.lengths = lengths
+
+    def but(self, **changes: Any) -> "Filter":
+        """This filter with some fields changed."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return Filter(**fields)
 
     def sql(self, table: str) -> tuple[str, dict[str, Any]]:
         """The condition over the columns of `table` aliased `e`, and its parameters."""
@@ -62,7 +71,14 @@ class Filter:
             parts.append(f"instr(e.tags, :tag{i}) > 0")
         if self.min_confidence is not None:
             params["floor"] = self.min_confidence
-            parts.append("e.confidence >= :floor")
+            if self.floors:
+                cases = []
+                for i, (category, floor) in enumerate(sorted(self.floors.items())):
+                    params[f"fcat{i}"], params[f"fval{i}"] = category, floor
+                    cases.append(f"WHEN :fcat{i} THEN :fval{i}")
+                parts.append(f"e.confidence >= CASE e.category {' '.join(cases)} ELSE :floor END")
+            else:
+                parts.append("e.confidence >= :floor")
         if self.key is not None:
             params["key"] = self.key
             parts.append("e.key = :key")
