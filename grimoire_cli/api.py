@@ -285,11 +285,20 @@ class Grimoire:
 
         return archive(self.store, ids=ids, reason=reason, dry_run=dry_run, commit=commit)
 
-    def check(self, *, commit: bool = True) -> "CheckResult":
-        """Session start: archive expired entries (auto_archive) and report what is due."""
+    def check(self, *, commit: bool = True, archive: bool = True) -> "CheckResult":
+        """Session start: archive expired entries (auto_archive, unless not
+        `archive`, or git is mid-operation or on a detached HEAD) and report
+        what is due."""
         from .archiving import check
 
-        return check(self.store, commit=commit)
+        return check(self.store, commit=commit, archive_expired=archive)
+
+    def unreported(self, result: "CheckResult") -> set[str]:
+        """The ids due in `result` that the previous call did not report (a
+        session hook says only what is new)."""
+        from .archiving import unreported
+
+        return unreported(self.store, result)
 
     # -- git -----------------------------------------------------------------
 

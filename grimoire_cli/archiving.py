@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import clock
-from .errors import BadInput, GitFailed, no_memory
+from .archive_commit import Move, busy, commit_archive
+from .errors import BadInput, no_memory
 from .lifecycle import archive_reason, archived_data, check_reason, expiring_within
 from .storage.catalog.queries import Filter
 from .storage.store import Store
@@ -66,7 +67,7 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
         result.reasons = {k: chosen[k] for k in result.archived}
         if dry_run or not chosen:
             return result
-        touched: list[Path] = []
+        moves: list[Move] = []
         by_category: dict[str, list[str]] = {}
         for entry_id in result.archived:
             by_category.setdefault(entries[entry_id].category, []).append(entry_id)
@@ -76,26 +77,12 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
             # Both files land together (see Store.commit): never a lost or doubled memory.
             store.write(target, appended=[archived_data(entries[i].data, chosen[i], moment) for i in group])
             store.write(source, {i: None for i in group})
-            touched.extend([source, target])
+            moves.append(Move(category, source, target, {i: chosen[i] for i in group}))
         store.commit()
         if commit:
             # Still under the grimoire lock: concurrent `mem archive` runs commit one at a time.
-            result.commit = _commit(store.config.root, touched, commit_message(result.reasons), result)
+            result.commit = commit_archive(store, moves, moment, commit_message, result.notes)
     return result
-
-
-def _commit(root: Path, paths: list[Path], message: str, result: ArchiveResult) -> str | None:
-    from .git import gitops
-
-    work_tree = gitops.work_tree(root)
-    if work_tree is None:
-        result.notes.append("not a git repository: archived without a commit")
-        return None
-    try:
-        return gitops.commit_paths(work_tree, paths, message)
-    except GitFailed as exc:
-        exc.message = f"archived {', '.join(result.archived)} but the commit failed: {exc.message}"
-        raise
 
 
 @dataclass
@@ -123,8 +110,38 @@ class CheckResult:
                 "archived": self.archived, "due": self.due, "commit": self.commit, "notes": self.notes}
 
 
-def check(store: Store, *, commit: bool = True) -> CheckResult:
-    """Session start: archive what expired (auto_archive), report what is due."""
+# In the cache: the ids the last hook run reported, so the next says only what is new.
+REPORTED = "check-reported.json"
+
+
+def unreported(store: Store, result: CheckResult) -> set[str]:
+    """The ids due now that the last call did not report; remembers these
+    for the next call (volatile state: best effort, in the cache)."""
+    import json
+
+    from .storage import journal
+
+    path = store.cache / REPORTED
+    try:
+        before = set(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        before = set()
+    now = set(result.due)
+    if now != before:
+        try:
+            journal.write_atomic(journal.cache_folder(store.cache) / REPORTED, json.dumps(sorted(now)).encode("utf-8"))
+        except OSError:
+            pass
+    return now - before
+
+
+def check(store: Store, *, commit: bool = True, archive_expired: bool = True) -> CheckResult:
+    """Session start: archive what expired (auto_archive), report what is due.
+
+    Nothing is archived (only reported) without `archive_expired`, or when
+    the archive would be committed but git is mid-operation or HEAD is
+    detached: a session hook must not change the tree under a bisect,
+    rebase or merge, nor leave commits on a detached HEAD."""
     moment = clock.now()
     lifecycle = store.config.lifecycle
     result = CheckResult()
@@ -137,7 +154,11 @@ def check(store: Store, *, commit: bool = True) -> CheckResult:
             result.expiring.append(entry.id)
         if entry.tier in ("low", "ineffective") and not entry.is_expired(moment):
             result.review.append(entry.id)
-    if result.expired and lifecycle["auto_archive"]:
+    if result.expired and lifecycle["auto_archive"] and archive_expired:
+        why = busy(store) if commit else None
+        if why:
+            result.notes.append(f"not archiving now: {why}")
+            return result
         done = archive(store, ids=result.expired, reason="expired", commit=commit)
         result.archived = done.archived
         result.commit = done.commit

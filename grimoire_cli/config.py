@@ -110,7 +110,7 @@ class Config:
                 return category
         return None
 
-    # -- scopes (DESIGN.md §6.1): a scope is a grimoire dir `<scopes>/<name>/memory`
+    # -- scopes (README: Commands): a scope is a grimoire dir `<scopes>/<name>/memory`
 
     @property
     def scopes_dir(self) -> Path | None:

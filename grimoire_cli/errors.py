@@ -1,6 +1,6 @@
 """Typed domain errors and the exit codes they map to.
 
-The exit codes are a published contract (DESIGN.md §3, the README's table);
+The exit codes are a published contract (the README's table);
 no other module spells one as a number.
 """
 

@@ -137,7 +137,7 @@ def infer_category(content: str, categories: Iterable[str]) -> str:
 
 
 def tier(effectiveness: dict | None) -> str:
-    """Effectiveness tier of DESIGN.md §2; `unrated` below 3 applications."""
+    """Effectiveness tier (docs/reference.md); `unrated` below 3 applications."""
     if not effectiveness or int(effectiveness.get("applications", 0) or 0) < 3:
         return "unrated"
     score = effectiveness.get("score", 0) or 0

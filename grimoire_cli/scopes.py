@@ -1,4 +1,4 @@
-"""Scopes (SABRE's personas, DESIGN.md §6.1): one grimoire folder each,
+"""Scopes (SABRE's personas): one grimoire folder each,
 `grimoires/<scope>/memory/`, with its own catalog, lock and archive.
 
 Ids are unique per scope. Listing counts each scope's entries from its own

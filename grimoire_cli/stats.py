@@ -24,7 +24,7 @@ class Stats:
                 "newest": self.newest, "bytes": self.bytes}
 
     def lines(self) -> list[str]:
-        out = [f"{self.entries} entries, {self.bytes:,} bytes on disk"]
+        out = [f"{self.entries} entr{'y' if self.entries == 1 else 'ies'}, {self.bytes:,} bytes on disk"]
         if self.oldest:
             out.append(f"oldest {self.oldest}, newest {self.newest}")
         for category, states in sorted(self.categories.items()):

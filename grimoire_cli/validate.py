@@ -112,6 +112,17 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
     return report
 
 
+def check_contents(store: Store, files: dict[Path, bytes]) -> list[Problem]:
+    """Every per-file rule (YAML, schema, floors, secrets, ...) on contents
+    that are not on disk, such as the files of a commit about to be made.
+    The cross-file rules (unique ids, links) are left to `validate`."""
+    problems = []
+    for path, data in files.items():
+        result = _compute(store.config, store, path, _display(store.config, path), data, {})
+        problems.extend(Problem(**p) for p in result["problems"])
+    return problems
+
+
 def _rules_version(config: Config) -> str:
     """What a cached file result depends on besides the file: config and rule code."""
     from . import __version__, entry_rules, guard, guard_rules, schemas

@@ -7,7 +7,9 @@ trap 'rm -rf "$demo"' EXIT
 cd "$demo"
 export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.invalid GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@example.invalid
 export MEM_SESSION_ID=demo-session MEM_NOW=2026-11-01T09:00:00Z
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+# Bold commands on a terminal; plain text when the output is a file or a pipe.
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 
 git init -q
 step mem init

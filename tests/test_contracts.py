@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import mem, mem_process
+from conftest import git, mem, mem_process
 from grimoire_cli import Grimoire
 from grimoire_cli.errors import DAMAGED, Damaged
 
@@ -41,13 +41,20 @@ def test_archive_json_carries_reasons_dry_run_and_notes(repo):
     old = mem("add", "-c", "error", "The nightly build timed out on the cache step").out.strip()
     dry = json.loads(mem("archive", "--dry-run", "--json", env=LATER).out)
     assert dry == {"archived": [old], "commit": None, "reasons": {old: "expired"}, "dry_run": True, "notes": []}
+    # The commit holds the move applied to HEAD's files: without a HEAD, no commit.
+    first = json.loads(mem("archive", old, "--reason", "manual", "--json").out)
+    assert first["commit"] is None and first["notes"] == ["archived without a commit: the repository has no commit yet"]
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "memories", cwd=repo)
     done = json.loads(mem("archive", kept, "--reason", "manual", "--json").out)
-    assert done["reasons"] == {kept: "manual"} and done["dry_run"] is False and len(done["commit"]) == 40
+    assert done["reasons"] == {kept: "manual"} and done["dry_run"] is False and len(done["commit"]) == 40 and done["notes"] == []
 
 
 @pytest.mark.git
 def test_check_json_carries_the_commit_and_notes(repo):
     old = mem("add", "-c", "error", "Flaky test in the payments suite").out.strip()
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "memories", cwd=repo)
     result = json.loads(mem("check", "--json", env=LATER).out)
     assert result["archived"] == [old] and result["expired"] == [old]
     assert len(result["commit"]) == 40 and result["notes"] == []

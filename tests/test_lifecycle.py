@@ -315,3 +315,162 @@ def test_writes_refuse_a_layout_they_cannot_edit_by_lines(repo, layout):
         assert result.err.startswith("error: ") and "block style" in result.err and len(result.err.strip().splitlines()) == 1
         assert facts.read_text() == layout
     assert mem("validate").code == 0
+
+
+# --- issue 21: hooks never commit mid-operation; archive commits hold only the move
+
+def run_git(repo, *args, env=None):
+    return subprocess.run(["git", *args], cwd=repo, env=mem_env(env), capture_output=True, text=True)
+
+
+def expired_with_hooks(repo, commits=6):
+    """An error memory that has expired by LATER, committed, hooks installed,
+    then `commits` ordinary commits on top."""
+    commit_all(repo, "init")
+    entry = mem("add", "-c", "error", "The build broke on the runner").out.strip()
+    commit_all(repo, "memory")
+    assert mem("hooks", "install").code == 0
+    for i in range(commits):
+        (repo / f"f{i}").write_text(f"{i}\n")
+        git("add", f"f{i}", cwd=repo)
+        git("commit", "-qm", f"c{i}", "--no-verify", cwd=repo)
+    return entry
+
+
+def archive_commits(repo):
+    return [line for line in git("log", "--all", "--format=%s", cwd=repo).splitlines() if line.startswith("mem archive")]
+
+
+def test_session_hook_never_commits_during_bisect(repo):
+    # Issue 21.3: each bisect checkout added an archive commit on the detached
+    # HEAD, bisect looped, and `bisect reset` left one on the branch.
+    entry = expired_with_hooks(repo)
+    tip = git("rev-parse", "HEAD", cwd=repo)
+    started = run_git(repo, "bisect", "start", "HEAD", "HEAD~6", env=LATER)
+    assert started.returncode == 0, started.stderr
+    said = started.stdout + started.stderr
+    for verdict in ("good", "bad", "good"):
+        step = run_git(repo, "bisect", verdict, env=LATER)
+        said += step.stdout + step.stderr
+        if "is the first bad commit" in step.stdout:
+            break
+    assert archive_commits(repo) == []
+    assert git("status", "--porcelain", cwd=repo) == ""  # nothing archived in the tree either
+    assert "not archiving now: a bisect is in progress" in said and f"mem: 1 memory expired: run `mem archive` ({entry})" in said
+    assert said.count("1 memory expired") == 1  # said once, not at every step
+    assert run_git(repo, "bisect", "reset", env=LATER).returncode == 0
+    assert git("rev-parse", "HEAD", cwd=repo) == tip and archive_commits(repo) == []  # no commit left on the branch
+    # a branch checkout once the bisect is over archives with a commit, as configured
+    assert run_git(repo, "checkout", "-q", "-b", "after", env=LATER).returncode == 0
+    assert git("rev-parse", "HEAD~1", cwd=repo) == tip and archive_commits(repo) == ["mem archive: 1 memory"]
+
+
+@pytest.mark.parametrize("how", ["detached", "file", "rebase"])
+def test_session_hook_reports_without_committing(repo, how):
+    entry = expired_with_hooks(repo, commits=2)
+    errors = (repo / MEMORY / "errors.yaml").read_bytes()
+    if how == "detached":
+        done = run_git(repo, "checkout", "--detach", "HEAD~1", env=LATER)
+    elif how == "file":
+        (repo / "f0").write_text("changed\n")
+        done = run_git(repo, "checkout", "HEAD", "--", "f0", env=LATER)
+    else:
+        git("checkout", "-q", "-b", "topic", "HEAD~1", cwd=repo)
+        (repo / "t").write_text("t\n")
+        git("add", "t", cwd=repo)
+        git("commit", "-qm", "topic", "--no-verify", cwd=repo)
+        done = run_git(repo, "rebase", "main", env=LATER)
+    assert done.returncode == 0, done.stderr
+    assert archive_commits(repo) == []
+    assert (repo / MEMORY / "errors.yaml").read_bytes() == errors
+    if how != "rebase":
+        assert f"1 memory expired: run `mem archive` ({entry})" in done.stdout + done.stderr
+
+
+def test_archive_commit_holds_only_the_move_from_head(repo):
+    # Issue 21.4: a plain `git checkout -b` committed, as `mem archive: 1
+    # memory`, an uncommitted new memory, a hand comment and an entry with a password.
+    commit_all(repo, "init")
+    gone = mem("add", "-c", "error", "The nightly build ran out of disk").out.strip()
+    kept = mem("add", "-c", "error", "Flaky upload test, retried", "--ttl", "permanent").out.strip()
+    commit_all(repo, "memories")
+    assert mem("hooks", "install").code == 0
+    before = {name: git("show", f"HEAD:{MEMORY}/{name}", cwd=repo) for name in ("errors.yaml", "facts.yaml")}
+    new = mem("add", "-c", "fact", "Uncommitted fact about deploys").out.strip()
+    errors = repo / MEMORY / "errors.yaml"
+    password = ("- id: MEM-20261122-050\n  category: error\n  summary: db login failed\n  content: login with DB_PASSWORD=s3cr3tPassw0rd! failed\n"
+                "  confidence: 0.9\n  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    errors.write_text("# a hand comment\n" + errors.read_text() + password)
+    done = run_git(repo, "checkout", "-q", "-b", "other", env=LATER)
+    assert done.returncode == 0, done.stderr
+    assert archive_commits(repo) == ["mem archive: 1 memory"]
+    changed = git("show", "--name-only", "--format=", "HEAD", cwd=repo).split()
+    assert changed == [f"{MEMORY}/archive/errors.yaml", f"{MEMORY}/errors.yaml"]
+    committed = git("show", f"HEAD:{MEMORY}/errors.yaml", cwd=repo)
+    assert gone not in committed and kept in committed
+    assert "hand comment" not in committed and "DB_PASSWORD" not in committed
+    # exactly HEAD's errors.yaml without the archived entry's lines
+    block = before["errors.yaml"][before["errors.yaml"].index(f"- id: {gone}"):before["errors.yaml"].index(f"- id: {kept}")]
+    assert committed == before["errors.yaml"].replace(block, "")
+    assert git("show", f"HEAD:{MEMORY}/facts.yaml", cwd=repo) == before["facts.yaml"]
+    assert gone in git("show", f"HEAD:{MEMORY}/archive/errors.yaml", cwd=repo)
+    # the work tree keeps every other edit, uncommitted, and the move too
+    assert git("status", "--porcelain", cwd=repo).split("\n") == [f" M {MEMORY}/errors.yaml", f" M {MEMORY}/facts.yaml", ""]
+    diff = git("diff", "-U0", cwd=repo)
+    assert "+# a hand comment" in diff and "DB_PASSWORD" in diff and new in diff and gone not in diff
+    text = errors.read_text()
+    assert text.startswith("# a hand comment\n") and gone not in text and text.endswith(password)
+
+
+def test_archive_commits_nothing_validate_rejects(repo):
+    commit_all(repo, "init")
+    mem("add", "-c", "error", "The nightly build ran out of disk")
+    errors = repo / MEMORY / "errors.yaml"
+    errors.write_text(errors.read_text().replace("ran out of disk", "ran out of disk, token ghp_" + "a1B2" * 9))
+    commit_all(repo, "a secret slipped in (no hook installed)")
+    head = git("rev-parse", "HEAD", cwd=repo)
+    result = mem("archive", "--json", env=LATER)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["commit"] is None and len(data["archived"]) == 1
+    assert any("would not pass `mem validate`" in note and "GitHub token" in note for note in data["notes"])
+    assert git("rev-parse", "HEAD", cwd=repo) == head
+    assert "ghp_" in (repo / MEMORY / "archive/errors.yaml").read_text()  # archived in the tree, for the user to fix
+
+
+def test_archive_without_a_commit_when_a_file_has_staged_changes_or_was_never_committed(repo):
+    commit_all(repo, "init")
+    committed = mem("add", "-c", "error", "The nightly build ran out of disk").out.strip()
+    commit_all(repo, "memory")
+    fresh = mem("add", "-c", "error", "The upload step timed out").out.strip()
+    git("add", str(MEMORY / "errors.yaml"), cwd=repo)
+    head = git("rev-parse", "HEAD", cwd=repo)
+    staged = json.loads(mem("archive", "--json", env=LATER).out)
+    assert staged["commit"] is None and any("has staged changes" in note for note in staged["notes"])
+    assert git("rev-parse", "HEAD", cwd=repo) == head and sorted(staged["archived"]) == sorted([committed, fresh])
+    # unstaged, the committed one is committed and the never-committed one stays in the tree
+    git("reset", "-q", "--hard", cwd=repo)
+    git("clean", "-qfd", cwd=repo)
+    fresh = mem("add", "-c", "error", "The upload step timed out").out.strip()
+    result = json.loads(mem("archive", "--json", env=LATER).out)
+    assert result["commit"] and any(fresh in note and "never committed" in note for note in result["notes"])
+    assert committed in git("show", "--format=%B", "-s", "HEAD", cwd=repo) and fresh not in git("show", "HEAD", cwd=repo)
+    assert mem("validate", env=LATER).code == 0
+
+
+def test_hooks_are_quiet_when_nothing_is_new(repo):
+    # Issue 21.9: every checkout repeated `mem: 1 memories to review`, every commit printed the validate summary.
+    commit_all(repo, "init")
+    weak = mem("add", "-c", "learning", "The cache warms in ten minutes").out.strip()
+    for outcome in ("--success", "--failure", "--failure"):
+        mem("apply", weak, outcome)
+    commit_all(repo, "memory")
+    assert mem("hooks", "install").code == 0
+    first = run_git(repo, "checkout", "-b", "a")
+    assert f"mem: 1 memory to review (`mem review`) ({weak})" in first.stdout + first.stderr
+    again = run_git(repo, "checkout", "-b", "b")
+    assert "mem:" not in again.stdout + again.stderr
+    mem("add", "-c", "fact", "Deploys need the VPN")
+    git("add", "-A", cwd=repo)
+    done = run_git(repo, "commit", "-qm", "fact")
+    assert done.returncode == 0 and done.stdout + done.stderr == ""

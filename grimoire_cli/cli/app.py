@@ -6,9 +6,11 @@ grimoire, reading text from stdin. The commands live in `memory` and
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import Optional
 
 import typer
+from typer.core import TyperCommand
 
 from .. import __version__
 from ..errors import OK, BadInput
@@ -24,9 +26,36 @@ APP_SETTINGS = dict(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+# Exists because Typer 0.29 ends every argument's help row with its Python type (`ID <str>`).
+class Command(TyperCommand):
+    """A Typer command whose help lists arguments without their Python type."""
+
+    def format_options(self, ctx, formatter) -> None:
+        """The Arguments and Options sections, as Typer's `_typer_format_options` writes them, less that type."""
+        rows: dict[str, list] = {"argument": [], "option": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None or param.param_type_name not in rows:
+                continue
+            name, text = record
+            if param.param_type_name == "argument":
+                name = name.removesuffix(f" {param.display_type_rich(ctx)}")
+                if param.nargs != 1 and not name.endswith("..."):
+                    name += "..."
+            rows[param.param_type_name].append((name, text))
+        for title, kind in (("Arguments", "argument"), ("Options", "option")):
+            if rows[kind]:
+                with formatter.section(title):
+                    formatter.write_dl(rows[kind])
+
+
 app = typer.Typer(**APP_SETTINGS)
 hooks_app = typer.Typer(help="Install, remove or inspect mem's git hooks.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(hooks_app, name="hooks")
+command = partial(app.command, cls=Command)  # every command of `mem`, with the help above
+hooks_command = partial(hooks_app.command, cls=Command)
 
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
 

@@ -14,15 +14,20 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
+from ..errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
 from . import memory, render, upkeep  # noqa: F401 - importing them registers their commands
 from .app import APP_SETTINGS, app, opened
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run `mem` with `argv`; returns the exit code. Domain errors become one `error:` line."""
+    words = sys.argv[1:] if argv is None else argv
+    dashed = _dashed_text(words)
+    if dashed is not None:
+        sys.stderr.write(f"error: {dashed}\n")
+        return BAD_INPUT
     try:
-        _app_for(sys.argv[1:] if argv is None else argv)(args=argv, prog_name="mem")
+        _app_for(words)(args=argv, prog_name="mem")
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else OK if exc.code is None else FOUND_PROBLEMS
         if code in (OK, FOUND_PROBLEMS):
@@ -49,6 +54,47 @@ def _warn_skipped() -> None:
                 seen.add(damaged.message)
                 render.warn(f"skipped a damaged file (run `mem validate`): {damaged.message}")
     opened.clear()
+
+
+def _dashed_text(argv: List[str]) -> Optional[str]:
+    """The error for text that starts with a dash (`mem add "- a list item"`),
+    which click would read as an unknown option; None when there is none.
+    A word before `--` with whitespace before any `=` cannot be an option."""
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    if not any(_looks_like_text(word) for word in words) or any(word in ("-h", "--help") for word in words):
+        return None  # the usual case (no such word: nothing to look up), or a call for help
+    takes_value = _options_with_values()
+    position = 0
+    while position < len(argv) and argv[position] != "--":
+        word = argv[position]
+        if word in takes_value:  # its value is the next word, whatever it holds
+            position += 2
+            continue
+        if _looks_like_text(word) and not (word[:2] in takes_value and not word[2].isspace()):  # not -sVALUE
+            import json
+            import shlex
+
+            # The same command with the text moved behind `--` (the text itself only when it fits on the line).
+            fixed = shlex.join(argv[:position] + argv[position + 1:] + ["--", word if word.isprintable() else "TEXT"])
+            return f"{json.dumps(word, ensure_ascii=False)} starts with a dash, so it reads as an option (hint: put -- before it: mem {fixed}; or pipe it in with -)"
+        position += 1
+    return None
+
+
+def _looks_like_text(word: str) -> bool:
+    return word.startswith("-") and any(c.isspace() for c in word.split("=", 1)[0])
+
+
+def _options_with_values() -> set:
+    """Every option name of `mem` and its commands that takes a value."""
+    found, commands = set(), [typer.main.get_command(app)]
+    while commands:
+        command = commands.pop()
+        commands.extend(getattr(command, "commands", {}).values())
+        for param in command.params:
+            if param.param_type_name == "option" and not param.is_flag and not param.count:
+                found.update(param.opts)
+    return found
 
 
 def _app_for(argv: List[str]) -> typer.Typer:

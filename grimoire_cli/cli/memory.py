@@ -11,7 +11,7 @@ import typer
 
 from ..errors import FOUND_PROBLEMS, BadInput
 from . import render
-from .app import JsonOpt, app, given, open_grimoire, read_text
+from .app import JsonOpt, command, given, open_grimoire, read_text
 
 
 def _report_written(entry, json: bool) -> None:
@@ -23,23 +23,23 @@ def _report_written(entry, json: bool) -> None:
         render.out(entry.id)
 
 
-@app.command()
+@command()
 def add(
-    text: Optional[str] = typer.Argument(None, metavar="[TEXT|-]", help="The memory; '-' (or nothing, when piped) reads stdin."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", help="Category (inferred from the wording when omitted)."),
-    summary: Optional[str] = typer.Option(None, "-s", "--summary", help="One-line summary (derived when omitted)."),
-    confidence: Optional[float] = typer.Option(None, "--confidence", help="0.0-1.0; defaults to the category's floor."),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", help="Tag (repeatable)."),
-    ttl: Optional[str] = typer.Option(None, "--ttl", help="'permanent' or days like '30d'."),
+    text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="The memory; '-' (or nothing, when piped) reads stdin."),
+    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Category (inferred from the wording when omitted)."),
+    summary: Optional[str] = typer.Option(None, "-s", "--summary", metavar="TEXT", help="One-line summary (derived when omitted)."),
+    confidence: Optional[float] = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; defaults to the category's floor."),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable)."),
+    ttl: Optional[str] = typer.Option(None, "--ttl", metavar="TTL", help="'permanent' or days like '30d'."),
     supersedes: Optional[str] = typer.Option(None, "--supersedes", metavar="ID", help="Id this memory replaces."),
-    key: Optional[str] = typer.Option(None, "--key", help="Dotted key; replaces the active entry with that key."),
-    importance: Optional[int] = typer.Option(None, "--importance", help="1-10 (default 5)."),
+    key: Optional[str] = typer.Option(None, "--key", metavar="KEY", help="Dotted key; replaces the active entry with that key."),
+    importance: Optional[int] = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5)."),
     related: Optional[List[str]] = typer.Option(None, "--related", metavar="ID", help="Related memory id (repeatable)."),
     file: Optional[str] = typer.Option(None, "--file", metavar="PATH", help="Source file this memory is about."),
     lines: Optional[str] = typer.Option(None, "--lines", metavar="A-B", help="Line range in --file."),
-    session_id: Optional[str] = typer.Option(None, "--session-id", help="Session id (default MEM_SESSION_ID)."),
-    agent: Optional[str] = typer.Option(None, "--agent", help="Agent name (default MEM_AGENT)."),
-    phase: Optional[str] = typer.Option(None, "--phase", help="Phase (default MEM_PHASE)."),
+    session_id: Optional[str] = typer.Option(None, "--session-id", metavar="ID", help="Session id (default MEM_SESSION_ID)."),
+    agent: Optional[str] = typer.Option(None, "--agent", metavar="NAME", help="Agent name (default MEM_AGENT)."),
+    phase: Optional[str] = typer.Option(None, "--phase", metavar="NAME", help="Phase (default MEM_PHASE)."),
     json: bool = JsonOpt,
 ) -> None:
     """Remember something; prints the new id."""
@@ -56,15 +56,15 @@ def add(
     _report_written(entry, json)
 
 
-@app.command()
+@command()
 def supersede(
     entry_id: str = typer.Argument(..., metavar="ID", help="The memory to replace."),
-    text: Optional[str] = typer.Argument(None, metavar="[TEXT|-]", help="The new memory."),
-    summary: Optional[str] = typer.Option(None, "-s", "--summary"),
-    confidence: Optional[float] = typer.Option(None, "--confidence"),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag"),
-    ttl: Optional[str] = typer.Option(None, "--ttl"),
-    importance: Optional[int] = typer.Option(None, "--importance"),
+    text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="The new memory; '-' (or nothing, when piped) reads stdin."),
+    summary: Optional[str] = typer.Option(None, "-s", "--summary", metavar="TEXT", help="One-line summary (derived when omitted)."),
+    confidence: Optional[float] = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; defaults to the category's floor."),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag of the new memory (repeatable)."),
+    ttl: Optional[str] = typer.Option(None, "--ttl", metavar="TTL", help="'permanent' or days like '30d'."),
+    importance: Optional[int] = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5)."),
     json: bool = JsonOpt,
 ) -> None:
     """Replace a memory with a new one (same category); the old one stays for audit."""
@@ -75,9 +75,9 @@ def supersede(
     _report_written(entry, json)
 
 
-@app.command()
+@command()
 def show(
-    entry_id: str = typer.Argument(..., metavar="ID"),
+    entry_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
     chain: bool = typer.Option(False, "--chain", help="The whole supersede chain, oldest first."),
     json: bool = JsonOpt,
 ) -> None:
@@ -93,10 +93,10 @@ def show(
         render.out(render.entry_text(result, moment))
 
 
-@app.command("list")
+@command("list")
 def list_(
-    category: Optional[List[str]] = typer.Option(None, "-c", "--category"),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag"),
+    category: Optional[List[str]] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Only entries with all these tags (repeatable)."),
     archived: bool = typer.Option(False, "--archived", help="List the archive instead."),
     expired: bool = typer.Option(False, "--expired", help="Include expired entries."),
     superseded: bool = typer.Option(False, "--superseded", help="Include superseded entries."),
@@ -114,8 +114,8 @@ def list_(
         render.out(render.entry_line(entry, moment))
 
 
-@app.command()
-def get(key: str = typer.Argument(...), json: bool = JsonOpt) -> None:
+@command()
+def get(key: str = typer.Argument(..., metavar="KEY", help="The dotted key (as given to `mem add --key`)."), json: bool = JsonOpt) -> None:
     """Print the content of the active memory with this key (exit 1 when none)."""
     grimoire = open_grimoire()
     entry = grimoire.get(key)
@@ -125,9 +125,9 @@ def get(key: str = typer.Argument(...), json: bool = JsonOpt) -> None:
         sys.stdout.write(entry.content if entry.content.endswith("\n") else entry.content + "\n")
 
 
-@app.command()
+@command()
 def apply(
-    entry_id: str = typer.Argument(..., metavar="ID"),
+    entry_id: str = typer.Argument(..., metavar="ID", help="The memory that was applied."),
     success: bool = typer.Option(False, "--success", help="Applying it helped."),
     failure: bool = typer.Option(False, "--failure", help="Applying it did not help."),
     json: bool = JsonOpt,
@@ -144,16 +144,17 @@ def apply(
         render.out(f"{entry.id}: {eff['successes']}/{eff['applications']} successes, score {eff['score']}, tier {entry.tier}")
 
 
-@app.command()
+@command()
 def query(
-    text: str = typer.Argument(..., help="What to look for."),
-    category: Optional[List[str]] = typer.Option(None, "-c", "--category"),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag"),
-    min_confidence: Optional[float] = typer.Option(None, "--min-confidence", help="Default: retrieval.min_confidence."),
-    limit: Optional[int] = typer.Option(None, "-n", "--limit", help="Default: retrieval.max_per_query."),
+    text: str = typer.Argument(..., metavar="TEXT", help="What to look for."),
+    category: Optional[List[str]] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Only entries with all these tags (repeatable)."),
+    min_confidence: Optional[float] = typer.Option(None, "--min-confidence", metavar="F",
+                                                   help="Skip memories less sure than this (default: retrieval.min_confidence)."),
+    limit: Optional[int] = typer.Option(None, "-n", "--limit", metavar="N", help="At most N hits (default: retrieval.max_per_query)."),
     explain: bool = typer.Option(False, "--explain", help="Show each score part."),
-    include_expired: bool = typer.Option(False, "--include-expired"),
-    include_superseded: bool = typer.Option(False, "--include-superseded"),
+    include_expired: bool = typer.Option(False, "--include-expired", help="Also rank expired memories."),
+    include_superseded: bool = typer.Option(False, "--include-superseded", help="Also rank memories a newer one replaced."),
     archived: bool = typer.Option(False, "--archived", help="Search the archive too."),
     scope: Optional[str] = typer.Option(None, "--scope", metavar="A,B", help="Rank across these scopes; each hit says its scope."),
     all_scopes: bool = typer.Option(False, "--all-scopes", help="Rank across every scope."),
@@ -200,9 +201,9 @@ def _nothing_found(text: str, filtered_out: dict[str, int], given: float | None,
     return line + ("; filtered out: " + ", ".join(reasons) if reasons else "")
 
 
-@app.command()
+@command()
 def context(
-    text: Optional[str] = typer.Argument(None, metavar="[QUERY]", help="Rank by relevance to this (default: by value)."),
+    text: Optional[str] = typer.Argument(None, metavar="QUERY", help="Rank by relevance to this (default: by value)."),
     budget: int = typer.Option(400, "--budget", metavar="TOKENS", help="Token budget (estimated as characters / 4)."),
     json: bool = JsonOpt,
 ) -> None:
@@ -216,7 +217,7 @@ def context(
         sys.stdout.write(result.text)
 
 
-@app.command("import")
+@command("import")
 def import_(
     file: str = typer.Argument(..., metavar="FILE|-", help="JSON Lines, one entry per line."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Write the valid lines, report the rest."),
@@ -236,21 +237,21 @@ def import_(
     if json:
         render.print_json(result.to_dict())
     else:
-        render.out(f"imported {len(result.imported)} entries" + (f" ({result.redacted} secrets redacted)" if result.redacted else ""))
+        render.out(f"imported {render.count(len(result.imported), 'entry', 'entries')}" + (f" ({result.redacted} secrets redacted)" if result.redacted else ""))
         for number, message in result.rejected:
             render.warn(f"line {number}: {message}")
     if result.rejected:
         raise typer.Exit(FOUND_PROBLEMS)
 
 
-@app.command()
+@command()
 def export(archived: bool = typer.Option(False, "--archived", help="Include the archive.")) -> None:
     """Print every entry as JSON Lines (round-trips through `mem import`)."""
     for entry in open_grimoire().export(archived=archived):
         sys.stdout.write(jsonlib.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
 
 
-@app.command()
+@command()
 def stats(json: bool = JsonOpt) -> None:
     """Counts per category and state, tiers, oldest and newest, size on disk."""
     result = open_grimoire().stats()
@@ -260,7 +261,7 @@ def stats(json: bool = JsonOpt) -> None:
     render.out("\n".join(result.lines()))
 
 
-@app.command()
+@command()
 def scopes(json: bool = JsonOpt) -> None:
     """List the scopes (personas) of this repository with their counts."""
     found = open_grimoire().scopes()

@@ -43,6 +43,11 @@ def entry_text(entry: Entry, moment: datetime) -> str:
     return "\n".join(lines)
 
 
+def count(n: int, one: str, many: str) -> str:
+    """`1 memory`, `2 memories`."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def out(text: str) -> None:
     sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
 

@@ -10,10 +10,10 @@ import typer
 
 from ..errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput, GrimoireError
 from . import render
-from .app import JsonOpt, app, config_option, hooks_app, open_grimoire, scope_option
+from .app import JsonOpt, command, config_option, hooks_command, open_grimoire, scope_option
 
 
-@app.command()
+@command()
 def init(json: bool = JsonOpt) -> None:
     """Create the config, grimoire folders, category files and merge rules (idempotent)."""
     from ..api import Grimoire
@@ -30,11 +30,12 @@ def init(json: bool = JsonOpt) -> None:
         render.note("note: not a git repository: mem will not commit archives or install hooks here (run `git init` to have them)")
 
 
-@app.command()
+@command()
 def validate(
-    paths: Optional[List[str]] = typer.Argument(None, metavar="[PATH]...", help="Files or folders (default: the whole grimoire)."),
-    format: str = typer.Option("text", "--format", help="text, json or github."),
+    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH", help="Files or folders (default: the whole grimoire)."),
+    format: str = typer.Option("text", "--format", metavar="FORMAT", help="text, json or github."),
     json: bool = typer.Option(False, "--json", help="Print machine-readable JSON (the same as --format json)."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print problems only: no summary line when all is well (the pre-commit hook)."),
 ) -> None:
     """Check grimoire files: schema, ids, links, categories, floors, secrets."""
     if format not in ("text", "json", "github"):
@@ -53,15 +54,16 @@ def validate(
     else:
         for problem in report.problems:
             render.out(str(problem))
-        state = "ok" if report.ok else f"{len(report.problems)} problem(s)"
-        render.note(f"{len(report.files)} file(s), {report.entries} entries: {state}")
+        if not (quiet and report.ok):
+            state = "ok" if report.ok else render.count(len(report.problems), "problem", "problems")
+            render.note(f"{render.count(len(report.files), 'file', 'files')}, {render.count(report.entries, 'entry', 'entries')}: {state}")
     raise typer.Exit(DAMAGED if report.damaged else OK if report.ok else FOUND_PROBLEMS)
 
 
-@app.command()
+@command()
 def archive(
-    ids: Optional[List[str]] = typer.Argument(None, metavar="[ID]...", help="Archive these (default: every expired or ineffective entry)."),
-    reason: Optional[str] = typer.Option(None, "--reason", help="expired, superseded, ineffective or manual (with ids)."),
+    ids: Optional[List[str]] = typer.Argument(None, metavar="ID", help="Archive these (default: every expired or ineffective entry)."),
+    reason: Optional[str] = typer.Option(None, "--reason", metavar="REASON", help="expired, superseded, ineffective or manual (with ids)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would move; change nothing."),
     no_commit: bool = typer.Option(False, "--no-commit", help="Move the entries but do not commit."),
     json: bool = JsonOpt,
@@ -82,18 +84,25 @@ def archive(
         render.out(f"committed {result.commit[:12]}")
 
 
-@app.command()
+@command()
 def check(
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when anything is due."),
-    hook: bool = typer.Option(False, "--hook", hidden=True, help="Run as a git hook: never fail."),
+    no_archive: bool = typer.Option(False, "--no-archive", help="Report expired memories; archive nothing."),
+    hook: bool = typer.Option(False, "--hook", hidden=True, help="Run as a git hook: never fail; say only what is new."),
     json: bool = JsonOpt,
 ) -> None:
-    """Session start: archive expired memories, warn about expiring and weak ones."""
+    """Session start: archive expired memories, warn about expiring and weak ones.
+
+    Expired memories are archived (lifecycle.auto_archive) in a commit of
+    their own, except on a detached HEAD or while git is in the middle of a
+    bisect, rebase, merge, cherry-pick, revert or am: then they are only
+    reported."""
     try:
         grimoire = open_grimoire()
         if hook and not grimoire.config.lifecycle["check_on_session_start"]:
             return
-        result = grimoire.check()
+        result = grimoire.check(archive=not no_archive)
+        new = grimoire.unreported(result) if hook else set(result.due)
     except GrimoireError as exc:
         if not hook:
             raise
@@ -103,21 +112,21 @@ def check(
         render.print_json(result.to_dict())
     else:
         for note in result.notes:
-            render.note(note)
+            if not hook or new or result.archived:
+                render.note(f"mem: {note}")
         if result.archived:
-            render.out(f"mem: archived {len(result.archived)} expired memories: {', '.join(result.archived)}" + (f" (commit {result.commit[:12]})" if result.commit else ""))
-        if result.expiring:
-            render.out(f"mem: {len(result.expiring)} memories expire soon: {', '.join(result.expiring)}")
-        if result.review:
-            render.out(f"mem: {len(result.review)} memories to review (`mem review`): {', '.join(result.review)}")
-        left = result.unarchived
-        if left:
-            render.out(f"mem: {len(left)} expired memories (`mem archive`): {', '.join(left)}")
+            render.out(f"mem: archived {render.count(len(result.archived), 'expired memory', 'expired memories')}: {', '.join(result.archived)}"
+                       + (f" (commit {result.commit[:12]})" if result.commit else ""))
+        for ids, one, many in ((result.expiring, "memory expires soon", "memories expire soon"),
+                               (result.review, "memory to review (`mem review`)", "memories to review (`mem review`)"),
+                               (result.unarchived, "memory expired: run `mem archive`", "memories expired: run `mem archive`")):
+            if ids and new & set(ids):  # a hook repeats nothing it said last time
+                render.out(f"mem: {render.count(len(ids), one, many)} ({', '.join(ids)})")
     if strict and result.due:
         raise typer.Exit(FOUND_PROBLEMS)
 
 
-@app.command()
+@command()
 def review(json: bool = JsonOpt) -> None:
     """List low-tier, ineffective, expiring-soon and near-duplicate memories."""
     grimoire = open_grimoire()
@@ -151,30 +160,30 @@ def _hooks_call(action: str, json: bool) -> None:
         render.out(f"{name}: {state}")
 
 
-@hooks_app.command("install")
+@hooks_command("install")
 def hooks_install(json: bool = JsonOpt) -> None:
     """Install mem's git hooks (session check, pre-commit validate, renumbering after merges) and the merge driver."""
     _hooks_call("install", json)
 
 
-@hooks_app.command("uninstall")
+@hooks_command("uninstall")
 def hooks_uninstall(json: bool = JsonOpt) -> None:
     """Remove mem's hooks and restore any hook they chained."""
     _hooks_call("uninstall", json)
 
 
-@hooks_app.command("status")
+@hooks_command("status")
 def hooks_status(json: bool = JsonOpt) -> None:
     """Show which hooks are installed."""
     _hooks_call("status", json)
 
 
-@app.command("merge-file", hidden=False)
+@command("merge-file", hidden=False)
 def merge_file(
-    base: str = typer.Argument(..., help="%O: the common ancestor's version."),
-    ours: str = typer.Argument(..., help="%A: our version; the result is written here."),
-    theirs: str = typer.Argument(..., help="%B: their version."),
-    path: str = typer.Argument("grimoire file", help="%P: the file's path in the repository."),
+    base: str = typer.Argument(..., metavar="BASE", help="%O: the common ancestor's version."),
+    ours: str = typer.Argument(..., metavar="OURS", help="%A: our version; the result is written here."),
+    theirs: str = typer.Argument(..., metavar="THEIRS", help="%B: their version."),
+    path: str = typer.Argument("grimoire file", metavar="PATH", help="%P: the file's path in the repository."),
 ) -> None:
     """Git merge driver: merge a grimoire file entry by entry (exit 1 on a conflict)."""
     from ..git.merge import merge_file as run_merge
@@ -187,10 +196,10 @@ def merge_file(
     raise typer.Exit(FOUND_PROBLEMS if result.conflicts else OK)
 
 
-@app.command("merge-fixup")
+@command("merge-fixup")
 def merge_fixup(
-    hook: str = typer.Argument(..., help="The git hook running it: post-merge, post-rewrite, post-commit or pre-commit."),
-    args: Optional[List[str]] = typer.Argument(None, help="The hook's own arguments."),
+    hook: str = typer.Argument(..., metavar="HOOK", help="The git hook running it: post-merge, post-rewrite, post-commit or pre-commit."),
+    args: Optional[List[str]] = typer.Argument(None, metavar="ARG", help="The hook's own arguments."),
     json: bool = JsonOpt,
 ) -> None:
     """Run by mem's git hooks: after a merge, rebase or cherry-pick, renumber

@@ -67,23 +67,75 @@ def git_dir(path: Path) -> Path | None:
     return Path(result.stdout.strip()) if result.returncode == 0 else None
 
 
-def commit_paths(root: Path, paths: list[Path], message: str) -> str | None:
-    """Commit exactly `paths` (added, changed or deleted), nothing else the user staged.
+# Files git keeps while an operation is under way, and what to call it.
+_UNDER_WAY = (("BISECT_LOG", "a bisect is in progress"), ("rebase-apply/applying", "git am is in progress"),
+              ("rebase-merge", "a rebase is in progress"), ("rebase-apply", "a rebase is in progress"),
+              ("MERGE_HEAD", "a merge is in progress"), ("CHERRY_PICK_HEAD", "a cherry-pick is in progress"),
+              ("REVERT_HEAD", "a revert is in progress"), ("sequencer", "a cherry-pick or revert is in progress"))
 
-    `git commit --only` takes the named paths from the work tree and leaves
-    the rest of the index as it was. Returns the new sha, or None if the
-    paths had no change.
-    """
-    rel = [os.path.relpath(p, root) for p in paths]
-    # New files must be known to the index before --only can take them.
-    untracked = run(["ls-files", "--others", "--exclude-standard", "--", *rel], root).stdout.split()
-    if untracked:
-        run(["add", "--intent-to-add", "--", *untracked], root)
-    changed = run(["status", "--porcelain", "--", *rel], root).stdout.strip()
-    if not changed:
+
+def busy(root: Path) -> str | None:
+    """Why a commit of mem's own must not be made now, or None: git is in
+    the middle of an operation (its commits are its own), or HEAD is
+    detached (a commit there is lost on the next checkout, and a bisect's
+    checkouts would each get one)."""
+    folder = git_dir(root)
+    if folder is None:
         return None
-    run(["commit", "--quiet", "--no-verify", "--only", "-m", message, "--", *rel], root)
-    return run(["rev-parse", "HEAD"], root).stdout.strip()
+    for name, why in _UNDER_WAY:
+        if (folder / name).exists():
+            return why
+    if run(["symbolic-ref", "-q", "HEAD"], root, check=False).returncode != 0:
+        return "HEAD is detached"
+    return None
+
+
+def blobs_at(root: Path, rev: str | None, rels: list[str]) -> dict[str, tuple[str, str]]:
+    """path -> (mode, blob sha) of these paths in commit `rev` (None: the
+    index); paths it lacks are left out."""
+    args = ["ls-tree", "-z", rev, "--", *rels] if rev else ["ls-files", "-z", "-s", "--", *rels]
+    out = {}
+    for record in run(args, root).stdout.split("\0"):
+        if record:
+            info, path = record.split("\t", 1)
+            fields = info.split()
+            out[path] = (fields[0], fields[2] if rev else fields[1])
+    return out
+
+
+def read_blob(root: Path, blob: str) -> bytes:
+    done = subprocess.run(["git", "cat-file", "blob", blob], cwd=root, capture_output=True, env=clean_env())
+    if done.returncode != 0:
+        raise GitFailed(f"git cat-file failed for {blob}", "the grimoire files are intact; commit them yourself or retry")
+    return done.stdout
+
+
+def commit_contents(root: Path, head: str, files: dict[str, bytes], message: str) -> str | None:
+    """Commit `files` (path -> content) on top of `head` through plumbing,
+    whatever the work tree and the index hold: a scratch index gets HEAD's
+    tree with just these blobs replaced. The real index then takes the new
+    blobs for the paths where it held HEAD's (the caller has checked none of
+    them has staged changes). Returns the new sha, or None if nothing changed."""
+    old = blobs_at(root, head, list(files))
+    blobs = {}
+    for path, data in files.items():
+        done = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=data, capture_output=True, env=clean_env())
+        if done.returncode != 0:
+            raise GitFailed("git hash-object failed", "the grimoire files are intact; commit them yourself or retry")
+        blobs[path] = (old.get(path, ("100644", ""))[0], done.stdout.decode().strip())
+    entries = "".join(f"{mode} {blob}\t{path}\n" for path, (mode, blob) in blobs.items())
+    with tempfile.TemporaryDirectory(prefix="mem-index-", dir=git_dir(root)) as scratch:
+        env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
+        run(["read-tree", head], root, env=env)
+        run(["update-index", "--add", "--index-info"], root, input=entries, env=env)
+        tree = run(["write-tree"], root, env=env).stdout.strip()
+    if tree == run(["rev-parse", f"{head}^{{tree}}"], root).stdout.strip():
+        return None
+    new = run(["commit-tree", tree, "-p", head], root, input=message).stdout.strip()
+    # Fails, changing nothing, if HEAD moved since `head` was read.
+    run(["update-ref", "-m", "commit: " + message.splitlines()[0], "HEAD", new, head], root)
+    run(["update-index", "--add", "--index-info"], root, input=entries)
+    return new
 
 
 def commit_over_head(root: Path, paths: list[Path], message: str) -> str | None:

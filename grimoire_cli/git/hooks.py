@@ -52,8 +52,13 @@ fi
 {body}
 """
 
-_SESSION_BODY = """# Session start: never blocks the checkout or merge.
-"$MEM" check --hook || true
+_SESSION_BODY = """# Session start: never blocks the checkout. A checkout of files (flag 0)
+# is not a new session: it only reports, archiving nothing.
+if [ "$3" = 0 ]; then
+    "$MEM" check --hook --no-archive || true
+else
+    "$MEM" check --hook || true
+fi
 exit $status"""
 
 _MERGE_BODY = """# After a merge git committed itself: renumber what the merge driver could not reach.
@@ -69,7 +74,7 @@ if [ -f "$gitdir/MERGE_HEAD" ] || [ -f "$gitdir/CHERRY_PICK_HEAD" ]; then
 fi
 files="$(git diff --cached --name-only --diff-filter=ACMR -- {storage} | grep -E '\\.ya?ml$' || true)"
 [ -n "$files" ] || exit 0
-echo "$files" | tr '\\n' '\\0' | xargs -0 "$MEM" validate"""
+echo "$files" | tr '\\n' '\\0' | xargs -0 "$MEM" validate --quiet"""
 
 _POSTCOMMIT_BODY = """# Only a cherry-pick can bring in colliding ids; other commits cost nothing.
 [ -f "$(git rev-parse --git-dir)/CHERRY_PICK_HEAD" ] || exit $status

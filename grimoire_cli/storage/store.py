@@ -316,14 +316,18 @@ class Store:
             with self.lock():
                 pass
 
+    @staticmethod
+    def new_file(category: str, archived: bool = False) -> bytes:
+        """What a category's file holds when mem creates it: its header comment."""
+        return HEADER.format(category=f"archived {category}" if archived else category).encode("utf-8")
+
     def ensure_file(self, category: str, archived: bool = False) -> Path:
         """The category's file, created with its header comment if missing."""
         path = self.category_path(category, archived)
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             self._check_inside(path.parent)
-            label = f"archived {category}" if archived else category
-            journal.write_atomic(path, HEADER.format(category=label).encode("utf-8"))
+            journal.write_atomic(path, self.new_file(category, archived))
             self._fresh.discard(self.config.relative(path))  # it was known as absent
         return path
 

@@ -1,0 +1,110 @@
+"""`mem`'s help reads well (issue 21, item 9), and text that starts with a
+dash gets a hint instead of click's `No such option: -`."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+import pytest
+
+from conftest import mem
+from grimoire_cli.errors import BAD_INPUT
+
+PYTHON_TYPES = ("<str>", "<int>", "<float>", "<bool>", "<list[", "<path>")
+
+
+def _commands() -> list[list[str]]:
+    """Every command `mem --help` lists, with the sub-commands of a group (`hooks install`)."""
+    found = []
+    for name in _listed(mem("--help").out):
+        group = mem(name, "--help").out
+        found.extend([[name, sub] for sub in _listed(group)] if "\nCommands:" in group else [[name]])
+    return found
+
+
+def _listed(help_text: str) -> list[str]:
+    section = help_text.split("\nCommands:\n", 1)[1]
+    return [line.split()[0] for line in section.splitlines() if line.startswith("  ") and not line.startswith("   ")]
+
+
+def _rows(help_text: str, title: str) -> list[tuple[str, str]]:
+    """(name, help) of each row of a help section; the help may sit on the next lines."""
+    if f"\n{title}:\n" not in help_text:
+        return []
+    lines = help_text.split(f"\n{title}:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    rows = []
+    for line in lines:
+        if line.startswith("  ") and not line.startswith("   "):  # a row; deeper lines continue its help
+            name, _, text = line.strip().partition("  ")
+            rows.append((name, text.strip()))
+        elif rows:
+            rows[-1] = (rows[-1][0], f"{rows[-1][1]} {line.strip()}".strip())
+    return rows
+
+
+def test_every_command_has_readable_help():
+    commands = _commands()
+    assert ["add"] in commands and ["query"] in commands and ["hooks", "install"] in commands and len(commands) > 20
+    problems = []
+    for words in commands:
+        result = mem(*words, "-h")
+        where = f"mem {' '.join(words)} -h"
+        if result.code != 0:
+            problems.append(f"{where}: exit {result.code}: {result.err}")
+            continue
+        problems += [f"{where} shows {shown!r}" for shown in (*PYTHON_TYPES, "[[") if shown in result.out]
+        options = _rows(result.out, "Options")
+        assert options, where  # every command has at least -h
+        for title, rows in (("Options", options), ("Arguments", _rows(result.out, "Arguments"))):
+            problems += [f"{where}: {title} row {name!r} has no help" for name, text in rows if not text]
+    assert problems == []
+
+
+def test_query_help_says_what_its_filters_do():
+    rows = dict(_rows(mem("query", "-h").out, "Options"))
+    assert rows["-c, --category CAT"] == "Only these categories (repeatable)."
+    assert rows["-t, --tag TAG"] == "Only entries with all these tags (repeatable)."
+    assert rows["--include-expired"] == "Also rank expired memories."
+    assert rows["--include-superseded"] == "Also rank memories a newer one replaced."
+
+
+def test_arguments_show_plain_names():
+    archive = mem("archive", "-h").out
+    assert archive.startswith("Usage: mem archive [OPTIONS] [ID]...\n")
+    assert _rows(archive, "Arguments") == [("ID...", "Archive these (default: every expired or ineffective entry).")]
+    assert mem("validate", "-h").out.startswith("Usage: mem validate [OPTIONS] [PATH]...\n")
+    assert mem("merge-fixup", "-h").out.startswith("Usage: mem merge-fixup [OPTIONS] {HOOK} [ARG]...\n")
+    add = mem("add", "-h").out
+    assert add.startswith("Usage: mem add [OPTIONS] [TEXT|-]\n")
+    assert _rows(add, "Arguments")[0][0] == "TEXT|-"
+    assert ("--confidence F", "0.0-1.0; defaults to the category's floor.") in _rows(add, "Options")
+
+
+@pytest.mark.parametrize("args", [["add", "- we keep a list item"], ["add", "-c", "fact", "-v is verbose"]], ids=["list-item", "after-options"])
+def test_text_starting_with_a_dash_gets_a_hint_that_works(repo, args):
+    text = args[-1]
+    refused = mem(*args)
+    assert refused.code == BAD_INPUT and refused.out == ""
+    assert refused.err.count("\n") == 1 and refused.err.startswith(f'error: "{text}" starts with a dash'), refused.err
+    assert " -- " in refused.err and "pipe it in with -)" in refused.err
+    assert mem("list").out == ""  # nothing was written
+    # The hint's command, run as it is, stores the text.
+    hinted = shlex.split(re.search(r"hint: put -- before it: mem (.*); or pipe", refused.err).group(1))
+    assert hinted == [*args[:-1], "--", text]
+    added = mem(*hinted)
+    assert added.code == 0, added.err
+    assert json.loads(mem("show", added.out.strip(), "--json").out)["content"] == text
+
+
+def test_only_words_that_cannot_be_options_are_refused(repo):
+    refused = mem("add", "-v is verbose", "-c", "fact")
+    assert refused.code == BAD_INPUT and "starts with a dash" in refused.err, refused.err
+    # Whitespace after `=` is an option's value; a dash after a valued option is that value.
+    summary = mem("add", "-c", "fact", "--summary=Short summary", "the cache warms in ninety seconds")
+    assert summary.code == 0, summary.err
+    assert json.loads(mem("show", summary.out.strip(), "--json").out)["summary"] == "Short summary"
+    dashed = mem("add", "-c", "fact", "-s", "- a dashed summary", "deploys pause during the freeze window")
+    assert dashed.code == 0, dashed.err
+    assert json.loads(mem("show", dashed.out.strip(), "--json").out)["summary"] == "- a dashed summary"
