@@ -355,7 +355,7 @@ def _redact(request: "Request") -> int:
 def _rejected_message(rejected: list[tuple[int, str]]) -> str:
     shown = "; ".join(f"line {n}: {m}" for n, m in rejected[:5])
     more = f" (and {len(rejected) - 5} more)" if len(rejected) > 5 else ""
-    return f"{len(rejected)} invalid line(s), nothing imported: {shown}{more}"
+    return f"{len(rejected)} invalid line{'' if len(rejected) == 1 else 's'}, nothing imported: {shown}{more}"
 
 
 def _bad(item: Any):

@@ -3,40 +3,61 @@
 The work tree may hold edits nobody has committed: a new memory, a comment,
 an entry a teammate is still writing. None of that belongs in a commit
 titled `mem archive`. So the commit is built from the committed (HEAD)
-versions of the files the archive touched: the archived entries (as HEAD
+versions of the files the archive touches: the archived entries (as HEAD
 has them) are removed from their category file and appended to the
-archive, and the result is committed through plumbing (`gitops.commit_contents`)
-without touching the work tree. The work tree already holds the same move
-applied to its own version, so afterwards `git diff` shows exactly the
-edits that were there before.
+archive, and the result is committed through plumbing
+(`gitops.commit_contents`) without touching the work tree. The work tree
+gets the same move applied to its own version, so afterwards `git diff`
+shows exactly the edits that were there before.
 
-No commit is made (the move stays in the work tree, and a note says why)
-when git is in the middle of an operation or HEAD is detached, when one of
-the files has staged changes (the commit would have to drop or take them),
-or when the files the commit would hold fail `mem validate`'s rules.
+The plan is made before anything is written, so a caller that must not
+archive without a commit (the session hook) can leave everything as it is.
+No commit can be made when git is in the middle of an operation or HEAD is
+detached, when one of the files has staged changes (the commit would have
+to drop or take them), or when an archived entry fails `mem validate`'s
+rules (a secret in a committed entry). An entry HEAD does not hold (never
+committed) is archived in the work tree only.
+
+Only the archived entries are parsed: HEAD's files are split into entries
+textually (`chunks.split`), as the catalog does, and parsed whole only when
+splitting could differ from the parser.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 from .errors import Damaged, GitFailed
 from .lifecycle import archived_data
+from .storage.chunks import parse_one, split
 from .storage.store import Store
 from .storage.textedit import rewrite
-from .storage.yamlio import parse_entries
+from .storage.yamlio import emit_entry, parse_entries
 
 
-class Move:
-    """The entries of one category that an archive moved, by id, with their reasons."""
+class Move(NamedTuple):
+    """The entries of one category an archive moves: id -> reason, in the
+    order they are appended to the archive file."""
 
-    def __init__(self, category: str, source: Path, target: Path, reasons: dict[str, str]):
-        self.category = category
-        self.source = source
-        self.target = target
-        self.reasons = reasons
+    category: str
+    source: Path
+    target: Path
+    reasons: dict[str, str]
+
+
+class Plan(NamedTuple):
+    """The commit an archive would make: the new file contents and the
+    reasons of the entries it moves; `blocked` says why no commit can be
+    made now (then nothing else is set), `notes` what the commit leaves out."""
+
+    root: Path | None = None
+    head: str | None = None
+    contents: dict[str, bytes] = {}
+    reasons: dict[str, str] = {}
+    blocked: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 def busy(store: Store) -> str | None:
@@ -47,76 +68,106 @@ def busy(store: Store) -> str | None:
     return gitops.busy(root) if root is not None else None
 
 
-def commit_archive(store: Store, moves: list[Move], moment: datetime, message: Any, notes: list[str]) -> str | None:
-    """Commit the moves applied to HEAD's files; None (with a note) when no
-    commit can or need be made. `message(reasons)` words the commit for the
-    entries it holds."""
+def plan(store: Store, moves: list[Move], moment: datetime) -> Plan:
+    """The commit of these moves applied to HEAD's files (read, not written)."""
     from .git import gitops
-    from .validate import check_contents
 
     root = gitops.work_tree(store.config.root)
     if root is None:
-        notes.append("not a git repository: archived without a commit")
-        return None
+        return Plan(notes=("not a git repository: archived without a commit",))
     why = gitops.busy(root)
     if why:
-        notes.append(f"archived without a commit: {why} (commit the archive yourself when it is over)")
-        return None
+        return Plan(blocked=why)
     head = gitops.commit_of(root, "HEAD")
     if head is None:
-        notes.append("archived without a commit: the repository has no commit yet")
-        return None
+        return Plan(notes=("archived without a commit: the repository has no commit yet",))
     rel = {path: path.resolve().relative_to(root).as_posix() for move in moves for path in (move.source, move.target)}
+    changed = gitops.staged(root, head, sorted(set(rel.values())))
+    if changed:
+        return Plan(blocked=f"{', '.join(changed)} {'has' if len(changed) == 1 else 'have'} staged changes (commit or unstage them)")
     committed = gitops.blobs_at(root, head, list(rel.values()))
-    staged = [path for path, (mode, blob) in gitops.blobs_at(root, None, list(rel.values())).items() if committed.get(path) != (mode, blob)]
-    if staged:
-        notes.append(f"archived without a commit: {', '.join(sorted(staged))} has staged changes "
-                     "(commit or unstage them; the archive is in the work tree)")
-        return None
-    texts = {path: gitops.read_blob(root, committed[rel[path]][1]) if rel[path] in committed else None for path in rel}
+    texts = {path: gitops.read_blob(root, committed[name][1]) if name in committed else None for path, name in rel.items()}
     contents: dict[Path, bytes] = {}
     reasons: dict[str, str] = {}
     try:
         for move in moves:
-            moved = _move(store, move, texts, contents, moment)
-            reasons.update((entry_id, move.reasons[entry_id]) for entry_id in moved)
+            reasons.update(_move(store, move, texts, contents, moment))
     except Damaged as exc:
-        notes.append(f"archived without a commit: the committed {exc.path} cannot be read ({exc.problem})")
-        return None
-    left = sorted(set().union(*(move.reasons for move in moves)) - set(reasons))
-    if left:
-        notes.append(f"not committed (never committed before): {', '.join(left)}; the archive of "
-                     f"{'it' if len(left) == 1 else 'them'} is in the work tree")
-    if not contents:
-        return None
-    problems = check_contents(store, contents)
-    if problems:
-        notes.append(f"archived without a commit: the commit would not pass `mem validate`: {problems[0]}")
+        return Plan(blocked=f"the committed {exc.path} cannot be read ({exc.problem})")
+    except _Invalid as exc:
+        return Plan(blocked=str(exc))
+    left = [entry_id for move in moves for entry_id in move.reasons if entry_id not in reasons]
+    notes = (f"not committed, never committed before: {', '.join(left)} (archived in the work tree only)",) if left else ()
+    return Plan(root, head, {rel[path]: data for path, data in contents.items()}, reasons, None, notes)
+
+
+def commit(plan: Plan, message: Callable[[dict[str, str]], str]) -> str | None:
+    """Make the planned commit (None when it moves nothing)."""
+    from .git import gitops
+
+    if not plan.contents or plan.root is None or plan.head is None:
         return None
     try:
-        return gitops.commit_contents(root, head, {rel[path]: data for path, data in contents.items()}, message(reasons))
+        return gitops.commit_contents(plan.root, plan.head, plan.contents, message(plan.reasons))
     except GitFailed as exc:
-        exc.message = f"archived {', '.join(sorted(reasons))} but the commit failed: {exc.message}"
+        exc.message = f"archived {', '.join(plan.reasons)} but the commit failed: {exc.message}"
         raise
 
 
-def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: dict[Path, bytes], moment: datetime) -> list[str]:
+class _Invalid(Exception):
+    """An archived entry that `mem validate` would reject."""
+
+
+def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: dict[Path, bytes], moment: datetime) -> dict[str, str]:
     """Apply one category's move to the committed texts (updating `contents`);
-    the ids HEAD holds, which are the ones moved."""
+    the ids HEAD holds, which are the ones moved, with their reasons."""
+    from .entry_rules import check_entry
+
     source = contents.get(move.source, texts[move.source])
     if source is None:
-        return []
+        return {}
     where = store.config.relative(move.source) + " (committed)"
     text = source.decode("utf-8", "surrogateescape")
-    items, spans = parse_entries(text, where)
-    ids = [item.get("id") if isinstance(item, dict) else None for item in items]
-    present = {entry_id: item for entry_id, item in zip(ids, items) if entry_id in move.reasons}
+    ids, spans, present = _entries(text, where, set(move.reasons))
     if not present:
-        return []
+        return {}
     contents[move.source] = rewrite(text, ids, spans, present, {entry_id: None for entry_id in present}, []).encode("utf-8", "surrogateescape")
+    # In the order the work tree appends them, so both files end alike.
+    appended = [archived_data(present[entry_id], move.reasons[entry_id], moment) for entry_id in move.reasons if entry_id in present]
+    for data in appended:
+        problems = check_entry(store.config, data, emit_entry(data).split("\n"), True, move.category)
+        if problems:
+            _, entry_id, rule, message = problems[0]
+            raise _Invalid(f"the archived {entry_id} would not pass `mem validate`: [{rule}] {message}")
     target = contents.get(move.target, texts[move.target]) or store.new_file(move.category, archived=True)
     target_text = target.decode("utf-8", "surrogateescape")
-    target_items, target_spans = parse_entries(target_text, store.config.relative(move.target) + " (committed)")
-    appended = [archived_data(present[entry_id], move.reasons[entry_id], moment) for entry_id in present]
-    contents[move.target] = rewrite(target_text, [None] * len(target_items), target_spans, {}, {}, appended).encode("utf-8", "surrogateescape")
-    return list(present)
+    target_ids, target_spans, _ = _entries(target_text, store.config.relative(move.target) + " (committed)", set())
+    contents[move.target] = rewrite(target_text, target_ids, target_spans, {}, {}, appended).encode("utf-8", "surrogateescape")
+    return {entry_id: move.reasons[entry_id] for entry_id in move.reasons if entry_id in present}
+
+
+def _entries(text: str, where: str, wanted: set[str]) -> tuple[list[str | None], list[tuple[int, int]], dict[str, Any]]:
+    """Each item's id (None for those not `wanted`) and line span, and the
+    wanted items by id: the file split textually and only the chunks naming
+    a wanted id parsed, or, where splitting could differ, parsed whole."""
+    _, chunks = split(text)
+    if chunks is not None:
+        ids: list[str | None] = []
+        found: dict[str, Any] = {}
+        for chunk in chunks:
+            named = [entry_id for entry_id in wanted if entry_id in chunk.text]
+            if not named:
+                ids.append(None)
+                continue
+            ok, item = parse_one(chunk, where)
+            if not ok:
+                break  # only the whole file's parse can say what this chunk is
+            entry_id = item.get("id") if isinstance(item, dict) else None
+            ids.append(entry_id if entry_id in wanted and entry_id not in found else None)
+            if ids[-1] is not None:
+                found[entry_id] = item
+        else:
+            return ids, [chunk.span for chunk in chunks], found
+    items, spans = parse_entries(text, where)
+    ids = [item.get("id") if isinstance(item, dict) and item.get("id") in wanted else None for item in items]
+    return ids, spans, {entry_id: item for entry_id, item in zip(ids, items) if entry_id is not None}

@@ -4,11 +4,10 @@ just that change."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable
 
-from . import clock
-from .archive_commit import Move, busy, commit_archive
+from . import archive_commit, clock
+from .archive_commit import Move
 from .errors import BadInput, no_memory
 from .lifecycle import archive_reason, archived_data, check_reason, expiring_within
 from .storage.catalog.queries import Filter
@@ -37,8 +36,11 @@ def commit_message(reasons: dict[str, str]) -> str:
 
 
 def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | None = None,
-            dry_run: bool = False, commit: bool = True) -> ArchiveResult:
-    """Move expired and ineffective entries (or the given ids) to the archive."""
+            dry_run: bool = False, commit: bool = True, only_with_commit: bool = False) -> ArchiveResult:
+    """Move expired and ineffective entries (or the given ids) to the
+    archive, and commit just that move (`archive_commit`). When no commit can
+    be made now, the move is made without one and a note says why; with
+    `only_with_commit`, nothing is moved instead (the note says so)."""
     ids = list(ids or [])
     if reason is not None:
         check_reason(reason)
@@ -67,21 +69,29 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
         result.reasons = {k: chosen[k] for k in result.archived}
         if dry_run or not chosen:
             return result
-        moves: list[Move] = []
         by_category: dict[str, list[str]] = {}
         for entry_id in result.archived:
             by_category.setdefault(entries[entry_id].category, []).append(entry_id)
-        for category, group in by_category.items():
-            source = store.category_path(category)
-            target = store.ensure_file(category, archived=True)
+        moves = [Move(category, store.category_path(category), store.category_path(category, archived=True), {i: chosen[i] for i in group})
+                 for category, group in by_category.items()]
+        # Planned before anything is written: a caller may rather not archive at all.
+        planned = archive_commit.plan(store, moves, moment) if commit else None
+        if planned is not None and planned.blocked:
+            if only_with_commit:
+                result.notes.append(f"not archiving now: {planned.blocked}")
+                result.archived, result.reasons = [], {}
+                return result
+            result.notes.append(f"archived without a commit: {planned.blocked}")
+        for move in moves:
+            store.ensure_file(move.category, archived=True)
             # Both files land together (see Store.commit): never a lost or doubled memory.
-            store.write(target, appended=[archived_data(entries[i].data, chosen[i], moment) for i in group])
-            store.write(source, {i: None for i in group})
-            moves.append(Move(category, source, target, {i: chosen[i] for i in group}))
+            store.write(move.target, appended=[archived_data(entries[i].data, reason, moment) for i, reason in move.reasons.items()])
+            store.write(move.source, {i: None for i in move.reasons})
         store.commit()
-        if commit:
+        if planned is not None:
+            result.notes.extend(planned.notes)
             # Still under the grimoire lock: concurrent `mem archive` runs commit one at a time.
-            result.commit = commit_archive(store, moves, moment, commit_message, result.notes)
+            result.commit = archive_commit.commit(planned, commit_message)
     return result
 
 
@@ -138,10 +148,11 @@ def unreported(store: Store, result: CheckResult) -> set[str]:
 def check(store: Store, *, commit: bool = True, archive_expired: bool = True) -> CheckResult:
     """Session start: archive what expired (auto_archive), report what is due.
 
-    Nothing is archived (only reported) without `archive_expired`, or when
-    the archive would be committed but git is mid-operation or HEAD is
-    detached: a session hook must not change the tree under a bisect,
-    rebase or merge, nor leave commits on a detached HEAD."""
+    Nothing is archived (only reported) without `archive_expired`, while git
+    is mid-operation or HEAD is detached (a session hook must not change the
+    tree under a bisect, rebase or merge, nor leave commits on a detached
+    HEAD), or, with `commit`, when the archive could not be committed (the
+    hook must not leave a tree dirtied by a move nobody asked for)."""
     moment = clock.now()
     lifecycle = store.config.lifecycle
     result = CheckResult()
@@ -155,11 +166,11 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
         if entry.tier in ("low", "ineffective") and not entry.is_expired(moment):
             result.review.append(entry.id)
     if result.expired and lifecycle["auto_archive"] and archive_expired:
-        why = busy(store) if commit else None
-        if why:
+        why = archive_commit.busy(store)
+        if why:  # even without a commit: moving files under a bisect or rebase breaks it
             result.notes.append(f"not archiving now: {why}")
             return result
-        done = archive(store, ids=result.expired, reason="expired", commit=commit)
+        done = archive(store, ids=result.expired, reason="expired", commit=commit, only_with_commit=commit)
         result.archived = done.archived
         result.commit = done.commit
         result.notes = done.notes

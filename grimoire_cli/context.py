@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .errors import BadInput
 from .model import Entry, age_label
-from .search import ranked
+from .search import filtered_out, ranked
 from .storage.catalog.queries import Filter, Order
 from .storage.store import Store
 
@@ -30,9 +30,11 @@ def tokens(text: str) -> int:
 
 
 class Context:
-    """The rendered block and what went into it."""
+    """The rendered block and what went into it; when a query matched
+    nothing, `filtered_out` says what matched but was filtered out (as
+    `search.Hits`)."""
 
-    __slots__ = ("text", "included", "left_out", "tokens", "budget")
+    __slots__ = ("text", "included", "left_out", "tokens", "budget", "filtered_out")
 
     def __init__(self, text: str, included: list[str] | None = None, left_out: int = 0, tokens: int = 0, budget: int = 0):
         self.text = text
@@ -40,6 +42,7 @@ class Context:
         self.left_out = left_out
         self.tokens = tokens
         self.budget = budget
+        self.filtered_out: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"Context(included={self.included!r}, left_out={self.left_out!r}, tokens={self.tokens!r}, budget={self.budget!r})"
@@ -90,7 +93,10 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
     # The guard runs as the last line of defence: nothing that looks like a
     # secret reaches a prompt, even if it was written by hand. It runs on the
     # entries whose line would fit, not on every one read.
-    return render(_loaded(store, order()), total, budget, moment, safe=lambda e: not scan_fields({"c": e.content, "s": e.summary}))
+    result = render(_loaded(store, order()), total, budget, moment, safe=lambda e: not scan_fields({"c": e.content, "s": e.summary}))
+    if text and text.strip() and not total:
+        result.filtered_out = filtered_out(store, text, chosen, recency_weight=float(retrieval["recency_weight"]), include_archive=False)
+    return result
 
 
 def _loaded(store: Store, rowids: Iterator[int], chunk: int = 32) -> Iterator[Entry]:

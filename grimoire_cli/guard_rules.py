@@ -111,19 +111,21 @@ def _value(match: re.Match) -> str:
     return match.group("v1") if match.group("v1") is not None else match.group("v2")
 
 
-# A name that means a password (not a token or a key, whose values are never
-# plain words): `password=correcthorsebatterystaple` is a passphrase.
-_PASSWORD_NAME = re.compile(r"(?i)pass(?:word|wd|phrase)|pwd")
-_PASSPHRASE = re.compile(r"[a-z]{12,64}")
+# A name that is a password's (it ends in the word: `DB_PASSWORD`, not
+# `password_hint` or `PASSWORD_FILE`), and a value made of dictionary words:
+# one run of 16+ letters (`correcthorsebatterystaple`, a capital first at
+# most) or three or more words joined by `-` or `_`. Tokens and keys are
+# never plain words, so only passwords get this reading.
+_PASSWORD_NAME = re.compile(r"(?i)(?:pass(?:word|wd|phrase)|pwd)$")
+_PASSPHRASE = re.compile(r"[A-Za-z][a-z]{15,63}|[A-Za-z]{2,}(?:[-_][A-Za-z]{2,}){2,}")
 
 
 def _assigned_ok(match: re.Match) -> bool:
     value = _value(match)
     if secretish(value, quoted=match.group("v1") is not None):
         return True
-    # Several dictionary words run together, given to a password name: one
-    # lowercase run of 12+ letters that is not a placeholder.
     name = match.string[match.start():match.start("v1" if match.group("v1") is not None else "v2")]
+    name = name.rstrip("\"' \t=:>")
     return bool(_PASSWORD_NAME.search(name) and _PASSPHRASE.fullmatch(value) and not PLACEHOLDER.match(value))
 
 

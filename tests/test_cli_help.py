@@ -55,6 +55,7 @@ def test_every_command_has_readable_help():
             problems.append(f"{where}: exit {result.code}: {result.err}")
             continue
         problems += [f"{where} shows {shown!r}" for shown in (*PYTHON_TYPES, "[[") if shown in result.out]
+        problems += [f"{where} usage has braces" for line in result.out.splitlines()[:1] if "{" in line]
         options = _rows(result.out, "Options")
         assert options, where  # every command has at least -h
         for title, rows in (("Options", options), ("Arguments", _rows(result.out, "Arguments"))):
@@ -75,7 +76,8 @@ def test_arguments_show_plain_names():
     assert archive.startswith("Usage: mem archive [OPTIONS] [ID]...\n")
     assert _rows(archive, "Arguments") == [("ID...", "Archive these (default: every expired or ineffective entry).")]
     assert mem("validate", "-h").out.startswith("Usage: mem validate [OPTIONS] [PATH]...\n")
-    assert mem("merge-fixup", "-h").out.startswith("Usage: mem merge-fixup [OPTIONS] {HOOK} [ARG]...\n")
+    assert mem("merge-fixup", "-h").out.startswith("Usage: mem merge-fixup [OPTIONS] HOOK [ARG]...\n")
+    assert mem("show", "-h").out.startswith("Usage: mem show [OPTIONS] ID\n")  # not {ID}: braces read as "one of"
     add = mem("add", "-h").out
     assert add.startswith("Usage: mem add [OPTIONS] [TEXT|-]\n")
     assert _rows(add, "Arguments")[0][0] == "TEXT|-"

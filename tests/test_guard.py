@@ -139,7 +139,10 @@ def _assignment_fakes() -> list[tuple[str, str]]:
         ("password or secret assignment", "DB_PASSWORD=s3cr3tPassw0rd!"),
         ("password or secret assignment", "POSTGRES_PASSWORD=Xk9#mP2vLq"),
         ("password or secret assignment", "password=correcthorsebatterystaple"),
-        ("password or secret assignment", "DB_PASSPHRASE: wintermoonlantern"),
+        ("password or secret assignment", "DB_PASSPHRASE: wintermoonlanternsea"),
+        ("password or secret assignment", "password: Correcthorsebatterystaple"),
+        ("password or secret assignment", "password=correct-horse-battery-staple"),
+        ("password or secret assignment", "db_passphrase: correct_horse_battery"),
         ("password or secret assignment", "api_token: " + _fake(ALNUM, 40, 300)),
         ("password or secret assignment", '{"password": "' + _fake(ALNUM, 14, 301) + '"}'),
         ("authorization header", "curl -H 'Authorization: Bearer " + _fake(ALNUM, 32, 302) + "' https://api.example.com"),
@@ -191,7 +194,9 @@ NEGATIVES = [
     "redis://localhost:6379/0", "the passwordless login flow (see auth.md)", "credentials: see the vault, path secret/data/ci",
     "GIT_AUTHOR_NAME: Test Author",
     # A plain word after a password name that is not a passphrase: short, a placeholder, or a token's name.
-    "password: mandatory", "PASSWORD_MIN_LENGTH=twelve", "password=yourpassword", "token=accesstokenvalue",
+    "password: mandatory", "password=yourpassword", "token=accesstokenvalue", "password_hint: favouritecolour",
+    "set password_policy=minimumlength", "PASSWORD_FILE=secretsdirectory", "PASSWORD_MIN_LENGTH=sixteenletters",
+    "password: notapplicable", "password: alsoenforced", "password: not-applicable", "password=PasswordValidatorClass",
 ]
 
 

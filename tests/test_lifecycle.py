@@ -474,3 +474,107 @@ def test_hooks_are_quiet_when_nothing_is_new(repo):
     git("add", "-A", cwd=repo)
     done = run_git(repo, "commit", "-qm", "fact")
     assert done.returncode == 0 and done.stdout + done.stderr == ""
+
+
+def test_archive_commit_and_work_tree_append_in_the_same_order(repo):
+    # Ids out of order in a file (normal after a merge renumbered one): the
+    # commit and the work tree must end alike, leaving a clean tree.
+    commit_all(repo, "init")
+    first = mem("add", "-c", "error", "The nightly build ran out of disk").out.strip()
+    second = mem("add", "-c", "error", "The upload step timed out").out.strip()
+    errors = repo / MEMORY / "errors.yaml"
+    text = errors.read_text()
+    head, a, b = text[: text.index("- id:")], text[text.index(f"- id: {first}"):text.index(f"- id: {second}")], text[text.index(f"- id: {second}"):]
+    errors.write_text(head + b + a)
+    commit_all(repo, "memories, second first")
+    result = json.loads(mem("archive", "--json", env=LATER).out)
+    assert result["archived"] == [first, second] and result["commit"]
+    assert git("status", "--porcelain", cwd=repo) == ""
+
+
+def test_archive_keeps_a_staged_deletion_and_takes_an_intent_to_add(repo):
+    commit_all(repo, "init")
+    entry = mem("add", "-c", "error", "The nightly build ran out of disk").out.strip()
+    commit_all(repo, "memory")
+    errors = str(MEMORY / "errors.yaml")
+    git("rm", "-q", "--cached", errors, cwd=repo)
+    head = git("rev-parse", "HEAD", cwd=repo)
+    result = json.loads(mem("archive", "--json", env=LATER).out)
+    assert result["commit"] is None and any(errors in note and "staged changes" in note for note in result["notes"])
+    assert git("rev-parse", "HEAD", cwd=repo) == head
+    assert f"D  {errors}" in git("status", "--porcelain", cwd=repo)  # the user's `git rm --cached` stands
+    git("reset", "-q", "--hard", cwd=repo)
+    git("clean", "-qfd", cwd=repo)
+    (repo / MEMORY / "archive/errors.yaml").write_text("# archived error memories, kept by `mem`.\n")
+    git("add", "-N", str(MEMORY / "archive/errors.yaml"), cwd=repo)  # intent to add: no content staged
+    done = json.loads(mem("archive", "--json", env=LATER).out)
+    assert done["archived"] == [entry] and done["commit"], done["notes"]
+    assert entry in git("show", f"HEAD:{MEMORY}/archive/errors.yaml", cwd=repo)
+
+
+def test_session_hook_archives_nothing_when_it_cannot_commit(repo):
+    commit_all(repo, "init")
+    entry = mem("add", "-c", "error", "The nightly build ran out of disk").out.strip()
+    commit_all(repo, "memory")
+    assert mem("hooks", "install").code == 0
+    errors = repo / MEMORY / "errors.yaml"
+    errors.write_text(errors.read_text() + "# staged note\n")
+    git("add", str(MEMORY / "errors.yaml"), cwd=repo)
+    before = {p: p.read_bytes() for p in (repo / MEMORY).rglob("*.yaml")}
+    done = run_git(repo, "checkout", "-q", "-b", "other", env=LATER)
+    assert done.returncode == 0 and archive_commits(repo) == []
+    assert {p: p.read_bytes() for p in (repo / MEMORY).rglob("*.yaml")} == before  # not moved: the tree stays as it was
+    said = done.stdout + done.stderr
+    assert "not archiving now: grimoires/loa/memory/errors.yaml has staged changes" in said and entry in said
+
+
+def test_a_bad_entry_that_is_not_archived_does_not_block_the_archive_commit(repo):
+    commit_all(repo, "init")
+    gone = mem("add", "-c", "error", "The nightly build ran out of disk").out.strip()
+    errors = repo / MEMORY / "errors.yaml"  # the same file the archive edits
+    errors.write_text(errors.read_text() + "- id: MEM-20261122-040\n  category: error\n  summary: s\n  content: token ghp_" + "a1B2" * 9 +
+                      "\n  confidence: 0.9\n  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    commit_all(repo, "a secret slipped in (no hook installed)")
+    result = json.loads(mem("archive", "--json", env=LATER).out)
+    assert result["archived"] == [gone] and result["commit"], result["notes"]
+
+
+def _conflict(repo, operation):
+    """Leave git stopped in the middle of `operation` on a conflict in `f`."""
+    (repo / "f").write_text("base\n")
+    commit_all(repo, "f")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    (repo / "f").write_text("side\n")
+    commit_all(repo, "side")
+    git("checkout", "-q", "main", cwd=repo)
+    (repo / "f").write_text("main\n")
+    commit_all(repo, "main")
+    if operation == "merge":
+        args = ["merge", "side"]
+    elif operation == "cherry-pick":
+        args = ["cherry-pick", "side"]
+    elif operation == "revert":
+        (repo / "f").write_text("main again\n")
+        commit_all(repo, "main again")
+        args = ["revert", "--no-edit", "HEAD~1"]
+    else:  # am
+        patch = git("format-patch", "-1", "--stdout", "side", cwd=repo)
+        (repo / "side.patch").write_text(patch)
+        args = ["am", "side.patch"]
+    stopped = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=mem_env())
+    assert stopped.returncode != 0, stopped.stdout  # stopped on the conflict, as intended
+
+
+@pytest.mark.parametrize("operation, why", [("merge", "a merge is in progress"), ("cherry-pick", "a cherry-pick is in progress"),
+                                            ("revert", "a revert is in progress"), ("am", "git am is in progress")])
+def test_no_archive_commit_while_git_is_mid_operation(repo, operation, why):
+    entry = mem("add", "-c", "error", "The nightly build ran out of disk").out.strip()
+    commit_all(repo, "init")
+    _conflict(repo, operation)
+    head = git("rev-parse", "HEAD", cwd=repo)
+    checked = json.loads(mem("check", "--json", env=LATER).out)
+    assert checked["archived"] == [] and checked["notes"] == [f"not archiving now: {why}"] and checked["expired"] == [entry]
+    archived = json.loads(mem("archive", "--json", env=LATER).out)
+    assert archived["archived"] == [entry] and archived["commit"] is None
+    assert archived["notes"] == [f"archived without a commit: {why}"]
+    assert git("rev-parse", "HEAD", cwd=repo) == head

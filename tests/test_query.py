@@ -63,11 +63,23 @@ def test_an_entry_at_its_category_floor_is_not_hidden_by_the_global_default(repo
     hidden = mem("query", "conventional commits", "--min-confidence", "0.6")
     assert hidden.code == 0 and hidden.out == ""
     assert hidden.err == 'no memories match "conventional commits"; filtered out: 1 below confidence 0.6 (--min-confidence)\n'
-    # a category whose floor is above the default keeps the default
+    # the default between the floor and the entry: the entry is found either way
     (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.55}\n")
     assert query_ids("conventional commits") == [entry_id]
+    # a default below every floor applies as it is; --min-confidence still wins
     (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.4}\n")
+    assert query_ids("conventional commits") == [entry_id]
     assert query_ids("conventional commits", "--min-confidence", "0.51") == []
+    # a category whose floor is above the default is filtered at the default: a
+    # hand-written fact at 0.7 (its floor is 0.8) is found under 0.6, not under 0.75
+    facts = repo / "grimoires/loa/memory/facts.yaml"
+    facts.write_text(facts.read_text() + "- id: MEM-20261122-090\n  category: fact\n  summary: conventional commits are linted\n"
+                     "  content: conventional commits are linted in CI\n  confidence: 0.7\n  ttl: permanent\n"
+                     "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.6}\n")
+    assert "MEM-20261122-090" in query_ids("conventional commits linted")
+    (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.75}\n")
+    assert query_ids("conventional commits linted") == [entry_id]
 
 
 def test_empty_results_say_on_stderr_what_filtered_them_out(repo):
@@ -90,6 +102,7 @@ def test_empty_results_say_on_stderr_what_filtered_them_out(repo):
     as_json = mem("query", "tabs", "--json")
     assert json.loads(as_json.out) == [] and "1 archived" in as_json.err
     assert mem("context", "zebra quantum").out == "" and mem("context", "zebra quantum").err == 'no memories match "zebra quantum"\n'
+    assert mem("context", "tabs").err == 'no memories match "tabs"; filtered out: 1 archived\n'  # context has no --archived
     assert json.loads(mem("context", "zebra", "--json").out) == {"text": "", "included": [], "left_out": 0, "tokens": 0, "budget": 400}
 
 

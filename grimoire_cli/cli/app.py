@@ -5,6 +5,7 @@ grimoire, reading text from stdin. The commands live in `memory` and
 
 from __future__ import annotations
 
+import re
 import sys
 from functools import partial
 from typing import Optional
@@ -28,9 +29,14 @@ APP_SETTINGS = dict(
 )
 
 
-# Exists because Typer 0.29 ends every argument's help row with its Python type (`ID <str>`).
+# Exists because Typer 0.29 ends every argument's help row with its Python type
+# (`ID <str>`) and writes a required argument as `{ID}` in usage (braces read as "one of").
 class Command(TyperCommand):
-    """A Typer command whose help lists arguments without their Python type."""
+    """A Typer command whose help lists arguments without their Python type,
+    and whose usage line names a required argument plainly (`ID`)."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return [re.sub(r"^\{(.*)\}(\.\.\.)?$", r"\1\2", piece) for piece in super().collect_usage_pieces(ctx)]
 
     def format_options(self, ctx, formatter) -> None:
         """The Arguments and Options sections, as Typer's `_typer_format_options` writes them, less that type."""
@@ -41,7 +47,8 @@ class Command(TyperCommand):
                 continue
             name, text = record
             if param.param_type_name == "argument":
-                name = name.removesuffix(f" {param.display_type_rich(ctx)}")
+                typed = getattr(param, "display_type_rich", None)  # Typer before 0.29 adds no type
+                name = name.removesuffix(f" {typed(ctx)}") if typed else name
                 if param.nargs != 1 and not name.endswith("..."):
                     name += "..."
             rows[param.param_type_name].append((name, text))

@@ -76,7 +76,9 @@ def _dashed_text(argv: List[str]) -> Optional[str]:
 
             # The same command with the text moved behind `--` (the text itself only when it fits on the line).
             fixed = shlex.join(argv[:position] + argv[position + 1:] + ["--", word if word.isprintable() else "TEXT"])
-            return f"{json.dumps(word, ensure_ascii=False)} starts with a dash, so it reads as an option (hint: put -- before it: mem {fixed}; or pipe it in with -)"
+            # Only add and supersede read their text from stdin.
+            piped = "; or pipe it in with -" if any(w in ("add", "supersede") for w in argv[:position]) else ""
+            return f"{json.dumps(word, ensure_ascii=False)} starts with a dash, so it reads as an option (hint: put -- before it: mem {fixed}{piped})"
         position += 1
     return None
 

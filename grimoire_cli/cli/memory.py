@@ -184,12 +184,14 @@ def query(
 
 
 # What lifts each filter that can hide a match (see search.Hits).
-_LIFTS = {"expired": "expired (--include-expired)", "superseded": "superseded (--include-superseded)", "archived": "archived (--archived)",
-          "category": "in other categories (-c)", "tag": "without the tags (-t)", "together": "by these filters together"}
+_LIFTS = {"expired": ("expired", " (--include-expired)"), "superseded": ("superseded", " (--include-superseded)"),
+          "archived": ("archived", " (--archived)"), "category": ("in other categories", " (-c)"), "tag": ("without the tags", " (-t)"),
+          "together": ("by these filters together", "")}
 
 
-def _nothing_found(text: str, filtered_out: dict[str, int], given: float | None, default: float) -> str:
-    """The stderr line for a query that found nothing: what matched but was filtered out, and by what."""
+def _nothing_found(text: str, filtered_out: dict[str, int], given: float | None, default: float, options: bool = True) -> str:
+    """The stderr line for a query that found nothing: what matched but was
+    filtered out, by what, and (`options`: `mem query`'s) the option that lifts it."""
     line = f'no memories match "{text}"'
     reasons = []
     for reason, count in filtered_out.items():
@@ -197,7 +199,8 @@ def _nothing_found(text: str, filtered_out: dict[str, int], given: float | None,
             threshold = f"{given:g} (--min-confidence)" if given is not None else f"{default:g} (retrieval.min_confidence or the category's floor)"
             reasons.append(f"{count} below confidence {threshold}")
         else:
-            reasons.append(f"{count} {_LIFTS[reason]}")
+            label, option = _LIFTS[reason]
+            reasons.append(f"{count} {label}{option if options else ''}")
     return line + ("; filtered out: " + ", ".join(reasons) if reasons else "")
 
 
@@ -208,9 +211,11 @@ def context(
     json: bool = JsonOpt,
 ) -> None:
     """A `## Active Memory` markdown block for an LLM prompt, best first, within the budget."""
-    result = open_grimoire().context(text, budget=budget)
-    if not result.included:
-        render.note(f'no memories match "{text}"' if text and text.strip() else "no active memories")
+    grimoire = open_grimoire()
+    result = grimoire.context(text, budget=budget)
+    if not result.text:  # nothing matched (not: nothing fitted the budget; the block says that)
+        render.note(_nothing_found(text, result.filtered_out, None, grimoire.config.retrieval["min_confidence"], options=False)
+                    if text and text.strip() else "no active memories")
     if json:
         render.print_json(result.to_dict())
     else:

@@ -103,7 +103,15 @@ def blobs_at(root: Path, rev: str | None, rels: list[str]) -> dict[str, tuple[st
     return out
 
 
+def staged(root: Path, head: str, rels: list[str]) -> list[str]:
+    """Those of `rels` whose index entry differs from commit `head`'s: added,
+    changed or deleted in the index (an intent-to-add entry, `git add -N`,
+    holds no content yet and does not count: git's own diff leaves it out)."""
+    return [p for p in run(["diff", "--cached", "--name-only", "-z", head, "--", *rels], root).stdout.split("\0") if p]
+
+
 def read_blob(root: Path, blob: str) -> bytes:
+    """The content of one blob."""
     done = subprocess.run(["git", "cat-file", "blob", blob], cwd=root, capture_output=True, env=clean_env())
     if done.returncode != 0:
         raise GitFailed(f"git cat-file failed for {blob}", "the grimoire files are intact; commit them yourself or retry")
@@ -112,30 +120,20 @@ def read_blob(root: Path, blob: str) -> bytes:
 
 def commit_contents(root: Path, head: str, files: dict[str, bytes], message: str) -> str | None:
     """Commit `files` (path -> content) on top of `head` through plumbing,
-    whatever the work tree and the index hold: a scratch index gets HEAD's
-    tree with just these blobs replaced. The real index then takes the new
-    blobs for the paths where it held HEAD's (the caller has checked none of
-    them has staged changes). Returns the new sha, or None if nothing changed."""
+    whatever the work tree holds: HEAD's tree with just these blobs replaced.
+    The real index takes the new blobs too (the caller has checked that none
+    of these paths has staged changes). Returns the new sha, or None if
+    nothing changed."""
     old = blobs_at(root, head, list(files))
-    blobs = {}
+    lines = []
     for path, data in files.items():
         done = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=data, capture_output=True, env=clean_env())
         if done.returncode != 0:
             raise GitFailed("git hash-object failed", "the grimoire files are intact; commit them yourself or retry")
-        blobs[path] = (old.get(path, ("100644", ""))[0], done.stdout.decode().strip())
-    entries = "".join(f"{mode} {blob}\t{path}\n" for path, (mode, blob) in blobs.items())
-    with tempfile.TemporaryDirectory(prefix="mem-index-", dir=git_dir(root)) as scratch:
-        env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
-        run(["read-tree", head], root, env=env)
-        run(["update-index", "--add", "--index-info"], root, input=entries, env=env)
-        tree = run(["write-tree"], root, env=env).stdout.strip()
-    if tree == run(["rev-parse", f"{head}^{{tree}}"], root).stdout.strip():
-        return None
-    new = run(["commit-tree", tree, "-p", head], root, input=message).stdout.strip()
-    # Fails, changing nothing, if HEAD moved since `head` was read.
-    run(["update-ref", "-m", "commit: " + message.splitlines()[0], "HEAD", new, head], root)
-    run(["update-index", "--add", "--index-info"], root, input=entries)
-    return new
+        lines.append(f"{old.get(path, ('100644', ''))[0]} {done.stdout.decode().strip()}\t{path}\n")
+    entries = "".join(lines)
+    return _commit_tree(root, head, ["update-index", "--add", "--index-info"], entries, message,
+                        lambda: run(["update-index", "--add", "--index-info"], root, input=entries))
 
 
 def commit_over_head(root: Path, paths: list[Path], message: str) -> str | None:
@@ -143,23 +141,31 @@ def commit_over_head(root: Path, paths: list[Path], message: str) -> str | None:
 
     For hooks that run while git is still inside a merge, cherry-pick or
     rebase (MERGE_HEAD or CHERRY_PICK_HEAD still present): there `git commit`
-    refuses a partial commit or would conclude git's own operation. The tree
-    is built in a scratch index; the real index takes just these paths.
-    Returns the new sha, or None if the paths had no change.
+    refuses a partial commit or would conclude git's own operation. The real
+    index takes just these paths. Returns the new sha, or None if the paths
+    had no change.
     """
     rel = [os.path.relpath(p, root) for p in paths]
     head = run(["rev-parse", "--verify", "HEAD"], root).stdout.strip()
-    folder = git_dir(root)
-    with tempfile.TemporaryDirectory(prefix="mem-index-", dir=folder) as scratch:
+    return _commit_tree(root, head, ["add", "--", *rel], None, message, lambda: run(["add", "--", *rel], root))
+
+
+def _commit_tree(root: Path, head: str, stage: list[str], stage_input: str | None, message: str, then) -> str | None:
+    """The one way mem commits: HEAD's tree read into a scratch index, `git
+    <stage>` run on it, the tree written and committed on `head`, HEAD moved
+    (only if it is still `head`), then `then()` brings the real index along.
+    None when the tree did not change."""
+    with tempfile.TemporaryDirectory(prefix="mem-index-", dir=git_dir(root)) as scratch:
         env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
         run(["read-tree", head], root, env=env)
-        run(["add", "--", *rel], root, env=env)
+        run(stage, root, input=stage_input, env=env)
         tree = run(["write-tree"], root, env=env).stdout.strip()
     if tree == run(["rev-parse", f"{head}^{{tree}}"], root).stdout.strip():
         return None
     new = run(["commit-tree", tree, "-p", head], root, input=message).stdout.strip()
+    # Fails, changing nothing, if HEAD moved since `head` was read.
     run(["update-ref", "-m", "commit: " + message.splitlines()[0], "HEAD", new, head], root)
-    run(["add", "--", *rel], root)
+    then()
     return new
 
 

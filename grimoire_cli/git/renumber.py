@@ -237,7 +237,8 @@ def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str
         return old is not None and (entry.id not in colliding or old.get("content") == entry.content)
 
     # Collisions no driver saw (no file both sides changed): fresh numbers.
-    taken = set(by_id) | set(blocks) | set(mapping) | set(mapping.values())
+    # A damaged file's ids are taken too: its author will restore it (see Store.ids_in_damaged).
+    taken = set(by_id) | set(blocks) | set(mapping) | set(mapping.values()) | store.ids_in_damaged()
     for entry_id, group in sorted(by_id.items()):
         if len(group) < 2 or entry_id in mapping or not parse_id(entry_id):
             continue

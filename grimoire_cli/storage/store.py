@@ -249,7 +249,7 @@ class Store:
         self.catalog.replace_file(rel, stamp, digest, placed, file.archived)
 
     def ids_in_damaged(self) -> set[str]:
-        """Every id-shaped word in the files reads passed over as damaged.
+        """Every id-shaped word in the files that reads passed over as damaged.
 
         A file mem cannot parse still holds ids its author will restore, so new
         ids must avoid them (any mention counts: over-avoiding costs a number,
