@@ -193,12 +193,23 @@ class Grimoire:
         return review(self.store.entries(include_archive=False), self.now(), self.config.lifecycle["warn_before_archive_days"])
 
     def validate(self, paths: Iterable[str] | None = None) -> "Report":
-        """Every rule a grimoire must keep, over `paths` (default: the whole grimoire)."""
-        from .validate import validate
+        """Every rule a grimoire must keep, over `paths` (default: the whole
+        grimoire). Files of another scope are checked in that scope's
+        grimoire (its ids, its links), as the pre-commit hook needs."""
+        from .scopes import by_scope
+        from .validate import Report, expand, validate
 
-        # A commit a crashed writer left half done is finished first (validate reads files directly).
-        self.store.recover_if_needed()
-        return validate(self.store, list(paths) if paths else None)
+        if not paths:
+            # A commit a crashed writer left half done is finished first (validate reads files directly).
+            self.store.recover_if_needed()
+            return validate(self.store, None)
+        groups = by_scope(self.config, expand(paths))
+        reports = []
+        for name, files in groups.items():
+            grimoire = self if name is None or name == self.config.scope else self._scoped(name)
+            grimoire.store.recover_if_needed()
+            reports.append(validate(grimoire.store, [str(path) for path in files]))
+        return reports[0] if len(reports) == 1 else Report.combined(reports)
 
     # -- writing -------------------------------------------------------------
 
@@ -293,6 +304,12 @@ class Grimoire:
 
         return check(self.store, commit=commit, archive_expired=archive)
 
+    def check_scopes(self, *, commit: bool = True, archive: bool = True) -> dict[str | None, "CheckResult"]:
+        """`check` in every scope of the repository (the session hooks), by scope name."""
+        names = self.config.scopes() or [self.config.scope]
+        return {name: self._scoped(name).check(commit=commit, archive=archive) if name is not None else self.check(commit=commit, archive=archive)
+                for name in names}
+
     def unreported(self, result: "CheckResult") -> set[str]:
         """The ids due in `result` that the previous call did not report (a
         session hook says only what is new)."""
@@ -310,7 +327,10 @@ class Grimoire:
         if root is None:
             raise BadInput("not a git repository", "run `git init` first")
         if action == "install":
-            return hooks.install(root, self.config.relative(self.config.storage_dir))
+            # Every scope's grimoire files, when the layout has scopes (a pathspec).
+            scopes = self.config.scopes_dir
+            watched = f":(glob){self.config.relative(scopes)}/*/memory/**" if scopes is not None else self.config.relative(self.config.storage_dir)
+            return hooks.install(root, watched)
         if action in ("uninstall", "status"):
             return getattr(hooks, action)(root)
         raise BadInput(f"unknown hooks action {action!r}", "use install, uninstall or status")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable
 
+from .config import SCOPE_RE, Config, is_inside
 from .storage.catalog.queries import STATES, Filter
 from .storage.store import Store
 
@@ -38,6 +39,21 @@ def info(store: Store, moment: datetime, current: bool) -> ScopeInfo:
     every = store.ask(lambda catalog, paths: catalog.count(paths, Filter(at=at, states=STATES)))
     config = store.config
     return ScopeInfo(config.scope or "", config.relative(config.storage_dir), active, every, current)
+
+
+def by_scope(config: Config, paths: Iterable[Path]) -> dict[str | None, list[Path]]:
+    """Files grouped by the scope whose grimoire holds them (`<scopes>/<name>/memory/...`);
+    None for those in no scope's folder (checked in the current grimoire)."""
+    groups: dict[str | None, list[Path]] = {}
+    folder = config.scopes_dir
+    for path in paths:
+        name = None
+        if folder is not None:
+            parts = path.resolve().relative_to(folder).parts if is_inside(folder, path.resolve()) else ()
+            if len(parts) > 2 and parts[1] == "memory" and SCOPE_RE.match(parts[0]):
+                name = parts[0]
+        groups.setdefault(name, []).append(path)
+    return groups
 
 
 def merged(hits: Iterable[tuple[str, "Hits"]], limit: int) -> "Hits":

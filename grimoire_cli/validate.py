@@ -49,6 +49,18 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "files": self.files, "entries": self.entries, "problems": [asdict(p) for p in self.problems]}
 
+    @classmethod
+    def combined(cls, reports: Iterable["Report"]) -> "Report":
+        """One report of several (one per scope)."""
+        out = cls()
+        for report in reports:
+            out.files += report.files
+            out.entries += report.entries
+            out.problems += report.problems
+            out.damaged = out.damaged or report.damaged
+        out.problems.sort(key=lambda p: (p.file, p.line, p.rule))
+        return out
+
 
 def _classify(config: Config, path: Path) -> tuple[str | None, bool]:
     """(category, is_archive) of a grimoire file from its name and folder."""
@@ -66,7 +78,9 @@ def _default_paths(store: Store) -> list[Path]:
     return sorted(found)
 
 
-def _expand(paths: Iterable[str]) -> list[Path]:
+def expand(paths: Iterable[str]) -> list[Path]:
+    """The files named, folders replaced by the YAML files in them (BadInput
+    naming one that does not exist)."""
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -89,7 +103,7 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
     """
     config = store.config
     report = Report()
-    targets = _expand(paths) if paths else _default_paths(store)
+    targets = expand(paths) if paths else _default_paths(store)
     checked: set[Path] = set()
     links: list[_Link] = []
     version = _rules_version(config)

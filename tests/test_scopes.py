@@ -88,3 +88,58 @@ def test_archive_in_a_scope_commits_only_that_scope(two):
     files = git("show", "--name-only", "--format=", "HEAD", cwd=two).split()
     assert sorted(files) == ["grimoires/coder/memory/archive/errors.yaml", "grimoires/coder/memory/errors.yaml"]
     assert "grimoires/loa/memory/facts.yaml" in git("status", "--porcelain", cwd=two)  # the other scope's work is untouched
+
+
+def test_validate_checks_each_file_in_its_own_scope(two):
+    # The same id in two scopes is no duplicate, and a link resolves in its own scope,
+    # whichever scope `mem validate PATH...` runs in.
+    old = mem("--scope", "coder", "add", "-c", "fact", "The coder persona lints with flake8").out.strip()
+    mem("--scope", "coder", "supersede", old, "The coder persona lints with ruff")
+    assert mem("add", "-c", "fact", "The analyst reads the sales cube every Monday").out.strip() == old
+    files = ["grimoires/coder/memory/facts.yaml", "grimoires/loa/memory/facts.yaml"]
+    for scope in ("loa", "coder"):
+        report = mem("validate", "--json", *files, env={"MEM_SCOPE": scope})
+        assert report.code == 0 and json.loads(report.out) == {"ok": True, "files": files, "entries": 3, "problems": []}, report.out
+    assert mem("validate", "grimoires").code == 0  # a folder holding every scope
+    # a real problem in one scope is still found, with its file
+    coder = two / files[0]
+    coder.write_text(coder.read_text() + "- id: MEM-20261122-009\n  category: fact\n")
+    report = json.loads(mem("validate", "--json", *files).out)
+    assert report["ok"] is False and {p["file"] for p in report["problems"]} == {files[0]}
+
+
+@pytest.mark.git
+def test_pre_commit_hook_validates_every_scope(two):
+    import subprocess
+
+    assert mem("hooks", "install").code == 0
+    facts = two / "grimoires/coder/memory/facts.yaml"
+    facts.write_text(facts.read_text() + "- id: MEM-20261122-001\n  category: fact\n  summary: s\n  content: token ghp_" + "a1B2" * 9 +
+                     "\n  confidence: 0.9\n  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    git("add", "-A", cwd=two)
+    blocked = subprocess.run(["git", "commit", "-qm", "a secret in the coder scope"], cwd=two, capture_output=True, text=True)
+    assert blocked.returncode != 0 and "grimoires/coder/memory/facts.yaml" in blocked.stdout + blocked.stderr
+
+
+@pytest.mark.git
+def test_session_hook_checks_every_scope(two):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    coder = mem("--scope", "coder", "add", "-c", "error", "The coder's build broke on the runner").out.strip()
+    ours = mem("add", "-c", "error", "The analyst's notebook kernel died").out.strip()
+    git("add", "-A", cwd=two)
+    git("commit", "-qm", "memories", cwd=two)
+    assert mem("hooks", "install").code == 0
+    env = {**os.environ, **LATER, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["git", "checkout", "-q", "-b", "later"], cwd=two, env=env, capture_output=True, text=True)
+    said = done.stdout + done.stderr
+    assert f"mem [coder]: archived 1 expired memory: {coder}" in said and f"mem: archived 1 expired memory: {ours}" in said
+    commits = git("log", "--format=%s", "-2", "--name-only", cwd=two)
+    assert commits.count("mem archive: 1 memory") == 2
+    assert "grimoires/coder/memory/archive/errors.yaml" in commits and "grimoires/loa/memory/archive/errors.yaml" in commits
+    assert git("status", "--porcelain", cwd=two) == ""
+    checked = json.loads(mem("check", "--all-scopes", "--json", env=LATER).out)
+    assert sorted(checked) == ["coder", "loa"] and checked["coder"]["archived"] == [] and checked["coder"]["due"] == []

@@ -88,6 +88,7 @@ def archive(
 def check(
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when anything is due."),
     no_archive: bool = typer.Option(False, "--no-archive", help="Report expired memories; archive nothing."),
+    all_scopes: bool = typer.Option(False, "--all-scopes", help="Check every scope (the session hooks do); --json: {scope: result}."),
     hook: bool = typer.Option(False, "--hook", hidden=True, help="Run as a git hook: never fail; say only what is new."),
     json: bool = JsonOpt,
 ) -> None:
@@ -101,29 +102,36 @@ def check(
         grimoire = open_grimoire()
         if hook and not grimoire.config.lifecycle["check_on_session_start"]:
             return
-        result = grimoire.check(archive=not no_archive)
-        new = grimoire.unreported(result) if hook else set(result.due)
+        results = grimoire.check_scopes(archive=not no_archive) if all_scopes else {grimoire.config.scope: grimoire.check(archive=not no_archive)}
+        news = {name: grimoire.in_scope(name).unreported(result) if name != grimoire.config.scope else grimoire.unreported(result)
+                for name, result in results.items()} if hook else {name: set(result.due) for name, result in results.items()}
     except GrimoireError as exc:
         if not hook:
             raise
         render.warn(f"mem check: {exc}")
         return
     if json:
-        render.print_json(result.to_dict())
+        render.print_json({name: result.to_dict() for name, result in results.items()} if all_scopes else next(iter(results.values())).to_dict())
     else:
-        for note in result.notes:
-            if not hook or new or result.archived:
-                render.note(f"mem: {note}")
-        if result.archived:
-            render.out(f"mem: archived {render.count(len(result.archived), 'expired memory', 'expired memories')}: {', '.join(result.archived)}"
-                       + (f" (commit {result.commit[:12]})" if result.commit else ""))
-        for ids, one, many in ((result.expiring, "memory expires soon", "memories expire soon"),
-                               (result.review, "memory to review (`mem review`)", "memories to review (`mem review`)"),
-                               (result.unarchived, "memory expired: run `mem archive`", "memories expired: run `mem archive`")):
-            if ids and new & set(ids):  # a hook repeats nothing it said last time
-                render.out(f"mem: {render.count(len(ids), one, many)} ({', '.join(ids)})")
-    if strict and result.due:
+        for name, result in results.items():
+            # Another scope's lines say whose they are.
+            _print_check(result, news[name], hook, "mem" if name == grimoire.config.scope else f"mem [{name}]")
+    if strict and any(result.due for result in results.values()):
         raise typer.Exit(FOUND_PROBLEMS)
+
+
+def _print_check(result, new: set[str], hook: bool, who: str) -> None:
+    for note in result.notes:
+        if not hook or new or result.archived:
+            render.note(f"{who}: {note}")
+    if result.archived:
+        render.out(f"{who}: archived {render.count(len(result.archived), 'expired memory', 'expired memories')}: {', '.join(result.archived)}"
+                   + (f" (commit {result.commit[:12]})" if result.commit else ""))
+    for ids, one, many in ((result.expiring, "memory expires soon", "memories expire soon"),
+                           (result.review, "memory to review (`mem review`)", "memories to review (`mem review`)"),
+                           (result.unarchived, "memory expired: run `mem archive`", "memories expired: run `mem archive`")):
+        if ids and new & set(ids):  # a hook repeats nothing it said last time
+            render.out(f"{who}: {render.count(len(ids), one, many)} ({', '.join(ids)})")
 
 
 @command()

@@ -55,15 +55,15 @@ fi
 _SESSION_BODY = """# Session start: never blocks the checkout. A checkout of files (flag 0)
 # is not a new session: it only reports, archiving nothing.
 if [ "$3" = 0 ]; then
-    "$MEM" check --hook --no-archive || true
+    "$MEM" check --hook --all-scopes --no-archive || true
 else
-    "$MEM" check --hook || true
+    "$MEM" check --hook --all-scopes || true
 fi
 exit $status"""
 
 _MERGE_BODY = """# After a merge git committed itself: renumber what the merge driver could not reach.
 "$MEM" merge-fixup post-merge "$@" || true
-"$MEM" check --hook || true
+"$MEM" check --hook --all-scopes || true
 exit $status"""
 
 _PRECOMMIT_BODY = """[ $status -eq 0 ] || exit $status
@@ -129,7 +129,7 @@ def _ours(path: Path) -> bool:
         return False
 
 
-def install(root: Path, storage_rel: str) -> HooksResult:
+def install(root: Path, watched: str) -> HooksResult:
     """Write mem's hooks (chaining any existing one) and configure the merge driver; idempotent."""
     folder = _hooks_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
@@ -140,7 +140,7 @@ def install(root: Path, storage_rel: str) -> HooksResult:
             os.replace(path, folder / (name + LEGACY_SUFFIX))
             result.notes.append(f"kept your existing {name} hook: it runs first")
         body, action = _BODIES[name]
-        body = body.replace("{storage}", shlex.quote(storage_rel))
+        body = body.replace("{storage}", shlex.quote(watched))
         # post-rewrite reads its list of rewritten commits on stdin: both the chained hook and mem need it.
         piped = name == "post-rewrite"
         path.write_text(_TEMPLATE.format(marker=MARKER, action=action, name=name, legacy=LEGACY_SUFFIX, mem=shlex.quote(_mem_executable()), body=body,
