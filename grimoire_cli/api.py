@@ -206,7 +206,7 @@ class Grimoire:
         groups = by_scope(self.config, expand(paths))
         reports = []
         for name, files in groups.items():
-            grimoire = self if name is None or name == self.config.scope else self._scoped(name)
+            grimoire = self if name is None else self._scoped(name)
             grimoire.store.recover_if_needed()
             reports.append(validate(grimoire.store, [str(path) for path in files]))
         return reports[0] if len(reports) == 1 else Report.combined(reports)
@@ -296,26 +296,23 @@ class Grimoire:
 
         return archive(self.store, ids=ids, reason=reason, dry_run=dry_run, commit=commit)
 
-    def check(self, *, commit: bool = True, archive: bool = True) -> "CheckResult":
+    def check(self, *, commit: bool = True, archive: bool = True, remember: bool = False) -> "CheckResult":
         """Session start: archive expired entries (auto_archive, unless not
         `archive`, or git is mid-operation or on a detached HEAD) and report
-        what is due."""
-        from .archiving import check
+        what is due. With `remember` (a session hook, which says only what is
+        new), `result.unreported` holds the due ids no earlier remembering
+        check reported."""
+        from .archiving import check, unreported
 
-        return check(self.store, commit=commit, archive_expired=archive)
+        result = check(self.store, commit=commit, archive_expired=archive)
+        if remember:
+            result.unreported = unreported(self.store, result)
+        return result
 
-    def check_scopes(self, *, commit: bool = True, archive: bool = True) -> dict[str | None, "CheckResult"]:
-        """`check` in every scope of the repository (the session hooks), by scope name."""
+    def check_scopes(self, **options: Any) -> dict[str | None, "CheckResult"]:
+        """`check` (same options) in every scope of the repository, by scope name."""
         names = self.config.scopes() or [self.config.scope]
-        return {name: self._scoped(name).check(commit=commit, archive=archive) if name is not None else self.check(commit=commit, archive=archive)
-                for name in names}
-
-    def unreported(self, result: "CheckResult") -> set[str]:
-        """The ids due in `result` that the previous call did not report (a
-        session hook says only what is new)."""
-        from .archiving import unreported
-
-        return unreported(self.store, result)
+        return {name: (self._scoped(name) if name is not None else self).check(**options) for name in names}
 
     # -- git -----------------------------------------------------------------
 

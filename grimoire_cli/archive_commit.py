@@ -19,8 +19,8 @@ rules (a secret in a committed entry). An entry HEAD does not hold (never
 committed) is archived in the work tree only.
 
 Only the archived entries are parsed: HEAD's files are split into entries
-textually (`chunks.split`), as the catalog does, and parsed whole only when
-splitting could differ from the parser.
+textually (`chunks.parse_reusing`), as the catalog does, and parsed whole
+only when splitting could differ from the parser.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from typing import Any, Callable, NamedTuple
 
 from .errors import Damaged, GitFailed
 from .lifecycle import archived_data
-from .storage.chunks import parse_one, split
+from .storage.chunks import KNOWN, parse_reusing
 from .storage.store import Store
 from .storage.textedit import rewrite
-from .storage.yamlio import emit_entry, parse_entries
+from .storage.yamlio import emit_entry
 
 
 class Move(NamedTuple):
@@ -148,26 +148,14 @@ def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: d
 
 def _entries(text: str, where: str, wanted: set[str]) -> tuple[list[str | None], list[tuple[int, int]], dict[str, Any]]:
     """Each item's id (None for those not `wanted`) and line span, and the
-    wanted items by id: the file split textually and only the chunks naming
-    a wanted id parsed, or, where splitting could differ, parsed whole."""
-    _, chunks = split(text)
-    if chunks is not None:
-        ids: list[str | None] = []
-        found: dict[str, Any] = {}
-        for chunk in chunks:
-            named = [entry_id for entry_id in wanted if entry_id in chunk.text]
-            if not named:
-                ids.append(None)
-                continue
-            ok, item = parse_one(chunk, where)
-            if not ok:
-                break  # only the whole file's parse can say what this chunk is
-            entry_id = item.get("id") if isinstance(item, dict) else None
-            ids.append(entry_id if entry_id in wanted and entry_id not in found else None)
-            if ids[-1] is not None:
-                found[entry_id] = item
-        else:
-            return ids, [chunk.span for chunk in chunks], found
-    items, spans = parse_entries(text, where)
-    ids = [item.get("id") if isinstance(item, dict) and item.get("id") in wanted else None for item in items]
-    return ids, spans, {entry_id: item for entry_id, item in zip(ids, items) if entry_id is not None}
+    wanted items by id (the first of each): only the chunks naming a wanted
+    id are parsed (`chunks.parse_reusing`)."""
+    _, placed = parse_reusing(text, where, lambda chunk: not any(entry_id in chunk.text for entry_id in wanted))
+    ids: list[str | None] = []
+    found: dict[str, Any] = {}
+    for item, _, _, _ in placed:
+        entry_id = item.get("id") if item is not KNOWN and isinstance(item, dict) else None
+        ids.append(entry_id if entry_id in wanted and entry_id not in found else None)
+        if ids[-1] is not None:
+            found[entry_id] = item
+    return ids, [span for _, span, _, _ in placed], found

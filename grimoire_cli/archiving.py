@@ -105,6 +105,8 @@ class CheckResult:
     archived: list[str] = field(default_factory=list)
     commit: str | None = None
     notes: list[str] = field(default_factory=list)
+    # With `remember` (a session hook): the due ids no earlier remembering check reported.
+    unreported: set[str] | None = None
 
     @property
     def unarchived(self) -> list[str]:

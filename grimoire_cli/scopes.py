@@ -10,6 +10,7 @@ The facade (`Grimoire.scopes`, `Grimoire.query_scopes`) opens the scopes.
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .config import SCOPE_RE, Config, is_inside
@@ -66,7 +67,7 @@ def merged(hits: Iterable[tuple[str, "Hits"]], limit: int) -> "Hits":
         for hit in found:
             hit.scope = scope
             out.append(hit)
-        for reason, count in getattr(found, "filtered_out", {}).items():
+        for reason, count in found.filtered_out.items():
             out.filtered_out[reason] = out.filtered_out.get(reason, 0) + count
     out.sort(key=lambda hit: (-hit.score, hit.scope, hit.entry.id))
     del out[limit:]

@@ -126,17 +126,6 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
     return report
 
 
-def check_contents(store: Store, files: dict[Path, bytes]) -> list[Problem]:
-    """Every per-file rule (YAML, schema, floors, secrets, ...) on contents
-    that are not on disk, such as the files of a commit about to be made.
-    The cross-file rules (unique ids, links) are left to `validate`."""
-    problems = []
-    for path, data in files.items():
-        result = _compute(store.config, store, path, _display(store.config, path), data, {})
-        problems.extend(Problem(**p) for p in result["problems"])
-    return problems
-
-
 def _rules_version(config: Config) -> str:
     """What a cached file result depends on besides the file: config and rule code."""
     from . import __version__, entry_rules, guard, guard_rules, schemas
@@ -226,7 +215,7 @@ def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | N
     category, archived = _classify(config, path)
     try:
         # A kept result serves every chunk with its text.
-        lines, placed = parse_reusing(text, rel, known.__contains__ if known else None)
+        lines, placed = parse_reusing(text, rel, (lambda chunk: chunk.digest in known) if known else None)
     except Damaged as exc:
         _file_problem(result, rel, exc.line or 1, "yaml", exc.problem)
         return result

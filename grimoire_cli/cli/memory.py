@@ -23,17 +23,25 @@ def _report_written(entry, json: bool) -> None:
         render.out(entry.id)
 
 
+# The options `add` and `supersede` share (one declaration, one help text).
+SummaryOpt = typer.Option(None, "-s", "--summary", metavar="TEXT", help="One-line summary (derived when omitted).")
+ConfidenceOpt = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; defaults to the category's floor.")
+TagOpt = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable).")
+TtlOpt = typer.Option(None, "--ttl", metavar="TTL", help="'permanent' or days like '30d'.")
+ImportanceOpt = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5).")
+
+
 @command()
 def add(
     text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="The memory; '-' (or nothing, when piped) reads stdin."),
     category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Category (inferred from the wording when omitted)."),
-    summary: Optional[str] = typer.Option(None, "-s", "--summary", metavar="TEXT", help="One-line summary (derived when omitted)."),
-    confidence: Optional[float] = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; defaults to the category's floor."),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable)."),
-    ttl: Optional[str] = typer.Option(None, "--ttl", metavar="TTL", help="'permanent' or days like '30d'."),
+    summary: Optional[str] = SummaryOpt,
+    confidence: Optional[float] = ConfidenceOpt,
+    tag: Optional[List[str]] = TagOpt,
+    ttl: Optional[str] = TtlOpt,
     supersedes: Optional[str] = typer.Option(None, "--supersedes", metavar="ID", help="Id this memory replaces."),
     key: Optional[str] = typer.Option(None, "--key", metavar="KEY", help="Dotted key; replaces the active entry with that key."),
-    importance: Optional[int] = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5)."),
+    importance: Optional[int] = ImportanceOpt,
     related: Optional[List[str]] = typer.Option(None, "--related", metavar="ID", help="Related memory id (repeatable)."),
     file: Optional[str] = typer.Option(None, "--file", metavar="PATH", help="Source file this memory is about."),
     lines: Optional[str] = typer.Option(None, "--lines", metavar="A-B", help="Line range in --file."),
@@ -60,11 +68,11 @@ def add(
 def supersede(
     entry_id: str = typer.Argument(..., metavar="ID", help="The memory to replace."),
     text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="The new memory; '-' (or nothing, when piped) reads stdin."),
-    summary: Optional[str] = typer.Option(None, "-s", "--summary", metavar="TEXT", help="One-line summary (derived when omitted)."),
-    confidence: Optional[float] = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; defaults to the category's floor."),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag of the new memory (repeatable)."),
-    ttl: Optional[str] = typer.Option(None, "--ttl", metavar="TTL", help="'permanent' or days like '30d'."),
-    importance: Optional[int] = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5)."),
+    summary: Optional[str] = SummaryOpt,
+    confidence: Optional[float] = ConfidenceOpt,
+    tag: Optional[List[str]] = TagOpt,
+    ttl: Optional[str] = TtlOpt,
+    importance: Optional[int] = ImportanceOpt,
     json: bool = JsonOpt,
 ) -> None:
     """Replace a memory with a new one (same category); the old one stays for audit."""

@@ -102,9 +102,8 @@ def check(
         grimoire = open_grimoire()
         if hook and not grimoire.config.lifecycle["check_on_session_start"]:
             return
-        results = grimoire.check_scopes(archive=not no_archive) if all_scopes else {grimoire.config.scope: grimoire.check(archive=not no_archive)}
-        news = {name: grimoire.in_scope(name).unreported(result) if name != grimoire.config.scope else grimoire.unreported(result)
-                for name, result in results.items()} if hook else {name: set(result.due) for name, result in results.items()}
+        options = dict(archive=not no_archive, remember=hook)
+        results = grimoire.check_scopes(**options) if all_scopes else {grimoire.config.scope: grimoire.check(**options)}
     except GrimoireError as exc:
         if not hook:
             raise
@@ -115,7 +114,8 @@ def check(
     else:
         for name, result in results.items():
             # Another scope's lines say whose they are.
-            _print_check(result, news[name], hook, "mem" if name == grimoire.config.scope else f"mem [{name}]")
+            new = result.unreported if hook else set(result.due)
+            _print_check(result, new, hook, "mem" if name == grimoire.config.scope else f"mem [{name}]")
     if strict and any(result.due for result in results.values()):
         raise typer.Exit(FOUND_PROBLEMS)
 

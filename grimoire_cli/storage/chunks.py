@@ -171,18 +171,18 @@ def parse_whole(text: str, where: str) -> tuple[list[str], list[tuple[Any, Chunk
     return lines, list(zip(items, chunks))
 
 
-def parse_reusing(text: str, where: str, reuse: Callable[[bytes], bool] | None) -> tuple[list[str], list[Placed]]:
+def parse_reusing(text: str, where: str, reuse: Callable[[Chunk], bool] | None) -> tuple[list[str], list[Placed]]:
     """The file's lines and every item of a grimoire file, placed. Spans are
     1-based and inclusive, as `yamlio.parse_entries` gives.
 
-    `reuse` is asked once per chunk hash, in order, whether the caller holds
-    what it needs for that chunk (None: nothing is held); such an item comes
-    back as KNOWN instead of parsed.
+    `reuse` is asked once per chunk, in order, whether the caller holds (or
+    does not need) what parsing that chunk would give (None: every chunk is
+    parsed); such an item comes back as KNOWN instead of parsed.
     """
     if reuse is not None:
         lines, found = split(text)
         if found is not None:
-            reused = [reuse(chunk.digest) for chunk in found]
+            reused = [reuse(chunk) for chunk in found]
             if worth_chunking(len(found), reused.count(False)):
                 out = []
                 for chunk, held in zip(found, reused):
@@ -205,9 +205,9 @@ def parse_chunked(text: str, where: str, known: dict[bytes, int]) -> list[Placed
     as KNOWN as many times as counted)."""
     left = dict(known)
 
-    def reuse(digest: bytes) -> bool:
-        if left.get(digest, 0) > 0:
-            left[digest] -= 1
+    def reuse(chunk: Chunk) -> bool:
+        if left.get(chunk.digest, 0) > 0:
+            left[chunk.digest] -= 1
             return True
         return False
 
