@@ -143,7 +143,8 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
         current = batch.updates.get(old.id, old.data)
         if current.get("superseded_by"):
             raise Refused(f"{old.id} is already superseded by {current['superseded_by']}", f"supersede {current['superseded_by']} instead")
-    exact, near, score = batch.duplicates(data["category"], data["content"]).of(data)
+    # A keyed entry is known by its key: two keys may well hold the same value.
+    exact, near, score = batch.duplicates(data["category"], data["content"]).of(data) if "key" not in data else (None, None, 0.0)
     if exact is not None:
         raise Refused(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`")
     entry = Entry(data, config.relative(store.category_path(data["category"])), None, notes=notes)

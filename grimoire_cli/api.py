@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from . import clock
 from .config import Config, load_config
 from .errors import BadInput, NotFound, Refused, no_memory
+from .kinds.facade import KindsFacade
 from .model import Entry, sort_key
 from .scoring import words
 from .storage.catalog.queries import Filter, Order
@@ -38,8 +39,9 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .validate import Report
 
 
-class Grimoire:
-    """A grimoire found from a working directory, like the `mem` command finds it."""
+class Grimoire(KindsFacade):
+    """A grimoire found from a working directory, like the `mem` command finds it.
+    The kinds' methods (keyed facts, ...) are `KindsFacade`'s."""
 
     def __init__(self, config: Config):
         self.config = config
@@ -56,11 +58,13 @@ class Grimoire:
         return cls(load_config(path, config, scope, must_exist))
 
     @classmethod
-    def init(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None, *, scope: str | None = None) -> "InitResult":
-        """Create config, folders, category files, ignore and merge rules; never overwrite."""
+    def init(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None, *, scope: str | None = None,
+             preset: str | None = None) -> "InitResult":
+        """Create config, folders, category files, ignore and merge rules;
+        never overwrite. A `preset` (sabre) adds its categories to the config first."""
         from .scaffold import init
 
-        return init(path, config, scope)
+        return init(path, config, scope, preset)
 
     def in_scope(self, scope: str) -> "Grimoire":
         """The same repository's grimoire of another scope (it must exist)."""

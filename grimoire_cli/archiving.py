@@ -75,7 +75,9 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
         moves = [Move(category, store.category_path(category), store.category_path(category, archived=True), {i: chosen[i] for i in group})
                  for category, group in by_category.items()]
         # Planned before anything is written: a caller may rather not archive at all.
-        planned = archive_commit.plan(store, moves, moment) if commit else None
+        # A local category's files are git-ignored: moved, never committed.
+        tracked = [move for move in moves if store.config.category(move.category).tracked]
+        planned = archive_commit.plan(store, tracked, moment) if commit and tracked else None
         if planned is not None and planned.blocked:
             if only_with_commit:
                 result.notes.append(f"not archiving now: {planned.blocked}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .errors import BadInput, Damaged
-from .model import CATEGORY_RE, check_ttl
+from .model import CATEGORY_RE, DAYS_TTL_RE, check_ttl
 
 CONFIG_NAME = ".loa.config.yaml"
 SCOPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
@@ -34,6 +34,10 @@ DEFAULT_LIFECYCLE = {
     "warn_before_archive_days": 7,
 }
 DEFAULT_STORAGE_DIR = "grimoires/loa/memory"
+# What a category holds beside a note's fields (README: Kinds), and the
+# preset that brings a category of each kind.
+KINDS = {"note": None, "episode": "sabre", "procedure": "sabre", "task": "sabre"}
+LOCAL_DIR = "local"  # under the storage dir: categories with tracked: false
 
 DEFAULT_CONFIG_TEXT = """\
 # grimoire configuration (mem). Every key is optional; these are the defaults.
@@ -57,26 +61,40 @@ memory_schema:
 
 
 class Category(NamedTuple):
-    """One configured category."""
+    """One configured category. `tracked: false` keeps its files under
+    `<storage_dir>/local/`, git-ignored: volatile state, never committed."""
 
     name: str
     storage_file: str
     ttl: str
     confidence_required: float
+    kind: str = "note"
+    tracked: bool = True
+
+    @property
+    def loa(self) -> bool:
+        """One of Loa's five categories: its entries must stay valid against
+        Loa's own schema, so its ttls are days or permanent."""
+        return self.name in DEFAULT_CATEGORIES and self.kind == "note"
 
 
 class Config:
     """Resolved configuration; every path is absolute and inside `root`."""
 
-    __slots__ = ("root", "path", "storage_dir", "archive_dir", "categories", "retrieval", "lifecycle", "enabled")
+    __slots__ = ("root", "path", "storage_dir", "archive_dir", "categories", "retrieval", "lifecycle", "enabled",
+                 "base_categories", "scope_categories")
 
     def __init__(self, root: Path, path: Path | None, storage_dir: Path, archive_dir: Path, categories: dict[str, Category],
-                 retrieval: dict[str, Any] | None = None, lifecycle: dict[str, Any] | None = None, enabled: bool = True):
+                 retrieval: dict[str, Any] | None = None, lifecycle: dict[str, Any] | None = None, enabled: bool = True,
+                 base_categories: dict[str, Category] | None = None, scope_categories: dict[str, dict[str, Category]] | None = None):
         self.root = root
         self.path = path
         self.storage_dir = storage_dir
         self.archive_dir = archive_dir
         self.categories = categories
+        # The categories every scope has, and those only some scopes add (memory_schema.scopes).
+        self.base_categories = categories if base_categories is None else base_categories
+        self.scope_categories = scope_categories or {}
         self.retrieval = dict(DEFAULT_RETRIEVAL) if retrieval is None else retrieval
         self.lifecycle = dict(DEFAULT_LIFECYCLE) if lifecycle is None else lifecycle
         self.enabled = enabled
@@ -110,6 +128,44 @@ class Config:
                 return category
         return None
 
+    def of_kind(self, kind: str, name: str | None = None) -> Category:
+        """The category a kind's command writes to: `name` (checked to be of
+        that kind), else the first configured one of the kind. None of that
+        kind is bad input, with the preset that adds one."""
+        if name is not None:
+            category = self.category(name)
+            if category.kind != kind:
+                raise BadInput(f"category {name!r} is of kind {category.kind}, not {kind}",
+                               f"name a {kind} category ({', '.join(self.names_of_kind(kind)) or 'none configured'})")
+            return category
+        for category in self.categories.values():
+            if category.kind == kind:
+                return category
+        preset = KINDS.get(kind)
+        raise BadInput(f"no category of kind {kind} in this grimoire",
+                       f"run `mem init --preset {preset}` to add one" if preset else f"add one under memory_schema.categories with kind: {kind}")
+
+    def names_of_kind(self, kind: str) -> list[str]:
+        return [c.name for c in self.categories.values() if c.kind == kind]
+
+    @property
+    def local_dir(self) -> Path:
+        """Where categories with `tracked: false` keep their files (git-ignored)."""
+        return self.storage_dir / LOCAL_DIR
+
+    def folder(self, category: Category, archived: bool = False) -> Path:
+        """The folder holding a category's file (or its archive file)."""
+        if not category.tracked:
+            return self.local_dir / "archive" if archived else self.local_dir
+        return self.archive_dir if archived else self.storage_dir
+
+    def folders(self) -> list[Path]:
+        """Every folder a grimoire file of this config can sit in."""
+        found = [self.storage_dir, self.archive_dir]
+        if any(not c.tracked for c in self.categories.values()):
+            found += [self.local_dir, self.local_dir / "archive"]
+        return found
+
     # -- scopes (README: Commands): a scope is a grimoire dir `<scopes>/<name>/memory`
 
     @property
@@ -135,7 +191,9 @@ class Config:
             archive = storage / self.archive_dir.relative_to(self.storage_dir)
         except ValueError:
             archive = storage / "archive"
-        return Config(self.root, self.path, storage, archive, self.categories, self.retrieval, self.lifecycle, self.enabled)
+        categories = {**self.base_categories, **self.scope_categories.get(name, {})}
+        return Config(self.root, self.path, storage, archive, categories, self.retrieval, self.lifecycle, self.enabled,
+                      self.base_categories, self.scope_categories)
 
     def scopes(self) -> list[str]:
         """The scopes that exist, sorted (a folder with a `memory` folder in it)."""
@@ -310,33 +368,19 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
     raw_categories = schema.get("categories")
     if raw_categories is None:
         raw_categories = DEFAULT_CATEGORIES
-    _expect(raw_categories, dict, where, "memory_schema.categories")
-    categories: dict[str, Category] = {}
-    files: set[str] = set()
-    for name, spec in raw_categories.items():
-        label = f"memory_schema.categories.{name}"
-        if not isinstance(name, str) or not CATEGORY_RE.match(name):
-            raise Damaged(where, None, f"category name {name!r} must be a lowercase word", "fix the config", "config")
-        spec = spec or {}
-        _expect(spec, dict, where, label)
-        default = DEFAULT_CATEGORIES.get(name, {"storage_file": f"{name}s.yaml", "ttl": "permanent", "confidence_required": 0.5})
-        storage_file = _expect(spec.get("storage_file", default["storage_file"]), str, where, f"{label}.storage_file")
-        if "/" in storage_file or "\\" in storage_file or storage_file.startswith(".") or not storage_file.endswith((".yaml", ".yml")):
-            raise Damaged(where, None, f"{label}.storage_file {storage_file!r} must be a plain *.yaml file name", "fix the config", "config")
-        if storage_file in files:
-            raise Damaged(where, None, f"{label}.storage_file {storage_file!r} is used by two categories", "give each category its own file", "config")
-        files.add(storage_file)
-        ttl = spec.get("ttl", default["ttl"])
-        try:
-            ttl = check_ttl(_expect(ttl, str, where, f"{label}.ttl"))
-        except BadInput:
-            raise Damaged(where, None, f"{label}.ttl {ttl!r} must be 'permanent' or like '30d'", "fix the config", "config") from None
-        floor = _expect(spec.get("confidence_required", default["confidence_required"]), (int, float), where, f"{label}.confidence_required")
-        if not 0 <= floor <= 1:
-            raise Damaged(where, None, f"{label}.confidence_required must be between 0 and 1", "fix the config", "config")
-        categories[name] = Category(name, storage_file, ttl, float(floor))
+    categories = _categories(raw_categories, where, "memory_schema.categories")
     if not categories:
         raise Damaged(where, None, "memory_schema.categories is empty", "configure at least one category", "config")
+    scope_categories: dict[str, dict[str, Category]] = {}
+    raw_scopes = _expect(schema.get("scopes") or {}, dict, where, "memory_schema.scopes")
+    for scope_name, spec in raw_scopes.items():
+        label = f"memory_schema.scopes.{scope_name}"
+        if not isinstance(scope_name, str) or not SCOPE_RE.match(scope_name):
+            raise Damaged(where, None, f"{label}: a scope name is a lowercase slug", "fix the config", "config")
+        spec = _expect(spec or {}, dict, where, label)
+        extra = _categories(_expect(spec.get("categories") or {}, dict, where, f"{label}.categories"), where, f"{label}.categories")
+        _distinct_files({**categories, **extra}, where, f"{label}.categories")
+        scope_categories[scope_name] = extra
 
     retrieval = dict(DEFAULT_RETRIEVAL)
     retrieval.update(_expect(schema.get("retrieval") or {}, dict, where, "memory_schema.retrieval"))
@@ -352,4 +396,49 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
     archive_dir = archive_default or _inside(root, lifecycle["archive_dir"], where, "lifecycle.archive_dir")
     if archive_dir == storage_dir:
         raise Damaged(where, None, "lifecycle.archive_dir must differ from storage_dir", "use a sub-folder like <storage_dir>/archive", "config")
-    return Config(root, config_path, storage_dir, archive_dir, categories, retrieval, lifecycle, enabled)
+    own_scope = storage_dir.parent.name if storage_dir.name == "memory" else None
+    scoped = {**categories, **scope_categories.get(own_scope or "", {})}
+    return Config(root, config_path, storage_dir, archive_dir, scoped, retrieval, lifecycle, enabled, categories, scope_categories)
+
+
+def _categories(raw: dict, where: str, section: str) -> dict[str, Category]:
+    """The categories of one config section, checked."""
+    categories: dict[str, Category] = {}
+    for name, spec in raw.items():
+        label = f"{section}.{name}"
+        if not isinstance(name, str) or not CATEGORY_RE.match(name):
+            raise Damaged(where, None, f"category name {name!r} must be a lowercase word", "fix the config", "config")
+        spec = spec or {}
+        _expect(spec, dict, where, label)
+        default = DEFAULT_CATEGORIES.get(name, {"storage_file": f"{name}s.yaml", "ttl": "permanent", "confidence_required": 0.5})
+        storage_file = _expect(spec.get("storage_file", default["storage_file"]), str, where, f"{label}.storage_file")
+        if "/" in storage_file or "\\" in storage_file or storage_file.startswith(".") or not storage_file.endswith((".yaml", ".yml")):
+            raise Damaged(where, None, f"{label}.storage_file {storage_file!r} must be a plain *.yaml file name", "fix the config", "config")
+        kind = _expect(spec.get("kind", "note"), str, where, f"{label}.kind")
+        if kind not in KINDS:
+            raise Damaged(where, None, f"{label}.kind {kind!r} is not a kind mem knows", f"use one of: {', '.join(KINDS)}", "config")
+        tracked = _expect(spec.get("tracked", True), bool, where, f"{label}.tracked")
+        ttl = spec.get("ttl", default["ttl"])
+        try:
+            ttl = check_ttl(_expect(ttl, str, where, f"{label}.ttl"))
+        except BadInput:
+            raise Damaged(where, None, f"{label}.ttl {ttl!r} must be 'permanent' or like '30d', '12h', '10m'", "fix the config", "config") from None
+        floor = _expect(spec.get("confidence_required", default["confidence_required"]), (int, float), where, f"{label}.confidence_required")
+        if not 0 <= floor <= 1:
+            raise Damaged(where, None, f"{label}.confidence_required must be between 0 and 1", "fix the config", "config")
+        category = Category(name, storage_file, ttl, float(floor), kind, tracked)
+        if category.loa and not DAYS_TTL_RE.match(ttl):
+            raise Damaged(where, None, f"{label}.ttl {ttl!r}: Loa's categories take days ('30d') or 'permanent'",
+                          "fix the config; give hours or minutes to a category of your own", "config")
+        categories[name] = category
+    _distinct_files(categories, where, section)
+    return categories
+
+
+def _distinct_files(categories: dict[str, Category], where: str, section: str) -> None:
+    seen: dict[str, str] = {}
+    for category in categories.values():
+        other = seen.setdefault(category.storage_file, category.name)
+        if other != category.name:
+            raise Damaged(where, None, f"{section}: storage_file {category.storage_file!r} is used by {other} and {category.name}",
+                          "give each category its own file", "config")

@@ -16,7 +16,7 @@ from .clock import parse_time
 from .config import Config
 from .errors import BadInput
 from .guard import scan_fields
-from .model import expires_at, parse_id
+from .model import DAYS_TTL_RE, expires_at, parse_id
 
 LINK_FIELDS = ("supersedes", "superseded_by", "related_memories", "key")
 
@@ -42,24 +42,28 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
     def problem(rule: str, message: str, name: str | None = None) -> None:
         found.append([field_offset(lines, name) if name else 0, entry_id, rule, message])
 
-    for error in sorted(entry_validator().iter_errors(data), key=lambda e: list(e.path)):
+    category = data.get("category")
+    spec = config.categories.get(category) if isinstance(category, str) else None
+    validator = entry_validator(spec.kind if spec else "note")
+    for error in sorted(validator.iter_errors(data), key=lambda e: list(e.path)):
         where = ".".join(str(p) for p in error.absolute_path)
         top = str(error.absolute_path[0]) if error.absolute_path else None
         if error.validator == "additionalProperties" and not where:
-            extra = sorted(set(data) - set(entry_validator().schema["properties"]))
+            extra = sorted(set(data) - set(validator.schema["properties"]))
             top = extra[0] if extra else None
         problem("schema", f"{where + ': ' if where else ''}{error.message}", top)
     if entry_id and not parse_id(entry_id):
         problem("id-format", "id must be MEM-YYYYMMDD-NNN with NNN >= 001", "id")
-    category = data.get("category")
     if category_of_file and category != category_of_file:
         problem("category-file", f"category {category!r} does not match its file (which holds {category_of_file!r})", "category")
     if isinstance(category, str):
-        spec = config.categories.get(category)
         if spec is None:
             problem("category", f"unknown category {category!r}; configured: {', '.join(config.categories)}", "category")
-        elif isinstance(data.get("confidence"), (int, float)) and data["confidence"] < spec.confidence_required:
-            problem("confidence-floor", f"confidence {data['confidence']} is below the {category} floor {spec.confidence_required}", "confidence")
+        else:
+            if isinstance(data.get("confidence"), (int, float)) and data["confidence"] < spec.confidence_required:
+                problem("confidence-floor", f"confidence {data['confidence']} is below the {category} floor {spec.confidence_required}", "confidence")
+            if spec.loa and isinstance(data.get("ttl"), str) and not DAYS_TTL_RE.match(data["ttl"]):
+                problem("ttl", f"ttl {data['ttl']}: Loa's {category} category takes days or permanent (Loa's schema)", "ttl")
     _check_expiry(data, problem)
     archive_fields = [k for k in ("archived", "archived_at", "archive_reason") if k in data]
     if archived and not data.get("archived"):
@@ -78,7 +82,7 @@ def _check_expiry(data: dict[str, Any], problem) -> None:
     if not (isinstance(ttl, str) and isinstance(stamp, str)):
         return
     try:
-        wanted = expires_at(stamp, ttl) if re.match(r"^(permanent|\d+d)\Z", ttl) else None
+        wanted = expires_at(stamp, ttl) if re.match(r"^(permanent|\d+[mhd])\Z", ttl) else None
     except BadInput:
         wanted = None
     present = data.get("expires_at")

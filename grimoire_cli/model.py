@@ -18,7 +18,10 @@ from .errors import BadInput
 ID_RE = re.compile(r"^MEM-(\d{8})-(\d{3,})\Z")
 TAG_RE = re.compile(r"^[a-z0-9-]+\Z")
 KEY_RE = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_-]+)*\Z")
-TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}d)\Z")
+TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}[mhd])\Z")
+# Loa's five categories keep Loa's own form, so their entries stay valid against Loa's schema.
+DAYS_TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}d)\Z")
+_TTL_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 LINE_RANGE_RE = re.compile(r"^[1-9]\d*-[1-9]\d*\Z")
 CATEGORY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}\Z")
 
@@ -66,15 +69,21 @@ def next_id(existing: Iterable[str], day: str) -> str:
 def check_ttl(ttl: str) -> str:
     ttl = str(ttl).strip()
     if not TTL_RE.match(ttl):
-        raise BadInput(f"bad ttl {ttl!r}", "use 'permanent' or a number of days like '30d'")
+        raise BadInput(f"bad ttl {ttl!r}", "use 'permanent' or a number with a unit: '30d', '12h' or '10m'")
     return ttl
+
+
+def ttl_delta(ttl: str) -> timedelta | None:
+    """How long a well-formed ttl lasts; None for permanent."""
+    if ttl == "permanent":
+        return None
+    return timedelta(**{_TTL_UNITS[ttl[-1]]: int(ttl[:-1])})
 
 
 def expires_at(timestamp: str, ttl: str) -> str | None:
     """`source.timestamp + ttl`, or None for permanent."""
-    if ttl == "permanent":
-        return None
-    return iso(parse_time(timestamp) + timedelta(days=int(ttl[:-1])))
+    delta = ttl_delta(ttl)
+    return None if delta is None else iso(parse_time(timestamp) + delta)
 
 
 def normalize_text(text: str) -> str:

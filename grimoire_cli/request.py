@@ -18,7 +18,7 @@ from .clock import iso, parse_time
 from .config import Config, is_inside
 from .errors import BadInput, NotFound, Refused
 from .model import (
-    KEY_RE, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_ttl, derive_summary,
+    DAYS_TTL_RE, KEY_RE, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_ttl, derive_summary,
     expires_at, infer_category, normalize_tags, normalize_text, parse_id, score_of,
 )
 
@@ -152,6 +152,9 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     if not summary.strip() or "\n" in summary or "\r" in summary or len(summary) > MAX_SUMMARY:
         raise BadInput(f"summary must be one non-empty line of at most {MAX_SUMMARY} characters")
     ttl = check_ttl(request.ttl if request.ttl is not None else spec.ttl)
+    if spec.loa and not DAYS_TTL_RE.match(ttl):
+        raise BadInput(f"ttl {ttl} is not in days: Loa's {category} category takes days ('30d') or 'permanent'",
+                       "round it up to days, or use a category of your own for short-lived memories")
     timestamp = iso(parse_time(request.timestamp)) if request.timestamp else iso(moment)
     source: dict[str, Any] = {
         "session_id": request.session_id or os.environ.get("MEM_SESSION_ID") or _PROCESS_SESSION,

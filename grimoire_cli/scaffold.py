@@ -13,7 +13,8 @@ from .config import CONFIG_NAME, DEFAULT_CONFIG_TEXT, find_root, load_config
 from .storage.store import Store
 
 GITATTRIBUTES_LINE = "{storage}/**/*.yaml merge=grimoire"
-STORAGE_IGNORE = ["# derived files of mem: never commit", ".cache/"]
+STORAGE_IGNORE = ["# derived files of mem: never commit", ".cache/",
+                  "# categories with tracked: false (volatile state): never commit", "local/"]
 
 
 class InitResult:
@@ -21,21 +22,29 @@ class InitResult:
     the root); `git`: whether the root is a git work tree (outside one, mem
     never commits and has no hooks to install)."""
 
-    __slots__ = ("root", "created", "existing", "git")
+    __slots__ = ("root", "created", "existing", "git", "categories_added")
 
     def __init__(self, root: str, git: bool = True):
         self.root = root
         self.created: list[str] = []
         self.existing: list[str] = []
         self.git = git
+        self.categories_added: list[str] = []  # by a preset, to the config
 
     def to_dict(self) -> dict[str, Any]:
-        return {"root": self.root, "created": self.created, "existing": self.existing, "git": self.git}
+        return {"root": self.root, "created": self.created, "existing": self.existing, "git": self.git,
+                "categories_added": self.categories_added}
 
 
-def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None, scope: str | None = None) -> InitResult:
+def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None, scope: str | None = None,
+         preset: str | None = None) -> InitResult:
     """Create what a grimoire needs under the repository holding `path` (in
-    `scope`, or MEM_SCOPE, when one is named)."""
+    `scope`, or MEM_SCOPE, when one is named), with a preset's categories
+    added to the config first when one is named."""
+    if preset is not None:
+        from .kinds.presets import check_preset
+
+        check_preset(preset)  # before anything is written
     root = find_root(Path(path).resolve())
     result = InitResult(str(root), (root / ".git").exists())
     rel = lambda p: os.path.relpath(p, root)  # noqa: E731
@@ -45,9 +54,13 @@ def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None,
     else:
         config_path.write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
         result.created.append(rel(config_path))
+    if preset is not None:
+        from .kinds.presets import add_preset
+
+        result.categories_added = add_preset(config_path, preset)
     conf = load_config(root, config_path, scope, must_exist=False)
     store = Store(conf)
-    for folder in (conf.storage_dir, conf.archive_dir):
+    for folder in conf.folders():
         folder.mkdir(parents=True, exist_ok=True)
     _ensure_lines(conf.storage_dir / ".gitignore", STORAGE_IGNORE, result, rel)
     for name in conf.categories:
@@ -57,7 +70,7 @@ def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None,
         else:
             store.ensure_file(name)
             result.created.append(rel(path))
-    if not any(conf.archive_dir.iterdir()):
+    if not any(conf.archive_dir.iterdir()):  # git keeps no empty folder
         (conf.archive_dir / ".gitkeep").touch()
     storage = conf.storage_dir.relative_to(conf.root).as_posix()
     _ensure_lines(conf.root / ".gitattributes", [GITATTRIBUTES_LINE.format(storage=storage)], result, rel)

@@ -12,16 +12,18 @@ from .storage.store import Store
 class Stats:
     """The figures of `mem stats`; `lines()` is its text, `to_dict()` its JSON."""
 
-    __slots__ = ("entries", "categories", "tiers", "oldest", "newest", "bytes")
+    __slots__ = ("entries", "categories", "tiers", "oldest", "newest", "bytes", "accessed", "accesses")
 
     def __init__(self, entries: int, categories: dict[str, dict[str, int]], tiers: dict[str, int], oldest: str | None,
-                 newest: str | None, size: int):
+                 newest: str | None, size: int, accessed: int = 0, accesses: int = 0):
         self.entries, self.categories, self.tiers = entries, categories, tiers
         self.oldest, self.newest, self.bytes = oldest, newest, size
+        # Reads by `recall` (kept in the catalog): entries read at least once, and reads in all.
+        self.accessed, self.accesses = accessed, accesses
 
     def to_dict(self) -> dict[str, Any]:
         return {"entries": self.entries, "categories": self.categories, "tiers": self.tiers, "oldest": self.oldest,
-                "newest": self.newest, "bytes": self.bytes}
+                "newest": self.newest, "bytes": self.bytes, "accessed": self.accessed, "accesses": self.accesses}
 
     def lines(self) -> list[str]:
         out = [f"{self.entries} entr{'y' if self.entries == 1 else 'ies'}, {self.bytes:,} bytes on disk"]
@@ -31,6 +33,8 @@ class Stats:
             out.append(f"  {category:<12} " + ", ".join(f"{count} {state}" for state, count in sorted(states.items())))
         if self.tiers:
             out.append("tiers: " + ", ".join(f"{count} {tier}" for tier, count in sorted(self.tiers.items())))
+        if self.accesses:
+            out.append(f"recalled: {self.accesses} time{'' if self.accesses == 1 else 's'}, {self.accessed} entr{'y' if self.accessed == 1 else 'ies'}")
         return out
 
 
@@ -46,4 +50,6 @@ def stats(store: Store, moment: datetime) -> Stats:
         tiers[entry.tier] = tiers.get(entry.tier, 0) + 1
     ordered = sorted(entries, key=sort_key)
     size = sum(file.path.stat().st_size for file in store.files() if file.path.exists())
-    return Stats(len(entries), by_category, tiers, ordered[0].id if ordered else None, ordered[-1].id if ordered else None, size)
+    accessed, accesses = store.kept(lambda catalog: catalog.access_totals(), (0, 0))
+    return Stats(len(entries), by_category, tiers, ordered[0].id if ordered else None, ordered[-1].id if ordered else None, size,
+                 accessed, accesses)

@@ -64,7 +64,7 @@ class Report:
 
 def _classify(config: Config, path: Path) -> tuple[str | None, bool]:
     """(category, is_archive) of a grimoire file from its name and folder."""
-    archived = path.parent.resolve() == config.archive_dir or path.parent.name == "archive"
+    archived = path.parent.resolve() in (config.archive_dir, config.local_dir / "archive") or path.parent.name == "archive"
     category = config.category_for_file(path.name)
     return (category.name if category else None), archived
 
@@ -72,7 +72,7 @@ def _classify(config: Config, path: Path) -> tuple[str | None, bool]:
 def _default_paths(store: Store) -> list[Path]:
     config = store.config
     found = {file.path for file in store.files() if file.path.exists()}
-    for folder in (config.storage_dir, config.archive_dir):
+    for folder in config.folders():
         if folder.is_dir():
             found.update(p for p in folder.glob("*.y*ml") if p.suffix in (".yaml", ".yml"))
     return sorted(found)
@@ -130,10 +130,9 @@ def _rules_version(config: Config) -> str:
     """What a cached file result depends on besides the file: config and rule code."""
     from . import __version__, entry_rules, guard, guard_rules, schemas
 
-    parts = [__version__, repr(sorted((n, c.storage_file, c.confidence_required) for n, c in config.categories.items())),
-             str(config.storage_dir), str(config.archive_dir)]
+    parts = [__version__, repr(sorted(tuple(c) for c in config.categories.values())), str(config.storage_dir), str(config.archive_dir)]
     for source in (*(Path(m.__file__) for m in (entry_rules, guard, guard_rules, chunks, yamlio) if m.__file__), Path(__file__),
-                   schemas.schema_dir() / "memory.schema.json"):
+                   schemas.schema_dir() / "memory.schema.json", schemas.schema_dir() / "kinds.schema.json"):
         try:
             parts.append(str(source.stat().st_mtime_ns))
         except OSError:

@@ -15,7 +15,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
-from . import memory, render, upkeep  # noqa: F401 - importing them registers their commands
+from . import kinds, memory, render, upkeep  # noqa: F401 - importing them registers their commands
 from .app import APP_SETTINGS, app, opened
 
 

@@ -27,7 +27,7 @@ def _report_written(entry, json: bool) -> None:
 SummaryOpt = typer.Option(None, "-s", "--summary", metavar="TEXT", help="One-line summary (derived when omitted).")
 ConfidenceOpt = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; defaults to the category's floor.")
 TagOpt = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable).")
-TtlOpt = typer.Option(None, "--ttl", metavar="TTL", help="'permanent' or days like '30d'.")
+TtlOpt = typer.Option(None, "--ttl", metavar="TTL", help="'permanent', or like '30d', '12h', '10m' (Loa's five categories: days).")
 ImportanceOpt = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5).")
 
 
@@ -93,12 +93,20 @@ def show(
     grimoire = open_grimoire()
     result = grimoire.show(entry_id, chain=chain)
     moment = grimoire.now()
+    if chain:
+        if json:
+            render.print_json([e.view(moment) for e in result])
+        else:
+            render.out("\n".join(render.entry_line(e, moment) for e in result))
+        return
+    count, last = grimoire.accesses([result.id]).get(result.id, (0, None))
+    accesses = {"count": count, "last": render.iso_time(last) if last is not None else None}
     if json:
-        render.print_json([e.view(moment) for e in result] if chain else result.view(moment))
-    elif chain:
-        render.out("\n".join(render.entry_line(e, moment) for e in result))
+        render.print_json({**result.view(moment), "accesses": accesses})
     else:
         render.out(render.entry_text(result, moment))
+        if count:
+            render.out(f"recalled: {count} time{'' if count == 1 else 's'}, last {accesses['last']}")
 
 
 @command("list")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -41,6 +41,12 @@ def entry_text(entry: Entry, moment: datetime) -> str:
     if entry.file:
         lines.append(f"file: {entry.file}:{entry.line}")
     return "\n".join(lines)
+
+
+def iso_time(posix: float) -> str:
+    from ..clock import iso
+
+    return iso(datetime.fromtimestamp(posix, timezone.utc))
 
 
 def count(n: int, one: str, many: str) -> str:

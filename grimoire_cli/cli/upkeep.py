@@ -14,14 +14,20 @@ from .app import JsonOpt, command, config_option, hooks_command, open_grimoire, 
 
 
 @command()
-def init(json: bool = JsonOpt) -> None:
+def init(
+    preset: Optional[str] = typer.Option(None, "--preset", metavar="NAME",
+                                         help="Also add a memory design's categories to the config: sabre."),
+    json: bool = JsonOpt,
+) -> None:
     """Create the config, grimoire folders, category files and merge rules (idempotent)."""
     from ..api import Grimoire
 
-    result = Grimoire.init(".", config_option(), scope=scope_option())
+    result = Grimoire.init(".", config_option(), scope=scope_option(), preset=preset)
     if json:
         render.print_json(result.to_dict())
         return
+    if result.categories_added:
+        render.out(f"added categories to the config: {', '.join(result.categories_added)}")
     for path in result.created:
         render.out(f"created {path}")
     for path in result.existing:

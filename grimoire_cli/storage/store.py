@@ -51,6 +51,7 @@ class GrimoireFile(NamedTuple):
     path: Path
     rel: str  # relative to the repository root: the catalog's name for it
     archived: bool
+    tracked: bool = True  # False: a local category's file, git-ignored
 
 
 class _Staged(NamedTuple):
@@ -76,16 +77,16 @@ class Store:
     # -- paths ---------------------------------------------------------------
 
     def category_path(self, category: str, archived: bool = False) -> Path:
-        folder = self.config.archive_dir if archived else self.config.storage_dir
-        return folder / self.config.category(category).storage_file
+        spec = self.config.category(category)
+        return self.config.folder(spec, archived) / spec.storage_file
 
     def files(self, include_archive: bool = True) -> list[GrimoireFile]:
         """Every configured file, existing or not: the category files, then the archive's."""
         out = []
         for archived in (False, True) if include_archive else (False,):
-            for name in self.config.categories:
+            for name, spec in self.config.categories.items():
                 path = self.category_path(name, archived)
-                out.append(GrimoireFile(name, path, self.config.relative(path), archived))
+                out.append(GrimoireFile(name, path, self.config.relative(path), archived, spec.tracked))
         return out
 
     def _archive_paths(self) -> set[str]:
@@ -307,7 +308,7 @@ class Store:
                 self._staged = {}
 
     def _recover(self) -> None:
-        journal.recover(self.cache, {self.config.storage_dir, self.config.archive_dir})
+        journal.recover(self.cache, self.config.folders())
         self._recovered = True
 
     def recover_if_needed(self) -> None:
@@ -392,7 +393,7 @@ class Store:
 
         try:
             self.catalog.apply_write(staged.rel, staged.before, Stamp.of(path.stat()), content_hash(staged.data),
-                                     path.parent == self.config.archive_dir, staged.change)
+                                     staged.rel in self._archive_paths(), staged.change)
         except Stale:
             self._fresh.clear()
         # Next read re-checks the stamp: cheap, and right even if the catalog declined the update.

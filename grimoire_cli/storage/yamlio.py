@@ -231,7 +231,9 @@ def scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return repr(value)
+        text = repr(value)
+        # `1e-05` is a string to YAML 1.1; `1.0e-05` a float to both versions.
+        return text.replace("e", ".0e", 1) if "e" in text and "." not in text else text
     text = str(value)
     if _PLAIN_RE.match(text) and text.lower() not in _RESOLVED_WORDS:
         return text
@@ -271,13 +273,23 @@ def _field(key: str, value: Any, indent: int) -> list[str]:
             lines.extend(_field(str(sub_key), sub_value, indent + 2))
         return lines
     if isinstance(value, list):
-        if all(not isinstance(item, (dict, list)) for item in value):
-            return [f"{pad}{name}: [{', '.join(scalar(item) for item in value)}]"]
-        return [f"{pad}{name}: {json.dumps(value, ensure_ascii=True)}"]
+        return [f"{pad}{name}: {_flow(value)}"]
     if isinstance(value, str) and _literal_ok(value):
         block = _literal(value, indent + 2)
         return [f"{pad}{name}: {block[0]}", *block[1:]]
     return [f"{pad}{name}: {scalar(value)}"]
+
+
+def _flow(value: Any) -> str:
+    """A list or mapping in flow style, every scalar in its exact form."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{scalar(str(key))}: {_flow(item)}" for key, item in value.items()) + "}"
+    return scalar(value)
+
+
+_SURROGATE_PAIR = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})")
 
 
 def emit_fields(data: dict[str, Any], indent: int = 2) -> list[str]:
@@ -353,5 +365,7 @@ def emit_entry(data: dict[str, Any]) -> str:
     if loaded != [json.loads(json.dumps(ordered(data)))]:
         # The emitter is meant to be exact; if it ever is not, store the
         # entry as JSON (valid YAML), which is exact by construction.
-        text = "- " + json.dumps(ordered(data), ensure_ascii=True) + "\n"
+        # JSON writes a character past U+FFFF as a surrogate pair, which YAML refuses: one \U escape instead.
+        text = "- " + _SURROGATE_PAIR.sub(lambda m: "\\U%08x" % (0x10000 + ((int(m[1], 16) - 0xD800) << 10) + int(m[2], 16) - 0xDC00),
+                                         json.dumps(ordered(data), ensure_ascii=True)) + "\n"
     return text

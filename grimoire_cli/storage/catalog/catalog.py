@@ -7,6 +7,9 @@ correction). The store answers reads from here after checking each file's
 stamp, so an unchanged grimoire is answered without parsing YAML; a changed
 file (hand edit, `git pull`) is re-parsed alone.
 
+It also keeps what reading does (access counts): bookkeeping that must
+never dirty a tracked file.
+
 Its parts: `schema` (the tables), `connection` (opening, the in-memory
 fallback), `indexer` (writes), `queries` (reads), `rows` (the named rows);
 here they come together: `Catalog` is the indexer and the queries over
@@ -52,3 +55,24 @@ class Catalog(Indexer, Queries):
         with self.transaction() as db:
             db.execute("DELETE FROM checks WHERE path=?", (path,))
             db.executemany("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?)", [(path, chunk, tag, json.dumps(value)) for chunk, value in rows])
+
+    # -- what reads did (derived state, kept here and nowhere else) --------------
+
+    def record_access(self, entry_id: str, at: float) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO accesses VALUES (?, 1, ?) ON CONFLICT(id) DO UPDATE SET count = count + 1, last = excluded.last",
+                       (entry_id, at))
+
+    def accesses(self, ids: list[str]) -> dict[str, tuple[int, float]]:
+        """(count, last access as POSIX time) by id, for the ids read at least once."""
+        out: dict[str, tuple[int, float]] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            rows = self.read(f"SELECT id, count, last FROM accesses WHERE id IN ({', '.join('?' * len(part))})", tuple(part))
+            out.update((entry_id, (count, last)) for entry_id, count, last in rows)
+        return out
+
+    def access_totals(self) -> tuple[int, int]:
+        """(entries read at least once, reads in all)."""
+        row = self.read("SELECT count(*), coalesce(sum(count), 0) FROM accesses", ())
+        return int(row[0][0]), int(row[0][1])

@@ -31,14 +31,15 @@ class Filter:
     """Which entries a read wants: in one of `states` at POSIX time `at`, of
     one of the categories (any when empty), with all the tags, at or above
     the confidence (for a category in `floors`, at or above its floor there
-    instead), with the key, with normalized content of a length in `lengths`
-    (inclusive; only for reads of the entries table)."""
+    instead), with the key (or a key matching the glob `key_glob`), with
+    normalized content of a length in `lengths` (inclusive; only for reads
+    of the entries table)."""
 
-    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "floors", "key", "lengths")
+    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "floors", "key", "lengths", "key_glob")
 
     def __init__(self, *, at: float, states: Iterable[str] = ("active",), categories: Iterable[str] = (), tags: Iterable[str] = (),
                  min_confidence: float | None = None, floors: Mapping[str, float] | None = None, key: str | None = None,
-                 lengths: tuple[int, int] | None = None):
+                 lengths: tuple[int, int] | None = None, key_glob: str | None = None):
         self.states = frozenset(states)
         unknown = self.states - set(STATES)
         if unknown:
@@ -50,6 +51,7 @@ class Filter:
         self.floors = dict(floors or {})
         self.key = key
         self.lengths = lengths
+        self.key_glob = key_glob
 
     def but(self, **changes: Any) -> "Filter":
         """This filter with some fields changed."""
@@ -82,6 +84,9 @@ class Filter:
         if self.key is not None:
             params["key"] = self.key
             parts.append("e.key = :key")
+        if self.key_glob is not None:
+            params["kglob"] = self.key_glob
+            parts.append("e.key GLOB :kglob")
         if self.lengths is not None:
             params["low"], params["high"] = self.lengths
             parts.append("e.nlen BETWEEN :low AND :high")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "15"
+VERSION = "16"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -60,9 +60,12 @@ CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, n INTEGER, PRIMARY KEY (
 CREATE TABLE IF NOT EXISTS reports (path TEXT PRIMARY KEY, key TEXT, value TEXT);
 -- `mem validate`'s result for each entry's text (chunk hash) under the rules' version.
 CREATE TABLE IF NOT EXISTS checks (path TEXT, chunk BLOB, version TEXT, value TEXT, PRIMARY KEY (path, chunk)) WITHOUT ROWID;
+-- How often each entry was read by `mem recall` and when last (derived
+-- state: never written to a grimoire file, so reading leaves git clean).
+CREATE TABLE IF NOT EXISTS accesses (id TEXT PRIMARY KEY, count INTEGER NOT NULL, last REAL NOT NULL) WITHOUT ROWID;
 """
 
-TABLES = ("meta", "files", "entries", "spans", "ranks", "fts", "words", "reports", "checks")
+TABLES = ("meta", "files", "entries", "spans", "ranks", "fts", "words", "reports", "checks", "accesses")
 
 
 def statements(script: str = DDL) -> list[str]:

@@ -1,0 +1,135 @@
+"""Keyed facts (SABRE's semantic memory): a JSON-able value under a dotted key.
+
+A fact is an ordinary entry with a `key`: its content is the value as text
+(a string as it is, anything else as JSON), and a value that is not a
+string is also kept typed in `metadata.value`, so `recall` gives back what
+was remembered. Remembering a key again supersedes the active entry (the
+history stays); remembering the value it already has writes nothing.
+Reading a fact counts an access in the catalog, never in a file, so
+`mem recall` leaves `git status` clean.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from ..config import Category, Config
+from ..errors import BadInput, NotFound
+from ..model import KEY_RE, Entry, derive_summary
+from ..storage.catalog.queries import Filter, Order
+from ..storage.store import Store
+
+# Where `remember` writes without -c: SABRE's preset category, else Loa's facts.
+DEFAULT_CATEGORIES = ("semantic", "fact")
+_GLOB_SAFE = re.compile(r"^[a-z0-9_.*?\[\]!-]+\Z")
+
+
+class Remembered(NamedTuple):
+    """What `remember` did: the entry now holding the key, and whether it was
+    written (False: the key already held that value)."""
+
+    entry: Entry
+    written: bool
+
+    def to_dict(self, moment: datetime) -> dict[str, Any]:
+        return {**self.entry.view(moment), "written": self.written, "value": value_of(self.entry)}
+
+
+def check_key(key: Any) -> str:
+    if not isinstance(key, str) or not KEY_RE.match(key):
+        raise BadInput(f"bad key {key!r}", "a key is dotted lowercase words, like db.users.schema (a-z, 0-9, '_', '-')")
+    return key
+
+
+def check_pattern(pattern: str) -> str:
+    """A glob over keys (`db.*`, `user.?.name`)."""
+    if not _GLOB_SAFE.match(pattern):
+        raise BadInput(f"bad key pattern {pattern!r}", "use a key with * and ? wildcards, like db.*")
+    return pattern
+
+
+def value_text(value: Any) -> str:
+    """The text a value is stored and searched as; BadInput when it is not JSON-able."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise BadInput("the value is empty", "give the fact's value")
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"the value is not JSON-able ({exc})", "remember text, numbers, booleans, null, lists or mappings with text keys") from None
+
+
+def value_of(entry: Entry) -> Any:
+    """The value an entry holds: `metadata.value` when typed, else its content."""
+    metadata = entry.data.get("metadata")
+    if isinstance(metadata, dict) and "value" in metadata:
+        return metadata["value"]
+    return entry.content
+
+
+def same_value(a: Any, b: Any) -> bool:
+    # 1 and 1.0 and True compare equal in Python; as remembered values they differ.
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def fact_category(config: Config, name: str | None) -> Category:
+    if name is not None:
+        return config.category(name)
+    for candidate in DEFAULT_CATEGORIES:
+        if candidate in config.categories:
+            return config.categories[candidate]
+    raise BadInput("no category for facts (neither 'semantic' nor 'fact' is configured)", "name one with -c, or run `mem init --preset sabre`")
+
+
+def summary_of(key: str, text: str) -> str:
+    return derive_summary(f"{key} = {' '.join(text.split())}")
+
+
+def holder(store: Store, key: str, moment: datetime) -> Entry | None:
+    """The active entry with this key, if any."""
+    chosen = Filter(at=moment.timestamp(), key=key)
+    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, 1), include_archive=False)
+    return store.load(rowids).get(rowids[0]) if rowids else None
+
+
+def request_for(config: Config, key: str, value: Any, category: str | None, ttl: str | None, current: Entry | None,
+                **options: Any) -> Any:
+    """The add request that remembers `value` under `key`, or None when
+    `current` already holds that value in that category."""
+    from ..request import Request
+
+    check_key(key)
+    text = value_text(value)
+    spec = fact_category(config, category or (current.category if current is not None else None))
+    if current is not None and current.category == spec.name and same_value(value_of(current), value) \
+            and (ttl is None or ttl == current.data.get("ttl")):
+        return None
+    metadata = None if isinstance(value, str) else {"value": value}
+    return Request(text, category=spec.name, key=key, ttl=ttl, summary=summary_of(key, text), metadata=metadata, **options)
+
+
+def recall(store: Store, key: str, moment: datetime) -> Entry:
+    """The active entry holding `key` (NotFound when none: missing or expired);
+    the read is counted in the catalog."""
+    entry = holder(store, check_key(key), moment)
+    if entry is None:
+        raise NotFound(f"no active fact with key {key!r} (missing or expired)", "list keys with `mem facts`")
+    store.kept(lambda catalog: catalog.record_access(entry.id, moment.timestamp()), None)
+    return entry
+
+
+def facts(store: Store, pattern: str | None, categories: list[str], moment: datetime) -> list[Entry]:
+    """Active keyed entries whose key matches the glob, by key."""
+    chosen = Filter(at=moment.timestamp(), categories=categories, key_glob=check_pattern(pattern) if pattern else "*")
+    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, None), include_archive=False)
+    loaded = store.load(rowids)
+    return sorted((loaded[r] for r in rowids if r in loaded), key=lambda entry: entry.key or "")
+
+
+def accesses(store: Store, ids: list[str]) -> dict[str, tuple[int, float]]:
+    """Access counts and last access (POSIX time) by id, best effort."""
+    return store.kept(lambda catalog: catalog.accesses(ids), {})

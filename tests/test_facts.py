@@ -1,0 +1,202 @@
+"""Keyed facts (SABRE's semantic memory): remember, recall, facts, g.cached."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from conftest import examples, git, mem
+
+MEMORY = Path("grimoires/loa/memory")
+
+
+@pytest.fixture
+def sabre(repo):
+    assert mem("init", "--preset", "sabre").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "start", cwd=repo)
+    return repo
+
+
+def test_remember_and_recall_text(sabre):
+    added = mem("remember", "db.engine", "postgres 16")
+    assert added.code == 0, added.err
+    assert mem("recall", "db.engine").out == "postgres 16\n"
+    text = (sabre / MEMORY / "semantic.yaml").read_text()
+    assert "key: db.engine" in text and "content: postgres 16" in text and "metadata" not in text
+
+
+def test_json_values_come_back_typed(sabre):
+    assert mem("remember", "db.users.schema", "-", input='{"rows": 12, "cols": ["id", "name"]}').code == 0
+    assert json.loads(mem("recall", "db.users.schema").out) == {"rows": 12, "cols": ["id", "name"]}
+    assert mem("remember", "db.port", "-", input="5432").code == 0
+    assert mem("remember", "db.port.text", "5432").code == 0
+    assert json.loads(mem("recall", "db.port", "--json").out)["value"] == 5432
+    assert json.loads(mem("recall", "db.port.text", "--json").out)["value"] == "5432"
+    from grimoire_cli import Grimoire
+
+    g = Grimoire.open(sabre)
+    assert g.recall("db.port") == 5432 and g.recall("db.port.text") == "5432"
+
+
+def test_an_unchanged_value_writes_nothing(sabre):
+    first = mem("remember", "user.name", "Ada")
+    path = sabre / MEMORY / "semantic.yaml"
+    before = path.read_bytes()
+    again = mem("remember", "user.name", "Ada", "--json")
+    assert again.code == 0 and json.loads(again.out)["written"] is False
+    assert json.loads(again.out)["id"] == first.out.strip()
+    assert path.read_bytes() == before
+    assert mem("remember", "user.name", "Ada").err.startswith("unchanged: user.name")
+
+
+def test_a_new_value_supersedes_the_old(sabre):
+    old = mem("remember", "user.name", "Ada").out.strip()
+    new = mem("remember", "user.name", "Grace").out.strip()
+    assert old != new
+    assert mem("recall", "user.name").out == "Grace\n"
+    chain = json.loads(mem("show", new, "--chain", "--json").out)
+    assert [e["id"] for e in chain] == [old, new] and chain[0]["superseded_by"] == new
+    # the same value under two keys is two facts, not a duplicate
+    assert mem("remember", "owner.name", "Grace").code == 0
+    assert [line.split(" = ")[0] for line in mem("facts").out.splitlines()] == ["owner.name", "user.name"]
+
+
+def test_recall_leaves_git_clean_and_counts_in_the_catalog(sabre):
+    entry_id = mem("remember", "user.name", "Ada").out.strip()
+    git("commit", "-q", "-am", "a fact", cwd=sabre)
+    for _ in range(3):
+        assert mem("recall", "user.name").code == 0
+    assert git("status", "--porcelain", cwd=sabre) == ""
+    shown = json.loads(mem("show", entry_id, "--json").out)
+    assert shown["accesses"] == {"count": 3, "last": "2026-11-22T10:00:00Z"}
+    assert "recalled: 3 times" in mem("show", entry_id).out
+    stats = json.loads(mem("stats", "--json").out)
+    assert (stats["accessed"], stats["accesses"]) == (1, 3)
+
+
+def test_short_ttls_expire(sabre):
+    assert mem("remember", "build.status", "green", "--ttl", "10m").code == 0
+    assert mem("recall", "build.status", env={"MEM_NOW": "2026-11-22T10:09:00Z"}).out == "green\n"
+    gone = mem("recall", "build.status", env={"MEM_NOW": "2026-11-22T10:11:00Z"})
+    assert gone.code == 1 and "missing or expired" in gone.err
+    # after it expired, remembering the same value writes a new entry
+    assert json.loads(mem("remember", "build.status", "green", "--ttl", "10m", "--json",
+                          env={"MEM_NOW": "2026-11-22T10:11:00Z"}).out)["written"] is True
+
+
+def test_facts_lists_keys_by_glob(sabre):
+    for key, value in [("db.engine", "postgres"), ("db.port", "5432"), ("user.name", "Ada")]:
+        assert mem("remember", key, value).code == 0
+    assert mem("facts", "db.*").out == "db.engine = postgres\ndb.port = 5432\n"
+    listed = json.loads(mem("facts", "--json").out)
+    assert [(e["key"], e["value"]) for e in listed] == [("db.engine", "postgres"), ("db.port", "5432"), ("user.name", "Ada")]
+    assert mem("facts", "-c", "fact").out == ""
+    assert mem("facts", "DB/*").code == 2
+
+
+@pytest.mark.parametrize("args,input,message", [
+    (["remember", "Not.Lower", "x"], None, "bad key"),
+    (["remember", "a..b", "x"], None, "bad key"),
+    (["remember", "a.b", "-"], "{not json", "stdin is not a JSON value"),
+    (["remember", "a.b", "   "], None, "the value is empty"),
+    (["remember", "a.b", "x", "--ttl", "soon"], None, "bad ttl"),
+    (["remember", "a.b", "x", "-c", "nope"], None, "unknown category"),
+    (["recall", "Bad Key"], None, "bad key"),
+])
+def test_bad_input_is_one_error_line_and_exit_2(sabre, args, input, message):
+    before = (sabre / MEMORY / "semantic.yaml").read_bytes()
+    result = mem(*args, input=input)
+    assert result.code == 2 and result.err.startswith("error: ") and message in result.err
+    assert result.err.count("\n") == 1 and result.out == ""
+    assert (sabre / MEMORY / "semantic.yaml").read_bytes() == before
+
+
+def test_library_refuses_values_json_cannot_hold(sabre):
+    from grimoire_cli import Grimoire
+    from grimoire_cli.errors import BadInput
+
+    g = Grimoire.open(sabre)
+    for value in ({1, 2}, float("nan"), {"when": object()}):
+        with pytest.raises(BadInput, match="not JSON-able"):
+            g.remember("a.b", value)
+    assert g.facts() == []
+
+
+def test_a_secret_value_is_refused(sabre):
+    result = mem("remember", "deploy.token", "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    assert result.code == 2 and "secret" in result.err
+
+
+def test_cached_remembers_results_locally(sabre):
+    from grimoire_cli import Grimoire
+
+    g = Grimoire.open(sabre)
+    calls = []
+
+    @g.cached(key="db.{table}.rows", ttl="1h")
+    def rows(table, limit=10):
+        calls.append(table)
+        return {"table": table, "rows": [1, 2, 3][:limit]}
+
+    assert rows("users") == {"table": "users", "rows": [1, 2, 3]}
+    assert rows("users") == {"table": "users", "rows": [1, 2, 3]}
+    assert rows(table="orders", limit=1) == {"table": "orders", "rows": [1]}
+    assert calls == ["users", "orders"]
+    assert "key: db.users.rows" in (sabre / MEMORY / "local/cache.yaml").read_text()
+    assert git("status", "--porcelain", cwd=sabre) == ""  # local: nothing to commit
+
+
+def test_cached_does_not_keep_exceptions_and_guards_values(sabre):
+    from grimoire_cli import Grimoire
+    from grimoire_cli.errors import Refused
+
+    g = Grimoire.open(sabre)
+    attempts = []
+
+    @g.cached(key="flaky.{n}")
+    def flaky(n):
+        attempts.append(n)
+        if len(attempts) == 1:
+            raise RuntimeError("down")
+        return n * 2
+
+    with pytest.raises(RuntimeError):
+        flaky(1)
+    assert flaky(1) == 2 and flaky(1) == 2
+    assert attempts == [1, 1]
+
+    @g.cached(key="contact.{who}")
+    def contact(who):
+        return "write to ada.lovelace@example.org"
+
+    with pytest.raises(Refused):
+        contact("ada")
+    assert g.recall("contact.ada", None) is None
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    | st.text(st.characters(codec="utf-8", exclude_categories=["Cc", "Cs"]), min_size=1, max_size=30).filter(str.strip),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text("abcdefgh", min_size=1, max_size=5), inner, max_size=4),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_json)
+@example(value=[[], "\U00010000"])  # was written as a JSON surrogate pair, which YAML refuses
+def test_any_json_value_comes_back_as_it_went_in(sabre, value):
+    from grimoire_cli import Grimoire
+    from grimoire_cli.errors import Refused
+    from grimoire_cli.kinds.facts import same_value
+
+    g = Grimoire.open(sabre)
+    try:
+        g.remember("prop.value", value)
+    except Refused:  # the guard refused something that reads like a secret or PII
+        return
+    assert same_value(g.recall("prop.value"), value)
+    assert same_value(Grimoire.open(sabre).recall("prop.value"), value)  # read back from the file by a fresh catalog sync
