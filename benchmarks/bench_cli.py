@@ -69,6 +69,19 @@ def median(make_cmd, cwd: Path, runs: int, before=None) -> float:
     return statistics.median(samples)
 
 
+SEED = """
+from grimoire_cli import Grimoire
+g = Grimoire.open()
+for n in range(20):
+    g.remember(f"bench.key.{n}", {"n": n, "rows": list(range(n % 5))})
+for n in range(10):
+    g.add_task(f"bench task {n} due soon", due="+1h")
+    g.add_task(f"bench task {n} on an event", on=f"bench.event.{n}")
+for n in range(5):
+    g.fire(f"bench.event.{n}")
+"""
+
+
 def ids(folder: Path, *args: str) -> list[str]:
     out = subprocess.run([MEM, "list", "--json", *args], cwd=folder, capture_output=True, text=True, env=ENV, check=True).stdout
     return [item["id"] for item in json.loads(out)]
@@ -127,6 +140,17 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     one("validate after editing 1 file", lambda _: [MEM, "validate"], before=touch_one)
     reader = [MEM, "query", "warm"]  # fills the catalog without writing
     run(reader, folder)
+
+    # SABRE's kinds (issue 16): the preset's categories beside the generated
+    # ones, 20 facts and 20 tasks (5 due: their events fired); the generated notes stay the bulk.
+    if not (memory / "tasks.yaml").exists():
+        subprocess.run([MEM, "init", "--preset", "sabre"], cwd=folder, env=ENV, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-c", SEED], cwd=folder, env=ENV, check=True)
+    both("mem recall", lambda: [MEM, "recall", "bench.key.7"])
+    both("mem tasks", lambda: [MEM, "tasks"])
+    both("mem due", lambda: [MEM, "due"])
+    both("mem facts 'bench.*'", lambda: [MEM, "facts", "bench.*"])
+    both("mem remember", lambda: [MEM, "remember", "bench.key.3", f"value {time.time_ns()}"], reader)
 
     # Writes, cold (no catalog) and warm; each run takes fresh ids.
     fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry

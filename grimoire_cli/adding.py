@@ -188,6 +188,11 @@ def update(store: Store, entry_id: str, new: dict[str, Any]) -> None:
     _write(store, [], {entry_id: new})
 
 
+def update_many(store: Store, updates: dict[str, dict[str, Any]]) -> None:
+    """Rewrite several entries' lifecycle fields in place, one write per file (inside `store.lock()`)."""
+    _write(store, [], updates)
+
+
 class _Batch:
     """What `add_many` needs to know about the grimoire, read lazily from the catalog.
 

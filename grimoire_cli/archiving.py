@@ -107,6 +107,8 @@ class CheckResult:
     archived: list[str] = field(default_factory=list)
     commit: str | None = None
     notes: list[str] = field(default_factory=list)
+    # Tasks due now (kinds/tasks.py): {"id", "task", "trigger", "due_at"} each, listed first.
+    tasks: list[dict[str, Any]] = field(default_factory=list)
     # With `remember` (a session hook): the due ids no earlier remembering check reported.
     unreported: set[str] | None = None
 
@@ -117,11 +119,13 @@ class CheckResult:
 
     @property
     def due(self) -> list[str]:
-        return sorted(set(self.unarchived) | set(self.expiring) | set(self.review))
+        """Due tasks first, then the entries that need attention."""
+        tasks = [task["id"] for task in self.tasks]
+        return tasks + sorted((set(self.unarchived) | set(self.expiring) | set(self.review)) - set(tasks))
 
     def to_dict(self) -> dict[str, Any]:
         return {"expired": self.expired, "expiring": self.expiring, "review": self.review,
-                "archived": self.archived, "due": self.due, "commit": self.commit, "notes": self.notes}
+                "archived": self.archived, "due": self.due, "tasks": self.tasks, "commit": self.commit, "notes": self.notes}
 
 
 # In the cache: the ids the last hook run reported, so the next says only what is new.
@@ -169,6 +173,11 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
             result.expiring.append(entry.id)
         if entry.tier in ("low", "ineffective") and not entry.is_expired(moment):
             result.review.append(entry.id)
+    if store.config.names_of_kind("task"):
+        from .kinds.tasks import due
+
+        result.tasks = [{"id": e.id, "task": e.data.get("task"), "trigger": e.data.get("trigger"), "due_at": e.data.get("due_at")}
+                        for e in due(store, moment)]
     if result.expired and lifecycle["auto_archive"] and archive_expired:
         why = archive_commit.busy(store)
         if why:  # even without a commit: moving files under a bisect or rebase breaks it

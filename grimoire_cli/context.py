@@ -82,21 +82,39 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
                 return rowids, len(rowids)
             return rowids, store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
     first, total = ranking(limit)
+    pinned = _due_tasks(store, moment)
+    if pinned and text and text.strip():
+        # Due tasks are shown whether or not they match; count each once.
+        matched = set(ranking(None)[0])
+        total += sum(1 for rowid in pinned if rowid not in matched)
 
     def order() -> Iterator[int]:
-        yield from first
+        yield from pinned
+        yield from (rowid for rowid in first if rowid not in pinned)
         if total > len(first):
-            yield from ranking(None)[0][len(first):]
+            yield from (rowid for rowid in ranking(None)[0][len(first):] if rowid not in pinned)
 
     from .guard import scan_fields
 
     # The guard runs as the last line of defence: nothing that looks like a
     # secret reaches a prompt, even if it was written by hand. It runs on the
     # entries whose line would fit, not on every one read.
-    result = render(_loaded(store, order()), total, budget, moment, safe=lambda e: not scan_fields({"c": e.content, "s": e.summary}))
+    result = render(_loaded(store, order()), total, budget, moment, safe=lambda e: not scan_fields({"c": e.content, "s": e.summary}),
+                    due=len(pinned))
     if text and text.strip() and not total:
         result.filtered_out = filtered_out(store, text, chosen, recency_weight=float(retrieval["recency_weight"]), include_archive=False)
     return result
+
+
+def _due_tasks(store: Store, moment: datetime) -> list[int]:
+    """Catalog rows of the tasks due now (first in the block), if any category holds tasks."""
+    if not store.config.names_of_kind("task"):
+        return []
+    from .kinds.tasks import due
+
+    ids = [entry.id for entry in due(store, moment)]
+    rows = store.ask(lambda catalog, paths: catalog.rowids_of(paths, ids), include_archive=False) if ids else {}
+    return [rows[i] for i in ids if i in rows]
 
 
 def _loaded(store: Store, rowids: Iterator[int], chunk: int = 32) -> Iterator[Entry]:
@@ -109,13 +127,15 @@ def _loaded(store: Store, rowids: Iterator[int], chunk: int = 32) -> Iterator[En
         yield from (loaded[rowid] for rowid in part if rowid in loaded)
 
 
-def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, safe: Callable[[Entry], bool] = lambda e: True) -> Context:
+def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, safe: Callable[[Entry], bool] = lambda e: True,
+           due: int = 0) -> Context:
     """Lines best first until the budget is spent; always ends with a count line.
 
     `entries` is consumed lazily: it stops when no line could fit, or after
     MAX_MISSES entries in a row that did not fit once the budget is nearly
     spent, so a large grimoire is not read to its end for a few tokens left.
-    An entry whose line would fit is left out if `safe` says no.
+    An entry whose line would fit is left out if `safe` says no. The first
+    `due` entries are tasks due now, labelled so.
     """
     lines = [HEADER]
     used = tokens(HEADER) + 1
@@ -123,11 +143,14 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
     # Reserve room for the longest footer this call could print.
     footer = tokens(_footer(total)) + 1
     misses = 0
-    for entry in entries:
+    for position, entry in enumerate(entries):
         if budget - used - footer < SHORTEST_LINE or misses >= MAX_MISSES:
             break
-        head = f"- {entry.id} ({entry.category}, {age_label(entry, moment)}): "
-        body = " ".join(entry.content.split())
+        status = entry.data.get("status") if "trigger" in entry.data else None  # a task's
+        label = "task due now" if position < due else status if status in ("done", "cancelled") else age_label(entry, moment)
+        head = f"- {entry.id} ({entry.category}, {label}): "
+        # A keyed fact's content is its bare value: the key says what it is.
+        body = " ".join((f"{entry.key} = {entry.content}" if entry.key else entry.content).split())
         candidates = [head + body, head + entry.summary] if body != entry.summary else [head + body]
         chosen = next((c for c in candidates if used + tokens(c) + 1 + footer <= budget), None)
         if chosen is None:

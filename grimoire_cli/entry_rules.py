@@ -64,7 +64,7 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
                 problem("confidence-floor", f"confidence {data['confidence']} is below the {category} floor {spec.confidence_required}", "confidence")
             if spec.loa and isinstance(data.get("ttl"), str) and not DAYS_TTL_RE.match(data["ttl"]):
                 problem("ttl", f"ttl {data['ttl']}: Loa's {category} category takes days or permanent (Loa's schema)", "ttl")
-    _check_expiry(data, problem)
+    _check_expiry(data, problem, spec.kind if spec else "note")
     archive_fields = [k for k in ("archived", "archived_at", "archive_reason") if k in data]
     if archived and not data.get("archived"):
         problem("archive", "an entry in the archive must have archived: true, archived_at and archive_reason")
@@ -75,10 +75,17 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
     return found
 
 
-def _check_expiry(data: dict[str, Any], problem) -> None:
+def _check_expiry(data: dict[str, Any], problem, kind: str) -> None:
     ttl = data.get("ttl")
     source = data.get("source") if isinstance(data.get("source"), dict) else {}
     stamp = source.get("timestamp")
+    if kind == "task":  # a task expires ttl after it is done; a waiting one never does
+        if "done_at" not in data:
+            if "expires_at" in data:
+                problem("expires-at", "a pending task must not have expires_at (it expires ttl after done_at)", "expires_at")
+            return
+        stamp = data.get("done_at")
+    base = "done_at" if kind == "task" else "source.timestamp"
     if not (isinstance(ttl, str) and isinstance(stamp, str)):
         return
     try:
@@ -91,7 +98,7 @@ def _check_expiry(data: dict[str, Any], problem) -> None:
     elif ttl != "permanent" and wanted and present is None:
         problem("expires-at", f"expires_at is missing; with ttl {ttl} it must be {wanted}", "ttl")
     elif wanted and present is not None and _same_time(present, wanted) is False:
-        problem("expires-at", f"expires_at {present} does not equal source.timestamp + ttl ({wanted})", "expires_at")
+        problem("expires-at", f"expires_at {present} does not equal {base} + ttl ({wanted})", "expires_at")
 
 
 def _same_time(a: Any, b: str) -> bool | None:

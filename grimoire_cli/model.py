@@ -31,8 +31,11 @@ DERIVED_SUMMARY = 120
 ARCHIVE_REASONS = ("expired", "superseded", "ineffective", "manual")
 
 # The order fields are written in; unknown fields follow in their own order.
+# The fields kinds of category add (schemas/kinds.schema.json), after the content.
+KIND_FIELDS = ("event", "outcome", "learned", "name", "description", "params", "steps", "task", "trigger", "status", "due_at",
+               "done_at", "context")
 FIELD_ORDER = (
-    "id", "category", "summary", "content", "confidence", "ttl", "expires_at",
+    "id", "category", "summary", "content", *KIND_FIELDS, "confidence", "ttl", "expires_at",
     "importance", "key", "tags", "source", "supersedes", "superseded_by",
     "related_memories", "effectiveness", "archived", "archived_at",
     "archive_reason", "metadata",

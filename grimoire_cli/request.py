@@ -18,7 +18,7 @@ from .clock import iso, parse_time
 from .config import Config, is_inside
 from .errors import BadInput, NotFound, Refused
 from .model import (
-    DAYS_TTL_RE, KEY_RE, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_ttl, derive_summary,
+    DAYS_TTL_RE, KIND_FIELDS, KEY_RE, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_ttl, derive_summary,
     expires_at, infer_category, normalize_tags, normalize_text, parse_id, score_of,
 )
 
@@ -30,7 +30,7 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # The options of a request beside its content; all default to None, but the
 # lists, which default to empty.
 OPTIONS = ("category", "summary", "confidence", "tags", "ttl", "supersedes", "key", "importance", "related", "file_path", "lines",
-           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness")
+           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness", "fields")
 _LISTS = ("tags", "related")
 
 
@@ -56,6 +56,7 @@ class Request:
     id: str | None
     timestamp: str | None
     effectiveness: dict[str, Any] | None
+    fields: dict[str, Any] | None  # the fields a kind of category adds (task, trigger, ...)
 
     def __init__(self, content: str, **options: Any):
         unknown = sorted(set(options) - set(OPTIONS))
@@ -100,6 +101,7 @@ class Request:
             "id": item.get("id"),
             "timestamp": source.get("timestamp") or item.get("timestamp"),
             "effectiveness": item.get("effectiveness"),
+            "fields": {name: item[name] for name in KIND_FIELDS if name in item} or None,
         }
         if not isinstance(known["content"], str):
             raise BadInput("content must be a string", "give the memory's text")
@@ -175,7 +177,8 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
             raise BadInput(f"bad line range {request.lines!r}", "write it like 12-40 (first <= last)")
         source["line_range"] = request.lines
     data: dict[str, Any] = {"id": new_id, "category": category, "summary": summary, "content": content, "confidence": confidence, "ttl": ttl}
-    if ttl != "permanent":
+    # A task expires `ttl` after it is done, not while it waits (kinds/tasks.py).
+    if ttl != "permanent" and spec.kind != "task":
         data["expires_at"] = expires_at(timestamp, ttl)
     if request.importance is not None:
         if isinstance(request.importance, bool) or not isinstance(request.importance, int) or not 1 <= request.importance <= 10:
@@ -205,8 +208,24 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         if not isinstance(request.metadata, dict):
             raise BadInput("metadata must be a mapping")
         data["metadata"] = request.metadata
+    if spec.kind != "note" or request.fields:
+        _check_kind(data, request.fields or {}, spec.kind)
     _refuse_secrets(data)
     return data, notes
+
+
+def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None:
+    """Add a kind's fields to `data`, refusing what its schema does not allow
+    (a task without its trigger, an event on a note)."""
+    from .schemas import entry_validator
+
+    if kind != "note" and not fields:
+        raise BadInput(f"{data['category']} is a category of kind {kind}", f"write it with `mem {kind} ...` (see `mem {kind} --help`)")
+    data.update(fields)
+    errors = sorted(entry_validator(kind).iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = ".".join(str(p) for p in errors[0].absolute_path)
+        raise BadInput(f"not a valid {kind}: {where + ': ' if where else ''}{errors[0].message}")
 
 
 def _check_effectiveness(value: Any) -> dict[str, Any]:

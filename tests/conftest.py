@@ -99,6 +99,15 @@ def repo(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def sabre(repo) -> Path:
+    """`repo` with SABRE's preset (mem init --preset sabre), committed."""
+    assert mem("init", "--preset", "sabre").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "start", cwd=repo)
+    return repo
+
+
+@pytest.fixture
 def grimoire(repo):
     from grimoire_cli import Grimoire
 

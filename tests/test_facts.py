@@ -12,14 +12,6 @@ from conftest import examples, git, mem
 MEMORY = Path("grimoires/loa/memory")
 
 
-@pytest.fixture
-def sabre(repo):
-    assert mem("init", "--preset", "sabre").code == 0
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "start", cwd=repo)
-    return repo
-
-
 def test_remember_and_recall_text(sabre):
     added = mem("remember", "db.engine", "postgres 16")
     assert added.code == 0, added.err

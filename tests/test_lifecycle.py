@@ -130,7 +130,7 @@ def test_check_quiet_when_nothing_due(repo):
     mem("add", "-c", "fact", "Nothing expires here")
     result = mem("check")
     assert result.code == 0 and result.out == "" and result.err == ""
-    assert json.loads(mem("check", "--json").out) == {"expired": [], "expiring": [], "review": [], "archived": [], "due": [],
+    assert json.loads(mem("check", "--json").out) == {"expired": [], "expiring": [], "review": [], "archived": [], "due": [], "tasks": [],
                                                       "commit": None, "notes": []}
 
 

@@ -61,8 +61,12 @@ class Command(TyperCommand):
 app = typer.Typer(**APP_SETTINGS)
 hooks_app = typer.Typer(help="Install, remove or inspect mem's git hooks.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(hooks_app, name="hooks")
+task_app = typer.Typer(help="Add, finish or cancel a prospective task (see also `mem tasks`, `mem due`, `mem event`).",
+                       no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(task_app, name="task")
 command = partial(app.command, cls=Command)  # every command of `mem`, with the help above
 hooks_command = partial(hooks_app.command, cls=Command)
+task_command = partial(task_app.command, cls=Command)
 
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
 

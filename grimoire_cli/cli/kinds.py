@@ -1,4 +1,4 @@
-"""Commands over the kinds of memory (README: Kinds): keyed facts."""
+"""Commands over the kinds of memory (README: Kinds): keyed facts and prospective tasks."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import BadInput
+from ..errors import FOUND_PROBLEMS, BadInput
 from . import render
-from .app import JsonOpt, command, open_grimoire
+from .app import JsonOpt, command, open_grimoire, read_text, task_command
 
 
 @command()
@@ -75,3 +75,100 @@ def facts(
         text = value if isinstance(value, str) else jsonlib.dumps(value, ensure_ascii=False)
         expiry = f"  (until {entry.data['expires_at']})" if entry.data.get("expires_at") else ""
         render.out(f"{entry.key} = {' '.join(text.split())[:100]}{expiry}")
+
+
+# -- prospective tasks -----------------------------------------------------------
+
+def _task_line(entry) -> str:
+    data = entry.data
+    trigger = str(data.get("trigger", ""))
+    when = f"due {data['due_at']}" if data.get("due_at") else "at the next session" if trigger == "session-start" else f"on {trigger[6:]}"
+    status = "" if data.get("status") == "pending" else f" [{data.get('status')}]"
+    return f"{entry.id}  {when:<26} {data.get('task', entry.content)}{status}"
+
+
+def _task_json(entries, moment) -> None:
+    render.print_json([entry.view(moment) for entry in entries])
+
+
+@task_command("add")
+def task_add(
+    text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="What to do; '-' reads stdin."),
+    due: Optional[str] = typer.Option(None, "--due", metavar="WHEN", help="When: +30m, +1h, +2d or an ISO time."),
+    on: Optional[str] = typer.Option(None, "--on", metavar="EVENT", help="When `mem event EVENT` fires."),
+    next_session: bool = typer.Option(False, "--next-session", help="At the next session start (`mem check`)."),
+    context: Optional[List[str]] = typer.Option(None, "--context", metavar="K=V", help="Context for whoever does it (repeatable)."),
+    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="A category of kind task (default: the first)."),
+    json: bool = JsonOpt,
+) -> None:
+    """Schedule a task with one trigger: --due, --on or --next-session; prints its id."""
+    from ..kinds.tasks import parse_context
+
+    grimoire = open_grimoire()
+    entry = grimoire.add_task(read_text(text), due=due, on=on, next_session=next_session, context=parse_context(context or []),
+                              category=category)
+    if json:
+        render.print_json(entry.view(grimoire.now()))
+    else:
+        render.out(entry.id)
+
+
+def _end(entry_id: str, status: str, json: bool) -> None:
+    grimoire = open_grimoire()
+    entry = grimoire.end_task(entry_id, status)
+    if json:
+        render.print_json(entry.view(grimoire.now()))
+    else:
+        render.out(f"{entry.id} {status}")
+
+
+@task_command("done")
+def task_done(entry_id: str = typer.Argument(..., metavar="ID", help="A pending task."), json: bool = JsonOpt) -> None:
+    """Mark a pending task done (archived after the category's ttl)."""
+    _end(entry_id, "done", json)
+
+
+@task_command("cancel")
+def task_cancel(entry_id: str = typer.Argument(..., metavar="ID", help="A pending task."), json: bool = JsonOpt) -> None:
+    """Cancel a pending task (archived after the category's ttl)."""
+    _end(entry_id, "cancelled", json)
+
+
+@command()
+def tasks(every: bool = typer.Option(False, "--all", help="Also done and cancelled tasks not yet archived."), json: bool = JsonOpt) -> None:
+    """List pending tasks, due ones first."""
+    grimoire = open_grimoire()
+    found = grimoire.tasks(every=every)
+    if json:
+        _task_json(found, grimoire.now())
+        return
+    for entry in found:
+        render.out(_task_line(entry))
+
+
+@command()
+def due(json: bool = JsonOpt) -> None:
+    """List the tasks due now; exit 1 when none is (for scripts)."""
+    grimoire = open_grimoire()
+    found = grimoire.due_tasks()
+    if json:
+        _task_json(found, grimoire.now())
+    else:
+        for entry in found:
+            render.out(_task_line(entry))
+    if not found:
+        raise typer.Exit(FOUND_PROBLEMS)
+
+
+@command()
+def event(name: str = typer.Argument(..., metavar="NAME", help="The event, e.g. deploy or data.loaded."), json: bool = JsonOpt) -> None:
+    """Fire an event: the pending tasks waiting for it become due now."""
+    grimoire = open_grimoire()
+    fired = grimoire.fire(name)
+    if json:
+        render.print_json({"event": name, "due": [entry.id for entry in fired]})
+        return
+    for entry in fired:
+        render.out(_task_line(entry))
+    if not fired:
+        render.note(f"no pending task waits for {name}")

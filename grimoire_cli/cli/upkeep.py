@@ -127,6 +127,10 @@ def check(
 
 
 def _print_check(result, new: set[str], hook: bool, who: str) -> None:
+    for task in result.tasks:
+        if task["id"] in new:
+            when = "at session start" if task["trigger"] == "session-start" else f"since {task['due_at']}"
+            render.out(f"{who}: task due {when}: {task['id']} {task['task']} (done: `mem task done {task['id']}`)")
     for note in result.notes:
         if not hook or new or result.archived:
             render.note(f"{who}: {note}")

@@ -1,5 +1,5 @@
 """The facade's methods for the kinds of memory (README: Kinds): keyed
-facts now; `Grimoire` inherits them, so `api.py` stays the map of the
+facts and prospective tasks; `Grimoire` inherits them, so `api.py` stays the map of the
 commands Loa's protocol defines and this file the map of the rest.
 
 Each method is one call an agent runtime makes (SABRE's helpers are named
@@ -29,6 +29,77 @@ class KindsFacade:
     if TYPE_CHECKING:
         def now(self) -> datetime: ...
         def add_many(self, items: Iterable[Any], *, skip_invalid: bool = False) -> list["Entry"]: ...
+
+    # -- prospective tasks ---------------------------------------------------
+
+    def add_task(self, text: str, *, due: str | None = None, on: str | None = None, next_session: bool = False,
+                 context: dict[str, Any] | None = None, category: str | None = None, tags: Iterable[str] = (),
+                 importance: int | None = None) -> "Entry":
+        """Schedule a task with one trigger: `due` (+1h or an ISO time), `on`
+        (an event `fire` names) or `next_session`."""
+        from ..request import Request
+        from .tasks import fields_for
+
+        spec = self.config.of_kind("task", category)
+        fields = fields_for(text, self.now(), due=due, on=on, next_session=next_session, context=context)
+        return self.add_many([Request(text, category=spec.name, fields=fields, tags=list(tags), importance=importance)])[0]
+
+    def tasks(self, *, every: bool = False) -> list["Entry"]:
+        """Pending tasks, due first (with `every`, ended ones not yet archived too)."""
+        from .tasks import tasks
+
+        self.config.of_kind("task")
+        return tasks(self.store, self.now(), every=every)
+
+    def due_tasks(self) -> list["Entry"]:
+        """Pending tasks whose time, event or session has come."""
+        from .tasks import due
+
+        self.config.of_kind("task")
+        return due(self.store, self.now())
+
+    def end_task(self, entry_id: str, status: str = "done") -> "Entry":
+        """Mark a pending task done or cancelled (an edit in place); it is
+        archived once the category's ttl has passed."""
+        from ..adding import update
+        from .tasks import ended, task_entry
+
+        if status not in ("done", "cancelled"):
+            raise ValueError(f"status {status!r}: done or cancelled")
+        with self.store.lock():
+            entry = task_entry(self.store, entry_id)
+            entry.data = ended(entry, status, self.now())
+            update(self.store, entry_id, entry.data)
+        return entry
+
+    def fire(self, event: str) -> list["Entry"]:
+        """Make the pending tasks waiting for `event` due now; those tasks."""
+        from ..adding import update_many
+        from .tasks import check_event, fired, tasks
+
+        check_event(event)
+        self.config.of_kind("task")
+        with self.store.lock():
+            waiting = tasks(self.store, self.now())
+            changes = fired(waiting, event, self.now())
+            if changes:
+                update_many(self.store, changes)
+        for entry in waiting:
+            entry.data = changes.get(entry.id, entry.data)
+        return [entry for entry in waiting if entry.id in changes]
+
+    # SABRE's names for the same calls (README: Kinds).
+    def schedule_task(self, text: str, **options: Any) -> "Entry":
+        return self.add_task(text, **options)
+
+    def get_pending_tasks(self) -> list["Entry"]:
+        return self.tasks()
+
+    def complete_task(self, entry_id: str) -> "Entry":
+        return self.end_task(entry_id, "done")
+
+    def cancel_task(self, entry_id: str) -> "Entry":
+        return self.end_task(entry_id, "cancelled")
 
     # -- keyed facts ---------------------------------------------------------
 
@@ -107,3 +178,13 @@ class KindsFacade:
             return wrapper
 
         return decorate
+
+    # SABRE's names for the same calls.
+    def remember_fact(self, key: str, value: Any, **options: Any) -> "Remembered":
+        return self.remember(key, value, **options)
+
+    def recall_fact(self, key: str, default: Any = None) -> Any:
+        return self.recall(key, default)
+
+    def search_facts(self, pattern: str | None = None, **options: Any) -> list["Entry"]:
+        return self.facts(pattern, **options)

@@ -1,0 +1,148 @@
+"""Prospective tasks (SABRE): things to do at a time, on an event, or at the
+next session start, kept in a category of kind `task`.
+
+A task waits (`status: pending`) until it is done or cancelled; both are
+lifecycle edits (a splice of `status`, `done_at` and `expires_at`), so the
+task never expires while it waits and is archived `ttl` after it ended.
+It is due when its time has come (`due_at` at or before now), when its
+trigger is `session-start`, or once `mem event NAME` fired its event (which
+sets `due_at` to that moment). Due tasks come first in `mem check` and
+`mem context`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Iterable
+
+from ..clock import iso, parse_time
+from ..config import Config
+from ..errors import BadInput, no_memory
+from ..model import Entry, expires_at, ttl_delta
+from ..storage.catalog.queries import Filter, Order
+from ..storage.store import Store
+
+_RELATIVE = re.compile(r"^\+([1-9]\d{0,5})([mhd])\Z")
+_EVENT = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,79}\Z")
+_CONTEXT_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,80}\Z")
+
+
+def check_event(name: str) -> str:
+    if not isinstance(name, str) or not _EVENT.match(name):
+        raise BadInput(f"bad event name {name!r}", "an event is a lowercase slug, like deploy or data.loaded")
+    return name
+
+
+def due_time(text: str, moment: datetime) -> str:
+    """`--due`: `+90m`, `+1h`, `+2d` from now, or an ISO time later than now."""
+    relative = _RELATIVE.match(text.strip())
+    if relative:
+        return iso(moment + ttl_delta(f"{relative[1]}{relative[2]}"))  # type: ignore[operator]
+    try:
+        when = parse_time(text)
+    except BadInput:
+        raise BadInput(f"cannot read --due {text!r}", "give +30m, +1h, +2d or a time like 2026-12-01T09:00:00Z") from None
+    if when <= moment:
+        raise BadInput(f"--due {text} is not in the future (now is {iso(moment)})", "give a later time, or +1h from now")
+    return iso(when)
+
+
+def parse_context(pairs: Iterable[str]) -> dict[str, str]:
+    """`--context k=v` pairs as a mapping."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not _CONTEXT_KEY.match(name):
+            raise BadInput(f"bad --context {pair!r}", "write it as key=value, like table=users")
+        out[name] = value
+    return out
+
+
+def fields_for(text: str, moment: datetime, *, due: str | None = None, on: str | None = None, next_session: bool = False,
+               context: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A new task's fields, from exactly one trigger."""
+    if sum(x is not None and x is not False for x in (due, on, next_session or None)) != 1:
+        raise BadInput("a task needs exactly one trigger", "give one of --due +1h|ISO, --on EVENT, --next-session")
+    fields: dict[str, Any] = {"task": text, "status": "pending"}
+    if due is not None:
+        fields["due_at"] = due_time(due, moment)
+        fields["trigger"] = f"time:{fields['due_at']}"
+    elif on is not None:
+        fields["trigger"] = f"event:{check_event(on)}"
+    else:
+        fields["trigger"] = "session-start"
+    if context:
+        fields["context"] = dict(context)
+    return {name: fields[name] for name in ("task", "trigger", "status", "due_at", "context") if name in fields}
+
+
+def is_due(entry: Entry, moment: datetime) -> bool:
+    data = entry.data
+    if data.get("status") != "pending":
+        return False
+    if data.get("trigger") == "session-start":
+        return True
+    due = data.get("due_at")
+    try:
+        return due is not None and parse_time(str(due)) <= moment
+    except BadInput:
+        return False
+
+
+def _order(entry: Entry, moment: datetime) -> tuple:
+    """Due first (oldest due first), then by due time, then the rest by age."""
+    due = entry.data.get("due_at")
+    return (not is_due(entry, moment), due is None, str(due or ""), entry.id)
+
+
+def tasks(store: Store, moment: datetime, *, every: bool = False) -> list[Entry]:
+    """Tasks of every task category: pending ones (with `every`, done and
+    cancelled ones not yet archived too), due first."""
+    names = store.config.names_of_kind("task")
+    if not names:
+        return []
+    states = ("active", "expired") if every else ("active",)
+    chosen = Filter(at=moment.timestamp(), states=states, categories=names)
+    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, None), include_archive=False)
+    loaded = store.load(rowids)
+    found = [loaded[r] for r in rowids if r in loaded and (every or loaded[r].data.get("status") == "pending")]
+    return sorted(found, key=lambda entry: _order(entry, moment))
+
+
+def due(store: Store, moment: datetime) -> list[Entry]:
+    return [entry for entry in tasks(store, moment) if is_due(entry, moment)]
+
+
+def ended(entry: Entry, status: str, moment: datetime) -> dict[str, Any]:
+    """The task's data once done or cancelled: it now expires `ttl` later."""
+    if entry.data.get("status") != "pending":
+        raise BadInput(f"{entry.id} is not pending (it is {entry.data.get('status')})", "only a pending task can be done or cancelled")
+    new = dict(entry.data)
+    new["status"] = status
+    new["done_at"] = iso(moment)
+    when = expires_at(new["done_at"], str(new.get("ttl", "permanent")))
+    if when is not None:
+        new["expires_at"] = when
+    return new
+
+
+def task_entry(store: Store, entry_id: str) -> Entry:
+    found = store.by_id([entry_id], include_archive=False, unique=True).get(entry_id)
+    if found is None or store.config.categories.get(found.category) is None or store.config.categories[found.category].kind != "task":
+        raise no_memory(entry_id, "list tasks with `mem tasks`") if found is None else \
+            BadInput(f"{entry_id} is not a task (it is a {found.category})", "list tasks with `mem tasks`")
+    return found
+
+
+def fired(entries: list[Entry], event: str, moment: datetime) -> dict[str, dict[str, Any]]:
+    """New data of the pending tasks waiting for `event`: due now."""
+    out = {}
+    for entry in entries:
+        if entry.data.get("status") == "pending" and entry.data.get("trigger") == f"event:{event}" and "due_at" not in entry.data:
+            out[entry.id] = {**entry.data, "due_at": iso(moment)}
+    return out
+
+
+def has_tasks(config: Config) -> bool:
+    return bool(config.names_of_kind("task"))

@@ -1,0 +1,134 @@
+"""Prospective tasks (SABRE): task add / done / cancel, tasks, due, event; due first in check and context."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import git, mem
+
+MEMORY = Path("grimoires/loa/memory")
+TASKS = MEMORY / "tasks.yaml"
+HOUR_LATER = {"MEM_NOW": "2026-11-22T11:00:01Z"}
+
+
+def _add(*args) -> str:
+    result = mem("task", "add", *args)
+    assert result.code == 0, result.err
+    return result.out.strip()
+
+
+def test_a_timed_task_becomes_due_at_its_time(sabre):
+    entry_id = _add("Rotate the logs", "--due", "+1h", "--context", "host=db1")
+    shown = json.loads(mem("show", entry_id, "--json").out)
+    assert (shown["trigger"], shown["status"], shown["due_at"]) == ("time:2026-11-22T11:00:00Z", "pending", "2026-11-22T11:00:00Z")
+    assert shown["context"] == {"host": "db1"} and "expires_at" not in shown  # a waiting task never expires
+    early = mem("due")
+    assert early.code == 1 and early.out == ""
+    later = mem("due", env=HOUR_LATER)
+    assert later.code == 0 and later.out.startswith(entry_id) and "Rotate the logs" in later.out
+    assert mem("validate").code == 0
+
+
+def test_an_event_task_is_due_once_its_event_fires(sabre):
+    waiting = _add("Re-run the report", "--on", "data.loaded")
+    other = _add("Tell the team", "--on", "deploy")
+    assert mem("due").code == 1
+    fired = json.loads(mem("event", "data.loaded", "--json").out)
+    assert fired == {"event": "data.loaded", "due": [waiting]}
+    assert [e["id"] for e in json.loads(mem("due", "--json").out)] == [waiting]
+    assert json.loads(mem("event", "data.loaded", "--json").out)["due"] == []  # fired once
+    assert "no pending task waits for nothing" in mem("event", "nothing").err
+    assert other in mem("tasks").out
+
+
+def test_a_next_session_task_is_due_at_check(sabre):
+    entry_id = _add("Say hello to the new teammate", "--next-session")
+    check = json.loads(mem("check", "--json").out)
+    assert check["due"][0] == entry_id
+    assert check["tasks"] == [{"id": entry_id, "task": "Say hello to the new teammate", "trigger": "session-start", "due_at": None}]
+    text = mem("check").out
+    assert text.splitlines()[0].startswith(f"mem: task due at session start: {entry_id}")
+
+
+def test_due_tasks_come_first_in_check_and_context(sabre):
+    assert mem("add", "-c", "decision", "We deploy on Tuesdays only", "--confidence", "0.95").code == 0
+    assert mem("add", "-c", "learning", "Flaky tests hide behind retries", "--ttl", "3d").code == 0
+    entry_id = _add("Rotate the logs", "--due", "+1h")
+    later = {"MEM_NOW": "2026-11-24T11:00:01Z"}  # the learning expires within the warning window
+    check = json.loads(mem("check", "--json", "--no-archive", env=later).out)
+    assert check["due"][0] == entry_id and len(check["due"]) == 2
+    block = mem("context", env=later).out.splitlines()
+    assert block[1] == f"- {entry_id} (task, task due now): Rotate the logs"
+    queried = json.loads(mem("context", "deploy", "--json", env=later).out)
+    assert queried["included"][0] == entry_id and queried["left_out"] == 0  # shown though it does not match, counted once
+    before = mem("context", "deploy", "--json").out
+    assert entry_id not in json.loads(before)["included"]  # not due yet: only what matches
+
+
+def test_done_and_cancel_are_edits_in_place_then_archived_after_the_ttl(sabre):
+    done = _add("Rotate the logs", "--due", "+1h")
+    cancelled = _add("Re-run the report", "--on", "data.loaded")
+    git("commit", "-q", "-am", "tasks", cwd=sabre)
+    assert mem("task", "done", done).out == f"{done} done\n"
+    diff = git("diff", "-U0", cwd=sabre)
+    added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert sorted(line.split(":")[0] for line in added) == ["+  done_at", "+  expires_at", "+  status"]
+    assert [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")] == ["-  status: pending"]
+    assert json.loads(mem("task", "cancel", cancelled, "--json").out)["status"] == "cancelled"
+    assert mem("tasks").out == ""
+    assert len(json.loads(mem("tasks", "--all", "--json").out)) == 2
+    refused = mem("task", "done", done)
+    assert refused.code == 2 and "not pending (it is done)" in refused.err
+    assert mem("validate").code == 0
+    git("commit", "-q", "-am", "ended", cwd=sabre)
+    archived = json.loads(mem("archive", "--json", env={"MEM_NOW": "2026-12-23T10:00:00Z"}).out)  # 30d after done
+    assert sorted(archived["archived"]) == sorted([done, cancelled]) and archived["commit"]
+    assert mem("validate").code == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["task", "add", "x", "--due", "2026-11-01T00:00:00Z"], "not in the future"),
+    (["task", "add", "x", "--due", "soon"], "cannot read --due"),
+    (["task", "add", "x"], "exactly one trigger"),
+    (["task", "add", "x", "--due", "+1h", "--next-session"], "exactly one trigger"),
+    (["task", "add", "x", "--on", "Not An Event"], "bad event name"),
+    (["task", "add", "x", "--on", "e", "--context", "novalue"], "bad --context"),
+    (["task", "add", "x", "--on", "e", "-c", "fact"], "of kind note, not task"),
+    (["event", "Bad/Event"], "bad event name"),
+])
+def test_bad_task_input_is_one_error_line_and_exit_2(sabre, args, message):
+    before = (sabre / TASKS).read_bytes()
+    result = mem(*args)
+    assert result.code == 2 and result.err.startswith("error: ") and message in result.err, result.err
+    assert (sabre / TASKS).read_bytes() == before
+
+
+def test_finishing_what_is_not_a_task(sabre):
+    fact = mem("add", "-c", "fact", "The build uses make").out.strip()
+    assert mem("task", "done", fact).code == 2
+    assert mem("task", "done", "MEM-20990101-001").code == 1
+
+
+def test_task_commands_without_a_task_category_name_the_preset(repo):
+    for args in (["tasks"], ["due"], ["event", "deploy"], ["task", "add", "x", "--next-session"]):
+        result = mem(*args)
+        assert result.code == 2 and "mem init --preset sabre" in result.err, args
+
+
+def test_a_plain_add_to_a_task_category_is_refused(sabre):
+    result = mem("add", "-c", "task", "Rotate the logs")
+    assert result.code == 2 and "mem task" in result.err
+
+
+def test_library_calls(sabre):
+    from grimoire_cli import Grimoire
+
+    g = Grimoire.open(sabre)
+    task = g.schedule_task("Rotate the logs", due="+2h")
+    waiting = g.schedule_task("Re-run the report", on="data.loaded")
+    assert [t.id for t in g.get_pending_tasks()] == [task.id, waiting.id]
+    assert [t.id for t in g.fire("data.loaded")] == [waiting.id]
+    assert g.complete_task(waiting.id).data["status"] == "done"
+    assert g.cancel_task(task.id).data["status"] == "cancelled"
+    assert g.get_pending_tasks() == [] and g.due_tasks() == []
