@@ -6,7 +6,7 @@ Pure functions over entries and a moment; `api` applies them to the store.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .clock import iso
@@ -48,10 +48,21 @@ def archived_data(data: dict[str, Any], reason: str, moment: datetime) -> dict[s
     return new
 
 
+SHORT_LIFE = 86400  # seconds: see expiring_within
+
+
 def expiring_within(entry: Entry | Light, moment: datetime, days: int) -> bool:
+    """Whether an active entry expires within `days`. An entry that lives a
+    day or less (a ttl in minutes or hours: a cache value) is never said to
+    be expiring: with a warning window of days it would be from the moment
+    it is written, and its expiry is the point of it."""
     if entry.expires is None or not entry.is_active(moment):
         return False
-    return entry.expires <= (moment + timedelta(days=days)).timestamp()
+    age = entry.age_days(moment) if isinstance(entry, Entry) else None
+    born = entry.born if not isinstance(entry, Entry) else (moment.timestamp() - age * 86400 if age is not None else None)
+    if born is not None and entry.expires - born <= SHORT_LIFE:
+        return False
+    return entry.expires <= moment.timestamp() + days * 86400
 
 
 def archive_reason(entry: Entry | Light, moment: datetime) -> str | None:

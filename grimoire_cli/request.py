@@ -114,6 +114,8 @@ def check_content(text: str) -> str:
         raise BadInput("content is empty", "give the memory's text as an argument or on stdin with '-'")
     if len(text) > MAX_CONTENT:
         raise BadInput(f"content is {len(text)} characters, over the limit of {MAX_CONTENT}", "summarise it, or split it into several memories")
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        raise BadInput("content holds a lone surrogate (not a character; invalid UTF-8 in an argument?)", "give valid UTF-8 text")
     bad = _CONTROL_RE.search(text)
     if bad:
         line = text.count("\n", 0, bad.start()) + 1
@@ -209,9 +211,28 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
             raise BadInput("metadata must be a mapping")
         data["metadata"] = request.metadata
     if spec.kind != "note" or request.fields:
-        _check_kind(data, request.fields or {}, spec.kind)
+        _check_kind(data, _clean(request.fields or {}), spec.kind)
+    if "metadata" in data:
+        data["metadata"] = _clean(data["metadata"])
     _refuse_secrets(data)
     return data, notes
+
+
+def _clean(value: Any) -> Any:
+    """A mapping's texts, at any depth, as content is kept: `<private>`
+    sections gone, and refused when they hold what YAML cannot (a lone
+    surrogate, e.g. from a JSON `\\ud800`)."""
+    from .guard import strip_private
+
+    if isinstance(value, str):
+        if any("\ud800" <= ch <= "\udfff" for ch in value):
+            raise BadInput("a text holds a lone surrogate (not a character)", "give valid Unicode text")
+        return strip_private(value)
+    if isinstance(value, dict):
+        return {_clean(k) if isinstance(k, str) else k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    return value
 
 
 def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None:
@@ -220,8 +241,11 @@ def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None
     from .schemas import entry_validator
 
     if kind != "note" and not fields:
-        raise BadInput(f"{data['category']} is a category of kind {kind}", f"write it with `mem {kind} ...` (see `mem {kind} --help`)")
+        how = "`mem task add` (see `mem task add --help`)" if kind == "task" else f"`mem import` with the {kind} fields (docs/reference.md)"
+        raise BadInput(f"{data['category']} is a category of kind {kind}", f"write it with {how}")
     data.update(fields)
+    if kind == "task" and isinstance(fields.get("done_at"), str) and data["ttl"] != "permanent":
+        data["expires_at"] = expires_at(fields["done_at"], data["ttl"])  # an ended task, imported
     errors = sorted(entry_validator(kind).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         where = ".".join(str(p) for p in errors[0].absolute_path)

@@ -192,3 +192,60 @@ def test_any_json_value_comes_back_as_it_went_in(sabre, value):
         return
     assert same_value(g.recall("prop.value"), value)
     assert same_value(Grimoire.open(sabre).recall("prop.value"), value)  # read back from the file by a fresh catalog sync
+
+
+def test_private_sections_never_reach_a_typed_value(sabre):
+    assert mem("remember", "cfg.door", "-", input='{"note": "the side door <private>code 4711</private>", "n": ["a <private>x</private>"]}').code == 0
+    text = (sabre / MEMORY / "semantic.yaml").read_text()
+    assert "4711" not in text and "<private>" not in text
+    assert json.loads(mem("recall", "cfg.door").out) == {"note": "the side door ", "n": ["a "]}
+
+
+def test_a_lone_surrogate_is_bad_input_not_damage(sabre):
+    before = (sabre / MEMORY / "semantic.yaml").read_bytes()
+    result = mem("remember", "k.y", "-", input='"\\ud800"')
+    assert result.code == 2 and "lone surrogate" in result.err
+    assert mem("remember", "k.z", "-", input='{"v": ["\\udc00"]}').code == 2
+    assert (sabre / MEMORY / "semantic.yaml").read_bytes() == before
+
+
+@pytest.mark.parametrize("first,second", [([], ["-c", "cache", "--ttl", "1h"]), (["-c", "cache", "--ttl", "1h"], ["-c", "semantic"])])
+def test_a_local_entry_and_a_tracked_one_never_supersede_each_other(sabre, first, second):
+    assert mem("remember", "db.x", "hello", *first).code == 0
+    refused = mem("remember", "db.x", "bye", *second)
+    assert refused.code == 2 and "cannot supersede it (key db.x)" in refused.err
+    assert "superseded_by" not in (sabre / MEMORY / "semantic.yaml").read_text()
+    assert "superseded_by" not in (sabre / MEMORY / "local/cache.yaml").read_text()
+    assert mem("recall", "db.x").out == "hello\n"
+
+
+def test_cached_needs_a_local_category_and_a_good_key_before_it_runs(repo):
+    from grimoire_cli import Grimoire
+    from grimoire_cli.errors import BadInput
+
+    g = Grimoire.open(repo)  # plain init: no local category
+    with pytest.raises(BadInput, match="no local category"):
+        g.cached(key="db.{table}.count")
+    assert mem("init", "--preset", "sabre").code == 0
+    g = Grimoire.open(repo)
+    calls = []
+
+    @g.cached(key="db.{table}.count")
+    def count(table):
+        calls.append(table)
+        return 12
+
+    with pytest.raises(BadInput, match="bad key"):
+        count("Users")
+    assert calls == []  # refused before the function ran
+    assert count("users") == 12 and calls == ["users"]
+
+
+def test_a_cache_value_is_not_reported_as_expiring(sabre):
+    assert mem("remember", "build.status", "green", "-c", "cache").code == 0  # ttl 1h
+    assert mem("add", "-c", "learning", "--ttl", "3d", "Flaky tests hide behind retries").code == 0
+    check = json.loads(mem("check", "--json").out)
+    assert len(check["expiring"]) == 1  # the 3-day learning, not the hour-long value
+    assert mem("check", "--strict", env={"MEM_NOW": "2026-11-22T10:00:00Z"}).code == 1
+    assert mem("archive", "--no-commit", env={"MEM_NOW": "2026-11-28T10:00:00Z"}).code == 0
+    assert mem("check", "--strict").code == 0

@@ -132,3 +132,36 @@ def test_library_calls(sabre):
     assert g.complete_task(waiting.id).data["status"] == "done"
     assert g.cancel_task(task.id).data["status"] == "cancelled"
     assert g.get_pending_tasks() == [] and g.due_tasks() == []
+
+
+def test_private_sections_never_reach_a_task(sabre):
+    entry_id = _add("Call Bob <private>door code 4711</private> today", "--next-session", "--context", "note=<private>pin 1234</private>ok")
+    text = (sabre / TASKS).read_text()
+    assert "4711" not in text and "1234" not in text and "<private>" not in text
+    assert json.loads(mem("show", entry_id, "--json").out)["context"] == {"note": "ok"}
+
+
+def test_a_finished_task_survives_export_and_import(sabre, tmp_path):
+    entry_id = _add("Rotate the logs", "--due", "+1h")
+    assert mem("task", "done", entry_id).code == 0
+    exported = mem("export").out
+    other = tmp_path / "other"
+    other.mkdir()
+    git("init", "-q", cwd=other)
+    import os
+
+    os.chdir(other)
+    assert mem("init", "--preset", "sabre").code == 0
+    assert mem("import", "-", input=exported).code == 0
+    shown = json.loads(mem("show", entry_id, "--json").out)
+    assert (shown["status"], shown["done_at"], shown["expires_at"]) == ("done", "2026-11-22T10:00:00Z", "2026-12-22T10:00:00Z")
+    assert mem("validate").code == 0
+
+
+def test_a_time_trigger_without_due_at_is_due_at_its_time(sabre):
+    line = {"category": "task", "content": "Pay the invoice", "task": "Pay the invoice", "trigger": "time:2026-11-22T12:00:00Z",
+            "status": "pending"}
+    assert mem("import", "-", input=json.dumps(line)).code == 0
+    assert mem("due").code == 1
+    later = mem("due", env={"MEM_NOW": "2026-11-22T12:00:00Z"})
+    assert later.code == 0 and "due 2026-11-22T12:00:00Z" in later.out and "Pay the invoice" in later.out

@@ -80,9 +80,12 @@ def facts(
 # -- prospective tasks -----------------------------------------------------------
 
 def _task_line(entry) -> str:
+    from ..kinds.tasks import due_at
+
     data = entry.data
     trigger = str(data.get("trigger", ""))
-    when = f"due {data['due_at']}" if data.get("due_at") else "at the next session" if trigger == "session-start" else f"on {trigger[6:]}"
+    due = due_at(entry)
+    when = f"due {due}" if due else "at the next session" if trigger == "session-start" else f"on {trigger.removeprefix('event:')}"
     status = "" if data.get("status") == "pending" else f" [{data.get('status')}]"
     return f"{entry.id}  {when:<26} {data.get('task', entry.content)}{status}"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from ..errors import NotFound
+from ..errors import BadInput, NotFound
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -65,7 +65,7 @@ class KindsFacade:
         from .tasks import ended, task_entry
 
         if status not in ("done", "cancelled"):
-            raise ValueError(f"status {status!r}: done or cancelled")
+            raise BadInput(f"bad status {status!r}", "a task ends done or cancelled")
         with self.store.lock():
             entry = task_entry(self.store, entry_id)
             entry.data = ended(entry, status, self.now())
@@ -153,11 +153,17 @@ class KindsFacade:
         call's arguments, e.g. "db.{table}.schema") while it lasts, else the
         function's result, remembered for `ttl`. Exceptions are not cached;
         a result is guarded like any memory (a secret is refused). Default
-        category: the first local one (tracked: false), else `remember`'s."""
+        category: the first local one (tracked: false); without one, name a
+        category (a cache of tracked facts would be committed)."""
         import functools
         import inspect
 
+        from .facts import check_key
+
         local = category or next((c.name for c in self.config.categories.values() if not c.tracked), None)
+        if local is None:
+            raise BadInput("no local category (tracked: false) to cache in", "run `mem init --preset sabre` (it adds `cache`), or pass category=")
+        self.config.category(local)
 
         def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
             signature = inspect.signature(function)
@@ -166,7 +172,7 @@ class KindsFacade:
             def wrapper(*args: Any, **kwargs: Any) -> Any:
                 bound = signature.bind(*args, **kwargs)
                 bound.apply_defaults()
-                name = key.format(**bound.arguments)
+                name = check_key(key.format(**bound.arguments))  # before the call: a bad key must not cost a run
                 missing = object()
                 found = self.recall(name, missing)
                 if found is not missing:

@@ -25,21 +25,14 @@ PRESETS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
         "semantic": ("{storage_file: semantic.yaml, ttl: permanent, confidence_required: 0.5}",
                      "keyed facts: mem remember / recall / facts"),
         "episode": ("{kind: episode, storage_file: episodes.yaml, ttl: 180d, confidence_required: 0.5}",
-                    "what happened: mem episode / episodes"),
+                    "what happened: event, context, what was learned"),
         "procedure": ("{kind: procedure, storage_file: procedures.yaml, ttl: permanent, confidence_required: 0.7}",
-                      "runbooks: mem procedure add / show; mem never runs a step"),
+                      "runbooks: named steps with parameters; mem never runs a step"),
         "task": ("{kind: task, storage_file: tasks.yaml, ttl: 30d, confidence_required: 0.5}",
                  "prospective: mem task add / tasks / due; archived 30d after done"),
         "cache": ("{storage_file: cache.yaml, ttl: 1h, confidence_required: 0.5, tracked: false}",
                   "short-lived values (g.cached): local, never committed"),
     }),
-}
-_DEFAULT_LINES = {
-    "fact": "{storage_file: facts.yaml, ttl: permanent, confidence_required: 0.8}",
-    "decision": "{storage_file: decisions.yaml, ttl: permanent, confidence_required: 0.9}",
-    "learning": "{storage_file: learnings.yaml, ttl: 90d, confidence_required: 0.7}",
-    "error": "{storage_file: errors.yaml, ttl: 30d, confidence_required: 0.6}",
-    "preference": "{storage_file: preferences.yaml, ttl: permanent, confidence_required: 0.5}",
 }
 _KEY_LINE = re.compile(r"^(\s*)([A-Za-z_][\w-]*):(?:\s*(#.*)?)?$")
 
@@ -67,7 +60,7 @@ def add_preset(config_path: Path, name: str) -> list[str]:
         return []
     lines = [f"# {title}"] + [f"{c}: {categories[c][0]}  # {categories[c][1]}" for c in missing]
     if present is None:  # the defaults were implied: a categories block must name them
-        lines = [f"{c}: {_DEFAULT_LINES[c]}" for c in DEFAULT_CATEGORIES] + lines
+        lines = [f"{name}: {{{', '.join(f'{k}: {v}' for k, v in spec.items())}}}" for name, spec in DEFAULT_CATEGORIES.items()] + lines
     new = _insert(text, lines, present is None, config_path)
     build_config(parse_document(new, str(config_path))[0], config_path.parent, config_path)  # refuses what would not load
     journal.write_atomic(config_path, new.encode("utf-8"))
@@ -79,6 +72,9 @@ def _insert(text: str, lines: list[str], new_block: bool, where: Path) -> str:
     (written as a new `categories:` block under memory_schema when `new_block`)."""
     rows = text.split("\n")
     schema = _block(rows, 0, len(rows), "memory_schema", "")
+    if schema is None and any(row.startswith("memory_schema:") for row in rows):
+        raise BadInput(f"cannot add to memory_schema in {where.name}: it is not written as a block",
+                       "write memory_schema and its categories one key per line, then run this again")
     if schema is None:
         body = "\n".join(["memory_schema:", "  categories:", *("    " + line for line in lines)])
         return text + ("" if text.endswith("\n") or not text else "\n") + body + "\n"

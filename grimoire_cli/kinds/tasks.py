@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from ..clock import iso, parse_time
-from ..config import Config
 from ..errors import BadInput, no_memory
 from ..model import Entry, expires_at, ttl_delta
 from ..storage.catalog.queries import Filter, Order
@@ -83,16 +82,22 @@ def is_due(entry: Entry, moment: datetime) -> bool:
         return False
     if data.get("trigger") == "session-start":
         return True
-    due = data.get("due_at")
+    due = due_at(entry)
     try:
         return due is not None and parse_time(str(due)) <= moment
     except BadInput:
         return False
 
 
+def due_at(entry: Entry) -> str | None:
+    """When a task is due: its `due_at`, else the time of a `time:` trigger."""
+    trigger = str(entry.data.get("trigger", ""))
+    return entry.data.get("due_at") or (trigger[len("time:"):] if trigger.startswith("time:") else None)
+
+
 def _order(entry: Entry, moment: datetime) -> tuple:
     """Due first (oldest due first), then by due time, then the rest by age."""
-    due = entry.data.get("due_at")
+    due = due_at(entry)
     return (not is_due(entry, moment), due is None, str(due or ""), entry.id)
 
 
@@ -142,7 +147,3 @@ def fired(entries: list[Entry], event: str, moment: datetime) -> dict[str, dict[
         if entry.data.get("status") == "pending" and entry.data.get("trigger") == f"event:{event}" and "due_at" not in entry.data:
             out[entry.id] = {**entry.data, "due_at": iso(moment)}
     return out
-
-
-def has_tasks(config: Config) -> bool:
-    return bool(config.names_of_kind("task"))

@@ -51,7 +51,6 @@ class GrimoireFile(NamedTuple):
     path: Path
     rel: str  # relative to the repository root: the catalog's name for it
     archived: bool
-    tracked: bool = True  # False: a local category's file, git-ignored
 
 
 class _Staged(NamedTuple):
@@ -84,9 +83,9 @@ class Store:
         """Every configured file, existing or not: the category files, then the archive's."""
         out = []
         for archived in (False, True) if include_archive else (False,):
-            for name, spec in self.config.categories.items():
+            for name in self.config.categories:
                 path = self.category_path(name, archived)
-                out.append(GrimoireFile(name, path, self.config.relative(path), archived, spec.tracked))
+                out.append(GrimoireFile(name, path, self.config.relative(path), archived))
         return out
 
     def _archive_paths(self) -> set[str]:
