@@ -249,3 +249,19 @@ def test_a_cache_value_is_not_reported_as_expiring(sabre):
     assert mem("check", "--strict", env={"MEM_NOW": "2026-11-22T10:00:00Z"}).code == 1
     assert mem("archive", "--no-commit", env={"MEM_NOW": "2026-11-28T10:00:00Z"}).code == 0
     assert mem("check", "--strict").code == 0
+
+
+def test_the_readme_example_runs(sabre, monkeypatch):
+    import re
+
+    from conftest import ROOT
+
+    block = re.search(r"```python\n(from grimoire_cli import Grimoire\n.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    assert mem("--scope", "data-analyst", "init").code == 0
+    monkeypatch.chdir(sabre)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)  # the documented calls, as written
+    g = namespace["g"]
+    assert g.recall("db.users.schema") == {"rows": 12, "cols": ["id", "email"]}
+    assert [e.key for e in g.facts("db.*")] == ["db.users.schema"]
+    assert g.config.scope == "data-analyst"
