@@ -44,10 +44,15 @@ def test_an_event_task_is_due_once_its_event_fires(sabre):
 
 def test_a_next_session_task_is_due_at_check(sabre):
     entry_id = _add("Say hello to the new teammate", "--next-session")
-    check = json.loads(mem("check", "--json").out)
+    assert mem("due").code == 1  # not in the session that added it (MEM_SESSION_ID=test-session)
+    assert json.loads(mem("check", "--json").out)["tasks"] == []
+    assert mem("due", env={"MEM_SESSION_ID": ""}).code == 0  # no session named: every process is one
+    monkey_next = {"MEM_SESSION_ID": "the-next-session"}
+    assert mem("due", env=monkey_next).out.startswith(entry_id)
+    check = json.loads(mem("check", "--json", env=monkey_next).out)
     assert check["due"][0] == entry_id
     assert check["tasks"] == [{"id": entry_id, "task": "Say hello to the new teammate", "trigger": "session-start", "due_at": None}]
-    text = mem("check").out
+    text = mem("check", env=monkey_next).out
     assert text.splitlines()[0].startswith(f"mem: task due at session start: {entry_id}")
 
 

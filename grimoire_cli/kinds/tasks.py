@@ -12,6 +12,7 @@ sets `due_at` to that moment). Due tasks come first in `mem check` and
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime
 from typing import Any, Iterable
@@ -81,7 +82,10 @@ def is_due(entry: Entry, moment: datetime) -> bool:
     if data.get("status") != "pending":
         return False
     if data.get("trigger") == "session-start":
-        return True
+        # Due from the next session on: not in the session that added it (known
+        # when MEM_SESSION_ID names the session; without it, every process is one).
+        session = os.environ.get("MEM_SESSION_ID")
+        return not session or (data.get("source") or {}).get("session_id") != session
     due = due_at(entry)
     try:
         return due is not None and parse_time(str(due)) <= moment
