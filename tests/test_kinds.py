@@ -62,12 +62,14 @@ def test_an_unknown_preset_writes_nothing(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_flow_style_categories_block_is_refused_untouched(repo):
+@pytest.mark.parametrize("text", ["memory_schema:\n  categories: {fact: {}, decision: {}}\n",
+                                  "memory_schema: {enabled: true, storage_dir: grimoires/loa/memory}\n"])
+def test_a_flow_style_config_is_refused_untouched(repo, text):
     config = repo / ".loa.config.yaml"
-    config.write_text("memory_schema:\n  categories: {fact: {}, decision: {}}\n")
+    config.write_text(text)
     result = mem("init", "--preset", "sabre")
     assert result.code == 2 and "not written as a block" in result.err
-    assert config.read_text() == "memory_schema:\n  categories: {fact: {}, decision: {}}\n"
+    assert config.read_text() == text
 
 
 def test_a_missing_kind_is_bad_input_naming_the_preset(repo):
@@ -261,14 +263,6 @@ def test_the_config_schema_describes_a_preset_config(repo):
     assert list(validator.iter_errors(parse_document(config.read_text(), "config")[0])) == []
     config.write_text(config.read_text().replace("kind: task", "kind: chore"))
     assert [e.message for e in validator.iter_errors(parse_document(config.read_text(), "config")[0])] != []
-
-
-def test_a_flow_style_memory_schema_is_refused_untouched(repo):
-    config = repo / ".loa.config.yaml"
-    config.write_text("memory_schema: {enabled: true, storage_dir: grimoires/loa/memory}\n")
-    result = mem("init", "--preset", "sabre")
-    assert result.code == 2 and "not written as a block" in result.err
-    assert config.read_text() == "memory_schema: {enabled: true, storage_dir: grimoires/loa/memory}\n"
 
 
 def test_a_plain_add_to_an_episode_category_names_a_way_that_exists(repo):
