@@ -139,9 +139,8 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     old = batch.existing.get(request.supersedes) if request.supersedes else None
     if old is not None and config.category(old.category).tracked != config.category(data["category"]).tracked:
         # The link would dangle in every other clone (a local file is nobody else's).
-        local, tracked = (old, data["category"]) if not config.category(old.category).tracked else (data["category"], old.category)
-        what = f"{old.id} is local ({old.category})" if old is local else f"{old.id} is in the tracked category {tracked}"
-        raise Refused(f"{what}; an entry of {data['category']} cannot supersede it" + (f" (key {data['key']})" if data.get("key") else ""),
+        what = f"in the tracked category {old.category}" if config.category(old.category).tracked else f"local ({old.category})"
+        raise Refused(f"{old.id} is {what}; an entry of {data['category']} cannot supersede it" + (f" (key {data['key']})" if data.get("key") else ""),
                       "use a category of the same kind of tracking, or another key")
     if old is not None:
         if old.archived:

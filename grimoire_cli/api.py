@@ -142,11 +142,12 @@ class Grimoire(KindsFacade):
 
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
-        chosen = Filter(at=self.now().timestamp(), key=key)
-        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, 1), include_archive=False)
-        if not rowids:
+        from .kinds.facts import holder
+
+        found = holder(self.store, key, self.now())
+        if found is None:
             raise NotFound(f"no active memory with key {key!r}", "see keys with `mem list --json`")
-        return self.store.load(rowids)[rowids[0]]
+        return found
 
     def query(self, text: str, *, limit: int | None = None, categories: Iterable[str] | None = None, tags: Iterable[str] | None = None,
               min_confidence: float | None = None, include_expired: bool = False, include_superseded: bool = False,

@@ -77,6 +77,10 @@ class Category(NamedTuple):
         Loa's own schema, so its ttls are days or permanent."""
         return self.name in DEFAULT_CATEGORIES and self.kind == "note"
 
+    def takes_ttl(self, ttl: str) -> bool:
+        """Whether an entry of this category may have this (well-formed) ttl."""
+        return not self.loa or bool(DAYS_TTL_RE.match(ttl))
+
 
 class Config:
     """Resolved configuration; every path is absolute and inside `root`."""
@@ -427,7 +431,7 @@ def _categories(raw: dict, where: str, section: str) -> dict[str, Category]:
         if not 0 <= floor <= 1:
             raise Damaged(where, None, f"{label}.confidence_required must be between 0 and 1", "fix the config", "config")
         category = Category(name, storage_file, ttl, float(floor), kind, tracked)
-        if category.loa and not DAYS_TTL_RE.match(ttl):
+        if not category.takes_ttl(ttl):
             raise Damaged(where, None, f"{label}.ttl {ttl!r}: Loa's categories take days ('30d') or 'permanent'",
                           "fix the config; give hours or minutes to a category of your own", "config")
         categories[name] = category

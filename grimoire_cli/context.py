@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from functools import cache
 from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
@@ -82,39 +83,46 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
                 return rowids, len(rowids)
             return rowids, store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
     first, total = ranking(limit)
+
+    @cache
+    def whole() -> list[int]:
+        """The whole ranking: computed at most once, and only when needed."""
+        return ranking(None)[0]
+
     pinned = _due_tasks(store, moment)
     if pinned and text and text.strip():
         # Due tasks are shown whether or not they match; count each once.
-        matched = set(ranking(None)[0])
+        matched = set(whole())
         total += sum(1 for rowid in pinned if rowid not in matched)
 
-    def order() -> Iterator[int]:
-        yield from pinned
+    def rowids() -> Iterator[int]:
         yield from (rowid for rowid in first if rowid not in pinned)
         if total > len(first):
-            yield from (rowid for rowid in ranking(None)[0][len(first):] if rowid not in pinned)
+            yield from (rowid for rowid in whole()[len(first):] if rowid not in pinned)
+
+    def order() -> Iterator[Entry]:
+        yield from pinned.values()  # already loaded
+        yield from _loaded(store, rowids())
 
     from .guard import scan_fields
 
     # The guard runs as the last line of defence: nothing that looks like a
     # secret reaches a prompt, even if it was written by hand. It runs on the
     # entries whose line would fit, not on every one read.
-    result = render(_loaded(store, order()), total, budget, moment, safe=lambda e: not scan_fields({"c": e.content, "s": e.summary}),
+    result = render(order(), total, budget, moment, safe=lambda e: not scan_fields({"c": e.content, "s": e.summary}),
                     due=len(pinned))
     if text and text.strip() and not total:
         result.filtered_out = filtered_out(store, text, chosen, recency_weight=float(retrieval["recency_weight"]), include_archive=False)
     return result
 
 
-def _due_tasks(store: Store, moment: datetime) -> list[int]:
-    """Catalog rows of the tasks due now (first in the block), if any category holds tasks."""
+def _due_tasks(store: Store, moment: datetime) -> dict[int, Entry]:
+    """The tasks due now by catalog row (first in the block), if any category holds tasks."""
     if not store.config.names_of_kind("task"):
-        return []
-    from .kinds.tasks import due
+        return {}
+    from .kinds.tasks import due_rows
 
-    ids = [entry.id for entry in due(store, moment)]
-    rows = store.ask(lambda catalog, paths: catalog.rowids_of(paths, ids), include_archive=False) if ids else {}
-    return [rows[i] for i in ids if i in rows]
+    return dict(due_rows(store, moment))
 
 
 def _loaded(store: Store, rowids: Iterator[int], chunk: int = 32) -> Iterator[Entry]:

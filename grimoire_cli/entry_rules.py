@@ -16,7 +16,7 @@ from .clock import parse_time
 from .config import Config
 from .errors import BadInput
 from .guard import scan_fields
-from .model import DAYS_TTL_RE, expires_at, parse_id
+from .model import expires_at, expiry_start, parse_id
 
 LINK_FIELDS = ("supersedes", "superseded_by", "related_memories", "key")
 
@@ -62,7 +62,7 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
         else:
             if isinstance(data.get("confidence"), (int, float)) and data["confidence"] < spec.confidence_required:
                 problem("confidence-floor", f"confidence {data['confidence']} is below the {category} floor {spec.confidence_required}", "confidence")
-            if spec.loa and isinstance(data.get("ttl"), str) and not DAYS_TTL_RE.match(data["ttl"]):
+            if isinstance(data.get("ttl"), str) and not spec.takes_ttl(data["ttl"]):
                 problem("ttl", f"ttl {data['ttl']}: Loa's {category} category takes days or permanent (Loa's schema)", "ttl")
     _check_expiry(data, problem, spec.kind if spec else "note")
     archive_fields = [k for k in ("archived", "archived_at", "archive_reason") if k in data]
@@ -77,14 +77,11 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
 
 def _check_expiry(data: dict[str, Any], problem, kind: str) -> None:
     ttl = data.get("ttl")
-    source = data.get("source") if isinstance(data.get("source"), dict) else {}
-    stamp = source.get("timestamp")
-    if kind == "task":  # a task expires ttl after it is done; a waiting one never does
-        if "done_at" not in data:
-            if "expires_at" in data:
-                problem("expires-at", "a pending task must not have expires_at (it expires ttl after done_at)", "expires_at")
-            return
-        stamp = data.get("done_at")
+    stamp = expiry_start(data, kind)
+    if kind == "task" and stamp is None:  # a task expires ttl after it is done; a waiting one never does
+        if "expires_at" in data:
+            problem("expires-at", "a pending task must not have expires_at (it expires ttl after done_at)", "expires_at")
+        return
     base = "done_at" if kind == "task" else "source.timestamp"
     if not (isinstance(ttl, str) and isinstance(stamp, str)):
         return

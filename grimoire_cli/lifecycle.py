@@ -58,9 +58,7 @@ def expiring_within(entry: Entry | Light, moment: datetime, days: int) -> bool:
     it is written, and its expiry is the point of it."""
     if entry.expires is None or not entry.is_active(moment):
         return False
-    age = entry.age_days(moment) if isinstance(entry, Entry) else None
-    born = entry.born if not isinstance(entry, Entry) else (moment.timestamp() - age * 86400 if age is not None else None)
-    if born is not None and entry.expires - born <= SHORT_LIFE:
+    if entry.born is not None and entry.expires - entry.born <= SHORT_LIFE:
         return False
     return entry.expires <= moment.timestamp() + days * 86400
 

@@ -76,6 +76,12 @@ def check_ttl(ttl: str) -> str:
     return ttl
 
 
+def check_key(key: object) -> str:
+    if not isinstance(key, str) or not KEY_RE.match(key):
+        raise BadInput(f"bad key {key!r}", "a key is dotted lowercase words, like db.users.schema (a-z, 0-9, '_', '-')")
+    return key
+
+
 def ttl_delta(ttl: str) -> timedelta | None:
     """How long a well-formed ttl lasts; None for permanent."""
     if ttl == "permanent":
@@ -87,6 +93,15 @@ def expires_at(timestamp: str, ttl: str) -> str | None:
     """`source.timestamp + ttl`, or None for permanent."""
     delta = ttl_delta(ttl)
     return None if delta is None else iso(parse_time(timestamp) + delta)
+
+
+def expiry_start(data: dict[str, Any], kind: str) -> Any:
+    """What an entry's ttl counts from: its `source.timestamp`; for a task,
+    its `done_at` (None while it waits: a pending task never expires)."""
+    if kind == "task":
+        return data.get("done_at")
+    source = data.get("source")
+    return source.get("timestamp") if isinstance(source, dict) else None
 
 
 def normalize_text(text: str) -> str:
@@ -223,6 +238,11 @@ class Entry:
         return self.data.get("key")
 
     @property
+    def born(self) -> float | None:
+        """`source.timestamp` as POSIX seconds (None when unreadable), as a catalog row has it."""
+        return epoch(self.timestamp)
+
+    @property
     def importance(self) -> int:
         return int(self.data.get("importance", 5) or 5)
 
@@ -313,11 +333,7 @@ def _chronological(born: float | None, entry_id: str) -> tuple[float, int, str]:
 
 def sort_key(entry: Entry) -> tuple[float, int, str]:
     """Chronological order: creation time (unreadable first), then id number, then id."""
-    try:
-        born: float | None = parse_time(entry.timestamp).timestamp()
-    except BadInput:
-        born = None
-    return _chronological(born, entry.id)
+    return _chronological(entry.born, entry.id)
 
 
 def ordered(data: dict[str, Any]) -> dict[str, Any]:

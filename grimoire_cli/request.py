@@ -12,14 +12,14 @@ import re
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .clock import iso, parse_time
 from .config import Config, is_inside
 from .errors import BadInput, NotFound, Refused
 from .model import (
-    DAYS_TTL_RE, KIND_FIELDS, KEY_RE, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_ttl, derive_summary,
-    expires_at, infer_category, normalize_tags, normalize_text, parse_id, score_of,
+    KIND_FIELDS, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_key, check_ttl, derive_summary,
+    expires_at, expiry_start, infer_category, ordered, normalize_tags, score_of,
 )
 
 _PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
@@ -114,8 +114,6 @@ def check_content(text: str) -> str:
         raise BadInput("content is empty", "give the memory's text as an argument or on stdin with '-'")
     if len(text) > MAX_CONTENT:
         raise BadInput(f"content is {len(text)} characters, over the limit of {MAX_CONTENT}", "summarise it, or split it into several memories")
-    if any("\ud800" <= ch <= "\udfff" for ch in text):
-        raise BadInput("content holds a lone surrogate (not a character; invalid UTF-8 in an argument?)", "give valid UTF-8 text")
     bad = _CONTROL_RE.search(text)
     if bad:
         line = text.count("\n", 0, bad.start()) + 1
@@ -156,7 +154,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     if not summary.strip() or "\n" in summary or "\r" in summary or len(summary) > MAX_SUMMARY:
         raise BadInput(f"summary must be one non-empty line of at most {MAX_SUMMARY} characters")
     ttl = check_ttl(request.ttl if request.ttl is not None else spec.ttl)
-    if spec.loa and not DAYS_TTL_RE.match(ttl):
+    if not spec.takes_ttl(ttl):
         raise BadInput(f"ttl {ttl} is not in days: Loa's {category} category takes days ('30d') or 'permanent'",
                        "round it up to days, or use a category of your own for short-lived memories")
     timestamp = iso(parse_time(request.timestamp)) if request.timestamp else iso(moment)
@@ -179,17 +177,12 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
             raise BadInput(f"bad line range {request.lines!r}", "write it like 12-40 (first <= last)")
         source["line_range"] = request.lines
     data: dict[str, Any] = {"id": new_id, "category": category, "summary": summary, "content": content, "confidence": confidence, "ttl": ttl}
-    # A task expires `ttl` after it is done, not while it waits (kinds/tasks.py).
-    if ttl != "permanent" and spec.kind != "task":
-        data["expires_at"] = expires_at(timestamp, ttl)
     if request.importance is not None:
         if isinstance(request.importance, bool) or not isinstance(request.importance, int) or not 1 <= request.importance <= 10:
             raise BadInput(f"importance must be a whole number from 1 to 10, not {request.importance!r}")
         data["importance"] = request.importance
     if request.key is not None:
-        if not KEY_RE.match(request.key):
-            raise BadInput(f"bad key {request.key!r}", "use a dotted lowercase name like 'db.engine'")
-        data["key"] = request.key
+        data["key"] = check_key(request.key)
     tags = normalize_tags(request.tags)
     if tags:
         data["tags"] = tags
@@ -211,28 +204,46 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
             raise BadInput("metadata must be a mapping")
         data["metadata"] = request.metadata
     if spec.kind != "note" or request.fields:
-        _check_kind(data, _clean(request.fields or {}), spec.kind)
+        _check_kind(data, _without_private(request.fields or {}), spec.kind)
     if "metadata" in data:
-        data["metadata"] = _clean(data["metadata"])
+        data["metadata"] = _without_private(data["metadata"])
+    # A task's ttl counts from done_at (an ended task, imported), none while it waits.
+    start = expiry_start(data, spec.kind)
+    if ttl != "permanent" and start is not None:
+        data["expires_at"] = expires_at(start, ttl)
+    _refuse_surrogates(data)
     _refuse_secrets(data)
-    return data, notes
+    # In the order the file will hold it, so the catalog row of an append equals a re-read's.
+    return ordered(data), notes
 
 
-def _clean(value: Any) -> Any:
-    """A mapping's texts, at any depth, as content is kept: `<private>`
-    sections gone, and refused when they hold what YAML cannot (a lone
-    surrogate, e.g. from a JSON `\\ud800`)."""
+def _without_private(value: Any) -> Any:
+    """A mapping's texts, at any depth, as content is kept: `<private>` sections gone."""
     from .guard import strip_private
 
     if isinstance(value, str):
-        if any("\ud800" <= ch <= "\udfff" for ch in value):
-            raise BadInput("a text holds a lone surrogate (not a character)", "give valid Unicode text")
         return strip_private(value)
     if isinstance(value, dict):
-        return {_clean(k) if isinstance(k, str) else k: _clean(v) for k, v in value.items()}
+        return {_without_private(k) if isinstance(k, str) else k: _without_private(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_clean(item) for item in value]
+        return [_without_private(item) for item in value]
     return value
+
+
+def _refuse_surrogates(value: Any, where: str = "") -> None:
+    """Every text of the entry, at any depth, refused when it holds a lone
+    surrogate: YAML cannot hold one (it comes from a JSON `\\ud800`, or from
+    invalid UTF-8 in an argument)."""
+    if isinstance(value, str):
+        if any("\ud800" <= ch <= "\udfff" for ch in value):
+            raise BadInput(f"{where or 'a text'} holds a lone surrogate (not a character)", "give valid Unicode (UTF-8) text")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_surrogates(key, where)
+            _refuse_surrogates(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for item in value:
+            _refuse_surrogates(item, where)
 
 
 def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None:
@@ -244,8 +255,6 @@ def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None
         how = "`mem task add` (see `mem task add --help`)" if kind == "task" else f"`mem import` with the {kind} fields (docs/reference.md)"
         raise BadInput(f"{data['category']} is a category of kind {kind}", f"write it with {how}")
     data.update(fields)
-    if kind == "task" and isinstance(fields.get("done_at"), str) and data["ttl"] != "permanent":
-        data["expires_at"] = expires_at(fields["done_at"], data["ttl"])  # an ended task, imported
     errors = sorted(entry_validator(kind).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         where = ".".join(str(p) for p in errors[0].absolute_path)

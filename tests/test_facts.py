@@ -265,3 +265,16 @@ def test_the_readme_example_runs(sabre, monkeypatch):
     assert g.recall("db.users.schema") == {"rows": 12, "cols": ["id", "email"]}
     assert [e.key for e in g.facts("db.*")] == ["db.users.schema"]
     assert g.config.scope == "data-analyst"
+
+
+def test_a_lone_surrogate_anywhere_in_an_entry_is_bad_input(sabre):
+    from grimoire_cli import Grimoire
+    from grimoire_cli.errors import BadInput
+
+    g = Grimoire.open(sabre)
+    before = {p: p.read_bytes() for p in (sabre / MEMORY).glob("*.yaml")}
+    for options in ({"content": "K\udcffng is the gateway"}, {"content": "Kong is the gateway", "summary": "K\udcffng"},
+                    {"content": "Kong is the gateway", "metadata": {"note": ["x\ud800"]}}):
+        with pytest.raises(BadInput, match="lone surrogate"):
+            g.add(category="fact", **options)
+    assert {p: p.read_bytes() for p in (sabre / MEMORY).glob("*.yaml")} == before

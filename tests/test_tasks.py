@@ -170,3 +170,19 @@ def test_a_time_trigger_without_due_at_is_due_at_its_time(sabre):
     assert mem("due").code == 1
     later = mem("due", env={"MEM_NOW": "2026-11-22T12:00:00Z"})
     assert later.code == 0 and "due 2026-11-22T12:00:00Z" in later.out and "Pay the invoice" in later.out
+
+
+def test_the_catalog_holds_tasks_as_a_rebuild_would(sabre):
+    import shutil
+
+    from test_catalog import _dump
+
+    done = _add("Rotate the logs", "--due", "+1h", "--context", "host=db1")
+    _add("Re-run the report", "--on", "data.loaded")
+    assert mem("event", "data.loaded").code == 0 and mem("task", "done", done).code == 0
+    assert mem("remember", "db.port", "-", input="5432").code == 0
+    mem("list")
+    kept = _dump(sabre)
+    shutil.rmtree(sabre / MEMORY / ".cache")
+    mem("list")
+    assert _dump(sabre) == kept

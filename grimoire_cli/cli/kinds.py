@@ -47,12 +47,11 @@ def recall(key: str = typer.Argument(..., metavar="KEY", help="The key."), json:
 
     grimoire = open_grimoire()
     entry = grimoire.recall_entry(key)
-    value = value_of(entry)
     if json:
-        render.print_json({"key": key, "value": value, "id": entry.id, "category": entry.category,
+        render.print_json({"key": key, "value": value_of(entry), "id": entry.id, "category": entry.category,
                            "expires_at": entry.data.get("expires_at")})
     else:
-        render.out(value if isinstance(value, str) else jsonlib.dumps(value, ensure_ascii=False))
+        render.out(entry.content)  # the value as text (kinds/facts.py)
 
 
 @command()
@@ -71,8 +70,7 @@ def facts(
         render.print_json([{**entry.view(moment), "value": value_of(entry)} for entry in found])
         return
     for entry in found:
-        value = value_of(entry)
-        text = value if isinstance(value, str) else jsonlib.dumps(value, ensure_ascii=False)
+        text = entry.content  # the value as text (kinds/facts.py)
         expiry = f"  (until {entry.data['expires_at']})" if entry.data.get("expires_at") else ""
         render.out(f"{entry.key} = {' '.join(text.split())[:100]}{expiry}")
 

@@ -108,9 +108,10 @@ class KindsFacade:
                  agent: str | None = None) -> "Remembered":
         """Keep a JSON-able `value` under a dotted `key`, superseding the
         key's active entry; an unchanged value writes nothing (`written` False)."""
+        from ..model import check_key
         from .facts import Remembered, holder, request_for
 
-        current = holder(self.store, key, self.now()) if isinstance(key, str) else None
+        current = holder(self.store, check_key(key), self.now())
         request = request_for(self.config, key, value, category, ttl, current, confidence=confidence, tags=list(tags),
                               session_id=session_id, agent=agent)
         if request is None:
@@ -158,7 +159,7 @@ class KindsFacade:
         import functools
         import inspect
 
-        from .facts import check_key
+        from ..model import check_key
 
         local = category or next((c.name for c in self.config.categories.values() if not c.tracked), None)
         if local is None:

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from ..config import Category, Config
 from ..errors import BadInput, NotFound
-from ..model import KEY_RE, Entry, derive_summary
+from ..model import Entry, check_key, derive_summary
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
 
@@ -36,12 +36,6 @@ class Remembered(NamedTuple):
 
     def to_dict(self, moment: datetime) -> dict[str, Any]:
         return {**self.entry.view(moment), "written": self.written, "value": value_of(self.entry)}
-
-
-def check_key(key: Any) -> str:
-    if not isinstance(key, str) or not KEY_RE.match(key):
-        raise BadInput(f"bad key {key!r}", "a key is dotted lowercase words, like db.users.schema (a-z, 0-9, '_', '-')")
-    return key
 
 
 def check_pattern(pattern: str) -> str:
@@ -98,11 +92,10 @@ def holder(store: Store, key: str, moment: datetime) -> Entry | None:
 
 def request_for(config: Config, key: str, value: Any, category: str | None, ttl: str | None, current: Entry | None,
                 **options: Any) -> Any:
-    """The add request that remembers `value` under `key`, or None when
-    `current` already holds that value in that category."""
+    """The add request that remembers `value` under `key` (checked by the
+    caller), or None when `current` already holds that value in that category."""
     from ..request import Request
 
-    check_key(key)
     text = value_text(value)
     spec = fact_category(config, category or (current.category if current is not None else None))
     if current is not None and current.category == spec.name and same_value(value_of(current), value) \

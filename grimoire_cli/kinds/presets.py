@@ -78,8 +78,8 @@ def _insert(text: str, lines: list[str], new_block: bool, where: Path) -> str:
     if schema is None:
         body = "\n".join(["memory_schema:", "  categories:", *("    " + line for line in lines)])
         return text + ("" if text.endswith("\n") or not text else "\n") + body + "\n"
-    start, end, indent = schema
-    child = _child_indent(rows, start, end, indent + "  ")
+    start, end = schema
+    child = _child_indent(rows, start, end, "  ")
     if new_block:
         rows[start + 1:start + 1] = [f"{child}categories:", *(child + "  " + line for line in lines)]
         return "\n".join(rows)
@@ -87,8 +87,8 @@ def _insert(text: str, lines: list[str], new_block: bool, where: Path) -> str:
     if found is None:
         raise BadInput(f"cannot add to memory_schema.categories in {where.name}: it is not written as a block",
                        f"write each category on its own line under `categories:`, then run this again (see {CONFIG_NAME} of `mem init`)")
-    cat_start, cat_end, cat_indent = found
-    grand = _child_indent(rows, cat_start, cat_end, cat_indent + "  ")
+    cat_start, cat_end = found
+    grand = _child_indent(rows, cat_start, cat_end, child + "  ")
     last = cat_end
     while last > cat_start + 1 and not rows[last - 1].strip():
         last -= 1  # after the block's last line, before the blank lines that end it
@@ -96,9 +96,9 @@ def _insert(text: str, lines: list[str], new_block: bool, where: Path) -> str:
     return "\n".join(rows)
 
 
-def _block(rows: list[str], start: int, end: int, key: str, indent: str) -> tuple[int, int, str] | None:
-    """(first line, line after the block, indentation) of `key:` opening a
-    block mapping at `indent` within rows[start:end]; None if absent or not a block."""
+def _block(rows: list[str], start: int, end: int, key: str, indent: str) -> tuple[int, int] | None:
+    """(first line, line after the block) of `key:` opening a block mapping
+    at `indent` within rows[start:end]; None if absent or not a block."""
     for number in range(start, end):
         match = _KEY_LINE.match(rows[number])
         if match and match.group(2) == key and match.group(1) == indent:
@@ -108,7 +108,7 @@ def _block(rows: list[str], start: int, end: int, key: str, indent: str) -> tupl
                 if line.strip() and not line.lstrip().startswith("#") and len(line) - len(line.lstrip()) <= len(indent):
                     break
                 stop += 1
-            return number, stop, indent
+            return number, stop
     return None
 
 

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from ..clock import iso, parse_time
 from ..errors import BadInput, no_memory
-from ..model import Entry, expires_at, ttl_delta
+from ..model import Entry, epoch, expires_at, expiry_start, ttl_delta
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
 
@@ -62,9 +62,9 @@ def parse_context(pairs: Iterable[str]) -> dict[str, str]:
 def fields_for(text: str, moment: datetime, *, due: str | None = None, on: str | None = None, next_session: bool = False,
                context: dict[str, Any] | None = None) -> dict[str, Any]:
     """A new task's fields, from exactly one trigger."""
-    if sum(x is not None and x is not False for x in (due, on, next_session or None)) != 1:
+    if (due is not None) + (on is not None) + bool(next_session) != 1:
         raise BadInput("a task needs exactly one trigger", "give one of --due +1h|ISO, --on EVENT, --next-session")
-    fields: dict[str, Any] = {"task": text, "status": "pending"}
+    fields: dict[str, Any] = {"task": text, "status": "pending"}  # written in FIELD_ORDER whatever the order here
     if due is not None:
         fields["due_at"] = due_time(due, moment)
         fields["trigger"] = f"time:{fields['due_at']}"
@@ -74,7 +74,7 @@ def fields_for(text: str, moment: datetime, *, due: str | None = None, on: str |
         fields["trigger"] = "session-start"
     if context:
         fields["context"] = dict(context)
-    return {name: fields[name] for name in ("task", "trigger", "status", "due_at", "context") if name in fields}
+    return fields
 
 
 def is_due(entry: Entry, moment: datetime) -> bool:
@@ -86,11 +86,8 @@ def is_due(entry: Entry, moment: datetime) -> bool:
         # when MEM_SESSION_ID names the session; without it, every process is one).
         session = os.environ.get("MEM_SESSION_ID")
         return not session or (data.get("source") or {}).get("session_id") != session
-    due = due_at(entry)
-    try:
-        return due is not None and parse_time(str(due)) <= moment
-    except BadInput:
-        return False
+    due = epoch(due_at(entry))
+    return due is not None and due <= moment.timestamp()
 
 
 def due_at(entry: Entry) -> str | None:
@@ -105,9 +102,9 @@ def _order(entry: Entry, moment: datetime) -> tuple:
     return (not is_due(entry, moment), due is None, str(due or ""), entry.id)
 
 
-def tasks(store: Store, moment: datetime, *, every: bool = False) -> list[Entry]:
-    """Tasks of every task category: pending ones (with `every`, done and
-    cancelled ones not yet archived too), due first."""
+def task_rows(store: Store, moment: datetime, *, every: bool = False) -> list[tuple[int, Entry]]:
+    """(catalog row, entry) of the tasks of every task category: pending ones
+    (with `every`, done and cancelled ones not yet archived too), due first."""
     names = store.config.names_of_kind("task")
     if not names:
         return []
@@ -115,12 +112,21 @@ def tasks(store: Store, moment: datetime, *, every: bool = False) -> list[Entry]
     chosen = Filter(at=moment.timestamp(), states=states, categories=names)
     rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, None), include_archive=False)
     loaded = store.load(rowids)
-    found = [loaded[r] for r in rowids if r in loaded and (every or loaded[r].data.get("status") == "pending")]
-    return sorted(found, key=lambda entry: _order(entry, moment))
+    found = [(r, loaded[r]) for r in rowids if r in loaded and (every or loaded[r].data.get("status") == "pending")]
+    return sorted(found, key=lambda row: _order(row[1], moment))
+
+
+def tasks(store: Store, moment: datetime, *, every: bool = False) -> list[Entry]:
+    return [entry for _, entry in task_rows(store, moment, every=every)]
+
+
+def due_rows(store: Store, moment: datetime) -> list[tuple[int, Entry]]:
+    """(catalog row, entry) of the tasks due now, oldest due first."""
+    return [(rowid, entry) for rowid, entry in task_rows(store, moment) if is_due(entry, moment)]
 
 
 def due(store: Store, moment: datetime) -> list[Entry]:
-    return [entry for entry in tasks(store, moment) if is_due(entry, moment)]
+    return [entry for _, entry in due_rows(store, moment)]
 
 
 def ended(entry: Entry, status: str, moment: datetime) -> dict[str, Any]:
@@ -130,17 +136,19 @@ def ended(entry: Entry, status: str, moment: datetime) -> dict[str, Any]:
     new = dict(entry.data)
     new["status"] = status
     new["done_at"] = iso(moment)
-    when = expires_at(new["done_at"], str(new.get("ttl", "permanent")))
+    when = expires_at(expiry_start(new, "task"), str(new.get("ttl", "permanent")))
     if when is not None:
         new["expires_at"] = when
     return new
 
 
 def task_entry(store: Store, entry_id: str) -> Entry:
+    """The task with this id, to end (not archived)."""
     found = store.by_id([entry_id], include_archive=False, unique=True).get(entry_id)
-    if found is None or store.config.categories.get(found.category) is None or store.config.categories[found.category].kind != "task":
-        raise no_memory(entry_id, "list tasks with `mem tasks`") if found is None else \
-            BadInput(f"{entry_id} is not a task (it is a {found.category})", "list tasks with `mem tasks`")
+    if found is None:
+        raise no_memory(entry_id, "list tasks with `mem tasks`")
+    if found.category not in store.config.names_of_kind("task"):
+        raise BadInput(f"{entry_id} is not a task (it is a {found.category})", "list tasks with `mem tasks`")
     return found
 
 

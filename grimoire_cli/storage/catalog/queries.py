@@ -162,14 +162,6 @@ class Queries(Connection):
         where, params = self._where(paths, chosen)
         return [row[0] for row in self.read(f"SELECT id FROM ranks AS e WHERE {where}", params)]
 
-    def rowids_of(self, paths: list[str], ids: list[str]) -> dict[str, int]:
-        """The row of each of these ids (the first, in file order), among `paths`."""
-        where, params = self._where(paths, None)
-        named = {f"id{i}": entry_id for i, entry_id in enumerate(ids)}
-        rows = self.read(f"SELECT id, rowid FROM ranks AS e WHERE {where} AND e.id IN ({', '.join(':' + k for k in named) or 'NULL'}) "
-                         "ORDER BY rowid DESC", {**params, **named})
-        return dict(rows)
-
     def normalized(self, paths: list[str], chosen: Filter) -> list[tuple[str, str]]:
         """(id, normalized content) of the chosen entries, for duplicate checks."""
         where, params = self._where(paths, chosen, "entries")
