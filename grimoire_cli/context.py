@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from functools import cache
 from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
@@ -83,22 +82,19 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
                 return rowids, len(rowids)
             return rowids, store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
     first, total = ranking(limit)
-
-    @cache
-    def whole() -> list[int]:
-        """The whole ranking: computed at most once, and only when needed."""
-        return ranking(None)[0]
-
     pinned = _due_tasks(store, moment)
     if pinned and text and text.strip():
-        # Due tasks are shown whether or not they match; count each once.
-        matched = set(whole())
+        # Due tasks are shown whether or not they match; count each once. Which
+        # of them match is asked among the tasks alone, not of the whole ranking.
+        tasks_only = chosen.but(categories=store.config.names_of_kind("task"))
+        matched = {scored.rowid for scored in ranked(store, text, tasks_only, recency_weight=float(retrieval["recency_weight"]),
+                                                     limit=None, include_archive=False)}
         total += sum(1 for rowid in pinned if rowid not in matched)
 
     def rowids() -> Iterator[int]:
         yield from (rowid for rowid in first if rowid not in pinned)
         if total > len(first):
-            yield from (rowid for rowid in whole()[len(first):] if rowid not in pinned)
+            yield from (rowid for rowid in ranking(None)[0][len(first):] if rowid not in pinned)
 
     def order() -> Iterator[Entry]:
         yield from pinned.values()  # already loaded
