@@ -126,8 +126,9 @@ def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_in
 def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     """The entry for one request, checked against the grimoire and the batch so far."""
     config = store.config
-    if request.key and not request.supersedes:
-        holder = batch.by_key(request.key)
+    if not request.supersedes:
+        # A key, or a procedure's name, has one active entry: a new one replaces it.
+        holder = batch.by_key(request.key) if request.key else batch.by_name(request)
         if holder is not None:
             request.supersedes = holder.id
     if request.id:
@@ -149,7 +150,9 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
         if current.get("superseded_by"):
             raise Refused(f"{old.id} is already superseded by {current['superseded_by']}", f"supersede {current['superseded_by']} instead")
     # A keyed entry is known by its key: two keys may well hold the same value.
-    exact, near, score = batch.duplicates(data["category"], data["content"]).of(data) if "key" not in data else (None, None, 0.0)
+    # An episode is an occurrence: the same thing happening again is news.
+    checked = "key" not in data and config.category(data["category"]).kind != "episode"
+    exact, near, score = batch.duplicates(data["category"], data["content"]).of(data) if checked else (None, None, 0.0)
     if exact is not None:
         raise Refused(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`")
     entry = Entry(data, config.relative(store.category_path(data["category"])), None, notes=notes)
@@ -213,7 +216,7 @@ class _Batch:
         self.existing = _Existing(store)
         self.updates: dict[str, dict[str, Any]] = {}  # old id -> its new data
         self._groups: dict[str, Duplicates] = {}
-        self._keys: dict[str, Entry | None] = {}
+        self._keys: dict[str | tuple[str, str], Entry | None] = {}  # a key, or ("procedure", name)
 
     def duplicates(self, category: str, content: str | None = None) -> Duplicates:
         """Active entries of one category (duplicate checks compare within it);
@@ -233,6 +236,18 @@ class _Batch:
             self._keys[key] = self.existing.get(ids[0]) if ids else None
         return self._keys[key]
 
+    def by_name(self, request: Request) -> Entry | None:
+        """The active procedure of the request's name (a procedure's name is its key)."""
+        procedures = self.store.config.names_of_kind("procedure")
+        name = (request.fields or {}).get("name")
+        if request.category not in procedures or not isinstance(name, str):
+            return None
+        if ("procedure", name) not in self._keys:
+            chosen = Filter(at=self.moment.timestamp(), categories=procedures, name=name)
+            ids = [i for i in self.store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False) if i not in self.updates]
+            self._keys[("procedure", name)] = self.existing.get(ids[0]) if ids else None
+        return self._keys[("procedure", name)]
+
     def added(self, entry: Entry, old: Entry | None) -> None:
         if old is not None:
             self.updates[old.id] = {**self.updates.get(old.id, old.data), "superseded_by": entry.id}
@@ -246,6 +261,8 @@ class _Batch:
         self.duplicates(entry.category).add(entry.id, normalize_text(entry.content))
         if entry.key:
             self._keys[entry.key] = entry
+        if entry.category in self.store.config.names_of_kind("procedure") and isinstance(entry.data.get("name"), str):
+            self._keys[("procedure", entry.data["name"])] = entry
 
 
 class _Taken:

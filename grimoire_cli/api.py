@@ -126,19 +126,25 @@ class Grimoire(KindsFacade):
         return found
 
     def list(self, *, categories: Iterable[str] | None = None, tags: Iterable[str] | None = None, archived: bool = False,
-             expired: bool = False, superseded: bool = False, recent: int | None = None) -> list[Entry]:
-        """Active entries newest first; the flags add those states (archived: only the archive)."""
+             expired: bool = False, superseded: bool = False, recent: int | None = None, since: str | datetime | None = None,
+             until: str | datetime | None = None) -> list[Entry]:
+        """Active entries newest first; the flags add those states (archived:
+        only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time."""
         states = {"archived"} if archived else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
-        chosen = self._filter(states, categories, tags)
+        chosen = self._filter(states, categories, tags, since=since, until=until)
         rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent or None), include_archive=archived)
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
 
     def _filter(self, states: set[str], categories: Iterable[str] | None, tags: Iterable[str] | None,
-                min_confidence: float | None = None, floors: dict[str, float] | None = None) -> Filter:
-        """In one of `states` now, of the categories (checked against the config), with all the tags."""
-        return Filter(at=self.now().timestamp(), states=states, categories=[self.config.category(c).name for c in categories or []],
-                      tags=tags or (), min_confidence=min_confidence, floors=floors)
+                min_confidence: float | None = None, floors: dict[str, float] | None = None, *,
+                since: str | datetime | None = None, until: str | datetime | None = None) -> Filter:
+        """In one of `states` now, of the categories (checked against the config),
+        with all the tags, created within `since`..`until` (`clock.window`)."""
+        moment = self.now()
+        low, high = clock.window(since, until, moment)
+        return Filter(at=moment.timestamp(), states=states, categories=[self.config.category(c).name for c in categories or []],
+                      tags=tags or (), min_confidence=min_confidence, floors=floors, since=low, until=high)
 
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
@@ -151,11 +157,12 @@ class Grimoire(KindsFacade):
 
     def query(self, text: str, *, limit: int | None = None, categories: Iterable[str] | None = None, tags: Iterable[str] | None = None,
               min_confidence: float | None = None, include_expired: bool = False, include_superseded: bool = False,
-              archived: bool = False) -> "Hits":
+              archived: bool = False, since: str | datetime | None = None, until: str | datetime | None = None) -> "Hits":
         """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply
         first. Without `min_confidence`, each category is filtered at the lower
         of retrieval.min_confidence and its own floor. When nothing is found,
-        the result's `filtered_out` says what matched but was left out."""
+        the result's `filtered_out` says what matched but was left out.
+        `since`/`until` bound creation time, as for `list`."""
         from .search import Hits, filtered_out, hits, ranked
 
         if not words(text):
@@ -168,7 +175,7 @@ class Grimoire(KindsFacade):
         states = {"active"} | ({"expired"} if include_expired else set()) | ({"superseded"} if include_superseded else set())
         if archived:
             states.add("archived")
-        chosen = self._filter(states, categories, tags, *self.config.confidence_filter(min_confidence))
+        chosen = self._filter(states, categories, tags, *self.config.confidence_filter(min_confidence), since=since, until=until)
         weight = float(retrieval["recency_weight"])
         found = ranked(self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived)
         if found:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timezone
 
 from .errors import BadInput
@@ -36,3 +37,37 @@ def now() -> datetime:
 def iso(moment: datetime) -> str:
     """UTC ISO-8601 with a `Z`, second precision (the stored form)."""
     return moment.astimezone(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_BACK = {"m": 60, "h": 3600, "d": 86400}
+
+
+def back_time(text: str, moment: datetime, option: str = "--since", *, end: bool = False) -> datetime:
+    """`--since` / `--until`: `30d`, `48h`, `90m` back from `moment`, or an ISO
+    date or time. A date alone is the start of that day (UTC), or with `end`
+    its last second, so `--until 2026-11-20` includes the 20th."""
+    value = text.strip()
+    if re.fullmatch(r"[0-9]{1,6}[mhd]", value):
+        from datetime import timedelta
+
+        try:
+            return moment - timedelta(seconds=int(value[:-1]) * _BACK[value[-1]])
+        except OverflowError:  # before year 1: since the beginning
+            return datetime.min.replace(tzinfo=timezone.utc)
+    try:
+        when = parse_time(value)
+    except BadInput:
+        raise BadInput(f"cannot read {option} {text!r}", "give 30d, 48h, 90m back from now, or a date like 2026-11-01") from None
+    if end and len(value) == 10:  # a date alone: through its last second
+        when = when.replace(hour=23, minute=59, second=59)
+    return when
+
+
+def window(since: "str | datetime | None", until: "str | datetime | None", moment: datetime) -> tuple[float | None, float | None]:
+    """`--since`/`--until` as POSIX seconds (None: open), each a `back_time`
+    text or a datetime; refused when the window is empty."""
+    low = (since if isinstance(since, datetime) else back_time(since, moment, "--since")) if since is not None else None
+    high = (until if isinstance(until, datetime) else back_time(until, moment, "--until", end=True)) if until is not None else None
+    if low is not None and high is not None and low > high:
+        raise BadInput(f"--since {iso(low)} is after --until {iso(high)}", "swap them, or widen the window")
+    return (low.timestamp() if low is not None else None, high.timestamp() if high is not None else None)

@@ -18,7 +18,7 @@ from .errors import BadInput
 from .guard import scan_fields
 from .model import expires_at, expiry_start, parse_id
 
-LINK_FIELDS = ("supersedes", "superseded_by", "related_memories", "key")
+LINK_FIELDS = ("supersedes", "superseded_by", "related_memories", "key", "name")
 
 
 def field_offset(lines: list[str], name: str) -> int:
@@ -105,7 +105,11 @@ def _same_time(a: Any, b: str) -> bool | None:
         return None
 
 
-def link_of(data: dict[str, Any], lines: list[str], archived: bool) -> list[Any]:
-    """[id, supersedes, superseded_by, related, key, archived, {field: line offset}]."""
-    return [data.get("id"), data.get("supersedes"), data.get("superseded_by"), data.get("related_memories"), data.get("key"), archived,
+def link_of(data: dict[str, Any], lines: list[str], archived: bool, kind: str = "note") -> list[Any]:
+    """[id, supersedes, superseded_by, related, key, archived, {field: line offset}];
+    a procedure's name is its key (`procedure:NAME`: no dotted key holds a colon)."""
+    key = data.get("key")
+    if kind == "procedure" and isinstance(data.get("name"), str):
+        key = f"procedure:{data['name']}"
+    return [data.get("id"), data.get("supersedes"), data.get("superseded_by"), data.get("related_memories"), key, archived,
             {name: field_offset(lines, name) for name in LINK_FIELDS if name in data}]

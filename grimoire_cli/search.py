@@ -96,7 +96,8 @@ def _nearest(word: str, vocabulary: list[str]) -> str | None:
 class Hits(list):
     """Hits best first. When there are none, `filtered_out` says how many
     entries match the text but were left out, per filter that left them out
-    (`confidence`, `expired`, `superseded`, `archived`, `category`, `tag`;
+    (`confidence`, `expired`, `superseded`, `archived`, `category`, `tag`,
+    `time`;
     each counted with only that filter lifted; `together` when no one filter
     alone let any through, but all lifted at once do)."""
 
@@ -120,12 +121,14 @@ def filtered_out(store: "Store", text: str, chosen: Filter, *, recency_weight: f
         lifted["category"] = (chosen.but(categories=()), include_archive)
     if chosen.tags:
         lifted["tag"] = (chosen.but(tags=()), include_archive)
+    if chosen.since is not None or chosen.until is not None:
+        lifted["time"] = (chosen.but(since=None, until=None), include_archive)
     def matches(wider: Filter, archive: bool) -> int:
         return ranked(store, text, wider, recency_weight=recency_weight, limit=1, include_archive=archive).total
 
     counts = {reason: n for reason, (wider, archive) in lifted.items() if (n := matches(wider, archive))}
     if not counts and len(lifted) > 1:
-        everything = chosen.but(min_confidence=None, floors={}, states=STATES, categories=(), tags=())
+        everything = chosen.but(min_confidence=None, floors={}, states=STATES, categories=(), tags=(), since=None, until=None)
         if n := matches(everything, True):
             counts["together"] = n
     return counts

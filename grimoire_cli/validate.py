@@ -224,7 +224,8 @@ def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | N
         else:
             block = lines[start - 1 : stop]
             problems = check_entry(config, item, block, archived, category)
-            link = link_of(item, block, archived) if isinstance(item, dict) else None
+            kind = config.categories[category].kind if category in config.categories else "note"
+            link = link_of(item, block, archived, kind) if isinstance(item, dict) else None
         result["problems"].extend({"file": rel, "line": start + offset, "id": entry_id, "rule": rule, "message": message}
                                   for offset, entry_id, rule, message in problems)
         if link is not None:
@@ -337,7 +338,10 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report) -> No
         key = item.key
         if isinstance(key, str) and not item.archived and not item.superseded_by:
             other = keys.get(key)
-            if other is not None:
+            if other is not None and key.startswith("procedure:"):
+                problem("name-unique", f"procedure {key[len('procedure:'):]!r} is also active at {other.file}:{other.line}; "
+                                       "supersede one of them", "name")
+            elif other is not None:
                 problem("key-unique", f"key {key!r} is also active at {other.file}:{other.line}; supersede one of them", "key")
             else:
                 keys[key] = item

@@ -265,6 +265,15 @@ def test_the_readme_example_runs(sabre, monkeypatch):
     assert g.recall("db.users.schema") == {"rows": 12, "cols": ["id", "email"]}
     assert [e.key for e in g.facts("db.*")] == ["db.users.schema"]
     assert g.config.scope == "data-analyst"
+    # The episodes and procedures block, in the same session, each line as written.
+    kinds = re.search(r"```python\n(g\.remember_episode.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    for line in kinds.splitlines():
+        call, _, comment = line.partition("#")
+        value = eval(compile(call.strip(), "README.md", "eval"), namespace)
+        if comment.strip().startswith("["):  # a shown result: the value must be it
+            assert value == eval(comment.strip()), line
+    assert [e.data["event"] for e in g.recall_episodes()] == ["db-migration"]
+    assert g.memory_stats().to_dict()["categories"]["procedure"] == {"active": 1}
 
 
 def test_a_lone_surrogate_anywhere_in_an_entry_is_bad_input(sabre):

@@ -186,3 +186,8 @@ def test_the_catalog_holds_tasks_as_a_rebuild_would(sabre):
     shutil.rmtree(sabre / MEMORY / ".cache")
     mem("list")
     assert _dump(sabre) == kept
+
+
+def test_query_finds_a_task_by_its_context_values(sabre):
+    entry_id = _add("Rotate the logs", "--due", "+1h", "--context", "host=db1")
+    assert [h["id"] for h in json.loads(mem("query", "db1", "--json").out)] == [entry_id]

@@ -64,9 +64,15 @@ app.add_typer(hooks_app, name="hooks")
 task_app = typer.Typer(help="Add, finish or cancel a prospective task (see also `mem tasks`, `mem due`, `mem event`).",
                        no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(task_app, name="task")
+procedure_app = typer.Typer(
+    help="Keep runbooks (procedures) and show them as checklists. mem never executes a step: a runbook from git is data, "
+         "not code; report how following one went with `mem apply ID --success|--failure`.",
+    no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(procedure_app, name="procedure")
 command = partial(app.command, cls=Command)  # every command of `mem`, with the help above
 hooks_command = partial(hooks_app.command, cls=Command)
 task_command = partial(task_app.command, cls=Command)
+procedure_command = partial(procedure_app.command, cls=Command)
 
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
 

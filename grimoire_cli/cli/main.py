@@ -15,7 +15,9 @@ from typing import List, Optional
 import typer
 
 from ..errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
-from . import kinds, memory, render, upkeep  # noqa: F401 - importing them registers their commands
+from . import render
+# Importing them registers their commands, in the order `mem --help` lists them.
+from . import memory, kinds, episodes, procedures, upkeep  # noqa: F401,I001
 from .app import APP_SETTINGS, app, opened
 
 

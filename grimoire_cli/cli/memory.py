@@ -29,6 +29,8 @@ ConfidenceOpt = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; d
 TagOpt = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable).")
 TtlOpt = typer.Option(None, "--ttl", metavar="TTL", help="'permanent', or like '30d', '12h', '10m' (Loa's five categories: days).")
 ImportanceOpt = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5).")
+SinceOpt = typer.Option(None, "--since", metavar="WHEN", help="Only those created since: 30d, 48h, 90m back, or an ISO date or time.")
+UntilOpt = typer.Option(None, "--until", metavar="WHEN", help="Only those created until then (a date alone includes that day).")
 
 
 @command()
@@ -117,11 +119,14 @@ def list_(
     expired: bool = typer.Option(False, "--expired", help="Include expired entries."),
     superseded: bool = typer.Option(False, "--superseded", help="Include superseded entries."),
     recent: Optional[int] = typer.Option(None, "--recent", metavar="N", help="Only the N newest."),
+    since: Optional[str] = SinceOpt,
+    until: Optional[str] = UntilOpt,
     json: bool = JsonOpt,
 ) -> None:
     """List memories, newest first (active only unless asked)."""
     grimoire = open_grimoire()
-    entries = grimoire.list(categories=category, tags=tag, archived=archived, expired=expired, superseded=superseded, recent=recent)
+    entries = grimoire.list(categories=category, tags=tag, archived=archived, expired=expired, superseded=superseded, recent=recent,
+                            since=since, until=until)
     moment = grimoire.now()
     if json:
         render.print_json([e.view(moment) for e in entries])
@@ -174,12 +179,14 @@ def query(
     archived: bool = typer.Option(False, "--archived", help="Search the archive too."),
     scope: Optional[str] = typer.Option(None, "--scope", metavar="A,B", help="Rank across these scopes; each hit says its scope."),
     all_scopes: bool = typer.Option(False, "--all-scopes", help="Rank across every scope."),
+    since: Optional[str] = SinceOpt,
+    until: Optional[str] = UntilOpt,
     json: bool = JsonOpt,
 ) -> None:
     """Ranked retrieval: BM25 with stemming and typo tolerance, blended with recency and quality."""
     grimoire = open_grimoire()
     options = dict(limit=limit, categories=category, tags=tag, min_confidence=min_confidence, include_expired=include_expired,
-                   include_superseded=include_superseded, archived=archived)
+                   include_superseded=include_superseded, archived=archived, since=since, until=until)
     if scope or all_scopes:
         if scope and all_scopes:
             raise BadInput("--scope and --all-scopes ask for two sets of scopes", "give one of them")
@@ -202,6 +209,7 @@ def query(
 # What lifts each filter that can hide a match (see search.Hits).
 _LIFTS = {"expired": ("expired", " (--include-expired)"), "superseded": ("superseded", " (--include-superseded)"),
           "archived": ("archived", " (--archived)"), "category": ("in other categories", " (-c)"), "tag": ("without the tags", " (-t)"),
+          "time": ("created outside the time window", " (--since/--until)"),
           "together": ("by these filters together", "")}
 
 

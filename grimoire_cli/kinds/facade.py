@@ -1,5 +1,5 @@
 """The facade's methods for the kinds of memory (README: Kinds): keyed
-facts and prospective tasks; `Grimoire` inherits them, so `api.py` stays the map of the
+facts, episodes, procedures and prospective tasks; `Grimoire` inherits them, so `api.py` stays the map of the
 commands Loa's protocol defines and this file the map of the rest.
 
 Each method is one call an agent runtime makes (SABRE's helpers are named
@@ -8,6 +8,7 @@ in the README); the work is done by the kind's module.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -17,7 +18,10 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..model import Entry
     from ..storage.store import Store
+    from ..search import Hit
+    from ..stats import Stats
     from .facts import Remembered
+    from .procedures import Checklist, Saved
 
 
 class KindsFacade:
@@ -100,6 +104,130 @@ class KindsFacade:
 
     def cancel_task(self, entry_id: str) -> "Entry":
         return self.end_task(entry_id, "cancelled")
+
+    # -- episodes ------------------------------------------------------------
+
+    def add_episode(self, event: str, *, context: dict[str, Any] | None = None, learned: str | None = None,
+                    outcome: str = "unknown", category: str | None = None, tags: Iterable[str] = (), importance: int | None = None,
+                    session_id: str | None = None, agent: str | None = None) -> "Entry":
+        """Record that `event` happened: in what `context`, how it ended, what was learned."""
+        from ..request import Request
+        from .episodes import content_of, fields_for
+
+        spec = self.config.of_kind("episode", category)
+        fields = fields_for(event, context=context, learned=learned, outcome=outcome)
+        return self.add_many([Request(content_of(fields), category=spec.name, fields=fields, tags=list(tags), importance=importance,
+                                      session_id=session_id, agent=agent)])[0]
+
+    def episodes(self, text: str | None = None, *, event: str | None = None, since: "str | datetime | None" = None,
+                 until: "str | datetime | None" = None, limit: int = 10, category: str | None = None) -> list["Hit"]:
+        """Active episodes matching `text` best first (BM25 over event, lesson
+        and context, blended with recency), else newest first; of one `event`,
+        created within `since`..`until` (30d, 48h, an ISO date or time)."""
+        from ..clock import window
+        from ..storage.catalog.queries import Filter
+        from .episodes import episodes
+        from .tasks import check_event
+
+        if limit < 1:
+            raise BadInput("the limit must be at least 1")
+        names = [self.config.of_kind("episode", category).name] if category else self.config.names_of_kind("episode")
+        if not names:
+            self.config.of_kind("episode")  # the hint naming the preset
+        moment = self.now()
+        low, high = window(since, until, moment)
+        chosen = Filter(at=moment.timestamp(), categories=names, name=check_event(event) if event is not None else None, since=low, until=high)
+        return episodes(self.store, text, chosen, moment, recency_weight=float(self.config.retrieval["recency_weight"]), limit=limit)
+
+    # SABRE's names for the same calls.
+    def remember_episode(self, event: str, **options: Any) -> "Entry":
+        return self.add_episode(event, **options)
+
+    def recall_episodes(self, query: str | None = None, **options: Any) -> list["Entry"]:
+        return [hit.entry for hit in self.episodes(query, **options)]
+
+    def search_episodes(self, query: str, **options: Any) -> list["Hit"]:
+        return self.episodes(query, **options)
+
+    # -- procedures ----------------------------------------------------------
+
+    def add_procedure(self, document: "dict[str, Any] | str", *, where: str = "procedure", category: str | None = None,
+                      confidence: float | None = None, importance: int | None = None) -> "Saved":
+        """Keep a runbook (a mapping, or its YAML/JSON text; see kinds/procedures.py);
+        it supersedes the active procedure of its name. The same version again
+        writes nothing (`written` False). mem never runs a step."""
+        from ..request import Request
+        from .procedures import Saved, content_of, fields_of, parse, same
+
+        spec = self.config.of_kind("procedure", category)
+        if not isinstance(document, str):
+            try:
+                document = json.dumps(document)  # checked as a file would be (JSON is YAML)
+            except (TypeError, ValueError):
+                raise BadInput("the procedure is not JSON-able", "give text, lists and mappings") from None
+        document = parse(document, where)
+        fields = fields_of(document)
+        tags = [str(t) for t in document.get("tags") or []]
+        current = self._procedure_entry(fields["name"], missing_ok=True)
+        if current is not None and current.category == spec.name and same(current, fields, tags):
+            return Saved(current, False)
+        request = Request(content_of(fields), category=spec.name, fields=fields, tags=tags, confidence=confidence, importance=importance)
+        return Saved(self.add_many([request])[0], True)
+
+    def _procedure_entry(self, name: str, *, missing_ok: bool = False) -> "Entry | None":
+        from ..storage.catalog.queries import Filter, Order
+
+        names = self.config.names_of_kind("procedure") or [self.config.of_kind("procedure").name]
+        chosen = Filter(at=self.now().timestamp(), categories=names, name=name)
+        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, 1), include_archive=False)
+        found = self.store.load(rowids).get(rowids[0]) if rowids else None
+        if found is None and not missing_ok:
+            raise NotFound(f"no active procedure named {name!r}", "list them with `mem procedures`")
+        return found
+
+    def procedure(self, name: str, params: dict[str, str] | None = None) -> "Checklist":
+        """The active procedure `name` as a checklist, its `{params}` filled in
+        (BadInput naming any missing one). Nothing is executed."""
+        from .procedures import checklist
+
+        return checklist(self._procedure_entry(name), dict(params or {}))  # type: ignore[arg-type]
+
+    def procedures(self, *, category: str | None = None) -> list["Entry"]:
+        """The active procedures, by name."""
+        from ..storage.catalog.queries import Filter, Order
+
+        names = [self.config.of_kind("procedure", category).name] if category else self.config.names_of_kind("procedure")
+        if not names:
+            self.config.of_kind("procedure")  # the hint naming the preset
+        chosen = Filter(at=self.now().timestamp(), categories=names)
+        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, None), include_archive=False)
+        loaded = self.store.load(rowids)
+        return sorted((loaded[r] for r in rowids if r in loaded), key=lambda entry: str(entry.data.get("name")))
+
+    # SABRE's names for the same calls. mem executes nothing: a runtime that
+    # follows a procedure reports the outcome with `apply(id, success)`.
+    def remember_procedure(self, name: str, steps: list[Any], description: str | None = None, **options: Any) -> "Saved":
+        document = {"name": name, "steps": steps, **({"description": description} if description is not None else {})}
+        return self.add_procedure(document, **options)
+
+    def recall_procedure(self, name: str, **params: str) -> "Checklist":
+        return self.procedure(name, params)
+
+    def list_procedures(self) -> list["Entry"]:
+        return self.procedures()
+
+    # -- the store, as SABRE's helpers name it ---------------------------------
+
+    def list_memory_categories(self) -> list[dict[str, Any]]:
+        """Each category of this scope: name, kind, ttl, floor, tracked, file."""
+        return [{"name": c.name, "kind": c.kind, "ttl": c.ttl, "confidence_required": c.confidence_required, "tracked": c.tracked,
+                 "file": self.config.relative(self.store.category_path(c.name))} for c in self.config.categories.values()]
+
+    def memory_stats(self) -> "Stats":
+        """`mem stats`: counts per category and state, tiers, accesses, bytes."""
+        from ..stats import stats
+
+        return stats(self.store, self.now())
 
     # -- keyed facts ---------------------------------------------------------
 
@@ -195,3 +323,4 @@ class KindsFacade:
 
     def search_facts(self, pattern: str | None = None, **options: Any) -> list["Entry"]:
         return self.facts(pattern, **options)
+

@@ -39,9 +39,12 @@ ATTEMPTS = 3
 REREADS = 3
 HEADER = """\
 # grimoire: {category} memories, kept by `mem`.
-# A YAML list of entries validated by `mem validate`. Add with `mem add -c {category}`;
+# A YAML list of entries validated by `mem validate`. {how};
 # never edit content in place: `mem supersede ID "new text"` keeps the history.
 """
+# How the entries of each kind of category are written (README: Kinds).
+_ADD_WITH = {"note": "Add with `mem add -c {category}`", "episode": "Add with `mem episode EVENT`",
+             "procedure": "Add with `mem procedure add FILE`", "task": "Add with `mem task add TEXT`"}
 
 
 class GrimoireFile(NamedTuple):
@@ -316,10 +319,14 @@ class Store:
             with self.lock():
                 pass
 
-    @staticmethod
-    def new_file(category: str, archived: bool = False) -> bytes:
+    def new_file(self, category: str, archived: bool = False) -> bytes:
         """What a category's file holds when mem creates it: its header comment."""
-        return HEADER.format(category=f"archived {category}" if archived else category).encode("utf-8")
+        if archived:
+            how = "Entries arrive here by `mem archive`"
+        else:
+            spec = self.config.categories.get(category)
+            how = _ADD_WITH.get(spec.kind if spec is not None else "note", _ADD_WITH["note"]).format(category=category)
+        return HEADER.format(category=f"archived {category}" if archived else category, how=how).encode("utf-8")
 
     def ensure_file(self, category: str, archived: bool = False) -> Path:
         """The category's file, created with its header comment if missing."""

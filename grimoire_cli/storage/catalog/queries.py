@@ -32,14 +32,16 @@ class Filter:
     one of the categories (any when empty), with all the tags, at or above
     the confidence (for a category in `floors`, at or above its floor there
     instead), with the key (or a key matching the glob `key_glob`), with
-    normalized content of a length in `lengths` (inclusive; only for reads
-    of the entries table)."""
+    the kind's name (an episode's event, a procedure's name), born in
+    [`since`, `until`] (POSIX seconds), with normalized content of a length
+    in `lengths` (inclusive; only for reads of the entries table)."""
 
-    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "floors", "key", "lengths", "key_glob")
+    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "floors", "key", "lengths", "key_glob", "name", "since", "until")
 
     def __init__(self, *, at: float, states: Iterable[str] = ("active",), categories: Iterable[str] = (), tags: Iterable[str] = (),
                  min_confidence: float | None = None, floors: Mapping[str, float] | None = None, key: str | None = None,
-                 lengths: tuple[int, int] | None = None, key_glob: str | None = None):
+                 lengths: tuple[int, int] | None = None, key_glob: str | None = None, name: str | None = None,
+                 since: float | None = None, until: float | None = None):
         self.states = frozenset(states)
         unknown = self.states - set(STATES)
         if unknown:
@@ -52,6 +54,9 @@ class Filter:
         self.key = key
         self.lengths = lengths
         self.key_glob = key_glob
+        self.name = name
+        self.since = since
+        self.until = until
 
     def but(self, **changes: Any) -> "Filter":
         """This filter with some fields changed."""
@@ -87,6 +92,15 @@ class Filter:
         if self.key_glob is not None:
             params["kglob"] = self.key_glob
             parts.append("e.key GLOB :kglob")
+        if self.name is not None:
+            params["name"] = self.name
+            parts.append("e.name = :name")
+        if self.since is not None:
+            params["since"] = self.since
+            parts.append("e.born >= :since")
+        if self.until is not None:
+            params["until"] = self.until
+            parts.append("e.born <= :until")
         if self.lengths is not None:
             params["low"], params["high"] = self.lengths
             parts.append("e.nlen BETWEEN :low AND :high")

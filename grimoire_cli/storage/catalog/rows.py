@@ -24,6 +24,7 @@ class Derived(NamedTuple):
     id: str | None
     category: str | None
     key: str | None
+    name: str | None  # what a kind names an entry by: an episode's event, a procedure's name
     confidence: float
     importance: int
     tier: str
@@ -37,7 +38,7 @@ class Derived(NamedTuple):
 
 
 COLUMNS = ", ".join(Derived._fields)
-NOT_AN_ENTRY = Derived(0, 0, None, None, None, 0.0, 5, "unrated", None, None, None, "", 0, None, None)
+NOT_AN_ENTRY = Derived(0, 0, None, None, None, None, 0.0, 5, "unrated", None, None, None, "", 0, None, None)
 
 
 def _number(read: Callable[[], Any], default: Any) -> Any:
@@ -60,6 +61,7 @@ def derive(item: Any, archived_file: bool) -> Derived:
         id=str(item.get("id") or ""),
         category=str(item.get("category") or ""),
         key=item.get("key") if isinstance(item.get("key"), str) else None,
+        name=_name_of(item),
         confidence=_number(lambda: entry.confidence, 0.0),
         importance=_number(lambda: entry.importance, 5),
         tier=_number(lambda: entry.tier, "unrated"),
@@ -73,14 +75,53 @@ def derive(item: Any, archived_file: bool) -> Derived:
     )
 
 
+def _name_of(item: dict) -> str | None:
+    for field in ("event", "name"):
+        if isinstance(item.get(field), str):
+            return item[field]
+    return None
+
+
+def kind_texts(item: dict) -> list[str]:
+    """The texts of a kind's fields that search looks at (README: Kinds): an
+    episode's event, lesson and context values, a task's text and context
+    values, a procedure's name, description and steps (what they run, too)."""
+    out: list[str] = []
+
+    def take(value: Any) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append(str(value))
+        elif isinstance(value, list):
+            for part in value:
+                take(part)
+        elif isinstance(value, dict):
+            for part in value.values():
+                take(part)
+
+    for field in ("event", "learned", "task", "name", "description", "context"):
+        take(item.get(field))
+    for step in item.get("steps") if isinstance(item.get("steps"), list) else []:
+        if isinstance(step, dict):
+            for field in ("name", "description", "run", "condition"):
+                take(step.get(field))
+    return out
+
+
 def texts(item: Any) -> tuple[str, str, str]:
-    """(summary, content, tags) as indexed for search."""
+    """(summary, content, tags) as indexed for search; the content column also
+    holds the kind's texts the content does not already say."""
     if not isinstance(item, dict):
         return "", "", ""
     summary = item.get("summary") if isinstance(item.get("summary"), str) else ""
     content = item.get("content") if isinstance(item.get("content"), str) else ""
     tags = item.get("tags") if isinstance(item.get("tags"), list) else []
-    return summary, content if content != summary else "", " ".join(t for t in tags if isinstance(t, str))
+    indexed = content if content != summary else ""
+    extra = [text for text in kind_texts(item) if text not in content]
+    if extra:
+        indexed = "\n".join([indexed, *extra]) if indexed else "\n".join(extra)
+    return summary, indexed, " ".join(t for t in tags if isinstance(t, str))
 
 
 def word_set(item: Any) -> set[str]:

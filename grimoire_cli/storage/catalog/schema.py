@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "16"
+VERSION = "17"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns 
 CREATE TABLE IF NOT EXISTS entries (
     rowid INTEGER PRIMARY KEY,
     path TEXT NOT NULL,
-    mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT,
+    mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT, name TEXT,
     confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL,
     superseded_by TEXT, tags TEXT, seq INTEGER, norm TEXT, nlen INTEGER, data TEXT
 );
@@ -39,20 +39,20 @@ CREATE INDEX IF NOT EXISTS entries_category ON entries(category, nlen);
 -- they read far fewer pages here. Triggers keep it equal to entries; span
 -- moves do not touch it.
 CREATE TABLE IF NOT EXISTS ranks (
-    rowid INTEGER PRIMARY KEY, path TEXT, mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT,
+    rowid INTEGER PRIMARY KEY, path TEXT, mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT, name TEXT,
     confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL, superseded_by TEXT, tags TEXT, seq INTEGER
 );
 CREATE TRIGGER IF NOT EXISTS ranks_insert AFTER INSERT ON entries BEGIN
-    INSERT INTO ranks VALUES (new.rowid, new.path, new.mapping, new.archived, new.id, new.category, new.key,
+    INSERT INTO ranks VALUES (new.rowid, new.path, new.mapping, new.archived, new.id, new.category, new.key, new.name,
                               new.confidence, new.importance, new.tier, new.born, new.expires, new.superseded_by, new.tags, new.seq);
 END;
 CREATE TRIGGER IF NOT EXISTS ranks_delete AFTER DELETE ON entries BEGIN
     DELETE FROM ranks WHERE rowid = old.rowid;
 END;
-CREATE TRIGGER IF NOT EXISTS ranks_update AFTER UPDATE OF path, mapping, archived, id, category, key, confidence, importance, tier,
+CREATE TRIGGER IF NOT EXISTS ranks_update AFTER UPDATE OF path, mapping, archived, id, category, key, name, confidence, importance, tier,
     born, expires, superseded_by, tags, seq ON entries BEGIN
     UPDATE ranks SET path = new.path, mapping = new.mapping, archived = new.archived, id = new.id, category = new.category,
-        key = new.key, confidence = new.confidence, importance = new.importance, tier = new.tier, born = new.born,
+        key = new.key, name = new.name, confidence = new.confidence, importance = new.importance, tier = new.tier, born = new.born,
         expires = new.expires, superseded_by = new.superseded_by, tags = new.tags, seq = new.seq WHERE rowid = new.rowid;
 END;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, tokenize='porter unicode61');

@@ -1,0 +1,76 @@
+"""Commands over procedural memory (README: Kinds): `mem procedure add|show`,
+`mem procedures`. None of them executes a step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import BadInput
+from . import render
+from .app import JsonOpt, command, open_grimoire, procedure_command, read_text
+
+
+@procedure_command("add")
+def procedure_add(
+    file: str = typer.Argument(..., metavar="FILE|-", help="A YAML or JSON runbook: name, description, params?, steps: [{name, run?, "
+                                                          "description?, condition?}]; '-' reads stdin."),
+    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="A category of kind procedure (default: the first)."),
+    json: bool = JsonOpt,
+) -> None:
+    """Keep a runbook; a new version of a named procedure supersedes the old. Prints its id. Nothing is executed."""
+    if file == "-":
+        text, where = read_text("-"), "<stdin>"
+    else:
+        path = Path(file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise BadInput(f"no such file: {file}", "give the runbook's path, or '-' to read it from stdin") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}", "give a UTF-8 YAML or JSON file") from None
+        where = file
+    grimoire = open_grimoire()
+    saved = grimoire.add_procedure(text, where=where, category=category)
+    if json:
+        render.print_json(saved.to_dict(grimoire.now()))
+        return
+    render.out(saved.entry.id)
+    if not saved.written:
+        render.note(f"unchanged: {saved.entry.data.get('name')} is already this version ({saved.entry.id}); nothing written")
+
+
+@procedure_command("show")
+def procedure_show(
+    name: str = typer.Argument(..., metavar="NAME", help="The procedure's name."),
+    param: Optional[List[str]] = typer.Option(None, "--param", metavar="K=V", help="A value for {K} in the steps (repeatable)."),
+    json: bool = JsonOpt,
+) -> None:
+    """Print a procedure as a numbered checklist, its {params} filled in. mem executes none of it."""
+    from ..kinds.procedures import parse_params
+
+    found = open_grimoire().procedure(name, parse_params(param or []))
+    if json:
+        render.print_json(found.to_dict())
+        return
+    for line in found.lines():
+        render.out(line)
+
+
+@command()
+def procedures(json: bool = JsonOpt) -> None:
+    """List the active procedures: name, steps, success rate (from `mem apply`), id."""
+    grimoire = open_grimoire()
+    found = grimoire.procedures()
+    if json:
+        moment = grimoire.now()
+        render.print_json([entry.view(moment) for entry in found])
+        return
+    for entry in found:
+        effect = entry.data.get("effectiveness") or {}
+        rate = f"{effect['successes']}/{effect['applications']} ok" if effect.get("applications") else "not yet applied"
+        steps = len(entry.data.get("steps") or [])
+        render.out(f"{entry.data.get('name'):<24} {steps:>2} step{'s' if steps != 1 else ' '}  {rate:<16} {entry.id}  "
+                   f"{entry.data.get('description') or ''}".rstrip())

@@ -1,0 +1,85 @@
+"""Episodic memory (SABRE): something that happened (an event), in what
+context, how it ended and what was learned, kept in a category of kind
+`episode`.
+
+An episode is an occurrence: the same event happening again is another
+episode, never a duplicate. Its content is one readable line made of its
+fields (what `mem list` and `mem context` show); search indexes the fields
+themselves too (`catalog.rows.kind_texts`), so `mem episodes QUERY` ranks
+by the same BM25 over event, lesson and context values as `mem query`,
+blended with recency. Without a query, episodes come newest first.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BadInput
+from ..scoring import recency_of
+from ..storage.catalog.queries import Filter, Order
+from .tasks import check_event
+
+if TYPE_CHECKING:
+    from ..search import Hit
+    from ..storage.store import Store
+
+OUTCOMES = ("success", "failure", "unknown")
+_CONTEXT_SHOWN = 300  # characters of context in the content line; the field keeps it all
+
+
+def check_outcome(outcome: str) -> str:
+    if outcome not in OUTCOMES:
+        raise BadInput(f"bad outcome {outcome!r}", f"give one of {', '.join(OUTCOMES)}")
+    return outcome
+
+
+def context_json(text: str) -> dict[str, Any]:
+    """`--context-json`: a JSON object."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise BadInput(f"--context-json is not JSON ({exc.args[0]})", 'give an object, like \'{"table": "users", "rows": 120}\'') from None
+    if not isinstance(value, dict):
+        raise BadInput("--context-json must be a JSON object", 'give an object, like \'{"table": "users"}\'')
+    return value
+
+
+def fields_for(event: str, *, context: dict[str, Any] | None = None, learned: str | None = None,
+               outcome: str = "unknown") -> dict[str, Any]:
+    """A new episode's fields (checked against kinds.schema.json when added)."""
+    fields: dict[str, Any] = {"event": check_event(event), "outcome": check_outcome(outcome)}
+    if learned is not None:
+        if not isinstance(learned, str) or not learned.strip():
+            raise BadInput("--learned is empty", "say what was learned, or leave it out")
+        fields["learned"] = learned
+    if context:
+        fields["context"] = dict(context)
+    return fields
+
+
+def content_of(fields: dict[str, Any]) -> str:
+    """The episode as one line: `event (outcome): learned [k=v, ...]`."""
+    line = f"{fields['event']} ({fields['outcome']})"
+    if fields.get("learned"):
+        line += f": {' '.join(fields['learned'].split())}"
+    context = fields.get("context") or {}
+    if context:
+        shown = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in context.items())
+        line += f" [{shown[:_CONTEXT_SHOWN]}{'…' if len(shown) > _CONTEXT_SHOWN else ''}]"
+    return line
+
+
+def episodes(store: "Store", text: str | None, chosen: Filter, moment: datetime, *, recency_weight: float, limit: int) -> list["Hit"]:
+    """The chosen episodes that match `text`, best first (BM25 blended with
+    recency, as `mem query`); without a text, newest first, each scored by
+    its recency alone."""
+    from ..search import Hit, hits, ranked
+
+    if text is not None and text.strip():
+        return hits(store, ranked(store, text, chosen, recency_weight=recency_weight, limit=limit, include_archive=False))
+    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, limit), include_archive=False)
+    loaded = store.load(rowids)
+    epoch = moment.timestamp()
+    return [Hit(loaded[r], recency_of(loaded[r].born, epoch), {"recency": recency_of(loaded[r].born, epoch)}) for r in rowids if r in loaded]

@@ -1,0 +1,178 @@
+"""Procedural memory (SABRE): runbooks kept in a category of kind
+`procedure`, written as a YAML (or JSON) document a person can edit:
+
+    name: deploy-service             # a slug; one active procedure per name
+    description: Ship one service to production
+    params: [service, version]       # optional; else every {slug} in a step
+    steps:
+      - name: Run the tests
+        run: make test
+      - name: Build the image
+        run: docker build -t {service}:{version} .
+        condition: the tests passed
+
+A new document with a name already held supersedes the old version (the
+history stays); the same document again writes nothing. `show` renders a
+numbered checklist with the params substituted. **mem never executes a
+step**: a runbook from git is data, not code. Whoever follows it reports
+how it went with `mem apply ID --success|--failure`, which is the
+procedure's success rate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple
+
+from ..errors import BadInput, Damaged
+from ..model import Entry
+
+FIELDS = ("name", "description", "params", "steps", "tags")
+STEP_FIELDS = ("name", "description", "run", "condition")
+_PARAM = re.compile(r"\{([a-z0-9][a-z0-9_-]{0,79})\}")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,79}\Z")
+_CONTENT_STEPS = 600  # characters of step names in the content line
+
+
+def parse(text: str, where: str) -> dict[str, Any]:
+    """A procedure document (YAML or JSON), its shape checked; the kind's
+    schema checks the rest when it is added."""
+    from ..storage.yamlio import parse_document
+
+    try:
+        data, _ = parse_document(text, where)
+    except Damaged as exc:
+        raise BadInput(f"{where}:{exc.line}: {exc.problem}", "fix the procedure file (YAML or JSON)") from None
+    example = "a mapping with name and steps: a list of {name, run?, description?, condition?}"
+    if not isinstance(data, dict):
+        raise BadInput(f"{where}: a procedure is {example}, not {type(data).__name__ if data is not None else 'empty'}",
+                       "see `mem procedure add --help`")
+    unknown = sorted(str(k) for k in data if k not in FIELDS)
+    if unknown:
+        raise BadInput(f"{where}: unknown field {', '.join(unknown)} in a procedure", f"a procedure has {', '.join(FIELDS)}")
+    if not isinstance(data.get("name"), str) or not _SLUG.match(data["name"]):
+        raise BadInput(f"{where}: a procedure needs a name that is a lowercase slug, like deploy-service", "add name: deploy-service")
+    steps = data.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise BadInput(f"{where}: steps is not a list of steps", f"give {example}")
+    for number, step in enumerate(steps, 1):
+        if isinstance(step, str):
+            steps[number - 1] = step = {"name": step}  # a bare line is a step's name
+        if not isinstance(step, dict) or not isinstance(step.get("name"), str) or not step["name"].strip():
+            raise BadInput(f"{where}: step {number} is not a step with a name", f"give {example}")
+        extra = sorted(str(k) for k in step if k not in STEP_FIELDS)
+        if extra:
+            raise BadInput(f"{where}: step {number} has unknown field {', '.join(extra)}", f"a step has {', '.join(STEP_FIELDS)}")
+        for field in STEP_FIELDS:
+            if field in step and not isinstance(step[field], str):
+                raise BadInput(f"{where}: step {number}'s {field} is not text", "quote it")
+    return data
+
+
+def fields_of(document: dict[str, Any]) -> dict[str, Any]:
+    """The entry fields of a parsed procedure (its tags go to the entry's tags)."""
+    fields = {k: document[k] for k in ("name", "description", "params", "steps") if k in document}
+    if "params" not in fields and uses(fields["steps"]):
+        fields["params"] = uses(fields["steps"])
+    return fields
+
+
+def uses(steps: list[dict[str, Any]]) -> list[str]:
+    """The `{param}` names the steps use, in order of first use."""
+    found: dict[str, None] = {}
+    for step in steps:
+        for field in STEP_FIELDS:
+            for match in _PARAM.finditer(step.get(field, "")):
+                found.setdefault(match[1], None)
+    return list(found)
+
+
+def content_of(fields: dict[str, Any]) -> str:
+    """The procedure as a line: `name: description. Steps: 1. ...; 2. ...`."""
+    head = f"{fields['name']}: {' '.join(fields['description'].split())}" if fields.get("description") else fields["name"]
+    steps = "; ".join(f"{n}. {' '.join(step['name'].split())}" for n, step in enumerate(fields["steps"], 1))
+    if len(steps) > _CONTENT_STEPS:
+        steps = steps[:_CONTENT_STEPS] + "…"
+    return f"{head.rstrip('.')}. Steps: {steps}"
+
+
+def same(entry: Entry, fields: dict[str, Any], tags: list[str]) -> bool:
+    """Whether an active version already says exactly this."""
+    mine = {k: entry.data.get(k) for k in ("name", "description", "params", "steps") if k in entry.data}
+    return json.dumps(mine, sort_keys=True) == json.dumps(fields, sort_keys=True) and sorted(entry.tags) == sorted(tags)
+
+
+class Checklist(NamedTuple):
+    """A procedure ready to follow: its entry and its steps with the params
+    substituted (`recall_procedure`, `mem procedure show`)."""
+
+    entry: Entry
+    steps: list[dict[str, str]]
+    params: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.entry.data
+        return {"id": self.entry.id, "name": data.get("name"), "description": data.get("description"), "params": self.params,
+                "steps": self.steps, "effectiveness": data.get("effectiveness")}
+
+    def lines(self) -> list[str]:
+        """The numbered checklist as text (mem executes none of it)."""
+        data = self.entry.data
+        effect = data.get("effectiveness") or {}
+        rate = f", {effect['successes']}/{effect['applications']} succeeded" if effect.get("applications") else ""
+        out = [f"{data.get('name')} ({self.entry.id}{rate})"]
+        if data.get("description"):
+            out.append(data["description"])
+        for number, step in enumerate(self.steps, 1):
+            out.append(f"{number}. [ ] {step['name']}")
+            if step.get("condition"):
+                out.append(f"   only if: {step['condition']}")
+            if step.get("description"):
+                out.extend(f"   {line}" for line in step["description"].splitlines())
+            if step.get("run"):
+                out.append(f"   run: {step['run']}")
+        return out
+
+
+def checklist(entry: Entry, params: dict[str, str]) -> Checklist:
+    """The steps with `{param}` replaced; BadInput naming every missing param
+    (and any the procedure does not take)."""
+    declared = list(entry.data.get("params") or uses(entry.data.get("steps") or []))
+    unknown = sorted(set(params) - set(declared))
+    if unknown:
+        takes = ", ".join(declared) or "no params"
+        raise BadInput(f"{entry.data.get('name')} does not take {', '.join(unknown)} (it takes {takes})", "drop those --param options")
+    needed = [name for name in uses(entry.data.get("steps") or []) if name in declared]
+    missing = [name for name in needed if name not in params]
+    if missing:
+        raise BadInput(f"missing param{'s' if len(missing) > 1 else ''} {', '.join('{' + m + '}' for m in missing)} for {entry.data.get('name')}",
+                       "give " + " ".join(f"--param {m}=VALUE" for m in missing))
+
+    def fill(text: str) -> str:
+        return _PARAM.sub(lambda m: params[m[1]] if m[1] in params else m[0], text)
+
+    steps = [{field: fill(step[field]) for field in STEP_FIELDS if field in step} for step in entry.data.get("steps") or []]
+    return Checklist(entry, steps, {name: params[name] for name in declared if name in params})
+
+
+def parse_params(pairs: list[str]) -> dict[str, str]:
+    """`--param k=v` pairs."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not _SLUG.match(name):
+            raise BadInput(f"bad --param {pair!r}", "write it as name=value, like service=api")
+        out[name] = value
+    return out
+
+
+class Saved(NamedTuple):
+    """What adding a procedure did: the active version, and whether it was
+    written (False: that version was already active)."""
+
+    entry: Entry
+    written: bool
+
+    def to_dict(self, moment: Any) -> dict[str, Any]:
+        return {**self.entry.view(moment), "written": self.written}
