@@ -105,6 +105,11 @@ class Added(list):
 def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_invalid: bool = False) -> Added:
     """Write many entries under one lock, one write per file; all or nothing
     unless `skip_invalid`."""
+    from .local_ids import clashes, settle
+
+    if clashes(store):  # a local id a pull gave to a tracked entry: moved (and landed) first, so it is never minted again
+        with store.lock():
+            settle(store)
     result = Added()
     with store.lock():
         batch = _Batch(store, moment, single=len(requests) == 1)

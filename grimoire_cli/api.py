@@ -344,12 +344,15 @@ class Grimoire(KindsFacade):
             return getattr(hooks, action)(root)
         raise BadInput(f"unknown hooks action {action!r}", "use install, uninstall or status")
 
-    def merge_fixup(self, hook: str, args: Iterable[str] = (), stdin: str = "") -> "FixupResult":
+    def merge_fixup(self, hook: str, args: Iterable[str] = (), stdin: str = "", *, all_scopes: bool = False) -> "FixupResult":
         """Run by mem's git hooks after a merge, rebase or cherry-pick: renumber
-        colliding ids in files the merge driver never saw."""
+        colliding ids in files the merge driver never saw; with `all_scopes`
+        (the hooks), in every scope, another scope's ids labelled `scope:ID`."""
         from .git.renumber import fixup
 
-        return fixup(self.store, hook, list(args), stdin)
+        names = self.config.scopes() if all_scopes else []
+        stores = [(None if name == self.config.scope else name, self._scoped(name).store) for name in names] or [(None, self.store)]
+        return fixup(stores, hook, list(args), stdin)
 
 
 class ImportResult:

@@ -111,6 +111,8 @@ class CheckResult:
     tasks: list[dict[str, Any]] = field(default_factory=list)
     # With `remember` (a session hook): the due ids no earlier remembering check reported.
     unreported: set[str] | None = None
+    # Local entries given a fresh id because a pulled tracked entry has theirs (local_ids.py): old -> new.
+    renamed: dict[str, str] = field(default_factory=dict)
 
     @property
     def unarchived(self) -> list[str]:
@@ -125,7 +127,8 @@ class CheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"expired": self.expired, "expiring": self.expiring, "review": self.review,
-                "archived": self.archived, "due": self.due, "tasks": self.tasks, "commit": self.commit, "notes": self.notes}
+                "archived": self.archived, "due": self.due, "tasks": self.tasks, "commit": self.commit, "notes": self.notes,
+                "renamed": self.renamed}
 
 
 # In the cache: the ids the last hook run reported, so the next says only what is new.
@@ -164,6 +167,11 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     moment = clock.now()
     lifecycle = store.config.lifecycle
     result = CheckResult()
+    from .local_ids import clashes, settle
+
+    if clashes(store):  # a pull brought a tracked id a local entry has
+        with store.lock():
+            result.renamed = settle(store)
     chosen = Filter(at=moment.timestamp(), states=("active", "expired"))
     lights = store.ask(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False, skip_damaged=False)
     for entry in sorted(lights, key=lambda light: light.id):
@@ -186,5 +194,5 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
         done = archive(store, ids=result.expired, reason="expired", commit=commit, only_with_commit=commit)
         result.archived = done.archived
         result.commit = done.commit
-        result.notes = done.notes
+        result.notes.extend(done.notes)
     return result

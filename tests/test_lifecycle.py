@@ -131,7 +131,7 @@ def test_check_quiet_when_nothing_due(repo):
     result = mem("check")
     assert result.code == 0 and result.out == "" and result.err == ""
     assert json.loads(mem("check", "--json").out) == {"expired": [], "expiring": [], "review": [], "archived": [], "due": [], "tasks": [],
-                                                      "commit": None, "notes": []}
+                                                      "commit": None, "notes": [], "renamed": {}}
 
 
 def test_check_archives_and_reports(repo):

@@ -417,3 +417,72 @@ def test_two_scopes_merged_on_two_branches_keep_both_valid(tmp_path):
     assert coder == {"the coder scope starts with one memory"} | {f"{who} coder note {i} about module {who}-{i * 7}" for who in ("alice", "bob") for i in range(3)}
     ids = [item["id"] for item in map(json.loads, run_mem(bob, "--scope", "coder", "export").splitlines())]
     assert len(ids) == len(set(ids)) == 7
+
+
+def test_merge_fixup_renumbers_every_scope_in_one_commit(tmp_path):
+    """Files only one side changed never reach the driver; the post-merge
+    hook renumbers theirs in each scope (ids are per scope), in one commit."""
+    def seed_with(seed: Path) -> None:
+        run_mem(seed, "init")
+        run_mem(seed, "--scope", "coder", "init")
+
+    alice, bob, _ = remote_and_clones(tmp_path, seed_with)
+    for clone, category in ((alice, "fact"), (bob, "decision")):  # other files per side: git takes each whole
+        for scope in ("loa", "coder"):
+            run_mem(clone, "--scope", scope, "add", "-c", category, "--confidence", "0.95", f"{clone.name} says {scope} needs {category}s")
+        git("add", "-A", cwd=clone)
+        git("commit", "-qm", f"{clone.name}'s memories", cwd=clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("pull", "--no-rebase", "-q", cwd=bob)
+    for scope in ("loa", "coder"):
+        assert mem_process("--scope", scope, "validate", cwd=bob).returncode == 0, scope
+        ids = {item["content"]: item["id"] for item in map(json.loads, run_mem(bob, "--scope", scope, "export").splitlines())}
+        assert ids == {f"bob says {scope} needs decisions": "MEM-20261122-001", f"alice says {scope} needs facts": "MEM-20261122-002"}
+    log = git("log", "-1", "--format=%B", cwd=bob)
+    assert log.startswith("mem: renumber memory ids that collided in the merge")
+    assert "MEM-20261122-001 -> MEM-20261122-002" in log and "coder:MEM-20261122-001 -> coder:MEM-20261122-002" in log
+    assert git("status", "--porcelain", cwd=bob) == ""
+
+
+def test_a_pulled_tracked_id_moves_the_local_entry_that_had_it(tmp_path):
+    """Local ids are never seen by other clones: when a pull brings a tracked
+    entry with the id of one of ours, the local entry takes a fresh id (the
+    session hook's check, or the next write without hooks)."""
+    def seed_with(seed: Path) -> None:
+        run_mem(seed, "init", "--preset", "sabre")
+
+    alice, bob, _ = remote_and_clones(tmp_path, seed_with)
+    mine = run_mem(alice, "remember", "build.status", "green", "-c", "cache")
+    older = run_mem(alice, "remember", "build.status", "red", "-c", "cache")  # supersedes mine: a local link
+    theirs = run_mem(bob, "add", "-c", "fact", "--confidence", "0.9", "The build runs on two runners")
+    assert (mine, theirs) == ("MEM-20261122-001", "MEM-20261122-001")
+    git("add", "-A", cwd=bob)
+    git("commit", "-qm", "bob's fact", cwd=bob)
+    git("push", "-q", "origin", "HEAD:main", cwd=bob)
+    done = subprocess.run(["git", "pull", "-q", "--no-rebase"], cwd=alice, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "local MEM-20261122-001 is now MEM-20261122-003" in done.stdout + done.stderr  # the post-merge hook's check
+    assert_clean(alice)
+    assert run_mem(alice, "recall", "build.status") == "red"
+    local = {e["id"]: e for e in map(json.loads, run_mem(alice, "export").splitlines()) if e["category"] == "cache"}
+    assert local["MEM-20261122-003"]["superseded_by"] == older and local[older]["supersedes"] == "MEM-20261122-003"
+    assert json.loads(run_mem(alice, "show", theirs, "--json"))["content"] == "The build runs on two runners"
+
+
+def test_without_hooks_the_next_write_moves_the_local_entry(tmp_path):
+    def seed_with(seed: Path) -> None:
+        run_mem(seed, "init", "--preset", "sabre")
+
+    alice, bob, _ = remote_and_clones(tmp_path, seed_with)
+    run_mem(alice, "hooks", "uninstall")
+    run_mem(alice, "remember", "build.status", "green", "-c", "cache")
+    run_mem(bob, "add", "-c", "fact", "--confidence", "0.9", "The build runs on two runners")
+    git("add", "-A", cwd=bob)
+    git("commit", "-qm", "bob's fact", cwd=bob)
+    git("push", "-q", "origin", "HEAD:main", cwd=bob)
+    git("pull", "-q", "--no-rebase", cwd=alice)
+    assert mem_process("validate", cwd=alice).returncode == 1  # the clash, until something settles it
+    new = run_mem(alice, "add", "-c", "fact", "--confidence", "0.9", "The cache lives for an hour")
+    assert new == "MEM-20261122-003"  # after the local entry took 002
+    assert mem_process("validate", cwd=alice).returncode == 0
+    assert run_mem(alice, "recall", "build.status") == "green"

@@ -127,6 +127,8 @@ def check(
 
 
 def _print_check(result, new: set[str], hook: bool, who: str) -> None:
+    for old, new_id in sorted(result.renamed.items()):  # news every time: said by hooks too
+        render.note(f"{who}: local {old} is now {new_id}: a tracked entry pulled in has its id")
     for task in result.tasks:
         if task["id"] in new:
             when = "at session start" if task["trigger"] == "session-start" else f"since {task['due_at']}"
@@ -218,12 +220,13 @@ def merge_file(
 def merge_fixup(
     hook: str = typer.Argument(..., metavar="HOOK", help="The git hook running it: post-merge, post-rewrite, post-commit or pre-commit."),
     args: Optional[List[str]] = typer.Argument(None, metavar="ARG", help="The hook's own arguments."),
+    all_scopes: bool = typer.Option(False, "--all-scopes", help="Every scope (the hooks do); another scope's ids read scope:ID."),
     json: bool = JsonOpt,
 ) -> None:
     """Run by mem's git hooks: after a merge, rebase or cherry-pick, renumber
     colliding ids in files the merge driver never saw (git took them whole)."""
     stdin = sys.stdin.read() if hook == "post-rewrite" and not sys.stdin.isatty() else ""
-    result = open_grimoire().merge_fixup(hook, args or [], stdin)
+    result = open_grimoire().merge_fixup(hook, args or [], stdin, all_scopes=all_scopes)
     if json:
         render.print_json(result.to_dict())
         return

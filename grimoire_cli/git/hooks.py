@@ -62,7 +62,7 @@ fi
 exit $status"""
 
 _MERGE_BODY = """# After a merge git committed itself: renumber what the merge driver could not reach.
-"$MEM" merge-fixup post-merge "$@" || true
+"$MEM" merge-fixup --all-scopes post-merge "$@" || true
 "$MEM" check --hook --all-scopes || true
 exit $status"""
 
@@ -70,7 +70,7 @@ _PRECOMMIT_BODY = """[ $status -eq 0 ] || exit $status
 gitdir="$(git rev-parse --git-dir)"
 if [ -f "$gitdir/MERGE_HEAD" ] || [ -f "$gitdir/CHERRY_PICK_HEAD" ]; then
     # Concluding a merge or cherry-pick: renumbering goes into this commit.
-    "$MEM" merge-fixup pre-commit || true
+    "$MEM" merge-fixup --all-scopes pre-commit || true
 fi
 files="$(git diff --cached --name-only --diff-filter=ACMR -- {storage} | grep -E '\\.ya?ml$' || true)"
 [ -n "$files" ] || exit 0
@@ -78,11 +78,11 @@ echo "$files" | tr '\\n' '\\0' | xargs -0 "$MEM" validate --quiet"""
 
 _POSTCOMMIT_BODY = """# Only a cherry-pick can bring in colliding ids; other commits cost nothing.
 [ -f "$(git rev-parse --git-dir)/CHERRY_PICK_HEAD" ] || exit $status
-"$MEM" merge-fixup post-commit || true
+"$MEM" merge-fixup --all-scopes post-commit || true
 exit $status"""
 
 _REWRITE_BODY = """# After a rebase: renumber what the merge driver could not reach.
-printf '%s\\n' "$input" | "$MEM" merge-fixup post-rewrite "$@" || true
+printf '%s\\n' "$input" | "$MEM" merge-fixup --all-scopes post-rewrite "$@" || true
 exit $status"""
 
 _BODIES = {"post-checkout": (_SESSION_BODY, "mem check (session start)"),

@@ -28,6 +28,7 @@ superseded_by and effectiveness here.
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,7 +67,7 @@ class _Plan:
     operation: str
     start: str  # the commit ours was at: what it holds stays as it is
     found: tuple[str, str, str] | None  # (base, ours, theirs) to compute the driver's renumbering
-    prior: dict[str, str]
+    picks: bool  # a rebase or cherry-pick: earlier picks' renames are in git's state (trees.prior_renames)
     stage: bool  # stage into the commit being made, rather than commit
     versions: tuple[str, str, str] | None = None  # (base, ours, theirs) of archived entries' lifecycle; default: found
 
@@ -92,7 +93,7 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         if len(parents) != 2:
             return None  # fast-forward (nothing merged) or octopus
         base = gitops.merge_base(root, parents[0], parents[1])
-        return _Plan("merge", parents[0], (base, parents[0], parents[1]) if base else None, {}, stage=False)
+        return _Plan("merge", parents[0], (base, parents[0], parents[1]) if base else None, False, stage=False)
     if hook == "post-rewrite":
         pairs = [line.split() for line in stdin.splitlines() if len(line.split()) >= 2]
         if args[:1] != ["rebase"] or not pairs:
@@ -102,7 +103,7 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
             return None
         tip = pairs[-1][0]  # the branch as it was before the rebase
         base = gitops.merge_base(root, start, tip)
-        return _Plan("rebase", start, None, prior_renames(git_dir), stage=False, versions=(base, start, tip) if base else None)
+        return _Plan("rebase", start, None, True, stage=False, versions=(base, start, tip) if base else None)
     if hook in ("pre-commit", "post-commit"):
         head = gitops.commit_of(root, "HEAD")
         if head is None:
@@ -110,52 +111,54 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         merging = _head_file(git_dir, "MERGE_HEAD")
         if hook == "pre-commit" and merging:
             base = gitops.merge_base(root, head, merging)
-            return _Plan("merge", head, (base, head, merging) if base else None, {}, stage=True)
+            return _Plan("merge", head, (base, head, merging) if base else None, False, stage=True)
         picked = _head_file(git_dir, "CHERRY_PICK_HEAD")
         if picked and not _rebasing(git_dir):  # a rebase's picks are fixed once, after it
             ours = head if hook == "pre-commit" else gitops.commit_of(root, "HEAD^")
             base = gitops.commit_of(root, f"{picked}^")
             if ours is None:
                 return None
-            return _Plan("cherry-pick", ours, (base, ours, picked) if base else None, prior_renames(git_dir), stage=hook == "pre-commit")
+            return _Plan("cherry-pick", ours, (base, ours, picked) if base else None, True, stage=hook == "pre-commit")
     return None
 
 
-def fixup(store: "Store", hook: str, args: list[str], stdin: str = "") -> FixupResult:
-    """Run for `hook`: rename what the driver could not reach, then stage or commit it."""
+def fixup(stores: "list[tuple[str | None, Store]]", hook: str, args: list[str], stdin: str = "") -> FixupResult:
+    """Run for `hook`: rename what the driver could not reach in each
+    (label, store) scope, then stage or commit it all at once. Ids of a
+    scope with a label are reported as `label:ID`."""
     if hook not in HOOKS:
         raise BadInput(f"unknown hook {hook!r}", f"use one of {', '.join(HOOKS)} (mem's hooks call this; `mem hooks install` sets them up)")
-    config = store.config
+    config = stores[0][1].config
     root = gitops.work_tree(config.root)
     git_dir = gitops.git_dir(config.root) if root is not None else None
     if root is None or git_dir is None:
         return FixupResult()
-    found = plan(root, git_dir, hook, args, stdin)
+    found = plan(root, git_dir, hook, args, stdin)  # once: a commit made for one scope would hide the operation from the next
     if found is None:
         return FixupResult()
-    storage = os.path.relpath(config.storage_dir, root)
-    mapping = mapping_between(root, storage, found.found, found.prior)
     result = FixupResult(found.operation)
-    versions = found.versions or found.found
-    archive = os.path.relpath(config.archive_dir, root)
-    moved = versions is not None and any(
-        gitops.run(["diff", "--name-only", versions[0], side, "--", archive], root, check=False).stdout.strip() for side in versions[1:])
-    if not mapping and not moved and not _repeated_ids(store):
-        return result  # the usual case: no collision, nothing archived, no catalog work after every merge
-    with store.lock():
-        changes = _changes(store, root, storage, found.start, mapping, result, versions if moved else None)
-        paths = [config.root / rel for rel in changes]
-        # The commit being concluded may use its own index (`git commit -a`).
-        index = {"GIT_INDEX_FILE": os.environ["MEM_GIT_INDEX_FILE"]} if os.environ.get("MEM_GIT_INDEX_FILE") else None
-        if found.stage:
-            dirty = gitops.run(["diff", "--name-only", "--", *[str(p) for p in paths]], root, env=index).stdout.split() if paths else []
+    # The commit being concluded may use its own index (`git commit -a`).
+    index = {"GIT_INDEX_FILE": os.environ["MEM_GIT_INDEX_FILE"]} if os.environ.get("MEM_GIT_INDEX_FILE") else None
+    writes: list[tuple["Store", Path, dict[str, dict]]] = []
+    with ExitStack() as locks:  # every scope's lock, taken in scope order, until all is written
+        for label, store in stores:
+            fixed = FixupResult(found.operation)
+            changes = _scope_changes(store, root, git_dir, found, fixed, locks)
+            name = (lambda entry_id, label=label: f"{label}:{entry_id}") if label else (lambda entry_id: entry_id)
+            result.renumbered.update((name(old), name(new)) for old, new in fixed.renumbered.items())
+            result.lifecycle.extend(name(entry_id) for entry_id in fixed.lifecycle)
+            result.notes.extend(fixed.notes)
+            writes.extend((store, store.config.root / rel, by_id) for rel, by_id in changes.items())
+        paths = [path for _, path, _ in writes]
+        if found.stage and paths:
+            dirty = gitops.run(["diff", "--name-only", "--", *[str(p) for p in paths]], root, env=index).stdout.split()
             if dirty:
                 result.notes.append(f"not renumbered: {', '.join(dirty)} has unstaged changes; stage them and commit again")
                 result.renumbered, result.lifecycle = {}, []
                 return result
-        for path, by_id in zip(paths, changes.values()):
+        for store, path, by_id in writes:
             store.write(path, by_id)
-        result.files = sorted(changes)
+    result.files = sorted(stores[0][1].config.relative(path) for path in paths)
     if not paths:
         return result
     if found.stage:
@@ -167,6 +170,21 @@ def fixup(store: "Store", hook: str, args: list[str], stdin: str = "") -> FixupR
         what = "renumber memory ids that collided" if result.renumbered else "merge archived memories' lifecycle"
         result.commit = gitops.commit_over_head(root, paths, f"mem: {what} in the {found.operation}\n\n" + "\n".join(lines) + "\n")
     return result
+
+
+def _scope_changes(store: "Store", root: Path, git_dir: Path, found: _Plan, result: FixupResult, locks: ExitStack) -> dict[str, dict[str, dict]]:
+    """file -> {id: new data} in one scope (its lock taken into `locks` when there is work)."""
+    config = store.config
+    storage = os.path.relpath(config.storage_dir, root)
+    mapping = mapping_between(root, storage, found.found, prior_renames(git_dir, storage) if found.picks else {})
+    versions = found.versions or found.found
+    archive = os.path.relpath(config.archive_dir, root)
+    moved = versions is not None and any(
+        gitops.run(["diff", "--name-only", versions[0], side, "--", archive], root, check=False).stdout.strip() for side in versions[1:])
+    if not mapping and not moved and not _repeated_ids(store):
+        return {}  # the usual case: no collision, nothing archived, no catalog work after every merge
+    locks.enter_context(store.lock())
+    return _changes(store, root, storage, found.start, mapping, result, versions if moved else None)
 
 
 def _repeated_ids(store) -> bool:

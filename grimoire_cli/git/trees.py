@@ -76,9 +76,10 @@ def commits(root: Path, git_dir: Path) -> tuple[str, str, str] | None:
     return (base, ours, theirs_full) if base is not None else None
 
 
-def prior_renames(git_dir: Path) -> dict[str, str]:
-    """Renames earlier picks of the rebase or cherry-pick in progress made."""
-    state = state_file(git_dir)
+def prior_renames(git_dir: Path, storage: str) -> dict[str, str]:
+    """Renames earlier picks of the rebase or cherry-pick in progress made in
+    the scope whose grimoire is `storage`."""
+    state = state_file(git_dir, storage)
     try:
         prior = json.loads(state.read_text()) if state is not None and state.exists() else {}
     except (OSError, ValueError):
@@ -94,17 +95,19 @@ def rebase_tip(git_dir: Path) -> str | None:
     return None
 
 
-def state_file(git_dir: Path) -> Path | None:
-    """Where a multi-commit rebase or cherry-pick keeps its renames (inside git's own state)."""
+def state_file(git_dir: Path, storage: str) -> Path | None:
+    """Where a multi-commit rebase or cherry-pick keeps its renames (inside
+    git's own state), one file per scope: ids are unique per scope, so a
+    rename in one says nothing of the same id in another."""
     for folder in ("rebase-merge", "rebase-apply", "sequencer"):
         if (git_dir / folder).is_dir():
-            return git_dir / folder / "grimoire-renumbered.json"
+            return git_dir / folder / f"grimoire-renumbered-{storage.strip('/').replace('/', '_')}.json"
     return None
 
 
-def save_renames(git_dir: Path, mapping: dict[str, str]) -> None:
-    """Keep this pick's renames for the later picks of the operation (best effort)."""
-    state = state_file(git_dir)
+def save_renames(git_dir: Path, storage: str, mapping: dict[str, str]) -> None:
+    """Keep this pick's renames in one scope for the later picks of the operation (best effort)."""
+    state = state_file(git_dir, storage)
     if state is not None:
         try:
             state.write_text(json.dumps(mapping))
