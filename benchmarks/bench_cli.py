@@ -80,6 +80,17 @@ for n in range(10):
 for n in range(5):
     g.fire(f"bench.event.{n}")
 """
+# Episodes and procedures (issue 16, second part): 200 episodes of 10 events, 10 procedures.
+SEED_EPISODES = """
+from grimoire_cli import Grimoire
+g = Grimoire.open()
+g.add_many([{"content": f"ci-{n % 10} (failure): runner {n} ran out of disk during the cache step",
+             "category": "episode", "event": f"ci-{n % 10}", "outcome": "failure",
+             "learned": f"runner {n} ran out of disk during the cache step", "context": {"runner": f"r{n}", "job": "test"}}
+            for n in range(200)])
+for n in range(10):
+    g.remember_procedure(f"bench-runbook-{n}", ["Check the runner", {"name": "Clean the cache", "run": "rm -rf {path}"}], f"Runbook {n}")
+"""
 
 
 def ids(folder: Path, *args: str) -> list[str]:
@@ -151,6 +162,13 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     both("mem due", lambda: [MEM, "due"])
     both("mem facts 'bench.*'", lambda: [MEM, "facts", "bench.*"])
     both("mem remember", lambda: [MEM, "remember", "bench.key.3", f"value {time.time_ns()}"], reader)
+    if "- id:" not in (memory / "procedures.yaml").read_text():
+        subprocess.run([sys.executable, "-c", SEED_EPISODES], cwd=folder, env=ENV, check=True)
+    both("mem episodes QUERY", lambda: [MEM, "episodes", "disk cache runner"])
+    both("mem episodes --event --since", lambda: [MEM, "episodes", "--event", "ci-3", "--since", "30d"])
+    both("mem procedure show", lambda: [MEM, "procedure", "show", "bench-runbook-3", "--param", "path=/tmp/x"])
+    both("mem procedures", lambda: [MEM, "procedures"])
+    both("mem episode", lambda: [MEM, "episode", "ci-bench", "--learned", f"run {time.time_ns()}", "--outcome", "success"], reader)
 
     # Writes, cold (no catalog) and warm; each run takes fresh ids.
     fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry

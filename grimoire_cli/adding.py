@@ -105,11 +105,9 @@ class Added(list):
 def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_invalid: bool = False) -> Added:
     """Write many entries under one lock, one write per file; all or nothing
     unless `skip_invalid`."""
-    from .local_ids import clashes, settle
+    from .local_ids import settle
 
-    if clashes(store):  # a local id a pull gave to a tracked entry: moved (and landed) first, so it is never minted again
-        with store.lock():
-            settle(store)
+    settle(store)  # a local entry whose id a pull gave to a tracked one: renamed before any id is edited or numbered
     result = Added()
     with store.lock():
         batch = _Batch(store, moment, single=len(requests) == 1)
@@ -221,7 +219,7 @@ class _Batch:
         self.existing = _Existing(store)
         self.updates: dict[str, dict[str, Any]] = {}  # old id -> its new data
         self._groups: dict[str, Duplicates] = {}
-        self._keys: dict[str | tuple[str, str], Entry | None] = {}  # a key, or ("procedure", name)
+        self._keys: dict[str, Entry | None] = {}  # by key, or a procedure's identity
 
     def duplicates(self, category: str, content: str | None = None) -> Duplicates:
         """Active entries of one category (duplicate checks compare within it);
@@ -243,15 +241,17 @@ class _Batch:
 
     def by_name(self, request: Request) -> Entry | None:
         """The active procedure of the request's name (a procedure's name is its key)."""
+        from .kinds.procedures import identity
+
         procedures = self.store.config.names_of_kind("procedure")
         name = (request.fields or {}).get("name")
         if request.category not in procedures or not isinstance(name, str):
             return None
-        if ("procedure", name) not in self._keys:
+        if identity(name) not in self._keys:
             chosen = Filter(at=self.moment.timestamp(), categories=procedures, name=name)
             ids = [i for i in self.store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False) if i not in self.updates]
-            self._keys[("procedure", name)] = self.existing.get(ids[0]) if ids else None
-        return self._keys[("procedure", name)]
+            self._keys[identity(name)] = self.existing.get(ids[0]) if ids else None
+        return self._keys[identity(name)]
 
     def added(self, entry: Entry, old: Entry | None) -> None:
         if old is not None:
@@ -267,7 +267,9 @@ class _Batch:
         if entry.key:
             self._keys[entry.key] = entry
         if entry.category in self.store.config.names_of_kind("procedure") and isinstance(entry.data.get("name"), str):
-            self._keys[("procedure", entry.data["name"])] = entry
+            from .kinds.procedures import identity
+
+            self._keys[identity(entry.data["name"])] = entry
 
 
 class _Taken:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from . import archive_commit, clock
+from . import archive_commit, clock, local_ids
 from .archive_commit import Move
 from .errors import BadInput, no_memory
 from .lifecycle import archive_reason, archived_data, check_reason, expiring_within
@@ -167,11 +167,7 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     moment = clock.now()
     lifecycle = store.config.lifecycle
     result = CheckResult()
-    from .local_ids import clashes, settle
-
-    if clashes(store):  # a pull brought a tracked id a local entry has
-        with store.lock():
-            result.renamed = settle(store)
+    result.renamed = local_ids.settle(store)  # a pull brought a tracked id a local entry has
     chosen = Filter(at=moment.timestamp(), states=("active", "expired"))
     lights = store.ask(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False, skip_damaged=False)
     for entry in sorted(lights, key=lambda light: light.id):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from .errors import BadInput
 
@@ -48,8 +48,6 @@ def back_time(text: str, moment: datetime, option: str = "--since", *, end: bool
     its last second, so `--until 2026-11-20` includes the 20th."""
     value = text.strip()
     if re.fullmatch(r"[0-9]{1,6}[mhd]", value):
-        from datetime import timedelta
-
         try:
             return moment - timedelta(seconds=int(value[:-1]) * _BACK[value[-1]])
         except OverflowError:  # before year 1: since the beginning

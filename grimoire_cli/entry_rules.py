@@ -107,9 +107,11 @@ def _same_time(a: Any, b: str) -> bool | None:
 
 def link_of(data: dict[str, Any], lines: list[str], archived: bool, kind: str = "note") -> list[Any]:
     """[id, supersedes, superseded_by, related, key, archived, {field: line offset}];
-    a procedure's name is its key (`procedure:NAME`: no dotted key holds a colon)."""
+    a procedure's key is its identity (kinds/procedures.py)."""
     key = data.get("key")
     if kind == "procedure" and isinstance(data.get("name"), str):
-        key = f"procedure:{data['name']}"
+        from .kinds.procedures import identity
+
+        key = identity(data["name"])
     return [data.get("id"), data.get("supersedes"), data.get("superseded_by"), data.get("related_memories"), key, archived,
             {name: field_offset(lines, name) for name in LINK_FIELDS if name in data}]

@@ -1,13 +1,16 @@
 """Local entries give way (README: Kinds): a local entry (`tracked: false`)
 whose id a tracked entry also has takes a fresh id.
 
-A clone numbers local and tracked entries from one sequence per day, so it
-never mints a clash itself; but a pull brings teammates' tracked ids, and no
-teammate ever saw this clone's local ones. The local entry is volatile and
-nobody else's, and local and tracked entries never link to each other
-(adding refuses it), so renaming it, and the links other local entries
-have to it, loses nothing. `mem check` (the session hooks, after a pull)
-and every write settle clashes before anything else.
+A clone numbers local and tracked entries from one sequence per day, so
+outside a git operation it never mints a clash itself; but a pull brings
+teammates' tracked ids, and no teammate ever saw this clone's local ones.
+The local entry is volatile and nobody else's, and local and tracked
+entries never link to each other (adding refuses it), so renaming it, and
+the links other local entries have to it, loses nothing. `mem check` (the
+session hooks, after a pull) and every write settle clashes first, in a
+lock of their own, so the new ids are known before anything else is
+numbered. Nothing is settled while git is mid-operation (a rebase replays
+tracked ids this checkout does not have yet): the next command after it does.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .model import next_id, parse_id
-from .storage.catalog.queries import STATES, Filter
 
 if TYPE_CHECKING:
     from .storage.store import Store
@@ -23,32 +25,30 @@ if TYPE_CHECKING:
 REFERENCES = ("supersedes", "superseded_by")
 
 
-def _local_paths(store: "Store") -> set[str]:
-    return {f.rel for f in store.files() if not store.config.category(f.category).tracked}
-
-
 def clashes(store: "Store") -> set[str]:
-    """Ids a local entry shares with a tracked one (a catalog read; nothing parsed when none is local)."""
-    local = _local_paths(store)
+    """Ids a local entry shares with a tracked one (one indexed catalog read)."""
+    local = store.local_paths()
     if not local:
         return set()
-
-    def query(catalog, paths: list[str]) -> set[str]:
-        mine = [p for p in paths if p in local]
-        ids = set(catalog.ids(mine, Filter(at=0.0, states=STATES))) if mine else set()
-        return {row.data.get("id") for row in catalog.by_ids(ids) if row.path in paths and row.path not in local} if ids else set()
-
-    return store.ask(query)
+    return store.ask(lambda catalog, paths: catalog.shared_ids([p for p in paths if p in local], [p for p in paths if p not in local]))
 
 
 def settle(store: "Store") -> dict[str, str]:
     """Give each local entry that clashes a fresh id of its day, and point
-    local links to it at the new id; old -> new. Call under a `store.lock()`
-    of its own: the new ids are known to the catalog once it lands."""
-    found = clashes(store)
-    if not found:
+    local links at it; old -> new. Takes the lock itself; nothing when there
+    is no clash or git is mid-operation."""
+    if not clashes(store):
         return {}
-    local = _local_paths(store)
+    from .archive_commit import busy
+
+    if busy(store):
+        return {}
+    with store.lock():
+        return _settle(store, clashes(store))
+
+
+def _settle(store: "Store", found: set[str]) -> dict[str, str]:
+    local = store.local_paths()
     rows = store.ask(lambda catalog, paths: {p: catalog.file_entries(p) for p in paths if p in local})
     mapping: dict[str, str] = {}
     taken: dict[str, set[str]] = {}

@@ -338,8 +338,8 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report) -> No
         key = item.key
         if isinstance(key, str) and not item.archived and not item.superseded_by:
             other = keys.get(key)
-            if other is not None and key.startswith("procedure:"):
-                problem("name-unique", f"procedure {key[len('procedure:'):]!r} is also active at {other.file}:{other.line}; "
+            if other is not None and key.startswith("procedure:"):  # kinds.procedures.identity
+                problem("name-unique", f"procedure {key.partition(':')[2]!r} is also active at {other.file}:{other.line}; "
                                        "supersede one of them", "name")
             elif other is not None:
                 problem("key-unique", f"key {key!r} is also active at {other.file}:{other.line}; supersede one of them", "key")

@@ -104,6 +104,8 @@ def test_a_bad_time_window_is_one_error_line(repo, args, message):
     (("episode", "deploy", "--context", "novalue"), "bad --context"),
     (("episode", "deploy", "--context-json", "[1]"), "--context-json must be a JSON object"),
     (("episode", "deploy", "--context-json", "{"), "--context-json is not JSON"),
+    (("episode", "deploy", "--context-json", '{"a": NaN}'), "NaN is not a JSON number"),
+    (("episode", "deploy", "--context-json", '{"a": -Infinity}'), "-Infinity is not a JSON number"),
     (("episode", "deploy", "--learned", " "), "--learned is empty"),
     (("episode", "deploy", "--learned", "the key is AKIAIOSFODNN7EXAMPLE"), "refusing to store a secret"),
     (("episodes", "--event", "Bad Event"), "bad event name"),
@@ -161,3 +163,10 @@ def test_any_window_text_is_a_time_or_one_bad_input(text):
         assert "cannot read --since" in str(exc)
     else:
         assert when.tzinfo is not None
+
+
+def test_an_episode_event_is_named_like_a_task_event(sabre):
+    """The same names as `mem event`: dotted ones too, in the file and in validate."""
+    entry_id = _episode("data.loaded", "--outcome", "success")
+    assert json.loads(mem("show", entry_id, "--json").out)["event"] == "data.loaded"
+    assert mem("validate").code == 0

@@ -467,6 +467,32 @@ def test_a_pulled_tracked_id_moves_the_local_entry_that_had_it(tmp_path):
     local = {e["id"]: e for e in map(json.loads, run_mem(alice, "export").splitlines()) if e["category"] == "cache"}
     assert local["MEM-20261122-003"]["superseded_by"] == older and local[older]["supersedes"] == "MEM-20261122-003"
     assert json.loads(run_mem(alice, "show", theirs, "--json"))["content"] == "The build runs on two runners"
+    # The catalog knows the new id where the entry sits: it can be edited there.
+    assert run_mem(alice, "apply", "MEM-20261122-003", "--success").startswith("MEM-20261122-003: 1/1")
+    assert_clean(alice)
+
+
+def test_no_local_entry_is_renamed_while_a_rebase_replays_ours(tmp_path):
+    """During `pull --rebase`, the checkout of theirs lacks our own tracked ids
+    still to be replayed: renaming a local entry then could take one of them."""
+    def seed_with(seed: Path) -> None:
+        run_mem(seed, "init", "--preset", "sabre")
+
+    alice, bob, _ = remote_and_clones(tmp_path, seed_with)
+    run_mem(alice, "remember", "build.status", "green", "-c", "cache")  # local 001
+    ours = run_mem(alice, "add", "-c", "fact", "--confidence", "0.9", "Alice's runners are arm64")  # tracked 002
+    git("add", "-A", cwd=alice)
+    git("commit", "-qm", "alice's fact", cwd=alice)
+    run_mem(bob, "add", "-c", "fact", "--confidence", "0.9", "Bob's runners are x86")  # tracked 001
+    git("add", "-A", cwd=bob)
+    git("commit", "-qm", "bob's fact", cwd=bob)
+    git("push", "-q", "origin", "HEAD:main", cwd=bob)
+    git("pull", "-q", "--rebase", cwd=alice)
+    assert ours == "MEM-20261122-002"
+    result = json.loads(run_mem(alice, "check", "--json"))
+    assert result["renamed"] == {"MEM-20261122-001": "MEM-20261122-003"}  # past ours, replayed by now
+    assert_clean(alice)
+    assert run_mem(alice, "recall", "build.status") == "green"
 
 
 def test_without_hooks_the_next_write_moves_the_local_entry(tmp_path):

@@ -115,6 +115,11 @@ def test_json_from_stdin_is_a_procedure_too(sabre):
     ("name: x\nsteps: [a\n", "<stdin>:3: not valid YAML"),
     ("name: x\nsteps: [{name: a, run: 12}]\n", "step 1's run is not text"),
     ("name: x\ndescription: the token is ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\nsteps: [a]\n", "refusing to store a secret"),
+    ("name: x\ndescription: 123\nsteps: [a]\n", "description is not text"),
+    ("name: x\ntags: 5\nsteps: [a]\n", "tags is not a list of words"),
+    ("name: x\ntags: deploy\nsteps: [a]\n", "tags is not a list of words"),
+    ("name: x\ntags: [null]\nsteps: [a]\n", "tags is not a list of words"),
+    ("name: x\nparams: service\nsteps: [a]\n", "params is not a list of names"),
     ("", "a procedure is a mapping with name and steps: a list of {name, run?, description?, condition?}, not empty"),
 ])
 def test_a_bad_procedure_is_one_error_and_writes_nothing(sabre, text, message):

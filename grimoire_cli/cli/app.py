@@ -129,6 +129,19 @@ def read_text(text: Optional[str]) -> str:
     return text
 
 
+def read_file(file: str, what: str) -> str:
+    """A file's UTF-8 text, or stdin's for '-'; `what` names the file the hint asks for."""
+    if file == "-":
+        return read_text("-")
+    try:
+        with open(file, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise BadInput(f"no such file: {file}", f"give {what}'s path, or '-' to read it from stdin") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}", f"give {what} as a readable UTF-8 file") from None
+
+
 def given(**options):
     """The options the user gave (None: left to the library's default)."""
     return {k: v for k, v in options.items() if v is not None}

@@ -11,7 +11,7 @@ import typer
 
 from ..errors import FOUND_PROBLEMS, BadInput
 from . import render
-from .app import JsonOpt, command, given, open_grimoire, read_text
+from .app import JsonOpt, command, given, open_grimoire, read_file, read_text
 
 
 def _report_written(entry, json: bool) -> None:
@@ -254,14 +254,7 @@ def import_(
     json: bool = JsonOpt,
 ) -> None:
     """Import entries from JSON Lines (all or nothing unless --skip-invalid)."""
-    if file == "-":
-        text = read_text("-")
-    else:
-        try:
-            with open(file, encoding="utf-8") as handle:
-                text = handle.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BadInput(f"cannot read {file}: {exc}", "give a readable UTF-8 JSON Lines file") from None
+    text = read_file(file, "the JSON Lines file")
     result = open_grimoire().import_lines(text.splitlines(), skip_invalid=skip_invalid, redact=redact)
     if json:
         render.print_json(result.to_dict())

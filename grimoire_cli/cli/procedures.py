@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from ..errors import BadInput
 from . import render
-from .app import JsonOpt, command, open_grimoire, procedure_command, read_text
+from .app import JsonOpt, command, open_grimoire, procedure_command, read_file
 
 
 @procedure_command("add")
@@ -21,17 +19,7 @@ def procedure_add(
     json: bool = JsonOpt,
 ) -> None:
     """Keep a runbook; a new version of a named procedure supersedes the old. Prints its id. Nothing is executed."""
-    if file == "-":
-        text, where = read_text("-"), "<stdin>"
-    else:
-        path = Path(file)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise BadInput(f"no such file: {file}", "give the runbook's path, or '-' to read it from stdin") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BadInput(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}", "give a UTF-8 YAML or JSON file") from None
-        where = file
+    text, where = read_file(file, "the runbook"), "<stdin>" if file == "-" else file
     grimoire = open_grimoire()
     saved = grimoire.add_procedure(text, where=where, category=category)
     if json:
@@ -68,9 +56,11 @@ def procedures(json: bool = JsonOpt) -> None:
         moment = grimoire.now()
         render.print_json([entry.view(moment) for entry in found])
         return
+    if not found:
+        render.note("no active procedures (add one with `mem procedure add FILE`)")
     for entry in found:
         effect = entry.data.get("effectiveness") or {}
         rate = f"{effect['successes']}/{effect['applications']} ok" if effect.get("applications") else "not yet applied"
         steps = len(entry.data.get("steps") or [])
-        render.out(f"{entry.data.get('name'):<24} {steps:>2} step{'s' if steps != 1 else ' '}  {rate:<16} {entry.id}  "
+        render.out(f"{str(entry.data.get('name')):<24} {steps:>2} step{'s' if steps != 1 else ' '}  {rate:<16} {entry.id}  "
                    f"{entry.data.get('description') or ''}".rstrip())

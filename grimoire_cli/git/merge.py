@@ -166,7 +166,7 @@ def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, the
     later picks' base and theirs, whose commits still carry the old ids.
     """
     git_dir = gitops.git_dir(root)
-    prior = prior_renames(git_dir, storage) if git_dir is not None else {}
+    prior = prior_renames(git_dir, root / storage) if git_dir is not None else {}
     found = commits(root, git_dir) if git_dir is not None else None
     files = (base_text, ours_text, theirs_text)
     # New numbers must also miss ids that later picks of a rebase will bring.
@@ -174,7 +174,7 @@ def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, the
     later = set(tree_ids(root, tip, storage) or {}) if tip is not None else set()
     mapping = mapping_between(root, storage, found, prior, later, files)
     if git_dir is not None and mapping != prior:
-        save_renames(git_dir, storage, mapping)
+        save_renames(git_dir, root / storage, mapping)
     return mapping
 
 

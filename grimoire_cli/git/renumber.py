@@ -176,7 +176,7 @@ def _scope_changes(store: "Store", root: Path, git_dir: Path, found: _Plan, resu
     """file -> {id: new data} in one scope (its lock taken into `locks` when there is work)."""
     config = store.config
     storage = os.path.relpath(config.storage_dir, root)
-    mapping = mapping_between(root, storage, found.found, prior_renames(git_dir, storage) if found.picks else {})
+    mapping = mapping_between(root, storage, found.found, prior_renames(git_dir, config.storage_dir) if found.picks else {})
     versions = found.versions or found.found
     archive = os.path.relpath(config.archive_dir, root)
     moved = versions is not None and any(
@@ -188,9 +188,12 @@ def _scope_changes(store: "Store", root: Path, git_dir: Path, found: _Plan, resu
 
 
 def _repeated_ids(store) -> bool:
-    """Whether any id line occurs twice across the grimoire files (a text scan, no YAML)."""
+    """Whether any id line occurs twice across the tracked grimoire files (a text scan, no YAML)."""
     seen: set[str] = set()
+    local = store.local_paths()
     for file in store.files():
+        if file.rel in local:
+            continue  # a local entry's clash is local_ids' to settle
         try:
             text = file.path.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -239,7 +242,8 @@ def _lifecycle_of(item: dict) -> dict:
 def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str], result: FixupResult,
              versions: tuple[str, str, str] | None = None) -> dict[str, dict[str, dict]]:
     """file -> {current id: new data} for every entry that needs a rename or a lifecycle field."""
-    entries = list(store.entries(include_archive=True, skip_damaged=True))
+    local = store.local_paths()  # never merged, never committed: local_ids settles their clashes
+    entries = [entry for entry in store.entries(include_archive=True, skip_damaged=True) if entry.file not in local]
     start_tree = Tree(root, start, storage)
     blocks = start_tree.blocks
     at_start = start_tree.get

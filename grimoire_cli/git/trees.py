@@ -9,6 +9,7 @@ YAML parse: it runs over every grimoire file of three commits.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -76,10 +77,10 @@ def commits(root: Path, git_dir: Path) -> tuple[str, str, str] | None:
     return (base, ours, theirs_full) if base is not None else None
 
 
-def prior_renames(git_dir: Path, storage: str) -> dict[str, str]:
+def prior_renames(git_dir: Path, storage_dir: Path) -> dict[str, str]:
     """Renames earlier picks of the rebase or cherry-pick in progress made in
-    the scope whose grimoire is `storage`."""
-    state = state_file(git_dir, storage)
+    the scope whose grimoire is `storage_dir`."""
+    state = state_file(git_dir, storage_dir)
     try:
         prior = json.loads(state.read_text()) if state is not None and state.exists() else {}
     except (OSError, ValueError):
@@ -95,19 +96,21 @@ def rebase_tip(git_dir: Path) -> str | None:
     return None
 
 
-def state_file(git_dir: Path, storage: str) -> Path | None:
+def state_file(git_dir: Path, storage_dir: Path) -> Path | None:
     """Where a multi-commit rebase or cherry-pick keeps its renames (inside
     git's own state), one file per scope: ids are unique per scope, so a
-    rename in one says nothing of the same id in another."""
+    rename in one says nothing of the same id in another. Named from the
+    scope's absolute folder, which the driver and the hooks both know."""
     for folder in ("rebase-merge", "rebase-apply", "sequencer"):
         if (git_dir / folder).is_dir():
-            return git_dir / folder / f"grimoire-renumbered-{storage.strip('/').replace('/', '_')}.json"
+            scope = hashlib.sha1(str(Path(storage_dir).resolve()).encode()).hexdigest()[:12]
+            return git_dir / folder / f"grimoire-renumbered-{scope}.json"
     return None
 
 
-def save_renames(git_dir: Path, storage: str, mapping: dict[str, str]) -> None:
+def save_renames(git_dir: Path, storage_dir: Path, mapping: dict[str, str]) -> None:
     """Keep this pick's renames in one scope for the later picks of the operation (best effort)."""
-    state = state_file(git_dir, storage)
+    state = state_file(git_dir, storage_dir)
     if state is not None:
         try:
             state.write_text(json.dumps(mapping))

@@ -33,6 +33,14 @@ class KindsFacade:
     if TYPE_CHECKING:
         def now(self) -> datetime: ...
         def add_many(self, items: Iterable[Any], *, skip_invalid: bool = False) -> list["Entry"]: ...
+        def stats(self) -> "Stats": ...
+
+    def _of_kind(self, kind: str, category: str | None = None) -> list[str]:
+        """The categories of `kind` a read covers: `category` (checked), else
+        all of them; none is bad input with the preset that adds one."""
+        if category is not None or not self.config.names_of_kind(kind):
+            return [self.config.of_kind(kind, category).name]
+        return self.config.names_of_kind(kind)
 
     # -- prospective tasks ---------------------------------------------------
 
@@ -131,9 +139,7 @@ class KindsFacade:
 
         if limit < 1:
             raise BadInput("the limit must be at least 1")
-        names = [self.config.of_kind("episode", category).name] if category else self.config.names_of_kind("episode")
-        if not names:
-            self.config.of_kind("episode")  # the hint naming the preset
+        names = self._of_kind("episode", category)
         moment = self.now()
         low, high = window(since, until, moment)
         chosen = Filter(at=moment.timestamp(), categories=names, name=check_event(event) if event is not None else None, since=low, until=high)
@@ -168,38 +174,35 @@ class KindsFacade:
         document = parse(document, where)
         fields = fields_of(document)
         tags = [str(t) for t in document.get("tags") or []]
-        current = self._procedure_entry(fields["name"], missing_ok=True)
+        current = self._active_procedure(fields["name"])
         if current is not None and current.category == spec.name and same(current, fields, tags):
             return Saved(current, False)
         request = Request(content_of(fields), category=spec.name, fields=fields, tags=tags, confidence=confidence, importance=importance)
         return Saved(self.add_many([request])[0], True)
 
-    def _procedure_entry(self, name: str, *, missing_ok: bool = False) -> "Entry | None":
+    def _active_procedure(self, name: str) -> "Entry | None":
+        """The active version of the procedure `name`, if any."""
         from ..storage.catalog.queries import Filter, Order
 
-        names = self.config.names_of_kind("procedure") or [self.config.of_kind("procedure").name]
-        chosen = Filter(at=self.now().timestamp(), categories=names, name=name)
+        chosen = Filter(at=self.now().timestamp(), categories=self._of_kind("procedure"), name=name)
         rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, 1), include_archive=False)
-        found = self.store.load(rowids).get(rowids[0]) if rowids else None
-        if found is None and not missing_ok:
-            raise NotFound(f"no active procedure named {name!r}", "list them with `mem procedures`")
-        return found
+        return self.store.load(rowids).get(rowids[0]) if rowids else None
 
     def procedure(self, name: str, params: dict[str, str] | None = None) -> "Checklist":
         """The active procedure `name` as a checklist, its `{params}` filled in
         (BadInput naming any missing one). Nothing is executed."""
         from .procedures import checklist
 
-        return checklist(self._procedure_entry(name), dict(params or {}))  # type: ignore[arg-type]
+        found = self._active_procedure(name)
+        if found is None:
+            raise NotFound(f"no active procedure named {name!r}", "list them with `mem procedures`")
+        return checklist(found, dict(params or {}))
 
     def procedures(self, *, category: str | None = None) -> list["Entry"]:
         """The active procedures, by name."""
         from ..storage.catalog.queries import Filter, Order
 
-        names = [self.config.of_kind("procedure", category).name] if category else self.config.names_of_kind("procedure")
-        if not names:
-            self.config.of_kind("procedure")  # the hint naming the preset
-        chosen = Filter(at=self.now().timestamp(), categories=names)
+        chosen = Filter(at=self.now().timestamp(), categories=self._of_kind("procedure", category))
         rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, None), include_archive=False)
         loaded = self.store.load(rowids)
         return sorted((loaded[r] for r in rowids if r in loaded), key=lambda entry: str(entry.data.get("name")))
@@ -225,9 +228,7 @@ class KindsFacade:
 
     def memory_stats(self) -> "Stats":
         """`mem stats`: counts per category and state, tiers, accesses, bytes."""
-        from ..stats import stats
-
-        return stats(self.store, self.now())
+        return self.stats()
 
     # -- keyed facts ---------------------------------------------------------
 
@@ -318,9 +319,11 @@ class KindsFacade:
     def remember_fact(self, key: str, value: Any, **options: Any) -> "Remembered":
         return self.remember(key, value, **options)
 
+    def update_fact(self, key: str, value: Any, **options: Any) -> "Remembered":
+        return self.remember(key, value, **options)  # a new value supersedes the old one
+
     def recall_fact(self, key: str, default: Any = None) -> Any:
         return self.recall(key, default)
 
     def search_facts(self, pattern: str | None = None, **options: Any) -> list["Entry"]:
         return self.facts(pattern, **options)
-

@@ -53,6 +53,13 @@ def parse(text: str, where: str) -> dict[str, Any]:
         raise BadInput(f"{where}: unknown field {', '.join(unknown)} in a procedure", f"a procedure has {', '.join(FIELDS)}")
     if not isinstance(data.get("name"), str) or not _SLUG.match(data["name"]):
         raise BadInput(f"{where}: a procedure needs a name that is a lowercase slug, like deploy-service", "add name: deploy-service")
+    if "description" in data and (not isinstance(data["description"], str) or not data["description"].strip()):
+        raise BadInput(f"{where}: description is not text", "give one line saying what the procedure is for, or leave it out")
+    tags = data.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise BadInput(f"{where}: tags is not a list of words", "write tags: [deploy, api]")
+    if not isinstance(data.get("params", []), list):
+        raise BadInput(f"{where}: params is not a list of names", "write params: [service, version], or leave it out")
     steps = data.get("steps")
     if not isinstance(steps, list) or not steps:
         raise BadInput(f"{where}: steps is not a list of steps", f"give {example}")
@@ -95,6 +102,12 @@ def content_of(fields: dict[str, Any]) -> str:
     if len(steps) > _CONTENT_STEPS:
         steps = steps[:_CONTENT_STEPS] + "…"
     return f"{head.rstrip('.')}. Steps: {steps}"
+
+
+def identity(name: str) -> str:
+    """What makes a procedure one: its name (adding supersedes by it, validate
+    refuses two active); no dotted key holds a colon, so it never meets one."""
+    return f"procedure:{name}"
 
 
 def same(entry: Entry, fields: dict[str, Any], tags: list[str]) -> bool:

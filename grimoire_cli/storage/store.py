@@ -91,6 +91,10 @@ class Store:
                 out.append(GrimoireFile(name, path, self.config.relative(path), archived))
         return out
 
+    def local_paths(self) -> set[str]:
+        """The files of the local categories (`tracked: false`), their archive's too: never committed, never merged."""
+        return {f.rel for f in self.files() if not self.config.category(f.category).tracked}
+
     def _archive_paths(self) -> set[str]:
         return {f.rel for f in self.files() if f.archived}
 

@@ -198,7 +198,11 @@ class Indexer(Connection):
             for position, item in change.changed.items():
                 rowid = current[position][0]
                 old = json.loads(db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0])
-                db.execute(_UPDATE_ENTRY, (*derive(item, archived), json.dumps(item), rowid))
+                derived = derive(item, archived)
+                db.execute(_UPDATE_ENTRY, (*derived, json.dumps(item), rowid))
+                if not isinstance(old, dict) or derived.id != old.get("id"):
+                    # A renumbering (merge-fixup, local_ids): a file's layout names its entries by id.
+                    db.execute("UPDATE spans SET id=? WHERE rowid=?", (derived.id, rowid))
                 if texts(old) != texts(item) or word_set(old) != word_set(item):
                     # Lifecycle edits (apply, supersede's old entry) leave the
                     # searched text alone, and with it the index and words.

@@ -176,6 +176,17 @@ class Queries(Connection):
         where, params = self._where(paths, chosen)
         return [row[0] for row in self.read(f"SELECT id FROM ranks AS e WHERE {where}", params)]
 
+    def shared_ids(self, these: list[str], others: list[str]) -> set[str]:
+        """Ids an entry of the files `these` shares with an entry of the files `others`."""
+        if not these or not others:
+            return set()
+        a = ", ".join("?" * len(these))
+        b = ", ".join("?" * len(others))
+        # The few rows of `these` drive the join; each is looked up by id.
+        sql = (f"SELECT DISTINCT a.id FROM entries a JOIN entries b INDEXED BY entries_id ON b.id = a.id "
+               f"WHERE a.path IN ({a}) AND a.mapping = 1 AND b.path IN ({b}) AND b.mapping = 1")
+        return {row[0] for row in self.read(sql, [*these, *others])}
+
     def normalized(self, paths: list[str], chosen: Filter) -> list[tuple[str, str]]:
         """(id, normalized content) of the chosen entries, for duplicate checks."""
         where, params = self._where(paths, chosen, "entries")
