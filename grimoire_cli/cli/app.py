@@ -142,6 +142,22 @@ def read_file(file: str, what: str) -> str:
         raise BadInput(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}", f"give {what} as a readable UTF-8 file") from None
 
 
+# `--context K=V` keys (kinds.schema.json's context) and `--param K=V` names (a procedure's {slug}s).
+CONTEXT_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,80}\Z")
+PARAM_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,79}\Z")
+
+
+def pairs(values: Optional[list], option: str, name: "re.Pattern[str]", example: str) -> dict[str, str]:
+    """Repeated `option K=V` values as a mapping (a later K wins)."""
+    out: dict[str, str] = {}
+    for pair in values or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not name.match(key):
+            raise BadInput(f"bad {option} {pair!r}", f"write it as {example}")
+        out[key] = value
+    return out
+
+
 def given(**options):
     """The options the user gave (None: left to the library's default)."""
     return {k: v for k, v in options.items() if v is not None}

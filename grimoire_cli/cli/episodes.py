@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from . import render
-from .app import JsonOpt, command, open_grimoire
+from .app import CONTEXT_KEY, JsonOpt, command, open_grimoire, pairs
 
 
 @command()
@@ -23,9 +23,8 @@ def episode(
 ) -> None:
     """Record an episode: an event, its context, its outcome and the lesson; prints its id."""
     from ..kinds.episodes import context_json as parse_json
-    from ..kinds.tasks import parse_context
 
-    merged = {**(parse_json(context_json) if context_json is not None else {}), **parse_context(context or [])}
+    merged = {**(parse_json(context_json) if context_json is not None else {}), **pairs(context, "--context", CONTEXT_KEY, "key=value, like table=users")}
     grimoire = open_grimoire()
     entry = grimoire.add_episode(event, context=merged, learned=learned, outcome=outcome, category=category, tags=tag or ())
     if json:

@@ -10,7 +10,7 @@ import typer
 
 from ..errors import FOUND_PROBLEMS, BadInput
 from . import render
-from .app import JsonOpt, command, open_grimoire, read_text, task_command
+from .app import CONTEXT_KEY, JsonOpt, command, open_grimoire, pairs, read_text, task_command
 
 
 @command()
@@ -103,10 +103,8 @@ def task_add(
     json: bool = JsonOpt,
 ) -> None:
     """Schedule a task with one trigger: --due, --on or --next-session; prints its id."""
-    from ..kinds.tasks import parse_context
-
     grimoire = open_grimoire()
-    entry = grimoire.add_task(read_text(text), due=due, on=on, next_session=next_session, context=parse_context(context or []),
+    entry = grimoire.add_task(read_text(text), due=due, on=on, next_session=next_session, context=pairs(context, "--context", CONTEXT_KEY, "key=value, like table=users"),
                               category=category)
     if json:
         render.print_json(entry.view(grimoire.now()))

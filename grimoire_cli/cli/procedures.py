@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from . import render
-from .app import JsonOpt, command, open_grimoire, procedure_command, read_file
+from .app import PARAM_NAME, JsonOpt, command, open_grimoire, pairs, procedure_command, read_file
 
 
 @procedure_command("add")
@@ -37,9 +37,7 @@ def procedure_show(
     json: bool = JsonOpt,
 ) -> None:
     """Print a procedure as a numbered checklist, its {params} filled in. mem executes none of it."""
-    from ..kinds.procedures import parse_params
-
-    found = open_grimoire().procedure(name, parse_params(param or []))
+    found = open_grimoire().procedure(name, pairs(param, "--param", PARAM_NAME, "name=value, like service=api"))
     if json:
         render.print_json(found.to_dict())
         return

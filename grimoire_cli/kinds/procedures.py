@@ -169,17 +169,6 @@ def checklist(entry: Entry, params: dict[str, str]) -> Checklist:
     return Checklist(entry, steps, {name: params[name] for name in declared if name in params})
 
 
-def parse_params(pairs: list[str]) -> dict[str, str]:
-    """`--param k=v` pairs."""
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not _SLUG.match(name):
-            raise BadInput(f"bad --param {pair!r}", "write it as name=value, like service=api")
-        out[name] = value
-    return out
-
-
 class Saved(NamedTuple):
     """What adding a procedure did: the active version, and whether it was
     written (False: that version was already active)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from ..clock import iso, parse_time
 from ..errors import BadInput, no_memory
@@ -25,7 +25,6 @@ from ..storage.store import Store
 
 _RELATIVE = re.compile(r"^\+([1-9]\d{0,5})([mhd])\Z")
 _EVENT = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,79}\Z")
-_CONTEXT_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,80}\Z")
 
 
 def check_event(name: str) -> str:
@@ -46,17 +45,6 @@ def due_time(text: str, moment: datetime) -> str:
     if when <= moment:
         raise BadInput(f"--due {text} is not in the future (now is {iso(moment)})", "give a later time, or +1h from now")
     return iso(when)
-
-
-def parse_context(pairs: Iterable[str]) -> dict[str, str]:
-    """`--context k=v` pairs as a mapping."""
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not _CONTEXT_KEY.match(name):
-            raise BadInput(f"bad --context {pair!r}", "write it as key=value, like table=users")
-        out[name] = value
-    return out
 
 
 def fields_for(text: str, moment: datetime, *, due: str | None = None, on: str | None = None, next_session: bool = False,
