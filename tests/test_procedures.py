@@ -141,6 +141,13 @@ def test_procedures_need_a_procedure_category(repo, tmp_path):
     assert mem("procedures").code == 2
 
 
+def test_procedures_lists_one_category_when_asked(sabre):
+    assert mem("procedure", "add", "-", input=RUNBOOK).code == 0
+    assert json.loads(mem("procedures", "-c", "procedure", "--json").out)[0]["name"] == "deploy-service"
+    wrong = mem("procedures", "-c", "fact")
+    assert wrong.code == 2 and "category 'fact' is of kind note, not procedure" in wrong.err
+
+
 def test_the_python_api_names_sabre_uses(sabre):
     from grimoire_cli import Grimoire
 

@@ -191,3 +191,16 @@ def test_the_catalog_holds_tasks_as_a_rebuild_would(sabre):
 def test_query_finds_a_task_by_its_context_values(sabre):
     entry_id = _add("Rotate the logs", "--due", "+1h", "--context", "host=db1")
     assert [h["id"] for h in json.loads(mem("query", "db1", "--json").out)] == [entry_id]
+
+
+def test_a_session_hook_says_a_due_task_once(sabre):
+    """`mem check --hook` (what the session hooks run) names a due task the
+    first time, says nothing of it the next time, and names a newly due one."""
+    first = _add("Rotate the logs", "--due", "+1h")
+    later = _add("Renew the certificate", "--due", "+2h")
+    assert mem("check", "--hook").out == ""  # nothing due yet
+    said = mem("check", "--hook", env=HOUR_LATER).out
+    assert said.startswith(f"mem: task due since 2026-11-22T11:00:00Z: {first} Rotate the logs") and later not in said
+    assert mem("check", "--hook", env=HOUR_LATER).out == ""  # already said
+    again = mem("check", "--hook", env={"MEM_NOW": "2026-11-22T12:00:01Z"}).out
+    assert later in again and first not in again

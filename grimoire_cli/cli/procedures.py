@@ -46,10 +46,13 @@ def procedure_show(
 
 
 @command()
-def procedures(json: bool = JsonOpt) -> None:
+def procedures(
+    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this procedure category."),
+    json: bool = JsonOpt,
+) -> None:
     """List the active procedures: name, steps, success rate (from `mem apply`), id."""
     grimoire = open_grimoire()
-    found = grimoire.procedures()
+    found = grimoire.procedures(category=category)
     if json:
         moment = grimoire.now()
         render.print_json([entry.view(moment) for entry in found])
