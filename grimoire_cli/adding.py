@@ -131,7 +131,7 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     config = store.config
     if not request.supersedes:
         # A key, or a procedure's name, has one active entry: a new one replaces it.
-        holder = batch.by_key(request.key) if request.key else batch.by_name(request)
+        holder = batch.holder(request)
         if holder is not None:
             request.supersedes = holder.id
     if request.id:
@@ -219,7 +219,7 @@ class _Batch:
         self.existing = _Existing(store)
         self.updates: dict[str, dict[str, Any]] = {}  # old id -> its new data
         self._groups: dict[str, Duplicates] = {}
-        self._keys: dict[str, Entry | None] = {}  # by key, or a procedure's identity
+        self._keys: dict[str, Entry | None] = {}  # holders by identity (`_identities`)
 
     def duplicates(self, category: str, content: str | None = None) -> Duplicates:
         """Active entries of one category (duplicate checks compare within it);
@@ -231,27 +231,30 @@ class _Batch:
             self._groups[category] = Duplicates((entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates)
         return self._groups[category]
 
-    def by_key(self, key: str) -> Entry | None:
-        """The active entry holding `key`, if any."""
-        if key not in self._keys:
-            chosen = Filter(at=self.moment.timestamp(), key=key)
-            ids = [i for i in self.store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False) if i not in self.updates]
-            self._keys[key] = self.existing.get(ids[0]) if ids else None
-        return self._keys[key]
-
-    def by_name(self, request: Request) -> Entry | None:
-        """The active procedure of the request's name (a procedure's name is its key)."""
+    def _identities(self, category: str | None, data: dict[str, Any]) -> list[tuple[str, Filter]]:
+        """What an entry is the one active holder of, each with the filter that
+        finds the current holder: its key, and a procedure's name."""
         from .kinds.procedures import identity
 
+        out = []
+        if data.get("key"):
+            out.append((data["key"], Filter(at=self.moment.timestamp(), key=data["key"])))
         procedures = self.store.config.names_of_kind("procedure")
-        name = (request.fields or {}).get("name")
-        if request.category not in procedures or not isinstance(name, str):
+        if category in procedures and isinstance(data.get("name"), str):
+            out.append((identity(data["name"]), Filter(at=self.moment.timestamp(), categories=procedures, name=data["name"])))
+        return out
+
+    def holder(self, request: Request) -> Entry | None:
+        """The active entry the request replaces: its key's holder, else the
+        active version of its procedure's name."""
+        found = self._identities(request.category, {**(request.fields or {}), "key": request.key})
+        if not found:
             return None
-        if identity(name) not in self._keys:
-            chosen = Filter(at=self.moment.timestamp(), categories=procedures, name=name)
+        ident, chosen = found[0]
+        if ident not in self._keys:
             ids = [i for i in self.store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False) if i not in self.updates]
-            self._keys[identity(name)] = self.existing.get(ids[0]) if ids else None
-        return self._keys[identity(name)]
+            self._keys[ident] = self.existing.get(ids[0]) if ids else None
+        return self._keys[ident]
 
     def added(self, entry: Entry, old: Entry | None) -> None:
         if old is not None:
@@ -264,12 +267,8 @@ class _Batch:
         self.taken.add(entry.id)
         self.existing.new[entry.id] = entry
         self.duplicates(entry.category).add(entry.id, normalize_text(entry.content))
-        if entry.key:
-            self._keys[entry.key] = entry
-        if entry.category in self.store.config.names_of_kind("procedure") and isinstance(entry.data.get("name"), str):
-            from .kinds.procedures import identity
-
-            self._keys[identity(entry.data["name"])] = entry
+        for ident, _ in self._identities(entry.category, entry.data):
+            self._keys[ident] = entry
 
 
 class _Taken:

@@ -444,14 +444,16 @@ def test_merge_fixup_renumbers_every_scope_in_one_commit(tmp_path):
     assert git("status", "--porcelain", cwd=bob) == ""
 
 
+def _sabre(seed: Path) -> None:
+    """A seed with SABRE's preset: a local `cache` category beside the tracked ones."""
+    run_mem(seed, "init", "--preset", "sabre")
+
+
 def test_a_pulled_tracked_id_moves_the_local_entry_that_had_it(tmp_path):
     """Local ids are never seen by other clones: when a pull brings a tracked
     entry with the id of one of ours, the local entry takes a fresh id (the
     session hook's check, or the next write without hooks)."""
-    def seed_with(seed: Path) -> None:
-        run_mem(seed, "init", "--preset", "sabre")
-
-    alice, bob, _ = remote_and_clones(tmp_path, seed_with)
+    alice, bob, _ = remote_and_clones(tmp_path, _sabre)
     mine = run_mem(alice, "remember", "build.status", "green", "-c", "cache")
     older = run_mem(alice, "remember", "build.status", "red", "-c", "cache")  # supersedes mine: a local link
     theirs = run_mem(bob, "add", "-c", "fact", "--confidence", "0.9", "The build runs on two runners")
@@ -475,10 +477,7 @@ def test_a_pulled_tracked_id_moves_the_local_entry_that_had_it(tmp_path):
 def test_no_local_entry_is_renamed_while_a_rebase_replays_ours(tmp_path):
     """During `pull --rebase`, the checkout of theirs lacks our own tracked ids
     still to be replayed: renaming a local entry then could take one of them."""
-    def seed_with(seed: Path) -> None:
-        run_mem(seed, "init", "--preset", "sabre")
-
-    alice, bob, _ = remote_and_clones(tmp_path, seed_with)
+    alice, bob, _ = remote_and_clones(tmp_path, _sabre)
     run_mem(alice, "remember", "build.status", "green", "-c", "cache")  # local 001
     ours = run_mem(alice, "add", "-c", "fact", "--confidence", "0.9", "Alice's runners are arm64")  # tracked 002
     git("add", "-A", cwd=alice)
@@ -496,10 +495,7 @@ def test_no_local_entry_is_renamed_while_a_rebase_replays_ours(tmp_path):
 
 
 def test_without_hooks_the_next_write_moves_the_local_entry(tmp_path):
-    def seed_with(seed: Path) -> None:
-        run_mem(seed, "init", "--preset", "sabre")
-
-    alice, bob, _ = remote_and_clones(tmp_path, seed_with)
+    alice, bob, _ = remote_and_clones(tmp_path, _sabre)
     run_mem(alice, "hooks", "uninstall")
     run_mem(alice, "remember", "build.status", "green", "-c", "cache")
     run_mem(bob, "add", "-c", "fact", "--confidence", "0.9", "The build runs on two runners")

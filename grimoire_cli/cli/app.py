@@ -75,6 +75,9 @@ task_command = partial(task_app.command, cls=Command)
 procedure_command = partial(procedure_app.command, cls=Command)
 
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
+# Options several commands share (one declaration, one help text).
+SinceOpt = typer.Option(None, "--since", metavar="WHEN", help="Only those created since: 30d, 48h, 90m back, or an ISO date or time.")
+UntilOpt = typer.Option(None, "--until", metavar="WHEN", help="Only those created until then (a date alone includes that day).")
 
 _state: dict[str, Optional[str]] = {"config": None, "scope": None}
 opened: list = []  # grimoires this invocation used, for the damaged-file warning
@@ -145,6 +148,11 @@ def read_file(file: str, what: str) -> str:
 # `--context K=V` keys (kinds.schema.json's context) and `--param K=V` names (a procedure's {slug}s).
 CONTEXT_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,80}\Z")
 PARAM_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,79}\Z")
+
+
+def contexts(values: Optional[list]) -> dict[str, str]:
+    """`--context K=V` values (a task's, an episode's) as a mapping."""
+    return pairs(values, "--context", CONTEXT_KEY, "key=value, like table=users")
 
 
 def pairs(values: Optional[list], option: str, name: "re.Pattern[str]", example: str) -> dict[str, str]:

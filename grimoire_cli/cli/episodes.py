@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from . import render
-from .app import CONTEXT_KEY, JsonOpt, command, open_grimoire, pairs
+from .app import JsonOpt, SinceOpt, UntilOpt, command, contexts, open_grimoire
 
 
 @command()
@@ -24,7 +24,7 @@ def episode(
     """Record an episode: an event, its context, its outcome and the lesson; prints its id."""
     from ..kinds.episodes import context_json as parse_json
 
-    merged = {**(parse_json(context_json) if context_json is not None else {}), **pairs(context, "--context", CONTEXT_KEY, "key=value, like table=users")}
+    merged = {**(parse_json(context_json) if context_json is not None else {}), **contexts(context)}
     grimoire = open_grimoire()
     entry = grimoire.add_episode(event, context=merged, learned=learned, outcome=outcome, category=category, tags=tag or ())
     if json:
@@ -37,8 +37,8 @@ def episode(
 def episodes(
     text: Optional[str] = typer.Argument(None, metavar="QUERY", help="What to look for (default: newest first)."),
     event: Optional[str] = typer.Option(None, "--event", metavar="EVENT", help="Only episodes of this event."),
-    since: Optional[str] = typer.Option(None, "--since", metavar="WHEN", help="Only those since: 30d, 48h, 90m back, or an ISO date or time."),
-    until: Optional[str] = typer.Option(None, "--until", metavar="WHEN", help="Only those until then (a date alone includes that day)."),
+    since: Optional[str] = SinceOpt,
+    until: Optional[str] = UntilOpt,
     limit: int = typer.Option(10, "-n", "--limit", metavar="N", help="At most N episodes."),
     category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this episode category."),
     json: bool = JsonOpt,

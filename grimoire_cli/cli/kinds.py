@@ -10,7 +10,7 @@ import typer
 
 from ..errors import FOUND_PROBLEMS, BadInput
 from . import render
-from .app import CONTEXT_KEY, JsonOpt, command, open_grimoire, pairs, read_text, task_command
+from .app import JsonOpt, command, contexts, open_grimoire, read_text, task_command
 
 
 @command()
@@ -24,12 +24,7 @@ def remember(
     """Keep a value under a key; a new value supersedes the old, the same value writes nothing."""
     grimoire = open_grimoire()
     result = grimoire.remember(key, _json_stdin() if value == "-" else value, ttl=ttl, category=category)
-    if json:
-        render.print_json(result.to_dict(grimoire.now()))
-        return
-    render.out(result.entry.id)
-    if not result.written:
-        render.note(f"unchanged: {key} already holds this value ({result.entry.id}); nothing written")
+    render.kept(result, json, grimoire.now(), f"unchanged: {key} already holds this value ({result.entry.id}); nothing written")
 
 
 def _json_stdin():
@@ -104,8 +99,7 @@ def task_add(
 ) -> None:
     """Schedule a task with one trigger: --due, --on or --next-session; prints its id."""
     grimoire = open_grimoire()
-    entry = grimoire.add_task(read_text(text), due=due, on=on, next_session=next_session, context=pairs(context, "--context", CONTEXT_KEY, "key=value, like table=users"),
-                              category=category)
+    entry = grimoire.add_task(read_text(text), due=due, on=on, next_session=next_session, context=contexts(context), category=category)
     if json:
         render.print_json(entry.view(grimoire.now()))
     else:

@@ -11,7 +11,7 @@ import typer
 
 from ..errors import FOUND_PROBLEMS, BadInput
 from . import render
-from .app import JsonOpt, command, given, open_grimoire, read_file, read_text
+from .app import JsonOpt, SinceOpt, UntilOpt, command, given, open_grimoire, read_file, read_text
 
 
 def _report_written(entry, json: bool) -> None:
@@ -29,8 +29,6 @@ ConfidenceOpt = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; d
 TagOpt = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable).")
 TtlOpt = typer.Option(None, "--ttl", metavar="TTL", help="'permanent', or like '30d', '12h', '10m' (Loa's five categories: days).")
 ImportanceOpt = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5).")
-SinceOpt = typer.Option(None, "--since", metavar="WHEN", help="Only those created since: 30d, 48h, 90m back, or an ISO date or time.")
-UntilOpt = typer.Option(None, "--until", metavar="WHEN", help="Only those created until then (a date alone includes that day).")
 
 
 @command()

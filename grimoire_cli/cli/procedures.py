@@ -22,12 +22,7 @@ def procedure_add(
     text, where = read_file(file, "the runbook"), "<stdin>" if file == "-" else file
     grimoire = open_grimoire()
     saved = grimoire.add_procedure(text, where=where, category=category)
-    if json:
-        render.print_json(saved.to_dict(grimoire.now()))
-        return
-    render.out(saved.entry.id)
-    if not saved.written:
-        render.note(f"unchanged: {saved.entry.data.get('name')} is already this version ({saved.entry.id}); nothing written")
+    render.kept(saved, json, grimoire.now(), f"unchanged: {saved.entry.data.get('name')} is already this version ({saved.entry.id}); nothing written")
 
 
 @procedure_command("show")

@@ -43,6 +43,17 @@ def entry_text(entry: Entry, moment: datetime) -> str:
     return "\n".join(lines)
 
 
+def kept(result: Any, json: bool, moment: datetime, unchanged: str) -> None:
+    """A write that may find nothing to write (`remember`, `procedure add`):
+    its JSON, else the entry's id, and `unchanged` on stderr when `result.written` is false."""
+    if json:
+        print_json(result.to_dict(moment))
+        return
+    out(result.entry.id)
+    if not result.written:
+        note(unchanged)
+
+
 def iso_time(posix: float) -> str:
     from ..clock import iso
 

@@ -17,6 +17,7 @@ from ..errors import BadInput, NotFound
 if TYPE_CHECKING:
     from ..config import Config
     from ..model import Entry
+    from ..storage.catalog.queries import Filter
     from ..storage.store import Store
     from ..search import Hit
     from ..stats import Stats
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class KindsFacade:
-    """Mixed into `Grimoire`: it provides `config`, `store`, `now` and `add_many`."""
+    """Mixed into `Grimoire`: it provides `config`, `store`, and the methods stubbed below."""
 
     config: "Config"
     store: "Store"
@@ -34,6 +35,9 @@ class KindsFacade:
         def now(self) -> datetime: ...
         def add_many(self, items: Iterable[Any], *, skip_invalid: bool = False) -> list["Entry"]: ...
         def stats(self) -> "Stats": ...
+        def list(self, *, categories: Iterable[str] | None = None, **options: Any) -> list["Entry"]: ...
+        def _filter(self, states: set[str], categories: Iterable[str] | None, tags: Iterable[str] | None, *,
+                    since: "str | datetime | None" = None, until: "str | datetime | None" = None) -> "Filter": ...
 
     def _of_kind(self, kind: str, category: str | None = None) -> list[str]:
         """The categories of `kind` a read covers: `category` (checked), else
@@ -132,18 +136,14 @@ class KindsFacade:
         """Active episodes matching `text` best first (BM25 over event, lesson
         and context, blended with recency), else newest first; of one `event`,
         created within `since`..`until` (30d, 48h, an ISO date or time)."""
-        from ..clock import window
-        from ..storage.catalog.queries import Filter
         from .episodes import episodes
         from .tasks import check_event
 
         if limit < 1:
             raise BadInput("the limit must be at least 1")
-        names = self._of_kind("episode", category)
-        moment = self.now()
-        low, high = window(since, until, moment)
-        chosen = Filter(at=moment.timestamp(), categories=names, name=check_event(event) if event is not None else None, since=low, until=high)
-        return episodes(self.store, text, chosen, moment, recency_weight=float(self.config.retrieval["recency_weight"]), limit=limit)
+        chosen = self._filter({"active"}, self._of_kind("episode", category), None, since=since, until=until)
+        chosen = chosen.but(name=check_event(event)) if event is not None else chosen
+        return episodes(self.store, text, chosen, self.now(), recency_weight=float(self.config.retrieval["recency_weight"]), limit=limit)
 
     # SABRE's names for the same calls.
     def remember_episode(self, event: str, **options: Any) -> "Entry":
@@ -173,7 +173,7 @@ class KindsFacade:
                 raise BadInput("the procedure is not JSON-able", "give text, lists and mappings") from None
         document = parse(document, where)
         fields = fields_of(document)
-        tags = [str(t) for t in document.get("tags") or []]
+        tags = document.get("tags") or []  # parse checked they are text
         current = self._active_procedure(fields["name"])
         if current is not None and current.category == spec.name and same(current, fields, tags):
             return Saved(current, False)
@@ -200,12 +200,7 @@ class KindsFacade:
 
     def procedures(self, *, category: str | None = None) -> list["Entry"]:
         """The active procedures, by name."""
-        from ..storage.catalog.queries import Filter, Order
-
-        chosen = Filter(at=self.now().timestamp(), categories=self._of_kind("procedure", category))
-        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, None), include_archive=False)
-        loaded = self.store.load(rowids)
-        return sorted((loaded[r] for r in rowids if r in loaded), key=lambda entry: str(entry.data.get("name")))
+        return sorted(self.list(categories=self._of_kind("procedure", category)), key=lambda entry: str(entry.data.get("name")))
 
     # SABRE's names for the same calls. mem executes nothing: a runtime that
     # follows a procedure reports the outcome with `apply(id, success)`.
