@@ -129,6 +129,8 @@ def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_in
 def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     """The entry for one request, checked against the grimoire and the batch so far."""
     config = store.config
+    if request.category in config.categories and config.categories[request.category].kind == "chat":
+        batch.chat(request)
     if not request.supersedes:
         # A key, or a procedure's name, has one active entry: a new one replaces it.
         holder = batch.holder(request)
@@ -153,8 +155,9 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
         if current.get("superseded_by"):
             raise Refused(f"{old.id} is already superseded by {current['superseded_by']}", f"supersede {current['superseded_by']} instead")
     # A keyed entry is known by its key: two keys may well hold the same value.
-    # An episode is an occurrence: the same thing happening again is news.
-    checked = "key" not in data and config.category(data["category"]).kind != "episode"
+    # An episode is an occurrence: the same thing happening again is news (and
+    # a chat message said twice was said twice).
+    checked = "key" not in data and config.category(data["category"]).kind not in ("episode", "chat")
     exact, near, score = batch.duplicates(data["category"], data["content"]).of(data) if checked else (None, None, 0.0)
     if exact is not None:
         raise Refused(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`")
@@ -217,8 +220,9 @@ class _Batch:
         self.single = single
         self.taken = _Taken(store)
         self.existing = _Existing(store)
-        self.updates: dict[str, dict[str, Any]] = {}  # old id -> its new data
+        self.updates: dict[str, dict[str, Any] | None] = {}  # old id -> its new data (None: removed)
         self._groups: dict[str, Duplicates] = {}
+        self._turns: dict[str, int] = {}  # a chat category's last turn so far
         self._keys: dict[str, Entry | None] = {}  # holders by identity (`_identities`)
 
     def duplicates(self, category: str, content: str | None = None) -> Duplicates:
@@ -230,6 +234,21 @@ class _Batch:
             pairs = self.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
             self._groups[category] = Duplicates((entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates)
         return self._groups[category]
+
+    def chat(self, request: Request) -> None:
+        """A chat message (kinds/chat.py): numbered after the last active one;
+        the category's expired messages are removed by this same write."""
+        from .kinds.chat import expired, next_turn
+
+        category = request.category or ""
+        if category not in self._turns:
+            self._turns[category] = next_turn(self.store, category, self.moment) - 1
+            self.updates.update((entry_id, None) for entry_id in expired(self.store, category, self.moment))
+        fields = dict(request.fields or {})
+        if "turn" not in fields:
+            self._turns[category] += 1
+            fields["turn"] = self._turns[category]
+        request.fields = fields
 
     def _identities(self, category: str | None, data: dict[str, Any]) -> list[tuple[str, Filter]]:
         """What an entry is the one active holder of, each with the filter that

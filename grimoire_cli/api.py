@@ -19,6 +19,7 @@ from . import clock
 from .config import Config, load_config
 from .errors import BadInput, NotFound, Refused, no_memory
 from .kinds.facade import KindsFacade
+from .lifecycle_facade import LifecycleFacade
 from .model import Entry, sort_key
 from .scoring import words
 from .storage.catalog.queries import Filter, Order
@@ -39,9 +40,10 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .validate import Report
 
 
-class Grimoire(KindsFacade):
+class Grimoire(KindsFacade, LifecycleFacade):
     """A grimoire found from a working directory, like the `mem` command finds it.
-    The kinds' methods (keyed facts, ...) are `KindsFacade`'s."""
+    The kinds' methods (keyed facts, ...) are `KindsFacade`'s; tiers,
+    consolidation and compaction `LifecycleFacade`'s."""
 
     def __init__(self, config: Config):
         self.config = config
@@ -138,13 +140,18 @@ class Grimoire(KindsFacade):
 
     def _filter(self, states: set[str], categories: Iterable[str] | None, tags: Iterable[str] | None,
                 min_confidence: float | None = None, floors: dict[str, float] | None = None, *,
-                since: str | datetime | None = None, until: str | datetime | None = None) -> Filter:
+                since: str | datetime | None = None, until: str | datetime | None = None, tier: str | None = None) -> Filter:
         """In one of `states` now, of the categories (checked against the config),
-        with all the tags, created within `since`..`until` (`clock.window`)."""
+        with all the tags, created within `since`..`until` (`clock.window`), in
+        the `tier` (hot, long; None or all: either); importance decays (settings.Decay)."""
         moment = self.now()
         low, high = clock.window(since, until, moment)
+        settings = self.config.settings
+        if tier not in (None, "all", "hot", "long"):
+            raise BadInput(f"unknown tier {tier!r}", "use hot, long or all")
         return Filter(at=moment.timestamp(), states=states, categories=[self.config.category(c).name for c in categories or []],
-                      tags=tags or (), min_confidence=min_confidence, floors=floors, since=low, until=high)
+                      tags=tags or (), min_confidence=min_confidence, floors=floors, since=low, until=high, decay=settings.decay,
+                      tier=None if tier in (None, "all") else tier, tiers=settings.tiers)
 
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
@@ -157,12 +164,14 @@ class Grimoire(KindsFacade):
 
     def query(self, text: str, *, limit: int | None = None, categories: Iterable[str] | None = None, tags: Iterable[str] | None = None,
               min_confidence: float | None = None, include_expired: bool = False, include_superseded: bool = False,
-              archived: bool = False, since: str | datetime | None = None, until: str | datetime | None = None) -> "Hits":
+              archived: bool = False, since: str | datetime | None = None, until: str | datetime | None = None,
+              tier: str | None = None) -> "Hits":
         """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply
         first. Without `min_confidence`, each category is filtered at the lower
         of retrieval.min_confidence and its own floor. When nothing is found,
         the result's `filtered_out` says what matched but was left out.
-        `since`/`until` bound creation time, as for `list`."""
+        `since`/`until` bound creation time, as for `list`; `tier` (hot, long,
+        all) keeps one tier of memory (README: Tiers and recipes)."""
         from .search import Hits, filtered_out, hits, ranked
 
         if not words(text):
@@ -175,15 +184,21 @@ class Grimoire(KindsFacade):
         states = {"active"} | ({"expired"} if include_expired else set()) | ({"superseded"} if include_superseded else set())
         if archived:
             states.add("archived")
-        chosen = self._filter(states, categories, tags, *self.config.confidence_filter(min_confidence), since=since, until=until)
+        chosen = self._filter(states, categories, tags, *self.config.confidence_filter(min_confidence), since=since, until=until, tier=tier)
         weight = float(retrieval["recency_weight"])
         found = ranked(self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived)
         if found:
             return Hits(hits(self.store, found))
         return Hits(filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived))
 
-    def context(self, text: str | None = None, *, budget: int = 400) -> "Context":
-        """A `## Active Memory` block of the best active entries within `budget` tokens."""
+    def context(self, text: str | None = None, *, budget: int = 400, recipe: str | None = None) -> "Context":
+        """A `## Active Memory` block of the best active entries within `budget`
+        tokens; with a `recipe` (context.recipes; default context.recipe), its sections in order."""
+        name = recipe or self.config.settings.context.recipe
+        if name is not None:
+            from .recipes import build_recipe
+
+            return build_recipe(self.store, text, budget, self.now(), name)
         from .context import build
 
         return build(self.store, text, budget, self.now())

@@ -6,15 +6,16 @@ a `Config` and never looks at the environment for paths again.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .config_cache import cached_config, keep_config
 from .errors import BadInput, Damaged
 from .model import CATEGORY_RE, DAYS_TTL_RE, check_ttl
+from .settings import Settings, build_settings
+from .settings import expect as _expect
 
 CONFIG_NAME = ".loa.config.yaml"
 SCOPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
@@ -36,7 +37,7 @@ DEFAULT_LIFECYCLE = {
 DEFAULT_STORAGE_DIR = "grimoires/loa/memory"
 # What a category holds beside a note's fields (README: Kinds), and the
 # preset that brings a category of each kind.
-KINDS = {"note": None, "episode": "sabre", "procedure": "sabre", "task": "sabre"}
+KINDS = {"note": None, "episode": "sabre", "procedure": "sabre", "task": "sabre", "summary": "samaritan", "chat": "protea"}
 LOCAL_DIR = "local"  # under the storage dir: categories with tracked: false
 
 DEFAULT_CONFIG_TEXT = """\
@@ -86,11 +87,12 @@ class Config:
     """Resolved configuration; every path is absolute and inside `root`."""
 
     __slots__ = ("root", "path", "storage_dir", "archive_dir", "categories", "retrieval", "lifecycle", "enabled",
-                 "base_categories", "scope_categories")
+                 "base_categories", "scope_categories", "settings")
 
     def __init__(self, root: Path, path: Path | None, storage_dir: Path, archive_dir: Path, categories: dict[str, Category],
                  retrieval: dict[str, Any] | None = None, lifecycle: dict[str, Any] | None = None, enabled: bool = True,
-                 base_categories: dict[str, Category] | None = None, scope_categories: dict[str, dict[str, Category]] | None = None):
+                 base_categories: dict[str, Category] | None = None, scope_categories: dict[str, dict[str, Category]] | None = None,
+                 settings: Settings | None = None):
         self.root = root
         self.path = path
         self.storage_dir = storage_dir
@@ -102,6 +104,8 @@ class Config:
         self.retrieval = dict(DEFAULT_RETRIEVAL) if retrieval is None else retrieval
         self.lifecycle = dict(DEFAULT_LIFECYCLE) if lifecycle is None else lifecycle
         self.enabled = enabled
+        # Tiers, decay, context recipes, consolidate, compaction (settings.py).
+        self.settings = Settings() if settings is None else settings
 
     def __repr__(self) -> str:
         return f"Config(root={self.root!r}, path={self.path!r}, storage_dir={self.storage_dir!r})"
@@ -197,7 +201,7 @@ class Config:
             archive = storage / "archive"
         categories = {**self.base_categories, **self.scope_categories.get(name, {})}
         return Config(self.root, self.path, storage, archive, categories, self.retrieval, self.lifecycle, self.enabled,
-                      self.base_categories, self.scope_categories)
+                      self.base_categories, self.scope_categories, self.settings)
 
     def scopes(self) -> list[str]:
         """The scopes that exist, sorted (a folder with a `memory` folder in it)."""
@@ -284,7 +288,8 @@ def _load(path: str | os.PathLike | None, config: str | os.PathLike | None) -> C
 
 
 def _read(config_path: Path) -> Any:
-    cached = _cached_config(config_path)
+    root = find_root(config_path.parent)
+    cached = cached_config(config_path, root)
     if cached is not None:
         return cached
     from .storage.yamlio import parse_document  # a leaf module: no cycle
@@ -294,62 +299,8 @@ def _read(config_path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise Damaged(str(config_path), 1, f"cannot read config: {exc}", "fix or remove the file", "config") from None
     data, _ = parse_document(text, str(config_path))
-    _keep_config(config_path, data or {})
+    keep_config(config_path, root, data or {})
     return data or {}
-
-
-# The parsed config is kept as JSON in the repository's `.git` folder beside
-# the exact text it came from: reading it back skips importing the YAML
-# parser on every command. Any difference in the text re-parses.
-CONFIG_CACHE = "grimoire-config.json"
-
-
-def _config_cache(config_path: Path) -> tuple[Path, list[Any]] | None:
-    git_dir = find_root(config_path.parent) / ".git"
-    if not git_dir.is_dir():
-        return None
-    try:
-        text = config_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return git_dir / CONFIG_CACHE, [str(config_path), text]
-
-
-def _cached_config(config_path: Path) -> Any | None:
-    where = _config_cache(config_path)
-    if where is None:
-        return None
-    try:
-        kept = json.loads(where[0].read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(kept, dict) or kept.get("stamp") != where[1]:
-        return None
-    return kept.get("data")
-
-
-def _keep_config(config_path: Path, data: Any) -> None:
-    where = _config_cache(config_path)
-    if where is None:
-        return
-    try:
-        text = json.dumps({"stamp": where[1], "data": data})
-        fd, tmp = tempfile.mkstemp(prefix=".grimoire-config.", dir=where[0].parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, where[0])
-    except (OSError, TypeError, ValueError):
-        pass
-
-
-def _expect(value: Any, kind: type | tuple, where: str, name: str) -> Any:
-    # bool is an int in Python; a number field given `true` is still wrong.
-    if isinstance(value, bool) and kind in ((int, float), int, float):
-        raise Damaged(where, None, f"{name} must be a number, not {value!r}", "fix the config", "config")
-    if not isinstance(value, kind):
-        wanted = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise Damaged(where, None, f"{name} must be a {wanted}, not {type(value).__name__}", "fix the config", "config")
-    return value
 
 
 def _inside(root: Path, relative: Any, where: str, name: str) -> Path:
@@ -402,7 +353,8 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
         raise Damaged(where, None, "lifecycle.archive_dir must differ from storage_dir", "use a sub-folder like <storage_dir>/archive", "config")
     own_scope = storage_dir.parent.name if storage_dir.name == "memory" else None
     scoped = {**categories, **scope_categories.get(own_scope or "", {})}
-    return Config(root, config_path, storage_dir, archive_dir, scoped, retrieval, lifecycle, enabled, categories, scope_categories)
+    return Config(root, config_path, storage_dir, archive_dir, scoped, retrieval, lifecycle, enabled, categories, scope_categories,
+                  build_settings(schema, where))
 
 
 def _categories(raw: dict, where: str, section: str) -> dict[str, Category]:

@@ -2,7 +2,10 @@
 
 With a query, entries come in `search`'s ranking; without one, by value
 (`Order.PRIORITY`: decisions and preferences first, then importance,
-effectiveness tier, confidence and recency).
+effectiveness tier, confidence and recency), or as `context.order` says.
+The `context` settings may cap the lines (`limit`) and skip entries of
+low effective importance; with tiers on, only hot entries are injected. A
+recipe (`recipes.py`) fills named sections instead.
 
 Tokens are estimated as ceil(characters / 4), the usual rule of thumb for
 English text with BPE tokenizers (tiktoken is not a dependency); the
@@ -56,28 +59,46 @@ SHORTEST_LINE = tokens("- MEM-YYYYMMDD-NNN (c, ?): x") + 1
 MAX_MISSES = 64
 
 
-def build(store: Store, text: str | None, budget: int, moment: datetime) -> Context:
-    """The block for `mem context`: ranked for `text`, else by value."""
+_ORDERS = {"priority": Order.PRIORITY, "importance": Order.IMPORTANCE, "recent": Order.NEWEST}
+
+
+def injected(store: Store, moment: datetime) -> Filter:
+    """What `mem context` may inject: active entries, hot ones only with
+    tiers on, of at least `context.min_importance` (effective importance)."""
+    settings = store.config.settings
+    return Filter(at=moment.timestamp(), decay=settings.decay, min_importance=settings.context.min_importance,
+                  tier="hot" if settings.tiers.enabled else None, tiers=settings.tiers)
+
+
+def check_budget(budget: int) -> None:
     if budget < 20:
         raise BadInput("the budget must be at least 20 tokens")
+
+
+def build(store: Store, text: str | None, budget: int, moment: datetime) -> Context:
+    """The block for `mem context` without a recipe: ranked for `text`, else by value."""
+    check_budget(budget)
+    settings = store.config.settings.context
     retrieval = store.config.retrieval
     # `render` reads at most the lines that fit plus MAX_MISSES that do not:
     # order only that many, and the rest only if the guard leaves some out.
     limit = budget // SHORTEST_LINE + MAX_MISSES + 1
+    base = injected(store, moment)
     if text and text.strip():
         threshold, floors = store.config.confidence_filter(None)
-        chosen = Filter(at=moment.timestamp(), min_confidence=threshold, floors=floors)
+        chosen = base.but(min_confidence=threshold, floors=floors)
 
         def ranking(limit: int | None) -> tuple[list[int], int]:
             """Rowids best first (at most `limit`), and how many there are in all."""
             found = ranked(store, text, chosen, recency_weight=float(retrieval["recency_weight"]), limit=limit, include_archive=False)
             return [scored.rowid for scored in found], found.total
     else:
-        chosen = Filter(at=moment.timestamp())
+        chosen = base
+        order = _ORDERS[settings.order]
 
         def ranking(limit: int | None) -> tuple[list[int], int]:
             """Rowids best first (at most `limit`), and how many there are in all."""
-            rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.PRIORITY, limit), include_archive=False)
+            rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, order, limit), include_archive=False)
             if limit is None or len(rowids) < limit:
                 return rowids, len(rowids)
             return rowids, store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
@@ -96,20 +117,23 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
         if total > len(first):
             yield from (rowid for rowid in ranking(None)[0][len(first):] if rowid not in pinned)
 
-    def order() -> Iterator[Entry]:
+    def ordered() -> Iterator[Entry]:
         yield from pinned.values()  # already loaded
-        yield from _loaded(store, rowids())
+        yield from loaded(store, rowids())
 
-    from .guard import scan_fields
-
-    # The guard runs as the last line of defence: nothing that looks like a
-    # secret reaches a prompt, even if it was written by hand. It runs on the
-    # entries whose line would fit, not on every one read.
-    result = render(order(), total, budget, moment, safe=lambda e: not scan_fields({"c": e.content, "s": e.summary}),
-                    due=len(pinned))
+    result = render(ordered(), total, budget, moment, safe=safe, due=len(pinned), most=settings.limit)
     if text and text.strip() and not total:
         result.filtered_out = filtered_out(store, text, chosen, recency_weight=float(retrieval["recency_weight"]), include_archive=False)
     return result
+
+
+def safe(entry: Entry) -> bool:
+    """The guard as the last line of defence: nothing that looks like a secret
+    reaches a prompt, even if it was written by hand. Asked only of the
+    entries whose line would fit, not of every one read."""
+    from .guard import scan_fields
+
+    return not scan_fields({"c": entry.content, "s": entry.summary})
 
 
 def _due_tasks(store: Store, moment: datetime) -> dict[int, Entry]:
@@ -121,7 +145,7 @@ def _due_tasks(store: Store, moment: datetime) -> dict[int, Entry]:
     return dict(due_rows(store, moment))
 
 
-def _loaded(store: Store, rowids: Iterator[int], chunk: int = 32) -> Iterator[Entry]:
+def loaded(store: Store, rowids: Iterator[int], chunk: int = 32) -> Iterator[Entry]:
     """Entries in order, loaded a few at a time."""
     while True:
         part = list(islice(rowids, chunk))
@@ -131,9 +155,20 @@ def _loaded(store: Store, rowids: Iterator[int], chunk: int = 32) -> Iterator[En
         yield from (loaded[rowid] for rowid in part if rowid in loaded)
 
 
+def lines_for(entry: Entry, moment: datetime, due: bool = False) -> list[str]:
+    """An entry's line in the block, whole, then with its summary alone."""
+    status = entry.data.get("status") if "trigger" in entry.data else None  # a task's
+    label = "task due now" if due else status if status in ("done", "cancelled") else age_label(entry, moment)
+    head = f"- {entry.id} ({entry.category}, {label}): "
+    # A keyed fact's content is its bare value: the key says what it is.
+    body = " ".join((f"{entry.key} = {entry.content}" if entry.key else entry.content).split())
+    return [head + body, head + entry.summary] if body != entry.summary else [head + body]
+
+
 def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, safe: Callable[[Entry], bool] = lambda e: True,
-           due: int = 0) -> Context:
-    """Lines best first until the budget is spent; always ends with a count line.
+           due: int = 0, most: int | None = None) -> Context:
+    """Lines best first until the budget is spent (or `most` lines are
+    written); always ends with a count line.
 
     `entries` is consumed lazily: it stops when no line could fit, or after
     MAX_MISSES entries in a row that did not fit once the budget is nearly
@@ -145,18 +180,12 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
     used = tokens(HEADER) + 1
     included: list[str] = []
     # Reserve room for the longest footer this call could print.
-    footer = tokens(_footer(total)) + 1
+    footer = tokens(footer_line(total)) + 1
     misses = 0
     for position, entry in enumerate(entries):
-        if budget - used - footer < SHORTEST_LINE or misses >= MAX_MISSES:
+        if budget - used - footer < SHORTEST_LINE or misses >= MAX_MISSES or (most is not None and len(included) >= most):
             break
-        status = entry.data.get("status") if "trigger" in entry.data else None  # a task's
-        label = "task due now" if position < due else status if status in ("done", "cancelled") else age_label(entry, moment)
-        head = f"- {entry.id} ({entry.category}, {label}): "
-        # A keyed fact's content is its bare value: the key says what it is.
-        body = " ".join((f"{entry.key} = {entry.content}" if entry.key else entry.content).split())
-        candidates = [head + body, head + entry.summary] if body != entry.summary else [head + body]
-        chosen = next((c for c in candidates if used + tokens(c) + 1 + footer <= budget), None)
+        chosen = next((c for c in lines_for(entry, moment, position < due) if used + tokens(c) + 1 + footer <= budget), None)
         if chosen is None:
             misses += 1
             continue
@@ -169,11 +198,11 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
     left_out = total - len(included)
     if not included and not left_out:
         return Context("", [], 0, 0, budget)  # a header over nothing tells a prompt nothing
-    footer = _footer(left_out)
+    footer = footer_line(left_out)
     lines.append(footer)
     text = "\n".join(lines) + "\n"
     return Context(text, included, left_out, tokens(text), budget)
 
 
-def _footer(left_out: int) -> str:
+def footer_line(left_out: int) -> str:
     return f"_{left_out} more memor{'y' if left_out == 1 else 'ies'} left out (`mem query` finds them)_" if left_out else "_all active memories shown_"

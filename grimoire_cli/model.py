@@ -33,7 +33,7 @@ ARCHIVE_REASONS = ("expired", "superseded", "ineffective", "manual")
 # The order fields are written in; unknown fields follow in their own order.
 # The fields kinds of category add (schemas/kinds.schema.json), after the content.
 KIND_FIELDS = ("event", "outcome", "learned", "name", "description", "params", "steps", "task", "trigger", "status", "due_at",
-               "done_at", "context")
+               "done_at", "context", "session_id", "message_count", "model", "memories", "role", "turn")
 FIELD_ORDER = (
     "id", "category", "summary", "content", *KIND_FIELDS, "confidence", "ttl", "expires_at",
     "importance", "key", "tags", "source", "supersedes", "superseded_by",

@@ -252,7 +252,8 @@ def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None
     from .schemas import entry_validator
 
     if kind != "note" and not fields:
-        how = "`mem task add` (see `mem task add --help`)" if kind == "task" else f"`mem import` with the {kind} fields (docs/reference.md)"
+        how = {"task": "`mem task add` (see `mem task add --help`)", "chat": "`mem chat add ROLE TEXT`",
+               "summary": "`mem consolidate`"}.get(kind, f"`mem import` with the {kind} fields (docs/reference.md)")
         raise BadInput(f"{data['category']} is a category of kind {kind}", f"write it with {how}")
     data.update(fields)
     errors = sorted(entry_validator(kind).iter_errors(data), key=lambda e: list(e.absolute_path))

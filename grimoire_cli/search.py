@@ -6,7 +6,7 @@ The blend, per candidate that matched at least one query term:
     relevance = bm25 / best bm25 of this query          (0..1]
     recency   = 0.5 ** (age_days / 30)                  (1 today, 0.5 a month ago)
     prior     = 0.10 * (confidence - 0.5)
-              + 0.05 * (importance - 5) / 5
+              + 0.05 * (effective importance - 5) / 5   (decayed: settings.Decay)
               + tier bonus (high +0.10, medium +0.03, low -0.05, ineffective -0.15)
     score     = (1 - w) * relevance + w * recency + prior   (w = retrieval.recency_weight)
 
@@ -97,7 +97,7 @@ class Hits(list):
     """Hits best first. When there are none, `filtered_out` says how many
     entries match the text but were left out, per filter that left them out
     (`confidence`, `expired`, `superseded`, `archived`, `category`, `tag`,
-    `time`;
+    `time`, `tier`, `importance`;
     each counted with only that filter lifted; `together` when no one filter
     alone let any through, but all lifted at once do)."""
 
@@ -123,12 +123,18 @@ def filtered_out(store: "Store", text: str, chosen: Filter, *, recency_weight: f
         lifted["tag"] = (chosen.but(tags=()), include_archive)
     if chosen.since is not None or chosen.until is not None:
         lifted["time"] = (chosen.but(since=None, until=None), include_archive)
+    if chosen.tier is not None:
+        lifted["tier"] = (chosen.but(tier=None), include_archive)
+    if chosen.min_importance is not None:
+        lifted["importance"] = (chosen.but(min_importance=None), include_archive)
+
     def matches(wider: Filter, archive: bool) -> int:
         return ranked(store, text, wider, recency_weight=recency_weight, limit=1, include_archive=archive).total
 
     counts = {reason: n for reason, (wider, archive) in lifted.items() if (n := matches(wider, archive))}
     if not counts and len(lifted) > 1:
-        everything = chosen.but(min_confidence=None, floors={}, states=STATES, categories=(), tags=(), since=None, until=None)
+        everything = chosen.but(min_confidence=None, floors={}, states=STATES, categories=(), tags=(), since=None, until=None, tier=None,
+                                min_importance=None)
         if n := matches(everything, True):
             counts["together"] = n
     return counts

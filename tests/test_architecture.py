@@ -88,7 +88,8 @@ def _layer(name: str) -> str:
     parts = name.split(".")
     if len(parts) >= 2 and parts[1] in ("storage", "git", "cli"):
         return parts[1]
-    return {"errors": "base", "clock": "base", "model": "base", "config": "base", "schemas": "base", "scoring": "base"}.get(parts[-1], "feature")
+    return {"errors": "base", "clock": "base", "model": "base", "config": "base", "config_cache": "base", "settings": "base",
+            "schemas": "base", "scoring": "base"}.get(parts[-1], "feature")
 
 
 def test_arrows_point_down():

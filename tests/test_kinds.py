@@ -8,7 +8,7 @@ import pytest
 from conftest import git, mem
 
 MEMORY = Path("grimoires/loa/memory")
-SABRE = ["semantic", "episode", "procedure", "task", "cache"]
+SABRE = ["semantic", "episode", "procedure", "task", "summary", "cache"]
 
 
 def _commit_all(repo: Path, message: str = "start") -> None:
@@ -26,7 +26,7 @@ def test_preset_adds_its_categories_with_comments_and_files(repo):
     assert text.startswith(before.split("  auto_capture")[0])  # the user's lines, alignment and all, are kept
     assert "# SABRE (mem init --preset sabre)" in text
     assert "task: {kind: task, storage_file: tasks.yaml" in text and "# prospective" in text
-    for name in ("semantic.yaml", "episodes.yaml", "procedures.yaml", "tasks.yaml", "local/cache.yaml"):
+    for name in ("semantic.yaml", "episodes.yaml", "procedures.yaml", "tasks.yaml", "summaries.yaml", "local/cache.yaml"):
         assert (repo / MEMORY / name).read_text().startswith("# grimoire:"), name
     assert "local/" in (repo / MEMORY / ".gitignore").read_text().splitlines()
     assert mem("validate").code == 0

@@ -152,6 +152,8 @@ def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
     grimoire = Grimoire.open(repo)
     moment = grimoire.now()
     w = float(grimoire.config.retrieval["recency_weight"])
+    decay = grimoire.config.settings.decay
+    assert decay.every_days == 7 and decay.floor == 3
     db = grimoire.store.catalog.db
     entries = {e.id: e for e in grimoire.entries()}
     cases = [("cache runner", {}), ("deploy canary flaky", {"categories": ["error", "learning"]}), ("merge queue", {"tags": ["ci"]}),
@@ -171,7 +173,8 @@ def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
         for e in kept:
             rel = bm25[e.id] / top
             rec = 0.5 ** (max(0.0, e.age_days(moment)) / 30)
-            pri = 0.1 * (e.confidence - 0.5) + 0.05 * (e.importance - 5) / 5 + TIER_BONUS[e.tier]
+            importance = decay.of(e.importance, e.age_days(moment) * 86400)  # effective: one point a week above 3
+            pri = 0.1 * (e.confidence - 0.5) + 0.05 * (importance - 5) / 5 + TIER_BONUS[e.tier]
             expected.append(((1 - w) * rel + w * rec + pri, e.id))
         expected.sort(key=lambda pair: (-pair[0], pair[1]))
         for materialize in (True, False):

@@ -69,10 +69,14 @@ procedure_app = typer.Typer(
          "not code; report how following one went with `mem apply ID --success|--failure`.",
     no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(procedure_app, name="procedure")
+chat_app = typer.Typer(help="Keep the conversation's last messages (a local category of kind chat, gone after its ttl).",
+                       no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(chat_app, name="chat")
 command = partial(app.command, cls=Command)  # every command of `mem`, with the help above
 hooks_command = partial(hooks_app.command, cls=Command)
 task_command = partial(task_app.command, cls=Command)
 procedure_command = partial(procedure_app.command, cls=Command)
+chat_command = partial(chat_app.command, cls=Command)
 
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
 # Options several commands share (one declaration, one help text).

@@ -101,10 +101,11 @@ def show(
         return
     count, last = grimoire.accesses([result.id]).get(result.id, (0, None))
     accesses = {"count": count, "last": render.iso_time(last) if last is not None else None}
+    heat = grimoire.heat(result)
     if json:
-        render.print_json({**result.view(moment), "accesses": accesses})
+        render.print_json({**result.view(moment), **heat, "accesses": accesses})
     else:
-        render.out(render.entry_text(result, moment))
+        render.out(render.entry_text(result, moment, heat))
         if count:
             render.out(f"recalled: {count} time{'' if count == 1 else 's'}, last {accesses['last']}")
 
@@ -167,7 +168,8 @@ def apply(
 def query(
     text: str = typer.Argument(..., metavar="TEXT", help="What to look for."),
     category: Optional[List[str]] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Only entries with all these tags (repeatable)."),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", "--topic", metavar="TAG",
+                                            help="Only entries with all these tags (repeatable); a topic is a tag."),
     min_confidence: Optional[float] = typer.Option(None, "--min-confidence", metavar="F",
                                                    help="Skip memories less sure than this (default: retrieval.min_confidence)."),
     limit: Optional[int] = typer.Option(None, "-n", "--limit", metavar="N", help="At most N hits (default: retrieval.max_per_query)."),
@@ -179,12 +181,14 @@ def query(
     all_scopes: bool = typer.Option(False, "--all-scopes", help="Rank across every scope."),
     since: Optional[str] = SinceOpt,
     until: Optional[str] = UntilOpt,
+    tier: Optional[str] = typer.Option(None, "--tier", metavar="hot|long|all",
+                                       help="Only hot memories (what `mem context` injects) or long-term ones (default: all)."),
     json: bool = JsonOpt,
 ) -> None:
     """Ranked retrieval: BM25 with stemming and typo tolerance, blended with recency and quality."""
     grimoire = open_grimoire()
     options = dict(limit=limit, categories=category, tags=tag, min_confidence=min_confidence, include_expired=include_expired,
-                   include_superseded=include_superseded, archived=archived, since=since, until=until)
+                   include_superseded=include_superseded, archived=archived, since=since, until=until, tier=tier)
     if scope or all_scopes:
         if scope and all_scopes:
             raise BadInput("--scope and --all-scopes ask for two sets of scopes", "give one of them")
@@ -208,6 +212,7 @@ def query(
 _LIFTS = {"expired": ("expired", " (--include-expired)"), "superseded": ("superseded", " (--include-superseded)"),
           "archived": ("archived", " (--archived)"), "category": ("in other categories", " (-c)"), "tag": ("without the tags", " (-t)"),
           "time": ("created outside the time window", " (--since/--until)"),
+          "tier": ("in the other tier", " (--tier all)"), "importance": ("below context.min_importance", ""),
           "together": ("by these filters together", "")}
 
 
@@ -230,11 +235,13 @@ def _nothing_found(text: str, filtered_out: dict[str, int], given: float | None,
 def context(
     text: Optional[str] = typer.Argument(None, metavar="QUERY", help="Rank by relevance to this (default: by value)."),
     budget: int = typer.Option(400, "--budget", metavar="TOKENS", help="Token budget (estimated as characters / 4)."),
+    recipe: Optional[str] = typer.Option(None, "--recipe", metavar="NAME",
+                                         help="Fill the sections of context.recipes.NAME in order (default: context.recipe, else by value)."),
     json: bool = JsonOpt,
 ) -> None:
     """A `## Active Memory` markdown block for an LLM prompt, best first, within the budget."""
     grimoire = open_grimoire()
-    result = grimoire.context(text, budget=budget)
+    result = grimoire.context(text, budget=budget, recipe=recipe)
     if not result.text:  # nothing matched (not: nothing fitted the budget; the block says that)
         render.note(_nothing_found(text, result.filtered_out, None, grimoire.config.retrieval["min_confidence"], options=False)
                     if text and text.strip() else "no active memories")

@@ -23,9 +23,16 @@ def entry_line(entry: Entry, moment: datetime) -> str:
     return f"{entry.id}  {entry.category:<10} {age_label(entry, moment):>5}  {entry.summary}{flag}"
 
 
-def entry_text(entry: Entry, moment: datetime) -> str:
+def entry_text(entry: Entry, moment: datetime, heat: dict[str, Any] | None = None) -> str:
+    """`mem show`'s text; `heat` (Grimoire.heat) adds what is computed: the
+    memory tier, and the effective importance beside the stored one."""
     data = entry.to_dict()
-    lines = [f"{entry.id}  ({entry.category}, {entry.state(moment)}, tier {entry.tier})"]
+    heat = heat or {}
+    where = {"hot": ", hot", "long": ", long-term"}.get(heat.get("memory_tier") or "", "")
+    lines = [f"{entry.id}  ({entry.category}, {entry.state(moment)}{where}, tier {entry.tier})"]
+    effective = heat.get("effective_importance")
+    if effective is not None and effective != entry.importance:
+        data["importance"] = f"{entry.importance} (effective {effective})"
     for key, value in data.items():
         if key in ("id", "category"):
             continue

@@ -16,7 +16,7 @@ from .app import JsonOpt, command, config_option, hooks_command, open_grimoire, 
 @command()
 def init(
     preset: Optional[str] = typer.Option(None, "--preset", metavar="NAME",
-                                         help="Also add a memory design's categories to the config: sabre."),
+                                         help="Also add a memory design's categories and settings to the config: sabre, samaritan, protea."),
     json: bool = JsonOpt,
 ) -> None:
     """Create the config, grimoire folders, category files and merge rules (idempotent)."""
@@ -28,6 +28,8 @@ def init(
         return
     if result.categories_added:
         render.out(f"added categories to the config: {', '.join(result.categories_added)}")
+    if result.settings_added:
+        render.out(f"added settings to the config: {', '.join(result.settings_added)}")
     for path in result.created:
         render.out(f"created {path}")
     for path in result.existing:

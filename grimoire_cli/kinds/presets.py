@@ -13,15 +13,27 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from ..config import CONFIG_NAME, DEFAULT_CATEGORIES, build_config
 from ..errors import BadInput, Damaged
 from ..storage import journal
 from ..storage.yamlio import parse_document
 
-# name -> (a comment line, {category: (its flow mapping, a comment)})
-PRESETS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
-    "sabre": ("SABRE (mem init --preset sabre): a persona's memory; one scope per persona (mem --scope NAME)", {
+class Preset(NamedTuple):
+    """A comment line, the categories (name -> its flow mapping, a comment),
+    and the settings (a block path under memory_schema, a key, its value as
+    YAML text, a comment) a preset adds."""
+
+    title: str
+    categories: dict[str, tuple[str, str]]
+    settings: tuple[tuple[tuple[str, ...], str, str, str], ...] = ()
+
+
+_SUMMARY = ("{kind: summary, storage_file: summaries.yaml, ttl: permanent, confidence_required: 0.5}",
+            "what mem consolidate saved from a conversation")
+PRESETS: dict[str, Preset] = {
+    "sabre": Preset("SABRE (mem init --preset sabre): a persona's memory; one scope per persona (mem --scope NAME)", {
         "semantic": ("{storage_file: semantic.yaml, ttl: permanent, confidence_required: 0.5}",
                      "keyed facts: mem remember / recall / facts"),
         "episode": ("{kind: episode, storage_file: episodes.yaml, ttl: 180d, confidence_required: 0.5}",
@@ -30,23 +42,50 @@ PRESETS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
                       "runbooks: named steps with parameters; mem never runs a step"),
         "task": ("{kind: task, storage_file: tasks.yaml, ttl: 30d, confidence_required: 0.5}",
                  "prospective: mem task add / tasks / due; archived 30d after done"),
+        "summary": _SUMMARY,
         "cache": ("{storage_file: cache.yaml, ttl: 1h, confidence_required: 0.5, tracked: false}",
                   "short-lived values (g.cached): local, never committed"),
     }),
+    "samaritan": Preset("Samaritan (mem init --preset samaritan): hot and long-term memory, summarize on reset", {
+        "summary": _SUMMARY,
+    }, (
+        (("tiers",), "enabled", "true", "mem context injects hot memories only (young, or importance >= 8)"),
+        (("context",), "order", "importance", "most important first"),
+        (("context",), "limit", "15", "at most 15 memories in the block"),
+        (("context",), "min_importance", "3", "none below importance 3 (after decay)"),
+    )),
+    "protea": Preset("Protea (mem init --preset protea): typed memories of a self-evolving agent", {
+        "observation": ("{storage_file: observations.yaml, ttl: 90d, confidence_required: 0.5}", "what a generation observed"),
+        "crash_log": ("{storage_file: crash_logs.yaml, ttl: 90d, confidence_required: 0.5}", "what crashed, and how"),
+        "reflection": ("{storage_file: reflections.yaml, ttl: permanent, confidence_required: 0.5}", "what the agent concluded"),
+        "directive": ("{storage_file: directives.yaml, ttl: permanent, confidence_required: 0.5}", "what the user asked for"),
+        "task": ("{kind: task, storage_file: tasks.yaml, ttl: 30d, confidence_required: 0.5}", "what is to be done"),
+        "chat": ("{kind: chat, storage_file: chat.yaml, ttl: 10m, confidence_required: 0.5, tracked: false}",
+                 "conversation history: mem chat add / recent; local, gone after 10 minutes"),
+    }, (
+        (("context", "recipes"), "evolution",
+         "[{category: directive, limit: 1}, {category: crash_log, limit: 2}, {category: reflection, limit: 3}, "
+         "{category: observation, limit: 2, order: score}, {category: task, limit: 2}]",
+         "mem context --recipe evolution: Protea's tiered retrieval"),
+        (("compaction", "categories"), "directive", "all", "mem compact never condenses directives"),
+        (("compaction", "categories"), "task", "all", "nor tasks"),
+    )),
 }
 _KEY_LINE = re.compile(r"^(\s*)([A-Za-z_][\w-]*):(?:\s*(#.*)?)?$")
 
 
-def check_preset(name: str) -> tuple[str, dict[str, tuple[str, str]]]:
+def check_preset(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
         raise BadInput(f"unknown preset {name!r}", f"use one of: {', '.join(PRESETS)}") from None
 
 
-def add_preset(config_path: Path, name: str) -> list[str]:
-    """Add the preset's categories the config lacks; the names added."""
-    title, categories = check_preset(name)
+def add_preset(config_path: Path, name: str) -> tuple[list[str], list[str]]:
+    """Add the preset's categories and settings the config lacks; the
+    category names and the settings (dotted) added. What the config already
+    says is left as it is."""
+    preset = check_preset(name)
     text = config_path.read_text(encoding="utf-8")
     raw, _ = parse_document(text, str(config_path))
     raw = raw or {}
@@ -55,16 +94,66 @@ def add_preset(config_path: Path, name: str) -> list[str]:
     if present is not None and not isinstance(present, dict):
         raise Damaged(str(config_path), None, "memory_schema.categories is not a mapping", "fix the config", "config")
     have = set(present or DEFAULT_CATEGORIES)
-    missing = [c for c in categories if c not in have]
-    if not missing:
-        return []
-    lines = [f"# {title}"] + [f"{c}: {categories[c][0]}  # {categories[c][1]}" for c in missing]
-    if present is None:  # the defaults were implied: a categories block must name them
-        lines = [f"{name}: {{{', '.join(f'{k}: {v}' for k, v in spec.items())}}}" for name, spec in DEFAULT_CATEGORIES.items()] + lines
-    new = _insert(text, lines, present is None, config_path)
+    missing = [c for c in preset.categories if c not in have]
+    new = text
+    if missing:
+        lines = [f"# {preset.title}"] + [f"{c}: {preset.categories[c][0]}  # {preset.categories[c][1]}" for c in missing]
+        if present is None:  # the defaults were implied: a categories block must name them
+            lines = [f"{name}: {{{', '.join(f'{k}: {v}' for k, v in spec.items())}}}" for name, spec in DEFAULT_CATEGORIES.items()] + lines
+        new = _insert(new, lines, present is None, config_path)
+    added = []
+    for path, key, value, comment in preset.settings:
+        if not _has(schema, (*path, key)):
+            new = _add_setting(new, path, f"{key}: {value}  # {comment}", config_path)
+            added.append(".".join((*path, key)))
+    if new == text:
+        return [], []
     build_config(parse_document(new, str(config_path))[0], config_path.parent, config_path)  # refuses what would not load
     journal.write_atomic(config_path, new.encode("utf-8"))
-    return missing
+    return missing, added
+
+
+def _has(schema: Any, path: tuple[str, ...]) -> bool:
+    for key in path:
+        if not isinstance(schema, dict) or key not in schema:
+            return False
+        schema = schema[key]
+    return True
+
+
+def _add_setting(text: str, path: tuple[str, ...], line: str, where: Path) -> str:
+    """`text` with `line` added in the block memory_schema.<path>, the blocks created as needed."""
+    rows = text.split("\n")
+    if _block(rows, 0, len(rows), "memory_schema", "") is None:
+        if any(row.startswith("memory_schema:") for row in rows):
+            raise BadInput(f"cannot add to memory_schema in {where.name}: it is not written as a block",
+                           "write memory_schema one key per line, then run this again")
+        rows = (text + ("" if text.endswith("\n") or not text else "\n") + "memory_schema:\n").split("\n")
+    start, end = _block(rows, 0, len(rows), "memory_schema", "") or (0, 0)
+    indent = _child_indent(rows, start, end, "  ")
+    for depth, key in enumerate(path):
+        found = _block(rows, start + 1, end, key, indent)
+        if found is None:
+            if any(re.match(rf"^{re.escape(indent)}{re.escape(key)}:", row) for row in rows[start + 1:end]):
+                raise BadInput(f"cannot add to memory_schema.{'.'.join(path[:depth + 1])} in {where.name}: it is not written as a block",
+                               "write it one key per line, then run this again")
+            last = _last_line(rows, start, end)
+            rows[last:last] = [f"{indent}{key}:"]
+            start, end = last, last + 1
+        else:
+            start, end = found
+        indent = _child_indent(rows, start, end, indent + "  ")
+    last = _last_line(rows, start, end)
+    rows[last:last] = [indent + line]
+    return "\n".join(rows)
+
+
+def _last_line(rows: list[str], start: int, end: int) -> int:
+    """After a block's last line, before the blank lines that end it."""
+    last = end
+    while last > start + 1 and not rows[last - 1].strip():
+        last -= 1
+    return last
 
 
 def _insert(text: str, lines: list[str], new_block: bool, where: Path) -> str:
@@ -89,9 +178,7 @@ def _insert(text: str, lines: list[str], new_block: bool, where: Path) -> str:
                        f"write each category on its own line under `categories:`, then run this again (see {CONFIG_NAME} of `mem init`)")
     cat_start, cat_end = found
     grand = _child_indent(rows, cat_start, cat_end, child + "  ")
-    last = cat_end
-    while last > cat_start + 1 and not rows[last - 1].strip():
-        last -= 1  # after the block's last line, before the blank lines that end it
+    last = _last_line(rows, cat_start, cat_end)
     rows[last:last] = [grand + line for line in lines]
     return "\n".join(rows)
 

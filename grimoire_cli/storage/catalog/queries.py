@@ -14,17 +14,21 @@ import sqlite3
 from typing import Any, Iterable, Mapping
 
 from ...scoring import FIELD_WEIGHTS, RECENCY_HALF_LIFE_DAYS, TIER_BONUS, recency_of
+from ...settings import Decay, Tiers
 from ..layout import Layout
 from .connection import Connection
+from .heat import hot_sql, importance_sql, register
 from .rows import LIGHT_COLUMNS, TAG_SEPARATOR, Light, Row
 
 STATES = ("active", "expired", "superseded", "archived")
-_STATE_SQL = {
-    "active": "(e.archived = 0 AND e.superseded_by IS NULL AND (e.expires IS NULL OR e.expires > :now))",
-    "expired": "(e.archived = 0 AND e.superseded_by IS NULL AND e.expires IS NOT NULL AND e.expires <= :now)",
-    "superseded": "(e.archived = 0 AND e.superseded_by IS NOT NULL)",
-    "archived": "(e.archived = 1)",
+_STATES_OF = {
+    "active": "({t}.archived = 0 AND {t}.superseded_by IS NULL AND ({t}.expires IS NULL OR {t}.expires > :now))",
+    "expired": "({t}.archived = 0 AND {t}.superseded_by IS NULL AND {t}.expires IS NOT NULL AND {t}.expires <= :now)",
+    "superseded": "({t}.archived = 0 AND {t}.superseded_by IS NOT NULL)",
+    "archived": "({t}.archived = 1)",
 }
+_STATE_SQL = {state: sql.format(t="e") for state, sql in _STATES_OF.items()}
+TIERS = ("hot", "long")
 
 
 class Filter:
@@ -34,14 +38,20 @@ class Filter:
     instead), with the key (or a key matching the glob `key_glob`), with
     the kind's name (an episode's event, a procedure's name), born in
     [`since`, `until`] (POSIX seconds), with normalized content of a length
-    in `lengths` (inclusive; only for reads of the entries table)."""
+    in `lengths` (inclusive; only for reads of the entries table).
 
-    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "floors", "key", "lengths", "key_glob", "name", "since", "until")
+    Importance is the effective one under `decay` (None: as stored), in
+    orders and in `min_importance`; `tier` (hot or long) keeps the entries
+    of that tier under `tiers` (heat.py); `match` an FTS5 expression they match."""
+
+    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "floors", "key", "lengths", "key_glob", "name", "since", "until",
+                 "decay", "min_importance", "tier", "tiers", "match")
 
     def __init__(self, *, at: float, states: Iterable[str] = ("active",), categories: Iterable[str] = (), tags: Iterable[str] = (),
                  min_confidence: float | None = None, floors: Mapping[str, float] | None = None, key: str | None = None,
                  lengths: tuple[int, int] | None = None, key_glob: str | None = None, name: str | None = None,
-                 since: float | None = None, until: float | None = None):
+                 since: float | None = None, until: float | None = None, decay: Decay | None = None, min_importance: int | None = None,
+                 tier: str | None = None, tiers: Tiers | None = None, match: str | None = None):
         self.states = frozenset(states)
         unknown = self.states - set(STATES)
         if unknown:
@@ -57,6 +67,9 @@ class Filter:
         self.name = name
         self.since = since
         self.until = until
+        if tier is not None and (tier not in TIERS or tiers is None):
+            raise ValueError(f"tier {tier!r} needs one of {TIERS} and the tiers' settings")
+        self.decay, self.min_importance, self.tier, self.tiers, self.match = decay, min_importance, tier, tiers, match
 
     def but(self, **changes: Any) -> "Filter":
         """This filter with some fields changed."""
@@ -104,6 +117,12 @@ class Filter:
         if self.lengths is not None:
             params["low"], params["high"] = self.lengths
             parts.append("e.nlen BETWEEN :low AND :high")
+        if self.min_importance is not None:
+            params["minimp"] = self.min_importance
+            parts.append(f"{importance_sql(self.decay)} >= :minimp")
+        if self.match is not None:
+            params["fmatch"] = self.match
+            parts.append("e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH :fmatch)")
         return " AND ".join(parts), params
 
 
@@ -112,20 +131,25 @@ class Order:
 
     NEWEST = "newest"  # creation time, newest first; unreadable times last
     PRIORITY = "priority"  # `mem context` without a query (see context.py)
+    IMPORTANCE = "importance"  # effective importance, then newest first
     INDEXED = "indexed"  # the order rows were indexed in (not file order once rows are reused)
 
 
-_ORDER_SQL = {
-    Order.NEWEST: "born IS NULL, born DESC, seq DESC, id DESC",
-    # Decisions and preferences first, then importance, effectiveness tier,
-    # confidence and recency (unknown age last).
-    Order.PRIORITY: (
-        "CASE category WHEN 'decision' THEN 0 WHEN 'preference' THEN 1 ELSE 2 END, importance DESC, "
-        "CASE tier " + " ".join(f"WHEN '{name}' THEN {-bonus!r}" for name, bonus in TIER_BONUS.items()) + " ELSE 0.0 END, "
-        "confidence DESC, born IS NULL, born DESC, id, rowid"
-    ),
-    Order.INDEXED: "rowid",
-}
+def _order_sql(order: str, decay: Decay | None) -> str:
+    importance = importance_sql(decay)
+    if order == Order.NEWEST:
+        return "e.born IS NULL, e.born DESC, e.seq DESC, e.id DESC"
+    if order == Order.PRIORITY:
+        # Decisions and preferences first, then importance, effectiveness tier,
+        # confidence and recency (unknown age last).
+        return (f"CASE e.category WHEN 'decision' THEN 0 WHEN 'preference' THEN 1 ELSE 2 END, {importance} DESC, "
+                "CASE e.tier " + " ".join(f"WHEN '{name}' THEN {-bonus!r}" for name, bonus in TIER_BONUS.items()) + " ELSE 0.0 END, "
+                "e.confidence DESC, e.born IS NULL, e.born DESC, e.id, e.rowid")
+    if order == Order.IMPORTANCE:
+        return f"{importance} DESC, e.born IS NULL, e.born DESC, e.id, e.rowid"
+    if order == Order.INDEXED:
+        return "e.rowid"
+    raise ValueError(f"unknown order {order!r}")
 
 
 class Ranked:
@@ -152,6 +176,11 @@ class Queries(Connection):
         if chosen is None:
             return f"e.mapping = 1 AND {inside}", named
         condition, params = chosen.sql(table)
+        if chosen.tier is not None and chosen.tiers is not None:
+            # The hot set is the grimoire's (these files'), whatever else the filter keeps.
+            self._functions()
+            hot = hot_sql(chosen.tiers, chosen.decay, inside.replace("e.path", "h.path"), _STATES_OF["active"].format(t="h"))
+            condition += f" AND e.rowid {'IN' if chosen.tier == 'hot' else 'NOT IN'} ({hot})"
         return f"e.mapping = 1 AND {inside} AND {condition}", {**named, **params}
 
     def lights(self, paths: list[str], chosen: Filter | None = None) -> list[Light]:
@@ -162,7 +191,7 @@ class Queries(Connection):
     def ordered(self, paths: list[str], chosen: Filter, order: str, limit: int | None = None) -> list[int]:
         """Rowids of the chosen entries in a named order."""
         where, params = self._where(paths, chosen)
-        sql = f"SELECT rowid FROM ranks AS e WHERE {where} ORDER BY {_ORDER_SQL[order]}"
+        sql = f"SELECT e.rowid FROM ranks AS e WHERE {where} ORDER BY {_order_sql(order, chosen.decay)}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [row[0] for row in self.read(sql, params)]
@@ -214,7 +243,7 @@ class Queries(Connection):
         # is computed only for the matches the filters keep.
         matches = f"""
             SELECT e.rowid AS rowid, e.id AS id, -bm25(fts, {weights}) AS b, {self._recency_sql()} AS rec,
-                   0.1 * (e.confidence - 0.5) + 0.05 * (e.importance - 5) / 5 + (CASE e.tier {tiers} ELSE 0.0 END) AS pri
+                   0.1 * (e.confidence - 0.5) + 0.05 * ({importance_sql(chosen.decay)} - 5) / 5.0 + (CASE e.tier {tiers} ELSE 0.0 END) AS pri
             FROM fts CROSS JOIN ranks AS e ON e.rowid = fts.rowid
             WHERE fts MATCH :match AND {where}
         """
@@ -243,6 +272,7 @@ class Queries(Connection):
     def _functions(self) -> None:
         if not self._has_functions:
             self.db.create_function("grimoire_recency", 2, recency_of, deterministic=True)
+            register(self.db)
             self._has_functions = True
 
     # -- whole entries -------------------------------------------------------

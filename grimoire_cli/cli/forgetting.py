@@ -1,0 +1,71 @@
+"""Commands over tiers, forgetting and consolidation (README: Tiers and
+recipes): age, consolidate, compact, and the chat history."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from . import render
+from .app import JsonOpt, chat_command, command, open_grimoire, read_text
+
+
+@command()
+def age(
+    older_than: Optional[str] = typer.Option(None, "--older-than", metavar="SPAN",
+                                             help="For this run, nothing younger than SPAN (24h, 2d) stays hot by age alone."),
+    most: Optional[int] = typer.Option(None, "--max", metavar="N", help="For this run, at most N hot memories."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the split without recording it for the next `mem age`."),
+    json: bool = JsonOpt,
+) -> None:
+    """Show the hot / long-term split and what moved since the last `mem age` (nothing is written to the grimoire)."""
+    grimoire = open_grimoire()
+    result = grimoire.age(older_than=older_than, most=most, dry_run=dry_run)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    tiers = result.tiers
+    render.out(f"{len(result.hot)} hot, {len(result.long)} long-term (hot: younger than {tiers.hot_hours:g}h or importance "
+               f">= {tiers.pin_importance}; at most {tiers.hot_max})")
+    if result.moved_to_long is None:
+        render.out("first `mem age` here: the split is recorded" if not dry_run else "no earlier `mem age` to compare with")
+        return
+    render.out(f"since {result.since}: {len(result.moved_to_long)} moved to long-term, {len(result.moved_to_hot or [])} back to hot")
+    if result.moved_to_long:
+        moment = grimoire.now()
+        for entry in grimoire.show_many(result.moved_to_long):
+            render.out("  " + render.entry_line(entry, moment))
+
+
+@chat_command("add")
+def chat_add(
+    role: str = typer.Argument(..., metavar="ROLE", help="Who said it: user, assistant, system..."),
+    text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="The message; '-' (or nothing, when piped) reads stdin."),
+    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="A category of kind chat (default: the first)."),
+    json: bool = JsonOpt,
+) -> None:
+    """Keep one message; prints its id. Expired messages are pruned by the same write."""
+    grimoire = open_grimoire()
+    entry = grimoire.chat_add(role, read_text(text), category=category)
+    if json:
+        render.print_json(entry.view(grimoire.now()))
+    else:
+        render.out(entry.id)
+
+
+@chat_command("recent")
+def chat_recent(
+    count: int = typer.Option(5, "-n", metavar="N", help="How many messages (default 5)."),
+    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this chat category."),
+    json: bool = JsonOpt,
+) -> None:
+    """The last N messages still within their ttl, oldest first."""
+    grimoire = open_grimoire()
+    messages = grimoire.chat_recent(count, category=category)
+    if json:
+        moment = grimoire.now()
+        render.print_json([m.view(moment) for m in messages])
+        return
+    for message in messages:
+        render.out(f"[{message.data.get('turn')}] {message.data.get('role')}: {message.content}")

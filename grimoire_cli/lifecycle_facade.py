@@ -1,0 +1,85 @@
+"""The facade's methods for tiers, forgetting and consolidation (README:
+Tiers and recipes; Samaritan's and Protea's designs): `Grimoire` inherits
+them, as it does the kinds' (`kinds/facade.py`). Each is one call an agent
+runtime makes; the work is done by the module it names.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .errors import BadInput
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .model import Entry
+    from .storage.store import Store
+    from .tiers import Aged
+
+
+def hours(text: str, option: str) -> float:
+    """`24h`, `2d`, `90m` as hours."""
+    value = str(text).strip()
+    units = {"m": 1 / 60, "h": 1.0, "d": 24.0}
+    if len(value) < 2 or value[-1] not in units or not value[:-1].isdigit() or int(value[:-1]) < 1:
+        raise BadInput(f"cannot read {option} {text!r}", "give a span like 24h, 2d or 90m")
+    return int(value[:-1]) * units[value[-1]]
+
+
+class LifecycleFacade:
+    """Mixed into `Grimoire`: it provides `config`, `store` and `now`."""
+
+    config: "Config"
+    store: "Store"
+
+    if TYPE_CHECKING:
+        def now(self) -> datetime: ...
+        def add_many(self, items: Any, *, skip_invalid: bool = False) -> list["Entry"]: ...
+
+    def age(self, *, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> "Aged":
+        """The hot / long-term split now, what moved since the last `age`
+        (recorded unless `dry_run`); `older_than` (24h) and `most` tighten it for this run."""
+        from .tiers import age
+
+        if most is not None and most < 0:
+            raise BadInput("--max must be 0 or more")
+        return age(self.store, self.now(), older_than_hours=hours(older_than, "--older-than") if older_than is not None else None,
+                   most=most, dry_run=dry_run)
+
+    def show_many(self, ids: list[str]) -> list["Entry"]:
+        """The entries with these ids (archive included), in the order given; unknown ids left out."""
+        found = self.store.by_id(list(ids))
+        return [found[i] for i in ids if i in found]
+
+    def heat(self, entry: "Entry") -> dict[str, Any]:
+        """What is computed of an entry at read time: its effective importance
+        (decayed) and, when active, its tier (hot or long)."""
+        from .tiers import split
+
+        moment = self.now()
+        age = moment.timestamp() - entry.born if entry.born is not None else None
+        out: dict[str, Any] = {"effective_importance": self.config.settings.decay.of(entry.importance, age), "memory_tier": None}
+        if entry.is_active(moment):
+            hot, _ = split(self.store, moment)
+            out["memory_tier"] = "hot" if entry.id in hot else "long"
+        return out
+
+    # -- chat history (Protea) -------------------------------------------------
+
+    def chat_add(self, role: str, text: str, *, category: str | None = None) -> "Entry":
+        """Keep one message of the conversation (its turn numbered, expired ones pruned)."""
+        from .kinds.chat import fields_for
+        from .request import Request
+
+        spec = self.config.of_kind("chat", category)
+        return self.add_many([Request(text, category=spec.name, fields=fields_for(role))])[0]
+
+    def chat_recent(self, count: int = 5, *, category: str | None = None) -> list["Entry"]:
+        """The last `count` messages still within their ttl, oldest first."""
+        from .kinds.chat import recent
+
+        names = [self.config.of_kind("chat", category).name] if category is not None else self.config.names_of_kind("chat")
+        if not names:
+            self.config.of_kind("chat")  # the error naming the preset
+        return recent(self.store, names, self.now(), count)

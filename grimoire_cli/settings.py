@@ -1,0 +1,231 @@
+"""The settings of tiers, forgetting and consolidation (README: Tiers and
+recipes), read from `memory_schema` and checked: `tiers`, `decay`,
+`context`, `consolidate` and `compaction`.
+
+Each is a small immutable value with the defaults DESIGN §7 names, so a
+config that says nothing behaves exactly as before these settings existed:
+tiers off (every active entry may be injected), importance decaying one
+point a week above 3, today's `mem context` ranking.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .errors import Damaged
+
+
+def expect(value: Any, kind: type | tuple, where: str, name: str) -> Any:
+    """`value`, refused as a config error when it is not of `kind`."""
+    # bool is an int in Python; a number field given `true` is still wrong.
+    if isinstance(value, bool) and kind in ((int, float), int, float):
+        raise Damaged(where, None, f"{name} must be a number, not {value!r}", "fix the config", "config")
+    if not isinstance(value, kind):
+        wanted = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise Damaged(where, None, f"{name} must be a {wanted}, not {type(value).__name__}", "fix the config", "config")
+    return value
+
+
+def _number(value: Any, where: str, name: str, low: float = 0, integer: bool = False) -> Any:
+    expect(value, int if integer else (int, float), where, name)
+    if value < low:
+        raise Damaged(where, None, f"{name} must be at least {low:g}, not {value!r}", "fix the config", "config")
+    return value
+
+
+class Tiers(NamedTuple):
+    """Hot and long-term memory (computed): an active entry is hot while
+    younger than its retention (hours: `hot_hours`, a category's, or the
+    longest of its tags' patterns) or while its effective importance is at
+    least `pin_importance`; at most `hot_max` are hot, the least important
+    ageing first. `enabled` makes `mem context` inject hot entries only."""
+
+    enabled: bool = False
+    hot_hours: float = 48
+    pin_importance: int = 8
+    hot_max: int = 100
+    categories: tuple[tuple[str, float], ...] = ()  # (category, hours)
+    tags: tuple[tuple[str, float], ...] = ()  # (tag glob, hours)
+
+    def tightened(self, older_than_hours: float | None = None, most: int | None = None) -> "Tiers":
+        """These tiers with no retention above `older_than_hours` and at most
+        `most` hot (`mem age`'s options: tighter for one run, never looser)."""
+        tiers = self
+        if older_than_hours is not None:
+            tiers = tiers._replace(hot_hours=min(tiers.hot_hours, older_than_hours),
+                                   categories=tuple((c, min(h, older_than_hours)) for c, h in tiers.categories),
+                                   tags=tuple((t, min(h, older_than_hours)) for t, h in tiers.tags))
+        if most is not None:
+            tiers = tiers._replace(hot_max=min(tiers.hot_max, most))
+        return tiers
+
+
+class Decay(NamedTuple):
+    """Effective importance = stored − 1 per `every_days` of age, never below
+    `floor`, and never below the stored value when that is ≤ floor. 0 days: off."""
+
+    every_days: float = 7
+    floor: int = 3
+
+    def of(self, importance: int, age_seconds: float | None) -> int:
+        """The effective importance of a stored one at an age (None: unknown, no decay)."""
+        if not self.every_days or age_seconds is None or importance <= self.floor:
+            return importance
+        # Division then truncation, as the catalog's SQL computes it (storage/catalog/heat.py).
+        return max(self.floor, importance - int(max(0.0, age_seconds) / float(self.every_days * 86400)))
+
+
+ORDERS = ("recent", "importance", "score")
+CONTEXT_ORDERS = ("priority", "importance", "recent")
+
+
+class Section(NamedTuple):
+    """One section of a context recipe: up to `limit` entries of `category`
+    in `order` (recent, importance, or score: the query's ranking, else `mem context`'s)."""
+
+    category: str
+    limit: int
+    order: str = "recent"
+    title: str | None = None
+
+    @property
+    def heading(self) -> str:
+        return self.title or self.category
+
+
+class ContextSettings(NamedTuple):
+    """`mem context` without a recipe: `order` (priority: today's), at most
+    `limit` entries (None: as many as fit), only effective importance ≥
+    `min_importance`; `recipe` is the one used when none is named."""
+
+    order: str = "priority"
+    limit: int | None = None
+    min_importance: int | None = None
+    recipe: str | None = None
+    recipes: tuple[tuple[str, tuple[Section, ...]], ...] = ()
+
+    def named(self, name: str) -> tuple[Section, ...] | None:
+        return dict(self.recipes).get(name)
+
+
+class Consolidate(NamedTuple):
+    """`mem consolidate`: the summarizer `command` (argv as one string, run
+    without a shell), its `timeout` in seconds, the last `max_turns` turns
+    kept, transcripts under `min_messages` skipped."""
+
+    command: str | None = None
+    timeout: float = 120
+    max_turns: int = 60
+    min_messages: int = 4
+
+
+class Compaction(NamedTuple):
+    """`mem compact`: the newest `keep` active entries of a category stay;
+    `categories` overrides it per category (None: keep all, never compacted)."""
+
+    keep: int = 200
+    categories: tuple[tuple[str, int | None], ...] = ()
+
+    def keep_of(self, category: str) -> int | None:
+        return dict(self.categories).get(category, self.keep)
+
+
+class Settings(NamedTuple):
+    tiers: Tiers = Tiers()
+    decay: Decay = Decay()
+    context: ContextSettings = ContextSettings()
+    consolidate: Consolidate = Consolidate()
+    compaction: Compaction = Compaction()
+
+
+def _section(raw: Any, where: str, label: str) -> dict[str, Any]:
+    return expect(raw if raw is not None else {}, dict, where, label)
+
+
+def _unknown(raw: dict, known: tuple[str, ...], where: str, label: str) -> None:
+    extra = sorted(str(k) for k in raw if k not in known)
+    if extra:
+        raise Damaged(where, None, f"{label}: unknown setting {extra[0]!r}", f"use one of: {', '.join(known)}", "config")
+
+
+def _hours_map(raw: Any, where: str, label: str) -> tuple[tuple[str, float], ...]:
+    raw = _section(raw, where, label)
+    return tuple((expect(name, str, where, f"{label} key"), float(_number(hours, where, f"{label}.{name}"))) for name, hours in raw.items())
+
+
+def build_settings(schema: dict[str, Any], where: str) -> Settings:
+    """The settings of one `memory_schema` mapping, checked (a config error names the key)."""
+    raw = _section(schema.get("tiers"), where, "memory_schema.tiers")
+    _unknown(raw, Tiers._fields, where, "memory_schema.tiers")
+    tiers = Tiers(
+        enabled=expect(raw.get("enabled", False), bool, where, "tiers.enabled"),
+        hot_hours=float(_number(raw.get("hot_hours", 48), where, "tiers.hot_hours")),
+        pin_importance=_number(raw.get("pin_importance", 8), where, "tiers.pin_importance", integer=True),
+        hot_max=_number(raw.get("hot_max", 100), where, "tiers.hot_max", integer=True),
+        categories=_hours_map(raw.get("categories"), where, "tiers.categories"),
+        tags=_hours_map(raw.get("tags"), where, "tiers.tags"),
+    )
+    raw = _section(schema.get("decay"), where, "memory_schema.decay")
+    _unknown(raw, Decay._fields, where, "memory_schema.decay")
+    decay = Decay(float(_number(raw.get("every_days", 7), where, "decay.every_days")),
+                  _number(raw.get("floor", 3), where, "decay.floor", integer=True))
+    context = _context(_section(schema.get("context"), where, "memory_schema.context"), where)
+    raw = _section(schema.get("consolidate"), where, "memory_schema.consolidate")
+    _unknown(raw, Consolidate._fields, where, "memory_schema.consolidate")
+    command = raw.get("command")
+    consolidate = Consolidate(
+        command=expect(command, str, where, "consolidate.command") if command is not None else None,
+        timeout=float(_number(raw.get("timeout", 120), where, "consolidate.timeout", low=1)),
+        max_turns=_number(raw.get("max_turns", 60), where, "consolidate.max_turns", low=1, integer=True),
+        min_messages=_number(raw.get("min_messages", 4), where, "consolidate.min_messages", low=1, integer=True),
+    )
+    raw = _section(schema.get("compaction"), where, "memory_schema.compaction")
+    _unknown(raw, Compaction._fields, where, "memory_schema.compaction")
+    per = _section(raw.get("categories"), where, "compaction.categories")
+    compaction = Compaction(
+        keep=_number(raw.get("keep", 200), where, "compaction.keep", low=1, integer=True),
+        categories=tuple((name, None if value == "all" else _number(value, where, f"compaction.categories.{name}", low=1, integer=True))
+                         for name, value in per.items()),
+    )
+    return Settings(tiers, decay, context, consolidate, compaction)
+
+
+def _context(raw: dict[str, Any], where: str) -> ContextSettings:
+    _unknown(raw, ContextSettings._fields, where, "memory_schema.context")
+    order = raw.get("order", "priority")
+    if order not in CONTEXT_ORDERS:
+        raise Damaged(where, None, f"context.order {order!r} is not an order mem knows", f"use one of: {', '.join(CONTEXT_ORDERS)}", "config")
+    limit = raw.get("limit")
+    least = raw.get("min_importance")
+    recipes = []
+    for name, sections in _section(raw.get("recipes"), where, "context.recipes").items():
+        label = f"context.recipes.{name}"
+        expect(name, str, where, "a recipe name")
+        if not expect(sections, list, where, label):
+            raise Damaged(where, None, f"{label} has no sections", "list sections like {category: directive, limit: 1}", "config")
+        recipes.append((name, tuple(_recipe_section(item, where, f"{label}[{i}]") for i, item in enumerate(sections))))
+    recipe = raw.get("recipe")
+    if recipe is not None and recipe not in dict(recipes):
+        raise Damaged(where, None, f"context.recipe {recipe!r} is not one of context.recipes", "name a recipe defined there", "config")
+    return ContextSettings(
+        order=order,
+        limit=_number(limit, where, "context.limit", low=1, integer=True) if limit is not None else None,
+        min_importance=_number(least, where, "context.min_importance", low=1, integer=True) if least is not None else None,
+        recipe=recipe,
+        recipes=tuple(recipes),
+    )
+
+
+def _recipe_section(item: Any, where: str, label: str) -> Section:
+    item = expect(item, dict, where, label)
+    _unknown(item, Section._fields, where, label)
+    order = item.get("order", "recent")
+    if order not in ORDERS:
+        raise Damaged(where, None, f"{label}.order {order!r} is not an order mem knows", f"use one of: {', '.join(ORDERS)}", "config")
+    title = item.get("title")
+    return Section(
+        category=expect(item.get("category"), str, where, f"{label}.category"),
+        limit=_number(item.get("limit", 1), where, f"{label}.limit", low=1, integer=True),
+        order=order,
+        title=expect(title, str, where, f"{label}.title") if title is not None else None,
+    )

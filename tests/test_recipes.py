@@ -1,0 +1,138 @@
+"""Context recipes (Protea's tiered retrieval), the samaritan and protea presets, chat history."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import git, mem
+
+CONFIG = Path(".loa.config.yaml")
+
+
+@pytest.fixture
+def protea(repo):
+    result = mem("init", "--preset", "protea")
+    assert result.code == 0, result.err
+    return repo
+
+
+def _add(category, text, *args, when):
+    result = mem("add", "-c", category, text, *args, env={"MEM_NOW": when})
+    assert result.code == 0, result.err
+    return result.out.strip()
+
+
+def test_the_evolution_recipe_is_protea_plan_exactly(protea):
+    """1 directive, 2 crash logs, 3 reflections, 2 best-scored observations, 2 tasks; newest first but the observations."""
+    ids = {}
+    for n in range(4):
+        day = f"2026-11-{10 + n:02d}T10:00:00Z"
+        ids[("directive", n)] = _add("directive", f"Directive {n}: favour small mutations", when=day)
+        ids[("crash_log", n)] = _add("crash_log", f"Generation {n} crashed with a recursion error", when=day)
+        ids[("reflection", n)] = _add("reflection", f"Reflection {n}: smaller steps survive longer", when=day)
+        ids[("observation", n)] = _add("observation", f"Generation {n} scored {n * 10}", "--importance", str([9, 2, 7, 4][n]), when=day)
+    tasks = [mem("task", "add", f"Try mutation plan {n}", "--next-session", env={"MEM_NOW": f"2026-11-2{n}T10:00:00Z"}).out.strip()
+             for n in range(3)]
+    result = mem("context", "--recipe", "evolution", "--budget", "2000", "--json")
+    assert result.code == 0, result.err
+    block = json.loads(result.out)
+    sections = {s["heading"]: s["included"] for s in block["sections"]}
+    assert sections == {
+        "directive": [ids[("directive", 3)]],
+        "crash_log": [ids[("crash_log", 3)], ids[("crash_log", 2)]],
+        "reflection": [ids[("reflection", 3)], ids[("reflection", 2)], ids[("reflection", 1)]],
+        "observation": [ids[("observation", 0)], ids[("observation", 2)]],  # the best scored: importance 9 and 7
+        "task": [tasks[2], tasks[1]],
+    }
+    assert {s["heading"]: s["left_out"] for s in block["sections"]} == {"directive": 3, "crash_log": 2, "reflection": 1,
+                                                                        "observation": 2, "task": 1}
+    text = block["text"]
+    assert text.startswith("## Active Memory\n### directive\n- " + ids[("directive", 3)])
+    assert text.index("### crash_log") < text.index("### reflection") < text.index("### observation") < text.index("### task")
+    assert text.endswith("_left out: 3 directive, 2 crash_log, 1 reflection, 2 observation, 1 task (`mem query` finds them)_\n")
+    assert block["left_out"] == 9 and block["recipe"] == "evolution"
+
+
+def test_a_recipe_keeps_to_the_budget_and_to_a_query(protea):
+    for n in range(30):
+        _add("observation", f"Generation {n} observed a long and winding explanation of its fitness landscape number {n}",
+             when=f"2026-11-{1 + n % 20:02d}T10:00:00Z")
+    _add("crash_log", "The fitness function crashed on an empty landscape", when="2026-11-21T10:00:00Z")
+    small = json.loads(mem("context", "--recipe", "evolution", "--budget", "120", "--json").out)
+    assert small["tokens"] <= 120 and small["included"]
+    matched = json.loads(mem("context", "crashed", "--recipe", "evolution", "--json").out)
+    assert [s["included"] for s in matched["sections"] if s["included"]] == [[matched["included"][0]]]
+    assert "crashed" in matched["text"] and "observed" not in matched["text"]
+
+
+def test_bad_recipes_are_one_error_line_and_change_nothing(protea):
+    before = CONFIG.read_text()
+    unknown = mem("context", "--recipe", "nope")
+    assert unknown.code == 2 and unknown.err.startswith("error: unknown recipe 'nope' (recipes: evolution)")
+    CONFIG.write_text(before.replace("{category: directive, limit: 1}", "{category: directives, limit: 1}"))
+    wrong = mem("context", "--recipe", "evolution")
+    assert wrong.code == 2 and wrong.err.startswith("error: recipe 'evolution' names the unknown category 'directives'")
+    assert len(wrong.err.splitlines()) == 1 and wrong.out == ""
+    CONFIG.write_text(before.replace("{category: directive, limit: 1}", "{category: directive, limit: 0}"))
+    damaged = mem("context", "--recipe", "evolution")
+    assert damaged.code == 3 and "context.recipes.evolution[0].limit must be at least 1" in damaged.err
+    assert git("status", "--porcelain", "grimoires", cwd=protea) == "?? grimoires/\n"  # nothing but the files init made
+
+
+def test_a_default_recipe_applies_without_the_option(protea):
+    CONFIG.write_text(CONFIG.read_text().replace("  context:\n", "  context:\n    recipe: evolution\n", 1))
+    _add("directive", "Keep generations small", when="2026-11-21T10:00:00Z")
+    assert "### directive" in mem("context").out
+
+
+def test_presets_add_their_settings_once_and_keep_the_users(repo):
+    CONFIG.write_text(CONFIG.read_text() + "  tiers:\n    enabled: false  # mine\n")
+    first = mem("init", "--preset", "samaritan", "--json")
+    assert json.loads(first.out)["settings_added"] == ["context.order", "context.limit", "context.min_importance"]
+    assert "enabled: false  # mine" in CONFIG.read_text()  # the user's value stays
+    text = CONFIG.read_text()
+    again = json.loads(mem("init", "--preset", "samaritan", "--json").out)
+    assert (again["categories_added"], again["settings_added"]) == ([], []) and CONFIG.read_text() == text
+    assert mem("init", "--preset", "protea").code == 0
+    from grimoire_cli import Grimoire
+
+    settings = Grimoire.open(repo).config.settings
+    assert settings.context.order == "importance" and settings.context.limit == 15 and settings.context.min_importance == 3
+    assert [s.category for s in settings.context.named("evolution")] == ["directive", "crash_log", "reflection", "observation", "task"]
+    assert settings.compaction.keep_of("directive") is None and settings.compaction.keep_of("observation") == 200
+    assert not settings.tiers.enabled
+
+
+def test_a_preset_refuses_a_flow_written_block(repo):
+    CONFIG.write_text(CONFIG.read_text() + "  context: {order: recent}\n")
+    before = CONFIG.read_text()
+    result = mem("init", "--preset", "samaritan")
+    assert result.code == 2 and "memory_schema.context" in result.err and "not written as a block" in result.err
+    assert CONFIG.read_text() == before
+
+
+def test_chat_numbers_turns_prunes_expired_messages_and_stays_local(protea):
+    def chat(*args, when):
+        result = mem("chat", *args, env={"MEM_NOW": when})
+        assert result.code == 0, result.err
+        return result.out
+
+    chat("add", "user", "hello", when="2026-11-22T10:00:00Z")
+    chat("add", "assistant", "hello", when="2026-11-22T10:01:00Z")  # the same words: not a duplicate
+    chat("add", "user", "what changed?", when="2026-11-22T10:02:00Z")
+    assert chat("recent", "-n", "2", when="2026-11-22T10:03:00Z") == "[2] assistant: hello\n[3] user: what changed?\n"
+    assert chat("recent", when="2026-11-22T10:10:30Z") == "[2] assistant: hello\n[3] user: what changed?\n"  # the first lapsed
+    chat("add", "user", "back", when="2026-11-22T10:30:00Z")  # everything earlier expired: pruned, turns start again
+    local = Path("grimoires/loa/memory/local/chat.yaml").read_text()
+    assert local.count("- id:") == 1 and "turn: 1" in local
+    assert json.loads(chat("recent", "--json", when="2026-11-22T10:31:00Z"))[0]["role"] == "user"
+    assert "chat.yaml" not in git("status", "--porcelain", "--untracked-files=all", cwd=protea)
+    bad = mem("chat", "add", "User Name", "hi")
+    assert bad.code == 2 and bad.err.startswith("error: bad role 'User Name'")
+
+
+def test_chat_without_a_chat_category_names_the_preset(repo):
+    result = mem("chat", "recent")
+    assert result.code == 2 and result.err == ("error: no category of kind chat in this grimoire "
+                                               "(hint: run `mem init --preset protea` to add one)\n")

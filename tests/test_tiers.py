@@ -1,0 +1,187 @@
+"""Hot and long-term memory, importance decay, `mem age` (README: Tiers and recipes)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import examples, git, mem
+from grimoire_cli.settings import Decay
+
+
+def _add(*args, when="2026-11-22T10:00:00Z") -> str:
+    result = mem("add", *args, env={"MEM_NOW": when})
+    assert result.code == 0, result.err
+    return result.out.strip()
+
+
+def _config(repo: Path, text: str) -> None:
+    path = repo / ".loa.config.yaml"
+    path.write_text(path.read_text().replace("memory_schema:\n", "memory_schema:\n" + text, 1))
+
+
+def _hits(*args) -> list[str]:
+    result = mem("query", *args, "--json")
+    assert result.code in (0, 1), result.err
+    return [hit["id"] for hit in json.loads(result.out)]
+
+
+@pytest.fixture
+def aged(repo):
+    """A young fact, an old one, an old one of importance 9 (pinned), an old one tagged keep-db."""
+    young = _add("-c", "fact", "The cache runs on redis seven", "--importance", "4", when="2026-11-21T10:00:00Z")
+    old = _add("-c", "fact", "The queue runs on rabbit", "--importance", "4", when="2026-11-10T10:00:00Z")
+    pinned = _add("-c", "fact", "Never deploy the queue on fridays", "--importance", "9", when="2026-11-20T10:00:00Z")
+    tagged = _add("-c", "fact", "The queue database is postgres", "-t", "keep-db", when="2026-11-15T10:00:00Z")
+    return young, old, pinned, tagged
+
+
+def test_decay_takes_a_point_a_week_above_three_and_never_goes_below():
+    decay, week = Decay(), 7 * 86400
+    assert [decay.of(9, age * week) for age in range(8)] == [9, 8, 7, 6, 5, 4, 3, 3]
+    assert decay.of(2, 30 * week) == 2  # at or below the floor: as stored
+    assert decay.of(9, week - 1) == 9 and decay.of(9, None) == 9
+    assert Decay(every_days=0).of(9, 100 * week) == 9  # off
+
+
+def test_show_gives_the_effective_importance_beside_the_stored_one(aged):
+    _, _, pinned, _ = aged
+    later = {"MEM_NOW": "2026-12-05T10:00:00Z"}  # 15 days: two points off
+    shown = json.loads(mem("show", pinned, "--json", env=later).out)
+    assert (shown["importance"], shown["effective_importance"], shown["memory_tier"]) == (9, 7, "long")
+    text = mem("show", pinned, env=later).out
+    assert "importance: 9 (effective 7)" in text and "(fact, active, long-term, tier unrated)" in text
+
+
+def test_the_split_by_age_pin_and_retention(aged, repo):
+    young, old, pinned, tagged = aged
+    assert set(_hits("queue cache", "--tier", "hot")) == {young, pinned}
+    assert set(_hits("queue cache", "--tier", "long")) == {old, tagged}
+    assert set(_hits("queue cache", "--tier", "all")) == {young, old, pinned, tagged}
+    # a retention per tag pattern (the longest wins) and per category
+    _config(repo, "  tiers:\n    tags: {'keep-*': 240, other: 1}\n    categories: {fact: 12}\n")
+    assert set(_hits("queue cache", "--tier", "hot")) == {pinned, tagged}  # young is 24h old: past fact's 12h
+    assert mem("query", "queue", "--tier", "warm").err.startswith("error: unknown tier 'warm'")
+
+
+def test_at_most_hot_max_are_hot_and_the_least_important_ages_first(repo):
+    ids = [_add("-c", "fact", f"The queue note number {n}", "--importance", str(n), when="2026-11-22T09:00:00Z") for n in range(1, 6)]
+    _config(repo, "  tiers: {hot_max: 3}\n")
+    assert set(_hits("queue", "--tier", "hot")) == set(ids[2:])
+    aged = json.loads(mem("age", "--dry-run", "--json").out)
+    assert (aged["hot"], aged["long"], aged["hot_ids"]) == (3, 2, sorted(ids[2:]))
+
+
+def test_topic_is_a_tag_filter(aged):
+    _, _, _, tagged = aged
+    assert _hits("queue", "--topic", "keep-db") == [tagged]
+
+
+def test_mem_age_reports_what_moved_since_it_last_looked_and_a_dry_run_records_nothing(aged, repo):
+    young, old, pinned, tagged = aged
+    first = mem("age")
+    assert first.code == 0 and first.out.startswith("2 hot, 2 long-term") and "first `mem age` here" in first.out
+    later = {"MEM_NOW": "2026-11-24T11:00:00Z"}
+    dry = json.loads(mem("age", "--dry-run", "--json", env=later).out)
+    assert (dry["moved_to_long"], dry["moved_to_hot"], dry["since"]) == ([young], [], "2026-11-22T10:00:00Z")
+    again = mem("age", env=later)  # the dry run recorded nothing: the same move again
+    assert "since 2026-11-22T10:00:00Z: 1 moved to long-term, 0 back to hot" in again.out and young in again.out
+    assert json.loads(mem("age", "--json", env=later).out)["moved_to_long"] == []
+    tight = json.loads(mem("age", "--json", "--older-than", "1h", "--max", "0", env=later).out)
+    assert (tight["hot"], tight["moved_to_long"]) == (0, [pinned])
+    assert mem("age", "--older-than", "soon").err == "error: cannot read --older-than 'soon' (hint: give a span like 24h, 2d or 90m)\n"
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=repo) == ""
+
+
+def test_stats_shows_the_split(aged):
+    stats = json.loads(mem("stats", "--json").out)
+    assert stats["split"] == {"hot": 2, "long": 2}
+    assert "memory: 2 hot, 2 long-term" in mem("stats").out
+
+
+def test_context_with_tiers_on_injects_hot_memories_only(aged, repo):
+    young, old, pinned, tagged = aged
+    before = json.loads(mem("context", "--json").out)["included"]
+    assert set(before) == {young, old, pinned, tagged}  # tiers off (the default): everything may be injected
+    _config(repo, "  tiers: {enabled: true}\n")
+    block = json.loads(mem("context", "--json").out)
+    assert set(block["included"]) == {young, pinned} and block["left_out"] == 0
+    assert _hits("postgres") == [tagged]  # long-term: still found by query
+    assert mem("context", "postgres").err.startswith('no memories match "postgres"; filtered out: 1 in the other tier')
+
+
+def test_samaritan_context_most_important_first_limited_and_above_the_floor(repo):
+    assert mem("init", "--preset", "samaritan").code == 0
+    ids = [_add("-c", "fact", f"Fact number {n} about the deploy", "--importance", str(1 + n % 10), when="2026-11-22T09:00:00Z")
+           for n in range(20)]
+    block = json.loads(mem("context", "--json").out)
+    importance = {i: 1 + n % 10 for n, i in enumerate(ids)}
+    assert len(block["included"]) == 15
+    assert [importance[i] for i in block["included"]] == sorted((importance[i] for i in block["included"]), reverse=True)
+    assert min(importance[i] for i in block["included"]) >= 3
+
+
+def test_reads_leave_the_tree_clean_and_two_clones_compute_the_same(aged, repo, tmp_path):
+    _config(repo, "  tiers: {enabled: true, tags: {'keep-*': 240}}\n")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "memories", cwd=repo)
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(repo), str(clone), cwd=tmp_path)
+    later = {"MEM_NOW": "2026-11-25T08:00:00Z"}
+    outputs = []
+    for where in (repo, clone):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(where)
+            outputs.append([mem(*args, env=later).out for args in (("context",), ("query", "queue", "--tier", "long", "--json"),
+                                                                     ("age", "--dry-run", "--json"), ("stats", "--json"))])
+            assert git("status", "--porcelain", cwd=where) == ""
+    assert outputs[0][:3] == outputs[1][:3]
+    assert json.loads(outputs[0][3])["split"] == json.loads(outputs[1][3])["split"]
+    shutil.rmtree(clone)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 10), st.integers(0, 200), st.sampled_from(["", "keep-a", "x"])), min_size=1, max_size=12),
+       st.integers(0, 6))
+def test_the_split_equals_the_rule_worked_out_by_hand(tmp_path_factory, items, hot_max):
+    """Hot = young (per its retention) or pinned, at most hot_max of them by
+    effective importance then newest; the catalog's SQL against Python."""
+    import os
+
+    from grimoire_cli import Grimoire
+    from grimoire_cli.clock import parse_time
+
+    path = tmp_path_factory.mktemp("split")
+    git("init", "-q", cwd=path)
+    cwd = os.getcwd()
+    os.chdir(path)
+    try:
+        assert mem("init").code == 0
+        _config(path, f"  tiers: {{hot_max: {hot_max}, hot_hours: 24, tags: {{'keep-*': 72}}}}\n")
+        grimoire = Grimoire.open(path)
+        now = parse_time("2026-11-22T10:00:00Z")
+        written = grimoire.add_many([{"content": f"item {n}", "category": "fact", "importance": imp, "tags": [tag] if tag else [],
+                                      "timestamp": _back(now, hours)} for n, (imp, hours, tag) in enumerate(items)])
+        decay = Decay()
+        rows = []
+        for entry in written:
+            age = now.timestamp() - entry.born
+            retention = 72 if "keep-a" in entry.tags else 24
+            candidate = age < retention * 3600 or decay.of(entry.importance, age) >= 8
+            if candidate:
+                rows.append((-decay.of(entry.importance, age), -entry.born, entry.id))
+        expected = sorted(i for _, _, i in sorted(rows)[:hot_max])
+        assert grimoire.age(dry_run=True).hot == expected
+    finally:
+        os.chdir(cwd)
+
+
+def _back(now, hours):
+    from datetime import timedelta
+
+    from grimoire_cli.clock import iso
+
+    return iso(now - timedelta(hours=hours))
