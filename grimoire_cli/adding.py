@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from .clock import parse_time
-from .errors import BadInput, GrimoireError, Refused
+from .errors import BadInput, Duplicate, GrimoireError, Refused
 from .model import Entry, id_day, next_id, normalize_text, parse_id
 from .request import Request, build
 from .storage.catalog.queries import Filter
@@ -87,10 +87,12 @@ def check_id(value: str, taken: set[str]) -> str:
 
 
 class Rejected(NamedTuple):
-    """An item `add_many(skip_invalid=True)` left out, and why."""
+    """An item `add_many(skip_invalid=True)` left out, and why (`duplicate_of`:
+    the active entry it exactly duplicates, when that is why)."""
 
     index: int
     message: str
+    duplicate_of: str | None = None
 
 
 class Added(list):
@@ -102,9 +104,13 @@ class Added(list):
         self.rejected: list[Rejected] = [] if rejected is None else rejected
 
 
-def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_invalid: bool = False) -> Added:
+def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_invalid: bool = False,
+             after: Callable[[list[Entry]], list[Request]] | None = None, dry_run: bool = False) -> Added:
     """Write many entries under one lock, one write per file; all or nothing
-    unless `skip_invalid`."""
+    unless `skip_invalid`. `after` makes more requests from the entries
+    prepared (a summary listing their ids), checked in the same batch: one of
+    them invalid fails it all. With `dry_run`, everything is checked and
+    numbered, and nothing is written."""
     from .local_ids import settle
 
     settle(store)  # a local entry whose id a pull gave to a tracked one: renamed before any id is edited or numbered
@@ -119,10 +125,13 @@ def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_in
                     if len(requests) > 1:
                         exc.message = f"item {index + 1}: {exc.message}"
                     raise
-                result.rejected.append(Rejected(index, str(exc)))
+                result.rejected.append(Rejected(index, str(exc), exc.of if isinstance(exc, Duplicate) else None))
                 continue
             result.append(entry)
-        _write(store, result, batch.updates)
+        if after is not None:
+            result.extend(_prepare(store, request, batch) for request in after(list(result)))
+        if not dry_run:
+            _write(store, result, batch.updates)
     return result
 
 
@@ -134,6 +143,9 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     if not request.supersedes:
         # A key, or a procedure's name, has one active entry: a new one replaces it.
         holder = batch.holder(request)
+        if holder is not None and request.key and holder.key == request.key and request.category in (None, holder.category) \
+                and isinstance(request.content, str) and normalize_text(holder.content) == normalize_text(request.content):
+            raise Duplicate(f"{holder.id} already holds this under the key {request.key}", "nothing to add; give the key a new value", holder.id)
         if holder is not None:
             request.supersedes = holder.id
     if request.id:
@@ -157,10 +169,12 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     # A keyed entry is known by its key: two keys may well hold the same value.
     # An episode is an occurrence: the same thing happening again is news (and
     # a chat message said twice was said twice).
-    checked = "key" not in data and config.category(data["category"]).kind not in ("episode", "chat")
+    # A summary records one consolidation, which may well say what an earlier one said.
+    checked = "key" not in data and config.category(data["category"]).kind not in ("episode", "chat", "summary") \
+        if request.dedupe is None else request.dedupe
     exact, near, score = batch.duplicates(data["category"], data["content"]).of(data) if checked else (None, None, 0.0)
     if exact is not None:
-        raise Refused(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`")
+        raise Duplicate(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`", exact)
     entry = Entry(data, config.relative(store.category_path(data["category"])), None, notes=notes)
     if near is not None:
         entry.near_duplicate = (near, score)

@@ -11,6 +11,7 @@ FOUND_PROBLEMS = 1  # validate found problems, check --strict found something du
 BAD_INPUT = 2  # bad input or usage, refused content
 DAMAGED = 3  # a damaged grimoire or config; also a grimoire locked too long (README: deviations)
 GIT_FAILED = 4
+EXTERNAL_FAILED = 5  # the external command (a summarizer) failed, timed out or printed no valid JSON
 INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
@@ -47,6 +48,21 @@ def no_memory(entry_id: str, hint: str = "list ids with `mem list`") -> NotFound
 
 class Refused(BadInput):
     """Content that must never be stored (secret, PII, duplicate)."""
+
+
+class Duplicate(Refused):
+    """An exact duplicate of the active entry `of`."""
+
+    def __init__(self, message: str, hint: str | None = None, of: str = ""):
+        super().__init__(message, hint)
+        self.of = of
+
+
+class CommandFailed(GrimoireError):
+    """An external command mem ran (a summarizer) failed, timed out or
+    printed output that is not what it must be; nothing was written."""
+
+    exit_code = EXTERNAL_FAILED
 
 
 class Damaged(GrimoireError):

@@ -13,6 +13,7 @@ from .errors import BadInput
 
 if TYPE_CHECKING:
     from .config import Config
+    from .consolidation import Consolidated
     from .model import Entry
     from .storage.store import Store
     from .tiers import Aged
@@ -64,6 +65,25 @@ class LifecycleFacade:
             hot, _ = split(self.store, moment)
             out["memory_tier"] = "hot" if entry.id in hot else "long"
         return out
+
+    # -- consolidation and compaction ------------------------------------------
+
+    def consolidate(self, transcript: "str | list[dict[str, Any]]", *, command: str | None = None, session_id: str | None = None,
+                    dry_run: bool = False, where: str = "the transcript") -> "Consolidated":
+        """Summarize a conversation (its text in any format `mem consolidate`
+        reads, or a list of {role, content}) through the summarizer `command`
+        (default consolidate.command) and save what it extracts, with a
+        summary entry, in one lock. `dry_run` saves nothing."""
+        import json
+
+        from .consolidation import consolidate
+        from .transcripts import read_transcript
+
+        text = transcript if isinstance(transcript, str) else json.dumps(list(transcript))
+        settings = self.config.settings.consolidate
+        return consolidate(self.store, self.now(), read_transcript(text, where), command=command or settings.command,
+                           option="--with" if command else "consolidate.command", timeout=settings.timeout,
+                           session_id=session_id, dry_run=dry_run)
 
     # -- chat history (Protea) -------------------------------------------------
 

@@ -30,7 +30,7 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # The options of a request beside its content; all default to None, but the
 # lists, which default to empty.
 OPTIONS = ("category", "summary", "confidence", "tags", "ttl", "supersedes", "key", "importance", "related", "file_path", "lines",
-           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness", "fields")
+           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness", "fields", "dedupe")
 _LISTS = ("tags", "related")
 
 
@@ -57,6 +57,7 @@ class Request:
     timestamp: str | None
     effectiveness: dict[str, Any] | None
     fields: dict[str, Any] | None  # the fields a kind of category adds (task, trigger, ...)
+    dedupe: bool | None  # check for an exact duplicate (None: as the kind says; an episode is never one)
 
     def __init__(self, content: str, **options: Any):
         unknown = sorted(set(options) - set(OPTIONS))

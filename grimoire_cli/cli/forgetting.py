@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from . import render
-from .app import JsonOpt, chat_command, command, open_grimoire, read_text
+from .app import JsonOpt, chat_command, command, open_grimoire, read_file, read_text
 
 
 @command()
@@ -36,6 +36,38 @@ def age(
         moment = grimoire.now()
         for entry in grimoire.show_many(result.moved_to_long):
             render.out("  " + render.entry_line(entry, moment))
+
+
+@command()
+def consolidate(
+    transcript: str = typer.Argument("-", metavar="TRANSCRIPT|-", help="Claude Code JSONL, JSON/JSONL {role, content}, or plain text; '-' reads stdin."),
+    with_: Optional[str] = typer.Option(None, "--with", metavar="CMD",
+                                        help="The summarizer: prompt on stdin, JSON on stdout (default: consolidate.command)."),
+    session_id: Optional[str] = typer.Option(None, "--session-id", metavar="ID", help="The session the memories come from (default: the transcript's)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be saved; write nothing."),
+    json: bool = JsonOpt,
+) -> None:
+    """Save what a conversation taught: an external summarizer extracts facts, decisions, episodes, procedures, preferences."""
+    grimoire = open_grimoire()
+    text = read_file(transcript, "the transcript")
+    result = grimoire.consolidate(text, command=with_, session_id=session_id, dry_run=dry_run,
+                                  where="stdin" if transcript == "-" else transcript)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    if result.skipped:
+        render.out(f"not summarized: {result.skipped} (consolidate.min_messages); nothing saved")
+        return
+    verb = "would save" if result.dry_run else "saved"
+    for entry in result.saved:
+        render.out(f"{verb} {entry.id} ({entry.category}, importance {entry.importance}): {entry.summary}")
+    for label, of in result.duplicates:
+        render.note(f"skipped {label}: the same as {of}")
+    for label, why in result.refused:
+        render.warn(f"refused {label}: {why}")
+    if result.redacted:
+        render.note(f"{result.redacted} secret{'' if result.redacted == 1 else 's'} redacted from the prompt")
+    render.out(result.line + (f"; summary {result.summary.id}" if result.summary is not None else ""))
 
 
 @chat_command("add")

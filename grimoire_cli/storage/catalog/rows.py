@@ -24,7 +24,7 @@ class Derived(NamedTuple):
     id: str | None
     category: str | None
     key: str | None
-    name: str | None  # what a kind names an entry by: an episode's event, a procedure's name
+    name: str | None  # what a kind names an entry by: an episode's event, a procedure's name, a summary's session
     confidence: float
     importance: int
     tier: str
@@ -76,7 +76,7 @@ def derive(item: Any, archived_file: bool) -> Derived:
 
 
 def _name_of(item: dict) -> str | None:
-    for field in ("event", "name"):
+    for field in ("event", "name", "session_id"):
         if isinstance(item.get(field), str):
             return item[field]
     return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "17"
+VERSION = "18"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);

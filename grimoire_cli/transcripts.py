@@ -1,0 +1,132 @@
+"""Reading a conversation transcript for `mem consolidate`: Claude Code's
+session JSONL, a JSON list (or JSON Lines) of `{role, content}`, or plain
+text, into the messages a summarizer reads.
+
+Tool noise is left out: tool calls and results, tool messages, thinking,
+images, Claude Code's meta and side-chain lines. What is left is a list of
+(role, text), roles normalised to user / assistant / system.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, NamedTuple
+
+from .errors import BadInput
+
+_ROLES = {"user": "user", "human": "user", "me": "user", "assistant": "assistant", "ai": "assistant", "bot": "assistant",
+          "model": "assistant", "system": "system", "developer": "system"}
+_NOISE_ROLES = {"tool", "function", "ipython"}
+_SPEAKER = re.compile(r"^\s*(user|human|me|assistant|ai|bot|model|system)\s*:\s?(.*)$", re.IGNORECASE)
+
+
+class Message(NamedTuple):
+    role: str
+    text: str
+
+
+class Transcript(NamedTuple):
+    """The messages, the session id the transcript names (None if it names
+    none), and its format (claude-code, json, jsonl, text)."""
+
+    messages: list[Message]
+    session_id: str | None
+    format: str
+
+    def fallback_id(self) -> str:
+        """A session id for a transcript that names none: the same messages, the same id."""
+        digest = hashlib.sha256("\n".join(f"{m.role}\x00{m.text}" for m in self.messages).encode("utf-8")).hexdigest()
+        return f"transcript-{digest[:12]}"
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's content: a string, or the text blocks of a list
+    (tool_use, tool_result, thinking and images are noise)."""
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):
+        parts = [block.get("text", "") for block in content
+                 if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)]
+        parts += [block for block in content if isinstance(block, str)]
+        return "\n".join(p.strip() for p in parts if p.strip())
+    return ""
+
+
+def _message(item: Any) -> Message | None:
+    """One message from a `{role, content}` object, or a Claude Code line; None when it is noise."""
+    if not isinstance(item, dict):
+        return None
+    if item.get("isMeta") or item.get("isSidechain"):
+        return None
+    inner = item.get("message") if isinstance(item.get("message"), dict) else item
+    role = inner.get("role", item.get("type"))
+    if not isinstance(role, str) or role.lower() in _NOISE_ROLES:
+        return None
+    role = _ROLES.get(role.lower())
+    if role is None:
+        return None  # Claude Code's summary, file-history and progress lines
+    text = _text_of(inner.get("content"))
+    return Message(role, text) if text else None
+
+
+def _from_items(items: list[Any], session: str | None, form: str) -> Transcript:
+    messages = [m for m in (_message(item) for item in items) if m is not None]
+    return Transcript(messages, session, form)
+
+
+def _session_of(items: list[Any]) -> str | None:
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("sessionId"), str) and item["sessionId"].strip():
+            return item["sessionId"].strip()
+    return None
+
+
+def read_transcript(text: str, where: str) -> Transcript:
+    """The messages of a transcript's text (`where` names it in errors); an
+    empty one, or JSON Lines with a line that is not JSON, is bad input."""
+    if not text.strip():
+        raise BadInput(f"{where} is empty", "give a transcript: Claude Code JSONL, JSON {role, content} messages, or plain text")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise BadInput(f"{where} is not JSON ({exc.args[0]})", "give a JSON list of {role, content} messages") from None
+        return _from_items(data if isinstance(data, list) else [], None, "json")
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("messages"), list):
+            return _from_items(data["messages"], data.get("session_id") if isinstance(data.get("session_id"), str) else None, "json")
+        items = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except ValueError as exc:
+                raise BadInput(f"{where}:{number}: not JSON ({exc.args[0]})", "each line of a JSONL transcript is one JSON object") from None
+        session = _session_of(items)
+        return _from_items(items, session, "claude-code" if session or any("message" in i for i in items if isinstance(i, dict)) else "jsonl")
+    return Transcript(_plain(text), None, "text")
+
+
+def _plain(text: str) -> list[Message]:
+    """`User: …` / `Assistant: …` turns (a line without a speaker continues
+    the last message); without any speaker, each paragraph is a message."""
+    messages: list[list[str]] = []
+    roles: list[str] = []
+    for line in text.splitlines():
+        speaker = _SPEAKER.match(line)
+        if speaker:
+            roles.append(_ROLES[speaker.group(1).lower()])
+            messages.append([speaker.group(2)])
+        elif messages:
+            messages[-1].append(line)
+    if messages:
+        return [Message(role, "\n".join(lines).strip()) for role, lines in zip(roles, messages) if "\n".join(lines).strip()]
+    return [Message("unknown", " ".join(p.split())) for p in re.split(r"\n\s*\n", text) if p.strip()]

@@ -1,0 +1,214 @@
+"""`mem consolidate`: transcripts in, an external summarizer (real scripts the
+tests write), memories and a summary out, in one lock (README: Consolidation)."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, mem
+from grimoire_cli.transcripts import read_transcript
+
+MEMORY = Path("grimoires/loa/memory")
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"  # split so this file holds no secret a scanner would flag
+
+ANSWER = {
+    "facts": [{"content": "The user's dog is called Rex", "importance": 6, "topic": "pets"},
+              {"content": "The staging database runs postgres 16", "importance": 4, "key": "db.staging.engine"}],
+    "decisions": [{"content": "We deploy on tuesdays only", "importance": 8, "tags": ["deploy"]}],
+    "episodes": [{"content": "The friday deploy broke checkout", "importance": 7, "event": "deploy", "outcome": "failure"}],
+    "procedures": [],
+    "preferences": [{"content": "The user prefers short answers", "importance": 5, "confidence": 0.9}],
+    "summary": "A chat about the dog, the staging database and deploy days.",
+    "model": "test-model-1",
+}
+
+
+def _script(folder: Path, name: str, body: str) -> str:
+    """A real executable the summarizer option names: the prompt arrives on its stdin."""
+    path = folder / name
+    path.write_text(f"#!{sys.executable}\nimport json, sys, time\nprompt = sys.stdin.read()\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def _answering(folder: Path, answer: dict, keep_prompt: Path | None = None) -> str:
+    save = f"open({str(keep_prompt)!r}, 'w').write(prompt)\n" if keep_prompt else ""
+    return _script(folder, "summarizer.py", f"{save}print(json.dumps({answer!r}))")
+
+
+def _claude_code(path: Path, session: str = "sess-42", turns: int = 6) -> Path:
+    """A Claude Code session log: text turns, tool calls and results between them, a summary line, a meta line."""
+    lines = [{"type": "summary", "summary": "Earlier work", "leafUuid": "x"},
+             {"type": "user", "isMeta": True, "sessionId": session, "message": {"role": "user", "content": "<command-name>/clear</command-name>"}}]
+    for n in range(turns):
+        lines.append({"type": "user", "sessionId": session, "message": {"role": "user", "content": f"question {n} about deploys"}})
+        lines.append({"type": "assistant", "sessionId": session, "message": {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": f"answer {n}"},
+            {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": "ls"}}]}})
+        lines.append({"type": "user", "sessionId": session, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{n}", "content": "TOOL NOISE"}]}})
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def samaritan(repo):
+    assert mem("init", "--preset", "samaritan").code == 0
+    assert mem("init", "--preset", "sabre").code == 0  # an episode category too
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "start", cwd=repo)
+    return repo
+
+
+def _files(repo: Path) -> dict:
+    return {p: p.read_bytes() for p in (repo / MEMORY).rglob("*.yaml")}
+
+
+def test_transcript_formats_and_tool_noise(tmp_path):
+    claude = read_transcript(_claude_code(tmp_path / "s.jsonl").read_text(), "s.jsonl")
+    assert (claude.format, claude.session_id, len(claude.messages)) == ("claude-code", "sess-42", 12)
+    assert claude.messages[:2] == [("user", "question 0 about deploys"), ("assistant", "answer 0")]
+    assert not any("NOISE" in m.text or "clear" in m.text or m.text == "hmm" for m in claude.messages)
+    listed = read_transcript(json.dumps([{"role": "user", "content": "a"}, {"role": "tool", "content": "x"},
+                                         {"role": "assistant", "content": [{"type": "text", "text": "b"}]}]), "t.json")
+    assert (listed.format, listed.messages) == ("json", [("user", "a"), ("assistant", "b")])
+    lines = read_transcript('{"role": "human", "content": "a"}\n\n{"role": "ai", "content": "b"}\n', "t.jsonl")
+    assert (lines.format, lines.messages) == ("jsonl", [("user", "a"), ("assistant", "b")])
+    plain = read_transcript("User: hi\nthere\nAssistant: hello\n", "t.txt")
+    assert plain.messages == [("user", "hi\nthere"), ("assistant", "hello")]
+    assert [m.text for m in read_transcript("one\n\ntwo\nlines\n", "t.txt").messages] == ["one", "two lines"]
+    assert plain.fallback_id() == read_transcript("User: hi\nthere\nAssistant: hello\n", "x").fallback_id()
+
+
+def test_a_session_is_consolidated_with_its_id_and_a_summary_listing_what_was_saved(samaritan, tmp_path):
+    prompt = tmp_path / "prompt.txt"
+    script = _answering(tmp_path, ANSWER, prompt)
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", script)
+    assert result.code == 0, result.err
+    last = result.out.splitlines()[-1]
+    assert last.startswith("Summarized 12 messages → 5 memories saved (0 duplicates, 0 refused); summary MEM-")
+    assert "saved MEM-20261122-001 (fact, importance 6): The user's dog is called Rex" in result.out
+    sent = prompt.read_text()
+    assert sent.startswith("You are the memory of a software project") and "user: question 5 about deploys" in sent
+    assert "TOOL NOISE" not in sent and "hmm" not in sent
+    entries = {e["id"]: e for e in map(json.loads, mem("export").out.splitlines())}
+    summary = next(e for e in entries.values() if e["category"] == "summary")
+    saved = [i for i, e in entries.items() if e["category"] != "summary"]
+    assert summary["memories"] == saved and summary["session_id"] == "sess-42" and summary["message_count"] == 12
+    assert summary["model"] == "test-model-1" and summary["content"] == ANSWER["summary"]
+    assert all(e["source"]["session_id"] == "sess-42" for e in entries.values())
+    by_content = {e["content"]: e for e in entries.values()}
+    assert by_content["The user's dog is called Rex"]["tags"] == ["pets"]  # a topic is a tag
+    episode = by_content["deploy (failure): The friday deploy broke checkout"]
+    assert (episode["category"], episode["event"], episode["learned"]) == ("episode", "deploy", "The friday deploy broke checkout")
+    assert by_content["The user prefers short answers"]["confidence"] == 0.9
+    assert mem("validate").code == 0
+
+
+def test_secrets_duplicates_and_keys(samaritan, tmp_path):
+    mem("add", "-c", "decision", "We deploy on tuesdays only")
+    old = mem("add", "-c", "fact", "--key", "db.staging.engine", "The staging database runs postgres 15").out.strip()
+    answer = {**ANSWER, "facts": [*ANSWER["facts"], {"content": f"The deploy key is {AWS}", "importance": 9},
+                                  {"content": "not a tag", "importance": 3, "tags": ["!!!"]}]}
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer))
+    assert result.code == 0, result.err
+    assert "Summarized 12 messages → 4 memories saved (1 duplicate, 2 refused)" in result.out
+    assert "skipped decisions[0]: the same as MEM-20261122-001" in result.err
+    assert "refused facts[2]: refusing to store a secret" in result.err and AWS not in result.err
+    assert "refused facts[3]: bad tag" in result.err
+    assert not any(AWS.encode() in data for data in _files(samaritan).values())
+    new = json.loads(mem("get", "db.staging.engine", "--json").out)
+    assert new["content"] == "The staging database runs postgres 16" and new["supersedes"] == old
+    again = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer), "--json")
+    done = json.loads(again.out)
+    assert (len(done["saved"]), len(done["duplicates"]), done["summary"]) == (0, 5, None)  # the key's value too; the summary stands
+
+
+def test_a_dry_run_shows_and_writes_nothing(samaritan, tmp_path):
+    before = _files(samaritan)
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, ANSWER), "--dry-run")
+    assert result.code == 0 and "would save MEM-20261122-001 (fact, importance 6)" in result.out
+    assert "5 memories would be saved" in result.out
+    assert _files(samaritan) == before
+
+
+def test_all_or_nothing_a_summary_that_cannot_be_written_fails_the_batch(samaritan, tmp_path):
+    before = _files(samaritan)
+    answer = {**ANSWER, "summary": f"We talked about the key {AWS}"}
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer))
+    assert result.code == 2 and "refusing to store a secret" in result.err and len(result.err.splitlines()) == 1
+    assert _files(samaritan) == before
+
+
+@pytest.mark.parametrize("body, code, message", [
+    ("time.sleep(30)", 5, "did not answer within 1s; nothing was written"),
+    ("sys.stderr.write('model overloaded\\n'); sys.exit(1)", 5, "exited with 1: model overloaded; nothing was written"),
+    ("print('{\"facts\": [')", 5, "printed no valid JSON"),
+    ("print(json.dumps({'facts': [{'content': 'x'}]}))", 5, "facts[0] without an importance from 1 to 10"),
+    ("print(json.dumps([1, 2]))", 5, "is a JSON list, not an object"),
+])
+def test_a_failing_summarizer_writes_nothing(samaritan, tmp_path, body, code, message):
+    config = samaritan / ".loa.config.yaml"
+    config.write_text(config.read_text().replace("memory_schema:\n", "memory_schema:\n  consolidate: {timeout: 1}\n", 1))
+    before = _files(samaritan)
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _script(tmp_path, "bad.py", body))
+    assert result.code == code and message in result.err, result.err
+    assert result.err.startswith("error: ") and len(result.err.splitlines()) == 1
+    assert _files(samaritan) == before
+
+
+def test_fenced_json_is_read(samaritan, tmp_path):
+    script = _script(tmp_path, "fenced.py", f"print('```json'); print(json.dumps({ANSWER!r})); print('```')")
+    assert mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", script).code == 0
+
+
+def test_bad_input_is_one_line_and_writes_nothing(samaritan, tmp_path):
+    before = _files(samaritan)
+    script = _answering(tmp_path, ANSWER)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("  \n")
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
+                                 {"role": "user", "content": "bye"}]))
+    cases = [
+        (["consolidate", tmp_path / "missing.jsonl", "--with", script], 2, "no such file"),
+        (["consolidate", empty, "--with", script], 2, "is empty"),
+        (["consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", "no-such-summarizer -m x"], 2, "command not found: no-such-summarizer"),
+        (["consolidate", _claude_code(tmp_path / "s.jsonl")], 2, "no summarizer command configured"),
+    ]
+    for args, code, message in cases:
+        result = mem(*args)
+        assert result.code == code and message in result.err and len(result.err.splitlines()) == 1, (args, result.err)
+    skipped = mem("consolidate", short, "--with", _script(tmp_path, "never.py", "sys.exit(3)"))  # never run
+    assert skipped.code == 0 and skipped.out == "not summarized: 3 messages, fewer than 4 (consolidate.min_messages); nothing saved\n"
+    assert _files(samaritan) == before
+
+
+def test_without_a_summary_category_the_preset_is_named(repo, tmp_path):
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, ANSWER))
+    assert result.code == 2 and "run `mem init --preset samaritan`" in result.err
+
+
+def test_the_last_turns_only_private_sections_gone_secrets_redacted(samaritan, tmp_path):
+    config = samaritan / ".loa.config.yaml"
+    config.write_text(config.read_text().replace("memory_schema:\n", "memory_schema:\n  consolidate: {max_turns: 4}\n", 1))
+    transcript = tmp_path / "t.json"
+    transcript.write_text(json.dumps([{"role": "user", "content": f"message {n}"} for n in range(8)] + [
+        {"role": "user", "content": f"my key is {AWS} <private>the pin is 1234</private> ok"}]))
+    prompt = tmp_path / "prompt.txt"
+    result = mem("consolidate", transcript, "--with", _answering(tmp_path, ANSWER, prompt), "--json")
+    assert json.loads(result.out)["messages"] == 4 and json.loads(result.out)["redacted"] == 1
+    sent = prompt.read_text()
+    assert "message 4" not in sent and "message 5" in sent and "pin" not in sent and AWS not in sent and "[redacted:" in sent
+
+
+def test_the_python_api_takes_messages(samaritan, tmp_path):
+    from grimoire_cli import Grimoire
+
+    g = Grimoire.open(samaritan)
+    messages = [{"role": "user", "content": f"turn {n}"} for n in range(5)]
+    result = g.consolidate(messages, command=_answering(tmp_path, ANSWER), session_id="chat-7")
+    assert len(result.saved) == 5 and result.summary.data["session_id"] == "chat-7"
+    assert all(e.data["source"]["session_id"] == "chat-7" for e in result.saved)
