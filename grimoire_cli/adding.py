@@ -135,6 +135,14 @@ def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_in
     return result
 
 
+def prepare(store: Store, requests: list[Request], moment: datetime) -> list[Entry]:
+    """The checked, numbered entries of `requests`, inside the caller's
+    `store.lock()` (for a write that stages more than new entries: `mem
+    compact`); nothing is written, an invalid request fails them all."""
+    batch = _Batch(store, moment, single=len(requests) == 1)
+    return [_prepare(store, request, batch) for request in requests]
+
+
 def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     """The entry for one request, checked against the grimoire and the batch so far."""
     config = store.config

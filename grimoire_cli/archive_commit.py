@@ -39,12 +39,18 @@ from .storage.yamlio import emit_entry
 
 class Move(NamedTuple):
     """The entries of one category an archive moves: id -> reason, in the
-    order they are appended to the archive file."""
+    order they are appended to the archive file. A compaction also marks
+    them `superseded_by` its condensed entry, appends that entry (`added`)
+    to the category file, and commits the moved entries HEAD never held from
+    their work-tree data (`current`), so the commit is whole."""
 
     category: str
     source: Path
     target: Path
     reasons: dict[str, str]
+    superseded_by: str | None = None
+    added: tuple[dict[str, Any], ...] = ()
+    current: dict[str, dict[str, Any]] = {}
 
 
 class Plan(NamedTuple):
@@ -124,16 +130,22 @@ def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: d
     from .entry_rules import check_entry
 
     source = contents.get(move.source, texts[move.source])
+    if source is None and (move.added or move.current):
+        source = store.new_file(move.category)
     if source is None:
         return {}
     where = store.config.relative(move.source) + " (committed)"
     text = source.decode("utf-8", "surrogateescape")
     ids, spans, present = _entries(text, where, set(move.reasons))
-    if not present:
+    moved = {entry_id: present.get(entry_id, move.current.get(entry_id)) for entry_id in move.reasons}
+    moved = {entry_id: data for entry_id, data in moved.items() if data is not None}
+    if not moved:
         return {}
-    contents[move.source] = rewrite(text, ids, spans, present, {entry_id: None for entry_id in present}, []).encode("utf-8", "surrogateescape")
+    contents[move.source] = rewrite(text, ids, spans, present, {entry_id: None for entry_id in present},
+                                    list(move.added)).encode("utf-8", "surrogateescape")
     # In the order the work tree appends them, so both files end alike.
-    appended = [archived_data(present[entry_id], move.reasons[entry_id], moment) for entry_id in move.reasons if entry_id in present]
+    marked = {entry_id: {**data, "superseded_by": move.superseded_by} if move.superseded_by else data for entry_id, data in moved.items()}
+    appended = [archived_data(marked[entry_id], move.reasons[entry_id], moment) for entry_id in marked]
     for data in appended:
         problems = check_entry(store.config, data, emit_entry(data).split("\n"), True, move.category)
         if problems:
@@ -143,7 +155,7 @@ def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: d
     target_text = target.decode("utf-8", "surrogateescape")
     target_ids, target_spans, _ = _entries(target_text, store.config.relative(move.target) + " (committed)", set())
     contents[move.target] = rewrite(target_text, target_ids, target_spans, {}, {}, appended).encode("utf-8", "surrogateescape")
-    return {entry_id: move.reasons[entry_id] for entry_id in move.reasons if entry_id in present}
+    return {entry_id: move.reasons[entry_id] for entry_id in moved}
 
 
 def _entries(text: str, where: str, wanted: set[str]) -> tuple[list[str | None], list[tuple[int, int]], dict[str, Any]]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import BadInput
 
 if TYPE_CHECKING:
+    from .compaction import Compacted
     from .config import Config
     from .consolidation import Consolidated
     from .model import Entry
@@ -84,6 +85,23 @@ class LifecycleFacade:
         return consolidate(self.store, self.now(), read_transcript(text, where), command=command or settings.command,
                            option="--with" if command else "consolidate.command", timeout=settings.timeout,
                            session_id=session_id, dry_run=dry_run)
+
+    def compact(self, *, category: str | None = None, keep: int | None = None, command: str | None = None, summarize: bool = True,
+                dry_run: bool = False) -> "Compacted":
+        """Condense each category's active entries past the newest `keep`
+        (compaction.keep) into one entry, through the summarizer `command`
+        (default consolidate.command) or, without `summarize`, from their
+        summaries; archive them superseded by it, in one commit."""
+        from .compaction import compact
+
+        if command is not None and not summarize:
+            raise BadInput("--with and --no-summary ask for two things", "give one of them")
+        if summarize:
+            command = command or self.config.settings.consolidate.command
+            if not command:
+                raise BadInput("no summarizer command configured", "pass --with 'llm -m MODEL', set consolidate.command, or use --no-summary")
+        return compact(self.store, self.now(), category=category, keep=keep, command=command if summarize else None,
+                       timeout=self.config.settings.consolidate.timeout, dry_run=dry_run)
 
     # -- chat history (Protea) -------------------------------------------------
 

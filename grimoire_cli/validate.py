@@ -330,7 +330,8 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report) -> No
             target = everything.get(new)
             if target is None:
                 problem("dangling-reference", f"superseded_by {new}, which does not exist", "superseded_by")
-            elif target.supersedes != entry_id:
+            elif target.supersedes != entry_id and not (isinstance(target.related, list) and entry_id in target.related):
+                # A condensed entry (`mem compact`) names the many it replaces in related_memories.
                 problem("supersede-link", f"superseded_by {new}, but {new} does not say it supersedes {entry_id}", "superseded_by")
         for related in item.related if isinstance(item.related, list) else []:
             if isinstance(related, str) and related not in everything:

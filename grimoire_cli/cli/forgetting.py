@@ -70,6 +70,32 @@ def consolidate(
     render.out(result.line + (f"; summary {result.summary.id}" if result.summary is not None else ""))
 
 
+@command()
+def compact(
+    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this category (default: every one that may be)."),
+    keep: Optional[int] = typer.Option(None, "--keep", metavar="N", help="Keep the newest N active entries of each (default: compaction.keep)."),
+    with_: Optional[str] = typer.Option(None, "--with", metavar="CMD", help="The summarizer (default: consolidate.command)."),
+    no_summary: bool = typer.Option(False, "--no-summary", help="Condense from the entries' own summaries: no command."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be condensed; write nothing."),
+    json: bool = JsonOpt,
+) -> None:
+    """Condense old memories: past the newest N, one entry replaces them; they are archived, in one commit."""
+    grimoire = open_grimoire()
+    result = grimoire.compact(category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    if not result.condensed:
+        render.out("nothing to compact")
+    for name, entry in result.condensed.items():
+        count = len(result.replaced[name])
+        render.out(f"{'would condense' if dry_run else 'condensed'} {count} {name} memories into {entry.id}: {entry.summary}")
+    for note in result.notes:
+        render.note(note)
+    if result.commit:
+        render.out(f"committed {result.commit[:12]}")
+
+
 @chat_command("add")
 def chat_add(
     role: str = typer.Argument(..., metavar="ROLE", help="Who said it: user, assistant, system..."),
