@@ -93,6 +93,41 @@ for n in range(10):
 """
 
 
+# Protea (issue 17): 50 generations of observations and crash logs, reflections, directives.
+SEED_PROTEA = """
+from grimoire_cli import Grimoire
+g = Grimoire.open()
+items = []
+for gen in range(50):
+    day = f"2026-12-{1 + gen % 28:02d}T{gen % 24:02d}:00:00Z"
+    items += [{"content": f"generation {gen} candidate {c} scored {(gen * 7 + c * 13) % 100} on the maze", "category": "observation",
+               "importance": 1 + (gen * 7 + c * 13) % 10, "timestamp": day} for c in range(4)]
+    items.append({"content": f"generation {gen} crashed: recursion depth exceeded in mutate()", "category": "crash_log", "timestamp": day})
+    if gen % 5 == 0:
+        items.append({"content": f"reflection after generation {gen}: smaller mutations survive longer", "category": "reflection", "timestamp": day})
+items += [{"content": f"directive {n}: keep the maze solver under 200 lines", "category": "directive"} for n in range(3)]
+g.add_many(items)
+"""
+# A 60-turn Claude Code session with tool calls between the turns, and a
+# summarizer that answers at once (sh: no interpreter to start) with 5 new items.
+SUMMARIZER = """#!/bin/sh
+cat > /dev/null
+n=$(date +%s%N)
+printf '{"facts": [{"content": "bench fact %s one", "importance": 6, "topic": "bench"}, {"content": "bench fact %s two", "importance": 4}], "decisions": [{"content": "bench decision %s", "importance": 8}], "episodes": [{"content": "bench episode %s", "importance": 5, "event": "bench"}], "preferences": [{"content": "bench preference %s", "importance": 5}], "summary": "a bench session %s"}' $n $n $n $n $n $n
+"""
+
+
+def transcript(path: Path, turns: int = 60) -> None:
+    lines = []
+    for n in range(turns // 2):
+        lines.append({"type": "user", "sessionId": "bench", "message": {"role": "user", "content": f"question {n}: why does the runner run out of disk during the cache step? " * 3}})
+        lines.append({"type": "assistant", "sessionId": "bench", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": f"answer {n}: the cache step keeps every layer; prune it first. " * 4},
+            {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": "df -h"}}]}})
+        lines.append({"type": "user", "sessionId": "bench", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "x" * 400}]}})
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+
+
 def ids(folder: Path, *args: str) -> list[str]:
     out = subprocess.run([MEM, "list", "--json", *args], cwd=folder, capture_output=True, text=True, env=ENV, check=True).stdout
     return [item["id"] for item in json.loads(out)]
@@ -169,6 +204,30 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     both("mem procedure show", lambda: [MEM, "procedure", "show", "bench-runbook-3", "--param", "path=/tmp/x"])
     both("mem procedures", lambda: [MEM, "procedures"])
     both("mem episode", lambda: [MEM, "episode", "ci-bench", "--learned", f"run {time.time_ns()}", "--outcome", "success"], reader)
+
+    # Samaritan and Protea (issue 17): the protea preset and 50 generations; a
+    # second config, the same but with tiers on; a 60-turn transcript.
+    if not (memory / "crash_logs.yaml").exists() or not (memory / "summaries.yaml").exists():
+        for preset in ("sabre", "protea"):  # sabre again: its summary category is newer than the data
+            subprocess.run([MEM, "init", "--preset", preset], cwd=folder, env=ENV, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-c", SEED_PROTEA], cwd=folder, env=ENV, check=True)
+    tiers = folder / ".tiers.config.yaml"
+    tiers.write_text((folder / ".loa.config.yaml").read_text().replace("memory_schema:\n", "memory_schema:\n  tiers: {enabled: true}\n", 1))
+    both("mem context --recipe evolution", lambda: [MEM, "context", "--recipe", "evolution"])
+    both("mem context (tiers on)", lambda: [MEM, "--config", str(tiers), "context"])
+    both("mem query --tier long", lambda: [MEM, "query", "flaky runner disk", "--tier", "long"])
+    summarizer = folder / ".summarizer.sh"
+    summarizer.write_text(SUMMARIZER)
+    summarizer.chmod(0o755)
+    session = folder / ".session.jsonl"
+    transcript(session)
+    prompt = subprocess.run([sys.executable, "-c", "import sys; from grimoire_cli.consolidation import prompt_for; "
+                             "from grimoire_cli.transcripts import read_transcript; "
+                             "sys.stdout.write(prompt_for(read_transcript(open(sys.argv[1]).read(), 'x'), 60)[0])", str(session)],
+                            capture_output=True, text=True, check=True).stdout
+    one("summarizer alone (sh)", lambda _: ["sh", "-c", f"{summarizer} < {folder / '.prompt.txt'}"],
+        before=lambda: (folder / ".prompt.txt").write_text(prompt))
+    both("mem consolidate (60 turns)", lambda: [MEM, "consolidate", str(session), "--with", str(summarizer)], reader)
 
     # Writes, cold (no catalog) and warm; each run takes fresh ids.
     fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry

@@ -21,6 +21,9 @@ from .storage.store import Store
 
 
 NEAR = 90  # fuzz.ratio at or above which a new memory is a near duplicate
+# A batch of at most this many items looks up, per item, the entries of a
+# length that could be NEAR alike; a larger one reads each category once.
+WINDOWED = 32
 
 
 def alike_lengths(length: int) -> tuple[int, int]:
@@ -50,6 +53,10 @@ class Duplicates:
         self.ids.append(entry_id)
         self.texts.append(text)
         self.exact.setdefault(text, []).append(entry_id)
+
+    def extend(self, pairs: Iterable[tuple[str, str]]) -> None:
+        for pair in pairs:
+            self.add(*pair)
 
     def remove(self, entry_id: str) -> None:
         keep = [i for i, other in enumerate(self.ids) if other != entry_id]
@@ -116,7 +123,7 @@ def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_in
     settle(store)  # a local entry whose id a pull gave to a tracked one: renamed before any id is edited or numbered
     result = Added()
     with store.lock():
-        batch = _Batch(store, moment, single=len(requests) == 1)
+        batch = _Batch(store, moment, windowed=len(requests) <= WINDOWED)
         for index, request in enumerate(requests):
             try:
                 entry = _prepare(store, request, batch)
@@ -139,15 +146,15 @@ def prepare(store: Store, requests: list[Request], moment: datetime) -> list[Ent
     """The checked, numbered entries of `requests`, inside the caller's
     `store.lock()` (for a write that stages more than new entries: `mem
     compact`); nothing is written, an invalid request fails them all."""
-    batch = _Batch(store, moment, single=len(requests) == 1)
+    batch = _Batch(store, moment, windowed=len(requests) <= WINDOWED)
     return [_prepare(store, request, batch) for request in requests]
 
 
 def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     """The entry for one request, checked against the grimoire and the batch so far."""
     config = store.config
-    if request.category in config.categories and config.categories[request.category].kind == "chat":
-        batch.chat(request)
+    if request.category in config.categories and config.categories[request.category].kind == "chat" and (request.fields or {}).get("role"):
+        batch.chat(request)  # a message (`mem chat add`); anything else gets the kind's hint
     if not request.supersedes:
         # A key, or a procedure's name, has one active entry: a new one replaces it.
         holder = batch.holder(request)
@@ -236,25 +243,35 @@ class _Batch:
     is checked as if its items had been added one by one.
     """
 
-    def __init__(self, store: Store, moment: datetime, single: bool = False):
+    def __init__(self, store: Store, moment: datetime, windowed: bool = False):
         self.store = store
         self.moment = moment
-        self.single = single
+        self.windowed = windowed
         self.taken = _Taken(store)
         self.existing = _Existing(store)
         self.updates: dict[str, dict[str, Any] | None] = {}  # old id -> its new data (None: removed)
         self._groups: dict[str, Duplicates] = {}
+        self._windows: dict[tuple[str, tuple[int, int]], list[tuple[str, str]]] = {}
+        self._new: dict[str, dict[str, str]] = {}  # this batch's entries by category: id -> normalized content
         self._turns: dict[str, int] = {}  # a chat category's last turn so far
         self._keys: dict[str, Entry | None] = {}  # holders by identity (`_identities`)
 
     def duplicates(self, category: str, content: str | None = None) -> Duplicates:
-        """Active entries of one category (duplicate checks compare within it);
-        for a batch of one, only those whose length could make them NEAR alike."""
+        """Active entries of one category (duplicate checks compare within it).
+        A small batch asks, per item, only for those whose length could make
+        them NEAR alike (`windowed`); a large one reads the category once."""
+        if self.windowed and content is not None:
+            window = alike_lengths(len(normalize_text(content)))
+            if (category, window) not in self._windows:
+                chosen = Filter(at=self.moment.timestamp(), categories=[category], lengths=window)
+                self._windows[category, window] = self.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
+            known = [(entry_id, norm) for entry_id, norm in self._windows[category, window] if entry_id not in self.updates]
+            return Duplicates(known + list(self._new.get(category, {}).items()))
         if category not in self._groups:
-            lengths = alike_lengths(len(normalize_text(content))) if self.single and content is not None else None
-            chosen = Filter(at=self.moment.timestamp(), categories=[category], lengths=lengths)
+            chosen = Filter(at=self.moment.timestamp(), categories=[category])
             pairs = self.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
             self._groups[category] = Duplicates((entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates)
+            self._groups[category].extend(self._new.get(category, {}).items())
         return self._groups[category]
 
     def chat(self, request: Request) -> None:
@@ -302,12 +319,15 @@ class _Batch:
             self.updates[old.id] = {**self.updates.get(old.id, old.data), "superseded_by": entry.id}
             for group in self._groups.values():
                 group.remove(old.id)
+            self._new.get(old.category, {}).pop(old.id, None)
             for key, holder in list(self._keys.items()):
                 if holder is not None and holder.id == old.id:
                     self._keys[key] = None
         self.taken.add(entry.id)
         self.existing.new[entry.id] = entry
-        self.duplicates(entry.category).add(entry.id, normalize_text(entry.content))
+        self._new.setdefault(entry.category, {})[entry.id] = normalize_text(entry.content)
+        if entry.category in self._groups:
+            self._groups[entry.category].add(entry.id, normalize_text(entry.content))
         for ident, _ in self._identities(entry.category, entry.data):
             self._keys[ident] = entry
 

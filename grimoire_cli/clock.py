@@ -42,14 +42,23 @@ def iso(moment: datetime) -> str:
 _BACK = {"m": 60, "h": 3600, "d": 86400}
 
 
+def span_seconds(text: str) -> int | None:
+    """A span like `30d`, `48h`, `90m` in seconds; None when `text` is not one."""
+    value = str(text).strip()
+    if re.fullmatch(r"[0-9]{1,6}[mhd]", value):
+        return int(value[:-1]) * _BACK[value[-1]]
+    return None
+
+
 def back_time(text: str, moment: datetime, option: str = "--since", *, end: bool = False) -> datetime:
     """`--since` / `--until`: `30d`, `48h`, `90m` back from `moment`, or an ISO
     date or time. A date alone is the start of that day (UTC), or with `end`
     its last second, so `--until 2026-11-20` includes the 20th."""
     value = text.strip()
-    if re.fullmatch(r"[0-9]{1,6}[mhd]", value):
+    seconds = span_seconds(value)
+    if seconds is not None:
         try:
-            return moment - timedelta(seconds=int(value[:-1]) * _BACK[value[-1]])
+            return moment - timedelta(seconds=seconds)
         except OverflowError:  # before year 1: since the beginning
             return datetime.min.replace(tzinfo=timezone.utc)
     try:

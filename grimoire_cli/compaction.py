@@ -21,7 +21,7 @@ from typing import Any
 from . import archive_commit
 from .archive_commit import Move
 from .errors import BadInput, CommandFailed, GitFailed
-from .model import MAX_CONTENT, Entry
+from .model import MAX_CONTENT, Entry, is_importance
 from .request import Request
 from .storage.catalog.queries import Filter, Order
 from .storage.store import Store
@@ -76,7 +76,7 @@ def condensed_text(entries: list[Entry], category: str, command: str | None, tim
     if not isinstance(answer, dict) or not isinstance(answer.get("content"), str) or not answer["content"].strip():
         raise CommandFailed(f"{name}'s answer has no content; nothing was written", f"see the shape in grimoire_cli/prompts/{PROMPT}")
     importance = answer.get("importance")
-    if importance is not None and (isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 10):
+    if importance is not None and not is_importance(importance):
         raise CommandFailed(f"{name}'s answer has an importance that is not from 1 to 10; nothing was written")
     summary = answer.get("summary")
     return {"content": answer["content"], "summary": summary if isinstance(summary, str) and summary.strip() else None,
@@ -127,12 +127,16 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
             texts[name] = ([e.id for e in entries], condensed_text(entries, name, command, timeout))
     settle(store)
     with store.lock():
-        moves, condensed = [], {}
-        for name, (ids, text) in texts.items():
-            entries = older(store, name, keep or store.config.settings.compaction.keep_of(name) or 0, moment)
-            if [e.id for e in entries] != ids:
+        olders = {}
+        for name, (ids, _) in texts.items():
+            olders[name] = older(store, name, keep or store.config.settings.compaction.keep_of(name) or 0, moment)
+            if [e.id for e in olders[name]] != ids:
                 raise BadInput(f"the {name} memories changed while they were being condensed; nothing was written", "run mem compact again")
-            new = prepare(store, [_request(entries, name, text)], moment)[0]
+        # One batch: each condensed entry gets its own id.
+        made = prepare(store, [_request(olders[name], name, text) for name, (_, text) in texts.items()], moment)
+        moves, condensed = [], {}
+        for new, (name, (ids, _)) in zip(made, texts.items()):
+            entries = olders[name]
             condensed[name] = (new, entries)
             result.condensed[name], result.replaced[name] = new, ids
             moves.append(Move(name, store.category_path(name), store.category_path(name, archived=True), {i: "superseded" for i in ids},

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .errors import BadInput, CommandFailed
+from .model import is_importance
 from .request import Request
 from .storage.catalog.queries import Filter
 from .storage.store import Store
@@ -87,8 +88,7 @@ def check_output(value: Any, name: str) -> tuple[list[Item], str | None, str | N
                 raise wrong(f"has {item.label} that is not an object")
             if not isinstance(data.get("content"), str) or not data["content"].strip():
                 raise wrong(f"has {item.label} without content")
-            importance = data.get("importance")
-            if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 10:
+            if not is_importance(data.get("importance")):
                 raise wrong(f"has {item.label} without an importance from 1 to 10")
             items.append(item)
     summary = value.get("summary")
@@ -187,18 +187,20 @@ def consolidate(store: Store, moment: datetime, transcript: Transcript, *, comma
     settings = store.config.settings.consolidate
     summary_category = store.config.of_kind("summary").name  # the error naming the preset, before any work
     where = targets(store)
+    if not command:
+        raise BadInput("no summarizer command configured", "pass --with 'llm -m MODEL' or set memory_schema.consolidate.command")
     session = session_id or transcript.session_id or transcript.fallback_id()
     if len(transcript.messages) < settings.min_messages:
         result = Consolidated(session, len(transcript.messages))
         result.skipped = f"{len(transcript.messages)} message{'' if len(transcript.messages) == 1 else 's'}, fewer than {settings.min_messages}"
         return result
-    if not command:
-        raise BadInput("no summarizer command configured", "pass --with 'llm -m MODEL' or set memory_schema.consolidate.command")
     prompt, kept, redacted = prompt_for(transcript, settings.max_turns)
     answer = run_json(command, prompt, timeout, option)
     items, summary_text, model = check_output(answer, command.split()[0])
     result = Consolidated(session, kept)
-    result.redacted, result.model, result.dry_run = redacted, model or command[:200], dry_run
+    result.redacted, result.model, result.dry_run = redacted, model or model_of(command), dry_run
+    items, repeated = last_of_each_key(items)
+    result.refused.extend(repeated)
     kinds = {section: store.config.category(category).kind for section, category in where.items()}
     requests = [request_for(item, where[item.section], kinds[item.section], session) for item in items]
 
@@ -219,6 +221,32 @@ def consolidate(store: Store, moment: datetime, transcript: Transcript, *, comma
     result.saved = [e for e in written if e.category != summary_category]
     result.summary = next((e for e in written if e.category == summary_category), None)
     return result
+
+
+def model_of(command: str) -> str:
+    """The model a command line names (`-m X`, `--model X`, `--model=X`), else its program's name."""
+    from .external import argv_of
+
+    argv = argv_of(command, "--with")
+    for position, word in enumerate(argv[:-1]):
+        if word in ("-m", "--model"):
+            return argv[position + 1][:200]
+    named = next((word.split("=", 1)[1] for word in argv if word.startswith("--model=")), None)
+    return (named or Path(argv[0]).name)[:200]
+
+
+def last_of_each_key(items: list[Item]) -> tuple[list[Item], list[tuple[str, str]]]:
+    """The items with, for a key given more than once, only its last (what
+    the conversation ended with); and (label, why) of those left out."""
+    last = {item.data["key"]: item for item in items if isinstance(item.data.get("key"), str)}
+    kept, dropped = [], []
+    for item in items:
+        key = item.data.get("key")
+        if isinstance(key, str) and last[key] is not item:
+            dropped.append((item.label, f"the key {key} is given again by {last[key].label}, which is kept"))
+        else:
+            kept.append(item)
+    return kept, dropped
 
 
 def _summarized(store: Store, moment: datetime, session: str) -> bool:

@@ -59,7 +59,8 @@ SHORTEST_LINE = tokens("- MEM-YYYYMMDD-NNN (c, ?): x") + 1
 MAX_MISSES = 64
 
 
-_ORDERS = {"priority": Order.PRIORITY, "importance": Order.IMPORTANCE, "recent": Order.NEWEST}
+# `context.order` and a recipe section's order by name; `score` without a query is `mem context`'s own.
+ORDER_OF = {"priority": Order.PRIORITY, "importance": Order.IMPORTANCE, "recent": Order.NEWEST, "score": Order.PRIORITY}
 
 
 def injected(store: Store, moment: datetime) -> Filter:
@@ -94,7 +95,7 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
             return [scored.rowid for scored in found], found.total
     else:
         chosen = base
-        order = _ORDERS[settings.order]
+        order = ORDER_OF[settings.order]
 
         def ranking(limit: int | None) -> tuple[list[int], int]:
             """Rowids best first (at most `limit`), and how many there are in all."""

@@ -40,9 +40,11 @@ def run_json(command: str, prompt: str, timeout: float, option: str) -> Any:
     try:
         process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except FileNotFoundError:
-        raise BadInput(f"command not found: {argv[0]}", f"install it, or fix {option}") from None
+        raise BadInput(f"command not found: {argv[0][:200]}", f"install it, or fix {option}") from None
     except PermissionError:
-        raise BadInput(f"cannot run {argv[0]}: permission denied", f"make it executable, or fix {option}") from None
+        raise BadInput(f"cannot run {argv[0][:200]}: permission denied", f"make it executable, or fix {option}") from None
+    except OSError as exc:  # no interpreter line, a name too long, ...
+        raise BadInput(f"cannot run {argv[0][:200]}: {exc.strerror or exc}", f"check {option}") from None
     try:
         out, err = process.communicate(prompt.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -53,7 +55,9 @@ def run_json(command: str, prompt: str, timeout: float, option: str) -> Any:
         _kill(process)
         raise
     if process.returncode != 0:
-        last = (err.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200]
+        from .guard import redact
+
+        last = redact((err.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200])[0]  # it may quote a key
         raise CommandFailed(f"{argv[0]} exited with {process.returncode}{': ' + last if last else ''}; nothing was written",
                             "run the command by hand to see why")
     return parse_json(out.decode("utf-8", "replace"), argv[0])

@@ -22,11 +22,12 @@ if TYPE_CHECKING:
 
 def hours(text: str, option: str) -> float:
     """`24h`, `2d`, `90m` as hours."""
-    value = str(text).strip()
-    units = {"m": 1 / 60, "h": 1.0, "d": 24.0}
-    if len(value) < 2 or value[-1] not in units or not value[:-1].isdigit() or int(value[:-1]) < 1:
+    from .clock import span_seconds
+
+    seconds = span_seconds(text)
+    if seconds is None:
         raise BadInput(f"cannot read {option} {text!r}", "give a span like 24h, 2d or 90m")
-    return int(value[:-1]) * units[value[-1]]
+    return seconds / 3600
 
 
 class LifecycleFacade:

@@ -69,6 +69,11 @@ def next_id(existing: Iterable[str], day: str) -> str:
     return format_id(day, highest + 1)
 
 
+def is_importance(value: object) -> bool:
+    """Whether a value is an importance: a whole number from 1 to 10."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10
+
+
 def check_ttl(ttl: str) -> str:
     ttl = str(ttl).strip()
     if not TTL_RE.match(ttl):

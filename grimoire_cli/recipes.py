@@ -15,14 +15,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .context import HEADER, SHORTEST_LINE, Context, check_budget, injected, lines_for, loaded, safe, tokens
+from .context import HEADER, ORDER_OF, SHORTEST_LINE, Context, check_budget, injected, lines_for, loaded, safe, tokens
 from .errors import BadInput
 from .search import expression, ranked
 from .settings import Section
-from .storage.catalog.queries import Filter, Order
+from .storage.catalog.queries import Filter
 from .storage.store import Store
 
-_ORDERS = {"recent": Order.NEWEST, "importance": Order.IMPORTANCE, "score": Order.PRIORITY}
 
 
 def sections_of(store: Store, name: str) -> tuple[Section, ...]:
@@ -39,23 +38,24 @@ def sections_of(store: Store, name: str) -> tuple[Section, ...]:
     return sections
 
 
-def _pick(store: Store, section: Section, base: Filter, text: str | None) -> tuple[list[int], int]:
-    """Rowids of a section's entries in its order (at most its limit), and how many it could hold."""
+def _pick(store: Store, section: Section, base: Filter, text: str | None, used: set[int]) -> tuple[list[int], int]:
+    """Rowids of a section's entries in its order (at most its limit; none an
+    earlier section took: `used`), and how many entries it could draw from."""
     chosen = base.but(categories=[section.category])
+    wanted = section.limit + len(used)
+    if text and section.order == "score":
+        threshold, floors = store.config.confidence_filter(None)
+        found = ranked(store, text, chosen.but(min_confidence=threshold, floors=floors),
+                       recency_weight=float(store.config.retrieval["recency_weight"]), limit=wanted, include_archive=False)
+        return [scored.rowid for scored in found if scored.rowid not in used][:section.limit], found.total
     if text:
-        if section.order == "score":
-            threshold, floors = store.config.confidence_filter(None)
-            found = ranked(store, text, chosen.but(min_confidence=threshold, floors=floors),
-                           recency_weight=float(store.config.retrieval["recency_weight"]), limit=section.limit, include_archive=False)
-            return [scored.rowid for scored in found], found.total
         match = expression(store, text)
         if match is None:
             return [], 0
         chosen = chosen.but(match=match)
-    order = _ORDERS[section.order]
-    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, order, section.limit), include_archive=False)
-    total = len(rowids) if len(rowids) < section.limit else store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
-    return rowids, total
+    order = ORDER_OF[section.order]
+    rowids, total = store.ask(lambda catalog, paths: catalog.ordered_counted(paths, chosen, order, wanted), include_archive=False)
+    return [rowid for rowid in rowids if rowid not in used][:section.limit], total
 
 
 def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, name: str) -> "RecipeContext":
@@ -64,18 +64,26 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     sections = sections_of(store, name)
     text = text if text and text.strip() else None
     base = injected(store, moment)
-    picked = [(section, *_pick(store, section, base, text)) for section in sections]
-    total = sum(count for _, _, count in picked)
+    # Two sections may draw on one category: an entry shows once, and what a
+    # category left out is counted once, at its last section.
+    used: dict[str, set[int]] = {}
+    picked = []
+    for section in sections:
+        taken = used.setdefault(section.category, set())
+        rowids, total = _pick(store, section, base, text, taken)
+        taken.update(rowids)
+        picked.append((section, rowids, total))
+    last = {section.category: index for index, section in enumerate(sections)}
     lines = [HEADER]
-    used = tokens(HEADER) + 1
-    footer = tokens(footer_of({s.heading: count for s, _, count in picked})) + 1  # the longest it could be
-    included: list[str] = []
+    used_tokens = tokens(HEADER) + 1
+    footer = tokens(footer_of({s.heading: total for s, _, total in picked})) + 1  # the longest it could be
     shown: list[dict[str, Any]] = []
-    for section, rowids, count in picked:
+    kept_of: dict[str, int] = {}
+    for index, (section, rowids, total) in enumerate(picked):
         heading = f"### {section.heading}"
         kept: list[str] = []
         for entry in loaded(store, iter(rowids)):
-            room = budget - used - footer - (0 if kept else tokens(heading) + 1)
+            room = budget - used_tokens - footer - (0 if kept else tokens(heading) + 1)
             if room < SHORTEST_LINE:
                 break
             line = next((c for c in lines_for(entry, moment) if tokens(c) + 1 <= room), None)
@@ -83,19 +91,21 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
                 continue
             if not kept:
                 lines.append(heading)
-                used += tokens(heading) + 1
+                used_tokens += tokens(heading) + 1
             lines.append(line)
-            used += tokens(line) + 1
+            used_tokens += tokens(line) + 1
             kept.append(entry.id)
-        included.extend(kept)
+        kept_of[section.category] = kept_of.get(section.category, 0) + len(kept)
+        left = total - kept_of[section.category] if last[section.category] == index else 0
         shown.append({"heading": section.heading, "category": section.category, "order": section.order, "limit": section.limit,
-                      "included": kept, "left_out": count - len(kept)})
-    if not total:
+                      "included": kept, "left_out": max(0, left)})
+    included = [entry_id for section in shown for entry_id in section["included"]]
+    left_out = sum(section["left_out"] for section in shown)
+    if not included and not left_out:
         return RecipeContext("", [], 0, 0, budget, name, shown)
-    left = {s["heading"]: s["left_out"] for s in shown if s["left_out"]}
-    lines.append(footer_of(left))
+    lines.append(footer_of({s["heading"]: s["left_out"] for s in shown}))
     block = "\n".join(lines) + "\n"
-    return RecipeContext(block, included, total - len(included), tokens(block), budget, name, shown)
+    return RecipeContext(block, included, left_out, tokens(block), budget, name, shown)
 
 
 def footer_of(left: dict[str, int]) -> str:

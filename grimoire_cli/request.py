@@ -19,7 +19,7 @@ from .config import Config, is_inside
 from .errors import BadInput, NotFound, Refused
 from .model import (
     KIND_FIELDS, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_key, check_ttl, derive_summary,
-    expires_at, expiry_start, infer_category, ordered, normalize_tags, score_of,
+    expires_at, expiry_start, infer_category, is_importance, ordered, normalize_tags, score_of,
 )
 
 _PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
@@ -179,7 +179,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         source["line_range"] = request.lines
     data: dict[str, Any] = {"id": new_id, "category": category, "summary": summary, "content": content, "confidence": confidence, "ttl": ttl}
     if request.importance is not None:
-        if isinstance(request.importance, bool) or not isinstance(request.importance, int) or not 1 <= request.importance <= 10:
+        if not is_importance(request.importance):
             raise BadInput(f"importance must be a whole number from 1 to 10, not {request.importance!r}")
         data["importance"] = request.importance
     if request.key is not None:
@@ -250,17 +250,17 @@ def _refuse_surrogates(value: Any, where: str = "") -> None:
 def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None:
     """Add a kind's fields to `data`, refusing what its schema does not allow
     (a task without its trigger, an event on a note)."""
-    from .schemas import entry_validator
+    from .schemas import first_problem
 
     if kind != "note" and not fields:
         how = {"task": "`mem task add` (see `mem task add --help`)", "chat": "`mem chat add ROLE TEXT`",
                "summary": "`mem consolidate`"}.get(kind, f"`mem import` with the {kind} fields (docs/reference.md)")
         raise BadInput(f"{data['category']} is a category of kind {kind}", f"write it with {how}")
     data.update(fields)
-    errors = sorted(entry_validator(kind).iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        where = ".".join(str(p) for p in errors[0].absolute_path)
-        raise BadInput(f"not a valid {kind}: {where + ': ' if where else ''}{errors[0].message}")
+    problem = first_problem(data, kind)
+    if problem is not None:
+        where, message = problem
+        raise BadInput(f"not a valid {kind}: {where + ': ' if where else ''}{message}")
 
 
 def _check_effectiveness(value: Any) -> dict[str, Any]:

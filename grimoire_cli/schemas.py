@@ -36,3 +36,95 @@ def entry_validator(kind: str = "note"):
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(entry_schema(kind))
+
+
+# -- the write path's check --------------------------------------------------
+# Importing jsonschema costs ~90 ms, more than the rest of a write. A kind's
+# entry is checked on the way in by this interpreter of the few keywords the
+# entry schemas use; `mem validate` (pre-commit, CI) checks every file with
+# jsonschema itself, and tests/test_schemas.py holds the two to the same
+# verdicts. A keyword it does not know fails loudly, so a schema that grows
+# one cannot be half-checked.
+_KNOWN = {"$ref", "$defs", "$schema", "$id", "title", "description", "type", "enum", "pattern", "minLength", "maxLength", "minimum",
+          "maximum", "items", "minItems", "uniqueItems", "properties", "required", "additionalProperties", "propertyNames"}
+_TYPES = {"string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool), "null": lambda v: v is None,
+          "array": lambda v: isinstance(v, list), "object": lambda v: isinstance(v, dict),
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())}
+
+
+def _same(a: object, b: object) -> bool:
+    """JSON equality: true is not 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b and not (isinstance(a, (list, dict)) or isinstance(b, (list, dict)))
+
+
+def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tuple[tuple, str]]":
+    import re
+
+    unknown = set(schema) - _KNOWN
+    if unknown:
+        raise ValueError(f"schema keyword(s) the write check does not know: {sorted(unknown)}")
+    if "$ref" in schema:
+        return _problems(value, root["$defs"][schema["$ref"].rsplit("/", 1)[1]], root, path)
+    out: list[tuple[tuple, str]] = []
+    wanted = schema.get("type")
+    if wanted is not None and not any(_TYPES[t](value) for t in ([wanted] if isinstance(wanted, str) else wanted)):
+        return [(path, f"{value!r} is not of type {wanted!r}")]
+    if "enum" in schema and not any(_same(value, option) for option in schema["enum"]):
+        out.append((path, f"{value!r} is not one of {schema['enum']!r}"))
+    if isinstance(value, str):
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            out.append((path, f"{value!r} does not match {schema['pattern']!r}"))
+        if len(value) < schema.get("minLength", 0):
+            out.append((path, f"{value!r} is too short"))
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            out.append((path, f"{value[:40]!r}... is too long"))
+    if _TYPES["number"](value):
+        if "minimum" in schema and value < schema["minimum"]:
+            out.append((path, f"{value!r} is less than the minimum of {schema['minimum']!r}"))
+        if "maximum" in schema and value > schema["maximum"]:
+            out.append((path, f"{value!r} is greater than the maximum of {schema['maximum']!r}"))
+    if isinstance(value, list):
+        if len(value) < schema.get("minItems", 0):
+            out.append((path, f"{value!r} should be non-empty" if schema["minItems"] == 1 else f"{value!r} is too short"))
+        if schema.get("uniqueItems") and any(_same(a, b) for i, a in enumerate(value) for b in value[i + 1:]):
+            out.append((path, f"{value!r} has non-unique elements"))
+        if "items" in schema:
+            for index, item in enumerate(value):
+                out += _problems(item, schema["items"], root, (*path, index))
+    if isinstance(value, dict):
+        out += [(path, f"{name!r} is a required property") for name in schema.get("required", []) if name not in value]
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for name, item in value.items():
+            if "propertyNames" in schema:
+                out += [(path, message) for _, message in _problems(name, schema["propertyNames"], root, path)]
+            if name in properties:
+                out += _problems(item, properties[name], root, (*path, name))
+            elif extra is False:
+                out.append((path, f"Additional properties are not allowed ({name!r} was unexpected)"))
+            elif isinstance(extra, dict):
+                out += _problems(item, extra, root, (*path, name))
+    return out
+
+
+def first_problem(data: dict, kind: str = "note") -> "tuple[str, str] | None":
+    """(dotted path, message) of the first problem of an entry of a category
+    of `kind` (by path, as `validate` orders them), or None when it is valid."""
+    schema = _compiled(kind)
+    found = _problems(data, schema, schema, ())
+    if not found:
+        return None
+    path, message = min(found, key=lambda pair: [str(p) for p in pair[0]])
+    return ".".join(str(p) for p in path), message
+
+
+@lru_cache(maxsize=None)
+def _compiled(kind: str) -> dict:
+    return entry_schema(kind)

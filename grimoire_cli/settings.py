@@ -26,8 +26,14 @@ def expect(value: Any, kind: type | tuple, where: str, name: str) -> Any:
     return value
 
 
+BIGGEST = 10 ** 9  # no setting needs more (hours, days, counts); bigger is a typo, or infinity
+
+
 def _number(value: Any, where: str, name: str, low: float = 0, integer: bool = False) -> Any:
     expect(value, int if integer else (int, float), where, name)
+    if value != value or value > BIGGEST:  # NaN, infinity, or a number no float holds
+        raise Damaged(where, None, f"{name} must be a number up to {BIGGEST:,}, not {value!r}",
+                      "fix the config (for 'always', a large number of hours will do)", "config")
     if value < low:
         raise Damaged(where, None, f"{name} must be at least {low:g}, not {value!r}", "fix the config", "config")
     return value

@@ -37,22 +37,23 @@ class Aged:
     """What `mem age` found: the split, what moved since the last run
     (None on the first), the settings it was computed with."""
 
-    __slots__ = ("hot", "long", "moved_to_long", "moved_to_hot", "since", "tiers", "dry_run")
+    __slots__ = ("hot", "long", "moved_to_long", "moved_to_hot", "since", "tiers", "dry_run", "recorded")
 
     def __init__(self, hot: list[str], long: list[str], moved_to_long: list[str] | None, moved_to_hot: list[str] | None,
-                 since: str | None, tiers: Tiers, dry_run: bool):
+                 since: str | None, tiers: Tiers, dry_run: bool, recorded: bool = False):
         self.hot, self.long, self.moved_to_long, self.moved_to_hot = hot, long, moved_to_long, moved_to_hot
-        self.since, self.tiers, self.dry_run = since, tiers, dry_run
+        self.since, self.tiers, self.dry_run, self.recorded = since, tiers, dry_run, recorded
 
     def to_dict(self) -> dict[str, Any]:
         return {"hot": len(self.hot), "long": len(self.long), "hot_ids": self.hot, "moved_to_long": self.moved_to_long,
-                "moved_to_hot": self.moved_to_hot, "since": self.since, "dry_run": self.dry_run,
+                "moved_to_hot": self.moved_to_hot, "since": self.since, "dry_run": self.dry_run, "recorded": self.recorded,
                 "settings": {"hot_hours": self.tiers.hot_hours, "pin_importance": self.tiers.pin_importance, "hot_max": self.tiers.hot_max}}
 
 
 def age(store: Store, moment: datetime, *, older_than_hours: float | None = None, most: int | None = None, dry_run: bool = False) -> Aged:
     """The split now (tightened for this run by the options), compared with
-    the one the last `mem age` recorded; recorded in turn unless `dry_run`."""
+    the one the last `mem age` recorded; recorded in turn unless `dry_run`
+    or tightened (a split for one run is no baseline for the next)."""
     tiers = store.config.settings.tiers.tightened(older_than_hours, most)
     hot, long = split(store, moment, tiers)
     path = store.cache / LAST_SPLIT
@@ -64,10 +65,12 @@ def age(store: Store, moment: datetime, *, older_than_hours: float | None = None
         since = None
     moved_to_long = sorted(before_hot & set(long)) if before_hot is not None else None
     moved_to_hot = sorted(before_long & set(hot)) if before_long is not None else None
-    if not dry_run:
+    recorded = False
+    if not dry_run and older_than_hours is None and most is None:
         try:
             record = json.dumps({"at": iso(moment), "hot": hot, "long": long}).encode("utf-8")
             journal.write_atomic(journal.cache_folder(store.cache) / LAST_SPLIT, record)
+            recorded = True
         except OSError:
             pass  # bookkeeping only: the next run reports against an older split
-    return Aged(hot, long, moved_to_long, moved_to_hot, since, tiers, dry_run)
+    return Aged(hot, long, moved_to_long, moved_to_hot, since, tiers, dry_run, recorded)

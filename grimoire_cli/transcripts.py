@@ -71,7 +71,10 @@ def _message(item: Any) -> Message | None:
     return Message(role, text) if text else None
 
 
-def _from_items(items: list[Any], session: str | None, form: str) -> Transcript:
+def _from_items(items: list[Any], session: str | None, form: str, where: str) -> Transcript:
+    """The messages of parsed items; items none of which looks like a message are bad input."""
+    if not any(isinstance(item, dict) and ("role" in item or isinstance(item.get("message"), dict)) for item in items):
+        raise BadInput(f"{where} holds no messages", "give {role, content} messages, a Claude Code session log, or plain text")
     messages = [m for m in (_message(item) for item in items) if m is not None]
     return Transcript(messages, session, form)
 
@@ -94,14 +97,14 @@ def read_transcript(text: str, where: str) -> Transcript:
             data = json.loads(text)
         except ValueError as exc:
             raise BadInput(f"{where} is not JSON ({exc.args[0]})", "give a JSON list of {role, content} messages") from None
-        return _from_items(data if isinstance(data, list) else [], None, "json")
+        return _from_items(data if isinstance(data, list) else [], None, "json", where)
     if stripped.startswith("{"):
         try:
             data = json.loads(text)
         except ValueError:
             data = None
         if isinstance(data, dict) and isinstance(data.get("messages"), list):
-            return _from_items(data["messages"], data.get("session_id") if isinstance(data.get("session_id"), str) else None, "json")
+            return _from_items(data["messages"], data.get("session_id") if isinstance(data.get("session_id"), str) else None, "json", where)
         items = []
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
@@ -111,7 +114,8 @@ def read_transcript(text: str, where: str) -> Transcript:
             except ValueError as exc:
                 raise BadInput(f"{where}:{number}: not JSON ({exc.args[0]})", "each line of a JSONL transcript is one JSON object") from None
         session = _session_of(items)
-        return _from_items(items, session, "claude-code" if session or any("message" in i for i in items if isinstance(i, dict)) else "jsonl")
+        form = "claude-code" if session or any("message" in i for i in items if isinstance(i, dict)) else "jsonl"
+        return _from_items(items, session, form, where)
     return Transcript(_plain(text), None, "text")
 
 

@@ -127,3 +127,15 @@ def test_validate_still_flags_a_superseded_by_nothing_names(repo):
     facts.write_text(text.replace(f"- id: {first}\n", f"- id: {first}\n  superseded_by: {other}\n", 1))
     result = mem("validate")
     assert result.code == 1 and "supersede-link" in result.out
+
+
+def test_several_categories_in_one_run_get_their_own_ids(generations, repo):
+    for n in range(4):
+        mem("add", "-c", "crash_log", f"Generation {n} crashed in mutate number {n}", env={"MEM_NOW": f"2026-11-0{n + 1}T11:00:00Z"})
+    result = mem("compact", "--keep", "2", "--no-summary", "--json")
+    assert result.code == 0, result.err
+    done = json.loads(result.out)["categories"]
+    assert set(done) == {"observation", "crash_log"}
+    assert len({c["condensed"]["id"] for c in done.values()}) == 2
+    assert mem("validate").code == 0
+    assert git("log", "-1", "--format=%s", cwd=repo).strip() == "mem compact: 8 memories condensed into 2"

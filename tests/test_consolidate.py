@@ -212,3 +212,47 @@ def test_the_python_api_takes_messages(samaritan, tmp_path):
     result = g.consolidate(messages, command=_answering(tmp_path, ANSWER), session_id="chat-7")
     assert len(result.saved) == 5 and result.summary.data["session_id"] == "chat-7"
     assert all(e.data["source"]["session_id"] == "chat-7" for e in result.saved)
+
+
+def test_what_the_command_says_on_stderr_is_redacted(samaritan, tmp_path):
+    body = "sys.stderr.write('auth failed for key " + "sk-ant-api03-" + "A" * 90 + "\\n'); sys.exit(1)"
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _script(tmp_path, "leaky.py", body))
+    assert result.code == 5 and "[redacted:" in result.err and "AAAAAAAAAA" not in result.err
+
+
+def test_a_command_that_cannot_start_is_bad_input(samaritan, tmp_path):
+    script = tmp_path / "no-shebang"
+    script.write_text("echo hi\n")
+    script.chmod(0o755)
+    for command in (str(script), "x" * 5000):
+        result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", command)
+        assert result.code == 2 and result.err.startswith("error: ") and len(result.err.splitlines()) == 1, result.err
+
+
+def test_the_model_is_the_answers_else_the_command_lines(samaritan, tmp_path):
+    from grimoire_cli.consolidation import model_of
+
+    assert model_of("llm -m gpt-4o-mini --no-stream") == "gpt-4o-mini"
+    assert model_of("/usr/local/bin/summarize --model=claude-3 -x") == "claude-3"
+    assert model_of("/home/me/bin/summarize.py --flag") == "summarize.py"
+    answer = {k: v for k, v in ANSWER.items() if k != "model"}
+    done = json.loads(mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer), "--json").out)
+    assert done["summary"]["model"] == "summarizer.py"
+
+
+def test_a_key_given_twice_keeps_the_last_and_a_rerun_writes_nothing(samaritan, tmp_path):
+    answer = {"facts": [{"content": "v1", "importance": 5, "key": "a.b"}, {"content": "v2", "importance": 5, "key": "a.b"}]}
+    script = _answering(tmp_path, answer)
+    first = json.loads(mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", script, "--json").out)
+    assert [e["content"] for e in first["saved"]] == ["v2"]
+    assert first["refused"] == [{"item": "facts[0]", "error": "the key a.b is given again by facts[1], which is kept"}]
+    again = json.loads(mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", script, "--json").out)
+    assert (again["saved"], len(again["duplicates"]), again["summary"]) == ([], 1, None)
+
+
+def test_a_transcript_without_messages_is_bad_input(samaritan, tmp_path):
+    for text in ('{"messages": "x"}', '{"a": 1}\n{"b": 2}\n', '[1, 2]'):
+        path = tmp_path / "t.json"
+        path.write_text(text)
+        result = mem("consolidate", path, "--with", _answering(tmp_path, ANSWER))
+        assert result.code == 2 and "holds no messages" in result.err, text

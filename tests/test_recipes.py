@@ -136,3 +136,34 @@ def test_chat_without_a_chat_category_names_the_preset(repo):
     result = mem("chat", "recent")
     assert result.code == 2 and result.err == ("error: no category of kind chat in this grimoire "
                                                "(hint: run `mem init --preset protea` to add one)\n")
+
+
+def test_two_sections_of_one_category_never_show_an_entry_twice(protea):
+    text = CONFIG.read_text().replace("evolution: [", "twice: [{category: observation, limit: 2}, "
+                                      "{category: observation, limit: 2, order: importance, title: Important}]\n      evolution: [", 1)
+    CONFIG.write_text(text)
+    ids = [_add("observation", f"Observation {n} of the maze", "--importance", str(n + 1), when=f"2026-11-1{n}T10:00:00Z") for n in range(5)]
+    block = json.loads(mem("context", "--recipe", "twice", "--json").out)
+    assert block["included"] == [ids[4], ids[3], ids[2], ids[1]]
+    assert [s["left_out"] for s in block["sections"]] == [0, 1] and block["left_out"] == 1
+    assert block["text"].endswith("_left out: 1 Important (`mem query` finds them)_\n")
+
+
+def test_settings_that_no_number_holds_are_config_errors(repo):
+    for bad in ("tiers: {hot_hours: .inf}", "tiers: {hot_hours: .nan}", "decay: {every_days: .inf}", f"tiers: {{hot_max: {10 ** 300}}}"):
+        CONFIG.write_text(CONFIG.read_text().split("memory_schema:\n")[0] + "memory_schema:\n  " + bad + "\n")
+        result = mem("context")
+        assert result.code == 3 and "must be a number up to 1,000,000,000" in result.err and len(result.err.splitlines()) == 1, bad
+
+
+def test_config_values_reach_sql_as_parameters(repo):
+    CONFIG.write_text(CONFIG.read_text().replace("memory_schema:\n", "memory_schema:\n  tiers:\n    tags: {\"x') OR 1=1 --\": 5, \"a\\0b*\": 9}\n"
+                                                 "    categories: {\"fact' THEN 1 END--\": 3}\n", 1))
+    _add("fact", "The cache is redis", when="2026-11-01T10:00:00Z")
+    result = mem("query", "cache", "--tier", "hot", "--json")
+    assert result.code in (0, 1) and json.loads(result.out) == [], result.err  # 21 days old: long-term, whatever the strings say
+
+
+def test_add_to_a_chat_category_points_at_mem_chat(protea):
+    result = mem("add", "-c", "chat", "hello")
+    assert result.code == 2 and "write it with `mem chat add ROLE TEXT`" in result.err

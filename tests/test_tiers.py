@@ -185,3 +185,13 @@ def _back(now, hours):
     from grimoire_cli.clock import iso
 
     return iso(now - timedelta(hours=hours))
+
+
+def test_a_tightened_age_is_not_the_next_runs_baseline(aged):
+    assert mem("age").code == 0
+    assert json.loads(mem("age", "--max", "0", "--json").out)["recorded"] is False
+    after = json.loads(mem("age", "--json").out)
+    assert (after["moved_to_long"], after["moved_to_hot"]) == ([], [])
+    for bad in ("²h", "9" * 300 + "h", "0.5h"):
+        result = mem("age", "--older-than", bad)
+        assert result.code == 2 and result.err.startswith("error: cannot read --older-than"), bad

@@ -29,7 +29,7 @@ def age(
     render.out(f"{len(result.hot)} hot, {len(result.long)} long-term (hot: younger than {tiers.hot_hours:g}h or importance "
                f">= {tiers.pin_importance}; at most {tiers.hot_max})")
     if result.moved_to_long is None:
-        render.out("first `mem age` here: the split is recorded" if not dry_run else "no earlier `mem age` to compare with")
+        render.out("first `mem age` here: the split is recorded" if result.recorded else "no earlier `mem age` to compare with")
         return
     render.out(f"since {result.since}: {len(result.moved_to_long)} moved to long-term, {len(result.moved_to_hot or [])} back to hot")
     if result.moved_to_long:

@@ -76,6 +76,7 @@ class Store:
         self.skipped: list[Damaged] = []  # files passed over by reads with skip_damaged=True
         self._staged: dict[Path, _Staged] = {}
         self._recovered = False
+        self._files: list[GrimoireFile] | None = None
 
     # -- paths ---------------------------------------------------------------
 
@@ -85,12 +86,11 @@ class Store:
 
     def files(self, include_archive: bool = True) -> list[GrimoireFile]:
         """Every configured file, existing or not: the category files, then the archive's."""
-        out = []
-        for archived in (False, True) if include_archive else (False,):
-            for name in self.config.categories:
-                path = self.category_path(name, archived)
-                out.append(GrimoireFile(name, path, self.config.relative(path), archived))
-        return out
+        if self._files is None:  # the config never changes under a store: worked out once
+            self._files = [GrimoireFile(name, path, self.config.relative(path), archived)
+                           for archived in (False, True) for name in self.config.categories
+                           for path in (self.category_path(name, archived),)]
+        return list(self._files) if include_archive else [f for f in self._files if not f.archived]
 
     def local_paths(self) -> set[str]:
         """The files of the local categories (`tracked: false`), their archive's too: never committed, never merged."""

@@ -17,7 +17,7 @@ from ...scoring import FIELD_WEIGHTS, RECENCY_HALF_LIFE_DAYS, TIER_BONUS, recenc
 from ...settings import Decay, Tiers
 from ..layout import Layout
 from .connection import Connection
-from .heat import hot_sql, importance_sql, register
+from .heat import decay_params, hot_sql, importance_sql, register
 from .rows import LIGHT_COLUMNS, TAG_SEPARATOR, Light, Row
 
 STATES = ("active", "expired", "superseded", "archived")
@@ -82,7 +82,7 @@ class Filter:
         if self.lengths is not None and table != "entries":
             raise ValueError("a filter on content lengths reads the entries table")
         parts = ["(" + " OR ".join(_STATE_SQL[s] for s in sorted(self.states)) + ")" if self.states else "0"]
-        params: dict[str, Any] = {"now": self.at}
+        params: dict[str, Any] = {"now": self.at, **decay_params(self.decay)}  # orders and ranks may use the decay
         if self.categories:
             params.update({f"cat{i}": c for i, c in enumerate(self.categories)})
             parts.append(f"e.category IN ({', '.join(f':cat{i}' for i in range(len(self.categories)))})")
@@ -179,8 +179,9 @@ class Queries(Connection):
         if chosen.tier is not None and chosen.tiers is not None:
             # The hot set is the grimoire's (these files'), whatever else the filter keeps.
             self._functions()
-            hot = hot_sql(chosen.tiers, chosen.decay, inside.replace("e.path", "h.path"), _STATES_OF["active"].format(t="h"))
+            hot, more = hot_sql(chosen.tiers, chosen.decay, inside.replace("e.path", "h.path"), _STATES_OF["active"].format(t="h"))
             condition += f" AND e.rowid {'IN' if chosen.tier == 'hot' else 'NOT IN'} ({hot})"
+            params = {**params, **more}
         return f"e.mapping = 1 AND {inside} AND {condition}", {**named, **params}
 
     def lights(self, paths: list[str], chosen: Filter | None = None) -> list[Light]:
@@ -195,6 +196,13 @@ class Queries(Connection):
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [row[0] for row in self.read(sql, params)]
+
+    def ordered_counted(self, paths: list[str], chosen: Filter, order: str, limit: int) -> tuple[list[int], int]:
+        """`ordered` (at most `limit`) and how many are chosen in all, in one pass."""
+        where, params = self._where(paths, chosen)
+        rows = self.read(f"SELECT e.rowid, count(*) OVER () FROM ranks AS e WHERE {where} ORDER BY {_order_sql(order, chosen.decay)} "
+                         f"LIMIT {int(limit)}", params)
+        return [row[0] for row in rows], rows[0][1] if rows else 0
 
     def count(self, paths: list[str], chosen: Filter) -> int:
         where, params = self._where(paths, chosen)

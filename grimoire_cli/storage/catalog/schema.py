@@ -42,6 +42,8 @@ CREATE TABLE IF NOT EXISTS ranks (
     rowid INTEGER PRIMARY KEY, path TEXT, mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT, name TEXT,
     confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL, superseded_by TEXT, tags TEXT, seq INTEGER
 );
+-- Kinds' commands and recipe sections read one category's few entries among many.
+CREATE INDEX IF NOT EXISTS ranks_category ON ranks(category);
 CREATE TRIGGER IF NOT EXISTS ranks_insert AFTER INSERT ON entries BEGIN
     INSERT INTO ranks VALUES (new.rowid, new.path, new.mapping, new.archived, new.id, new.category, new.key, new.name,
                               new.confidence, new.importance, new.tier, new.born, new.expires, new.superseded_by, new.tags, new.seq);
