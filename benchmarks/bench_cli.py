@@ -229,6 +229,14 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
         before=lambda: (folder / ".prompt.txt").write_text(prompt))
     both("mem consolidate (60 turns)", lambda: [MEM, "consolidate", str(session), "--with", str(summarizer)], reader)
 
+    # The Persistent Memory System (issue 18): 10,000 generated execution records in one call.
+    from executions import generate
+
+    runs = folder / ".runs.jsonl"
+    if not runs.exists():
+        runs.write_text("".join(json.dumps(record) + "\n" for record in generate(10000)))
+    one("mem observe (10,000 records)", lambda _: [MEM, "observe", str(runs)])
+
     # Writes, cold (no catalog) and warm; each run takes fresh ids.
     fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry
     both("mem add", lambda: [MEM, "add", "-c", "fact", f"bench fact {time.time_ns()} about the cache"], reader)

@@ -19,6 +19,7 @@ from . import clock
 from .config import Config, load_config
 from .errors import BadInput, NotFound, Refused, no_memory
 from .kinds.facade import KindsFacade
+from .learning_facade import LearningFacade
 from .lifecycle_facade import LifecycleFacade
 from .model import Entry, sort_key
 from .scoring import words
@@ -40,10 +41,11 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .validate import Report
 
 
-class Grimoire(KindsFacade, LifecycleFacade):
+class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     """A grimoire found from a working directory, like the `mem` command finds it.
     The kinds' methods (keyed facts, ...) are `KindsFacade`'s; tiers,
-    consolidation and compaction `LifecycleFacade`'s."""
+    consolidation and compaction `LifecycleFacade`'s; learning from
+    executions `LearningFacade`'s."""
 
     def __init__(self, config: Config):
         self.config = config

@@ -140,6 +140,17 @@ def redact(text: str) -> tuple[str, list[Finding]]:
 _SEPARATOR = "\n\x00\n"
 
 
+def redact_all(texts: list[str]) -> tuple[list[str], int]:
+    """`redact` of many texts at once (one gate, one pass of each rule over
+    them all: a record of many short fields costs one text's work), and how
+    many secrets there were."""
+    if any("\x00" in text for text in texts):  # the separator could occur: one by one
+        done = [redact(text) for text in texts]
+        return [text for text, _ in done], sum(len(found) for _, found in done)
+    joined, found = redact(_SEPARATOR.join(texts))
+    return (joined.split(_SEPARATOR) if texts else []), len(found)
+
+
 def scan_fields(data: dict, gated: bool = True) -> list[tuple[str, Finding]]:
     """Findings in every text field of an entry, as (field, finding), one per
     secret: a secret repeated in a later field (a summary derived from the

@@ -53,6 +53,12 @@ _TYPES = {"string": lambda v: isinstance(v, str), "boolean": lambda v: isinstanc
           "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())}
 
 
+def _search(pattern: str, text: str) -> bool:
+    import re
+
+    return re.search(pattern, text) is not None
+
+
 def _same(a: object, b: object) -> bool:
     """JSON equality: true is not 1."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -65,27 +71,24 @@ def _same(a: object, b: object) -> bool:
 
 
 def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tuple[tuple, str]]":
-    import re
-
-    unknown = set(schema) - _KNOWN
-    if unknown:
-        raise ValueError(f"schema keyword(s) the write check does not know: {sorted(unknown)}")
+    if not schema:
+        return []
     if "$ref" in schema:
         return _problems(value, root["$defs"][schema["$ref"].rsplit("/", 1)[1]], root, path)
     out: list[tuple[tuple, str]] = []
     wanted = schema.get("type")
-    if wanted is not None and not any(_TYPES[t](value) for t in ([wanted] if isinstance(wanted, str) else wanted)):
+    if wanted is not None and not (_TYPES[wanted](value) if isinstance(wanted, str) else any(_TYPES[t](value) for t in wanted)):
         return [(path, f"{value!r} is not of type {wanted!r}")]
     if "enum" in schema and not any(_same(value, option) for option in schema["enum"]):
         out.append((path, f"{value!r} is not one of {schema['enum']!r}"))
     if isinstance(value, str):
-        if "pattern" in schema and not re.search(schema["pattern"], value):
+        if "pattern" in schema and not _search(schema["pattern"], value):
             out.append((path, f"{value!r} does not match {schema['pattern']!r}"))
         if len(value) < schema.get("minLength", 0):
             out.append((path, f"{value!r} is too short"))
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             out.append((path, f"{value[:40]!r}... is too long"))
-    if _TYPES["number"](value):
+    if ("minimum" in schema or "maximum" in schema) and _TYPES["number"](value):
         if "minimum" in schema and value < schema["minimum"]:
             out.append((path, f"{value!r} is less than the minimum of {schema['minimum']!r}"))
         if "maximum" in schema and value > schema["maximum"]:
@@ -114,10 +117,11 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
     return out
 
 
-def first_problem(data: dict, kind: str = "note") -> "tuple[str, str] | None":
+def first_problem(data: dict, kind: str = "note", schema_name: str | None = None) -> "tuple[str, str] | None":
     """(dotted path, message) of the first problem of an entry of a category
-    of `kind` (by path, as `validate` orders them), or None when it is valid."""
-    schema = _compiled(kind)
+    of `kind` (or of `data` against the schema file `schema_name`, by path,
+    as `validate` orders them), or None when it is valid."""
+    schema = _compiled(kind) if schema_name is None else _named(schema_name)
     found = _problems(data, schema, schema, ())
     if not found:
         return None
@@ -125,6 +129,29 @@ def first_problem(data: dict, kind: str = "note") -> "tuple[str, str] | None":
     return ".".join(str(p) for p in path), message
 
 
+def _known(schema: object) -> None:
+    """Every keyword of a schema (at any depth) one the interpreter knows."""
+    if isinstance(schema, dict):
+        unknown = set(schema) - _KNOWN
+        if unknown:
+            raise ValueError(f"schema keyword(s) the write check does not know: {sorted(unknown)}")
+        for key, value in schema.items():
+            if key in ("properties", "$defs"):
+                for sub in value.values():
+                    _known(sub)
+            elif key in ("items", "additionalProperties", "propertyNames"):
+                _known(value)
+
+
 @lru_cache(maxsize=None)
 def _compiled(kind: str) -> dict:
-    return entry_schema(kind)
+    schema = entry_schema(kind)
+    _known(schema)
+    return schema
+
+
+@lru_cache(maxsize=None)
+def _named(name: str) -> dict:
+    schema = load_schema(name)
+    _known(schema)
+    return schema

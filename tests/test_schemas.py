@@ -57,3 +57,34 @@ def test_the_write_check_agrees_with_jsonschema(example):
         data.pop(name, None)
     expected = not list(entry_validator(kind).iter_errors(data))
     assert (first_problem(data, kind) is None) == expected, json.dumps(data, default=str)[:300]
+
+
+OBSERVATION = {"task_id": "t", "outcome": "success", "context": "c", "started_at": "2026-11-22T10:00:00Z", "duration_ms": 3,
+               "steps": [{"tool": "a", "status": "completed", "params": {}, "duration_ms": 1, "retries": 0, "error": None}],
+               "corrections": [{"field": "f", "original": 1, "corrected": 2}]}
+STEP_FIELDS = ["tool", "status", "params", "duration_ms", "retries", "error", "x"]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.dictionaries(st.sampled_from(sorted(OBSERVATION) + ["x"]), values, max_size=3),
+       st.dictionaries(st.sampled_from(STEP_FIELDS), values, max_size=3), st.lists(st.sampled_from(sorted(OBSERVATION)), max_size=1))
+def test_the_observation_check_agrees_with_jsonschema(changes, step, dropped):
+    from jsonschema import Draft202012Validator
+
+    from grimoire_cli.schemas import load_schema
+
+    schema = load_schema("observation.schema.json")
+    data = {**OBSERVATION, "steps": [{**OBSERVATION["steps"][0], **step}], **changes}
+    for name in dropped:
+        data.pop(name, None)
+    expected = not list(Draft202012Validator(schema).iter_errors(data))
+    assert (first_problem(data, schema_name="observation.schema.json") is None) == expected, json.dumps(data, default=str)[:300]
+
+
+def test_a_keyword_the_write_check_does_not_know_fails_loudly():
+    import pytest
+
+    from grimoire_cli.schemas import _known
+
+    with pytest.raises(ValueError, match="oneOf"):
+        _known({"properties": {"a": {"items": {"oneOf": []}}}})

@@ -1,0 +1,28 @@
+"""The facade's methods for learning from executions (README: Learning from
+executions; the Persistent Memory System's API): `Grimoire` inherits them,
+as it does the kinds' (`kinds/facade.py`). The work is done by the module
+each one names.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from .observations import Observed
+    from .storage.store import Store
+
+
+class LearningFacade:
+    """Mixed into `Grimoire`: it provides `store`."""
+
+    store: "Store"
+
+    def observe(self, records: "Iterable[dict[str, Any] | str]", *, skip_invalid: bool = False) -> "Observed":
+        """Append execution records (mappings, or JSON Lines text) to the
+        local observation log, checked and redacted; all or nothing unless `skip_invalid`."""
+        from .observations import observe
+
+        lines = (record if isinstance(record, str) else json.dumps(record) for record in records)
+        return observe(self.store, lines, skip_invalid=skip_invalid)

@@ -1,0 +1,179 @@
+"""`mem observe` (the Persistent Memory System's observe step): execution
+records appended to the local log `<storage_dir>/local/observations.jsonl`.
+
+Raw logs are volatile state (DESIGN §6 rule 2): the log lives in the
+git-ignored local folder, is never committed, and what mem learns from it
+is derived. Each record is checked against `schemas/observation.schema.json`
+with line numbers; a batch is appended whole or not at all (with
+`skip_invalid`, the valid records are, and the rest reported). Every text a
+record holds — goal, context, parameter values, errors, corrections — is
+redacted by the guard before it is stored, and the redactions counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import BadInput
+from .storage.store import Store
+
+LOG = "observations.jsonl"
+# The field names of a record and of its steps and corrections (the schema allows no others),
+# and the fields whose values it pins to an enum or a time.
+_FIXED = frozenset({"task_id", "goal", "context", "agent", "outcome", "started_at", "duration_ms", "steps", "corrections", "metadata",
+                    "tool", "params", "status", "retries", "error", "field", "original", "corrected"})
+_PINNED = frozenset({"outcome", "status", "started_at", "duration_ms", "retries"})
+
+
+class Observed:
+    """What one `observe` appended: records and steps, secrets redacted,
+    and (with `skip_invalid`) the (line, error) of the records left out."""
+
+    __slots__ = ("records", "steps", "redacted", "rejected")
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.steps = 0
+        self.redacted = 0
+        self.rejected: list[tuple[int, str]] = []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"records": self.records, "steps": self.steps, "redacted": self.redacted,
+                "rejected": [{"line": n, "error": m} for n, m in self.rejected]}
+
+
+def log_path(store: Store) -> Path:
+    return store.config.local_dir / LOG
+
+
+def check(record: Any) -> None:
+    """A record as the schema allows it, else bad input naming the field."""
+    from .schemas import first_problem
+
+    if not isinstance(record, dict):
+        raise BadInput(f"a record must be a JSON object, not {type(record).__name__}")
+    if "steps" not in record:
+        raise BadInput("a record without steps", "give steps: [{tool, status, ...}] for what the task ran")
+    problem = first_problem(record, schema_name="observation.schema.json")
+    if problem is not None:
+        where, message = problem
+        raise BadInput(f"{where + ': ' if where else ''}{message}")
+
+
+def redacted(value: Any) -> tuple[Any, int]:
+    """The value with every secret in its texts (free-form keys too) replaced;
+    how many there were. The record's own field names and the values the
+    schema pins (an outcome, a status, a time) cannot hold one: left out of
+    the scan, which then reads a third less."""
+    from .guard import redact_all
+
+    texts: list[str] = []
+
+    def collect(item: Any, fixed: bool = False) -> None:
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, list):
+            for part in item:
+                collect(part, fixed)
+        elif isinstance(item, dict):
+            for key, part in item.items():
+                if not (fixed and key in _FIXED):
+                    collect(key)
+                if not (fixed and key in _PINNED):
+                    collect(part, fixed and key in ("steps", "corrections"))
+
+    collect(value, True)
+    clean, count = redact_all(texts)
+    if not count:
+        return value, 0
+    replaced = iter(clean)
+
+    def rebuild(item: Any, fixed: bool = False) -> Any:
+        if isinstance(item, str):
+            return next(replaced)
+        if isinstance(item, list):
+            return [rebuild(part, fixed) for part in item]
+        if isinstance(item, dict):
+            out = {}
+            for key, part in item.items():
+                new_key = key if fixed and key in _FIXED or not isinstance(key, str) else next(replaced)
+                out[new_key] = part if fixed and key in _PINNED else rebuild(part, fixed and key in ("steps", "corrections"))
+            return out
+        return item
+
+    return rebuild(value, True), count
+
+
+def observe(store: Store, lines: Iterable[str], *, skip_invalid: bool = False) -> Observed:
+    """Check, redact and append JSON Lines records to the log (see the module)."""
+    result = Observed()
+    kept: list[str] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise BadInput(f"not JSON ({exc.args[0]})") from None
+            check(record)
+        except BadInput as exc:
+            result.rejected.append((number, exc.message))
+            continue
+        record, count = redacted(record)
+        result.redacted += count
+        result.records += 1
+        result.steps += len(record["steps"])
+        kept.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+    if result.rejected and not skip_invalid:
+        shown = "; ".join(f"line {n}: {m}" for n, m in result.rejected[:3])
+        more = f" (and {len(result.rejected) - 3} more)" if len(result.rejected) > 3 else ""
+        raise BadInput(f"{len(result.rejected)} invalid record{'' if len(result.rejected) == 1 else 's'}, nothing observed: {shown}{more}",
+                       "fix those lines, or use --skip-invalid to observe the rest")
+    if kept:
+        _append(store, kept)
+    return result
+
+
+def _append(store: Store, records: list[str]) -> None:
+    """The records at the end of the log, in one write under the grimoire lock."""
+    path = log_path(store)
+    data = ("\n".join(records) + "\n").encode("utf-8")
+    with store.lock():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size and not _ends_with_newline(path):
+                data = b"\n" + data  # a write cut short earlier: its half line stays apart
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
+def from_claude_hook(payload: Any) -> dict[str, Any]:
+    """A Claude Code `PostToolUse` payload as a one-step record: the tool,
+    its input as params, failed when the response says it errored."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("tool_name"), str) or not payload["tool_name"]:
+        raise BadInput("not a PostToolUse payload: no tool_name", "pipe in the JSON Claude Code gives a PostToolUse hook")
+    response = payload.get("tool_response")
+    error = None
+    if isinstance(response, dict):
+        if response.get("is_error") or response.get("success") is False or response.get("error"):
+            error = str(response.get("error") or response.get("stderr") or "the tool reported an error")[:4000]
+    session = str(payload.get("session_id") or "claude-code")
+    use = payload.get("tool_use_id") or hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    step = {"tool": payload["tool_name"], "params": payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {},
+            "status": "failed" if error else "completed", "retries": 0, "error": error}
+    return {"task_id": f"{session}:{use}"[:200], "agent": "claude-code", "context": payload.get("cwd") and Path(str(payload["cwd"])).name or "claude-code",
+            "outcome": "failure" if error else "success", "steps": [step]}
