@@ -236,6 +236,7 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     if not runs.exists():
         runs.write_text("".join(json.dumps(record) + "\n" for record in generate(10000)))
     one("mem observe (10,000 records)", lambda _: [MEM, "observe", str(runs)])
+    both("mem tools", lambda: [MEM, "tools"])
 
     # Writes, cold (no catalog) and warm; each run takes fresh ids.
     fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
     from .observations import Observed
+    from .tools import ToolMemory
     from .storage.store import Store
 
 
@@ -26,3 +27,11 @@ class LearningFacade:
 
         lines = (record if isinstance(record, str) else json.dumps(record) for record in records)
         return observe(self.store, lines, skip_invalid=skip_invalid)
+
+    def tools(self, name: str | None = None, *, context: str | None = None) -> "list[ToolMemory]":
+        """Tool memory from the observation log: per tool its runs, success
+        rate, durations (mean, p50, p95), retries, success per context and
+        its most common errors by shape; only `name`, only runs in `context`."""
+        from .tools import tool_memory
+
+        return tool_memory(self.store, name, context)

@@ -1,8 +1,9 @@
-"""Commands that learn from executions (README: Learning from executions): observe."""
+"""Commands that learn from executions (README: Learning from executions): observe, tools."""
 
 from __future__ import annotations
 
 import json as jsonlib
+from typing import Optional
 
 import typer
 
@@ -40,3 +41,25 @@ def observe(
             render.warn(f"line {number}: {message}")
     if result.rejected:
         raise typer.Exit(FOUND_PROBLEMS)
+
+
+@command()
+def tools(
+    name: Optional[str] = typer.Argument(None, metavar="NAME", help="Only this tool."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="C", help="Only runs in this context."),
+    json: bool = JsonOpt,
+) -> None:
+    """Tool memory from the observation log: runs, success rate, durations, retries, per context, common errors."""
+    found = open_grimoire().tools(name, context=context)
+    if json:
+        render.print_json([memory.to_dict() for memory in found])
+        return
+    if not found:
+        render.note("no executions observed yet (see `mem observe`)")
+    for memory in found:
+        timing = f"mean {memory.mean_ms:.0f} ms, p50 {memory.p50_ms:.0f}, p95 {memory.p95_ms:.0f}" if memory.mean_ms is not None else "no durations"
+        render.out(f"{memory.tool}: {memory.executions} runs, {100 * memory.success_rate:.1f}% ok, {timing}, {memory.mean_retries:.2f} retries")
+        for label, per in memory.contexts.items():
+            render.out(f"  in {label or '(no context)'}: {per['executions']} runs, {100 * per['success_rate']:.1f}% ok")
+        for error in memory.errors:
+            render.out(f"  error x{error['count']} ({100 * error['share']:.0f}% of failures; {', '.join(error['contexts'])}): {error['error']}")

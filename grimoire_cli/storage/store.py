@@ -119,6 +119,11 @@ class Store:
                 self._fresh.clear()
         return attempt()
 
+    def derived(self, work: Callable[[Catalog], T]) -> T:
+        """`work(catalog)` for what the catalog derives from outside the
+        grimoire files (the observation log), under the one retry policy."""
+        return self._retrying(lambda: work(self.catalog))
+
     def kept(self, ask: Callable[[Catalog], T], default: T) -> T:
         """`ask(catalog)` for a result the catalog merely keeps (validate's
         reports): when the catalog fails, the default, and no retry."""

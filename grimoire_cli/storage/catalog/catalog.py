@@ -22,11 +22,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .executions import Executions
 from .indexer import Indexer
 from .queries import Queries
 
 
-class Catalog(Indexer, Queries):
+class Catalog(Indexer, Queries, Executions):
     """One grimoire's catalog (see the module's docstring)."""
 
     # -- results kept by `mem validate` ----------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "18"
+VERSION = "19"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -64,10 +64,17 @@ CREATE TABLE IF NOT EXISTS reports (path TEXT PRIMARY KEY, key TEXT, value TEXT)
 CREATE TABLE IF NOT EXISTS checks (path TEXT, chunk BLOB, version TEXT, value TEXT, PRIMARY KEY (path, chunk)) WITHOUT ROWID;
 -- How often each entry was read by `mem recall` and when last (derived
 -- state: never written to a grimoire file, so reading leaves git clean).
+-- What the observation log says of each tool (executions.py), read incrementally: derived, rebuilt from the log.
+-- Kept as running totals per tool and context, so a warm `mem tools` reads a few rows, not every step;
+-- durations per whole millisecond, for the percentiles.
+CREATE TABLE IF NOT EXISTS tool_stats (tool TEXT, context TEXT, runs INTEGER, ok INTEGER, timed INTEGER, duration REAL, retries INTEGER,
+                                       PRIMARY KEY (tool, context)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tool_errors (tool TEXT, context TEXT, error TEXT, count INTEGER, example TEXT, PRIMARY KEY (tool, context, error)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tool_durations (tool TEXT, context TEXT, ms INTEGER, n INTEGER, PRIMARY KEY (tool, context, ms)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS accesses (id TEXT PRIMARY KEY, count INTEGER NOT NULL, last REAL NOT NULL) WITHOUT ROWID;
 """
 
-TABLES = ("meta", "files", "entries", "spans", "ranks", "fts", "words", "reports", "checks", "accesses")
+TABLES = ("meta", "files", "entries", "spans", "ranks", "fts", "words", "reports", "checks", "accesses", "tool_stats", "tool_errors", "tool_durations")
 
 
 def statements(script: str = DDL) -> list[str]:
