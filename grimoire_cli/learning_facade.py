@@ -25,8 +25,15 @@ class LearningFacade:
         local observation log, checked and redacted; all or nothing unless `skip_invalid`."""
         from .observations import observe
 
-        lines = (record if isinstance(record, str) else json.dumps(record) for record in records)
-        return observe(self.store, lines, skip_invalid=skip_invalid)
+        from .errors import BadInput
+
+        def line(record: "dict[str, Any] | str") -> str:
+            try:
+                return record if isinstance(record, str) else json.dumps(record, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise BadInput(f"a record is not JSON: {exc}", "give records of JSON values (text, numbers, lists, mappings)") from None
+
+        return observe(self.store, [line(record) for record in records], skip_invalid=skip_invalid)
 
     def tools(self, name: str | None = None, *, context: str | None = None) -> "list[ToolMemory]":
         """Tool memory from the observation log: per tool its runs, success

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -26,6 +27,7 @@ LOG = "observations.jsonl"
 # and the fields whose values it pins to an enum or a time.
 _FIXED = frozenset({"task_id", "goal", "context", "agent", "outcome", "started_at", "duration_ms", "steps", "corrections", "metadata",
                     "tool", "params", "status", "retries", "error", "field", "original", "corrected"})
+_PLAIN_NAME = re.compile(r"^[A-Za-z][A-Za-z_-]{0,39}\Z")
 _PINNED = frozenset({"outcome", "status", "started_at", "duration_ms", "retries"})
 
 
@@ -66,46 +68,51 @@ def check(record: Any) -> None:
 
 def redacted(value: Any) -> tuple[Any, int]:
     """The value with every secret in its texts (free-form keys too) replaced;
-    how many there were. The record's own field names and the values the
-    schema pins (an outcome, a status, a time) cannot hold one: left out of
-    the scan, which then reads a third less."""
+    how many there were. A value under a name is scanned as `name: value`,
+    so `{"password": "hunter22x"}` is caught as an assignment is; a
+    correction's values go under its field's name. The record's own field
+    names and the values the schema pins (an outcome, a status, a time) cannot
+    hold a secret: left out of the scan, which then reads a third less."""
     from .guard import redact_all
 
     texts: list[str] = []
+    prefixes: list[str] = []
 
-    def collect(item: Any, fixed: bool = False) -> None:
+    def add(text: str, name: Any = None) -> None:
+        # Only a plain name (letters, '_', '-') leads its value: one that could be a secret itself is scanned as a key, once.
+        prefix = f"{name}: " if isinstance(name, str) and _PLAIN_NAME.match(name) else ""
+        texts.append(prefix + text)
+        prefixes.append(prefix)
+
+    def walk(item: Any, fixed: bool, name: Any, visit) -> Any:
         if isinstance(item, str):
-            texts.append(item)
-        elif isinstance(item, list):
-            for part in item:
-                collect(part, fixed)
-        elif isinstance(item, dict):
-            for key, part in item.items():
-                if not (fixed and key in _FIXED):
-                    collect(key)
-                if not (fixed and key in _PINNED):
-                    collect(part, fixed and key in ("steps", "corrections"))
-
-    collect(value, True)
-    clean, count = redact_all(texts)
-    if not count:
-        return value, 0
-    replaced = iter(clean)
-
-    def rebuild(item: Any, fixed: bool = False) -> Any:
-        if isinstance(item, str):
-            return next(replaced)
+            return visit(item, name)
         if isinstance(item, list):
-            return [rebuild(part, fixed) for part in item]
+            return [walk(part, fixed, name, visit) for part in item]
         if isinstance(item, dict):
+            field = item.get("field") if fixed and isinstance(item.get("field"), str) else None  # a correction's
             out = {}
             for key, part in item.items():
-                new_key = key if fixed and key in _FIXED or not isinstance(key, str) else next(replaced)
-                out[new_key] = part if fixed and key in _PINNED else rebuild(part, fixed and key in ("steps", "corrections"))
+                new_key = key if (fixed and key in _FIXED) or not isinstance(key, str) else visit(key, None)
+                if fixed and key in _PINNED:
+                    out[new_key] = part
+                else:
+                    under = field if key in ("original", "corrected") and field else (None if fixed and key in _FIXED else key)
+                    out[new_key] = walk(part, fixed and key in ("steps", "corrections"), under, visit)
             return out
         return item
 
-    return rebuild(value, True), count
+    walk(value, True, None, lambda text, name: add(text, name))
+    clean, count = redact_all(texts)
+    if not count:
+        return value, 0
+    replaced = iter(zip(clean, prefixes))
+
+    def take(_: str, __: Any) -> str:
+        text, prefix = next(replaced)
+        return text[len(prefix):] if text.startswith(prefix) else text
+
+    return walk(value, True, None, take), count
 
 
 def observe(store: Store, lines: Iterable[str], *, skip_invalid: bool = False) -> Observed:
@@ -117,12 +124,14 @@ def observe(store: Store, lines: Iterable[str], *, skip_invalid: bool = False) -
             continue
         try:
             try:
-                record = json.loads(line)
+                record = json.loads(line, parse_constant=_refuse_constant)
             except ValueError as exc:
                 raise BadInput(f"not JSON ({exc.args[0]})") from None
             check(record)
         except BadInput as exc:
-            result.rejected.append((number, exc.message))
+            from .guard import redact
+
+            result.rejected.append((number, redact(exc.message)[0]))  # a message may quote the value
             continue
         record, count = redacted(record)
         result.redacted += count
@@ -139,17 +148,26 @@ def observe(store: Store, lines: Iterable[str], *, skip_invalid: bool = False) -
     return result
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _append(store: Store, records: list[str]) -> None:
     """The records at the end of the log, in one write under the grimoire lock."""
     path = log_path(store)
     data = ("\n".join(records) + "\n").encode("utf-8")
     with store.lock():
         path.parent.mkdir(parents=True, exist_ok=True)
+        ignore = path.parent / ".gitignore"
+        if not ignore.exists():  # volatile state: never committed, whatever the grimoire's own ignore rules say
+            ignore.write_text("# the local state of mem: never commit\n*\n", encoding="utf-8")
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             if os.fstat(fd).st_size and not _ends_with_newline(path):
                 data = b"\n" + data  # a write cut short earlier: its half line stays apart
-            os.write(fd, data)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -161,14 +179,24 @@ def _ends_with_newline(path: Path) -> bool:
         return handle.read(1) == b"\n"
 
 
-def from_claude_hook(payload: Any) -> dict[str, Any]:
-    """A Claude Code `PostToolUse` payload as a one-step record: the tool,
-    its input as params, failed when the response says it errored."""
+HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure")
+
+
+def from_claude_hook(payload: Any) -> dict[str, Any] | None:
+    """A Claude Code `PostToolUse` payload (the tool succeeded) or
+    `PostToolUseFailure` (it failed: a top-level `error`) as a one-step
+    record; None for another event. A PostToolUse response that says it
+    errored (`is_error`, `error`, `success: false`) is a failure too."""
     if not isinstance(payload, dict) or not isinstance(payload.get("tool_name"), str) or not payload["tool_name"]:
         raise BadInput("not a PostToolUse payload: no tool_name", "pipe in the JSON Claude Code gives a PostToolUse hook")
-    response = payload.get("tool_response")
+    event = payload.get("hook_event_name", "PostToolUse")
+    if event not in HOOK_EVENTS:
+        return None
     error = None
-    if isinstance(response, dict):
+    if event == "PostToolUseFailure":
+        error = str(payload.get("error") or "the tool failed")[:4000]
+    response = payload.get("tool_response")
+    if error is None and isinstance(response, dict):
         if response.get("is_error") or response.get("success") is False or response.get("error"):
             error = str(response.get("error") or response.get("stderr") or "the tool reported an error")[:4000]
     session = str(payload.get("session_id") or "claude-code")

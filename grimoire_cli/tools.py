@@ -27,10 +27,11 @@ if TYPE_CHECKING:
 
 _SHAPES = (
     (re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+"), "<email>"),
-    (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.@%+-]+){2,}/?|(?:\./|\.\./)[\w./-]+"), "<path>"),
-    (re.compile(r"'[^']*'|\"[^\"]*\""), "<value>"),
-    (re.compile(r"\b[0-9a-f]{8,}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<id>"),
-    (re.compile(r"\d+(\.\d+)?"), "<n>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{8,}\b", re.I), "<id>"),
+    (re.compile(r"(?:\b[A-Za-z]:)?(?:[/\\][\w.@%+-]+){2,}[/\\]?|(?:\./|\.\./)[\w./-]+"), "<path>"),
+    # A quote opens after a non-word character: "can't" and "won't" are words, not values.
+    (re.compile(r"(?<!\w)'[^']*'|(?<!\w)\"[^\"]*\""), "<value>"),
+    (re.compile(r"(?<![A-Za-z_])\d+(\.\d+)?"), "<n>"),
 )
 TOP_ERRORS = 5
 
@@ -44,15 +45,24 @@ def normalise_error(text: str) -> str:
 
 
 def _steps(record: dict[str, Any]) -> list[Step]:
-    context = record.get("context") or ""
+    """A logged record's steps; a line mem did not write may hold anything:
+    what cannot be one is left out (the line, by the caller)."""
+    context = str(record.get("context") or "")
     out = []
     for step in record["steps"]:
         error = step.get("error") if isinstance(step.get("error"), str) and step["error"].strip() else None
+        ok = int(step["status"] == "completed")
         duration = step.get("duration_ms")
-        out.append(Step(step["tool"], context, int(step["status"] == "completed"),
-                        float(duration) if isinstance(duration, (int, float)) else None, int(step.get("retries") or 0),
-                        normalise_error(error) if error else None, error[:300] if error else None))
+        duration = float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration <= 1e12 else None
+        retries = step.get("retries")
+        retries = retries if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries <= 10 ** 6 else 0
+        # The error of a failed step: one a completed step mentions did not make it fail.
+        shape = normalise_error(error) if error and not ok else None
+        out.append(Step(str(step["tool"]), context, ok, duration, retries, shape, error[:300] if shape else None))
     return out
+
+
+_HEAD = 256  # bytes of the log's start kept as its fingerprint
 
 
 def sync(store: Store, catalog: "Catalog") -> None:
@@ -61,27 +71,29 @@ def sync(store: Store, catalog: "Catalog") -> None:
     try:
         stat = os.stat(path)
     except FileNotFoundError:
-        if catalog.log_mark() != (0, 0):
+        if catalog.log_mark()[:2] != (0, 0):
             catalog.add_steps([], 0, 0, 0)
         return
-    ino, offset = catalog.log_mark()
-    if ino != stat.st_ino or stat.st_size < offset:
-        offset = 0  # replaced or cut: read again from the start
-    if stat.st_size == offset:
-        return
+    ino, offset, head = catalog.log_mark()
     with open(path, "rb") as handle:
+        start = handle.read(_HEAD)
+        if ino != stat.st_ino or stat.st_size < offset or start[: len(head)] != head:
+            offset = 0  # replaced, cut or rewritten: read again from the start
+        if stat.st_size == offset:
+            return
         handle.seek(offset)
         data = handle.read(stat.st_size - offset)
     end = data.rfind(b"\n") + 1  # whole lines only: an append may be under way
     steps: list[Step] = []
-    for line in data[:end].splitlines():
+    for line in data[:end].split(b"\n"):
+        if not line.strip():
+            continue
         try:
-            record = json.loads(line)
-            steps.extend(_steps(record))
-        except (ValueError, KeyError, TypeError):
-            continue  # a half line a crash left: appended records are checked, this is not one
+            steps.extend(_steps(json.loads(line)))
+        except Exception:  # noqa: BLE001 - a line mem did not write (a half line a crash left, a hand edit): not a record
+            continue
     if end:
-        catalog.add_steps(steps, stat.st_ino, offset, offset + end)
+        catalog.add_steps(steps, stat.st_ino, offset, offset + end, start)
 
 
 def percentiles(counts: list[tuple[int, int]], shares: tuple[float, ...]) -> tuple[float | None, ...]:
@@ -138,16 +150,17 @@ def tool_memory(store: Store, name: str | None = None, context: str | None = Non
 def _tool_memory(store: Store, catalog: "Catalog", name: str | None, context: str | None) -> list[ToolMemory]:
     sync(store, catalog)
     rows = catalog.tool_rows(name, context)
-    if name is not None and not rows:
-        raise BadInput(f"no runs of {name!r} observed" + (f" in {context!r}" if context else ""), "see the tools with `mem tools`")
+    if (name is not None or context is not None) and not rows:
+        raise BadInput(f"no runs of {name or 'any tool'!r} observed" + (f" in {context!r}" if context is not None else ""),
+                       "see the tools and contexts with `mem tools`")
     out = []
     for tool, runs, successes, mean, retries in rows:
         memory = ToolMemory(tool, runs, int(successes or 0), mean, float(retries or 0))
         memory.p50_ms, memory.p95_ms = percentiles(catalog.durations(tool, context), (0.5, 0.95))
-        memory.contexts = {c: {"executions": n, "successes": ok, "success_rate": round(ok / n, 4)} for c, n, ok in catalog.per_context(tool)}
+        memory.contexts = {c: {"executions": n, "successes": ok, "success_rate": round(ok / n, 4)} for c, n, ok in catalog.per_context(tool, context)}
         failures = memory.failures
         memory.errors = [{"error": shape, "count": count, "share": round(count / failures, 4) if failures else 0.0,
-                          "contexts": sorted((contexts or "").split(",")), "example": example}
+                          "contexts": sorted((contexts or "").split("\x1f")), "example": example}
                          for shape, count, contexts, example in catalog.errors(tool, context, TOP_ERRORS)]
         out.append(memory)
     return out

@@ -52,6 +52,13 @@ def test_the_statistics_equal_what_the_generator_put_in(repo):
     assert (support["executions"], support["successes"]) == tuple(per)
 
 
+def test_errors_are_grouped_by_shape_and_kept_apart():
+    assert normalise_error("can't connect to the database, won't retry") != normalise_error("can't parse config.yaml, won't retry")
+    uuid_a, uuid_b = "2f1e9c0a-1b2c-4d3e-8f9a-0b1c2d3e4f5a", "91aa0c3b-77de-4e21-a0b9-1c2d3e4f5a6b"
+    assert normalise_error(f"job {uuid_a} lost") == normalise_error(f"job {uuid_b} lost") == "job <id> lost"
+    assert normalise_error("sha1 mismatch") != normalise_error("sha256 mismatch")
+
+
 def test_errors_are_grouped_by_shape():
     assert normalise_error("timeout after 30s on /srv/a/1.json") == normalise_error("timeout after 12s on /srv/b/7.json") \
         == "timeout after <n>s on <path>"
@@ -63,10 +70,15 @@ def test_errors_are_grouped_by_shape():
 def test_the_catalog_reads_only_what_the_log_gained(repo):
     _observe(generate(50, seed=2))
     before = json.loads(mem("tools", "--json").out)
-    # An edit of a line already read (same size, same file) is not seen: proof it is not read again.
+    # An edit of a line already read, past the log's first bytes (same size, same file), is not seen:
+    # proof that what was read is not read again.
     text = LOG.read_bytes()
-    LOG.write_bytes(text.replace(b'"status":"completed"', b'"status":"xompleted"', 1))
+    at = text.rindex(b'"status":"completed"')
+    LOG.write_bytes(text[:at] + b'"status":"xompleted"' + text[at + 20:])
     assert json.loads(mem("tools", "--json").out) == before
+    # A log rewritten from its start (same file, another content) is read again.
+    LOG.write_bytes(LOG.read_bytes().replace(b'"status":"completed"', b'"status":"xompleted"', 1))
+    assert json.loads(mem("tools", "--json").out) != before
     _observe(generate(10, seed=3))
     grown = json.loads(mem("tools", "--json").out)
     assert sum(t["executions"] for t in grown) == sum(t["executions"] for t in before) + sum(len(r["steps"]) for r in generate(10, seed=3))
@@ -84,3 +96,22 @@ def test_no_runs_and_unknown_tools(repo):
     assert unknown.code == 2 and unknown.err.startswith("error: no runs of 'warp_drive' observed")
     text = mem("tools", "create_shipment").out
     assert text.startswith("create_shipment: ") and "% ok" in text
+
+
+def test_errors_count_failures_only_and_contexts_may_hold_commas(repo):
+    steps = [{"tool": "a", "status": "completed", "error": "warning 1"}, {"tool": "a", "status": "failed", "error": "warning 2"}]
+    _observe([{"task_id": f"t{n}", "outcome": "success", "context": "billing, EU", "steps": [steps[n % 2]]} for n in range(4)])
+    tool = json.loads(mem("tools", "a", "--json").out)[0]
+    assert tool["errors"] == [{"error": "warning <n>", "count": 2, "share": 1.0, "contexts": ["billing, EU"], "example": "warning 2"}]
+    only = json.loads(mem("tools", "a", "--context", "billing, EU", "--json").out)[0]
+    assert list(only["contexts"]) == ["billing, EU"]
+    assert mem("tools", "--context", "nowhere").err.startswith("error: no runs of 'any tool' observed in 'nowhere'")
+
+
+def test_a_line_mem_did_not_write_never_stops_the_statistics(repo):
+    _observe(generate(3, seed=1))
+    with open(LOG, "a") as handle:
+        handle.write('{"steps": "abc"}\n{"task_id": 1, "steps": [{"tool": ["x"], "status": "completed"}]}\n{"half": \n')
+    _observe(generate(2, seed=2))
+    total = sum(t["executions"] for t in json.loads(mem("tools", "--json").out))
+    assert total == sum(len(r["steps"]) for r in generate(3, seed=1) + generate(2, seed=2)) + 1  # ["x"] is read as the tool "['x']"

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import FOUND_PROBLEMS, BadInput
+from ..errors import FOUND_PROBLEMS, BadInput, GrimoireError
 from . import render
 from .app import JsonOpt, command, open_grimoire, read_file, read_text
 
@@ -20,17 +20,16 @@ def observe(
     json: bool = JsonOpt,
 ) -> None:
     """Append execution records to the local observation log (checked, secrets redacted)."""
-    grimoire = open_grimoire()
     if claude_hook:
-        from ..observations import from_claude_hook
-
+        # A hook must never fail the agent's session: any problem is one line on stderr, exit 0.
         try:
-            payload = jsonlib.loads(read_text("-"))
-        except ValueError as exc:
-            raise BadInput(f"stdin is not JSON ({exc.args[0]})", "pipe in the JSON Claude Code gives a PostToolUse hook") from None
-        lines = [jsonlib.dumps(from_claude_hook(payload))]
-    else:
-        lines = read_file(file, "the JSON Lines file").splitlines()
+            _observe_hook(json)
+        except GrimoireError as exc:
+            render.note(f"mem observe --claude-hook: {exc}")
+        return
+    grimoire = open_grimoire()
+    # JSON allows U+2028 and the like inside a string: a line ends at a newline only.
+    lines = [line.removesuffix("\r") for line in read_file(file, "the JSON Lines file").split("\n")]
     result = grimoire.observe(lines, skip_invalid=skip_invalid)
     if json:
         render.print_json(result.to_dict())
@@ -41,6 +40,21 @@ def observe(
             render.warn(f"line {number}: {message}")
     if result.rejected:
         raise typer.Exit(FOUND_PROBLEMS)
+
+
+def _observe_hook(json: bool) -> None:
+    from ..observations import from_claude_hook
+
+    try:
+        payload = jsonlib.loads(read_text("-"))
+    except ValueError as exc:
+        raise BadInput(f"stdin is not JSON ({exc.args[0]})", "pipe in the JSON Claude Code gives a PostToolUse hook") from None
+    record = from_claude_hook(payload)
+    if record is None:
+        return  # another event: nothing to record
+    result = open_grimoire().observe([jsonlib.dumps(record)])
+    if json:
+        render.print_json(result.to_dict())
 
 
 @command()

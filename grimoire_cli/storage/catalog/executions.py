@@ -33,12 +33,12 @@ class Step(NamedTuple):
 class Executions(Connection):
     """Reads and writes of the tool tables."""
 
-    def log_mark(self) -> tuple[int, int]:
-        """(inode, byte offset) of the log as last read; (0, 0) when never."""
-        rows = dict(self.read("SELECT key, value FROM meta WHERE key IN ('obs_ino', 'obs_offset')"))
-        return int(rows.get("obs_ino", 0)), int(rows.get("obs_offset", 0))
+    def log_mark(self) -> tuple[int, int, bytes]:
+        """(inode, byte offset, first bytes) of the log as last read; (0, 0, b"") when never."""
+        rows = dict(self.read("SELECT key, value FROM meta WHERE key IN ('obs_ino', 'obs_offset', 'obs_head')"))
+        return int(rows.get("obs_ino", 0)), int(rows.get("obs_offset", 0)), bytes.fromhex(rows.get("obs_head", ""))
 
-    def add_steps(self, steps: list[Step], ino: int, start: int, end: int) -> bool:
+    def add_steps(self, steps: list[Step], ino: int, start: int, end: int, head: bytes = b"") -> bool:
         """Add the steps read from bytes [start, end) of the log with inode
         `ino` (start 0: what was kept is dropped first); False when another
         process moved the mark meanwhile (nothing is added)."""
@@ -75,7 +75,8 @@ class Executions(Connection):
                            [(*key, count, examples[key]) for key, count in errors.items()])
             db.executemany("INSERT INTO tool_durations VALUES (?, ?, ?, ?) ON CONFLICT(tool, context, ms) DO UPDATE SET n = n + excluded.n",
                            [(*key, n) for key, n in durations.items()])
-            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("obs_ino", str(ino)), ("obs_offset", str(end))])
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("obs_ino", str(ino)), ("obs_offset", str(end)),
+                                                                          ("obs_head", head.hex())])
         return True
 
     def tool_rows(self, tool: str | None, context: str | None) -> list[tuple[Any, ...]]:
@@ -89,13 +90,15 @@ class Executions(Connection):
         where, params = _where(tool, context)
         return self.read(f"SELECT ms, sum(n) FROM tool_durations {where} GROUP BY ms ORDER BY ms", params)
 
-    def per_context(self, tool: str) -> list[tuple[str, int, int]]:
-        return self.read("SELECT context, runs, ok FROM tool_stats WHERE tool = ? ORDER BY runs DESC, context", (tool,))
+    def per_context(self, tool: str, context: str | None = None) -> list[tuple[str, int, int]]:
+        where, params = _where(tool, context)
+        return self.read(f"SELECT context, runs, ok FROM tool_stats {where} ORDER BY runs DESC, context", params)
 
     def errors(self, tool: str, context: str | None, limit: int) -> list[tuple[str, int, str, str]]:
-        """(error shape, count, contexts joined by ',', an example) most frequent first."""
+        """(error shape, count, contexts joined by U+001F, an example) most frequent first
+    (one row per tool, context and error: the contexts are distinct)."""
         where, params = _where(tool, context)
-        return self.read(f"SELECT error, sum(count), group_concat(DISTINCT context), max(example) FROM tool_errors {where} GROUP BY error "
+        return self.read(f"SELECT error, sum(count), group_concat(context, char(31)), max(example) FROM tool_errors {where} GROUP BY error "
                          f"ORDER BY sum(count) DESC, error LIMIT {int(limit)}", params)
 
 
