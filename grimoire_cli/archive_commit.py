@@ -52,6 +52,21 @@ class Move(NamedTuple):
     added: tuple[dict[str, Any], ...] = ()
     current: dict[str, dict[str, Any]] = {}
 
+    def archived(self, entry_id: str, data: dict[str, Any], moment: datetime) -> dict[str, Any]:
+        """An entry this move takes, as the archive holds it (in the commit and the work tree alike)."""
+        marked = {**data, "superseded_by": self.superseded_by} if self.superseded_by else data
+        return archived_data(marked, self.reasons[entry_id], moment)
+
+
+def land(store: Store, moves: list[Move], data: dict[str, dict[str, Any]], moment: datetime) -> None:
+    """Stage the moves in the work tree (`data`: each moved entry's as the
+    work tree has it) and land them together (inside `store.lock()`): both
+    files of a move change at once, so a memory is never lost or doubled."""
+    for move in moves:
+        store.ensure_file(move.category, archived=True)
+        store.write(move.target, appended=[move.archived(entry_id, data[entry_id], moment) for entry_id in move.reasons])
+        store.write(move.source, {entry_id: None for entry_id in move.reasons}, list(move.added))
+    store.commit()
 
 class Plan(NamedTuple):
     """The commit an archive would make: the new file contents and the
@@ -144,8 +159,7 @@ def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: d
     contents[move.source] = rewrite(text, ids, spans, present, {entry_id: None for entry_id in present},
                                     list(move.added)).encode("utf-8", "surrogateescape")
     # In the order the work tree appends them, so both files end alike.
-    marked = {entry_id: {**data, "superseded_by": move.superseded_by} if move.superseded_by else data for entry_id, data in moved.items()}
-    appended = [archived_data(marked[entry_id], move.reasons[entry_id], moment) for entry_id in marked]
+    appended = [move.archived(entry_id, data, moment) for entry_id, data in moved.items()]
     for data in appended:
         problems = check_entry(store.config, data, emit_entry(data).split("\n"), True, move.category)
         if problems:

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from . import archive_commit, clock, local_ids
 from .archive_commit import Move
 from .errors import BadInput, no_memory
-from .lifecycle import archive_reason, archived_data, check_reason, expiring_within
+from .lifecycle import archive_reason, check_reason, expiring_within
 from .storage.catalog.queries import Filter
 from .storage.store import Store
 
@@ -84,12 +84,7 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
                 result.archived, result.reasons = [], {}
                 return result
             result.notes.append(f"archived without a commit: {planned.blocked}")
-        for move in moves:
-            store.ensure_file(move.category, archived=True)
-            # Both files land together (see Store.commit): never a lost or doubled memory.
-            store.write(move.target, appended=[archived_data(entries[i].data, reason, moment) for i, reason in move.reasons.items()])
-            store.write(move.source, {i: None for i in move.reasons})
-        store.commit()
+        archive_commit.land(store, moves, {entry_id: entries[entry_id].data for entry_id in result.archived}, moment)
         if planned is not None:
             result.notes.extend(planned.notes)
             # Still under the grimoire lock: concurrent `mem archive` runs commit one at a time.

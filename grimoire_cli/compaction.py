@@ -112,7 +112,6 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
             dry_run: bool) -> Compacted:
     """Condense what is past `keep` in each category (see the module); one commit."""
     from .adding import prepare
-    from .lifecycle import archived_data
     from .local_ids import settle
 
     if keep is not None and keep < 1:
@@ -146,12 +145,7 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
         planned = archive_commit.plan(store, moves, moment)
         if planned.blocked:
             raise GitFailed(f"cannot commit a compaction now: {planned.blocked}; nothing was written", "try again once git is idle")
-        for move in moves:
-            new, entries = condensed[move.category]
-            store.ensure_file(move.category, archived=True)
-            store.write(move.target, appended=[archived_data({**e.data, "superseded_by": new.id}, "superseded", moment) for e in entries])
-            store.write(move.source, {e.id: None for e in entries}, [new.data])
-        store.commit()
+        archive_commit.land(store, moves, {i: data for move in moves for i, data in move.current.items()}, moment)
         result.notes.extend(planned.notes)
         result.commit = archive_commit.commit(planned, lambda reasons: _message(condensed))
     return result
