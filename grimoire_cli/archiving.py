@@ -133,21 +133,13 @@ REPORTED = "check-reported.json"
 def unreported(store: Store, result: CheckResult) -> set[str]:
     """The ids due now that the last call did not report; remembers these
     for the next call (volatile state: best effort, in the cache)."""
-    import json
-
     from .storage import journal
 
-    path = store.cache / REPORTED
-    try:
-        before = set(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        before = set()
+    before = journal.kept(store.cache, REPORTED)
+    before = set(before) if isinstance(before, list) else set()
     now = set(result.due)
     if now != before:
-        try:
-            journal.write_atomic(journal.cache_folder(store.cache) / REPORTED, json.dumps(sorted(now)).encode("utf-8"))
-        except OSError:
-            pass
+        journal.keep(store.cache, REPORTED, sorted(now))
     return now - before
 
 

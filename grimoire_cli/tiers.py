@@ -11,7 +11,6 @@ every tracked file as it was.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -56,21 +55,15 @@ def age(store: Store, moment: datetime, *, older_than_hours: float | None = None
     or tightened (a split for one run is no baseline for the next)."""
     tiers = store.config.settings.tiers.tightened(older_than_hours, most)
     hot, long = split(store, moment, tiers)
-    path = store.cache / LAST_SPLIT
+    last = journal.kept(store.cache, LAST_SPLIT)
     try:
-        last = json.loads(path.read_text(encoding="utf-8"))
         before_hot, before_long, since = set(last["hot"]), set(last["long"]), str(last["at"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):  # none yet, or not a split
         before_hot = before_long = None
         since = None
     moved_to_long = sorted(before_hot & set(long)) if before_hot is not None else None
     moved_to_hot = sorted(before_long & set(hot)) if before_long is not None else None
-    recorded = False
-    if not dry_run and older_than_hours is None and most is None:
-        try:
-            record = json.dumps({"at": iso(moment), "hot": hot, "long": long}).encode("utf-8")
-            journal.write_atomic(journal.cache_folder(store.cache) / LAST_SPLIT, record)
-            recorded = True
-        except OSError:
-            pass  # bookkeeping only: the next run reports against an older split
+    # Bookkeeping only: when it cannot be kept, the next run reports against an older split.
+    recorded = not dry_run and older_than_hours is None and most is None \
+        and journal.keep(store.cache, LAST_SPLIT, {"at": iso(moment), "hot": hot, "long": long})
     return Aged(hot, long, moved_to_long, moved_to_hot, since, tiers, dry_run, recorded)

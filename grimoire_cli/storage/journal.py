@@ -19,7 +19,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..errors import LockTimeout
 
@@ -93,6 +93,24 @@ def recover(cache: Path, folders: Iterable[Path]) -> None:
         if folder.is_dir():
             for stray in folder.glob(f".*{TMP_SUFFIX}"):
                 stray.unlink(missing_ok=True)
+
+
+def kept(cache: Path, name: str) -> Any | None:
+    """A JSON value `keep` left in the cache; None when there is none or it
+    cannot be read (bookkeeping only: its reader starts afresh)."""
+    try:
+        return json.loads((cache / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def keep(cache: Path, name: str, value: Any) -> bool:
+    """Keep a JSON value in the cache for the next command, best effort; whether it was kept."""
+    try:
+        write_atomic(cache_folder(cache) / name, json.dumps(value).encode("utf-8"))
+        return True
+    except OSError:
+        return False
 
 
 def write_atomic(path: Path, data: bytes) -> None:
