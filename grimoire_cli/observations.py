@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import BadInput
+from .schemas import json_value
 from .storage.store import Store
 
 LOG = "observations.jsonl"
@@ -124,7 +125,7 @@ def observe(store: Store, lines: Iterable[str], *, skip_invalid: bool = False) -
             continue
         try:
             try:
-                record = json.loads(line, parse_constant=_refuse_constant)
+                record = json_value(line)
             except ValueError as exc:
                 raise BadInput(f"not JSON ({exc.args[0]})") from None
             check(record)
@@ -146,10 +147,6 @@ def observe(store: Store, lines: Iterable[str], *, skip_invalid: bool = False) -
     if kept:
         _append(store, kept)
     return result
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _append(store: Store, records: list[str]) -> None:

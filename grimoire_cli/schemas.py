@@ -15,6 +15,15 @@ def schema_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "schemas"
 
 
+def json_value(text: "str | bytes") -> object:
+    """A JSON text's value, as the schemas mean JSON: `NaN` and `Infinity`
+    (Python's, not JSON's) are refused like any other error (ValueError)."""
+    def refuse(constant: str) -> object:
+        raise ValueError(f"{constant} is not a JSON number")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 @lru_cache(maxsize=None)
 def load_schema(name: str) -> dict:
     return json.loads((schema_dir() / name).read_text(encoding="utf-8"))

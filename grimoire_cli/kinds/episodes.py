@@ -37,11 +37,10 @@ def check_outcome(outcome: str) -> str:
 
 def context_json(text: str) -> dict[str, Any]:
     """`--context-json`: a JSON object."""
-    def refuse(constant: str) -> Any:
-        raise ValueError(f"{constant} is not a JSON number")
+    from ..schemas import json_value
 
     try:
-        value = json.loads(text, parse_constant=refuse)  # NaN and Infinity: Python's, not JSON's
+        value = json_value(text)
     except ValueError as exc:
         raise BadInput(f"--context-json is not JSON ({exc.args[0]})", 'give an object, like \'{"table": "users", "rows": 120}\'') from None
     if not isinstance(value, dict):
