@@ -121,15 +121,23 @@ def _has(schema: Any, path: tuple[str, ...]) -> bool:
     return True
 
 
+def _schema_block(text: str, where: Path) -> tuple[list[str], int, int]:
+    """The config's lines and (first line, line after) of its memory_schema
+    block, written at the end when absent; one not written as a block is refused."""
+    rows = text.split("\n")
+    found = _block(rows, 0, len(rows), "memory_schema", "")
+    if found is None and any(row.startswith("memory_schema:") for row in rows):
+        raise BadInput(f"cannot add to memory_schema in {where.name}: it is not written as a block",
+                       "write memory_schema one key per line, then run this again")
+    if found is None:
+        rows = (text + ("" if text.endswith("\n") or not text else "\n") + "memory_schema:\n").split("\n")
+        found = _block(rows, 0, len(rows), "memory_schema", "")
+    return rows, *found  # type: ignore[misc]
+
+
 def _add_setting(text: str, path: tuple[str, ...], line: str, where: Path) -> str:
     """`text` with `line` added in the block memory_schema.<path>, the blocks created as needed."""
-    rows = text.split("\n")
-    if _block(rows, 0, len(rows), "memory_schema", "") is None:
-        if any(row.startswith("memory_schema:") for row in rows):
-            raise BadInput(f"cannot add to memory_schema in {where.name}: it is not written as a block",
-                           "write memory_schema one key per line, then run this again")
-        rows = (text + ("" if text.endswith("\n") or not text else "\n") + "memory_schema:\n").split("\n")
-    start, end = _block(rows, 0, len(rows), "memory_schema", "") or (0, 0)
+    rows, start, end = _schema_block(text, where)
     indent = _child_indent(rows, start, end, "  ")
     for depth, key in enumerate(path):
         found = _block(rows, start + 1, end, key, indent)
@@ -159,15 +167,7 @@ def _last_line(rows: list[str], start: int, end: int) -> int:
 def _insert(text: str, lines: list[str], new_block: bool, where: Path) -> str:
     """`text` with `lines` added as children of memory_schema.categories
     (written as a new `categories:` block under memory_schema when `new_block`)."""
-    rows = text.split("\n")
-    schema = _block(rows, 0, len(rows), "memory_schema", "")
-    if schema is None and any(row.startswith("memory_schema:") for row in rows):
-        raise BadInput(f"cannot add to memory_schema in {where.name}: it is not written as a block",
-                       "write memory_schema and its categories one key per line, then run this again")
-    if schema is None:
-        body = "\n".join(["memory_schema:", "  categories:", *("    " + line for line in lines)])
-        return text + ("" if text.endswith("\n") or not text else "\n") + body + "\n"
-    start, end = schema
+    rows, start, end = _schema_block(text, where)
     child = _child_indent(rows, start, end, "  ")
     if new_block:
         rows[start + 1:start + 1] = [f"{child}categories:", *(child + "  " + line for line in lines)]
