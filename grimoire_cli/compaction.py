@@ -67,12 +67,12 @@ def condensed_text(entries: list[Entry], category: str, command: str | None, tim
             content = content[: MAX_CONTENT - 1].rstrip(" ;") + "…"
         return {"content": content, "summary": f"{len(entries)} {category} memories from {first} to {last}, condensed"}
     from .consolidation import prompt_text
-    from .external import run_json
+    from .external import argv_of, run_json
     from .guard import redact
 
     lines = "\n".join(f"- {e.id} ({e.timestamp[:10]}): {redact(' '.join(e.content.split()))[0]}" for e in entries)
     answer = run_json(command, f"{prompt_text(PROMPT)}\n<memories category=\"{category}\">\n{lines}\n</memories>\n", timeout, "--with")
-    name = command.split()[0]
+    name = argv_of(command, "--with")[0]
     if not isinstance(answer, dict) or not isinstance(answer.get("content"), str) or not answer["content"].strip():
         raise CommandFailed(f"{name}'s answer has no content; nothing was written", f"see the shape in grimoire_cli/prompts/{PROMPT}")
     importance = answer.get("importance")
@@ -119,16 +119,17 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
     names = compactable(store, category)
     result = Compacted(dry_run)
     # The summarizer runs before the lock: it may take minutes, and what it condenses is re-checked under the lock.
+    keeps = {name: keep or store.config.settings.compaction.keep_of(name) or 0 for name in names}
     texts: dict[str, tuple[list[str], dict[str, Any]]] = {}
     for name in names:
-        entries = older(store, name, keep or store.config.settings.compaction.keep_of(name) or 0, moment)
+        entries = older(store, name, keeps[name], moment)
         if len(entries) >= 2:
             texts[name] = ([e.id for e in entries], condensed_text(entries, name, command, timeout))
     settle(store)
     with store.lock():
         olders = {}
         for name, (ids, _) in texts.items():
-            olders[name] = older(store, name, keep or store.config.settings.compaction.keep_of(name) or 0, moment)
+            olders[name] = older(store, name, keeps[name], moment)
             if [e.id for e in olders[name]] != ids:
                 raise BadInput(f"the {name} memories changed while they were being condensed; nothing was written", "run mem compact again")
         # One batch: each condensed entry gets its own id.

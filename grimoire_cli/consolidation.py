@@ -41,7 +41,6 @@ def prompt_text(name: str) -> str:
 def prompt_for(transcript: Transcript, keep: int) -> tuple[str, int, int]:
     """The extraction prompt for the last `keep` messages; how many messages
     it holds, and how many secrets were redacted from them."""
-    from .errors import BadInput as Unpaired
     from .guard import redact, strip_private
 
     lines, redacted = [], 0
@@ -49,7 +48,7 @@ def prompt_for(transcript: Transcript, keep: int) -> tuple[str, int, int]:
     for message in kept:
         try:
             text = strip_private(message.text)
-        except Unpaired:
+        except BadInput:
             continue  # a `<private>` without its end: the whole message stays private
         text, found = redact(text)
         redacted += len(found)
@@ -182,7 +181,7 @@ def consolidate(store: Store, moment: datetime, transcript: Transcript, *, comma
                 session_id: str | None = None, dry_run: bool = False) -> Consolidated:
     """Summarize the transcript through `command` and save what it extracts (see the module)."""
     from .adding import add_many
-    from .external import run_json
+    from .external import argv_of, run_json
 
     settings = store.config.settings.consolidate
     summary_category = store.config.of_kind("summary").name  # the error naming the preset, before any work
@@ -196,7 +195,7 @@ def consolidate(store: Store, moment: datetime, transcript: Transcript, *, comma
         return result
     prompt, kept, redacted = prompt_for(transcript, settings.max_turns)
     answer = run_json(command, prompt, timeout, option)
-    items, summary_text, model = check_output(answer, command.split()[0])
+    items, summary_text, model = check_output(answer, argv_of(command, option)[0])
     result = Consolidated(session, kept)
     result.redacted, result.model, result.dry_run = redacted, model or model_of(command), dry_run
     items, repeated = last_of_each_key(items)
