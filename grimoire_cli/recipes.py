@@ -38,20 +38,18 @@ def sections_of(store: Store, name: str) -> tuple[Section, ...]:
     return sections
 
 
-def _pick(store: Store, section: Section, base: Filter, text: str | None, used: set[int]) -> tuple[list[int], int]:
+def _pick(store: Store, section: Section, base: Filter, text: str | None, match: str | None, used: set[int]) -> tuple[list[int], int]:
     """Rowids of a section's entries in its order (at most its limit; none an
-    earlier section took: `used`), and how many entries it could draw from."""
+    earlier section took: `used`), and how many entries it could draw from.
+    With a query `text` (its FTS5 expression `match`), only entries that match."""
     chosen = base.but(categories=[section.category])
     wanted = section.limit + len(used)
     if text and section.order == "score":
         threshold, floors = store.config.confidence_filter(None)
         found = ranked(store, text, chosen.but(min_confidence=threshold, floors=floors),
-                       recency_weight=float(store.config.retrieval["recency_weight"]), limit=wanted, include_archive=False)
+                       recency_weight=float(store.config.retrieval["recency_weight"]), limit=wanted, include_archive=False, query=match)
         return [scored.rowid for scored in found if scored.rowid not in used][:section.limit], found.total
     if text:
-        match = expression(store, text)
-        if match is None:
-            return [], 0
         chosen = chosen.but(match=match)
     order = ORDER_OF[section.order]
     rowids, total = store.ask(lambda catalog, paths: catalog.ordered_counted(paths, chosen, order, wanted), include_archive=False)
@@ -63,6 +61,7 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     check_budget(budget)
     sections = sections_of(store, name)
     text = text if text and text.strip() else None
+    match = expression(store, text) if text else None  # worked out once (typo correction reads the vocabulary)
     base = injected(store, moment)
     # Two sections may draw on one category: an entry shows once, and what a
     # category left out is counted once, at its last section.
@@ -70,7 +69,8 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     picked = []
     for section in sections:
         taken = used.setdefault(section.category, set())
-        rowids, total = _pick(store, section, base, text, taken)
+        # A query without a word to look for matches nothing.
+        rowids, total = _pick(store, section, base, text, match, taken) if not text or match else ([], 0)
         taken.update(rowids)
         picked.append((section, rowids, total))
     last = {section.category: index for index, section in enumerate(sections)}

@@ -147,10 +147,12 @@ class Ranking(list):
     total: int = 0
 
 
-def ranked(store: "Store", text: str, chosen: Filter, *, recency_weight: float, limit: int | None, include_archive: bool) -> Ranking:
-    """The chosen entries that match the text, best first (not loaded)."""
+def ranked(store: "Store", text: str, chosen: Filter, *, recency_weight: float, limit: int | None, include_archive: bool,
+           query: str | None = None) -> Ranking:
+    """The chosen entries that match the text, best first (not loaded);
+    `query`: the text's FTS5 expression, when the caller has worked it out."""
     out = Ranking()
-    query = expression(store, text)
+    query = query or expression(store, text)
     if query is None:
         return out
     rows, total = store.ask(lambda catalog, paths: catalog.rank(paths, query, chosen, recency_weight=recency_weight, limit=limit),
