@@ -158,9 +158,10 @@ def _append(store: Store, records: list[str]) -> None:
         ignore = path.parent / ".gitignore"
         if not ignore.exists():  # volatile state: never committed, whatever the grimoire's own ignore rules say
             ignore.write_text("# the local state of mem: never commit\n*\n", encoding="utf-8")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            if os.fstat(fd).st_size and not _ends_with_newline(path):
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # a write cut short earlier: its half line stays apart
             view = memoryview(data)
             while view:
@@ -168,12 +169,6 @@ def _append(store: Store, records: list[str]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
 
 
 HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure")

@@ -142,3 +142,12 @@ def test_claude_code_failures_and_other_events(repo):
         "failure", "failed", "Command exited with non-zero status code 1")
     broken = mem("observe", "--claude-hook", input="{not json")
     assert broken.code == 0 and broken.err.startswith("mem observe --claude-hook: stdin is not JSON")
+
+
+def test_a_half_line_a_crash_left_stays_apart_from_the_next_append(repo):
+    _ = mem("observe", "-", input=json.dumps(generate(1)[0]) + "\n")
+    with open(LOG, "a") as handle:
+        handle.write('{"task_id": "cut sh')
+    assert mem("observe", "-", input=json.dumps(generate(2, seed=5)[1]) + "\n").code == 0
+    lines = LOG.read_text().split("\n")
+    assert lines[1] == '{"task_id": "cut sh' and json.loads(lines[2])["task_id"] == "task-000001" and lines[3] == ""
