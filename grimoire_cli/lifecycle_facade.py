@@ -58,14 +58,13 @@ class LifecycleFacade:
     def heat(self, entry: "Entry") -> dict[str, Any]:
         """What is computed of an entry at read time: its effective importance
         (decayed) and, when active, its tier (hot or long)."""
-        from .tiers import split
+        from .tiers import in_tier
 
         moment = self.now()
         age = moment.timestamp() - entry.born if entry.born is not None else None
         out: dict[str, Any] = {"effective_importance": self.config.settings.decay.of(entry.importance, age), "memory_tier": None}
         if entry.is_active(moment):
-            hot, _ = split(self.store, moment)
-            out["memory_tier"] = "hot" if entry.id in hot else "long"
+            out["memory_tier"] = "hot" if entry.id in in_tier(self.store, moment, "hot") else "long"
         return out
 
     # -- consolidation and compaction ------------------------------------------

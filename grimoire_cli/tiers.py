@@ -23,13 +23,16 @@ from .storage.store import Store
 LAST_SPLIT = "age-split.json"
 
 
+def in_tier(store: Store, moment: datetime, tier: str, tiers: Tiers | None = None) -> list[str]:
+    """The ids of the active entries in one tier (hot or long), sorted."""
+    settings = store.config.settings
+    chosen = Filter(at=moment.timestamp(), decay=settings.decay, tier=tier, tiers=tiers or settings.tiers)
+    return sorted(store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False))
+
+
 def split(store: Store, moment: datetime, tiers: Tiers | None = None) -> tuple[list[str], list[str]]:
     """(hot ids, long-term ids) of the active entries, each sorted."""
-    settings = store.config.settings
-    chosen = Filter(at=moment.timestamp(), decay=settings.decay, tier="hot", tiers=tiers or settings.tiers)
-    hot = sorted(store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False))
-    long = sorted(store.ask(lambda catalog, paths: catalog.ids(paths, chosen.but(tier="long")), include_archive=False))
-    return hot, long
+    return in_tier(store, moment, "hot", tiers), in_tier(store, moment, "long", tiers)
 
 
 class Aged:
