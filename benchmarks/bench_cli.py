@@ -236,7 +236,23 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     if not runs.exists():
         runs.write_text("".join(json.dumps(record) + "\n" for record in generate(10000)))
     one("mem observe (10,000 records)", lambda _: [MEM, "observe", str(runs)])
+    # The rows that read the log read one of 100,000 steps exactly (the row above grows it at each run).
+    steps = folder / ".steps100k.jsonl"
+    if not steps.exists():
+        records, total = generate(60000, seed=18), 0
+        for count, record in enumerate(records, 1):
+            total += len(record["steps"])
+            if total >= 100000:
+                break
+        steps.write_text("".join(json.dumps(record) + "\n" for record in records[:count]))
+    if any(wanted(name) for name in ("tools", "recommend", "patterns", "learn")):
+        subprocess.run([MEM, "init", "--preset", "pms"], cwd=folder, env=ENV, check=True, capture_output=True)
+        (memory / "local" / "observations.jsonl").unlink(missing_ok=True)
+        subprocess.run([MEM, "observe", str(steps)], cwd=folder, env=ENV, check=True, capture_output=True)  # checked and redacted, as mem keeps it
     both("mem tools", lambda: [MEM, "tools"])
+    both("mem recommend", lambda: [MEM, "recommend", "create shipment", "--context", "support"])
+    both("mem patterns", lambda: [MEM, "patterns", "--min-usage", "100"])
+    both("mem learn (100,000 steps)", lambda: [MEM, "learn"])
 
     # Writes, cold (no catalog) and warm; each run takes fresh ids.
     fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry

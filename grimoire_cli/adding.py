@@ -184,8 +184,9 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     # A keyed entry is known by its key: two keys may well hold the same value.
     # An episode is an occurrence: the same thing happening again is news (and
     # a chat message said twice was said twice).
-    # A summary records one consolidation, which may well say what an earlier one said.
-    checked = "key" not in data and config.category(data["category"]).kind not in ("episode", "chat", "summary") \
+    # A summary records one consolidation, which may well say what an earlier one said;
+    # an insight is known by its rule, whose new numbers may read as the old ones did.
+    checked = "key" not in data and config.category(data["category"]).kind not in ("episode", "chat", "summary", "insight") \
         if request.dedupe is None else request.dedupe
     exact, near, score = batch.duplicates(data["category"], data["content"]).of(data) if checked else (None, None, 0.0)
     if exact is not None:
@@ -291,7 +292,7 @@ class _Batch:
 
     def _identities(self, category: str | None, data: dict[str, Any]) -> list[tuple[str, Filter]]:
         """What an entry is the one active holder of, each with the filter that
-        finds the current holder: its key, and a procedure's name."""
+        finds the current holder: its key, a procedure's name, an insight's rule."""
         from .kinds.procedures import identity
 
         out = []
@@ -300,6 +301,9 @@ class _Batch:
         procedures = self.store.config.names_of_kind("procedure")
         if category in procedures and isinstance(data.get("name"), str):
             out.append((identity(data["name"]), Filter(at=self.moment.timestamp(), categories=procedures, name=data["name"])))
+        insights = self.store.config.names_of_kind("insight")
+        if category in insights and isinstance(data.get("rule_id"), str):
+            out.append((f"insight:{data['rule_id']}", Filter(at=self.moment.timestamp(), categories=insights, name=data["rule_id"])))
         return out
 
     def holder(self, request: Request) -> Entry | None:

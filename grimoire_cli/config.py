@@ -37,7 +37,7 @@ DEFAULT_LIFECYCLE = {
 DEFAULT_STORAGE_DIR = "grimoires/loa/memory"
 # What a category holds beside a note's fields (README: Kinds), and the
 # preset that brings a category of each kind.
-KINDS = {"note": None, "episode": "sabre", "procedure": "sabre", "task": "sabre", "summary": "samaritan", "chat": "protea"}
+KINDS = {"note": None, "episode": "sabre", "procedure": "sabre", "task": "sabre", "summary": "samaritan", "chat": "protea", "insight": "pms"}
 LOCAL_DIR = "local"  # under the storage dir: categories with tracked: false
 
 DEFAULT_CONFIG_TEXT = """\

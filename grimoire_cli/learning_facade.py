@@ -1,24 +1,43 @@
 """The facade's methods for learning from executions (README: Learning from
-executions; the Persistent Memory System's API): `Grimoire` inherits them,
-as it does the kinds' (`kinds/facade.py`). The work is done by the module
-each one names.
+executions): `Grimoire` inherits them, as it does the kinds'
+(`kinds/facade.py`). The work is done by the module each one names.
+
+The Persistent Memory System's own API names are here too, as the same
+calls: `query_memory` is `recall_all`, `get_memory_pattern` is `patterns`,
+`get_tool_recommendations(context, action)` is `recommend`, and
+`store_insight` writes an insight by hand.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
+    from .config import Config
+    from .insights import Learned
+    from .model import Entry
     from .observations import Observed
+    from .patterns import Pattern
+    from .recommend import Recommended
+    from .search import Hits
     from .tools import ToolMemory
     from .storage.store import Store
 
+RECALL_TYPES = ("patterns", "tools", "insights", "preferences")
+
 
 class LearningFacade:
-    """Mixed into `Grimoire`: it provides `store`."""
+    """Mixed into `Grimoire`: it provides `store`, `config`, `now` and `query`."""
 
     store: "Store"
+    config: "Config"
+
+    if TYPE_CHECKING:
+        def now(self) -> datetime: ...
+        def query(self, text: str, **options: Any) -> "Hits": ...
+        def add_many(self, items: Any, *, skip_invalid: bool = False) -> "list[Entry]": ...
 
     def observe(self, records: "Iterable[dict[str, Any] | str]", *, skip_invalid: bool = False) -> "Observed":
         """Append execution records (mappings, or JSON Lines text) to the
@@ -42,3 +61,108 @@ class LearningFacade:
         from .tools import tool_memory
 
         return tool_memory(self.store, name, context)
+
+    def patterns(self, type: str | None = None, *, min_usage: int = 1) -> "list[Pattern]":
+        """Patterns of the observed tasks (query_pattern, plan_pattern,
+        tool_sequence) with success rate, reliability, means, usage, first
+        and last seen and evidence task ids; most used first."""
+        from .patterns import patterns
+
+        return patterns(self.store, type, min_usage)
+
+    get_memory_pattern = patterns
+
+    def recommend(self, action: str, *, context: str | None = None, limit: int = 5) -> "Recommended":
+        """The observed tools for an action, ranked by success rate in
+        `context` (else over all contexts, with a note); a note when there is no evidence."""
+        from .recommend import recommend
+
+        return recommend(self.store, action, context, limit)
+
+    def get_tool_recommendations(self, context: str | None, action: str) -> "Recommended":
+        """The Persistent Memory System's name for `recommend`."""
+        return self.recommend(action, context=context)
+
+    def recall_all(self, text: str, *, types: Iterable[str] | None = None, limit: int = 5) -> dict[str, list[dict[str, Any]]]:
+        """Patterns, tool memory, insights and preferences about `text`, in one answer (as JSON-able mappings)."""
+        from .errors import BadInput
+        from .recommend import matching_patterns, matching_tools
+
+        chosen = list(dict.fromkeys(types or RECALL_TYPES))
+        unknown = [t for t in chosen if t not in RECALL_TYPES]
+        if unknown:
+            raise BadInput(f"unknown type {unknown[0]!r} to recall", f"use some of {', '.join(RECALL_TYPES)}")
+        out: dict[str, list[dict[str, Any]]] = {}
+        if "patterns" in chosen:
+            out["patterns"] = [p.to_dict() for p in matching_patterns(self.store, text, limit)]
+        if "tools" in chosen:
+            every = self.tools()
+            names = matching_tools([m.tool for m in every], text)[:limit]
+            out["tools"] = [m.to_dict() for m in every if m.tool in names]
+        insights = self.config.names_of_kind("insight")
+        if "insights" in chosen or "preferences" in chosen:
+            hits = [hit.entry for hit in self.query(text, categories=insights, limit=4 * limit)] if insights else []
+            if "insights" in chosen:
+                out["insights"] = [e.to_dict() for e in hits if e.data.get("insight_type") != "preference"][:limit]
+            if "preferences" in chosen:
+                said = [hit.entry for hit in self.query(text, categories=["preference"], limit=limit)] if "preference" in self.config.categories else []
+                out["preferences"] = [e.to_dict() for e in said + [e for e in hits if e.data.get("insight_type") == "preference"]][:limit]
+        return out
+
+    query_memory = recall_all
+
+    def learn(self, *, category: str | None = None, dry_run: bool = False) -> "Learned":
+        """Turn the observation log's evidence into insight entries (best
+        practices, warnings, preferences); the same evidence writes nothing."""
+        from .insights import learn
+
+        return learn(self.store, self.now(), category=category, dry_run=dry_run)
+
+    def insights(self, *, type: str | None = None, category: str | None = None) -> "list[Entry]":
+        """The active insights (of one insight_type), newest first."""
+        from .errors import BadInput
+        from .insights import active_insights
+
+        if category is not None:
+            self.config.of_kind("insight", category)
+        elif not self.config.names_of_kind("insight"):
+            self.config.of_kind("insight")  # the error naming the preset
+        if type is not None and type not in ("best_practice", "warning", "preference", "rule"):
+            raise BadInput(f"unknown insight type {type!r}", "use best_practice, warning, preference or rule")
+        return [e for e in active_insights(self.store, self.now(), category) if type is None or e.data.get("insight_type") == type]
+
+    def store_insight(self, content: str, *, insight_type: str = "rule", applies_to: str, rule_id: str | None = None,
+                      confidence: float | None = None, evidence: Iterable[str] = (), validated: bool = False,
+                      validated_by: str | None = None, tags: Iterable[str] = (), category: str | None = None) -> "Entry":
+        """An insight written by hand; its `rule_id` (default: from the type
+        and what it applies to) names it, and storing it again supersedes it."""
+        import hashlib
+
+        from .request import Request
+
+        spec = self.config.of_kind("insight", category)
+        rid = rule_id or "manual-" + hashlib.sha256(f"{insight_type}\x1f{applies_to}".encode("utf-8")).hexdigest()[:12]
+        fields: dict[str, Any] = {"insight_type": insight_type, "applies_to": applies_to, "evidence": list(evidence), "validated": validated,
+                                  "rule_id": rid}
+        if validated_by is not None:
+            fields["validated_by"] = validated_by
+        return self.add_many([Request(content, category=spec.name, confidence=confidence, tags=list(tags), fields=fields)])[0]
+
+    def correct(self, field: str, corrected: Any, *, original: Any = None, context: str | None = None, task_id: str | None = None,
+                agent: str | None = None) -> "Observed":
+        """Record one correction by hand: `field` should have been
+        `corrected` (not `original`) in `context`; `mem learn` makes a
+        preference of enough consistent ones."""
+        import uuid
+
+        from .clock import iso
+
+        moment = self.now()
+        correction = {"field": field, "original": original, "corrected": corrected}
+        # Each correction is its own piece of evidence: the same one made twice is counted twice.
+        task = task_id or f"correction-{moment.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        record: dict[str, Any] = {"task_id": task, "goal": f"correct {field}", "agent": agent or "user", "outcome": "success",
+                                  "started_at": iso(moment), "steps": [], "corrections": [correction]}
+        if context:
+            record["context"] = context
+        return self.observe([record])

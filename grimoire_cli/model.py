@@ -33,7 +33,8 @@ ARCHIVE_REASONS = ("expired", "superseded", "ineffective", "manual")
 # The order fields are written in; unknown fields follow in their own order.
 # The fields kinds of category add (schemas/kinds.schema.json), after the content.
 KIND_FIELDS = ("event", "outcome", "learned", "name", "description", "params", "steps", "task", "trigger", "status", "due_at",
-               "done_at", "context", "session_id", "message_count", "model", "memories", "role", "turn")
+               "done_at", "context", "session_id", "message_count", "model", "memories", "role", "turn", "insight_type",
+               "applies_to", "evidence", "validated", "validated_by", "rule_id")
 FIELD_ORDER = (
     "id", "category", "summary", "content", *KIND_FIELDS, "confidence", "ttl", "expires_at",
     "importance", "key", "tags", "source", "supersedes", "superseded_by",

@@ -59,7 +59,8 @@ def check(record: Any) -> None:
 
     if not isinstance(record, dict):
         raise BadInput(f"a record must be a JSON object, not {type(record).__name__}")
-    if "steps" not in record:
+    # Only a correction made by hand (`mem correct`) ran nothing.
+    if "steps" not in record or record["steps"] == [] and not record.get("corrections"):
         raise BadInput("a record without steps", "give steps: [{tool, status, ...}] for what the task ran")
     problem = first_problem(record, schema_name="observation.schema.json")
     if problem is not None:

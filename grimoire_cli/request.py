@@ -254,7 +254,7 @@ def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None
 
     if kind != "note" and not fields:
         how = {"task": "`mem task add` (see `mem task add --help`)", "chat": "`mem chat add ROLE TEXT`",
-               "summary": "`mem consolidate`"}.get(kind, f"`mem import` with the {kind} fields (docs/reference.md)")
+               "summary": "`mem consolidate`", "insight": "`mem learn`, or `store_insight` in Python"}.get(kind, f"`mem import` with the {kind} fields (docs/reference.md)")
         raise BadInput(f"{data['category']} is a category of kind {kind}", f"write it with {how}")
     data.update(fields)
     problem = first_problem(data, kind)

@@ -55,7 +55,7 @@ def entry_validator(kind: str = "note"):
 # verdicts. A keyword it does not know fails loudly, so a schema that grows
 # one cannot be half-checked.
 _KNOWN = {"$ref", "$defs", "$schema", "$id", "title", "description", "type", "enum", "pattern", "minLength", "maxLength", "minimum",
-          "maximum", "items", "minItems", "uniqueItems", "properties", "required", "additionalProperties", "propertyNames"}
+          "maximum", "items", "minItems", "maxItems", "uniqueItems", "properties", "required", "additionalProperties", "propertyNames"}
 _TYPES = {"string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool), "null": lambda v: v is None,
           "array": lambda v: isinstance(v, list), "object": lambda v: isinstance(v, dict),
           "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
@@ -105,6 +105,8 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             out.append((path, f"{value!r} should be non-empty" if schema["minItems"] == 1 else f"{value!r} is too short"))
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            out.append((path, f"{value!r} is too long"))
         if schema.get("uniqueItems") and any(_same(a, b) for i, a in enumerate(value) for b in value[i + 1:]):
             out.append((path, f"{value!r} has non-unique elements"))
         if "items" in schema:

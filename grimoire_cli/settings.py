@@ -136,12 +136,25 @@ class Compaction(NamedTuple):
         return dict(self.categories).get(category, self.keep)
 
 
+class Learning(NamedTuple):
+    """`mem learn`'s rules: a pattern of `min_usage` tasks or more, succeeding
+    more often than `min_success`, is a best practice; an error in more than
+    `error_share` of a tool's runs is a warning; `min_corrections`
+    consistent corrections of one field in one context are a preference."""
+
+    min_usage: int = 5
+    min_success: float = 0.9
+    error_share: float = 0.1
+    min_corrections: int = 3
+
+
 class Settings(NamedTuple):
     tiers: Tiers = Tiers()
     decay: Decay = Decay()
     context: ContextSettings = ContextSettings()
     consolidate: Consolidate = Consolidate()
     compaction: Compaction = Compaction()
+    learning: Learning = Learning()
 
 
 def _section(raw: Any, where: str, label: str) -> dict[str, Any]:
@@ -193,7 +206,22 @@ def build_settings(schema: dict[str, Any], where: str) -> Settings:
         categories=tuple((name, None if value == "all" else _number(value, where, f"compaction.categories.{name}", low=1, integer=True))
                          for name, value in per.items()),
     )
-    return Settings(tiers, decay, context, consolidate, compaction)
+    raw = _section(schema.get("learning"), where, "memory_schema.learning")
+    _unknown(raw, Learning._fields, where, "memory_schema.learning")
+    learning = Learning(
+        min_usage=_number(raw.get("min_usage", 5), where, "learning.min_usage", low=1, integer=True),
+        min_success=float(_share(raw.get("min_success", 0.9), where, "learning.min_success")),
+        error_share=float(_share(raw.get("error_share", 0.1), where, "learning.error_share")),
+        min_corrections=_number(raw.get("min_corrections", 3), where, "learning.min_corrections", low=1, integer=True),
+    )
+    return Settings(tiers, decay, context, consolidate, compaction, learning)
+
+
+def _share(value: Any, where: str, name: str) -> float:
+    _number(value, where, name)
+    if value > 1:
+        raise Damaged(where, None, f"{name} must be from 0 to 1, not {value!r}", "fix the config", "config")
+    return value
 
 
 def _context(raw: dict[str, Any], where: str) -> ContextSettings:

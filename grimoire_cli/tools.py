@@ -3,97 +3,29 @@ derived from the observation log (`observations.py`) and kept in the
 catalog, which reads only what the log gained since it last looked.
 
 Durations are kept per whole millisecond: p50 and p95 are nearest-rank
-percentiles at that resolution. Errors are grouped by their shape: numbers, ids, paths, quoted values and
-e-mail addresses are wildcarded, so `timeout after 30s on /srv/a/1.json`
-and `timeout after 12s on /srv/b/7.json` are one error,
-`timeout after <n>s on <path>`.
+percentiles at that resolution. Errors are grouped by their shape
+(`execution_log.normalise_error`). A parameter insight names, for a
+parameter with a few values each seen at least `MIN_RUNS` times, the value
+that went with success most often and the one that went with it least. The
+known solutions of a tool are the active entries of the `error` category
+tagged with the tool's name: what the team wrote down about its failures.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import re
 from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
-from .observations import log_path
-from .storage.catalog.executions import Step
+from .execution_log import sync
 from .storage.store import Store
 
 if TYPE_CHECKING:
     from .storage.catalog.catalog import Catalog
 
-_SHAPES = (
-    (re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+"), "<email>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{8,}\b", re.I), "<id>"),
-    (re.compile(r"(?:\b[A-Za-z]:)?(?:[/\\][\w.@%+-]+){2,}[/\\]?|(?:\./|\.\./)[\w./-]+"), "<path>"),
-    # A quote opens after a non-word character: "can't" and "won't" are words, not values.
-    (re.compile(r"(?<!\w)'[^']*'|(?<!\w)\"[^\"]*\""), "<value>"),
-    (re.compile(r"(?<![A-Za-z_])\d+(\.\d+)?"), "<n>"),
-)
 TOP_ERRORS = 5
-
-
-def normalise_error(text: str) -> str:
-    """An error's shape: what varies between two occurrences wildcarded."""
-    shape = " ".join(text.split())[:500]
-    for pattern, mark in _SHAPES:
-        shape = pattern.sub(mark, shape)
-    return shape
-
-
-def _steps(record: dict[str, Any]) -> list[Step]:
-    """A logged record's steps; a line mem did not write may hold anything:
-    what cannot be one is left out (the line, by the caller)."""
-    context = str(record.get("context") or "")
-    out = []
-    for step in record["steps"]:
-        error = step.get("error") if isinstance(step.get("error"), str) and step["error"].strip() else None
-        ok = int(step["status"] == "completed")
-        duration = step.get("duration_ms")
-        duration = float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration <= 1e12 else None
-        retries = step.get("retries")
-        retries = retries if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries <= 10 ** 6 else 0
-        # The error of a failed step: one a completed step mentions did not make it fail.
-        shape = normalise_error(error) if error and not ok else None
-        out.append(Step(str(step["tool"]), context, ok, duration, retries, shape, error[:300] if shape else None))
-    return out
-
-
-_HEAD = 256  # bytes of the log's start kept as its fingerprint
-
-
-def sync(store: Store, catalog: "Catalog") -> None:
-    """Bring the catalog's tool tables up to the log: only the lines it gained."""
-    path = log_path(store)
-    try:
-        stat = os.stat(path)
-    except FileNotFoundError:
-        if catalog.log_mark()[:2] != (0, 0):
-            catalog.add_steps([], 0, 0, 0)
-        return
-    ino, offset, head = catalog.log_mark()
-    with open(path, "rb") as handle:
-        start = handle.read(_HEAD)
-        if ino != stat.st_ino or stat.st_size < offset or start[: len(head)] != head:
-            offset = 0  # replaced, cut or rewritten: read again from the start
-        if stat.st_size == offset:
-            return
-        handle.seek(offset)
-        data = handle.read(stat.st_size - offset)
-    end = data.rfind(b"\n") + 1  # whole lines only: an append may be under way
-    steps: list[Step] = []
-    for line in data[:end].split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            steps.extend(_steps(json.loads(line)))
-        except Exception:  # noqa: BLE001 - a line mem did not write (a half line a crash left, a hand edit): not a record
-            continue
-    if end:
-        catalog.add_steps(steps, stat.st_ino, offset, offset + end, start)
+MIN_RUNS = 5  # runs of a parameter value before it says anything
+SOLUTIONS = "error"  # the category whose entries tagged with a tool are its known solutions
 
 
 def percentiles(counts: list[tuple[int, int]], shares: tuple[float, ...]) -> tuple[float | None, ...]:
@@ -115,7 +47,8 @@ def percentiles(counts: list[tuple[int, int]], shares: tuple[float, ...]) -> tup
 class ToolMemory:
     """What the log says of one tool (in one context, when asked)."""
 
-    __slots__ = ("tool", "executions", "successes", "mean_ms", "p50_ms", "p95_ms", "mean_retries", "contexts", "errors")
+    __slots__ = ("tool", "executions", "successes", "mean_ms", "p50_ms", "p95_ms", "mean_retries", "contexts", "errors", "parameters",
+                 "known_solutions")
 
     def __init__(self, tool: str, executions: int, successes: int, mean_ms: float | None, mean_retries: float):
         self.tool, self.executions, self.successes = tool, executions, successes
@@ -124,6 +57,8 @@ class ToolMemory:
         self.p95_ms: float | None = None
         self.contexts: dict[str, dict[str, Any]] = {}
         self.errors: list[dict[str, Any]] = []
+        self.parameters: list[dict[str, Any]] = []
+        self.known_solutions: list[dict[str, str]] = []
 
     @property
     def failures(self) -> int:
@@ -139,7 +74,8 @@ class ToolMemory:
 
         return {"tool": self.tool, "executions": self.executions, "successes": self.successes, "failures": self.failures,
                 "success_rate": round(self.success_rate, 4), "duration_ms": {"mean": r(self.mean_ms), "p50": r(self.p50_ms), "p95": r(self.p95_ms)},
-                "mean_retries": round(self.mean_retries, 3), "contexts": self.contexts, "errors": self.errors}
+                "mean_retries": round(self.mean_retries, 3), "contexts": self.contexts, "errors": self.errors,
+                "parameters": self.parameters, "known_solutions": self.known_solutions}
 
 
 def tool_memory(store: Store, name: str | None = None, context: str | None = None) -> list[ToolMemory]:
@@ -153,6 +89,7 @@ def _tool_memory(store: Store, catalog: "Catalog", name: str | None, context: st
     if (name is not None or context is not None) and not rows:
         raise BadInput(f"no runs of {name or 'any tool'!r} observed" + (f" in {context!r}" if context is not None else ""),
                        "see the tools and contexts with `mem tools`")
+    solutions = known_solutions(store, [row[0] for row in rows])
     out = []
     for tool, runs, successes, mean, retries in rows:
         memory = ToolMemory(tool, runs, int(successes or 0), mean, float(retries or 0))
@@ -160,7 +97,69 @@ def _tool_memory(store: Store, catalog: "Catalog", name: str | None, context: st
         memory.contexts = {c: {"executions": n, "successes": ok, "success_rate": round(ok / n, 4)} for c, n, ok in catalog.per_context(tool, context)}
         failures = memory.failures
         memory.errors = [{"error": shape, "count": count, "share": round(count / failures, 4) if failures else 0.0,
-                          "contexts": sorted((contexts or "").split("\x1f")), "example": example}
-                         for shape, count, contexts, example in catalog.errors(tool, context, TOP_ERRORS)]
+                          "rate": round(count / runs, 4), "contexts": sorted((contexts or "").split("\x1f")), "example": example,
+                          "evidence": evidence_of(evidence)}
+                         for shape, count, contexts, example, evidence in catalog.errors(tool, context, TOP_ERRORS)]
+        memory.parameters = parameter_insights(catalog.param_rows(tool))
+        memory.known_solutions = solutions.get(tool, [])
         out.append(memory)
+    return out
+
+
+def evidence_of(joined: str | None, most: int = 5) -> list[str]:
+    """Task ids kept joined by U+001F (several rows' at once), distinct, sorted, at most `most`."""
+    return sorted({task for task in (joined or "").split("\x1f") if task})[:most]
+
+
+def parameter_insights(rows: list[tuple[str, str, int, int]]) -> list[dict[str, Any]]:
+    """Per parameter with two or more values seen `MIN_RUNS` times: the value
+    most associated with success and the one least, when they differ."""
+    import json
+
+    by_param: dict[str, list[tuple[float, int, str]]] = {}
+    for param, value, runs, ok in rows:
+        if runs >= MIN_RUNS:
+            by_param.setdefault(param, []).append((ok / runs, runs, value))
+    out = []
+    for param, values in by_param.items():
+        if len(values) < 2:
+            continue
+        values.sort(key=lambda v: (-v[0], -v[1], v[2]))
+        best, worst = values[0], values[-1]
+        if best[0] == worst[0]:
+            continue
+
+        def shown(v: tuple[float, int, str]) -> dict[str, Any]:
+            return {"value": json.loads(v[2]), "runs": v[1], "success_rate": round(v[0], 4)}
+
+        out.append({"param": param, "best": shown(best), "worst": shown(worst), "values": len(values)})
+    return out
+
+
+def known_solutions(store: Store, tools: list[str]) -> dict[str, list[dict[str, str]]]:
+    """Per tool, the active `error` entries tagged with its name: {id, summary}."""
+    from .clock import now
+    from .model import normalize_tag
+    from .storage.catalog.queries import Filter
+
+    if SOLUTIONS not in store.config.categories or not tools:
+        return {}
+    tags: dict[str, str] = {}
+    for tool in tools:
+        try:
+            tags[normalize_tag(tool)] = tool
+        except Exception:  # noqa: BLE001 - a name no tag can hold has no solutions
+            continue
+    chosen = Filter(at=now().timestamp(), categories=[SOLUTIONS])
+    lights = store.ask(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False)
+    wanted = [light for light in lights if any(tag in tags for tag in light.tags)]
+    loaded = store.load([light.rowid for light in wanted]) if wanted else {}
+    out: dict[str, list[dict[str, str]]] = {}
+    for light in sorted(wanted, key=lambda light: light.id):
+        entry = loaded.get(light.rowid)
+        if entry is None:
+            continue
+        for tag in light.tags:
+            if tag in tags:
+                out.setdefault(tags[tag], []).append({"id": entry.id, "summary": entry.summary})
     return out

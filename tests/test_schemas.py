@@ -19,6 +19,8 @@ VALID = {
     "task": {"task": "t", "trigger": "session-start", "status": "pending", "due_at": "2026-11-22T10:00:00Z", "context": {}},
     "summary": {"session_id": "s1", "message_count": 3, "model": "m", "memories": ["MEM-20261122-002"]},
     "chat": {"role": "user", "turn": 1},
+    "insight": {"insight_type": "warning", "applies_to": "create_shipment", "evidence": ["task-1", "task-2"], "validated": True,
+                "validated_by": "mem learn", "rule_id": "warn-0123456789ab"},
 }
 FIELDS = sorted({name for fields in VALID.values() for name in fields} | set(BASE) | {"importance", "tags", "key", "effectiveness",
                                                                                       "related_memories", "archived", "archive_reason",

@@ -15,7 +15,7 @@ from conftest import ROOT, mem
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from executions import generate, truth  # noqa: E402
 
-from grimoire_cli.tools import normalise_error  # noqa: E402
+from grimoire_cli.execution_log import normalise_error  # noqa: E402
 
 LOG = Path("grimoires/loa/memory/local/observations.jsonl")
 
@@ -102,7 +102,8 @@ def test_errors_count_failures_only_and_contexts_may_hold_commas(repo):
     steps = [{"tool": "a", "status": "completed", "error": "warning 1"}, {"tool": "a", "status": "failed", "error": "warning 2"}]
     _observe([{"task_id": f"t{n}", "outcome": "success", "context": "billing, EU", "steps": [steps[n % 2]]} for n in range(4)])
     tool = json.loads(mem("tools", "a", "--json").out)[0]
-    assert tool["errors"] == [{"error": "warning <n>", "count": 2, "share": 1.0, "contexts": ["billing, EU"], "example": "warning 2"}]
+    assert tool["errors"] == [{"error": "warning <n>", "count": 2, "share": 1.0, "rate": 0.5, "contexts": ["billing, EU"], "example": "warning 2",
+                               "evidence": ["t1", "t3"]}]
     only = json.loads(mem("tools", "a", "--context", "billing, EU", "--json").out)[0]
     assert list(only["contexts"]) == ["billing, EU"]
     assert mem("tools", "--context", "nowhere").err.startswith("error: no runs of 'any tool' observed in 'nowhere'")

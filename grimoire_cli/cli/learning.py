@@ -1,4 +1,5 @@
-"""Commands that learn from executions (README: Learning from executions): observe, tools."""
+"""Commands that learn from executions (README: Learning from executions): observe, tools, patterns,
+recommend, recall-all, learn, insights, correct."""
 
 from __future__ import annotations
 
@@ -77,3 +78,126 @@ def tools(
             render.out(f"  in {label or '(no context)'}: {per['executions']} runs, {100 * per['success_rate']:.1f}% ok")
         for error in memory.errors:
             render.out(f"  error x{error['count']} ({100 * error['share']:.0f}% of failures; {', '.join(error['contexts'])}): {error['error']}")
+
+
+@command()
+def patterns(
+    type: Optional[str] = typer.Option(None, "--type", metavar="T", help="query_pattern, plan_pattern or tool_sequence."),
+    min_usage: int = typer.Option(1, "--min-usage", metavar="N", help="Only patterns of at least N tasks."),
+    json: bool = JsonOpt,
+) -> None:
+    """Patterns of the observed tasks: success rate, reliability, means, usage, first/last seen, evidence."""
+    found = open_grimoire().patterns(type, min_usage=min_usage)
+    if json:
+        render.print_json([p.to_dict() for p in found])
+        return
+    if not found:
+        render.note("no patterns observed yet (see `mem observe`)" if min_usage == 1 and type is None else "no pattern matches")
+    for p in found:
+        timing = f", mean {p.mean_ms:.0f} ms" if p.mean_ms is not None else ""
+        render.out(f"{p.type:<14} {p.pattern}")
+        render.out(f"  {p.usage} tasks, {100 * p.success_rate:.1f}% ok (reliability {p.reliability:.2f}){timing}, {p.mean_steps:.1f} steps, "
+                   f"{p.first_seen or '?'} .. {p.last_seen or '?'}")
+
+
+@command()
+def recommend(
+    action: str = typer.Argument(..., metavar="ACTION", help="What is to be done, in words (e.g. 'create shipment')."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="C", help="Rank by success in this context."),
+    limit: int = typer.Option(5, "-n", "--limit", metavar="N", help="At most N tools."),
+    json: bool = JsonOpt,
+) -> None:
+    """Observed tools for an action, ranked by success rate in a context, with the reason."""
+    result = open_grimoire().recommend(action, context=context, limit=limit)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    if result.note:
+        render.note(result.note)
+    for n, r in enumerate(result.tools, 1):
+        where = f" in {r.context}" if r.context is not None else ""
+        render.out(f"{n}. {r.tool}: {100 * r.success_rate:.1f}% ok over {render.count(r.runs, 'run', 'runs')}{where}; {r.reason}")
+
+
+@command("recall-all")
+def recall_all(
+    query: str = typer.Argument(..., metavar="QUERY", help="What to recall, in words."),
+    types: Optional[str] = typer.Option(None, "--types", metavar="T,…", help="Some of patterns,tools,insights,preferences (default: all)."),
+    json: bool = JsonOpt,
+) -> None:
+    """Patterns, tool memory, insights and preferences about a query, in one answer."""
+    chosen = [t.strip() for t in types.split(",") if t.strip()] if types else None
+    found = open_grimoire().recall_all(query, types=chosen)
+    if json:
+        render.print_json(found)
+        return
+    for kind, items in found.items():
+        render.out(f"## {kind} ({len(items)})")
+        for item in items:
+            if kind == "patterns":
+                render.out(f"- {item['type']}: {item['pattern']} ({100 * item['success_rate']:.1f}% ok, {item['usage']} tasks)")
+            elif kind == "tools":
+                render.out(f"- {item['tool']}: {item['executions']} runs, {100 * item['success_rate']:.1f}% ok")
+            else:
+                render.out(f"- {item['id']}: {item['summary']}")
+
+
+@command()
+def learn(
+    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="The insight category (default: the first)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written; write nothing."),
+    json: bool = JsonOpt,
+) -> None:
+    """Turn the observation log's evidence into insights: best practices, warnings, preferences."""
+    result = open_grimoire().learn(category=category, dry_run=dry_run)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    would = "would " if dry_run else ""
+    replaced = {new: old for old, new in result.superseded.items()}
+    for entry in result.added:
+        how = f"supersedes {replaced[entry.id]}" if entry.id in replaced else "new"
+        render.out(f"{would}write {entry.id} ({entry.data['insight_type']}, {how}, confidence {entry.confidence:g}): {entry.summary}")
+    for entry_id in result.archived:
+        render.out(f"{would}archive {entry_id} (ineffective: its evidence fell below the rule)")
+    new = len(result.added) - len(result.superseded)
+    render.out(f"learn: {new} new, {len(result.superseded)} superseded, {len(result.archived)} archived, {result.unchanged} unchanged"
+               + (" (dry run: nothing written)" if dry_run else "") + (f"; commit {result.commit[:12]}" if result.commit else ""))
+    for line in result.notes:
+        render.note(line)
+
+
+@command()
+def insights(
+    type: Optional[str] = typer.Option(None, "--type", metavar="T", help="best_practice, warning, preference or rule."),
+    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this insight category."),
+    json: bool = JsonOpt,
+) -> None:
+    """The active insights, newest first."""
+    found = open_grimoire().insights(type=type, category=category)
+    if json:
+        render.print_json([e.to_dict() for e in found])
+        return
+    if not found:
+        render.note("no insights yet (see `mem learn`)")
+    for e in found:
+        render.out(f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {e.data.get('applies_to', '')}")
+        render.out(f"  {e.content}")
+
+
+@command()
+def correct(
+    field: str = typer.Argument(..., metavar="FIELD", help="What was corrected (e.g. carrier)."),
+    corrected: str = typer.Argument(..., metavar="VALUE", help="What it should have been."),
+    original: Optional[str] = typer.Option(None, "--original", metavar="V", help="What it was."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="C", help="Where the correction applies."),
+    task_id: Optional[str] = typer.Option(None, "--task-id", metavar="ID", help="The task it corrects (default: a new id)."),
+    json: bool = JsonOpt,
+) -> None:
+    """Record one correction by hand; `mem learn` makes a preference of enough consistent ones."""
+    result = open_grimoire().correct(field, corrected, original=original, context=context, task_id=task_id)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    render.out(f"recorded a correction of {field}" + (f" in {context}" if context else "")
+               + (f", {result.redacted} redacted (secrets or personal data)" if result.redacted else ""))

@@ -70,6 +70,10 @@ PRESETS: dict[str, Preset] = {
         (("compaction", "categories"), "directive", "all", "mem compact never condenses directives"),
         (("compaction", "categories"), "task", "all", "nor tasks"),
     )),
+    "pms": Preset("Persistent Memory System (mem init --preset pms): learning from task executions (mem observe, tools, patterns, learn)", {
+        "insight": ("{kind: insight, storage_file: insights.yaml, ttl: permanent, confidence_required: 0.5}",
+                    "what mem learn concluded from the observation log: best practices, warnings, preferences"),
+    }),
 }
 _KEY_LINE = re.compile(r"^(\s*)([A-Za-z_][\w-]*):(?:\s*(#.*)?)?$")
 

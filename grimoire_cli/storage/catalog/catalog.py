@@ -24,10 +24,11 @@ from typing import Any
 
 from .executions import Executions
 from .indexer import Indexer
+from .learned import Learned
 from .queries import Queries
 
 
-class Catalog(Indexer, Queries, Executions):
+class Catalog(Indexer, Queries, Executions, Learned):
     """One grimoire's catalog (see the module's docstring)."""
 
     # -- results kept by `mem validate` ----------------------------------------

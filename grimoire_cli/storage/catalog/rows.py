@@ -24,7 +24,7 @@ class Derived(NamedTuple):
     id: str | None
     category: str | None
     key: str | None
-    name: str | None  # what a kind names an entry by: an episode's event, a procedure's name, a summary's session
+    name: str | None  # what a kind names an entry by: an episode's event, a procedure's name, a summary's session, an insight's rule
     confidence: float
     importance: int
     tier: str
@@ -76,7 +76,7 @@ def derive(item: Any, archived_file: bool) -> Derived:
 
 
 def _name_of(item: dict) -> str | None:
-    for field in ("event", "name", "session_id"):
+    for field in ("event", "name", "session_id", "rule_id"):
         if isinstance(item.get(field), str):
             return item[field]
     return None
@@ -100,7 +100,7 @@ def kind_texts(item: dict) -> list[str]:
             for part in value.values():
                 take(part)
 
-    for field in ("event", "learned", "task", "name", "description", "context"):
+    for field in ("event", "learned", "task", "name", "description", "context", "applies_to"):
         take(item.get(field))
     for step in item.get("steps") if isinstance(item.get("steps"), list) else []:
         if isinstance(step, dict):

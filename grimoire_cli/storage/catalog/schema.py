@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "19"
+VERSION = "20"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -69,12 +69,27 @@ CREATE TABLE IF NOT EXISTS checks (path TEXT, chunk BLOB, version TEXT, value TE
 -- durations per whole millisecond, for the percentiles.
 CREATE TABLE IF NOT EXISTS tool_stats (tool TEXT, context TEXT, runs INTEGER, ok INTEGER, timed INTEGER, duration REAL, retries INTEGER,
                                        PRIMARY KEY (tool, context)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS tool_errors (tool TEXT, context TEXT, error TEXT, count INTEGER, example TEXT, PRIMARY KEY (tool, context, error)) WITHOUT ROWID;
+-- Evidence columns hold the first task ids (at most 5) that showed a row, joined by U+001F.
+CREATE TABLE IF NOT EXISTS tool_errors (tool TEXT, context TEXT, error TEXT, count INTEGER, example TEXT, evidence TEXT,
+                                        PRIMARY KEY (tool, context, error)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tool_durations (tool TEXT, context TEXT, ms INTEGER, n INTEGER, PRIMARY KEY (tool, context, ms)) WITHOUT ROWID;
+-- Runs per parameter value (JSON text); a parameter with too many values to say anything (an id) is kept in tool_params_wide instead.
+CREATE TABLE IF NOT EXISTS tool_params (tool TEXT, param TEXT, value TEXT, runs INTEGER, ok INTEGER, PRIMARY KEY (tool, param, value)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tool_params_wide (tool TEXT, param TEXT, PRIMARY KEY (tool, param)) WITHOUT ROWID;
+-- Per pattern (query_pattern, plan_pattern, tool_sequence): the tasks that showed it; evidence = the first successful ones.
+CREATE TABLE IF NOT EXISTS patterns (type TEXT, pattern TEXT, usage INTEGER, ok INTEGER, timed INTEGER, duration REAL, steps INTEGER,
+                                     first_seen TEXT, last_seen TEXT, evidence TEXT, PRIMARY KEY (type, pattern)) WITHOUT ROWID;
+-- Which tools the tasks of a query pattern ran, per context (for `mem recommend`).
+CREATE TABLE IF NOT EXISTS pattern_tools (pattern TEXT, tool TEXT, context TEXT, runs INTEGER, ok INTEGER,
+                                          PRIMARY KEY (pattern, tool, context)) WITHOUT ROWID;
+-- Corrections per context, field and corrected value (JSON text); original = the last one seen.
+CREATE TABLE IF NOT EXISTS corrections (context TEXT, field TEXT, corrected TEXT, n INTEGER, original TEXT, evidence TEXT,
+                                        PRIMARY KEY (context, field, corrected)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS accesses (id TEXT PRIMARY KEY, count INTEGER NOT NULL, last REAL NOT NULL) WITHOUT ROWID;
 """
 
-TABLES = ("meta", "files", "entries", "spans", "ranks", "fts", "words", "reports", "checks", "accesses", "tool_stats", "tool_errors", "tool_durations")
+TABLES = ("meta", "files", "entries", "spans", "ranks", "fts", "words", "reports", "checks", "accesses", "tool_stats", "tool_errors", "tool_durations", "tool_params",
+          "tool_params_wide", "patterns", "pattern_tools", "corrections")
 
 
 def statements(script: str = DDL) -> list[str]:
