@@ -232,10 +232,10 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     # The Persistent Memory System (issue 18): 10,000 generated execution records in one call.
     from executions import generate
 
-    runs = folder / ".runs.jsonl"
-    if not runs.exists():
-        runs.write_text("".join(json.dumps(record) + "\n" for record in generate(10000)))
-    one("mem observe (10,000 records)", lambda _: [MEM, "observe", str(runs)])
+    batch = folder / ".runs.jsonl"
+    if not batch.exists():
+        batch.write_text("".join(json.dumps(record) + "\n" for record in generate(10000)))
+    one("mem observe (10,000 records)", lambda _: [MEM, "observe", str(batch)])
     # The rows that read the log read one of 100,000 steps exactly (the row above grows it at each run).
     steps = folder / ".steps100k.jsonl"
     if not steps.exists():

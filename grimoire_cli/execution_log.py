@@ -18,8 +18,10 @@ are both `create_shipment_for_facility_*`.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+from json.encoder import encode_basestring as _json_text  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
 from .observations import log_path
@@ -39,7 +41,9 @@ _SHAPES = (
 )
 _EMAIL = _SHAPES[0][0]
 _REDACTED = re.compile(r"\[redacted: [^\]]*\]")  # what the guard left of a secret or an address: a value, as a number is
-_WORD = re.compile(r"[^\W_]+")
+_HAS_DIGIT = re.compile(r"\S*\d\S*")  # a whitespace-separated token holding a digit: a number, a code
+_TOKEN = re.compile(r"\*|[^\W_]+")
+_STARS = re.compile(r"\*(?:_\*)+")
 MAX_PATTERN = 200
 ARROW = " → "
 _HEAD = 256  # bytes of the log's start kept as its fingerprint
@@ -55,13 +59,8 @@ def normalise_error(text: str) -> str:
 
 def query_pattern(goal: str) -> str | None:
     """A goal's query pattern (see the module); None for a goal with no words."""
-    parts: list[str] = []
-    for token in _EMAIL.sub(" 0 ", _REDACTED.sub(" 0 ", goal.lower())).split():
-        words = ["*"] if any(c.isdigit() for c in token) else _WORD.findall(token)
-        for word in words:
-            if not (word == "*" and parts and parts[-1] == "*"):
-                parts.append(word)
-    pattern = "_".join(parts)[:MAX_PATTERN]
+    text = _HAS_DIGIT.sub(" * ", _EMAIL.sub(" 0 ", _REDACTED.sub(" 0 ", goal.lower())))
+    pattern = _STARS.sub("*", "_".join(_TOKEN.findall(text)))[:MAX_PATTERN]
     return pattern if pattern.strip("*_") else None
 
 
@@ -76,8 +75,12 @@ def _number(value: Any, most: float) -> float | None:
 
 def _scalar(value: Any) -> str | None:
     """A parameter value worth counting (a short text, a number, a flag) as JSON text."""
-    if isinstance(value, str) and len(value) <= 60 or isinstance(value, (bool, int)) or isinstance(value, float) and value == value:
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return _json_text(value) if len(value) <= 60 else None
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int) or isinstance(value, float) and math.isfinite(value):
+        return repr(value)  # what json.dumps writes for them, without its overhead (this runs for every parameter)
     return None
 
 
