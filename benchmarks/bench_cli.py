@@ -253,6 +253,14 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     both("mem recommend", lambda: [MEM, "recommend", "create shipment", "--context", "support"])
     both("mem patterns", lambda: [MEM, "patterns", "--min-usage", "100"])
     both("mem learn (100,000 steps)", lambda: [MEM, "learn"])
+    log = memory / "local" / "observations.jsonl"
+
+    def replace_log() -> None:
+        """A copy of the log in its place (another inode): the catalog reads all of it again, the grimoire's entries stay indexed."""
+        shutil.copyfile(log, log.with_suffix(".copy"))
+        os.replace(log.with_suffix(".copy"), log)
+
+    one("mem learn (log read again)", lambda _: [MEM, "learn"], before=replace_log)
 
     # Writes, cold (no catalog) and warm; each run takes fresh ids.
     fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry
