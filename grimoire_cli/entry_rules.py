@@ -18,7 +18,7 @@ from .errors import BadInput
 from .guard import scan_fields
 from .model import expires_at, expiry_start, parse_id
 
-LINK_FIELDS = ("supersedes", "superseded_by", "related_memories", "key", "name")
+LINK_FIELDS = ("supersedes", "superseded_by", "related_memories", "key", "name", "rule_id")
 
 
 def field_offset(lines: list[str], name: str) -> int:
@@ -107,11 +107,13 @@ def _same_time(a: Any, b: str) -> bool | None:
 
 def link_of(data: dict[str, Any], lines: list[str], archived: bool, kind: str = "note") -> list[Any]:
     """[id, supersedes, superseded_by, related, key, archived, {field: line offset}];
-    a procedure's key is its identity (kinds/procedures.py)."""
+    a procedure's key is its identity (kinds/procedures.py), an insight's its rule."""
     key = data.get("key")
     if kind == "procedure" and isinstance(data.get("name"), str):
         from .kinds.procedures import identity
 
         key = identity(data["name"])
+    elif kind == "insight" and isinstance(data.get("rule_id"), str):
+        key = f"insight:{data['rule_id']}"  # as adding.py knows it
     return [data.get("id"), data.get("supersedes"), data.get("superseded_by"), data.get("related_memories"), key, archived,
             {name: field_offset(lines, name) for name in LINK_FIELDS if name in data}]

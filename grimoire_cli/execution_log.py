@@ -120,9 +120,13 @@ def task_of(record: dict[str, Any]) -> Task:
         plan = plan_of([step.tool for step in steps])
         patterns.append(("plan_pattern", ARROW.join(plan)[:MAX_PATTERN]))
         patterns.extend(("tool_sequence", f"{a}{ARROW}{b}"[:MAX_PATTERN]) for a, b in dict.fromkeys(zip(plan, plan[1:])))
-    corrections = tuple((str(c["field"]), json.dumps(c.get("original"), ensure_ascii=False, sort_keys=True),
-                         json.dumps(c["corrected"], ensure_ascii=False, sort_keys=True))
-                        for c in record.get("corrections") or () if isinstance(c, dict) and "field" in c and "corrected" in c)
+    # One task correcting a field to one value is one piece of evidence, however often its record says so.
+    corrected: dict[tuple[str, str], str] = {}
+    for c in record.get("corrections") or ():
+        if isinstance(c, dict) and "field" in c and "corrected" in c:
+            corrected[str(c["field"]), json.dumps(c["corrected"], ensure_ascii=False, sort_keys=True)] = \
+                json.dumps(c.get("original"), ensure_ascii=False, sort_keys=True)
+    corrections = tuple((field, original, value) for (field, value), original in corrected.items())
     return Task(str(record["task_id"]), context, int(record.get("outcome") == "success"), _number(record.get("duration_ms"), 1e12),
                 _utc(record.get("started_at")), steps, tuple(patterns), query if steps else None, corrections)
 
@@ -137,14 +141,21 @@ def sync(store: Store, catalog: "Catalog") -> None:
             catalog.add_batch(Batch(), 0, 0, 0)
         return
     ino, offset, head = catalog.log_mark()
-    with open(path, "rb") as handle:
-        start = handle.read(_HEAD)
-        if ino != stat.st_ino or stat.st_size < offset or start[: len(head)] != head:
-            offset = 0  # replaced, cut or rewritten: read again from the start
-        if stat.st_size == offset:
-            return
-        handle.seek(offset)
-        data = handle.read(stat.st_size - offset)
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(_HEAD)
+            again = ino != stat.st_ino or stat.st_size < offset or start[: len(head)] != head
+            if again:
+                offset = 0  # replaced, cut or rewritten: read again from the start
+            elif stat.st_size == offset:
+                return
+            handle.seek(offset)
+            data = handle.read(stat.st_size - offset)
+    except OSError as exc:
+        from .errors import BadInput
+
+        raise BadInput(f"cannot read the observation log {path}: {exc.strerror or exc}",
+                       "make it a readable file, or move it away to start a new log") from None
     end = data.rfind(b"\n") + 1  # whole lines only: an append may be under way
     batch = Batch()
     for line in data[:end].split(b"\n"):
@@ -155,5 +166,6 @@ def sync(store: Store, catalog: "Catalog") -> None:
         except Exception:  # noqa: BLE001 - a line mem did not write (a half line a crash left, a hand edit): not a record
             continue
         batch.add(task)
-    if end:
+    # Read again with no whole line (emptied, or cut to a half line): what was kept goes all the same.
+    if end or again:
         catalog.add_batch(batch, stat.st_ino, offset, offset + end, start)

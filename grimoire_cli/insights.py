@@ -18,18 +18,23 @@ its text or confidence differs from the active one's: the same evidence
 writes nothing, and percentages are whole so that one more run rarely
 moves them. Changed numbers supersede the old insight; an insight whose
 evidence fell below its rule is archived as `ineffective` (that move is
-committed, as `mem archive`'s is). Insights written by hand
-(`store_insight`) have rule ids of their own and are left alone.
+committed, as `mem archive`'s is). The log is local and the insights are
+shared: an insight about something this log does not mention at all (a
+pattern it never saw, a tool it never ran) is evidence of nothing and
+stays. An insight someone archived by hand (reason `manual`) is a veto:
+its rule is not written again. Insights written by hand (`store_insight`)
+have rule ids of their own and are left alone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .execution_log import sync
+from .execution_log import ARROW, sync
 from .patterns import Pattern
 from .request import Request
 from .storage.catalog.queries import Filter, Order
@@ -39,9 +44,14 @@ from .tools import evidence_of, known_solutions
 if TYPE_CHECKING:
     from .model import Entry
     from .settings import Learning
+    from .storage.catalog.learned import CorrectionRow, PatternRow
 
-LEARNED = ("bp-", "warn-", "pref-")  # the rule ids `mem learn` owns
+_LEARNED = re.compile(r"^(bp|warn|pref)-[0-9a-f]{12}\Z")  # the rule ids `mem learn` makes, and owns
 VALIDATOR = "mem learn"
+
+
+def is_learned(rule: str) -> bool:
+    return bool(_LEARNED.match(rule))
 
 
 class Insight(NamedTuple):
@@ -65,8 +75,10 @@ def _percent(share: float) -> str:
     return f"{round(100 * share)}%"
 
 
-def _best_practices(rows: list[tuple[Any, ...]], rules: "Learning") -> list[Insight]:
-    good = [p for p in map(Pattern, rows) if p.success_rate > rules.min_success and p.evidence]
+def _best_practices(rows: "list[PatternRow]", rules: "Learning") -> list[Insight]:
+    # A plan of one tool is that tool's success rate, which tool memory gives (and a hook's one-step records would make one of every tool).
+    good = [p for p in map(Pattern, rows) if p.success_rate > rules.min_success and p.evidence
+            and not (p.type == "plan_pattern" and ARROW not in p.pattern)]
     # A two-tool plan is also its one tool sequence: said once, as the plan.
     plans = {p.pattern for p in good if p.type == "plan_pattern"}
     out = []
@@ -87,8 +99,8 @@ def _warnings(store: Store, catalog: Any, rules: "Learning") -> list[Insight]:
     from .model import normalize_tag
 
     runs = {row[0]: row[1] for row in catalog.tool_rows(None, None)}
-    found = [(tool, error, count, evidence) for tool, error, count, _, evidence in catalog.error_rows()
-             if runs.get(tool) and count / runs[tool] > rules.error_share]
+    found = [(row.tool, row.error, row.count, row.evidence) for row in catalog.error_rows()
+             if runs.get(row.tool) and row.count / runs[row.tool] > rules.error_share]
     solutions = known_solutions(store, sorted({tool for tool, *_ in found}))
     out = []
     for tool, error, count, evidence in found:
@@ -105,15 +117,15 @@ def _warnings(store: Store, catalog: Any, rules: "Learning") -> list[Insight]:
     return out
 
 
-def _preferences(rows: list[tuple[str, str, str, int, str, str]], rules: "Learning") -> list[Insight]:
-    by_field: dict[tuple[str, str], list[tuple[str, int, str, str]]] = {}
-    for context, field, corrected, n, original, evidence in rows:
-        by_field.setdefault((context, field), []).append((corrected, n, original, evidence))
+def _preferences(rows: "list[CorrectionRow]", rules: "Learning") -> list[Insight]:
+    by_field: dict[tuple[str, str], list[CorrectionRow]] = {}
+    for row in rows:
+        by_field.setdefault((row.context, row.field), []).append(row)
     out = []
     for (context, field), values in by_field.items():
         if len(values) != 1:
             continue  # corrected to different values: the user has no settled preference
-        corrected, n, original, evidence = values[0]
+        _, _, corrected, n, original, evidence = values[0]
         if n < rules.min_corrections:
             continue
         where = f"In {context}" if context else "In any context"
@@ -126,16 +138,37 @@ def _preferences(rows: list[tuple[str, str, str, int, str, str]], rules: "Learni
     return out
 
 
-def evidence_now(store: Store) -> dict[str, Insight]:
-    """The insights the log calls for now, by rule id."""
+class Evidence(NamedTuple):
+    """The insights the log calls for now, by rule id; and what the log has
+    evidence about at all: the rule ids of its patterns and of its
+    (context, field) corrections, and its tools. An insight about something
+    the log does not mention (another clone's log, a log rotated away) is
+    left as it is: no evidence is not evidence against it."""
+
+    wanted: dict[str, Insight]
+    subjects: set[str]
+    tools: set[str]
+
+    def covers(self, entry: "Entry") -> bool:
+        rule = str(entry.data.get("rule_id", ""))
+        if rule.startswith("warn-"):
+            return entry.data.get("applies_to") in self.tools
+        return rule in self.subjects
+
+
+def evidence_now(store: Store) -> Evidence:
+    """What the log says now (see Evidence)."""
     rules = store.config.settings.learning
 
-    def read(catalog: Any) -> list[Insight]:
+    def read(catalog: Any) -> Evidence:
         sync(store, catalog)
-        return (_best_practices(catalog.pattern_rows(None, rules.min_usage), rules) + _warnings(store, catalog, rules)
-                + _preferences(catalog.correction_rows(), rules))
+        patterns, corrections = catalog.pattern_rows(None, 1), catalog.correction_rows()
+        found = (_best_practices([p for p in patterns if p.usage >= rules.min_usage], rules) + _warnings(store, catalog, rules)
+                 + _preferences(corrections, rules))
+        subjects = {rule_id("bp-", p.type, p.pattern) for p in patterns} | {rule_id("pref-", c.context, c.field) for c in corrections}
+        return Evidence({insight.rule_id: insight for insight in found}, subjects, {row[0] for row in catalog.tool_rows(None, None)})
 
-    return {insight.rule_id: insight for insight in store.derived(read)}
+    return store.derived(read)
 
 
 def active_insights(store: Store, moment: datetime, category: str | None = None) -> list["Entry"]:
@@ -168,6 +201,16 @@ class Learned:
                 "unchanged": self.unchanged, "dry_run": self.dry_run, "commit": self.commit, "notes": self.notes}
 
 
+def rejected_rules(store: Store, moment: datetime, category: str) -> dict[str, str]:
+    """Rule id -> the entry id of the learned insights someone archived by
+    hand (reason `manual`): a veto, which `mem learn` respects."""
+    chosen = Filter(at=moment.timestamp(), states=("archived",), categories=[category])
+    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST), include_archive=True)
+    loaded = store.load(rowids)
+    return {str(e.data.get("rule_id")): e.id for e in loaded.values()
+            if e.data.get("archive_reason") == "manual" and is_learned(str(e.data.get("rule_id", "")))}
+
+
 def _same(entry: "Entry", insight: Insight) -> bool:
     data = entry.data
     return (data.get("content") == insight.content and data.get("confidence") == insight.confidence
@@ -181,9 +224,10 @@ def learn(store: Store, moment: datetime, *, category: str | None = None, dry_ru
 
     spec = store.config.of_kind("insight", category)
     result = Learned(dry_run)
-    wanted = evidence_now(store)
-    current = {e.data.get("rule_id"): e for e in active_insights(store, moment, spec.name)
-               if str(e.data.get("rule_id", "")).startswith(LEARNED)}
+    evidence = evidence_now(store)
+    wanted = evidence.wanted
+    current = {e.data.get("rule_id"): e for e in active_insights(store, moment, spec.name) if is_learned(str(e.data.get("rule_id", "")))}
+    vetoed = rejected_rules(store, moment, spec.name)
     requests, replaced = [], []
     for rid in sorted(wanted):
         insight = wanted[rid]
@@ -191,12 +235,15 @@ def learn(store: Store, moment: datetime, *, category: str | None = None, dry_ru
         if old is not None and _same(old, insight):
             result.unchanged += 1
             continue
+        if rid in vetoed and old is None:
+            result.notes.append(f"not written: {insight.summary} (its insight was archived by hand; {vetoed[rid]})")
+            continue
         requests.append(Request(insight.content, category=spec.name, summary=insight.summary, confidence=insight.confidence,
                                 tags=insight.tags, agent=VALIDATOR, fields={
                                     "insight_type": insight.insight_type, "applies_to": insight.applies_to, "evidence": insight.evidence,
                                     "validated": True, "validated_by": VALIDATOR, "rule_id": rid}))
         replaced.append(old.id if old is not None else None)
-    retired = sorted(e.id for rid, e in current.items() if rid not in wanted)
+    retired = sorted(e.id for rid, e in current.items() if rid not in wanted and evidence.covers(e))
     added = add_many(store, requests, moment, dry_run=dry_run) if requests else []
     for entry, old_id in zip(added, replaced):
         result.added.append(entry)

@@ -88,6 +88,8 @@ class LearningFacade:
         from .errors import BadInput
         from .recommend import matching_patterns, matching_tools
 
+        if types is not None and not list(types):
+            raise BadInput("no types to recall", f"name some of {', '.join(RECALL_TYPES)}, or leave --types out for all")
         chosen = list(dict.fromkeys(types or RECALL_TYPES))
         unknown = [t for t in chosen if t not in RECALL_TYPES]
         if unknown:
@@ -134,14 +136,21 @@ class LearningFacade:
     def store_insight(self, content: str, *, insight_type: str = "rule", applies_to: str, rule_id: str | None = None,
                       confidence: float | None = None, evidence: Iterable[str] = (), validated: bool = False,
                       validated_by: str | None = None, tags: Iterable[str] = (), category: str | None = None) -> "Entry":
-        """An insight written by hand; its `rule_id` (default: from the type
-        and what it applies to) names it, and storing it again supersedes it."""
+        """An insight written by hand. Its `rule_id` names it: storing another
+        insight under the same rule id supersedes it. Without one, the rule
+        id is made from the type, what it applies to and the text, so two
+        different insights about one thing stand side by side. The rule ids
+        `mem learn` makes (`bp-`, `warn-`, `pref-` and 12 hex digits) are its own."""
         import hashlib
 
+        from .errors import BadInput
+        from .insights import is_learned
         from .request import Request
 
         spec = self.config.of_kind("insight", category)
-        rid = rule_id or "manual-" + hashlib.sha256(f"{insight_type}\x1f{applies_to}".encode("utf-8")).hexdigest()[:12]
+        if rule_id is not None and is_learned(rule_id):
+            raise BadInput(f"rule id {rule_id!r} has the form of the ones mem learn makes", "choose another rule id, e.g. manual-<name>")
+        rid = rule_id or "manual-" + hashlib.sha256(f"{insight_type}\x1f{applies_to}\x1f{content}".encode("utf-8")).hexdigest()[:12]
         fields: dict[str, Any] = {"insight_type": insight_type, "applies_to": applies_to, "evidence": list(evidence), "validated": validated,
                                   "rule_id": rid}
         if validated_by is not None:
@@ -157,6 +166,8 @@ class LearningFacade:
 
         from .clock import iso
 
+        from .observations import check
+
         moment = self.now()
         correction = {"field": field, "original": original, "corrected": corrected}
         # Each correction is its own piece of evidence: the same one made twice is counted twice.
@@ -165,4 +176,5 @@ class LearningFacade:
                                   "started_at": iso(moment), "steps": [], "corrections": [correction]}
         if context:
             record["context"] = context
+        check(record)  # its own message: a correction by hand has no line number
         return self.observe([record])

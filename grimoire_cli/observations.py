@@ -66,6 +66,9 @@ def check(record: Any) -> None:
     if problem is not None:
         where, message = problem
         raise BadInput(f"{where + ': ' if where else ''}{message}")
+    for number, step in enumerate(record["steps"]):
+        if not step["tool"].strip():
+            raise BadInput(f"steps.{number}.tool: a blank tool name", "name the tool the step ran")
 
 
 def redacted(value: Any) -> tuple[Any, int]:

@@ -17,12 +17,15 @@ less sure than 900 out of 1000, and ranks below it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
 from .execution_log import sync
 from .storage.store import Store
 from .tools import evidence_of
+
+if TYPE_CHECKING:
+    from .storage.catalog.learned import PatternRow
 
 TYPES = ("query_pattern", "plan_pattern", "tool_sequence")
 
@@ -40,13 +43,12 @@ def reliability(successes: int, runs: int, z: float = 1.96) -> float:
 class Pattern:
     __slots__ = ("type", "pattern", "usage", "successes", "mean_ms", "mean_steps", "first_seen", "last_seen", "evidence")
 
-    def __init__(self, row: tuple[Any, ...]):
-        kind, pattern, usage, ok, timed, duration, steps, first, last, evidence = row
-        self.type, self.pattern, self.usage, self.successes = kind, pattern, int(usage), int(ok)
-        self.mean_ms = duration / timed if timed else None
-        self.mean_steps = steps / usage if usage else 0.0
-        self.first_seen, self.last_seen = first, last
-        self.evidence = evidence_of(evidence)
+    def __init__(self, row: "PatternRow"):
+        self.type, self.pattern, self.usage, self.successes = row.type, row.pattern, int(row.usage), int(row.ok)
+        self.mean_ms = row.duration / row.timed if row.timed else None
+        self.mean_steps = row.steps / row.usage if row.usage else 0.0
+        self.first_seen, self.last_seen = row.first_seen, row.last_seen
+        self.evidence = evidence_of(row.evidence)
 
     @property
     def success_rate(self) -> float:

@@ -66,6 +66,8 @@ class Recommended:
 
 
 def recommend(store: Store, action: str, context: str | None = None, limit: int = 5) -> Recommended:
+    if limit < 1:
+        raise BadInput(f"-n must be at least 1, not {limit}")
     asked = words(action)
     if not asked:
         raise BadInput(f"no words to match in {action!r}", "name the action, e.g. mem recommend 'create shipment'")
@@ -79,9 +81,10 @@ def _recommend(store: Store, catalog: Any, action: str, asked: list[str], contex
     for tool, *_ in catalog.tool_rows(None, None):
         if matched(asked, tool) == len(asked):
             reasons[tool] = f"its name matches {action!r}"
-    queries = [row[1] for row in catalog.pattern_rows("query_pattern", 1) if matched(asked, row[1]) == len(asked)]
-    for tool, _, _ in catalog.pattern_tools(queries, None):
-        reasons.setdefault(tool, f"used by tasks like {queries[0]}" + (f" (and {len(queries) - 1} more patterns)" if len(queries) > 1 else ""))
+    queries = [row.pattern for row in catalog.pattern_rows("query_pattern", 1) if matched(asked, row.pattern) == len(asked)]
+    # Each tool's reason names the matching pattern whose tasks ran it most.
+    for pattern, tool, _, _ in sorted(catalog.pattern_tools(queries, None), key=lambda row: (-row[2], row[0])):
+        reasons.setdefault(tool, f"used by tasks like {pattern}")
     if not reasons:
         result.note = f"no evidence for {action!r}: no observed tool or task goal matches it"
         return result
@@ -112,7 +115,7 @@ def matching_patterns(store: Store, text: str, limit: int = 5) -> list[Any]:
 
     def read(catalog: Any) -> list[Any]:
         sync(store, catalog)
-        scored = [(matched(asked, row[1]), Pattern(row)) for row in catalog.pattern_rows(None, 1)]
+        scored = [(matched(asked, row.pattern), Pattern(row)) for row in catalog.pattern_rows(None, 1)]
         scored = [(n, p) for n, p in scored if n]
         scored.sort(key=lambda item: (-item[0], -item[1].reliability, item[1].type, item[1].pattern))
         return [p for _, p in scored[:limit]]

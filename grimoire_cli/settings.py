@@ -15,14 +15,18 @@ from typing import Any, NamedTuple
 from .errors import Damaged
 
 
+_NAMES = {int: "a whole number", float: "a number", str: "a text", bool: "true or false", dict: "a mapping", list: "a list"}
+
+
 def expect(value: Any, kind: type | tuple, where: str, name: str) -> Any:
     """`value`, refused as a config error when it is not of `kind`."""
     # bool is an int in Python; a number field given `true` is still wrong.
     if isinstance(value, bool) and kind in ((int, float), int, float):
         raise Damaged(where, None, f"{name} must be a number, not {value!r}", "fix the config", "config")
     if not isinstance(value, kind):
-        wanted = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise Damaged(where, None, f"{name} must be a {wanted}, not {type(value).__name__}", "fix the config", "config")
+        kinds = (kind,) if isinstance(kind, type) else kind
+        wanted = "a number" if set(kinds) == {int, float} else " or ".join(_NAMES.get(k, f"a {k.__name__}") for k in kinds)
+        raise Damaged(where, None, f"{name} must be {wanted}, not {type(value).__name__}", "fix the config", "config")
     return value
 
 

@@ -342,6 +342,9 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report) -> No
             if other is not None and key.startswith("procedure:"):  # kinds.procedures.identity
                 problem("name-unique", f"procedure {key.partition(':')[2]!r} is also active at {other.file}:{other.line}; "
                                        "supersede one of them", "name")
+            elif other is not None and key.startswith("insight:"):  # entry_rules.link_of
+                problem("rule-unique", f"insight rule {key.partition(':')[2]!r} is also active at {other.file}:{other.line}; "
+                                       "archive one of them (mem learn keeps one insight per rule)", "rule_id")
             elif other is not None:
                 problem("key-unique", f"key {key!r} is also active at {other.file}:{other.line}; supersede one of them", "key")
             else:

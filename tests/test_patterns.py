@@ -151,10 +151,11 @@ def test_recommend_ranks_by_success_in_the_context_and_falls_back_with_a_note(re
     assert all(r["context"] == "support" and "quote_and_ship_order_*_to_*" in r["reason"] for r in got["recommendations"])
     assert got["note"] is None
     # a context with no runs: all contexts, and the answer says so
-    fallback = mem("recommend", "quote and ship", "--context", "nowhere")
-    assert fallback.code == 0 and "no runs of these tools in 'nowhere'" in fallback.err
+    fallback = json.loads(mem("recommend", "quote and ship", "--context", "nowhere", "--json").out)
+    assert fallback["note"] == "no runs of these tools in 'nowhere': success rates over all contexts"
     overall = _rates(records, None)
-    assert f"{100 * overall[want[0]][0]:.1f}% ok" in fallback.out or want[0] in fallback.out
+    assert [(r["tool"], r["success_rate"], r["runs"], r["context"]) for r in fallback["recommendations"]] == [
+        (t, round(overall[t][0], 4), overall[t][1], None) for t in sorted(want, key=lambda t: (-overall[t][0], -overall[t][1], t))]
     # a tool named by the action
     named = json.loads(mem("recommend", "send email", "--json").out)
     assert named["recommendations"][0]["tool"] == "send_email" and "name matches" in named["recommendations"][0]["reason"]
@@ -165,6 +166,11 @@ def test_recommend_ranks_by_success_in_the_context_and_falls_back_with_a_note(re
                                     "note": "no evidence for 'frobnicate widgets': no observed tool or task goal matches it"}
     bad = mem("recommend", "a to")
     assert bad.code == 2 and bad.err.startswith("error: no words to match")
+    assert mem("recommend", "send email", "-n", "0").code == 2
+    # each tool's reason names the matching pattern whose tasks ran it
+    reasons = {r["tool"]: r["reason"] for r in json.loads(mem("recommend", "shipment", "--json").out)["recommendations"]}
+    assert reasons["list_facilities"] == "used by tasks like create_shipment_for_facility_*"
+    assert reasons["cancel_shipment"] in ("its name matches 'shipment'",)
 
 
 def test_recall_all_answers_patterns_tools_insights_and_preferences_at_once(repo):
@@ -180,6 +186,7 @@ def test_recall_all_answers_patterns_tools_insights_and_preferences_at_once(repo
     assert set(only) == {"tools"}
     bad = mem("recall-all", "x", "--types", "tools,gossip")
     assert bad.code == 2 and "unknown type 'gossip'" in bad.err
+    assert mem("recall-all", "x", "--types", ",").code == 2
 
 
 @pytest.mark.parametrize("args, message", [

@@ -116,3 +116,19 @@ def test_a_line_mem_did_not_write_never_stops_the_statistics(repo):
     _observe(generate(2, seed=2))
     total = sum(t["executions"] for t in json.loads(mem("tools", "--json").out))
     assert total == sum(len(r["steps"]) for r in generate(3, seed=1) + generate(2, seed=2)) + 1  # ["x"] is read as the tool "['x']"
+
+
+@pytest.mark.parametrize("left", [b"", b'{"task_id": "half'])
+def test_a_log_cut_to_nothing_whole_drops_what_was_kept(repo, left):
+    _observe(generate(50, seed=1))
+    assert json.loads(mem("tools", "--json").out)
+    LOG.write_bytes(left)
+    assert json.loads(mem("tools", "--json").out) == []
+    assert json.loads(mem("patterns", "--json").out) == []
+
+
+def test_an_unreadable_log_is_one_error_line(repo):
+    LOG.parent.mkdir(parents=True, exist_ok=True)
+    LOG.mkdir()
+    result = mem("tools")
+    assert result.code == 2 and result.err.startswith("error: cannot read the observation log") and "Traceback" not in result.err

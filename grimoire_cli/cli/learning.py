@@ -126,7 +126,7 @@ def recall_all(
     json: bool = JsonOpt,
 ) -> None:
     """Patterns, tool memory, insights and preferences about a query, in one answer."""
-    chosen = [t.strip() for t in types.split(",") if t.strip()] if types else None
+    chosen = [t.strip() for t in types.split(",") if t.strip()] if types is not None else None
     found = open_grimoire().recall_all(query, types=chosen)
     if json:
         render.print_json(found)
@@ -188,16 +188,26 @@ def insights(
 @command()
 def correct(
     field: str = typer.Argument(..., metavar="FIELD", help="What was corrected (e.g. carrier)."),
-    corrected: str = typer.Argument(..., metavar="VALUE", help="What it should have been."),
-    original: Optional[str] = typer.Option(None, "--original", metavar="V", help="What it was."),
+    corrected: str = typer.Argument(..., metavar="VALUE", help="What it should have been: JSON when it is JSON (5, true, [1, 2]), else text."),
+    original: Optional[str] = typer.Option(None, "--original", metavar="V", help="What it was (read as VALUE is)."),
     context: Optional[str] = typer.Option(None, "--context", metavar="C", help="Where the correction applies."),
     task_id: Optional[str] = typer.Option(None, "--task-id", metavar="ID", help="The task it corrects (default: a new id)."),
     json: bool = JsonOpt,
 ) -> None:
     """Record one correction by hand; `mem learn` makes a preference of enough consistent ones."""
-    result = open_grimoire().correct(field, corrected, original=original, context=context, task_id=task_id)
+    result = open_grimoire().correct(field, _value(corrected), original=_value(original) if original is not None else None, context=context,
+                                     task_id=task_id)
     if json:
         render.print_json(result.to_dict())
         return
     render.out(f"recorded a correction of {field}" + (f" in {context}" if context else "")
                + (f", {result.redacted} redacted (secrets or personal data)" if result.redacted else ""))
+
+
+def _value(text: str) -> object:
+    """A value given on the command line as an agent's log would hold it: 5 is
+    the number, "true" the flag, anything that is not JSON the text itself."""
+    try:
+        return jsonlib.loads(text)
+    except ValueError:
+        return text

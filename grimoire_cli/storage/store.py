@@ -45,7 +45,8 @@ HEADER = """\
 # How the entries of each kind of category are written (README: Kinds).
 _ADD_WITH = {"note": "Add with `mem add -c {category}`", "episode": "Add with `mem episode EVENT`",
              "procedure": "Add with `mem procedure add FILE`", "task": "Add with `mem task add TEXT`",
-             "summary": "Written by `mem consolidate`", "chat": "Add with `mem chat add ROLE TEXT`"}
+             "summary": "Written by `mem consolidate`", "chat": "Add with `mem chat add ROLE TEXT`",
+             "insight": "Written by `mem learn` (by hand: store_insight in Python)"}
 
 
 class GrimoireFile(NamedTuple):

@@ -24,11 +24,11 @@ from typing import Any
 
 from .executions import Executions
 from .indexer import Indexer
-from .learned import Learned
+from .learned import LogReads
 from .queries import Queries
 
 
-class Catalog(Indexer, Queries, Executions, Learned):
+class Catalog(Indexer, Queries, Executions, LogReads):
     """One grimoire's catalog (see the module's docstring)."""
 
     # -- results kept by `mem validate` ----------------------------------------

@@ -145,7 +145,7 @@ class Executions(Connection):
             self._add_patterns(db, batch)
             db.executemany("INSERT INTO pattern_tools VALUES (?, ?, ?, ?, ?) ON CONFLICT(pattern, tool, context) DO UPDATE SET "
                            "runs = runs + excluded.runs, ok = ok + excluded.ok", [(*key, *runs) for key, runs in batch.pattern_tools.items()])
-            old = {tuple(row[:3]): row[3] for row in _rows_of(db, "SELECT context, field, corrected, evidence FROM corrections", batch.corrections)}
+            old = {tuple(row[:3]): row[3] for row in _rows_of(db, "corrections", ("context", "field", "corrected", "evidence"), 3, batch.corrections)}
             db.executemany("INSERT INTO corrections VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(context, field, corrected) DO UPDATE SET "
                            "n = n + excluded.n, original = excluded.original, evidence = excluded.evidence",
                            [(*key, n, original, _evidence(old.get(key), ids)) for key, (n, original, ids) in batch.corrections.items()])
@@ -155,7 +155,7 @@ class Executions(Connection):
 
     @staticmethod
     def _add_errors(db: Any, batch: Batch) -> None:
-        old = {tuple(row[:3]): row[3] for row in _rows_of(db, "SELECT tool, context, error, evidence FROM tool_errors", batch.errors)}
+        old = {tuple(row[:3]): row[3] for row in _rows_of(db, "tool_errors", ("tool", "context", "error", "evidence"), 3, batch.errors)}
         db.executemany("INSERT INTO tool_errors VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(tool, context, error) DO UPDATE SET "
                        "count = count + excluded.count, example = excluded.example, evidence = excluded.evidence",
                        [(*key, count, example, _evidence(old.get(key), ids)) for key, (count, example, ids) in batch.errors.items()])
@@ -172,7 +172,7 @@ class Executions(Connection):
 
     @staticmethod
     def _add_patterns(db: Any, batch: Batch) -> None:
-        old = {tuple(row[:2]): row[2:] for row in _rows_of(db, "SELECT type, pattern, first_seen, last_seen, evidence FROM patterns", batch.patterns)}
+        old = {tuple(row[:2]): row[2:] for row in _rows_of(db, "patterns", ("type", "pattern", "first_seen", "last_seen", "evidence"), 2, batch.patterns)}
         rows = []
         for key, (usage, ok, timed, duration, steps, first, last, ids) in batch.patterns.items():
             was_first, was_last, evidence = old.get(key, (None, None, None))
@@ -208,11 +208,19 @@ class Executions(Connection):
                          f"ORDER BY sum(count) DESC, error LIMIT {int(limit)}", params)
 
 
-def _rows_of(db: Any, select: str, keys: Any) -> list[tuple[Any, ...]]:
-    """The kept rows of a table for the keys a batch touches (the table's whole key), read in one pass when there are many."""
-    if not keys:
-        return []
-    return [row for row in db.execute(select).fetchall() if tuple(row[:len(next(iter(keys)))]) in keys]
+def _rows_of(db: Any, table: str, columns: tuple[str, ...], width: int, keys: Any) -> list[tuple[Any, ...]]:
+    """The kept rows of a table for the keys a batch touches (the first
+    `width` columns are its whole key), looked up by key, 300 at a time."""
+    keys = list(keys)
+    out: list[tuple[Any, ...]] = []
+    # A join on a VALUES list searches the primary key; `(a, b) IN (VALUES ...)` would scan the table.
+    on = " AND ".join(f"t.{name} = k.column{n}" for n, name in enumerate(columns[:width], 1))
+    row = "(" + ", ".join("?" * width) + ")"
+    for start in range(0, len(keys), 300):
+        chunk = keys[start:start + 300]
+        out += db.execute(f"SELECT {', '.join('t.' + c for c in columns)} FROM (VALUES {', '.join([row] * len(chunk))}) AS k "
+                          f"JOIN {table} AS t ON {on}", [part for key in chunk for part in key]).fetchall()
+    return out
 
 
 def _where(tool: str | None, context: str | None) -> tuple[str, list[Any]]:

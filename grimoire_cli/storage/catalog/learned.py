@@ -1,46 +1,80 @@
 """Reads of what the catalog derived from the observation log beyond tool
 statistics: parameter values, patterns, the tools of each query pattern,
-corrections (README: Learning from executions). Written by
-`executions.Executions.add_batch`.
+corrections, errors over all contexts (README: Learning from executions).
+Written by `executions.Executions.add_batch`; each read gives named rows.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NamedTuple
 
 from .connection import Connection
 
 
-class Learned(Connection):
+class PatternRow(NamedTuple):
+    type: str
+    pattern: str
+    usage: int
+    ok: int
+    timed: int  # tasks with a duration
+    duration: float  # their total, ms
+    steps: int  # total over the tasks
+    first_seen: str | None
+    last_seen: str | None
+    evidence: str  # task ids joined by U+001F
+
+
+class CorrectionRow(NamedTuple):
+    context: str
+    field: str
+    corrected: str  # JSON text
+    count: int
+    original: str  # JSON text, the last one seen
+    evidence: str
+
+
+class ErrorRow(NamedTuple):
+    tool: str
+    error: str  # its shape
+    count: int
+    example: str
+    evidence: str
+
+
+class LogReads(Connection):
     def param_rows(self, tool: str) -> list[tuple[str, str, int, int]]:
         """(parameter, value as JSON text, runs, successes) of a tool's parameters with few values."""
         return self.read("SELECT param, value, runs, ok FROM tool_params WHERE tool = ? ORDER BY param, value", (tool,))
 
-    def pattern_rows(self, kind: str | None, min_usage: int) -> list[tuple[Any, ...]]:
-        """(type, pattern, usage, successes, timed, total duration, total steps, first seen, last seen, evidence), most used first."""
+    def pattern_rows(self, kind: str | None, min_usage: int) -> list[PatternRow]:
+        """The patterns (of one type) used at least `min_usage` times, most used first."""
         where, params = "WHERE usage >= ?", [min_usage]
         if kind is not None:
             where += " AND type = ?"
             params.append(kind)
-        return self.read(f"SELECT type, pattern, usage, ok, timed, duration, steps, first_seen, last_seen, evidence FROM patterns {where} "
-                         "ORDER BY usage DESC, type, pattern", params)
+        return [PatternRow(*row) for row in self.read(
+            f"SELECT type, pattern, usage, ok, timed, duration, steps, first_seen, last_seen, evidence FROM patterns {where} "
+            "ORDER BY usage DESC, type, pattern", params)]
 
-    def pattern_tools(self, patterns: list[str], context: str | None) -> list[tuple[str, int, int]]:
-        """(tool, runs, successes) of the tools the tasks of these query patterns ran (in `context`)."""
-        if not patterns:
-            return []
-        marks = ", ".join("?" * len(patterns))
-        where, params = f"WHERE pattern IN ({marks})", list(patterns)
-        if context is not None:
-            where += " AND context = ?"
-            params.append(context)
-        return self.read(f"SELECT tool, sum(runs), sum(ok) FROM pattern_tools {where} GROUP BY tool", params)
+    def pattern_tools(self, patterns: list[str], context: str | None) -> list[tuple[str, str, int, int]]:
+        """(query pattern, tool, runs, successes) of the tools the tasks of these patterns ran (in `context`)."""
+        out: list[tuple[str, str, int, int]] = []
+        for start in range(0, len(patterns), 500):
+            chunk = patterns[start:start + 500]
+            where, params = f"WHERE pattern IN ({', '.join('?' * len(chunk))})", list(chunk)
+            if context is not None:
+                where += " AND context = ?"
+                params.append(context)
+            out += self.read(f"SELECT pattern, tool, sum(runs), sum(ok) FROM pattern_tools {where} GROUP BY pattern, tool", params)
+        return out
 
-    def correction_rows(self) -> list[tuple[str, str, str, int, str, str]]:
-        """(context, field, corrected, count, last original, evidence) of every correction kept."""
-        return self.read("SELECT context, field, corrected, n, original, evidence FROM corrections ORDER BY context, field, corrected")
+    def correction_rows(self) -> list[CorrectionRow]:
+        """Every correction kept, by context, field and value."""
+        return [CorrectionRow(*row) for row in self.read(
+            "SELECT context, field, corrected, n, original, evidence FROM corrections ORDER BY context, field, corrected")]
 
-    def error_rows(self) -> list[tuple[str, str, int, str, str]]:
-        """(tool, error shape, count, an example, evidence joined by U+001F) over all contexts."""
-        return self.read("SELECT tool, error, sum(count), max(example), group_concat(evidence, char(31)) FROM tool_errors "
-                         "GROUP BY tool, error ORDER BY tool, sum(count) DESC, error")
+    def error_rows(self) -> list[ErrorRow]:
+        """Each tool's errors by shape over all contexts, most frequent first."""
+        return [ErrorRow(*row) for row in self.read(
+            "SELECT tool, error, sum(count), max(example), group_concat(evidence, char(31)) FROM tool_errors "
+            "GROUP BY tool, error ORDER BY tool, sum(count) DESC, error")]
