@@ -29,6 +29,7 @@ from .storage.store import Store
 if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
     from .adding import Added
     from .archiving import ArchiveResult, CheckResult
+    from .capture import Captured
     from .context import Context
     from .git.hooks import HooksResult
     from .git.renumber import FixupResult
@@ -317,6 +318,12 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         result.rejected.sort()
         result.imported = [e.id for e in written]
         return result
+
+    def capture(self, commit: str = "HEAD", *, dry_run: bool = False) -> "Captured":
+        """The commit's `Decision:`, `Learning:`, `Error:` trailers as memories, as the auto_capture flags allow."""
+        from .capture import capture
+
+        return capture(self.store, commit, self.now(), dry_run=dry_run)
 
     def archive(self, ids: Iterable[str] | None = None, *, reason: str | None = None, dry_run: bool = False,
                 commit: bool = True) -> "ArchiveResult":

@@ -128,7 +128,11 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
 
     notes: list[str] = []
     # `<private>` sections never reach a file: gone before any check.
-    content = check_content(strip_private(request.content) if isinstance(request.content, str) else request.content)
+    content = request.content
+    if isinstance(content, str):
+        kept = strip_private(content)
+        content = kept.strip() if kept != content else content  # no space left dangling where a section was
+    content = check_content(content)
     old = None
     if request.supersedes:
         old = existing.get(request.supersedes)

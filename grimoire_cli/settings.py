@@ -159,6 +159,7 @@ class Settings(NamedTuple):
     consolidate: Consolidate = Consolidate()
     compaction: Compaction = Compaction()
     learning: Learning = Learning()
+    auto_capture: frozenset[str] = frozenset()  # the flags that are on (Loa's: decisions, errors, learnings)
 
 
 def _section(raw: Any, where: str, label: str) -> dict[str, Any]:
@@ -218,7 +219,9 @@ def build_settings(schema: dict[str, Any], where: str) -> Settings:
         error_share=float(_share(raw.get("error_share", 0.1), where, "learning.error_share")),
         min_corrections=_number(raw.get("min_corrections", 3), where, "learning.min_corrections", low=1, integer=True),
     )
-    return Settings(tiers, decay, context, consolidate, compaction, learning)
+    raw = _section(schema.get("auto_capture"), where, "memory_schema.auto_capture")
+    auto_capture = frozenset(name for name, on in raw.items() if expect(on, bool, where, f"auto_capture.{name}"))
+    return Settings(tiers, decay, context, consolidate, compaction, learning, auto_capture)
 
 
 def _share(value: Any, where: str, name: str) -> float:

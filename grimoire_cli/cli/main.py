@@ -17,7 +17,7 @@ import typer
 from ..errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
 from . import render
 # Importing them registers their commands, in the order `mem --help` lists them.
-from . import memory, kinds, episodes, procedures, forgetting, learning, upkeep  # noqa: F401,I001
+from . import memory, kinds, episodes, procedures, forgetting, learning, agents, upkeep  # noqa: F401,I001
 from .app import APP_SETTINGS, app, opened
 
 

@@ -4,7 +4,8 @@ post-checkout and post-merge run `mem check` (session start); pre-commit runs
 `mem validate` on the staged grimoire files; post-merge, post-commit (after a
 cherry-pick), post-rewrite (after a rebase) and pre-commit (concluding a
 merge) run `mem merge-fixup`, which renumbers colliding ids in the files git
-merged without calling the driver.
+merged without calling the driver; post-commit runs `mem capture` when the
+message has a `Decision:`, `Learning:` or `Error:` line (auto-capture).
 
 Like pre-commit's installer: an existing hook is moved aside and still runs
 first (and comes back on uninstall); install is idempotent; a repository
@@ -76,7 +77,12 @@ files="$(git diff --cached --name-only --diff-filter=ACMR -- {storage} | grep -E
 [ -n "$files" ] || exit 0
 echo "$files" | tr '\\n' '\\0' | xargs -0 "$MEM" validate --quiet"""
 
-_POSTCOMMIT_BODY = """# Only a cherry-pick can bring in colliding ids; other commits cost nothing.
+_POSTCOMMIT_BODY = """# Auto-capture: a message with a Decision:, Learning: or Error: line may hold
+# trailers to remember (mem capture reads the auto_capture flags); the commit stands whatever happens.
+if git log -1 --format=%B HEAD 2>/dev/null | grep -qiE '^(decision|learning|error):'; then
+    "$MEM" capture --commit HEAD --hook || true
+fi
+# Only a cherry-pick can bring in colliding ids; other commits cost nothing.
 [ -f "$(git rev-parse --git-dir)/CHERRY_PICK_HEAD" ] || exit $status
 "$MEM" merge-fixup --all-scopes post-commit || true
 exit $status"""
@@ -88,7 +94,7 @@ exit $status"""
 _BODIES = {"post-checkout": (_SESSION_BODY, "mem check (session start)"),
            "post-merge": (_MERGE_BODY, "mem merge-fixup, then mem check (session start)"),
            "pre-commit": (_PRECOMMIT_BODY, "mem merge-fixup when concluding a merge, then mem validate on staged grimoire files"),
-           "post-commit": (_POSTCOMMIT_BODY, "mem merge-fixup after a cherry-pick"),
+           "post-commit": (_POSTCOMMIT_BODY, "mem capture of commit trailers, and mem merge-fixup after a cherry-pick"),
            "post-rewrite": (_REWRITE_BODY, "mem merge-fixup after a rebase")}
 
 
