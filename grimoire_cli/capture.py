@@ -8,7 +8,8 @@ whose message holds such a line. Each trailer is on only while its flag is
 (`auto_capture: {decisions, learnings, errors}`); without the block nothing
 is captured. Trailers are read by git itself (`git interpret-trailers
 --parse --unfold`): only the trailer block at the message's end counts, as
-git defines it. A commit mem made (its subject starts `mem:` or `mem
+git defines it. Nothing is captured while git is in the middle of an
+operation (a rebase or cherry-pick replays commits captured before). A commit mem made (its subject starts `mem:` or `mem
 <command>:`) is never captured, nor is a trailer refused by the guard (a
 secret: a warning, and the commit stands); a trailer captured before is an
 exact duplicate, skipped. `<private>` text is removed as in every write.
@@ -48,7 +49,8 @@ def trailers(message: str, root: Any) -> list[tuple[str, str]]:
     """(key, value) of the message's trailers, as git parses them."""
     from .git import gitops
 
-    parsed = gitops.run(["interpret-trailers", "--parse", "--unfold"], root, input=message).stdout
+    # --no-divider: a `---` line in a body is markdown, not the start of a patch (as git's own %(trailers) reads it).
+    parsed = gitops.run(["interpret-trailers", "--parse", "--unfold", "--no-divider"], root, input=message).stdout
     out = []
     for line in parsed.splitlines():
         key, sep, value = line.partition(":")
@@ -67,9 +69,16 @@ def capture(store: Store, rev: str, moment: datetime, *, dry_run: bool = False) 
     sha = gitops.commit_of(root, rev)
     if sha is None:
         raise BadInput(f"no commit {rev!r}", "name a commit, e.g. --commit HEAD")
-    head = gitops.run(["show", "-s", "--format=%an%x00%B", sha], root).stdout
-    author, _, message = head.partition("\x00")
     result = Captured(sha, dry_run)
+    # A rebase or cherry-pick replays commits whose memories were captured when they were first made
+    # (and writing them mid-operation would stop the next pick that touches the file).
+    why = gitops.busy(root)
+    if why is not None:
+        result.skipped.append(("*", f"not now: {why}"))
+        return result
+    # In UTF-8 whatever i18n.commitEncoding says: a message is text to remember.
+    head = gitops.run(["-c", "i18n.logOutputEncoding=UTF-8", "show", "-s", "--encoding=UTF-8", "--format=%an%x00%B", sha], root).stdout
+    author, _, message = head.partition("\x00")
     subject = message.splitlines()[0] if message.strip() else ""
     if _BY_MEM.match(subject):
         result.skipped.append(("*", "a commit mem made"))
@@ -77,12 +86,12 @@ def capture(store: Store, rev: str, moment: datetime, *, dry_run: bool = False) 
     flags = store.config.settings.auto_capture
     requests: list[Request] = []
     labels: list[str] = []
-    for key, value in trailers(message, root):
+    for number, (key, value) in enumerate(trailers(message, root), 1):
         known = TRAILERS.get(key.lower())
         if known is None:
             continue
         flag, category = known
-        label = f"{key}: {value[:60]}"
+        label = f"{key} (trailer {number})"  # never its value: a refused one may hold a secret
         if flag not in flags:
             result.skipped.append((label, f"auto_capture.{flag} is off"))
         elif category not in store.config.categories:

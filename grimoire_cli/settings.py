@@ -220,6 +220,7 @@ def build_settings(schema: dict[str, Any], where: str) -> Settings:
         min_corrections=_number(raw.get("min_corrections", 3), where, "learning.min_corrections", low=1, integer=True),
     )
     raw = _section(schema.get("auto_capture"), where, "memory_schema.auto_capture")
+    _unknown(raw, ("decisions", "errors", "learnings"), where, "memory_schema.auto_capture")
     auto_capture = frozenset(name for name, on in raw.items() if expect(on, bool, where, f"auto_capture.{name}"))
     return Settings(tiers, decay, context, consolidate, compaction, learning, auto_capture)
 

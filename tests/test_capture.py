@@ -74,6 +74,9 @@ def test_flags_off_capture_nothing_and_each_flag_is_its_own(repo):
     _, err = _commit(repo, "Fix the build\n\nDecision: Pin the compiler\nError: The nightly compiler broke the build on ARM\n")
     assert _entries("decision") == [] and [e["content"] for e in _entries("error")] == ["The nightly compiler broke the build on ARM"]
     assert "auto_capture.decisions is off" in err
+    CONFIG.write_text(text.replace("auto_capture: {decisions: true,", "auto_capture: {decision: true,"))
+    typo = mem("capture", "--dry-run")
+    assert typo.code == 3 and "unknown setting 'decision'" in typo.err
 
 
 def test_a_trailer_with_a_secret_is_refused_and_the_commit_stands(repo):
@@ -83,7 +86,8 @@ def test_a_trailer_with_a_secret_is_refused_and_the_commit_stands(repo):
     sha, err = _commit(repo, "Rotate keys\n\nLearning: the staging token was ghp_abcdefghijklmnopqrstuvwxyz0123456789 all along\n"
                              "Decision: Keys are rotated monthly <private>by Ann</private>\n")
     assert git("rev-parse", "HEAD", cwd=repo).strip() == sha
-    assert _entries("learning") == [] and "not captured: Learning:" in err
+    assert _entries("learning") == [] and "not captured: Learning (trailer 1)" in err
+    assert "ghp_" not in err  # a refused trailer is named, never echoed
     assert [e["content"] for e in _entries("decision")] == ["Keys are rotated monthly"]  # <private> text removed
 
 
@@ -99,10 +103,41 @@ def test_bad_input_is_one_error_line_but_the_hook_never_fails(repo):
     bad = mem("capture", "--commit", "nope")
     assert bad.code == 2 and bad.err.startswith("error: no commit 'nope'")
     assert mem("capture", "--commit", "nope", "--hook").code == 0
-    dry = mem("capture", "--dry-run")  # the init commit: nothing to capture
+    dry = mem("capture", "--dry-run")
     assert dry.code == 2  # no commit yet in this repo
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "init\n\nDecision: Use trunk-based development", cwd=repo)
     dry = json.loads(mem("capture", "--dry-run", "--json").out)
     assert dry["dry_run"] and [e["content"] for e in dry["written"]] == ["Use trunk-based development"]
     assert _entries("decision") == []
+
+
+def test_a_rebase_or_cherry_pick_replaying_a_captured_commit_captures_nothing(repo):
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "init", cwd=repo)
+    assert mem("hooks", "install").code == 0
+    git("checkout", "-qb", "feature", cwd=repo)
+    _commit(repo, "Feature\n\nLearning: Rebases replay commits")
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "the captured learning", cwd=repo)
+    git("checkout", "-q", "master" if "master" in git("branch", cwd=repo) else "main", cwd=repo)
+    _commit(repo, "Elsewhere", name="other.txt")
+    git("checkout", "-q", "feature", cwd=repo)
+    base = "master" if "master" in git("branch", cwd=repo) else "main"
+    done = subprocess.run(["git", "rebase", base], cwd=repo, env=_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert [e["content"] for e in _entries("learning")] == ["Rebases replay commits"]
+    assert git("status", "--porcelain", cwd=repo) == ""
+
+
+def test_trailers_after_a_markdown_rule_and_in_other_encodings_are_read(repo):
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "init", cwd=repo)
+    git("commit", "-q", "--allow-empty", "-m", "Divider\n\nBody\n\n---\n\nDecision: Use a divider-safe parser", cwd=repo)
+    assert [e["content"] for e in json.loads(mem("capture", "--dry-run", "--json").out)["written"]] == ["Use a divider-safe parser"]
+    message = "Latin caf\xe9\n\nDecision: Use the caf\xe9 server\n".encode("latin-1")
+    subprocess.run(["git", "-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "--allow-empty", "-F", "-"], cwd=repo, input=message,
+                   check=True, capture_output=True)
+    result = mem("capture", "--dry-run", "--json")
+    assert result.code == 0, result.err
+    assert [e["content"] for e in json.loads(result.out)["written"]] == ["Use the caf\u00e9 server"]

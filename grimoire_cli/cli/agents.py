@@ -1,5 +1,5 @@
 """Commands through which agents and their tools reach the grimoire by
-themselves (README: Agents): capture (commit trailers)."""
+themselves: capture (commit trailers; README: Git hooks and pre-commit)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ def capture(
     """Decision:, Learning: and Error: trailers of a commit message as memories (auto_capture flags)."""
     try:
         result = open_grimoire().capture(commit, dry_run=dry_run)
-    except GrimoireError as exc:
+    except Exception as exc:  # noqa: BLE001 - as a hook, nothing may fail the commit, a bug of ours included
         if not hook:
             raise
-        render.warn(f"mem capture: {exc}")  # the commit stands
+        render.warn(f"mem capture: {exc if isinstance(exc, GrimoireError) else type(exc).__name__ + ': ' + str(exc)}")  # the commit stands
         return
     if json:
         render.print_json(result.to_dict())

@@ -79,7 +79,7 @@ echo "$files" | tr '\\n' '\\0' | xargs -0 "$MEM" validate --quiet"""
 
 _POSTCOMMIT_BODY = """# Auto-capture: a message with a Decision:, Learning: or Error: line may hold
 # trailers to remember (mem capture reads the auto_capture flags); the commit stands whatever happens.
-if git log -1 --format=%B HEAD 2>/dev/null | grep -qiE '^(decision|learning|error):'; then
+if git log -1 --format=%B HEAD 2>/dev/null | grep -qiE '^(decision|learning|error) *:'; then
     "$MEM" capture --commit HEAD --hook || true
 fi
 # Only a cherry-pick can bring in colliding ids; other commits cost nothing.
