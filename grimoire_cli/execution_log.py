@@ -22,7 +22,7 @@ import math
 import os
 import re
 from json.encoder import encode_basestring as _json_text  # type: ignore[attr-defined]
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .observations import log_path
 from .storage.catalog.executions import Batch, Step, Task
@@ -30,6 +30,8 @@ from .storage.store import Store
 
 if TYPE_CHECKING:
     from .storage.catalog.catalog import Catalog
+
+T = TypeVar("T")
 
 _SHAPES = (
     (re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+"), "<email>"),
@@ -129,6 +131,15 @@ def task_of(record: dict[str, Any]) -> Task:
     corrections = tuple((field, original, value) for (field, value), original in corrected.items())
     return Task(str(record["task_id"]), context, int(record.get("outcome") == "success"), _number(record.get("duration_ms"), 1e12),
                 _utc(record.get("started_at")), steps, tuple(patterns), query if steps else None, corrections)
+
+
+def derived(store: Store, work: "Callable[[Catalog], T]") -> T:
+    """`work(catalog)` on tables brought up to the log first: every read of what the log says goes through here."""
+    def read(catalog: "Catalog") -> T:
+        sync(store, catalog)
+        return work(catalog)
+
+    return store.derived(read)
 
 
 def sync(store: Store, catalog: "Catalog") -> None:

@@ -34,7 +34,7 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .execution_log import ARROW, sync
+from .execution_log import ARROW, derived
 from .patterns import Pattern
 from .request import Request
 from .storage.catalog.queries import Filter, Order
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 _LEARNED = re.compile(r"^(bp|warn|pref)-[0-9a-f]{12}\Z")  # the rule ids `mem learn` makes, and owns
 VALIDATOR = "mem learn"
+TYPES = ("best_practice", "warning", "preference", "rule")  # kinds.schema.json's insight_type
 
 
 def is_learned(rule: str) -> bool:
@@ -161,14 +162,13 @@ def evidence_now(store: Store) -> Evidence:
     rules = store.config.settings.learning
 
     def read(catalog: Any) -> Evidence:
-        sync(store, catalog)
         patterns, corrections = catalog.pattern_rows(None, 1), catalog.correction_rows()
         found = (_best_practices([p for p in patterns if p.usage >= rules.min_usage], rules) + _warnings(store, catalog, rules)
                  + _preferences(corrections, rules))
         subjects = {rule_id("bp-", p.type, p.pattern) for p in patterns} | {rule_id("pref-", c.context, c.field) for c in corrections}
         return Evidence({insight.rule_id: insight for insight in found}, subjects, {row[0] for row in catalog.tool_rows(None, None)})
 
-    return store.derived(read)
+    return derived(store, read)
 
 
 def active_insights(store: Store, moment: datetime, category: str | None = None) -> list["Entry"]:

@@ -123,14 +123,14 @@ class LearningFacade:
     def insights(self, *, type: str | None = None, category: str | None = None) -> "list[Entry]":
         """The active insights (of one insight_type), newest first."""
         from .errors import BadInput
-        from .insights import active_insights
+        from .insights import TYPES, active_insights
 
         if category is not None:
             self.config.of_kind("insight", category)
         elif not self.config.names_of_kind("insight"):
             self.config.of_kind("insight")  # the error naming the preset
-        if type is not None and type not in ("best_practice", "warning", "preference", "rule"):
-            raise BadInput(f"unknown insight type {type!r}", "use best_practice, warning, preference or rule")
+        if type is not None and type not in TYPES:
+            raise BadInput(f"unknown insight type {type!r}", f"use one of {', '.join(TYPES)}")
         return [e for e in active_insights(self.store, self.now(), category) if type is None or e.data.get("insight_type") == type]
 
     def store_insight(self, content: str, *, insight_type: str = "rule", applies_to: str, rule_id: str | None = None,

@@ -20,7 +20,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
-from .execution_log import sync
+from .execution_log import derived
 from .storage.store import Store
 from .tools import evidence_of
 
@@ -76,9 +76,4 @@ def patterns(store: Store, kind: str | None = None, min_usage: int = 1) -> list[
     check_type(kind)
     if min_usage < 1:
         raise BadInput(f"--min-usage must be at least 1, not {min_usage}")
-
-    def read(catalog: Any) -> list[Pattern]:
-        sync(store, catalog)
-        return [Pattern(row) for row in catalog.pattern_rows(kind, min_usage)]
-
-    return store.derived(read)
+    return derived(store, lambda catalog: [Pattern(row) for row in catalog.pattern_rows(kind, min_usage)])

@@ -17,7 +17,7 @@ import re
 from typing import Any, Iterable
 
 from .errors import BadInput
-from .execution_log import sync
+from .execution_log import derived
 from .patterns import reliability
 from .storage.store import Store
 
@@ -71,11 +71,10 @@ def recommend(store: Store, action: str, context: str | None = None, limit: int 
     asked = words(action)
     if not asked:
         raise BadInput(f"no words to match in {action!r}", "name the action, e.g. mem recommend 'create shipment'")
-    return store.derived(lambda catalog: _recommend(store, catalog, action, asked, context, limit))
+    return derived(store, lambda catalog: _recommend(catalog, action, asked, context, limit))
 
 
-def _recommend(store: Store, catalog: Any, action: str, asked: list[str], context: str | None, limit: int) -> Recommended:
-    sync(store, catalog)
+def _recommend(catalog: Any, action: str, asked: list[str], context: str | None, limit: int) -> Recommended:
     result = Recommended(action, context)
     reasons: dict[str, str] = {}
     for tool, *_ in catalog.tool_rows(None, None):
@@ -114,13 +113,12 @@ def matching_patterns(store: Store, text: str, limit: int = 5) -> list[Any]:
     asked = words(text)
 
     def read(catalog: Any) -> list[Any]:
-        sync(store, catalog)
         scored = [(matched(asked, row.pattern), Pattern(row)) for row in catalog.pattern_rows(None, 1)]
         scored = [(n, p) for n, p in scored if n]
         scored.sort(key=lambda item: (-item[0], -item[1].reliability, item[1].type, item[1].pattern))
         return [p for _, p in scored[:limit]]
 
-    return store.derived(read) if asked else []
+    return derived(store, read) if asked else []
 
 
 def matching_tools(names: Iterable[str], text: str) -> list[str]:

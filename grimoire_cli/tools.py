@@ -17,7 +17,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput
-from .execution_log import sync
+from .execution_log import derived
 from .storage.store import Store
 
 if TYPE_CHECKING:
@@ -80,11 +80,10 @@ class ToolMemory:
 
 def tool_memory(store: Store, name: str | None = None, context: str | None = None) -> list[ToolMemory]:
     """Tool memory of every tool (or `name`), over all runs (or those in `context`), most used first."""
-    return store.derived(lambda catalog: _tool_memory(store, catalog, name, context))
+    return derived(store, lambda catalog: _tool_memory(store, catalog, name, context))
 
 
 def _tool_memory(store: Store, catalog: "Catalog", name: str | None, context: str | None) -> list[ToolMemory]:
-    sync(store, catalog)
     rows = catalog.tool_rows(name, context)
     if (name is not None or context is not None) and not rows:
         raise BadInput(f"no runs of {name or 'any tool'!r} observed" + (f" in {context!r}" if context is not None else ""),

@@ -98,13 +98,18 @@ def repo(tmp_path, monkeypatch) -> Path:
     return path
 
 
-@pytest.fixture
-def sabre(repo) -> Path:
-    """`repo` with SABRE's preset (mem init --preset sabre), committed."""
-    assert mem("init", "--preset", "sabre").code == 0
+def with_preset(repo: Path, name: str) -> Path:
+    """`repo` with a preset added (mem init --preset NAME), committed."""
+    assert mem("init", "--preset", name).code == 0
     git("add", "-A", cwd=repo)
     git("commit", "-q", "-m", "start", cwd=repo)
     return repo
+
+
+@pytest.fixture
+def sabre(repo) -> Path:
+    """`repo` with SABRE's preset, committed."""
+    return with_preset(repo, "sabre")
 
 
 @pytest.fixture

@@ -7,17 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, mem
+from conftest import git, mem, with_preset
 
 LOG = Path("grimoires/loa/memory/local/observations.jsonl")
 
 
 @pytest.fixture
 def pms(repo):
-    assert mem("init", "--preset", "pms").code == 0
-    git("add", "-A", cwd=repo)
-    git("commit", "-qm", "pms", cwd=repo)
-    return repo
+    return with_preset(repo, "pms")
 
 
 def _task(n, plan, ok=True, goal=None, context="shipping"):

@@ -206,8 +206,10 @@ def correct(
 
 def _value(text: str) -> object:
     """A value given on the command line as an agent's log would hold it: 5 is
-    the number, "true" the flag, anything that is not JSON the text itself."""
+    the number, "true" the flag, anything that is not JSON (NaN too) the text itself."""
+    from ..schemas import json_value
+
     try:
-        return jsonlib.loads(text)
+        return json_value(text)
     except ValueError:
         return text

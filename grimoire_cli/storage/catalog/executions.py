@@ -44,13 +44,17 @@ class Task(NamedTuple):
     corrections: tuple[tuple[str, str, str], ...]  # (field, original, corrected) as JSON texts
 
 
+def _note(ids: list[str], task_id: str) -> None:
+    """Keep `task_id` as evidence while there is room (the first ones stay)."""
+    if len(ids) < EVIDENCE and task_id not in ids:
+        ids.append(task_id)
+
+
 def _evidence(old: str | None, new: list[str]) -> str:
-    ids = (old.split(_SEP) if old else [])
+    """The evidence kept (joined) with a batch's added after it."""
+    ids = old.split(_SEP) if old else []
     for task_id in new:
-        if len(ids) >= EVIDENCE:
-            break
-        if task_id not in ids:
-            ids.append(task_id)
+        _note(ids, task_id)
     return _SEP.join(ids)
 
 
@@ -83,8 +87,7 @@ class Batch:
                 error = self.errors.setdefault((step.tool, context, step.error), [0, "", []])
                 error[0] += 1
                 error[1] = step.example or ""
-                if len(error[2]) < EVIDENCE and task.task_id not in error[2]:
-                    error[2].append(task.task_id)
+                _note(error[2], task.task_id)
             for name, value in step.params:
                 runs = self.params.setdefault((step.tool, name, value), [0, 0])
                 runs[0] += 1
@@ -104,14 +107,13 @@ class Batch:
             if task.started is not None:
                 row[5] = task.started if row[5] is None else min(row[5], task.started)
                 row[6] = task.started if row[6] is None else max(row[6], task.started)
-            if task.ok and len(row[7]) < EVIDENCE and task.task_id not in row[7]:
-                row[7].append(task.task_id)
+            if task.ok:
+                _note(row[7], task.task_id)
         for field, original, corrected in task.corrections:
             row = self.corrections.setdefault((context, field, corrected), [0, original, []])
             row[0] += 1
             row[1] = original
-            if len(row[2]) < EVIDENCE and task.task_id not in row[2]:
-                row[2].append(task.task_id)
+            _note(row[2], task.task_id)
 
 
 class Executions(Connection):
