@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,mcp]'
 	# An editable install leaves the sources uncompiled; compile them as pip
 	# does for a regular install (a .pyc is used even under PYTHONDONTWRITEBYTECODE).
 	$(BIN)/python -m compileall -q grimoire_cli > /dev/null
@@ -29,6 +29,7 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py
+	$(BIN)/python benchmarks/bench_mcp.py
 
 bench-retrieval: $(STAMP)
 	$(BIN)/python benchmarks/bench_retrieval.py

@@ -1,5 +1,6 @@
 """Commands through which agents and their tools reach the grimoire by
-themselves: capture (commit trailers; README: Git hooks and pre-commit)."""
+themselves: capture (commit trailers; README: Git hooks and pre-commit),
+mcp (the MCP server; README: Agents)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import typer
 
 from ..errors import GrimoireError
 from . import render
-from .app import JsonOpt, command, open_grimoire
+from .app import JsonOpt, command, config_option, open_grimoire, scope_option
 
 
 @command()
@@ -34,3 +35,14 @@ def capture(
     for trailer, reason in result.skipped:
         if not (hook and reason == "captured before"):
             render.warn(f"not captured: {trailer} ({reason})")
+
+
+@command()
+def mcp() -> None:
+    """Serve this grimoire to an agent over MCP on stdin/stdout (needs the extra grimoire-cli[mcp])."""
+    from ..api import Grimoire
+    from ..integrations.mcp_server import serve
+
+    config, scope = config_option(), scope_option()
+    # Found anew for every request (mcp_server.Opener): the server sees what other processes wrote since the last one.
+    serve(lambda: Grimoire.open(".", config, scope=scope))

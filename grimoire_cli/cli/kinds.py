@@ -38,13 +38,12 @@ def _json_stdin():
 @command()
 def recall(key: str = typer.Argument(..., metavar="KEY", help="The key."), json: bool = JsonOpt) -> None:
     """Print the value under a key (exit 1 when missing or expired)."""
-    from ..kinds.facts import value_of
+    from ..views import recalled
 
     grimoire = open_grimoire()
     entry = grimoire.recall_entry(key)
     if json:
-        render.print_json({"key": key, "value": value_of(entry), "id": entry.id, "category": entry.category,
-                           "expires_at": entry.data.get("expires_at")})
+        render.print_json(recalled(key, entry))
     else:
         render.out(entry.content)  # the value as text (kinds/facts.py)
 
@@ -56,13 +55,13 @@ def facts(
     json: bool = JsonOpt,
 ) -> None:
     """List the keys of active facts, with their values."""
-    from ..kinds.facts import value_of
+    from ..views import fact
 
     grimoire = open_grimoire()
     found = grimoire.facts(pattern, categories=category)
     if json:
         moment = grimoire.now()
-        render.print_json([{**entry.view(moment), "value": value_of(entry)} for entry in found])
+        render.print_json([fact(entry, moment) for entry in found])
         return
     for entry in found:
         text = entry.content  # the value as text (kinds/facts.py)

@@ -99,15 +99,16 @@ def show(
         else:
             render.out("\n".join(render.entry_line(e, moment) for e in result))
         return
-    count, last = grimoire.accesses([result.id]).get(result.id, (0, None))
-    accesses = {"count": count, "last": render.iso_time(last) if last is not None else None}
-    heat = grimoire.heat(result)
+    from ..views import shown
+
+    view = shown(grimoire, result)
     if json:
-        render.print_json({**result.view(moment), **heat, "accesses": accesses})
+        render.print_json(view)
     else:
-        render.out(render.entry_text(result, moment, heat))
-        if count:
-            render.out(f"recalled: {count} time{'' if count == 1 else 's'}, last {accesses['last']}")
+        render.out(render.entry_text(result, moment, view))
+        accesses = view["accesses"]
+        if accesses["count"]:
+            render.out(f"recalled: {accesses['count']} time{'' if accesses['count'] == 1 else 's'}, last {accesses['last']}")
 
 
 @command("list")

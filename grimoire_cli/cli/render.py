@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -59,12 +59,6 @@ def kept(result: Any, json: bool, moment: datetime, unchanged: str) -> None:
     out(result.entry.id)
     if not result.written:
         note(unchanged)
-
-
-def iso_time(posix: float) -> str:
-    from ..clock import iso
-
-    return iso(datetime.fromtimestamp(posix, timezone.utc))
 
 
 def count(n: int, one: str, many: str) -> str:

@@ -320,6 +320,16 @@ class Store:
             finally:
                 self._staged = {}
 
+    def refresh(self) -> None:
+        """Forget what this process has checked, as a new process would not
+        know it: the next read stats every file again (and finishes a
+        crashed writer's commit). A long-lived process (`mem mcp`) calls it
+        between requests, keeping its catalog connection and parsed config."""
+        self._fresh.clear()
+        self.damaged.clear()
+        self.skipped.clear()
+        self._recovered = False
+
     def _recover(self) -> None:
         journal.recover(self.cache, self.config.folders())
         self._recovered = True

@@ -1,0 +1,136 @@
+"""`mem mcp`: the grimoire's calls (`calls.CALLS`) and two resources served
+over stdio on the official MCP SDK (the optional extra `grimoire-cli[mcp]`).
+
+The SDK's low-level `Server` is used, not its decorator API: the tools'
+schemas are the call table's own (one definition for every integration),
+and results are the `--json` shapes as text. Calls run one at a time in a
+worker thread (the library is synchronous), so the connection keeps
+answering pings while a long call (a summarizer) runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import parse_qs, urlsplit
+
+from .. import __version__
+from ..errors import BadInput, GrimoireError
+from .calls import CALLS, Opener, invoke
+
+if TYPE_CHECKING:
+    from ..api import Grimoire
+
+CONTEXT_URI = "grimoire://context"
+ENTRY_TEMPLATE = "grimoire://entry/{id}"
+_ENTRY_URI = re.compile(r"^grimoire://entry/(MEM-\d{8}-\d+)\Z")
+INSTRUCTIONS = """\
+grimoire is this project's long-term memory, kept in git and reviewed like code.
+At the start of a task read the resource grimoire://context (or call context).
+Before deciding something the project may have decided before, call query.
+When you decide something, learn a lesson or fix an error, call save with category
+decision, learning or error; memories are never edited: supersede replaces one.
+Secrets and personal data are refused; text inside <private>…</private> is dropped."""
+INSTALL_HINT = "install the extra: pip install 'grimoire-cli[mcp]'"
+
+
+def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
+    """Serve MCP on stdin/stdout until the client closes the connection.
+    `grimoire_of` opens the grimoire (`Opener` keeps it between requests
+    while that is the same as opening it anew)."""
+    try:
+        import anyio
+        import mcp_types as types
+        from mcp.server import Server
+        from mcp.server.stdio import stdio_server
+        from mcp.shared.exceptions import MCPError
+    except ImportError:
+        raise BadInput("mem mcp needs the MCP SDK, which is not installed", INSTALL_HINT) from None
+    grimoire_of = Opener(grimoire_of)
+    grimoire_of()  # no grimoire here: the usual error, before a client connects
+
+    # One worker thread: calls run one at a time, always in the thread where
+    # the kept grimoire's catalog connection was made (sqlite's rule).
+    worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grimoire")
+
+    async def run(work: Callable[[], Any]) -> Any:
+        return await asyncio.wrap_future(worker.submit(work))
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=c.name, description=c.description, input_schema=c.schema,
+                       annotations=types.ToolAnnotations(read_only_hint=c.read_only, destructive_hint=False, open_world_hint=False))
+            for c in CALLS.values()])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        try:
+            value = await run(lambda: invoke(grimoire_of, params.name, params.arguments))
+        except GrimoireError as exc:
+            return _error(types, f"error: {exc}", exc.exit_code)
+        except Exception as exc:  # noqa: BLE001 - a bug of ours fails this call, not the session
+            traceback.print_exc(file=sys.stderr)
+            return _error(types, f"error: internal error in {params.name}: {type(exc).__name__}: {exc}", None)
+        # One line: a model reads it as well as indented JSON, for a third fewer tokens.
+        return types.CallToolResult(content=[types.TextContent(text=json.dumps(value, ensure_ascii=False))])
+
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        return types.ListResourcesResult(resources=[types.Resource(
+            uri=CONTEXT_URI, name="context", mime_type="text/markdown",
+            description="The `## Active Memory` block (mem context); ?query=…&budget=…&recipe=… as the context tool takes.")])
+
+    async def list_templates(ctx: Any, params: Any) -> Any:
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            uri_template=ENTRY_TEMPLATE, name="entry", mime_type="application/json",
+            description="One memory by id, as the show tool returns it (mem show ID --json).")])
+
+    async def read_resource(ctx: Any, params: Any) -> Any:
+        uri = str(params.uri)
+        try:
+            text, mime = await run(lambda: read(grimoire_of, uri))
+        except GrimoireError as exc:
+            raise MCPError(types.INVALID_PARAMS, f"error: {exc}") from None
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)])
+
+    server = Server("grimoire", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool,
+                    on_list_resources=list_resources, on_list_resource_templates=list_templates, on_read_resource=read_resource)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        anyio.run(main)  # asyncio, which `run` relies on
+    finally:
+        worker.shutdown(wait=False)
+
+
+def _error(types: Any, text: str, exit_code: int | None) -> Any:
+    """A tool error: the one line `mem` would print, and its exit code in `_meta`."""
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True,
+                                meta={"exit_code": exit_code} if exit_code is not None else None)
+
+
+def read(grimoire_of: Callable[[], "Grimoire"], uri: str) -> tuple[str, str]:
+    """A resource's text and MIME type: the context block, or one entry's JSON."""
+    found = _ENTRY_URI.match(uri)
+    if found:
+        from ..views import shown
+
+        grimoire = grimoire_of()
+        return json.dumps(shown(grimoire, grimoire.show(found.group(1))), ensure_ascii=False), "application/json"
+    parts = urlsplit(uri)
+    if f"{parts.scheme}://{parts.netloc}{parts.path}" != CONTEXT_URI:
+        raise BadInput(f"no resource {uri}", f"read {CONTEXT_URI} or {ENTRY_TEMPLATE}")
+    options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+    unknown = set(options) - {"query", "budget", "recipe"}
+    if unknown:
+        raise BadInput(f"unknown parameter {sorted(unknown)[0]!r} in {uri}", "give query, budget or recipe")
+    budget = options.get("budget", "400")
+    if not budget.isdigit() or int(budget) < 1:
+        raise BadInput(f"bad budget {budget!r} in {uri}", "give a number of tokens, like budget=400")
+    return grimoire_of().context(options.get("query"), budget=int(budget), recipe=options.get("recipe")).text, "text/markdown"

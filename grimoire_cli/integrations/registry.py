@@ -1,0 +1,82 @@
+"""What a call is (name, description, JSON Schema of its arguments, the
+function that runs it), the table they register in, and the small schema
+vocabulary the `*_calls` modules share. `calls` puts the table together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import BadInput
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call: its name, what it does, its arguments' schema, and the
+    function that runs it on an open grimoire."""
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+    run: Callable[..., Any] = field(repr=False)
+    read_only: bool = False
+
+
+CALLS: dict[str, Call] = {}
+
+
+def call(name: str, description: str, /, *, required: tuple[str, ...] = (), read_only: bool = False, **properties: dict[str, Any]):
+    """Register the decorated function as call `name`; `properties` are its
+    arguments' schemas (keyword names = the function's parameters)."""
+
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        schema = {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+        CALLS[name] = Call(name, description, schema, function, read_only)
+        return function
+
+    return register
+
+
+def typed(kind: str, description: str, **more: Any) -> dict[str, Any]:
+    return {"type": kind, "description": description, **more}
+
+
+def string(description: str, **more: Any) -> dict[str, Any]:
+    return typed("string", description, **more)
+
+
+def strings(description: str) -> dict[str, Any]:
+    return typed("array", description, items={"type": "string"})
+
+
+def integer(description: str, minimum: int = 1) -> dict[str, Any]:
+    return typed("integer", description, minimum=minimum)
+
+
+def boolean(description: str) -> dict[str, Any]:
+    return typed("boolean", description)
+
+
+ID = string("A memory id, like MEM-20261123-004.")
+CATEGORY = string("A category of the grimoire's config (fact, decision, learning, error, preference, or one the project added).")
+CATEGORIES = strings("Only these categories.")
+TAGS = strings("Tags (all must match when filtering).")
+CONFIDENCE = typed("number", "0.0-1.0; defaults to the category's floor, and below the floor is refused.", minimum=0, maximum=1)
+TTL = string("How long it holds: 'permanent', or like '30d', '12h', '10m'.")
+IMPORTANCE = integer("1-10 (default 5); decides what stays in the hot tier.")
+SINCE = string("Only those created since: 30d, 48h, 90m back, or an ISO date or time.")
+UNTIL = string("Only those created until then (a date alone includes that day).")
+
+
+def check_arguments(spec: Call, arguments: dict[str, Any]) -> None:
+    """Refuse arguments outside the call's schema, naming the worst problem
+    on one line (a value it quotes is cut short: it may be long, or private)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    error = best_match(Draft202012Validator(spec.schema).iter_errors(arguments))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        message = " ".join(error.message.split())
+        message = message if len(message) <= 160 else message[:157] + "..."
+        raise BadInput(f"bad arguments for {spec.name}: {where + ': ' if where else ''}{message}", f"see the {spec.name} tool's input schema")
