@@ -156,7 +156,8 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     result = CheckResult()
     result.renamed = local_ids.settle(store)  # a pull brought a tracked id a local entry has
     chosen = Filter(at=moment.timestamp(), states=("active", "expired"))
-    lights = store.ask(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False, skip_damaged=False)
+    horizon = moment.timestamp() + lifecycle["warn_before_archive_days"] * 86400
+    lights = store.ask(lambda catalog, paths: catalog.needing_attention(paths, chosen, horizon), include_archive=False, skip_damaged=False)
     for entry in sorted(lights, key=lambda light: light.id):
         if entry.is_expired(moment):
             result.expired.append(entry.id)

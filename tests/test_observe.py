@@ -141,7 +141,7 @@ def test_claude_code_failures_and_other_events(repo):
     assert (record["outcome"], record["steps"][0]["status"], record["steps"][0]["error"]) == (
         "failure", "failed", "Command exited with non-zero status code 1")
     broken = mem("observe", "--claude-hook", input="{not json")
-    assert broken.code == 0 and broken.err.startswith("mem observe --claude-hook: stdin is not JSON")
+    assert broken.code == 0 and broken.err.startswith("warning: mem observe --claude-hook: stdin is not JSON")
 
 
 def test_a_half_line_a_crash_left_stays_apart_from_the_next_append(repo):

@@ -1,14 +1,13 @@
 """Commands through which agents and their tools reach the grimoire by
 themselves: capture (commit trailers; README: Git hooks and pre-commit),
-mcp (the MCP server; README: Agents)."""
+mcp (the MCP server) and agent (Claude Code's hooks; README: Agents)."""
 
 from __future__ import annotations
 
 import typer
 
-from ..errors import GrimoireError
 from . import render
-from .app import JsonOpt, command, config_option, open_grimoire, scope_option
+from .app import JsonOpt, agent_command, as_hook, command, config_option, open_grimoire, read_text, scope_option
 
 
 @command()
@@ -19,13 +18,12 @@ def capture(
     json: bool = JsonOpt,
 ) -> None:
     """Decision:, Learning: and Error: trailers of a commit message as memories (auto_capture flags)."""
-    try:
-        result = open_grimoire().capture(commit, dry_run=dry_run)
-    except Exception as exc:  # noqa: BLE001 - as a hook, nothing may fail the commit, a bug of ours included
-        if not hook:
-            raise
-        render.warn(f"mem capture: {exc if isinstance(exc, GrimoireError) else type(exc).__name__ + ': ' + str(exc)}")  # the commit stands
-        return
+    found = []
+    if hook:  # the commit stands whatever happens
+        as_hook("mem capture", lambda: found.append(open_grimoire().capture(commit, dry_run=dry_run)))
+        if not found:
+            return
+    result = found[0] if found else open_grimoire().capture(commit, dry_run=dry_run)
     if json:
         render.print_json(result.to_dict())
         return
@@ -46,3 +44,58 @@ def mcp() -> None:
     config, scope = config_option(), scope_option()
     # Found anew for every request (mcp_server.Opener): the server sees what other processes wrote since the last one.
     serve(lambda: Grimoire.open(".", config, scope=scope))
+
+
+AgentArg = typer.Argument(..., metavar="AGENT", help="The agent: claude (Claude Code).")
+
+
+def _agent_files(action: str, agent: str, json: bool) -> None:
+    from ..integrations import claude_settings
+
+    claude_settings.check_agent(agent)
+    result = getattr(claude_settings, action)(open_grimoire().config.root)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    verb = {"install": "added", "uninstall": "removed"}.get(action)
+    for item in result.changed:
+        render.out(f"{verb} {item}")
+    for item, state in result.status.items():
+        render.out(f"{item}: {state}")
+    if action == "install" and result.kept:
+        render.note(f"already there: {', '.join(result.kept)}")
+    for note in result.notes:
+        render.note(note)
+
+
+@agent_command("install")
+def agent_install(agent: str = AgentArg, json: bool = JsonOpt) -> None:
+    """Merge mem's hooks into .claude/settings.json and its MCP server into .mcp.json; nothing else changes."""
+    _agent_files("install", agent, json)
+
+
+@agent_command("uninstall")
+def agent_uninstall(agent: str = AgentArg, json: bool = JsonOpt) -> None:
+    """Remove exactly what `mem agent install` adds, and nothing else."""
+    _agent_files("uninstall", agent, json)
+
+
+@agent_command("status")
+def agent_status(agent: str = AgentArg, json: bool = JsonOpt) -> None:
+    """Which of mem's hooks and server are in the agent's settings."""
+    _agent_files("status", agent, json)
+
+
+@agent_command("hook")
+def agent_hook(event: str = typer.Argument(..., metavar="EVENT", help="session-start, pre-compact, session-end or post-tool-use.")) -> None:
+    """Run as a Claude Code hook: read its JSON on stdin. Never fails the session: a problem is one line on stderr."""
+    from ..integrations import claude_hooks
+
+    def work() -> None:
+        out, note = claude_hooks.run(event, claude_hooks.read_payload(read_text("-")), open_grimoire)
+        if out is not None:
+            render.out(out)
+        if note is not None:
+            render.note(f"mem agent hook {event}: {note}")
+
+    as_hook(f"mem agent hook {event}", work)

@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 import sys
 from functools import partial
-from typing import Optional
+from typing import Callable, Optional
 
 import typer
 from typer.core import TyperCommand
 
 from .. import __version__
-from ..errors import OK, BadInput
+from ..errors import OK, BadInput, GrimoireError
 from . import render
 
 APP_SETTINGS = dict(
@@ -72,11 +72,15 @@ app.add_typer(procedure_app, name="procedure")
 chat_app = typer.Typer(help="Keep the conversation's last messages (a local category of kind chat, gone after its ttl).",
                        no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(chat_app, name="chat")
+agent_app = typer.Typer(help="Connect an AI agent (Claude Code) to this grimoire: its hooks and the MCP server.",
+                        no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(agent_app, name="agent")
 command = partial(app.command, cls=Command)  # every command of `mem`, with the help above
 hooks_command = partial(hooks_app.command, cls=Command)
 task_command = partial(task_app.command, cls=Command)
 procedure_command = partial(procedure_app.command, cls=Command)
 chat_command = partial(chat_app.command, cls=Command)
+agent_command = partial(agent_app.command, cls=Command)
 
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
 # Options several commands share (one declaration, one help text).
@@ -121,6 +125,16 @@ def open_grimoire(must_exist: bool = True):
     found = Grimoire.open(".", _state["config"], scope=_state["scope"], must_exist=must_exist)
     opened.append(found)
     return found
+
+
+def as_hook(name: str, work: Callable[[], None]) -> None:
+    """Run `work` as a hook of git or of an agent: nothing it raises, a bug of
+    ours included, may fail the commit or the session; it becomes one line on
+    stderr naming the hook, and the exit code stays 0."""
+    try:
+        work()
+    except Exception as exc:  # noqa: BLE001 - see above
+        render.warn(f"{name}: {exc if isinstance(exc, GrimoireError) else f'{type(exc).__name__}: {exc}'}")
 
 
 def read_text(text: Optional[str]) -> str:

@@ -8,9 +8,9 @@ from typing import Optional
 
 import typer
 
-from ..errors import FOUND_PROBLEMS, BadInput, GrimoireError
+from ..errors import FOUND_PROBLEMS, BadInput
 from . import render
-from .app import JsonOpt, command, open_grimoire, read_file, read_text
+from .app import JsonOpt, as_hook, command, open_grimoire, read_file, read_text
 
 
 @command()
@@ -22,11 +22,7 @@ def observe(
 ) -> None:
     """Append execution records to the local observation log (checked, secrets redacted)."""
     if claude_hook:
-        # A hook must never fail the agent's session: any problem is one line on stderr, exit 0.
-        try:
-            _observe_hook(json)
-        except GrimoireError as exc:
-            render.note(f"mem observe --claude-hook: {exc}")
+        as_hook("mem observe --claude-hook", lambda: _observe_hook(json))
         return
     grimoire = open_grimoire()
     # JSON allows U+2028 and the like inside a string: a line ends at a newline only.

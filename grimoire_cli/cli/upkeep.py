@@ -8,9 +8,9 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput, GrimoireError
+from ..errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput
 from . import render
-from .app import JsonOpt, command, config_option, hooks_command, open_grimoire, scope_option
+from .app import JsonOpt, as_hook, command, config_option, hooks_command, open_grimoire, scope_option
 
 
 @command()
@@ -106,16 +106,22 @@ def check(
     their own, except on a detached HEAD or while git is in the middle of a
     bisect, rebase, merge, cherry-pick, revert or am: then they are only
     reported."""
-    try:
+    def checked() -> tuple:
         grimoire = open_grimoire()
         if hook and not grimoire.config.lifecycle["check_on_session_start"]:
-            return
+            return grimoire, {}
         options = dict(archive=not no_archive, remember=hook)
-        results = grimoire.check_scopes(**options) if all_scopes else {grimoire.config.scope: grimoire.check(**options)}
-    except GrimoireError as exc:
-        if not hook:
-            raise
-        render.warn(f"mem check: {exc}")
+        return grimoire, grimoire.check_scopes(**options) if all_scopes else {grimoire.config.scope: grimoire.check(**options)}
+
+    if hook:  # a session hook never fails the checkout or merge
+        found: list = []
+        as_hook("mem check", lambda: found.append(checked()))
+        if not found:
+            return
+        grimoire, results = found[0]
+    else:
+        grimoire, results = checked()
+    if not results:
         return
     if json:
         render.print_json({name: result.to_dict() for name, result in results.items()} if all_scopes else next(iter(results.values())).to_dict())

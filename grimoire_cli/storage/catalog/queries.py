@@ -189,6 +189,16 @@ class Queries(Connection):
         where, params = self._where(paths, chosen)
         return [Light(*row) for row in self.read(f"SELECT {', '.join(LIGHT_COLUMNS)} FROM ranks AS e WHERE {where}", params)]
 
+    def needing_attention(self, paths: list[str], chosen: Filter, horizon: float) -> list[Light]:
+        """`lights` of the chosen entries that expire by `horizon` (POSIX
+        seconds) or whose tier is low or ineffective: what `mem check` reports,
+        found by SQL instead of reading every entry's fields into Python."""
+        where, params = self._where(paths, chosen)
+        return [Light(*row) for row in self.read(
+            f"SELECT {', '.join(LIGHT_COLUMNS)} FROM ranks AS e WHERE {where} "
+            "AND ((e.expires IS NOT NULL AND e.expires <= :attention_horizon) OR e.tier IN ('low', 'ineffective'))",
+            {**params, "attention_horizon": horizon})]
+
     def ordered(self, paths: list[str], chosen: Filter, order: str, limit: int | None = None) -> list[int]:
         """Rowids of the chosen entries in a named order."""
         where, params = self._where(paths, chosen)

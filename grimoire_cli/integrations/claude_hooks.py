@@ -1,0 +1,120 @@
+"""`mem agent hook EVENT`: what each Claude Code hook does with the JSON
+Claude Code gives it on stdin (`session_id`, `transcript_path`, `cwd`,
+`hook_event_name`, and per event `source`, `trigger`, `reason`, `tool_name`,
+`tool_input`, `tool_response`).
+
+- session-start: `mem check` (as `lifecycle.check_on_session_start` says),
+  `mem age` when tiers are on, then the context block (due tasks first) as
+  the hook's `additionalContext`.
+- pre-compact, session-end: `mem consolidate TRANSCRIPT` started detached,
+  its output logged under the grimoire's `.cache/agent/`; once per state of
+  the transcript (its path, size and modification time), so a compaction
+  followed by the session's end consolidates it once.
+- post-tool-use: the call recorded as `mem observe --claude-hook` does.
+
+The caller (the CLI) turns every failure into one line on stderr and exit
+0: a hook never fails the agent's session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import BadInput
+
+if TYPE_CHECKING:
+    from ..api import Grimoire
+
+EVENTS = ("session-start", "pre-compact", "session-end", "post-tool-use")
+
+
+def read_payload(text: str) -> dict[str, Any]:
+    try:
+        payload = json.loads(text)
+    except ValueError as exc:
+        raise BadInput(f"stdin is not JSON ({exc.args[0]})", "Claude Code pipes the hook's JSON in") from None
+    if not isinstance(payload, dict):
+        raise BadInput("stdin is not a JSON object", "Claude Code pipes the hook's JSON object in")
+    return payload
+
+
+def run(event: str, payload: dict[str, Any], grimoire_of: Callable[[], "Grimoire"]) -> tuple[str | None, str | None]:
+    """Do `event`'s work; what to print on stdout (the hook's output) and on stderr (a note), each possibly None."""
+    if event not in EVENTS:
+        raise BadInput(f"unknown hook {event!r}", f"use one of {', '.join(EVENTS)}")
+    session = payload.get("session_id")
+    if isinstance(session, str) and session:
+        # The session a task added "for the next session" was added in is known by this id (kinds/tasks.py).
+        os.environ["MEM_SESSION_ID"] = session
+    grimoire = grimoire_of()
+    if event == "session-start":
+        return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": session_start(grimoire)}}), None
+    if event == "post-tool-use":
+        return None, post_tool_use(grimoire, payload)
+    return None, consolidate_detached(grimoire, payload)
+
+
+def session_start(grimoire: "Grimoire") -> str:
+    """What the agent starts with: what `mem check` has to say, then the context block."""
+    lines = []
+    if grimoire.config.lifecycle["check_on_session_start"]:
+        checked = grimoire.check()
+        if checked.archived:
+            lines.append(f"mem: archived {len(checked.archived)} expired memories: {', '.join(checked.archived)}")
+        for ids, what in ((checked.expiring, "expire soon"), (checked.review, "to review (`mem review`)"),
+                          (checked.unarchived, "expired (`mem archive`)")):
+            if ids:
+                lines.append(f"mem: memories {what}: {', '.join(ids)}")
+    if grimoire.config.settings.tiers.enabled:
+        grimoire.age()  # the split recorded, so the next `mem age` says what moved since this session began
+    block = grimoire.context().text
+    return "\n".join(lines) + ("\n\n" if lines and block else "") + block
+
+
+def post_tool_use(grimoire: "Grimoire", payload: dict[str, Any]) -> str | None:
+    from ..observations import from_claude_hook
+
+    record = from_claude_hook(payload)
+    if record is not None:
+        grimoire.observe([json.dumps(record)])
+    return None
+
+
+def consolidate_detached(grimoire: "Grimoire", payload: dict[str, Any]) -> str | None:
+    """Start `mem consolidate` on the transcript in its own session and
+    return at once; a note when there is nothing to start."""
+    given = payload.get("transcript_path")
+    if not isinstance(given, str) or not given:
+        raise BadInput("the hook's JSON has no transcript_path", "Claude Code gives one to PreCompact and SessionEnd hooks")
+    path = Path(given).expanduser()
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise BadInput(f"cannot read the transcript {given}: {exc.strerror}", "check the transcript_path Claude Code gave") from None
+    if not grimoire.config.settings.consolidate.command:
+        return "no summarizer configured (memory_schema.consolidate.command): nothing consolidated"
+    state = hashlib.sha256(f"{path.resolve()}\0{info.st_size}\0{info.st_mtime_ns}".encode()).hexdigest()[:16]
+    folder = grimoire.store.cache / "agent"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:  # claimed before starting: two hooks at once start one consolidation
+        os.close(os.open(folder / f"consolidated-{state}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return None  # this state of the transcript was consolidated (or is being)
+    command = [sys.executable, "-m", "grimoire_cli", "--scope", grimoire.config.scope, "consolidate", str(path)]
+    if grimoire.config.path is not None:
+        command[3:3] = ["--config", str(grimoire.config.path)]
+    session = payload.get("session_id")
+    if isinstance(session, str) and session:
+        command += ["--session-id", session]
+    with open(folder / f"consolidate-{state}.log", "ab") as log:
+        log.write(f"$ {' '.join(command)}\n".encode())
+        log.flush()
+        subprocess.Popen(command, cwd=grimoire.config.root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    return None

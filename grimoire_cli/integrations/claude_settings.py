@@ -1,0 +1,207 @@
+"""`mem agent install|uninstall|status claude`: grimoire's hooks merged into
+Claude Code's project settings (`.claude/settings.json`) and its MCP server
+into `.mcp.json`, touching nothing else in either file.
+
+What mem adds is recognised by its command (`mem agent hook EVENT`, the
+server `grimoire` running `mem mcp`), so `uninstall` removes exactly that,
+whoever installed it, and an install run twice adds nothing the second time.
+A file mem empties is removed, as one install created it. Files are written
+whole through a temporary file and `os.replace`: an interrupted install
+leaves the old file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInput, Damaged
+
+SETTINGS = Path(".claude/settings.json")
+MCP = Path(".mcp.json")
+SERVER = "grimoire"
+# Claude Code event → (the hook's word, its matcher, its timeout in seconds).
+HOOKS = {
+    "SessionStart": ("session-start", None, 30),
+    "PreCompact": ("pre-compact", None, 10),
+    "SessionEnd": ("session-end", None, 10),
+    "PostToolUse": ("post-tool-use", "*", 10),
+}
+_OURS = re.compile(r"^(?:\S*/)?mem agent hook (session-start|pre-compact|session-end|post-tool-use)\Z")
+
+
+@dataclass
+class AgentResult:
+    """What install, uninstall or status found and did, per file."""
+
+    action: str
+    root: Path
+    changed: list[str] = field(default_factory=list)  # "event: command" or "mcp: grimoire", as added or removed
+    kept: list[str] = field(default_factory=list)  # already there (install), or not there (uninstall)
+    notes: list[str] = field(default_factory=list)
+    status: dict[str, str] = field(default_factory=dict)  # status: item → installed | missing | different
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action, "changed": self.changed, "kept": self.kept, "notes": self.notes, "status": self.status}
+
+
+def mem_command() -> str:
+    """How the hooks call mem: `mem` when the `mem` on PATH is this one (the
+    settings file is shared in git, where a path of one machine means
+    nothing), else this one's absolute path."""
+    here = Path(sys.argv[0]).resolve() if sys.argv and Path(sys.argv[0]).name == "mem" else None
+    found = shutil.which("mem")
+    if here is None or (found is not None and Path(found).resolve() == here):
+        return "mem"
+    return str(here)
+
+
+def install(root: Path) -> AgentResult:
+    result = AgentResult("install", root)
+    mem = mem_command()
+    if mem != "mem":
+        result.notes.append(f"mem is not on PATH: the hooks call {mem}")
+    settings = _load(root / SETTINGS)
+    hooks = _hooks(settings, root / SETTINGS)
+    for event, (word, matcher, timeout) in HOOKS.items():
+        command = f"{mem} agent hook {word}"
+        label = f"{event}: {command}"
+        groups = hooks.setdefault(event, [])
+        if any(_OURS.match(h.get("command", "")) and h["command"].endswith(f" {word}") for g in groups for h in g.get("hooks", [])):
+            result.kept.append(label)
+            continue
+        group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        groups.append(group)
+        result.changed.append(label)
+    servers = _servers(mcp := _load(root / MCP), root / MCP)
+    wanted = {"command": mem, "args": ["mcp"]}
+    if SERVER not in servers:
+        servers[SERVER] = wanted
+        result.changed.append(f"mcp: {SERVER}")
+    elif _is_ours(servers[SERVER]):
+        result.kept.append(f"mcp: {SERVER}")
+    else:
+        result.notes.append(f"{MCP} has a server named {SERVER} that does not run `mem mcp`: left as it is")
+    if result.changed:
+        _write(root / SETTINGS, settings)
+        _write(root / MCP, mcp)
+    return result
+
+
+def uninstall(root: Path) -> AgentResult:
+    result = AgentResult("uninstall", root)
+    path = root / SETTINGS
+    if path.exists():
+        settings = _load(path)
+        hooks = _hooks(settings, path)
+        for event in list(hooks):
+            for group in list(hooks[event]):
+                inner = group.get("hooks") if isinstance(group, dict) else None
+                ours = [h for h in inner or [] if isinstance(h, dict) and _OURS.match(str(h.get("command", "")))]
+                for hook in ours:
+                    inner.remove(hook)
+                    result.changed.append(f"{event}: {hook['command']}")
+                if ours and not inner:  # only what mem emptied goes with it
+                    hooks[event].remove(group)
+                    if not hooks[event]:
+                        del hooks[event]
+        if result.changed and not hooks:
+            del settings["hooks"]
+        if result.changed:
+            _write(path, settings)
+    mcp_path = root / MCP
+    if mcp_path.exists():
+        mcp = _load(mcp_path)
+        servers = _servers(mcp, mcp_path)
+        if SERVER in servers and _is_ours(servers[SERVER]):
+            del servers[SERVER]
+            if not servers:
+                del mcp["mcpServers"]
+            _write(mcp_path, mcp)
+            result.changed.append(f"mcp: {SERVER}")
+    if not result.changed:
+        result.notes.append("nothing of mem's was installed")
+    return result
+
+
+def status(root: Path) -> AgentResult:
+    result = AgentResult("status", root)
+    settings = _load(root / SETTINGS) if (root / SETTINGS).exists() else {}
+    hooks = _hooks(settings, root / SETTINGS)
+    for event, (word, _, _) in HOOKS.items():
+        commands = [str(h.get("command", "")) for g in hooks.get(event, []) if isinstance(g, dict) for h in g.get("hooks", [])
+                    if isinstance(h, dict)]
+        result.status[event] = "installed" if any(_OURS.match(c) and c.endswith(f" {word}") for c in commands) else "missing"
+    mcp = _load(root / MCP) if (root / MCP).exists() else {}
+    server = _servers(mcp, root / MCP).get(SERVER)
+    result.status[f"mcp: {SERVER}"] = "missing" if server is None else "installed" if _is_ours(server) else "different"
+    return result
+
+
+def _is_ours(server: Any) -> bool:
+    return (isinstance(server, dict) and isinstance(server.get("command"), str) and Path(server["command"]).name == "mem"
+            and server.get("args") == ["mcp"])
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """The JSON object in `path` ({} when there is none); a file that is not one is refused with its line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Damaged(str(path), None, f"cannot read: {getattr(exc, 'strerror', None) or exc}", "fix or remove the file", "settings") from None
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Damaged(str(path), exc.lineno, f"not JSON ({exc.msg})", "fix the file; mem changes nothing until it is JSON", "settings") from None
+    if not isinstance(value, dict):
+        raise Damaged(str(path), 1, "not a JSON object", "fix the file; mem changes nothing until it is an object", "settings")
+    return value
+
+
+def _hooks(settings: dict[str, Any], path: Path) -> dict[str, Any]:
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
+        raise Damaged(str(path), None, "\"hooks\" is not an object of lists, as Claude Code reads it", "fix the file", "settings")
+    return hooks
+
+
+def _servers(mcp: dict[str, Any], path: Path) -> dict[str, Any]:
+    servers = mcp.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise Damaged(str(path), None, "\"mcpServers\" is not an object", "fix the file", "settings")
+    return servers
+
+
+def _write(path: Path, value: dict[str, Any]) -> None:
+    """The file with `value` (2-space JSON), or no file when nothing is left in it."""
+    if not value:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+        if path.exists():
+            os.chmod(temp, path.stat().st_mode & 0o777)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def check_agent(name: str) -> None:
+    if name != "claude":
+        raise BadInput(f"unknown agent {name!r}", "the agent mem knows is claude (Claude Code)")

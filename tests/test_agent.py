@@ -1,0 +1,176 @@
+"""`mem agent install|uninstall|status claude` and `mem agent hook EVENT`:
+Claude Code's settings merged and unmerged, and the hooks fed payloads
+shaped as Claude Code documents them (README: Agents)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import git, mem, mem_process, with_preset
+
+SETTINGS = Path(".claude/settings.json")
+THEIRS = {
+    "permissions": {"allow": ["Bash(make test)"]},
+    "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "ruff format"}]}]},
+    "model": "opus",
+}
+
+
+def payload(event: str, **more) -> bytes:
+    base = {"session_id": "sess-7", "transcript_path": "/nonexistent.jsonl", "cwd": str(Path.cwd()), "hook_event_name": event}
+    return json.dumps({**base, **more}).encode()
+
+
+def test_install_merges_only_its_own_and_uninstall_removes_exactly_that(repo):
+    (repo / ".claude").mkdir()
+    original = json.dumps(THEIRS, indent=2) + "\n"
+    (repo / SETTINGS).write_text(original)
+    assert json.loads(mem("agent", "status", "claude", "--json").out)["status"] == {
+        "SessionStart": "missing", "PreCompact": "missing", "SessionEnd": "missing", "PostToolUse": "missing", "mcp: grimoire": "missing"}
+
+    done = mem("agent", "install", "claude")
+    assert done.code == 0, done.err
+    settings = json.loads((repo / SETTINGS).read_text())
+    assert {k: v for k, v in settings.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}
+    assert settings["hooks"]["PostToolUse"][0] == THEIRS["hooks"]["PostToolUse"][0]  # theirs first, untouched
+    assert settings["hooks"]["PostToolUse"][1] == {"matcher": "*", "hooks": [
+        {"type": "command", "command": "mem agent hook post-tool-use", "timeout": 10}]}
+    assert settings["hooks"]["SessionStart"] == [{"hooks": [{"type": "command", "command": "mem agent hook session-start", "timeout": 30}]}]
+    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"grimoire": {"command": "mem", "args": ["mcp"]}}}
+    assert set(json.loads(mem("agent", "status", "claude", "--json").out)["status"].values()) == {"installed"}
+
+    installed = (repo / SETTINGS).read_bytes()
+    again = mem("agent", "install", "claude", "--json")
+    assert json.loads(again.out)["changed"] == [] and (repo / SETTINGS).read_bytes() == installed  # idempotent
+
+    gone = mem("agent", "uninstall", "claude", "--json")
+    assert len(json.loads(gone.out)["changed"]) == 5
+    assert (repo / SETTINGS).read_text() == original  # exactly what was there before
+    assert not (repo / ".mcp.json").exists()  # install created it; nothing else was in it
+    assert mem("agent", "uninstall", "claude").err == "nothing of mem's was installed\n"
+
+
+def test_an_mcp_file_of_other_servers_keeps_them(repo):
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"docs": {"command": "docs-server"}}}))
+    assert mem("agent", "install", "claude").code == 0
+    assert set(json.loads((repo / ".mcp.json").read_text())["mcpServers"]) == {"docs", "grimoire"}
+    assert mem("agent", "uninstall", "claude").code == 0
+    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"docs": {"command": "docs-server"}}}
+    assert not (repo / SETTINGS).exists()
+
+
+def test_a_malformed_settings_file_is_refused_with_its_line_and_left_alone(repo):
+    (repo / ".claude").mkdir()
+    broken = '{\n  "model": "opus",\n  "hooks": {,\n}\n'
+    (repo / SETTINGS).write_text(broken)
+    run = mem("agent", "install", "claude")
+    assert run.code == 3 and run.err.startswith("error: ") and ".claude/settings.json:3: not JSON" in run.err
+    assert run.err.count("\n") == 1
+    assert (repo / SETTINGS).read_text() == broken and not (repo / ".mcp.json").exists()
+    (repo / SETTINGS).write_text('{"hooks": {"SessionStart": "mem"}}')
+    assert mem("agent", "install", "claude").code == 3
+    assert mem("agent", "install", "cursor").code == 2
+
+
+def test_session_start_gives_the_context_block_with_due_tasks(repo):
+    with_preset(repo, "sabre")
+    assert mem("add", "-c", "decision", "--confidence", "0.9", "We deploy with blue-green switches").code == 0
+    assert mem("task", "add", "--next-session", "rotate the staging keys", env={"MEM_SESSION_ID": "sess-6"}).code == 0
+    run = mem_process("agent", "hook", "session-start", cwd=repo, input=payload("SessionStart", source="startup"))
+    assert run.returncode == 0 and run.stderr == b"", run.stderr
+    out = json.loads(run.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("## Active Memory") and "blue-green" in context
+    assert context.index("rotate the staging keys") < context.index("blue-green")  # due first
+    assert context == mem("context", env={"MEM_SESSION_ID": "sess-7"}).out
+
+
+def test_session_start_archives_what_expired_as_check_does(repo):
+    assert mem("add", "-c", "fact", "--ttl", "1d", "The demo server is up until Friday").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "start", cwd=repo)
+    later = {"MEM_NOW": "2026-11-30T10:00:00Z"}
+    run = mem_process("agent", "hook", "session-start", cwd=repo, input=payload("SessionStart"), env=later)
+    context = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("mem: archived 1 expired memories: MEM-20261122-001")
+    assert "archive" in git("log", "-1", "--format=%s", cwd=repo)
+
+
+def _summarizer(folder: Path, answer: dict) -> str:
+    script = folder / "summarize.py"
+    script.write_text(f"import json, sys\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    return f"{sys.executable} {script}"
+
+
+def _transcript(path: Path, turns: int) -> Path:
+    lines = [{"type": role, "sessionId": "sess-7", "message": {"role": role, "content": f"turn {n} about the release train"}}
+             for n in range(turns) for role in ("user", "assistant")]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def _wait_for(predicate, seconds: float = 30) -> None:
+    end = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < end, "the detached consolidation did not finish"
+        time.sleep(0.1)
+
+
+def test_pre_compact_and_session_end_consolidate_once_per_transcript_state(repo, tmp_path):
+    with_preset(repo, "samaritan")
+    command = _summarizer(tmp_path, {"decisions": [{"content": "Releases leave on the Tuesday train", "importance": 7}], "summary": "Release talk."})
+    config = repo / ".loa.config.yaml"
+    config.write_text(config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {json.dumps(command)}}}\n", 1))
+    transcript = _transcript(tmp_path / "t.jsonl", 3)
+    logs = repo / "grimoires/loa/memory/.cache/agent"
+
+    started = time.monotonic()
+    run = mem_process("agent", "hook", "pre-compact", cwd=repo, input=payload("PreCompact", transcript_path=str(transcript), trigger="auto"))
+    assert run.returncode == 0 and run.stdout == b"" and run.stderr == b"", run.stderr
+    assert time.monotonic() - started < 10
+    _wait_for(lambda: any("Summarized" in p.read_text() for p in logs.glob("consolidate-*.log")))
+    found = json.loads(mem("query", "Tuesday train", "--json").out)
+    assert [h["content"] for h in found] == ["Releases leave on the Tuesday train"] and found[0]["source"]["session_id"] == "sess-7"
+
+    again = mem_process("agent", "hook", "session-end", cwd=repo, input=payload("SessionEnd", transcript_path=str(transcript), reason="exit"))
+    assert again.returncode == 0 and len(list(logs.glob("consolidate-*.log"))) == 1  # the same state: not twice
+
+    _transcript(transcript, 4)  # the session went on
+    grown = mem_process("agent", "hook", "session-end", cwd=repo, input=payload("SessionEnd", transcript_path=str(transcript), reason="exit"))
+    assert grown.returncode == 0
+    _wait_for(lambda: len(list(logs.glob("consolidate-*.log"))) == 2 and all("Summarized" in p.read_text() for p in logs.glob("*.log")))
+    assert git("status", "--porcelain", "--", "grimoires/loa/memory/.cache", cwd=repo) == ""  # logs stay out of git
+
+
+def test_post_tool_use_records_the_call(repo):
+    response = {"stdout": "3 passed", "stderr": "", "interrupted": False}
+    run = mem_process("agent", "hook", "post-tool-use", cwd=repo, input=payload(
+        "PostToolUse", tool_name="Bash", tool_input={"command": "pytest -q"}, tool_response=response, tool_use_id="toolu_1"))
+    assert run.returncode == 0 and run.stdout == b"" and run.stderr == b"", run.stderr
+    tools = json.loads(mem("tools", "--json").out)
+    assert [(t["tool"], t["executions"], t["success_rate"]) for t in tools] == [("Bash", 1, 1.0)]
+
+
+@pytest.mark.parametrize("event, stdin, says", [
+    ("session-start", b"not json", "stdin is not JSON"),
+    ("post-tool-use", b"[1, 2]", "stdin is not a JSON object"),
+    ("pre-compact", b"{}", "no transcript_path"),
+    ("session-end", payload("SessionEnd", transcript_path="/no/such/file.jsonl"), "cannot read the transcript"),
+    ("stop", b"{}", "unknown hook 'stop'"),
+])
+def test_a_hook_never_fails_the_session(repo, event, stdin, says):
+    run = mem_process("agent", "hook", event, cwd=repo, input=stdin)
+    err = run.stderr.decode()
+    assert run.returncode == 0 and run.stdout == b""
+    assert err.startswith(f"warning: mem agent hook {event}: ") and says in err and err.count("\n") == 1
+
+
+def test_a_hook_outside_a_grimoire_says_so_and_exits_0(tmp_path):
+    run = mem_process("agent", "hook", "session-start", cwd=tmp_path, input=payload("SessionStart"))
+    assert run.returncode == 0 and run.stderr.decode().startswith("warning: mem agent hook session-start: ")
