@@ -98,7 +98,7 @@ def test_session_start_archives_what_expired_as_check_does(repo):
     later = {"MEM_NOW": "2026-11-30T10:00:00Z"}
     run = mem_process("agent", "hook", "session-start", cwd=repo, input=payload("SessionStart"), env=later)
     context = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("mem: archived 1 expired memories: MEM-20261122-001")
+    assert context.startswith("mem: 1 memory archived (expired): MEM-20261122-001")
     assert "archive" in git("log", "-1", "--format=%s", cwd=repo)
 
 

@@ -118,11 +118,13 @@ def _app_for(argv: List[str]) -> typer.Typer:
     if name is None or any(a in ("-h", "--help") for a in argv):
         return app
     chosen = [info for info in app.registered_commands if (info.name or info.callback.__name__.replace("_", "-")) == name]
-    if not chosen:
+    groups = [info for info in app.registered_groups if info.name == name]  # mem task, mem agent, ...
+    if not chosen and not groups:
         return app
     small = typer.Typer(**APP_SETTINGS)
     small.registered_callback = app.registered_callback
     small.registered_commands = chosen
+    small.registered_groups = groups
     return small
 
 

@@ -65,16 +65,19 @@ def session_start(grimoire: "Grimoire") -> str:
     lines = []
     if grimoire.config.lifecycle["check_on_session_start"]:
         checked = grimoire.check()
-        if checked.archived:
-            lines.append(f"mem: archived {len(checked.archived)} expired memories: {', '.join(checked.archived)}")
-        for ids, what in ((checked.expiring, "expire soon"), (checked.review, "to review (`mem review`)"),
-                          (checked.unarchived, "expired (`mem archive`)")):
+        for ids, what in ((checked.archived, "archived (expired)"), (checked.expiring, "expire soon"),
+                          (checked.review, "to review (`mem review`)"), (checked.unarchived, "expired (`mem archive`)")):
             if ids:
-                lines.append(f"mem: memories {what}: {', '.join(ids)}")
+                lines.append(f"mem: {len(ids)} {'memory' if len(ids) == 1 else 'memories'} {what}: {_some(ids)}")
     if grimoire.config.settings.tiers.enabled:
         grimoire.age()  # the split recorded, so the next `mem age` says what moved since this session began
     block = grimoire.context().text
     return "\n".join(lines) + ("\n\n" if lines and block else "") + block
+
+
+def _some(ids: list[str], most: int = 5) -> str:
+    """A few ids, not hundreds: the lines go into the agent's context."""
+    return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
 def post_tool_use(grimoire: "Grimoire", payload: dict[str, Any]) -> str | None:
