@@ -116,8 +116,8 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(f"Cannot delete {command.path}: the folders are the grimoire's categories (its config); delete memories one by one")
         entry = self._entry(category, name, command.path)
         done = self._write(lambda g: g.archive([entry.id], reason="manual"))
-        commit = f", commit {done.commit[:12]}" if getattr(done, "commit", None) else ""
-        return f"Successfully deleted {command.path} ({entry.id} archived, reason manual{commit})"
+        commit = f", commit {done.commit[:12]}" if done.commit else ""
+        return f"Successfully deleted {command.path} ({entry.id} archived, reason manual{commit})" + "".join(f"\nnote: {n}" for n in done.notes)
 
     def rename(self, command: Any) -> str:
         category, name = self._file_path(command.old_path)
