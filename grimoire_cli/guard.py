@@ -209,7 +209,15 @@ def strip_private(text: str) -> str:
             _unpaired(text, tag, "<private>")
     if opened is not None:
         _unpaired(text, opened, "</private>")
-    return _PRIVATE.sub("", text)
+    kept, last = [], 0
+    for section in _PRIVATE.finditer(text):
+        before = text[last:section.start()]
+        if before.endswith((" ", "\t")) and text[section.end():section.end() + 1] in (" ", "\t"):
+            before = before[:-1]  # a section mid-sentence leaves one space, not two
+        kept.append(before)
+        last = section.end()
+    kept.append(text[last:])
+    return "".join(kept)
 
 
 def _unpaired(text: str, tag: re.Match, partner: str) -> None:

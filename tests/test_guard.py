@@ -288,7 +288,8 @@ def test_private_sections_are_removed_before_writing(repo):
     stored = (repo / "grimoires/loa/memory/facts.yaml").read_text()
     assert value not in stored and "root pw" not in stored and "<private>" not in stored
     assert "Deploys use the vault at vault.internal" in stored
-    assert strip_private("a <PRIVATE>x\ny</Private> b <private>z</private>") == "a  b "
+    assert strip_private("a <PRIVATE>x\ny</Private> b <private>z</private>") == "a b "  # mid-sentence: one space left, not two
+    assert strip_private("keep\t<private>x</private> this") == "keep this" and strip_private("a<private>x</private> b") == "a b"
     unclosed = mem("add", "-c", "fact", "first line\nkeep <private>this never closes")
     assert unclosed.code == 2 and "<private> at line 2, col 6 has no </private>" in unclosed.err
     stray = mem("add", "-c", "fact", "a </private> alone")
