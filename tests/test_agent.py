@@ -74,6 +74,19 @@ def test_a_malformed_settings_file_is_refused_with_its_line_and_left_alone(repo)
     assert (repo / SETTINGS).read_text() == broken and not (repo / ".mcp.json").exists()
     (repo / SETTINGS).write_text('{"hooks": {"SessionStart": "mem"}}')
     assert mem("agent", "install", "claude").code == 3
+
+
+def test_odd_but_valid_groups_are_kept_and_a_linked_settings_file_stays_a_link(repo, tmp_path):
+    """Groups that are not what mem writes (no hooks list, a hook without a command) are left alone; a symlink is followed."""
+    shared = tmp_path / "shared-settings.json"
+    odd = {"hooks": {"SessionStart": ["not a group", {"matcher": "x"}, {"hooks": [{"type": "prompt", "prompt": "hi"}, "x"]}]}}
+    shared.write_text(json.dumps(odd, indent=2) + "\n")
+    (repo / ".claude").mkdir()
+    (repo / SETTINGS).symlink_to(shared)
+    assert mem("agent", "install", "claude").code == 0
+    assert (repo / SETTINGS).is_symlink() and json.loads(shared.read_text())["hooks"]["SessionStart"][:3] == odd["hooks"]["SessionStart"]
+    assert mem("agent", "uninstall", "claude").code == 0
+    assert json.loads(shared.read_text()) == odd and (repo / SETTINGS).is_symlink()
     assert mem("agent", "install", "cursor").code == 2
 
 

@@ -74,7 +74,7 @@ def install(root: Path) -> AgentResult:
         command = f"{mem} agent hook {word}"
         label = f"{event}: {command}"
         groups = hooks.setdefault(event, [])
-        if any(_OURS.match(h.get("command", "")) and h["command"].endswith(f" {word}") for g in groups for h in g.get("hooks", [])):
+        if any(_OURS.match(c) and c.endswith(f" {word}") for c in _commands(groups)):
             result.kept.append(label)
             continue
         group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
@@ -105,7 +105,7 @@ def uninstall(root: Path) -> AgentResult:
         for event in list(hooks):
             for group in list(hooks[event]):
                 inner = group.get("hooks") if isinstance(group, dict) else None
-                ours = [h for h in inner or [] if isinstance(h, dict) and _OURS.match(str(h.get("command", "")))]
+                ours = [h for h in inner if isinstance(h, dict) and _OURS.match(str(h.get("command", "")))] if isinstance(inner, list) else []
                 for hook in ours:
                     inner.remove(hook)
                     result.changed.append(f"{event}: {hook['command']}")
@@ -137,13 +137,18 @@ def status(root: Path) -> AgentResult:
     settings = _load(root / SETTINGS) if (root / SETTINGS).exists() else {}
     hooks = _hooks(settings, root / SETTINGS)
     for event, (word, _, _) in HOOKS.items():
-        commands = [str(h.get("command", "")) for g in hooks.get(event, []) if isinstance(g, dict) for h in g.get("hooks", [])
-                    if isinstance(h, dict)]
-        result.status[event] = "installed" if any(_OURS.match(c) and c.endswith(f" {word}") for c in commands) else "missing"
+        installed = any(_OURS.match(c) and c.endswith(f" {word}") for c in _commands(hooks.get(event, [])))
+        result.status[event] = "installed" if installed else "missing"
     mcp = _load(root / MCP) if (root / MCP).exists() else {}
     server = _servers(mcp, root / MCP).get(SERVER)
     result.status[f"mcp: {SERVER}"] = "missing" if server is None else "installed" if _is_ours(server) else "different"
     return result
+
+
+def _commands(groups: list[Any]) -> list[str]:
+    """The commands of an event's hook groups, whatever else a group holds."""
+    return [h["command"] for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"] if isinstance(h, dict) and isinstance(h.get("command"), str)]
 
 
 def _is_ours(server: Any) -> bool:
@@ -186,6 +191,8 @@ def _servers(mcp: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def _write(path: Path, value: dict[str, Any]) -> None:
     """The file with `value` (2-space JSON), or no file when nothing is left in it."""
+    if path.is_symlink():
+        path = path.resolve()  # the file the link names is the settings; the link stays
     if not value:
         path.unlink(missing_ok=True)
         return
