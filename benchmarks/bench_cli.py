@@ -195,6 +195,9 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     both("mem recall", lambda: [MEM, "recall", "bench.key.7"])
     both("mem tasks", lambda: [MEM, "tasks"])
     both("mem due", lambda: [MEM, "due"])
+    both("mem get", lambda: [MEM, "get", "bench.key.7"])
+    run([MEM, "check"], folder)  # archives what expired (a commit) once; the runs measured find nothing to do
+    one("mem check", lambda _: [MEM, "check"])
     both("mem facts 'bench.*'", lambda: [MEM, "facts", "bench.*"])
     both("mem remember", lambda: [MEM, "remember", "bench.key.3", f"value {time.time_ns()}"], reader)
     if "- id:" not in (memory / "procedures.yaml").read_text():

@@ -16,6 +16,10 @@ from typer.core import TyperCommand
 from .. import __version__
 from ..errors import OK, BadInput, GrimoireError
 from . import render
+from .coercion import install
+
+# Before any command runs: plain parameter values are coerced without pydantic.
+install()
 
 APP_SETTINGS = dict(
     name="mem",
