@@ -17,21 +17,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, TypeVar
 
-from ..config import Config, is_inside
+from ..config import Config
 from ..errors import Damaged
 from ..model import Entry
-from . import journal
+from . import journal, reading
 from .catalog.catalog import Catalog
 from .catalog.connection import Stale
+from .catalog.indexer import Record
 from .catalog.rows import Row
 from .layout import FileChange, Stamp
+from .reading import GrimoireFile, Reread
 
 T = TypeVar("T")
 _ID_WORD = re.compile(r"MEM-\d{8}-\d+")
 
-# Bigger files are reported, not parsed: mem never writes one, and parsing
-# one would take tens of seconds and gigabytes.
-MAX_FILE_BYTES = 32 * 1024 * 1024
 # Times an operation runs when the on-disk catalog fails under it (each
 # failure moves this process to an in-memory catalog; see `_retrying`).
 ATTEMPTS = 3
@@ -47,15 +46,6 @@ _ADD_WITH = {"note": "Add with `mem add -c {category}`", "episode": "Add with `m
              "procedure": "Add with `mem procedure add FILE`", "task": "Add with `mem task add TEXT`",
              "summary": "Written by `mem consolidate`", "chat": "Add with `mem chat add ROLE TEXT`",
              "insight": "Written by `mem learn` (by hand: store_insight in Python)"}
-
-
-class GrimoireFile(NamedTuple):
-    """One configured grimoire file (it may not exist yet)."""
-
-    category: str
-    path: Path
-    rel: str  # relative to the repository root: the catalog's name for it
-    archived: bool
 
 
 class _Staged(NamedTuple):
@@ -180,15 +170,7 @@ class Store:
 
     def decode(self, path: Path, data: bytes) -> str:
         """The text of a grimoire file, or Damaged naming the first bad line (or its size)."""
-        rel = self.config.relative(path)
-        if len(data) > MAX_FILE_BYTES:
-            raise Damaged(rel, 1, f"file is {len(data) / 2**20:.0f} MB, over the {MAX_FILE_BYTES // 2**20} MB limit",
-                          "split or trim it; mem never writes a file this large", "too-large")
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise Damaged(rel, line, "not UTF-8 text", "re-save the file as UTF-8", "encoding") from None
+        return reading.decode(self.config.relative(path), data)
 
     # -- keeping the catalog in step with the files --------------------------
 
@@ -198,11 +180,12 @@ class Store:
             self._recovered = True
             self.recover_if_needed()
         records = None
-        readable = []
+        readable: dict[str, bool] = {}  # in the files' order: whether it can be read
+        pending: list[Reread] = []
         for file in self.files(include_archive):
             rel = file.rel
             if rel in self._fresh:
-                readable.append(rel)
+                readable[rel] = True
                 continue
             if rel in self.damaged:
                 self._damaged(self.damaged[rel], skip_damaged)
@@ -210,19 +193,25 @@ class Store:
             if records is None:
                 records = self.catalog.records()
             try:
-                self._sync_file(file, records.get(rel))
+                reread = self._changed(file, records.get(rel))
             except Damaged as exc:
                 self.damaged[rel] = exc
                 self._damaged(exc, skip_damaged)
                 continue
-            self._fresh.add(rel)
-            readable.append(rel)
+            if reread is None:
+                self._fresh.add(rel)
+                readable[rel] = True
+            else:
+                pending.append(reread)
+                readable[rel] = False
+        if pending:
+            self._reread(pending, skip_damaged, readable)
         if records is not None:
             configured = {f.rel for f in self.files()}
             gone = [rel for rel in records if rel not in configured]
             if gone:
                 self.catalog.forget(gone)
-        return readable
+        return [rel for rel, ok in readable.items() if ok]
 
     def _damaged(self, exc: Damaged, skip: bool) -> None:
         if not skip:
@@ -230,21 +219,21 @@ class Store:
         if exc not in self.skipped:
             self.skipped.append(exc)
 
-    def _sync_file(self, file: GrimoireFile, known) -> None:
-        """Bring one file's rows up to date (`known`: the catalog's record of it, if any)."""
+    def _changed(self, file: GrimoireFile, known: Record | None) -> Reread | None:
+        """What of one file must be parsed again; None when its rows are up to date."""
         rel, path = file.rel, file.path
         try:
             stat = path.stat()
         except FileNotFoundError:
             if known is not None:
                 self.catalog.forget([rel])
-            return
+            return None
         except OSError as exc:
             raise Damaged(rel, 1, f"cannot read: {exc.strerror}", "check the file's permissions", "unreadable") from None
         stamp = Stamp.of(stat)
         if known is not None and known.stamp == stamp:
-            return
-        from .chunks import content_hash, parse_chunked  # only when a file changed
+            return None
+        from .chunks import content_hash  # only when a file changed
 
         self._check_inside(path)
         raw, read_stamp = self._read_stamped(path)
@@ -252,15 +241,46 @@ class Store:
         digest = content_hash(raw)
         if known is not None and known.digest == digest:
             self.catalog.restamp(rel, stamp)  # touched, not changed (checkout, copy)
-            return
-        try:
-            # Chunks the catalog holds rows for are not parsed again.
-            placed = parse_chunked(self.decode(path, raw), rel, self.catalog.chunk_counts(rel) if known is not None else {})
-        except Damaged:
-            if known is not None:
-                self.catalog.forget([rel])  # stale rows must never answer for it
-            raise
-        self.catalog.replace_file(rel, stamp, digest, placed, file.archived)
+            return None
+        # Chunks the catalog holds rows for are not parsed again.
+        counts = self.catalog.chunk_counts(rel) if known is not None else {}
+        return Reread(file, stamp, digest, self.decode(path, raw), counts, known is not None)
+
+    def _reread(self, pending: list[Reread], skip_damaged: bool, readable: dict[str, bool]) -> None:
+        """Parse the changed files (many at once on every core, see `parallel`) and replace their rows."""
+        from .parallel import Job, parse_files
+
+        jobs = [Job(reread.file.rel, reread.text, reread.known) for reread in pending]
+        for reread, placed in zip(pending, parse_files(jobs)):
+            rel = reread.file.rel
+            try:
+                self._index(reread, placed)
+            except Damaged as exc:
+                self.damaged[rel] = exc
+                self._damaged(exc, skip_damaged)
+                continue
+            self._fresh.add(rel)
+            readable[rel] = True
+
+    def _sync_file(self, file: GrimoireFile, known) -> None:
+        """Bring one file's rows up to date (`known`: the catalog's record of it, if any)."""
+        reread = self._changed(file, known)
+        if reread is not None:
+            from .chunks import parse_chunked
+
+            try:
+                placed: list | Damaged = parse_chunked(reread.text, file.rel, reread.known)
+            except Damaged as exc:
+                placed = exc
+            self._index(reread, placed)
+
+    def _index(self, reread: Reread, placed: list | Damaged) -> None:
+        """Replace a re-read file's rows with what parsing it gave (Damaged: drop them, and raise it)."""
+        if isinstance(placed, Damaged):
+            if reread.had_rows:
+                self.catalog.forget([reread.file.rel])  # stale rows must never answer for it
+            raise placed
+        self.catalog.replace_file(reread.file.rel, reread.stamp, reread.digest, placed, reread.file.archived)
 
     def ids_in_damaged(self) -> set[str]:
         """Every id-shaped word in the files that reads passed over as damaged.
@@ -284,20 +304,11 @@ class Store:
         return found
 
     def _check_inside(self, path: Path) -> None:
-        real = path.resolve()
-        if not is_inside(self.config.root, real):
-            raise Damaged(self.config.relative(path), None, f"resolves outside the repository ({real})",
-                          "replace the symlink with a regular file", "outside-repository")
+        reading.check_inside(self.config.root, path, self.config.relative(path))
 
     def _read_stamped(self, path: Path) -> tuple[bytes, Stamp | None]:
         """A file's bytes and the stamp of what was read (None: no such file)."""
-        try:
-            with open(path, "rb") as handle:
-                return handle.read(), Stamp.of(os.fstat(handle.fileno()))
-        except FileNotFoundError:
-            return b"", None
-        except OSError as exc:
-            raise Damaged(self.config.relative(path), 1, f"cannot read: {exc.strerror}", "check the file's permissions", "unreadable") from None
+        return reading.read_stamped(path, self.config.relative(path))
 
     # -- writing: staged under the lock, then landing all together -------------
 

@@ -1,0 +1,147 @@
+"""Parsing the files a catalog sync must read, on every core when there is
+enough to read (a fresh clone, a deleted cache: megabytes of YAML at once).
+
+Each new file that splits into chunks (see `chunks`) is cut into slices of
+whole chunks, and the slices are parsed in forked worker processes. A slice
+counts only when the parser finds exactly its chunks' items, starting on
+their `-` lines; otherwise, and for a file that does not split or does not
+parse, the file is parsed whole here, the way a sequential sync would, so
+its items and its error (with file:line) are the ones it always had. Files
+come back in the order asked, so rows are numbered as a sequential sync
+numbers them.
+
+Processes are forked only from a process with a single thread (forking
+copies one thread and whatever locks the others held); elsewhere, and below
+`PARALLEL_BYTES`, parsing stays in this process. `MEM_PARSE_WORKERS=N` sets
+the number of workers whatever the size (1: never fork).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Iterator, NamedTuple
+
+from ..errors import Damaged
+from .chunks import Chunk, Placed, parse_chunked, split
+from .yamlio import parse_entries
+
+PARALLEL_BYTES = 1 << 20  # less text parses faster than worker processes start
+SLICES_PER_WORKER = 4  # smaller slices even out the workers' shares
+
+
+class Job(NamedTuple):
+    """One file to parse: its path (for messages), text, and the chunk hashes
+    the catalog holds rows for (see `chunks.parse_chunked`)."""
+
+    where: str
+    text: str
+    known: dict[bytes, int]
+
+
+class _Slice(NamedTuple):
+    job: int
+    chunks: list[Chunk]
+
+
+# What forked workers read: set before the pool starts, inherited by fork,
+# so no file's text is pickled to reach them.
+_SLICES: list[tuple[str, str]] = []
+
+
+def parse_files(jobs: list[Job]) -> Iterator[list[Placed] | Damaged]:
+    """Each job's placed items (or its Damaged), in the order of `jobs`."""
+    workers = _workers(sum(len(job.text) for job in jobs if not job.known))
+    slices = _slices(jobs, workers) if workers > 1 else []
+    if not slices:
+        for job in jobs:
+            yield _here(job)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _SLICES
+    _SLICES = ["".join(chunk.text for chunk in piece.chunks) for piece in slices]
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_parse_slice, index, jobs[piece.job].where) for index, piece in enumerate(slices)]
+            by_job: dict[int, list[int]] = {}
+            for index, piece in enumerate(slices):
+                by_job.setdefault(piece.job, []).append(index)
+            for number, job in enumerate(jobs):
+                if number not in by_job:
+                    yield _here(job)
+                    continue
+                placed: list[Placed] | None = []
+                for index in by_job[number]:
+                    found = futures[index].result()
+                    if found is None or placed is None or not _fits(found, slices[index].chunks):
+                        placed = None
+                        continue
+                    placed.extend(Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(found[0], slices[index].chunks))
+                yield placed if placed is not None else _here(job)
+    finally:
+        _SLICES = []
+
+
+def _here(job: Job) -> list[Placed] | Damaged:
+    try:
+        return parse_chunked(job.text, job.where, job.known)
+    except Damaged as exc:
+        return exc
+
+
+def _parse_slice(index: int, where: str) -> tuple[list, list[int]] | None:
+    """In a worker: the items of one slice and the 0-based line each starts
+    on; None when it does not parse alone (the file is then parsed whole)."""
+    try:
+        items, spans = parse_entries(_SLICES[index], where)
+    except Damaged:
+        return None
+    return items, [start - 1 for start, _ in spans]
+
+
+def _fits(found: tuple[list, list[int]], chunks: list[Chunk]) -> bool:
+    """Whether a slice parsed to exactly its chunks' items, one per chunk."""
+    items, starts = found
+    base = chunks[0].start
+    return len(items) == len(chunks) and all(base + start == chunk.start for start, chunk in zip(starts, chunks))
+
+
+def _workers(size: int) -> int:
+    """How many processes to parse `size` characters of new files with."""
+    given = os.environ.get("MEM_PARSE_WORKERS", "").strip()
+    if given.isdigit():
+        workers = int(given)
+    elif size < PARALLEL_BYTES:
+        return 1
+    else:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if workers < 2 or threading.active_count() > 1 or not hasattr(os, "fork"):
+        return 1
+    return workers
+
+
+def _slices(jobs: list[Job], workers: int) -> list[_Slice]:
+    """New files that split into chunks, cut into about SLICES_PER_WORKER
+    slices per worker of similar size; files left out are parsed here."""
+    total = sum(len(job.text) for job in jobs if not job.known)
+    target = max(total // (workers * SLICES_PER_WORKER), 1)
+    out = []
+    for number, job in enumerate(jobs):
+        if job.known:
+            continue  # a changed file: its unchanged chunks are not parsed at all
+        _, chunks = split(job.text)
+        if not chunks:
+            continue
+        piece: list[Chunk] = []
+        size = 0
+        for chunk in chunks:
+            piece.append(chunk)
+            size += len(chunk.text)
+            if size >= target:
+                out.append(_Slice(number, piece))
+                piece, size = [], 0
+        if piece:
+            out.append(_Slice(number, piece))
+    return out

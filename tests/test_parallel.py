@@ -1,0 +1,112 @@
+"""Parsing on several cores gives exactly what parsing in one process gives
+(grimoire_cli.storage.parallel): the same items, spans, chunk hashes and
+offsets, the same errors, and a catalog numbered row for row the same."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import examples, git, mem, mem_process
+from grimoire_cli.errors import Damaged
+from grimoire_cli.storage import parallel
+from grimoire_cli.storage.parallel import Job, parse_files
+from test_chunks import ODD_BLOCKS, entry, files
+
+MEMORY = Path("grimoires/loa/memory")
+
+
+def _outcome(result):
+    return ("damaged", str(result)) if isinstance(result, Damaged) else ("ok", [tuple(p) for p in result])
+
+
+def _forked(jobs: list[Job], workers: int = 2) -> list:
+    """parse_files with `workers` processes; it must really fork for the comparison to mean anything."""
+    assert threading.active_count() == 1, "a process with threads never forks: this test would compare nothing"
+    os.environ["MEM_PARSE_WORKERS"] = str(workers)
+    try:
+        return [_outcome(found) for found in parse_files(jobs)]
+    finally:
+        del os.environ["MEM_PARSE_WORKERS"]
+
+
+def _here(jobs: list[Job]) -> list:
+    return [_outcome(parallel._here(job)) for job in jobs]
+
+
+def test_a_large_file_is_cut_into_slices_parsed_elsewhere_to_the_same_items():
+    text = "# notes\n\n" + "".join(entry(n, f"note {n} " * (n % 5 + 1)) + ("# between\n\n" if n % 7 == 0 else "") for n in range(1, 300))
+    text += "".join(block for block in ODD_BLOCKS if not block.startswith("- {"))
+    jobs = [Job("a.yaml", text, {}), Job("b.yaml", "".join(entry(n, "other") for n in range(300, 340)), {})]
+    assert len(parallel._slices(jobs, 2)) > 4  # the forked path, with slices of both files
+    forked = _forked(jobs)
+    assert forked == _here(jobs)
+    assert len(forked[0][1]) == 299 + len(ODD_BLOCKS) - 1
+
+
+@settings(max_examples=examples(120), deadline=None)
+@given(st.lists(files, min_size=1, max_size=4), st.integers(2, 3))
+def test_parsing_on_several_cores_equals_parsing_here(texts, workers):
+    """Odd layouts, breakers (directives, anchors, tabs, unclosed flows) and
+    damaged files: a slice that does not parse as its chunks sends its file
+    back to the whole parse, which gives the same items or the same error."""
+    jobs = [Job(f"f{n}.yaml", text, {}) for n, text in enumerate(texts)]
+    assert _forked(jobs, workers) == _here(jobs)
+
+
+def test_a_changed_file_is_parsed_here_reusing_its_known_chunks():
+    text = "".join(entry(n, f"note {n}") for n in range(1, 40))
+    known = {placed.digest: 1 for placed in parallel._here(Job("a.yaml", text, {}))[:30]}
+    jobs = [Job("a.yaml", text + entry(41, "new"), known), Job("b.yaml", text, {})]
+    assert [len(piece.chunks) for piece in parallel._slices(jobs, 2) if piece.job == 0] == []
+    assert _forked(jobs) == _here(jobs)
+
+
+def _catalog(repo: Path) -> dict:
+    with sqlite3.connect(repo / MEMORY / ".cache" / "index.sqlite3") as db:
+        return {
+            "entries": db.execute("SELECT rowid, path, id, data FROM entries ORDER BY rowid").fetchall(),
+            "spans": db.execute("SELECT * FROM spans ORDER BY rowid").fetchall(),
+            "fts": db.execute("SELECT rowid, summary, content, tags FROM fts ORDER BY rowid").fetchall(),
+            "words": db.execute("SELECT * FROM words ORDER BY word, path").fetchall(),
+        }
+
+
+def test_a_cold_catalog_built_on_several_cores_is_the_same_catalog(repo):
+    """Through the real `mem`: the rows, their numbers, the index and the answers."""
+    for n in range(60):
+        assert mem("add", "-c", ["fact", "decision", "learning"][n % 3], f"note {n} about the runner disk and cache {n * 7}").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "seed", cwd=repo)
+    outputs, catalogs = [], []
+    for workers in ("1", "2"):
+        for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
+            cache.unlink()
+        run = mem_process("query", "runner cache", "--json", cwd=repo, env={"MEM_PARSE_WORKERS": workers})
+        assert run.returncode == 0, run.stderr
+        outputs.append(run.stdout)
+        catalogs.append(_catalog(repo))
+    assert outputs[0] == outputs[1] and catalogs[0] == catalogs[1]
+    assert len(catalogs[0]["entries"]) == 60
+
+
+def test_a_damaged_file_names_the_same_line_on_several_cores(repo):
+    for n in range(20):
+        assert mem("add", "-c", "fact", f"note {n} about the runner").code == 0
+    facts = repo / MEMORY / "facts.yaml"
+    lines = facts.read_text().split("\n")
+    lines.insert(30, "  content: [unclosed")
+    facts.write_text("\n".join(lines))
+    errors = []
+    for workers in ("1", "2"):
+        for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
+            cache.unlink()
+        run = mem_process("validate", cwd=repo, env={"MEM_PARSE_WORKERS": workers})
+        assert run.returncode == 3, run.stderr
+        errors.append((run.stdout + run.stderr).decode())
+    assert errors[0] == errors[1] and "facts.yaml:32: [yaml]" in errors[0], errors[0]
