@@ -10,7 +10,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grimoire_cli.storage.chunks import KNOWN, parse_chunked
+import re
+
+from grimoire_cli.storage.chunks import KNOWN, anchor_or_alias, parse_chunked
 from grimoire_cli.errors import Damaged
 from grimoire_cli.storage.yamlio import emit_entry, parse_entries
 from conftest import examples
@@ -95,3 +97,10 @@ def test_an_edit_reparses_only_the_chunks_it_touched():
     parsed = [item["content"] for item, _, _, _ in placed if item is not KNOWN]
     assert parsed == ["note 7 edited", "note 49", "new"]  # the last old chunk now holds the comment
     assert len(placed) == 50
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("&* \t\n\r[{,a-\x85\u2028\xa0")), max_size=20))
+def test_the_anchor_check_finds_what_the_plain_expression_finds(text):
+    """`anchor_or_alias` is a faster form of one regular expression; both say the same of any text."""
+    assert anchor_or_alias(text) == bool(re.search(r"(?:^|[\s\[{,])[&*]\S", text, re.M))

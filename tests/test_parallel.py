@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from conftest import examples, git, mem, mem_process
 from grimoire_cli.errors import Damaged
 from grimoire_cli.storage import parallel
+from grimoire_cli.storage.catalog.rows import prepare
 from grimoire_cli.storage.parallel import Job, parse_files
 from test_chunks import ODD_BLOCKS, entry, files
 
@@ -22,7 +23,12 @@ MEMORY = Path("grimoires/loa/memory")
 
 
 def _outcome(result):
-    return ("damaged", str(result)) if isinstance(result, Damaged) else ("ok", [tuple(p) for p in result])
+    """What a parse gave; rows computed by a worker must be what computing them here gives."""
+    if isinstance(result, Damaged):
+        return ("damaged", str(result))
+    if result.prepared is not None:
+        assert result.prepared == [prepare(p.item, False) for p in result.placed]
+    return ("ok", [tuple(p) for p in result.placed])
 
 
 def _forked(jobs: list[Job], workers: int = 2) -> list:
@@ -61,7 +67,7 @@ def test_parsing_on_several_cores_equals_parsing_here(texts, workers):
 
 def test_a_changed_file_is_parsed_here_reusing_its_known_chunks():
     text = "".join(entry(n, f"note {n}") for n in range(1, 40))
-    known = {placed.digest: 1 for placed in parallel._here(Job("a.yaml", text, {}))[:30]}
+    known = {placed.digest: 1 for placed in parallel._here(Job("a.yaml", text, {})).placed[:30]}
     jobs = [Job("a.yaml", text + entry(41, "new"), known), Job("b.yaml", text, {})]
     assert [len(piece.chunks) for piece in parallel._slices(jobs, 2) if piece.job == 0] == []
     assert _forked(jobs) == _here(jobs)
@@ -81,6 +87,8 @@ def test_a_cold_catalog_built_on_several_cores_is_the_same_catalog(repo):
     """Through the real `mem`: the rows, their numbers, the index and the answers."""
     for n in range(60):
         assert mem("add", "-c", ["fact", "decision", "learning"][n % 3], f"note {n} about the runner disk and cache {n * 7}").code == 0
+    listed = [line.split()[0] for line in mem("list").out.splitlines() if line.startswith("MEM-")]
+    assert mem("archive", *listed[:8], "--reason", "manual").code == 0  # an archive file, its rows marked archived
     git("add", "-A", cwd=repo)
     git("commit", "-q", "-m", "seed", cwd=repo)
     outputs, catalogs = [], []
@@ -93,6 +101,7 @@ def test_a_cold_catalog_built_on_several_cores_is_the_same_catalog(repo):
         catalogs.append(_catalog(repo))
     assert outputs[0] == outputs[1] and catalogs[0] == catalogs[1]
     assert len(catalogs[0]["entries"]) == 60
+    assert sum(1 for _, path, _, _ in catalogs[0]["entries"] if "/archive/" in path) == 8
 
 
 def test_a_damaged_file_names_the_same_line_on_several_cores(repo):

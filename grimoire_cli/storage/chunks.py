@@ -28,7 +28,18 @@ _OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
 # What could be an anchor or an alias: they tie chunks together (a repeated
 # anchor, an alias of another chunk's anchor), so a new chunk holding one is
 # left to the whole file's parse. Quoted text can match too: only slower.
-_ANCHOR_OR_ALIAS = re.compile(r"(?:^|[\s\[{,])[&*]\S", re.M)
+_AMPERSAND_OR_STAR = re.compile(r"[&*]\S")
+
+
+def anchor_or_alias(text: str) -> bool:
+    """Whether `text` may hold an anchor or an alias: `&x` or `*x` at a line's
+    start or after a space, `[`, `{` or `,`. (One regular expression with that
+    alternation scans a 5 MB text in a tenth of a second; `&` and `*` are rare.)"""
+    for found in _AMPERSAND_OR_STAR.finditer(text):
+        at = found.start()
+        if at == 0 or text[at - 1].isspace() or text[at - 1] in "[{,":
+            return True
+    return False
 
 
 class _Known:
@@ -136,7 +147,7 @@ def split(text: str) -> tuple[list[str], list[Chunk] | None]:
 def parse_one(chunk: Chunk, where: str) -> tuple[bool, Any]:
     """(True, item) when the chunk parses on its own to exactly one item;
     (False, None) when only the whole file's parse can say what it is."""
-    if _ANCHOR_OR_ALIAS.search(chunk.text):
+    if anchor_or_alias(chunk.text):
         return False, None
     try:
         items, _ = parse_entries(chunk.text, where)

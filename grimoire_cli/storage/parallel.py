@@ -23,7 +23,8 @@ import threading
 from typing import Iterator, NamedTuple
 
 from ..errors import Damaged
-from .chunks import Chunk, Placed, parse_chunked, split
+from .catalog.rows import Prepared, prepare
+from .chunks import Chunk, Placed, anchor_or_alias, parse_chunked, split
 from .yamlio import parse_entries
 
 PARALLEL_BYTES = 1 << 20  # less text parses faster than worker processes start
@@ -31,12 +32,21 @@ SLICES_PER_WORKER = 4  # smaller slices even out the workers' shares
 
 
 class Job(NamedTuple):
-    """One file to parse: its path (for messages), text, and the chunk hashes
-    the catalog holds rows for (see `chunks.parse_chunked`)."""
+    """One file to parse: its path (for messages), text, the chunk hashes
+    the catalog holds rows for (see `chunks.parse_chunked`), and whether it
+    is an archive file (a row says so)."""
 
     where: str
     text: str
     known: dict[bytes, int]
+    archived: bool = False
+
+
+class Parsed(NamedTuple):
+    """A file's items, placed, and their catalog rows when a worker computed them."""
+
+    placed: list[Placed]
+    prepared: list[Prepared] | None = None
 
 
 class _Slice(NamedTuple):
@@ -49,7 +59,7 @@ class _Slice(NamedTuple):
 _SLICES: list[tuple[str, str]] = []
 
 
-def parse_files(jobs: list[Job]) -> Iterator[list[Placed] | Damaged]:
+def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
     """Each job's placed items (or its Damaged), in the order of `jobs`."""
     workers = _workers(sum(len(job.text) for job in jobs if not job.known))
     slices = _slices(jobs, workers) if workers > 1 else []
@@ -64,7 +74,7 @@ def parse_files(jobs: list[Job]) -> Iterator[list[Placed] | Damaged]:
     _SLICES = ["".join(chunk.text for chunk in piece.chunks) for piece in slices]
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_parse_slice, index, jobs[piece.job].where) for index, piece in enumerate(slices)]
+            futures = [pool.submit(_parse_slice, index, jobs[piece.job].where, jobs[piece.job].archived) for index, piece in enumerate(slices)]
             by_job: dict[int, list[int]] = {}
             for index, piece in enumerate(slices):
                 by_job.setdefault(piece.job, []).append(index)
@@ -73,37 +83,40 @@ def parse_files(jobs: list[Job]) -> Iterator[list[Placed] | Damaged]:
                     yield _here(job)
                     continue
                 placed: list[Placed] | None = []
+                prepared: list[Prepared] = []
                 for index in by_job[number]:
                     found = futures[index].result()
                     if found is None or placed is None or not _fits(found, slices[index].chunks):
                         placed = None
                         continue
                     placed.extend(Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(found[0], slices[index].chunks))
-                yield placed if placed is not None else _here(job)
+                    prepared.extend(found[2])
+                yield Parsed(placed, prepared) if placed is not None else _here(job)
     finally:
         _SLICES = []
 
 
-def _here(job: Job) -> list[Placed] | Damaged:
+def _here(job: Job) -> Parsed | Damaged:
     try:
-        return parse_chunked(job.text, job.where, job.known)
+        return Parsed(parse_chunked(job.text, job.where, job.known))
     except Damaged as exc:
         return exc
 
 
-def _parse_slice(index: int, where: str) -> tuple[list, list[int]] | None:
-    """In a worker: the items of one slice and the 0-based line each starts
-    on; None when it does not parse alone (the file is then parsed whole)."""
+def _parse_slice(index: int, where: str, archived: bool) -> tuple[list, list[int], list[Prepared]] | None:
+    """In a worker: the items of one slice, the 0-based line each starts on
+    and their catalog rows; None when it does not parse alone (the file is
+    then parsed whole)."""
     try:
         items, spans = parse_entries(_SLICES[index], where)
     except Damaged:
         return None
-    return items, [start - 1 for start, _ in spans]
+    return items, [start - 1 for start, _ in spans], [prepare(item, archived) for item in items]
 
 
-def _fits(found: tuple[list, list[int]], chunks: list[Chunk]) -> bool:
+def _fits(found: tuple[list, list[int], list[Prepared]], chunks: list[Chunk]) -> bool:
     """Whether a slice parsed to exactly its chunks' items, one per chunk."""
-    items, starts = found
+    items, starts, _ = found
     base = chunks[0].start
     return len(items) == len(chunks) and all(base + start == chunk.start for start, chunk in zip(starts, chunks))
 
@@ -131,6 +144,8 @@ def _slices(jobs: list[Job], workers: int) -> list[_Slice]:
     for number, job in enumerate(jobs):
         if job.known:
             continue  # a changed file: its unchanged chunks are not parsed at all
+        if anchor_or_alias(job.text):
+            continue  # anchors tie items together (one repeated is an error only the whole parse sees)
         _, chunks = split(job.text)
         if not chunks:
             continue

@@ -15,7 +15,7 @@ import os
 import re
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, TypeVar
 
 from ..config import Config
 from ..errors import Damaged
@@ -27,6 +27,9 @@ from .catalog.indexer import Record
 from .catalog.rows import Row
 from .layout import FileChange, Stamp
 from .reading import GrimoireFile, Reread
+
+if TYPE_CHECKING:
+    from .parallel import Parsed
 
 T = TypeVar("T")
 _ID_WORD = re.compile(r"MEM-\d{8}-\d+")
@@ -250,11 +253,11 @@ class Store:
         """Parse the changed files (many at once on every core, see `parallel`) and replace their rows."""
         from .parallel import Job, parse_files
 
-        jobs = [Job(reread.file.rel, reread.text, reread.known) for reread in pending]
-        for reread, placed in zip(pending, parse_files(jobs)):
+        jobs = [Job(reread.file.rel, reread.text, reread.known, reread.file.archived) for reread in pending]
+        for reread, parsed in zip(pending, parse_files(jobs)):
             rel = reread.file.rel
             try:
-                self._index(reread, placed)
+                self._index(reread, parsed)
             except Damaged as exc:
                 self.damaged[rel] = exc
                 self._damaged(exc, skip_damaged)
@@ -267,20 +270,21 @@ class Store:
         reread = self._changed(file, known)
         if reread is not None:
             from .chunks import parse_chunked
+            from .parallel import Parsed
 
             try:
-                placed: list | Damaged = parse_chunked(reread.text, file.rel, reread.known)
+                parsed: Parsed | Damaged = Parsed(parse_chunked(reread.text, file.rel, reread.known))
             except Damaged as exc:
-                placed = exc
-            self._index(reread, placed)
+                parsed = exc
+            self._index(reread, parsed)
 
-    def _index(self, reread: Reread, placed: list | Damaged) -> None:
+    def _index(self, reread: Reread, parsed: Parsed | Damaged) -> None:
         """Replace a re-read file's rows with what parsing it gave (Damaged: drop them, and raise it)."""
-        if isinstance(placed, Damaged):
+        if isinstance(parsed, Damaged):
             if reread.had_rows:
                 self.catalog.forget([reread.file.rel])  # stale rows must never answer for it
-            raise placed
-        self.catalog.replace_file(reread.file.rel, reread.stamp, reread.digest, placed, reread.file.archived)
+            raise parsed
+        self.catalog.replace_file(reread.file.rel, reread.stamp, reread.digest, parsed.placed, reread.file.archived, parsed.prepared)
 
     def ids_in_damaged(self) -> set[str]:
         """Every id-shaped word in the files that reads passed over as damaged.

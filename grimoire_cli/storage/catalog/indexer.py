@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from ..layout import FileChange, Stamp
 from .connection import Connection, Stale
-from .rows import COLUMNS, Derived, derive, stored, texts, word_set
+from .rows import COLUMNS, Derived, Prepared, derive, prepare, stored, texts, word_set
 
 if TYPE_CHECKING:
     from ..chunks import Placed
 
-_INSERT_ENTRY = f"INSERT INTO entries (path, {COLUMNS}, data) VALUES ({', '.join('?' * (len(Derived._fields) + 2))})"
+_INSERT_ENTRY = f"INSERT INTO entries (rowid, path, {COLUMNS}, data) VALUES ({', '.join('?' * (len(Derived._fields) + 3))})"
 _UPDATE_ENTRY = f"UPDATE entries SET ({COLUMNS}, data) = ({', '.join('?' * (len(Derived._fields) + 1))}) WHERE rowid=?"
 _SPAN = "rowid, idx, start, stop, chunk, offset"
 
@@ -50,6 +50,7 @@ class _New(NamedTuple):
     span: tuple[int, int]
     digest: bytes | None
     offset: int | None
+    prepared: Prepared | None = None  # its rows, when a worker computed them
 
 
 class Indexer(Connection):
@@ -69,9 +70,11 @@ class Indexer(Connection):
         """How many rows of a file each chunk hash has."""
         return dict(self.read("SELECT chunk, count(*) FROM spans WHERE path=? AND chunk IS NOT NULL GROUP BY chunk", (path,)))
 
-    def replace_file(self, path: str, stamp: Stamp, digest: str, placed: list[Placed], archived: bool) -> None:
+    def replace_file(self, path: str, stamp: Stamp, digest: str, placed: list[Placed], archived: bool,
+                     prepared: list[Prepared] | None = None) -> None:
         """All rows of one file, from a fresh read of it, in order; an item is
-        `chunks.KNOWN` if a row with its chunk exists."""
+        `chunks.KNOWN` if a row with its chunk exists. `prepared`: the rows of
+        each item, when a worker process computed them."""
         from ..chunks import KNOWN  # a file changed: chunks was loaded to read it
         with self.transaction() as db:
             row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
@@ -112,7 +115,7 @@ class Indexer(Connection):
                 old = reused.get(position)
                 start, stop = new.span
                 if old is None:
-                    fresh.append(_New(position, new.item, new.span, new.digest, new.offset))
+                    fresh.append(_New(position, new.item, new.span, new.digest, new.offset, prepared[position] if prepared else None))
                 elif (old.idx, old.start, old.stop, old.chunk, old.offset) != (position, start, stop, new.digest, new.offset):
                     moved.append((position, start, stop, new.digest, new.offset, old.rowid))
             if left:
@@ -141,24 +144,19 @@ class Indexer(Connection):
         """Rows for new items."""
         if not placed:
             return
-        items = [new.item for new in placed]
         enabled = gc.isenabled()
         gc.disable()  # bulk loads allocate many small objects and no cycles
         try:
-            rows = []
-            for item in items:
-                data = stored(item)
-                rows.append((derive(item if data != "null" else None, archived), data))
-            cursor = db.cursor()
-            ids = []
-            for derived, data in rows:
-                cursor.execute(_INSERT_ENTRY, (path, *derived, data))
-                ids.append(cursor.lastrowid)
+            rows = [new.prepared or prepare(new.item, archived) for new in placed]
+            # Numbered as SQLite would (the largest rowid + 1 each), in one executemany.
+            first = db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM entries").fetchone()[0]
+            ids = range(first, first + len(rows))
+            db.executemany(_INSERT_ENTRY, [(rowid, path, *row.derived, row.data) for rowid, row in zip(ids, rows)])
             db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                           [(rowid, path, new.position, new.span[0], new.span[1], new.offset, derived.id, new.digest)
-                            for rowid, (derived, _), new in zip(ids, rows, placed)])
-            db.executemany("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", [(rowid, *texts(item)) for rowid, item in zip(ids, items)])
-            self._count_words(db, path, [word_set(item) for item in items], +1)
+                           [(rowid, path, new.position, new.span[0], new.span[1], new.offset, row.derived.id, new.digest)
+                            for rowid, row, new in zip(ids, rows, placed)])
+            db.executemany("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", [(rowid, *row.texts) for rowid, row in zip(ids, rows)])
+            self._count_words(db, path, [row.words for row in rows], +1)
         finally:
             if enabled:
                 gc.enable()

@@ -124,11 +124,12 @@ def texts(item: Any) -> tuple[str, str, str]:
     return summary, indexed, " ".join(t for t in tags if isinstance(t, str))
 
 
-def word_set(item: Any) -> set[str]:
-    """The words of an item the typo correction may map a query word to."""
+def word_set(item: Any, indexed: tuple[str, str, str] | None = None) -> set[str]:
+    """The words of an item the typo correction may map a query word to
+    (`indexed`: its `texts`, when the caller has them)."""
     if not isinstance(item, dict):
         return set()
-    summary, content, _ = texts(item)
+    summary, content, _ = indexed or texts(item)
     out = set(words(summary)) | set(words(content))
     if isinstance(item.get("tags"), list):
         out.update(t for t in item["tags"] if isinstance(t, str))
@@ -141,6 +142,24 @@ def stored(item: Any) -> str:
         return json.dumps(item)
     except (TypeError, ValueError):
         return "null"
+
+
+class Prepared(NamedTuple):
+    """Everything the catalog stores for one new item, computed from it alone
+    (so worker processes can compute it; see `storage.parallel`)."""
+
+    derived: Derived
+    data: str  # `stored`
+    texts: tuple[str, str, str]
+    words: frozenset[str]
+
+
+def prepare(item: Any, archived_file: bool) -> Prepared:
+    """The rows of one item read from a file."""
+    data = stored(item)
+    found = texts(item)
+    words_of = frozenset(word_set(item, found))
+    return Prepared(derive(item if data != "null" else None, archived_file), data, found, words_of)
 
 
 class Row(NamedTuple):
