@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conftest import examples, git, mem, mem_process
 from grimoire_cli.errors import Damaged
 from grimoire_cli.storage import parallel
-from grimoire_cli.storage.catalog.rows import prepare
+from grimoire_cli.storage.catalog.rows import prepare, word_counts, word_set
 from grimoire_cli.storage.parallel import Job, parse_files
 from test_chunks import ODD_BLOCKS, entry, files
 
@@ -28,6 +28,7 @@ def _outcome(result):
         return ("damaged", str(result))
     if result.prepared is not None:
         assert result.prepared == [prepare(p.item, False) for p in result.placed]
+        assert result.counts == word_counts(word_set(p.item) for p in result.placed)
     return ("ok", [tuple(p) for p in result.placed])
 
 

@@ -284,7 +284,7 @@ class Store:
             if reread.had_rows:
                 self.catalog.forget([reread.file.rel])  # stale rows must never answer for it
             raise parsed
-        self.catalog.replace_file(reread.file.rel, reread.stamp, reread.digest, parsed.placed, reread.file.archived, parsed.prepared)
+        self.catalog.replace_file(reread.file.rel, reread.stamp, reread.digest, parsed.placed, reread.file.archived, parsed.prepared, parsed.counts)
 
     def ids_in_damaged(self) -> set[str]:
         """Every id-shaped word in the files that reads passed over as damaged.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from ..layout import FileChange, Stamp
 from .connection import Connection, Stale
-from .rows import COLUMNS, Derived, Prepared, derive, prepare, stored, texts, word_set
+from .rows import COLUMNS, Derived, Prepared, derive, prepare, stored, texts, word_counts, word_set
 
 if TYPE_CHECKING:
     from ..chunks import Placed
@@ -71,10 +71,10 @@ class Indexer(Connection):
         return dict(self.read("SELECT chunk, count(*) FROM spans WHERE path=? AND chunk IS NOT NULL GROUP BY chunk", (path,)))
 
     def replace_file(self, path: str, stamp: Stamp, digest: str, placed: list[Placed], archived: bool,
-                     prepared: list[Prepared] | None = None) -> None:
+                     prepared: list[Prepared] | None = None, counts: dict[str, int] | None = None) -> None:
         """All rows of one file, from a fresh read of it, in order; an item is
-        `chunks.KNOWN` if a row with its chunk exists. `prepared`: the rows of
-        each item, when a worker process computed them."""
+        `chunks.KNOWN` if a row with its chunk exists. `prepared` and `counts`:
+        each item's rows and all items' word counts, when workers computed them."""
         from ..chunks import KNOWN  # a file changed: chunks was loaded to read it
         with self.transaction() as db:
             row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
@@ -120,11 +120,11 @@ class Indexer(Connection):
                     moved.append((position, start, stop, new.digest, new.offset, old.rowid))
             if left:
                 marks = ", ".join(map(str, left))
-                self._count_words(db, path, [word_set(json.loads(data)) for (data,) in db.execute(f"SELECT data FROM entries WHERE rowid IN ({marks})")], -1)
+                self._count_words(db, path, word_counts(word_set(json.loads(data)) for (data,) in db.execute(f"SELECT data FROM entries WHERE rowid IN ({marks})")), -1)
                 for table in ("fts", "entries", "spans"):
                     db.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})")
             db.executemany("UPDATE spans SET idx=?, start=?, stop=?, chunk=?, offset=? WHERE rowid=?", moved)
-            self._insert(db, path, fresh, archived)
+            self._insert(db, path, fresh, archived, counts if len(fresh) == len(placed) else None)
             db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", (path, stamp.size, stamp.mtime_ns, stamp.ino, digest))
 
     def forget(self, paths: Iterable[str]) -> None:
@@ -140,8 +140,8 @@ class Indexer(Connection):
         db.execute("DELETE FROM words WHERE path=?", (path,))
         db.execute("DELETE FROM files WHERE path=?", (path,))
 
-    def _insert(self, db: sqlite3.Connection, path: str, placed: list[_New], archived: bool) -> None:
-        """Rows for new items."""
+    def _insert(self, db: sqlite3.Connection, path: str, placed: list[_New], archived: bool, counts: dict[str, int] | None = None) -> None:
+        """Rows for new items (`counts`: their word counts, when a worker made them)."""
         if not placed:
             return
         enabled = gc.isenabled()
@@ -156,16 +156,14 @@ class Indexer(Connection):
                            [(rowid, path, new.position, new.span[0], new.span[1], new.offset, row.derived.id, new.digest)
                             for rowid, row, new in zip(ids, rows, placed)])
             db.executemany("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", [(rowid, *row.texts) for rowid, row in zip(ids, rows)])
-            self._count_words(db, path, [row.words for row in rows], +1)
+            if counts is None:
+                counts = word_counts(word_set(new.item, row.texts) for new, row in zip(placed, rows))
+            self._count_words(db, path, counts, +1)
         finally:
             if enabled:
                 gc.enable()
 
-    def _count_words(self, db: sqlite3.Connection, path: str, sets: list[set[str]], sign: int) -> None:
-        counts: dict[str, int] = {}
-        for found in sets:
-            for word in found:
-                counts[word] = counts.get(word, 0) + 1
+    def _count_words(self, db: sqlite3.Connection, path: str, counts: dict[str, int], sign: int) -> None:
         if not counts:
             return
         db.executemany(
@@ -204,14 +202,14 @@ class Indexer(Connection):
                 if texts(old) != texts(item) or word_set(old) != word_set(item):
                     # Lifecycle edits (apply, supersede's old entry) leave the
                     # searched text alone, and with it the index and words.
-                    self._count_words(db, path, [word_set(old)], -1)
+                    self._count_words(db, path, word_counts([word_set(old)]), -1)
                     db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
                     db.execute("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", (rowid, *texts(item)))
-                    self._count_words(db, path, [word_set(item)], +1)
+                    self._count_words(db, path, word_counts([word_set(item)]), +1)
             for position in sorted(gone):
                 rowid = current[position][0]
                 old = db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0]
-                self._count_words(db, path, [word_set(json.loads(old))], -1)
+                self._count_words(db, path, word_counts([word_set(json.loads(old))]), -1)
                 for table in ("fts", "entries", "spans"):
                     db.execute(f"DELETE FROM {table} WHERE rowid=?", (rowid,))
             kept = [row for position, row in enumerate(current) if position not in gone]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from ...model import Entry, epoch, normalize_text, parse_id, state_of
 from ...scoring import words
@@ -145,21 +145,27 @@ def stored(item: Any) -> str:
 
 
 class Prepared(NamedTuple):
-    """Everything the catalog stores for one new item, computed from it alone
-    (so worker processes can compute it; see `storage.parallel`)."""
+    """What the catalog stores for one new item beside its words, computed
+    from it alone (so worker processes can compute it; see `storage.parallel`)."""
 
     derived: Derived
     data: str  # `stored`
     texts: tuple[str, str, str]
-    words: frozenset[str]
 
 
 def prepare(item: Any, archived_file: bool) -> Prepared:
     """The rows of one item read from a file."""
     data = stored(item)
-    found = texts(item)
-    words_of = frozenset(word_set(item, found))
-    return Prepared(derive(item if data != "null" else None, archived_file), data, found, words_of)
+    return Prepared(derive(item if data != "null" else None, archived_file), data, texts(item))
+
+
+def word_counts(sets: Iterable[Iterable[str]]) -> dict[str, int]:
+    """How many of the items each word occurs in (`sets`: each item's `word_set`)."""
+    counts: dict[str, int] = {}
+    for found in sets:
+        for word in found:
+            counts[word] = counts.get(word, 0) + 1
+    return counts
 
 
 class Row(NamedTuple):
