@@ -120,3 +120,20 @@ def test_a_damaged_file_names_the_same_line_on_several_cores(repo):
         assert run.returncode == 3, run.stderr
         errors.append((run.stdout + run.stderr).decode())
     assert errors[0] == errors[1] and "facts.yaml:32: [yaml]" in errors[0], errors[0]
+
+
+def _dies_on_the_first_slice(index, where, archived):
+    if index == 0:
+        os._exit(1)  # a worker killed (out of memory, a signal): the pool breaks
+    return _parse_slice_here(index, where, archived)
+
+
+_parse_slice_here = parallel._parse_slice
+
+
+def test_a_worker_that_dies_leaves_the_parse_to_this_process(monkeypatch):
+    text = "".join(entry(n, f"note {n}") for n in range(1, 200))
+    jobs = [Job("a.yaml", text, {}), Job("b.yaml", text.replace("note", "other"), {})]
+    assert len(parallel._slices(jobs, 2)) > 2
+    monkeypatch.setattr(parallel, "_parse_slice", _dies_on_the_first_slice)
+    assert _forked(jobs) == _here(jobs)

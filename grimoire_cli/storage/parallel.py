@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 from ..errors import Damaged
 from .catalog.rows import Prepared, prepare, word_counts, word_set
@@ -58,7 +58,10 @@ class _Slice(NamedTuple):
 
 # What forked workers read: set before the pool starts, inherited by fork,
 # so no file's text is pickled to reach them.
-_SLICES: list[tuple[str, str]] = []
+_SLICES: list[str] = []
+# What a worker sends back for a slice: its items, the line each starts on,
+# their rows and their word counts.
+_Found = tuple[list, list[int], list[Prepared], dict[str, int]]
 
 
 def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
@@ -76,29 +79,47 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
     _SLICES = ["".join(chunk.text for chunk in piece.chunks) for piece in slices]
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_parse_slice, index, jobs[piece.job].where, jobs[piece.job].archived) for index, piece in enumerate(slices)]
+            try:
+                futures = [pool.submit(_parse_slice, index, jobs[piece.job].where, jobs[piece.job].archived) for index, piece in enumerate(slices)]
+            except Exception:  # no process could be started (limits): every file is parsed here
+                futures = []
             by_job: dict[int, list[int]] = {}
             for index, piece in enumerate(slices):
                 by_job.setdefault(piece.job, []).append(index)
-            for number, job in enumerate(jobs):
-                if number not in by_job:
-                    yield _here(job)
-                    continue
-                placed: list[Placed] | None = []
-                prepared: list[Prepared] = []
-                counts: dict[str, int] = {}
-                for index in by_job[number]:
-                    found = futures[index].result()
-                    if found is None or placed is None or not _fits(found, slices[index].chunks):
-                        placed = None
-                        continue
-                    placed.extend(Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(found[0], slices[index].chunks))
-                    prepared.extend(found[2])
-                    for word, n in found[3].items():
-                        counts[word] = counts.get(word, 0) + n
-                yield Parsed(placed, prepared, counts) if placed is not None else _here(job)
+            try:
+                for number, job in enumerate(jobs):
+                    yield _gathered(job, [(slices[i].chunks, futures[i] if futures else None) for i in by_job.get(number, [])])
+            except BaseException:  # the caller stopped (an error, an interrupt): drop the slices not started
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
     finally:
         _SLICES = []
+
+
+def _gathered(job: Job, pieces: list[tuple[list[Chunk], Any]]) -> Parsed | Damaged:
+    """A job from its slices' results (`pieces`: each slice's chunks and
+    future), or parsed here when it has none or one did not fit."""
+    placed: list[Placed] = []
+    prepared: list[Prepared] = []
+    counts: dict[str, int] = {}
+    for chunks, future in pieces:
+        found = _result(future) if future is not None else None
+        if found is None or not _fits(found, chunks):
+            return _here(job)
+        placed.extend(Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(found[0], chunks))
+        prepared.extend(found[2])
+        for word, n in found[3].items():
+            counts[word] = counts.get(word, 0) + n
+    return Parsed(placed, prepared, counts) if pieces else _here(job)
+
+
+def _result(future) -> _Found | None:
+    """A slice's result; None when its worker is gone (killed, out of
+    memory, or no process could be started): the file is then parsed here."""
+    try:
+        return future.result()
+    except Exception:  # BrokenProcessPool, OSError from fork: parsing here gives the same answer
+        return None
 
 
 def _here(job: Job) -> Parsed | Damaged:
@@ -106,9 +127,6 @@ def _here(job: Job) -> Parsed | Damaged:
         return Parsed(parse_chunked(job.text, job.where, job.known))
     except Damaged as exc:
         return exc
-
-
-_Found = tuple[list, list[int], list[Prepared], dict[str, int]]
 
 
 def _parse_slice(index: int, where: str, archived: bool) -> _Found | None:
