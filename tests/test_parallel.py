@@ -4,11 +4,13 @@ offsets, the same errors, and a catalog numbered row for row the same."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -137,3 +139,33 @@ def test_a_worker_that_dies_leaves_the_parse_to_this_process(monkeypatch):
     assert len(parallel._slices(jobs, 2)) > 2
     monkeypatch.setattr(parallel, "_parse_slice", _dies_on_the_first_slice)
     assert _forked(jobs) == _here(jobs)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_cold_sync_says_so_and_leaves_a_working_catalog(repo):
+    """SIGINT to the whole process group (as a terminal sends it) while
+    workers parse or wait with nothing left to do: one `error:` line (no
+    worker's traceback), exit 130, and the next command reads everything."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    text = "".join(entry(n, f"note {n} about the runner disk " * 4) for n in range(1, 12000))  # ~5 MB: seconds to parse
+    (repo / MEMORY / "facts.yaml").write_text(text)
+    interrupted = 0
+    for delay in (0.3, 0.6, 0.9, 1.2, 1.5):
+        for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
+            cache.unlink()
+        run = subprocess.Popen([str(Path(sys.executable).parent / "mem"), "context"], cwd=repo, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, MEM_PARSE_WORKERS="2"))
+        time.sleep(delay)
+        os.killpg(run.pid, signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+        if run.returncode == 0:
+            continue  # it had finished
+        interrupted += 1
+        assert (run.returncode, err.decode()) == (130, "error: interrupted\n"), delay
+    assert interrupted >= 2
+    after = mem_process("query", "note", "-n", "20000", "--json", cwd=repo)  # the next command finds every entry
+    assert after.returncode == 0 and len(json.loads(after.stdout)) == 11999, after.stderr

@@ -32,6 +32,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         _app_for(words)(args=argv, prog_name="mem")
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else OK if exc.code is None else FOUND_PROBLEMS
+        if code == INTERRUPTED:  # Typer turns Ctrl-C into a silent exit 130
+            sys.stderr.write("error: interrupted\n")
         if code in (OK, FOUND_PROBLEMS):
             _warn_skipped()  # after a failure its own error names the file
         opened.clear()

@@ -78,7 +78,7 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
     global _SLICES
     _SLICES = ["".join(chunk.text for chunk in piece.chunks) for piece in slices]
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_ctrl_c) as pool:
             try:
                 futures = [pool.submit(_parse_slice, index, jobs[piece.job].where, jobs[piece.job].archived) for index, piece in enumerate(slices)]
             except Exception:  # no process could be started (limits): every file is parsed here
@@ -94,6 +94,14 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
                 raise
     finally:
         _SLICES = []
+
+
+def _ignore_ctrl_c() -> None:
+    """In a worker: Ctrl-C reaches the whole process group, and the main
+    process alone answers it (it cancels the slices left and says so once)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _gathered(job: Job, pieces: list[tuple[list[Chunk], Any]]) -> Parsed | Damaged:
