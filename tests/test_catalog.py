@@ -102,9 +102,11 @@ def test_rows_of_a_corrupted_file_record_are_not_trusted(repo):
 
 def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
     """Rows whose entry text is unchanged are kept as they are (same row, not
-    parsed again); an edited entry, a removed one and new ones are re-read."""
-    from grimoire_cli.storage import yamlio
+    read again); an edited entry, a removed one and new ones are re-read:
+    those in mem's own layout without YAML, the hand-written one by the parser."""
+    from grimoire_cli.storage import chunks, yamlio
 
+    decoded = spy(monkeypatch, chunks, "decode", lambda text: text)
     parsed = spy(monkeypatch, yamlio, "parse_document", lambda text, where: text)
     ids = seed(40)
     facts = MEMORY / "facts.yaml"
@@ -115,10 +117,13 @@ def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
         "- id: MEM-20261122-900\n  category: fact\n  summary: pasted\n  content: pasted by hand\n  confidence: 0.9\n" \
         "  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
     facts.write_text(edited)
+    decoded.clear()
     parsed.clear()
     assert "pasted by hand" in mem("query", "pasted", "--json").out
-    # The edited entry, the last one (the comment joined it) and the new one.
-    assert len(parsed) == 3 and sum(map(len, parsed)) < len(edited) / 3
+    # The edited entry, the last one (the comment joined it) and the new one,
+    # which alone is not in the emitter's layout (a flow mapping).
+    assert len(decoded) == 3 and sum(map(len, decoded)) < len(edited) / 3
+    assert parsed == [decoded[-1]] and "pasted by hand" in parsed[0]
     after = fact_rows(db)
     assert after[ids[0]] == before[ids[0]]  # untouched: the same row
     assert after[ids[4]] != before[ids[4]]  # edited: a new row
@@ -131,18 +136,22 @@ def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
 
 
 def test_a_file_that_changed_throughout_is_parsed_once(repo, monkeypatch):
-    """Past a third of the entries changed, one parse of the whole file is
-    cheaper than a parse per entry; rows whose text is unchanged are still kept."""
-    from grimoire_cli.storage import yamlio
+    """Past a third of the entries changed by hand into a layout mem does not
+    write, one parse of the whole file is cheaper than a parse per entry;
+    rows whose text is unchanged are still kept. Entries changed in mem's
+    own layout are read one by one, without YAML."""
+    from grimoire_cli.storage import chunks, yamlio
 
+    decoded = spy(monkeypatch, chunks, "decode", lambda text: text)
     parsed = spy(monkeypatch, yamlio, "parse_document", lambda text, where: text)
     ids = seed(40)
     facts = MEMORY / "facts.yaml"
     db = sqlite3.connect(MEMORY / ".cache" / "index.sqlite3")
     before = fact_rows(db)
-    # Entries 0, 4, 8, ... are facts; all but the first change.
+    # Entries 0, 4, 8, ... are facts; all but the first change, a comment in each.
     edited = facts.read_text().replace("runner disk", "runner volume").replace("note 0 about the sqlite cache and runner volume",
                                                                                 "note 0 about the sqlite cache and runner disk")
+    edited = edited.replace("runner volume", "runner volume  # by hand")
     facts.write_text(edited)
     parsed.clear()
     assert mem("query", "volume", "--json").code == 0
@@ -154,6 +163,12 @@ def test_a_file_that_changed_throughout_is_parsed_once(repo, monkeypatch):
     facts.write_text(edited.replace("runner volume", "runner share"))
     assert mem("validate").code == 0
     assert len([text for text in parsed if "runner share" in text]) == 1
+    # The same change in mem's layout: each changed entry is read alone, none parsed.
+    decoded.clear()
+    parsed.clear()
+    facts.write_text(edited.replace("runner volume  # by hand", "runner zone"))
+    assert mem("query", "zone", "--json").code == 0
+    assert parsed == [] and len(decoded) == len(ids) // 4 - 1 and all("runner zone" in text for text in decoded)
     kept = answers()
     shutil.rmtree(MEMORY / ".cache")
     assert answers() == kept

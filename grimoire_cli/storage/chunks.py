@@ -21,6 +21,7 @@ import re
 from typing import Any, Callable, NamedTuple
 
 from ..errors import Damaged
+from .emitted import decode
 from .yamlio import is_item_line, last_line, parse_entries
 
 # Line breaks YAML knows besides \n: their lines would not be ours.
@@ -188,24 +189,26 @@ def parse_reusing(text: str, where: str, reuse: Callable[[Chunk], bool] | None) 
 
     `reuse` is asked once per chunk, in order, whether the caller holds (or
     does not need) what parsing that chunk would give (None: every chunk is
-    parsed); such an item comes back as KNOWN instead of parsed.
+    parsed); such an item comes back as KNOWN instead of parsed. A chunk in
+    the emitter's own layout is read without the YAML parser (`emitted`).
     """
-    if reuse is not None:
-        lines, found = split(text)
-        if found is not None:
-            reused = [reuse(chunk) for chunk in found]
-            if worth_chunking(len(found), reused.count(False)):
-                out = []
-                for chunk, held in zip(found, reused):
-                    if held:
-                        out.append(Placed(KNOWN, chunk.span, chunk.digest, chunk.offset))
-                        continue
+    lines, found = split(text)
+    if found is not None:
+        held = [reuse(chunk) for chunk in found] if reuse is not None else [False] * len(found)
+        items = [None if known else decode(chunk.text) for chunk, known in zip(found, held)]
+        if worth_chunking(len(found), sum(1 for known, item in zip(held, items) if not known and item is None)):
+            out = []
+            for chunk, known, item in zip(found, held, items):
+                if known:
+                    out.append(Placed(KNOWN, chunk.span, chunk.digest, chunk.offset))
+                    continue
+                if item is None:
                     ok, item = parse_one(chunk, where)
                     if not ok:
                         break
-                    out.append(Placed(item, chunk.span, chunk.digest, chunk.offset))
-                else:
-                    return lines, out
+                out.append(Placed(item, chunk.span, chunk.digest, chunk.offset))
+            else:
+                return lines, out
     lines, parsed = parse_whole(text, where)
     return lines, [Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in parsed]
 

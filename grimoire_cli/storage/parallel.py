@@ -25,6 +25,7 @@ from typing import Any, Iterator, NamedTuple
 from ..errors import Damaged
 from .catalog.rows import Prepared, prepare, word_counts, word_set
 from .chunks import Chunk, Placed, anchor_or_alias, parse_chunked, split
+from .emitted import decode
 from .yamlio import parse_entries
 
 PARALLEL_BYTES = 1 << 20  # less text parses faster than worker processes start
@@ -58,10 +59,11 @@ class _Slice(NamedTuple):
 
 # What forked workers read: set before the pool starts, inherited by fork,
 # so no file's text is pickled to reach them.
-_SLICES: list[str] = []
-# What a worker sends back for a slice: its items, the line each starts on,
+_SLICES: list[list[str]] = []  # each slice's chunks' texts
+# What a worker sends back for a slice: its items, the line each starts on
+# (relative to the slice's first; None: each on its chunk's first line),
 # their rows and their word counts.
-_Found = tuple[list, list[int], list[Prepared], dict[str, int]]
+_Found = tuple[list, list[int] | None, list[Prepared], dict[str, int]]
 
 
 def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
@@ -76,7 +78,7 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
     from concurrent.futures import ProcessPoolExecutor
 
     global _SLICES
-    _SLICES = ["".join(chunk.text for chunk in piece.chunks) for piece in slices]
+    _SLICES = [[chunk.text for chunk in piece.chunks] for piece in slices]
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_ctrl_c) as pool:
             try:
@@ -141,19 +143,27 @@ def _parse_slice(index: int, where: str, archived: bool) -> _Found | None:
     """In a worker: the items of one slice, the 0-based line each starts on,
     their catalog rows and word counts (counts cross between processes far
     faster than a set per item); None when the slice does not parse alone
-    (the file is then parsed whole)."""
-    try:
-        items, spans = parse_entries(_SLICES[index], where)
-    except Damaged:
-        return None
+    (the file is then parsed whole). Chunks in the emitter's layout are
+    read as such (`emitted`); if one is not, the slice is parsed as YAML."""
+    texts = _SLICES[index]
+    items = [decode(text) for text in texts]
+    starts = None
+    if any(item is None for item in items):
+        try:
+            items, spans = parse_entries("".join(texts), where)
+        except Damaged:
+            return None
+        starts = [start - 1 for start, _ in spans]
     prepared = [prepare(item, archived) for item in items]
     counts = word_counts(word_set(item, row.texts) for item, row in zip(items, prepared))
-    return items, [start - 1 for start, _ in spans], prepared, counts
+    return items, starts, prepared, counts
 
 
 def _fits(found: _Found, chunks: list[Chunk]) -> bool:
     """Whether a slice parsed to exactly its chunks' items, one per chunk."""
     items, starts, _, _ = found
+    if starts is None:
+        return len(items) == len(chunks)
     base = chunks[0].start
     return len(items) == len(chunks) and all(base + start == chunk.start for start, chunk in zip(starts, chunks))
 

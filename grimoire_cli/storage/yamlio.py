@@ -276,25 +276,24 @@ def _printable(ch: str) -> bool:
     )
 
 
+# The characters `quote` writes as themselves (a character class, as regex
+# escapes): printable (`_printable`), and neither `"` nor a backslash.
+AS_ITSELF = r"\x20\x21\x23-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff"
+_ESCAPED = re.compile(f"[^{AS_ITSELF}]")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
+
+
+def _escape(found: re.Match) -> str:
+    ch = found.group()
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def quote(text: str) -> str:
     """A YAML double-quoted scalar that reads back exactly as `text`."""
-    out = ['"']
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif _printable(ch):
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
+    return '"' + _ESCAPED.sub(_escape, text) + '"'
 
 
 def scalar(value: Any) -> str:
