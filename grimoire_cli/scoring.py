@@ -25,7 +25,13 @@ STOP_WORDS = frozenset(
 
 def words(text: str) -> list[str]:
     """Lowercased words, as the vocabulary for typo correction keeps them."""
-    return [w.lower() for w in _WORD_RE.findall(text)]
+    if text.isascii():  # lowercasing ASCII moves no word boundary: one pass
+        return _WORD_RE.findall(text.lower())
+    found = _WORD_RE.findall(text)
+    # Lowered together, in C: a space between words ends a word for the one
+    # context-dependent rule (Greek final sigma) as a word's end does, and
+    # no character lowers to a space.
+    return " ".join(found).lower().split(" ") if found else []
 
 
 def recency_of(born: float | None, epoch: float) -> float:

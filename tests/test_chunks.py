@@ -27,7 +27,7 @@ ODD_BLOCKS = [
     "- just a string\n",
     "- id: MEM-20260101-906\n  content: plain scalar\n    over two lines\n",
 ]
-NOISE = ["# a comment\n", "\n", "  # an indented comment\n", "#\n"]
+NOISE = ["# a comment\n", "\n", "  # an indented comment\n", "#\n", "# a carriage\r return\n"]
 BREAKERS = ["---\n", "%YAML 1.2\n", "key: value\n", "- id: [unclosed\n", "\t- tab\n", "- &a anchor\n", "- *a\n", "  stray: indented\n", "x\r\n"]
 
 

@@ -95,6 +95,9 @@ edited_texts = emitted_texts.flatmap(lambda text: st.one_of(st.just(text), mutat
 @example("- id: x\n  m:\n\n")
 @example("- id: x\n  t: a  b\n")
 @example("- id: x\n  id: y\n")
+@example("- id: x\n# a carriage\r return\n")
+@example("- id: x\n# a bell \x07\n")
+@example("- id: x\n# a BOM \ufeff\n")
 def test_what_decode_accepts_yaml_reads_the_same(text):
     decoded = emitted.decode(text)
     event("read without YAML" if decoded is not None else "left to YAML")

@@ -5,7 +5,9 @@ import sys
 
 import pytest
 
-from conftest import mem
+from conftest import examples, mem
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grimoire_cli import Grimoire
 
@@ -387,3 +389,18 @@ def test_warm_apply_and_supersede_do_not_import_the_yaml_parser(repo):
     applied = Grimoire.open(repo).show(first)
     assert applied.data["effectiveness"]["applications"] == 2 and applied.data["effectiveness"]["successes"] == 1
     assert Grimoire.open(repo).show(second).data["superseded_by"]
+
+
+_GREEK_AND_ODD_CASES = "ΣσςΟΔΑ İIıi'ʰ̓ͅ-. \n…éÉßẞǅǄ1_" + "".join(chr(c) for c in range(0x370, 0x400))
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.one_of(st.text(), st.text(alphabet=_GREEK_AND_ODD_CASES)))
+def test_words_are_each_word_lowercased(text):
+    """`scoring.words` lowers all words in one call; it must give what lowering
+    each word alone gives (final sigma, dotted capital I, modifier letters)."""
+    import re
+
+    from grimoire_cli.scoring import words
+
+    assert words(text) == [w.lower() for w in re.findall(r"\w+", text)]

@@ -25,7 +25,7 @@ from .emitted import decode
 from .yamlio import is_item_line, last_line, parse_entries
 
 # Line breaks YAML knows besides \n: their lines would not be ours.
-_OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+OTHER_BREAKS = re.compile("[\r\x85\u2028\u2029]")
 # What could be an anchor or an alias: they tie chunks together (a repeated
 # anchor, an alias of another chunk's anchor), so a new chunk holding one is
 # left to the whole file's parse. Quoted text can match too: only slower.
@@ -137,7 +137,7 @@ def split(text: str) -> tuple[list[str], list[Chunk] | None]:
     """The file's lines and its chunks, or None when splitting could differ
     from the parser (see the module's docstring)."""
     lines = text.split("\n")
-    if _OTHER_BREAKS.search(text):
+    if OTHER_BREAKS.search(text):
         return lines, None
     starts = item_starts(lines)
     if not starts:

@@ -29,6 +29,8 @@ _INT_RE = re.compile(r"-?[0-9]+\Z")
 # What `quote` writes as itself: printable, and neither `"` nor `\`.
 _AS_ITSELF = re.compile(rf"[{AS_ITSELF}]*\Z")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# A comment line YAML reads as one comment: printable, no line break of its own (\r, NEL, LS, PS).
+_COMMENT = re.compile(rf"#[\t{AS_ITSELF}\"\\]*\Z")
 _NOT_SCALAR = object()
 
 
@@ -40,6 +42,8 @@ def decode(text: str) -> dict[str, Any] | None:
     end = len(lines)
     while end > 1 and (not lines[end - 1] or lines[end - 1][0] == "#"):
         end -= 1
+        if lines[end] and not _COMMENT.match(lines[end]):
+            return None
     first = lines[0]
     if not first.startswith("- ") or first[2:3] == " ":
         return None

@@ -1,14 +1,17 @@
 """Parsing the files a catalog sync must read, on every core when there is
 enough to read (a fresh clone, a deleted cache: megabytes of YAML at once).
 
-Each new file that splits into chunks (see `chunks`) is cut into slices of
-whole chunks, and the slices are parsed in forked worker processes. A slice
-counts only when the parser finds exactly its chunks' items, starting on
-their `-` lines; otherwise, and for a file that does not split or does not
-parse, the file is parsed whole here, the way a sequential sync would, so
-its items and its error (with file:line) are the ones it always had. Files
-come back in the order asked, so rows are numbered as a sequential sync
-numbers them.
+Each new file whose lines at column 0 are only items' `-`, comments and
+blank lines (see `chunks`) is cut into slices of whole items, and forked
+worker processes make each slice's chunks (hashes, spans, byte offsets),
+read them (`emitted`, or the YAML parser) and compute their catalog rows.
+A slice counts only when it reads as exactly its chunks' items, starting
+on their `-` lines, with no anchor or alias (they tie items together) and
+no line break but `\n`; otherwise, and for a file that does not split or
+does not parse, the file is parsed whole here, the way a sequential sync
+would, so its items and its error (with file:line) are the ones it always
+had. Files come back in the order asked, so rows are numbered as a
+sequential sync numbers them.
 
 Processes are forked only from a process with a single thread (forking
 copies one thread and whatever locks the others held); elsewhere, and below
@@ -24,7 +27,7 @@ from typing import Any, Iterator, NamedTuple
 
 from ..errors import Damaged
 from .catalog.rows import Prepared, prepare, word_counts, word_set
-from .chunks import Chunk, Placed, anchor_or_alias, parse_chunked, split
+from .chunks import OTHER_BREAKS, Chunk, Placed, anchor_or_alias, chunk_text, item_starts, parse_chunked
 from .emitted import decode
 from .yamlio import parse_entries
 
@@ -53,17 +56,23 @@ class Parsed(NamedTuple):
 
 
 class _Slice(NamedTuple):
+    """Lines [first, first + len(starts)...) of a job's file, from one item's
+    `-` line to the next slice's: its text, the item starts in it (0-based,
+    relative to `first`) and the byte offset of its first line."""
+
     job: int
-    chunks: list[Chunk]
+    first: int
+    text: str
+    starts: list[int]
+    offset: int
 
 
 # What forked workers read: set before the pool starts, inherited by fork,
 # so no file's text is pickled to reach them.
-_SLICES: list[list[str]] = []  # each slice's chunks' texts
-# What a worker sends back for a slice: its items, the line each starts on
-# (relative to the slice's first; None: each on its chunk's first line),
-# their rows and their word counts.
-_Found = tuple[list, list[int] | None, list[Prepared], dict[str, int]]
+_SLICES: list[_Slice] = []
+# What a worker sends back for a slice: its items placed (spans relative to
+# the slice's first line, offsets absolute), their rows and word counts.
+_Found = tuple[list[Placed], list[Prepared], dict[str, int]]
 
 
 def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
@@ -78,7 +87,7 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
     from concurrent.futures import ProcessPoolExecutor
 
     global _SLICES
-    _SLICES = [[chunk.text for chunk in piece.chunks] for piece in slices]
+    _SLICES = slices
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_ctrl_c) as pool:
             try:
@@ -90,7 +99,7 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
                 by_job.setdefault(piece.job, []).append(index)
             try:
                 for number, job in enumerate(jobs):
-                    yield _gathered(job, [(slices[i].chunks, futures[i] if futures else None) for i in by_job.get(number, [])])
+                    yield _gathered(job, [(slices[i], futures[i] if futures else None) for i in by_job.get(number, [])])
             except BaseException:  # the caller stopped (an error, an interrupt): drop the slices not started
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
@@ -106,19 +115,19 @@ def _ignore_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _gathered(job: Job, pieces: list[tuple[list[Chunk], Any]]) -> Parsed | Damaged:
-    """A job from its slices' results (`pieces`: each slice's chunks and
-    future), or parsed here when it has none or one did not fit."""
+def _gathered(job: Job, pieces: list[tuple[_Slice, Any]]) -> Parsed | Damaged:
+    """A job from its slices' results (`pieces`: each slice and its future),
+    or parsed here when it has none or one did not read as its chunks."""
     placed: list[Placed] = []
     prepared: list[Prepared] = []
     counts: dict[str, int] = {}
-    for chunks, future in pieces:
+    for piece, future in pieces:
         found = _result(future) if future is not None else None
-        if found is None or not _fits(found, chunks):
+        if found is None:
             return _here(job)
-        placed.extend(Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(found[0], chunks))
-        prepared.extend(found[2])
-        for word, n in found[3].items():
+        placed.extend(Placed(item, (start + piece.first, stop + piece.first), digest, offset) for item, (start, stop), digest, offset in found[0])
+        prepared.extend(found[1])
+        for word, n in found[2].items():
             counts[word] = counts.get(word, 0) + n
     return Parsed(placed, prepared, counts) if pieces else _here(job)
 
@@ -140,32 +149,35 @@ def _here(job: Job) -> Parsed | Damaged:
 
 
 def _parse_slice(index: int, where: str, archived: bool) -> _Found | None:
-    """In a worker: the items of one slice, the 0-based line each starts on,
-    their catalog rows and word counts (counts cross between processes far
-    faster than a set per item); None when the slice does not parse alone
-    (the file is then parsed whole). Chunks in the emitter's layout are
-    read as such (`emitted`); if one is not, the slice is parsed as YAML."""
-    texts = _SLICES[index]
-    items = [decode(text) for text in texts]
-    starts = None
+    """In a worker: the items of one slice, placed, with their catalog rows
+    and word counts (counts cross between processes far faster than a set
+    per item); None when the slice does not read as its chunks (the file is
+    then parsed whole here). Chunks in the emitter's layout are read as
+    such (`emitted`); if one is not, the slice is parsed as YAML."""
+    piece = _SLICES[index]
+    if OTHER_BREAKS.search(piece.text):
+        return None
+    lines = piece.text.split("\n")
+    bounds = piece.starts + [len(lines) - (1 if piece.text.endswith("\n") else 0)]
+    chunks = []
+    offset = piece.offset
+    for number, start in enumerate(piece.starts):
+        chunk = Chunk(lines, start, bounds[number + 1], offset)
+        offset += chunk.size
+        chunks.append(chunk)
+    items = [decode(chunk.text) for chunk in chunks]
     if any(item is None for item in items):
+        if any(item is None and anchor_or_alias(chunk.text) for item, chunk in zip(items, chunks)):
+            return None  # anchors tie items together (one repeated is an error only the whole parse sees)
         try:
-            items, spans = parse_entries("".join(texts), where)
+            items, spans = parse_entries(piece.text, where)
         except Damaged:
             return None
-        starts = [start - 1 for start, _ in spans]
+        if [start - 1 for start, _ in spans] != piece.starts:
+            return None
     prepared = [prepare(item, archived) for item in items]
     counts = word_counts(word_set(item, row.texts) for item, row in zip(items, prepared))
-    return items, starts, prepared, counts
-
-
-def _fits(found: _Found, chunks: list[Chunk]) -> bool:
-    """Whether a slice parsed to exactly its chunks' items, one per chunk."""
-    items, starts, _, _ = found
-    if starts is None:
-        return len(items) == len(chunks)
-    base = chunks[0].start
-    return len(items) == len(chunks) and all(base + start == chunk.start for start, chunk in zip(starts, chunks))
+    return [Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(items, chunks)], prepared, counts
 
 
 def _workers(size: int) -> int:
@@ -183,27 +195,32 @@ def _workers(size: int) -> int:
 
 
 def _slices(jobs: list[Job], workers: int) -> list[_Slice]:
-    """New files that split into chunks, cut into about SLICES_PER_WORKER
-    slices per worker of similar size; files left out are parsed here."""
+    """New files that split into items, cut into about SLICES_PER_WORKER
+    slices per worker of similar size; files left out are parsed here.
+    Only the lines are looked at here: the workers make the chunks."""
     total = sum(len(job.text) for job in jobs if not job.known)
     target = max(total // (workers * SLICES_PER_WORKER), 1)
     out = []
     for number, job in enumerate(jobs):
         if job.known:
             continue  # a changed file: its unchanged chunks are not parsed at all
-        if anchor_or_alias(job.text):
-            continue  # anchors tie items together (one repeated is an error only the whole parse sees)
-        _, chunks = split(job.text)
-        if not chunks:
+        lines = job.text.split("\n")
+        starts = item_starts(lines)
+        if not starts:
             continue
-        piece: list[Chunk] = []
+        preamble = chunk_text(lines, 0, starts[0])
+        if OTHER_BREAKS.search(preamble):
+            continue
+        offset = len(preamble.encode("utf-8", "surrogatepass"))
+        bounds = starts + [len(lines)]
+        first = 0  # index into starts of the slice being gathered
         size = 0
-        for chunk in chunks:
-            piece.append(chunk)
-            size += len(chunk.text)
-            if size >= target:
-                out.append(_Slice(number, piece))
-                piece, size = [], 0
-        if piece:
-            out.append(_Slice(number, piece))
+        for index in range(len(starts)):
+            size += sum(len(line) + 1 for line in lines[bounds[index] : bounds[index + 1]])
+            if size >= target or index + 1 == len(starts):
+                begin, end = bounds[first], bounds[index + 1]
+                text = chunk_text(lines, begin, end)
+                out.append(_Slice(number, begin, text, [start - begin for start in starts[first : index + 1]], offset))
+                offset += len(text.encode("utf-8", "surrogatepass"))
+                first, size = index + 1, 0
     return out

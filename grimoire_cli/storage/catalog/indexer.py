@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 _INSERT_ENTRY = f"INSERT INTO entries (rowid, path, {COLUMNS}, data) VALUES ({', '.join('?' * (len(Derived._fields) + 3))})"
 _UPDATE_ENTRY = f"UPDATE entries SET ({COLUMNS}, data) = ({', '.join('?' * (len(Derived._fields) + 1))}) WHERE rowid=?"
 _SPAN = "rowid, idx, start, stop, chunk, offset"
+_RANKS = "rowid, path, mapping, archived, id, category, key, name, confidence, importance, tier, born, expires, superseded_by, tags, seq"
+_COPY_RANKS = f"INSERT INTO ranks ({_RANKS}) SELECT {_RANKS} FROM entries WHERE rowid BETWEEN ? AND ?"
 
 
 class Record(NamedTuple):
@@ -152,6 +154,7 @@ class Indexer(Connection):
             first = db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM entries").fetchone()[0]
             ids = range(first, first + len(rows))
             db.executemany(_INSERT_ENTRY, [(rowid, path, *row.derived, row.data) for rowid, row in zip(ids, rows)])
+            db.execute(_COPY_RANKS, (ids[0], ids[-1]))
             db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            [(rowid, path, new.position, new.span[0], new.span[1], new.offset, row.derived.id, new.digest)
                             for rowid, row, new in zip(ids, rows, placed)])
