@@ -28,7 +28,7 @@ ODD_BLOCKS = [
     "- id: MEM-20260101-906\n  content: plain scalar\n    over two lines\n",
 ]
 NOISE = ["# a comment\n", "\n", "  # an indented comment\n", "#\n", "# a carriage\r return\n"]
-BREAKERS = ["---\n", "%YAML 1.2\n", "key: value\n", "- id: [unclosed\n", "\t- tab\n", "- &a anchor\n", "- *a\n", "  stray: indented\n", "x\r\n"]
+BREAKERS = ["  \xa0\n", "# \x01\n", "---\n", "%YAML 1.2\n", "key: value\n", "- id: [unclosed\n", "\t- tab\n", "- &a anchor\n", "- *a\n", "  stray: indented\n", "x\r\n"]
 
 
 def entry(n: int, content: str) -> str:

@@ -21,7 +21,7 @@ import re
 from typing import Any, Callable, NamedTuple
 
 from ..errors import Damaged
-from .emitted import decode
+from .emitted import COMMENT, decode
 from .yamlio import is_item_line, last_line, parse_entries
 
 # Line breaks YAML knows besides \n: their lines would not be ours.
@@ -140,9 +140,16 @@ def split(text: str) -> tuple[list[str], list[Chunk] | None]:
     if OTHER_BREAKS.search(text):
         return lines, None
     starts = item_starts(lines)
-    if not starts:
+    if not starts or not preamble_ok(lines, starts[0]):
         return lines, None
     return lines, _chunks(lines, starts)
+
+
+def preamble_ok(lines: list[str], first: int) -> bool:
+    """Whether the lines before the first item are what YAML reads as nothing:
+    empty, spaces, or comments it accepts (no chunk holds them, so no chunk's
+    reading checks them)."""
+    return all(not line.strip(" ") or COMMENT.match(line) for line in lines[:first])
 
 
 def parse_one(chunk: Chunk, where: str) -> tuple[bool, Any]:

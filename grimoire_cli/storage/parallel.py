@@ -27,7 +27,7 @@ from typing import Any, Iterator, NamedTuple
 
 from ..errors import Damaged
 from .catalog.rows import Prepared, prepare, word_counts, word_set
-from .chunks import OTHER_BREAKS, Chunk, Placed, anchor_or_alias, chunk_text, item_starts, parse_chunked
+from .chunks import OTHER_BREAKS, Chunk, Placed, anchor_or_alias, chunk_text, item_starts, parse_chunked, preamble_ok
 from .emitted import decode
 from .yamlio import parse_entries
 
@@ -56,9 +56,9 @@ class Parsed(NamedTuple):
 
 
 class _Slice(NamedTuple):
-    """Lines [first, first + len(starts)...) of a job's file, from one item's
-    `-` line to the next slice's: its text, the item starts in it (0-based,
-    relative to `first`) and the byte offset of its first line."""
+    """A run of whole items of a job's file, from the `-` line numbered
+    `first` (0-based) to the next slice's: its text, the item starts in it
+    (0-based, relative to `first`) and the byte offset of its first line."""
 
     job: int
     first: int
@@ -67,12 +67,19 @@ class _Slice(NamedTuple):
     offset: int
 
 
+class _Found(NamedTuple):
+    """What a worker sends back for a slice: its items placed (spans relative
+    to the slice's first line, offsets in the file), their rows and word counts."""
+
+    placed: list[Placed]
+    prepared: list[Prepared]
+    counts: dict[str, int]
+
+
 # What forked workers read: set before the pool starts, inherited by fork,
 # so no file's text is pickled to reach them.
 _SLICES: list[_Slice] = []
-# What a worker sends back for a slice: its items placed (spans relative to
-# the slice's first line, offsets absolute), their rows and word counts.
-_Found = tuple[list[Placed], list[Prepared], dict[str, int]]
+
 
 
 def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
@@ -125,9 +132,9 @@ def _gathered(job: Job, pieces: list[tuple[_Slice, Any]]) -> Parsed | Damaged:
         found = _result(future) if future is not None else None
         if found is None:
             return _here(job)
-        placed.extend(Placed(item, (start + piece.first, stop + piece.first), digest, offset) for item, (start, stop), digest, offset in found[0])
-        prepared.extend(found[1])
-        for word, n in found[2].items():
+        placed.extend(Placed(item, (start + piece.first, stop + piece.first), digest, offset) for item, (start, stop), digest, offset in found.placed)
+        prepared.extend(found.prepared)
+        for word, n in found.counts.items():
             counts[word] = counts.get(word, 0) + n
     return Parsed(placed, prepared, counts) if pieces else _here(job)
 
@@ -177,7 +184,7 @@ def _parse_slice(index: int, where: str, archived: bool) -> _Found | None:
             return None
     prepared = [prepare(item, archived) for item in items]
     counts = word_counts(word_set(item, row.texts) for item, row in zip(items, prepared))
-    return [Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(items, chunks)], prepared, counts
+    return _Found([Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(items, chunks)], prepared, counts)
 
 
 def _workers(size: int) -> int:
@@ -206,12 +213,9 @@ def _slices(jobs: list[Job], workers: int) -> list[_Slice]:
             continue  # a changed file: its unchanged chunks are not parsed at all
         lines = job.text.split("\n")
         starts = item_starts(lines)
-        if not starts:
+        if not starts or not preamble_ok(lines, starts[0]):
             continue
-        preamble = chunk_text(lines, 0, starts[0])
-        if OTHER_BREAKS.search(preamble):
-            continue
-        offset = len(preamble.encode("utf-8", "surrogatepass"))
+        offset = len(chunk_text(lines, 0, starts[0]).encode("utf-8", "surrogatepass"))
         bounds = starts + [len(lines)]
         first = 0  # index into starts of the slice being gathered
         size = 0

@@ -262,8 +262,8 @@ def _dash_line(lines: list[str], start: int) -> int:
 
 # --- emitting -----------------------------------------------------------------
 
-_PLAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_./()+-]*(?: [A-Za-z0-9_./()+-]+)*\Z")
-_RESOLVED_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
+PLAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_./()+-]*(?: [A-Za-z0-9_./()+-]+)*\Z")
+RESOLVED_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
 
 
 def _printable(ch: str) -> bool:
@@ -309,7 +309,7 @@ def scalar(value: Any) -> str:
         # `1e-05` is a string to YAML 1.1; `1.0e-05` a float to both versions.
         return text.replace("e", ".0e", 1) if "e" in text and "." not in text else text
     text = str(value)
-    if _PLAIN_RE.match(text) and text.lower() not in _RESOLVED_WORDS:
+    if PLAIN_RE.match(text) and text.lower() not in RESOLVED_WORDS:
         return text
     return quote(text)
 
@@ -373,10 +373,10 @@ def emit_fields(data: dict[str, Any], indent: int = 2) -> list[str]:
     return lines
 
 
-_DECIMAL_RE = re.compile(r"^-?[0-9]+\.[0-9]+\Z")
+DECIMAL_RE = re.compile(r"^-?[0-9]+\.[0-9]+\Z")
 
 
-def always_exact(value: Any) -> bool:
+def always_exact(value: Any, _depth: int = 0) -> bool:
     """Whether the emitter's text for `value` reads back as `value` by construction.
 
     Plain scalars (a letter first, no YAML indicator, never a reserved word),
@@ -389,13 +389,16 @@ def always_exact(value: Any) -> bool:
     if value is None or isinstance(value, (bool, int)):
         return True
     if isinstance(value, float):
-        return bool(_DECIMAL_RE.match(repr(value)))
+        return bool(DECIMAL_RE.match(repr(value)))
     if isinstance(value, str):
         return not _literal_ok(value) and not any("\ud800" <= ch <= "\udfff" for ch in value)
     if isinstance(value, list):
         return all(not isinstance(item, (dict, list)) and always_exact(item) for item in value)
     if isinstance(value, dict):
-        return all(isinstance(key, str) and always_exact(key) and always_exact(item) for key, item in value.items())
+        # A key past YAML's 1,024 characters, or nesting toward the loader's
+        # limit, is not read back at all: the parse check says so.
+        return _depth < 16 and all(isinstance(key, str) and len(key) <= 1000 and always_exact(key) and always_exact(item, _depth + 1)
+                                   for key, item in value.items())
     return False
 
 

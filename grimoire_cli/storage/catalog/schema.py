@@ -37,9 +37,8 @@ CREATE INDEX IF NOT EXISTS entries_category ON entries(category, nlen);
 -- The filter and order columns again, narrow (no JSON): ranking joins every
 -- match, often most rows, and listing and `context` sort all active ones;
 -- they read far fewer pages here. Inserts copy new entries' rows in one
--- statement (`indexer`; a trigger per row made a cold build of 100k entries
--- a second slower), triggers keep updates and deletes equal to entries;
--- span moves do not touch it.
+-- statement (`indexer`: far cheaper in a cold build than a trigger per row),
+-- triggers keep updates and deletes equal to entries; span moves do not touch it.
 CREATE TABLE IF NOT EXISTS ranks (
     rowid INTEGER PRIMARY KEY, path TEXT, mapping INTEGER, archived INTEGER, id TEXT, category TEXT, key TEXT, name TEXT,
     confidence REAL, importance INTEGER, tier TEXT, born REAL, expires REAL, superseded_by TEXT, tags TEXT, seq INTEGER
