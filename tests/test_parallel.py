@@ -107,6 +107,26 @@ def test_a_cold_catalog_built_on_several_cores_is_the_same_catalog(repo):
     assert sum(1 for _, path, _, _ in catalogs[0]["entries"] if "/archive/" in path) == 8
 
 
+def test_a_catalog_read_without_yaml_is_the_catalog_yaml_gives(repo, monkeypatch):
+    """The same cold build with the emitter-layout reader turned off (every
+    chunk through ruamel, the old way): row for row the same catalog."""
+    from grimoire_cli.storage import chunks
+
+    for n in range(40):
+        assert mem("add", "-c", ["fact", "decision"][n % 2], f"note {n} about the runner \"disk\" \\ tab\there {n * 7}").code == 0
+    facts = repo / MEMORY / "facts.yaml"
+    facts.write_text(facts.read_text() + "- id: MEM-20261122-900\n  category: fact\n  content: |\n    by hand\n    two lines\n  confidence: 0.9\n"
+                     "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    catalogs = []
+    for reader in (chunks.decode, lambda text: None):
+        monkeypatch.setattr(chunks, "decode", reader)
+        for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
+            cache.unlink()
+        assert mem("query", "runner disk", "--json").code == 0
+        catalogs.append(_catalog(repo))
+    assert catalogs[0] == catalogs[1] and len(catalogs[0]["entries"]) == 41
+
+
 def test_a_damaged_file_names_the_same_line_on_several_cores(repo):
     for n in range(20):
         assert mem("add", "-c", "fact", f"note {n} about the runner").code == 0
