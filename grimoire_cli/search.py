@@ -66,12 +66,21 @@ def terms(store: "Store", text: str) -> list[str]:
     vocabulary: list[str] | None = None
     out = []
     for word in raw:
-        if len(word) >= 4 and not word.isdigit() and not store.ask(lambda catalog, _: catalog.knows(word)):
+        if len(word) >= 4 and not word.isdigit() and not _known(store, word):
             if vocabulary is None:
                 vocabulary = store.ask(lambda catalog, _: catalog.vocabulary())
             word = _nearest(word, vocabulary) or word
         out.append(word)
     return list(dict.fromkeys(out))
+
+
+def _known(store: "Store", word: str) -> bool:
+    """Whether a word is in the vocabulary (active and archived entries); the
+    archive is read only for a word the active files do not hold (a first
+    command after a clone need not index an archive to run a query)."""
+    if store.ask(lambda catalog, paths: catalog.knows(word, paths), include_archive=False):
+        return True
+    return store.ask(lambda catalog, paths: catalog.knows(word, paths))
 
 
 def expression(store: "Store", text: str) -> str | None:

@@ -98,7 +98,7 @@ def test_a_cold_catalog_built_on_several_cores_is_the_same_catalog(repo):
     for workers in ("1", "2"):
         for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
             cache.unlink()
-        run = mem_process("query", "runner cache", "--json", cwd=repo, env={"MEM_PARSE_WORKERS": workers})
+        run = mem_process("query", "runner cache", "--archived", "--json", cwd=repo, env={"MEM_PARSE_WORKERS": workers})
         assert run.returncode == 0, run.stderr
         outputs.append(run.stdout)
         catalogs.append(_catalog(repo))

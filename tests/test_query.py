@@ -404,3 +404,29 @@ def test_words_are_each_word_lowercased(text):
     from grimoire_cli.scoring import words
 
     assert words(text) == [w.lower() for w in re.findall(r"\w+", text)]
+
+
+def test_archived_words_are_known_and_the_archive_is_read_only_for_unknown_words(repo):
+    """Typo correction knows the archive's words ("brunch" is not taken for
+    the active "branch"), but a query whose words the active files hold does
+    not index the archive: a first query after a clone skips it."""
+    import sqlite3
+
+    ids = seed()
+    brunch = mem("add", "-c", "fact", "The team brunch is on Fridays").out.strip()
+    assert mem("archive", brunch, "--reason", "manual").code == 0
+    assert query_ids("brunch") == []
+    assert query_ids("brunch", "--archived") == [brunch]
+    assert query_ids("branch") == [ids["deploy"]]
+    cache = repo / "grimoires/loa/memory/.cache"
+    for db in cache.glob("index.sqlite3*"):
+        db.unlink()
+
+    def indexed() -> set[str]:
+        with sqlite3.connect(cache / "index.sqlite3") as db:
+            return {path for (path,) in db.execute("SELECT path FROM files")}
+
+    assert query_ids("branch tuesday") == [ids["deploy"]]
+    assert not any("/archive/" in path for path in indexed())
+    assert query_ids("brunch") == []  # unknown to the active files: the archive is read
+    assert any("/archive/" in path for path in indexed())

@@ -329,8 +329,10 @@ class Queries(Connection):
 
     # -- words ---------------------------------------------------------------
 
-    def knows(self, word: str) -> bool:
-        return bool(self.read("SELECT 1 FROM words WHERE word=? LIMIT 1", (word,)))
+    def knows(self, word: str, paths: list[str]) -> bool:
+        """Whether any of these files holds the word."""
+        marks = ", ".join("?" * len(paths))
+        return bool(paths) and bool(self.read(f"SELECT 1 FROM words WHERE word=? AND path IN ({marks}) LIMIT 1", (word, *paths)))
 
     def vocabulary(self) -> list[str]:
         return [r[0] for r in self.read("SELECT DISTINCT word FROM words ORDER BY word")]
