@@ -81,7 +81,7 @@ def main() -> int:
             started = time.perf_counter()
             # The guard refuses nothing the protocol needs; an exact repeat of a
             # turn's text is a real duplicate and is skipped like any user's.
-            grimoire.add_many(
+            added = grimoire.add_many(
                 [{"content": text, "category": "fact", "metadata": {"dia_id": dia}} for dia, text in conv_turns],
                 skip_invalid=True,
             )
@@ -105,7 +105,7 @@ def main() -> int:
                     bucket["r5"].append(r5)
                     bucket["r10"].append(r10)
                     bucket["mrr"].append(rr)
-            rejected = len(grimoire.last_rejected)
+            rejected = len(added.rejected)
             if rejected:
                 print(f"{sample['sample_id']}: {rejected} turns not written (duplicates or refused)")
     mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
