@@ -32,7 +32,7 @@ def field_offset(lines: list[str], name: str) -> int:
 
 def check_entry(config: Config, data: Any, lines: list[str], archived: bool, category_of_file: str | None) -> list[list[Any]]:
     """Problems of one item as [line offset, id, rule, message]."""
-    from .schemas import entry_validator
+    from .schemas import entry_validator, first_problem
 
     if not isinstance(data, dict):
         return [[0, None, "schema", f"an entry must be a mapping, found {type(data).__name__}"]]
@@ -44,14 +44,20 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
 
     category = data.get("category")
     spec = config.categories.get(category) if isinstance(category, str) else None
-    validator = entry_validator(spec.kind if spec else "note")
-    for error in sorted(validator.iter_errors(data), key=lambda e: list(e.path)):
-        where = ".".join(str(p) for p in error.absolute_path)
-        top = str(error.absolute_path[0]) if error.absolute_path else None
-        if error.validator == "additionalProperties" and not where:
-            extra = sorted(set(data) - set(validator.schema["properties"]))
-            top = extra[0] if extra else None
-        problem("schema", f"{where + ': ' if where else ''}{error.message}", top)
+    kind = spec.kind if spec else "note"
+    # The write path's schema check gives jsonschema's verdict at a fifth of
+    # its cost (tests/test_schemas.py holds the two to the same verdicts), so
+    # jsonschema is imported and run only for an entry that has a problem, for
+    # its messages.
+    if first_problem(data, kind) is not None:
+        validator = entry_validator(kind)
+        for error in sorted(validator.iter_errors(data), key=lambda e: list(e.path)):
+            where = ".".join(str(p) for p in error.absolute_path)
+            top = str(error.absolute_path[0]) if error.absolute_path else None
+            if error.validator == "additionalProperties" and not where:
+                extra = sorted(set(data) - set(validator.schema["properties"]))
+                top = extra[0] if extra else None
+            problem("schema", f"{where + ': ' if where else ''}{error.message}", top)
     if entry_id and not parse_id(entry_id):
         problem("id-format", "id must be MEM-YYYYMMDD-NNN with NNN >= 001", "id")
     if category_of_file and category != category_of_file:
@@ -64,7 +70,7 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
                 problem("confidence-floor", f"confidence {data['confidence']} is below the {category} floor {spec.confidence_required}", "confidence")
             if isinstance(data.get("ttl"), str) and not spec.takes_ttl(data["ttl"]):
                 problem("ttl", f"ttl {data['ttl']}: Loa's {category} category takes days or permanent (Loa's schema)", "ttl")
-    _check_expiry(data, problem, spec.kind if spec else "note")
+    _check_expiry(data, problem, kind)
     archive_fields = [k for k in ("archived", "archived_at", "archive_reason") if k in data]
     if archived and not data.get("archived"):
         problem("archive", "an entry in the archive must have archived: true, archived_at and archive_reason")
