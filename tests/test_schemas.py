@@ -25,11 +25,11 @@ VALID = {
 FIELDS = sorted({name for fields in VALID.values() for name in fields} | set(BASE) | {"importance", "tags", "key", "effectiveness",
                                                                                       "related_memories", "archived", "archive_reason",
                                                                                       "metadata", "x"})
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 12), st.floats(allow_nan=False, allow_infinity=False, width=32),
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 12), st.floats(width=32),
                     st.sampled_from(["", "a", "deploy", "MEM-20261122-003", "2026-11-22T10:00:00Z", "session-start", "pending",
                                      "user", "User", "x" * 2100, "with space", "event:ci", "success", "Success", "done", "superseded",
                                      "expired", "time:2026-11-22T10:00:00Z", "rotate-keys"]))
-repeats = st.sampled_from([["deploy", "deploy"], ["MEM-20261122-003"] * 2, ["a", 1, True], [1, 1.0], [{"name": "x"}, {"name": "x"}]])
+repeats = st.sampled_from([["deploy", "deploy"], ["MEM-20261122-003"] * 2, ["a", 1, True], [1, 1.0], [{"name": "x"}, {"name": "x"}], [float("nan")] * 2, [float("inf")] * 2])
 values = st.one_of(repeats, st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
                                                        st.dictionaries(st.sampled_from(["name", "run", "a", "b c", "role"]), inner, max_size=3)),
                       max_leaves=6))
