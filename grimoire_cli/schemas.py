@@ -50,10 +50,10 @@ def entry_validator(kind: str = "note"):
 # -- the write path's check --------------------------------------------------
 # Importing jsonschema costs ~90 ms, more than the rest of a write. A kind's
 # entry is checked on the way in by this interpreter of the few keywords the
-# entry schemas use; `mem validate` (pre-commit, CI) checks every file with
-# jsonschema itself, and tests/test_schemas.py holds the two to the same
-# verdicts. A keyword it does not know fails loudly, so a schema that grows
-# one cannot be half-checked.
+# entry schemas use; tests/test_schemas.py holds it and jsonschema to the
+# same verdicts, so `mem validate` asks jsonschema only about an entry this
+# finds a problem in, for its messages. A keyword it does not know fails
+# loudly, so a schema that grows one cannot be half-checked.
 _KNOWN = {"$ref", "$defs", "$schema", "$id", "title", "description", "type", "enum", "pattern", "minLength", "maxLength", "minimum",
           "maximum", "items", "minItems", "maxItems", "uniqueItems", "properties", "required", "additionalProperties", "propertyNames"}
 _TYPES = {"string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool), "null": lambda v: v is None,
