@@ -129,12 +129,7 @@ def test_what_decode_accepts_yaml_reads_the_same():
 def test_lines_before_the_first_entry_are_read_as_yaml_reads_them(preamble):
     """No chunk holds them, so no chunk's reading would see what is wrong there."""
     text = preamble + "".join(yamlio.emit_entry({"id": f"MEM-20260101-{n:03d}", "content": "x"}) for n in range(1, 4))
-    errors = []
-    for parse in (lambda: parse_chunked(text, "f.yaml", {}), lambda: yamlio.parse_entries(text, "f.yaml")):
-        try:
-            parse()
-        except Damaged as exc:
-            errors.append(str(exc))
+    errors = errors_of(text)
     assert len(errors) == 2 and errors[0] == errors[1], errors
     assert parse_chunked("# fine\n\n   \n  # indented\n" + text[len(preamble):], "f.yaml", {})[0].item["id"] == "MEM-20260101-001"
 
@@ -179,8 +174,16 @@ def test_trailing_comments_and_blank_lines_belong_to_the_chunk_not_the_entry():
     assert emitted.decode(text + "  stray: 2\n") is None
 
 
+def printable(ch: str) -> bool:
+    """YAML's printable characters, less the line breaks NEL, LS and PS and
+    the byte order mark: what the emitter writes as itself."""
+    code = ord(ch)
+    return (0x20 <= code <= 0x7E or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
+            or (0xE000 <= code <= 0xFFFD and code != 0xFEFF) or code >= 0x10000)
+
+
 def test_quote_escapes_exactly_the_unprintable_characters():
-    """The regular expression in `quote` against its definition, over every code point."""
+    """The regular expressions of `quote` and of literal blocks against their definition, over every code point."""
     def reference(ch: str) -> str:
         if ch in '"\\':
             return "\\" + ch
@@ -188,13 +191,27 @@ def test_quote_escapes_exactly_the_unprintable_characters():
             return "\\n"
         if ch == "\t":
             return "\\t"
-        if yamlio._printable(ch):
+        if printable(ch):
             return ch
         code = ord(ch)
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
     every = "".join(map(chr, range(0x110000)))
     assert yamlio.quote(every) == '"' + "".join(map(reference, every)) + '"'
+    literal_ok = "".join(ch for ch in every if ch in "\n\t" or printable(ch))
+    assert yamlio._PRINTABLE_TEXT.match(literal_ok)
+    assert not any(yamlio._PRINTABLE_TEXT.match(ch) for ch in every if not (ch in "\n\t" or printable(ch)))
+
+
+def errors_of(text: str) -> list[str]:
+    """The errors of reading `text` through chunks and through the whole parse (each, if it has one)."""
+    errors = []
+    for parse in (lambda: parse_chunked(text, "f.yaml", {}), lambda: yamlio.parse_entries(text, "f.yaml")):
+        try:
+            parse()
+        except Damaged as exc:
+            errors.append(str(exc))
+    return errors
 
 
 def test_a_file_mixing_written_and_hand_written_entries_reads_as_yaml_reads_it():
@@ -205,10 +222,5 @@ def test_a_file_mixing_written_and_hand_written_entries_reads_as_yaml_reads_it()
     items, spans = yamlio.parse_entries(text, "<t>")
     assert [p.item for p in placed] == items and [p.span for p in placed] == spans
     broken = written + "- id: MEM-20260101-051\n  content: [unclosed\n" + written
-    errors = []
-    for parse in (lambda: parse_chunked(broken, "f.yaml", {}), lambda: yamlio.parse_entries(broken, "f.yaml")):
-        try:
-            parse()
-        except Damaged as exc:
-            errors.append(str(exc))
+    errors = errors_of(broken)
     assert len(errors) == 2 and errors[0] == errors[1] and errors[0].startswith("f.yaml:30: not valid YAML"), errors

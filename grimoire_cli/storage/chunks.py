@@ -121,10 +121,11 @@ class Chunk:
         self.span = (start + 1, last_line(lines, start, stop) + 1)  # 1-based, inclusive
 
 
-def _chunks(lines: list[str], starts: list[int]) -> list[Chunk]:
-    """Chunks from each start to the next, with their byte offsets."""
+def make_chunks(lines: list[str], starts: list[int], base: int = 0) -> list[Chunk]:
+    """Chunks from each start to the next, with their byte offsets (`base`:
+    where `lines` begin in their file, when they are a slice of it)."""
     bounds = starts + [len(lines)]
-    offset = len(chunk_text(lines, 0, starts[0]).encode("utf-8", "surrogatepass")) if starts else 0
+    offset = base + (len(chunk_text(lines, 0, starts[0]).encode("utf-8", "surrogatepass")) if starts else 0)
     out = []
     for index, start in enumerate(starts):
         chunk = Chunk(lines, start, bounds[index + 1], offset)
@@ -142,7 +143,7 @@ def split(text: str) -> tuple[list[str], list[Chunk] | None]:
     starts = item_starts(lines)
     if not starts or not preamble_ok(lines, starts[0]):
         return lines, None
-    return lines, _chunks(lines, starts)
+    return lines, make_chunks(lines, starts)
 
 
 def preamble_ok(lines: list[str], first: int) -> bool:
@@ -183,7 +184,7 @@ def parse_whole(text: str, where: str) -> tuple[list[str], list[tuple[Any, Chunk
     # file (flow style) gets chunks that say so (empty, or out of order), and
     # writes refuse it.
     starts = [max(start - 1, 0) for start, _ in spans]
-    chunks = _chunks(lines, starts) if all(a <= b for a, b in zip(starts, starts[1:])) else \
+    chunks = make_chunks(lines, starts) if all(a <= b for a, b in zip(starts, starts[1:])) else \
         [Chunk(lines, start, start, 0) for start in starts]
     for chunk, span in zip(chunks, spans):
         chunk.span = span  # the parser's, for what splitting would not take

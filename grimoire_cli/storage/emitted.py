@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from .yamlio import DECIMAL_RE, PLAIN_RE, RESOLVED_WORDS, AS_ITSELF, quote
+from .yamlio import AS_ITSELF, DECIMAL_RE, DEEPEST, LONGEST_KEY, PLAIN_RE, RESOLVED_WORDS, quote
 
 _INT_RE = re.compile(r"-?[0-9]+\Z")
 # What `quote` writes as itself: printable, and neither `"` nor `\`.
@@ -31,11 +31,10 @@ _AS_ITSELF = re.compile(rf"[{AS_ITSELF}]*\Z")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # A comment line YAML reads as one comment: printable, no line break of its own (\r, NEL, LS, PS).
 COMMENT = re.compile(rf" *#[\t{AS_ITSELF}\"\\]*\Z")
-# Well inside YAML's limits (an implicit key of 1,024 characters, the
-# loader's nesting depth, Python's 4,300-digit integers): past these the
-# parser decides, with its error if it has one.
-_LONGEST = 1000
-_DEEPEST = 2 * 16  # indentation of the deepest mapping read here
+# Past yamlio's limits (and for integers, well inside Python's 4,300 digits)
+# the parser decides, with its error if it has one.
+_LONGEST = LONGEST_KEY
+_DEEPEST = 2 * DEEPEST  # indentation of the deepest mapping read here
 _NOT_SCALAR = object()
 
 

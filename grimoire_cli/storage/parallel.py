@@ -27,7 +27,7 @@ from typing import Any, Iterator, NamedTuple
 
 from ..errors import Damaged
 from .catalog.rows import Prepared, prepare, word_counts, word_set
-from .chunks import OTHER_BREAKS, Chunk, Placed, anchor_or_alias, chunk_text, item_starts, parse_chunked, preamble_ok
+from .chunks import OTHER_BREAKS, Placed, anchor_or_alias, chunk_text, item_starts, make_chunks, parse_chunked, preamble_ok
 from .emitted import decode
 from .yamlio import parse_entries
 
@@ -164,14 +164,7 @@ def _parse_slice(index: int, where: str, archived: bool) -> _Found | None:
     piece = _SLICES[index]
     if OTHER_BREAKS.search(piece.text):
         return None
-    lines = piece.text.split("\n")
-    bounds = piece.starts + [len(lines) - (1 if piece.text.endswith("\n") else 0)]
-    chunks = []
-    offset = piece.offset
-    for number, start in enumerate(piece.starts):
-        chunk = Chunk(lines, start, bounds[number + 1], offset)
-        offset += chunk.size
-        chunks.append(chunk)
+    chunks = make_chunks(piece.text.split("\n"), piece.starts, piece.offset)
     items = [decode(chunk.text) for chunk in chunks]
     if any(item is None for item in items):
         if any(item is None and anchor_or_alias(chunk.text) for item, chunk in zip(items, chunks)):
@@ -220,7 +213,7 @@ def _slices(jobs: list[Job], workers: int) -> list[_Slice]:
         first = 0  # index into starts of the slice being gathered
         size = 0
         for index in range(len(starts)):
-            size += sum(len(line) + 1 for line in lines[bounds[index] : bounds[index + 1]])
+            size += sum(map(len, lines[bounds[index] : bounds[index + 1]])) + bounds[index + 1] - bounds[index]
             if size >= target or index + 1 == len(starts):
                 begin, end = bounds[first], bounds[index + 1]
                 text = chunk_text(lines, begin, end)

@@ -266,19 +266,16 @@ PLAIN_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_./()+-]*(?: [A-Za-z0-9_./()+-]+)*\Z"
 RESOLVED_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
 
 
-def _printable(ch: str) -> bool:
-    code = ord(ch)
-    return (
-        0x20 <= code <= 0x7E
-        or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
-        or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
-        or code >= 0x10000
-    )
-
-
 # The characters `quote` writes as themselves (a character class, as regex
-# escapes): printable (`_printable`), and neither `"` nor a backslash.
+# escapes): YAML's printable characters but the line breaks NEL, LS and PS and
+# the byte order mark, and neither `"` nor a backslash.
 AS_ITSELF = r"\x20\x21\x23-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff"
+_PRINTABLE_TEXT = re.compile(rf'[\n\t"\\{AS_ITSELF}]*\Z')  # what a literal block may hold
+# Well inside YAML's limits (an implicit key of 1,024 characters, the
+# loader's nesting depth of 64): a longer key or deeper mapping is never
+# taken as exact, by the emitter or by `emitted`, so the parser decides.
+LONGEST_KEY = 1000
+DEEPEST = 16
 _ESCAPED = re.compile(f"[^{AS_ITSELF}]")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
 
@@ -317,7 +314,7 @@ def scalar(value: Any) -> str:
 def _literal_ok(text: str) -> bool:
     if "\n" not in text.rstrip("\n") or text.startswith((" ", "\t", "\n")):
         return False
-    if not all(ch in "\n\t" or _printable(ch) for ch in text):
+    if not _PRINTABLE_TEXT.match(text):
         return False
     # Lines that are only blanks, or start with a tab, would not survive.
     return all(line.strip() or not line for line in text.split("\n")) and not any(
@@ -395,9 +392,9 @@ def always_exact(value: Any, _depth: int = 0) -> bool:
     if isinstance(value, list):
         return all(not isinstance(item, (dict, list)) and always_exact(item) for item in value)
     if isinstance(value, dict):
-        # A key past YAML's 1,024 characters, or nesting toward the loader's
-        # limit, is not read back at all: the parse check says so.
-        return _depth < 16 and all(isinstance(key, str) and len(key) <= 1000 and always_exact(key) and always_exact(item, _depth + 1)
+        # A key past YAML's limit, or nesting toward the loader's, is not read
+        # back at all: the parse check says so.
+        return _depth < DEEPEST and all(isinstance(key, str) and len(key) <= LONGEST_KEY and always_exact(key) and always_exact(item, _depth + 1)
                                    for key, item in value.items())
     return False
 

@@ -5,6 +5,7 @@ filter and rank it, and what reads hand back.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime
 from typing import Any, Callable, Iterable, NamedTuple
 
@@ -161,9 +162,7 @@ def prepare(item: Any, archived_file: bool) -> Prepared:
 
 def word_counts(sets: Iterable[Iterable[str]]) -> dict[str, int]:
     """How many of the items each word occurs in (`sets`: each item's `word_set`)."""
-    from collections import Counter  # counting in C: a cold build counts millions of words
-
-    counts: Counter[str] = Counter()
+    counts: Counter[str] = Counter()  # counting in C: a cold build counts millions of words
     for found in sets:
         counts.update(found)
     return dict(counts)
