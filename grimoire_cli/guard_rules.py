@@ -1,10 +1,13 @@
 """What the guard looks for: one rule per kind of secret or personal data.
 
 A rule is a regex, an optional check on its match, and a gate: a
-necessary condition read off the pattern (literals it cannot match without,
-a least number of digits, a short shape it must contain). Most text passes
-few gates, so most regexes never run; tests/test_guard.py checks every
-positive sample gives the same findings with and without the gates.
+necessary condition for a finding, read off the pattern and the check
+(literals it cannot match without, a least number of the digits its `\\d`
+matches, a short shape it must contain). Most text passes few gates, so
+most regexes never run; tests/test_guard.py checks every positive sample
+gives the same findings with and without the gates. No rule with a digit
+gate matches a line break, so its digits lie on one line (guard.scan_fields
+counts them per field).
 
 When a pattern has groups, the secret itself (the value of an assignment,
 the password of a URL) is group `v1` or `v2` when it names them, else
@@ -141,7 +144,7 @@ RULES: list[Rule] = [
          ("aws",), 0, r"[A-Za-z0-9/+]{40}"),
     Rule("GCP API key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", None, ("AIza",), 0, None),
     Rule("Azure storage key", r"(?i)(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,}={0,2})", None, ("accountkey=", "sharedaccesskey="), 0, None),
-    Rule("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\b", None, ("gh", "github_pat_"), 0, None),
+    Rule("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\b", None, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), 0, None),
     Rule("GitLab token", r"\bgl(?:pat|dt|ptt|rt|cbt|imt|agent|oas|ft|soat)-[A-Za-z0-9_\-]{20,}", None,
          ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glimt-", "glagent-", "gloas-", "glft-", "glsoat-"), 0, None),
     Rule("npm token", r"\bnpm_[A-Za-z0-9]{36}\b", None, ("npm_",), 0, None),
@@ -186,5 +189,5 @@ RULES: list[Rule] = [
     Rule("US social security number", r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])", None, ("-",), 9, None),
     Rule("IBAN", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b", lambda m: _iban_ok(m.group(0)), (), 2, r"[A-Z]{2}\d{2}"),
     Rule("phone number", r"(?<![\w.\-+])(?:\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]\d{2,8}){1,4}|\(\d{3}\) ?\d{3}[ .\-]\d{4}|"
-         r"\d{3}[ .\-]\d{3}[ .\-]\d{4})(?![\w.\-])", lambda m: _phone_ok(m.group(0)), (), 4, None),
+         r"\d{3}[ .\-]\d{3}[ .\-]\d{4})(?![\w.\-])", lambda m: _phone_ok(m.group(0)), (), 9, None),
 ]

@@ -8,8 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from conftest import mem
+from conftest import examples, mem
 from grimoire_cli.guard import redact, scan, scan_fields, strip_private
 from grimoire_cli.guard_rules import RULES
 
@@ -307,3 +309,50 @@ def test_import_strips_private_and_redacts_when_asked(repo, tmp_path):
     assert json.loads(done.out)["redacted"] == 1
     stored = (repo / "grimoires/loa/memory/facts.yaml").read_text()
     assert value not in stored and "and more" not in stored and "[redacted: password or secret assignment]" in stored
+
+
+# Digits a pattern's \d matches that are not ASCII: Arabic-Indic and Devanagari.
+@pytest.mark.parametrize("text", ["call ٥٥٥-١٢٣-٤٥٦٧ now", "ssn ١٢٣-٤٥-٦٧٨٩", "+١ ٥٥٥ ١٢٣ ٤٥٦٧", "फ़ोन ५५५-१२३-४५६७"])
+def test_digit_gates_count_every_decimal_digit(text):
+    """A digit gate counts what the rule's `\\d` matches, not only 0-9: the
+    gates were skipping these numbers that the rules themselves report."""
+    assert scan(text) == scan(text, gated=False) != []
+    fields = {"content": f"see {text}", "source": {"session_id": "ses-1", "timestamp": "2026-01-02T03:04:05Z"}}
+    assert scan_fields(fields) == scan_fields(fields, gated=False) != []
+
+
+def test_a_number_is_found_in_its_own_field_whatever_the_digits_elsewhere():
+    """The digit-gated rules run over only the fields holding their digits:
+    a phone number in a short field, digits in others, and the reverse."""
+    phone = "+1 415 555 0134"
+    cases = [{"content": "ring me", "source": {"agent": phone}, "tags": ["a1", "b2"]},
+             {"content": f"ring {phone} later", "summary": "no digits here", "source": {"session_id": "ses-5390167e266e"}},
+             {"content": "x" * 400 + " 4111 1111 1111 1111", "summary": "card 99"}]
+    for fields in cases:
+        found = scan_fields(fields)
+        assert found == scan_fields(fields, gated=False) and found, fields
+
+
+STAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z"
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.from_regex(STAMP, fullmatch=True))
+def test_no_rule_finds_anything_in_a_timestamp(stamp):
+    """Why scan_fields skips the schema's timestamps: no rule, ungated,
+    finds anything in one, nor across one and the text around it."""
+    assert scan(stamp, gated=False) == []
+    fields = {"content": f"deployed at {stamp} by ops", "summary": "+1 415 555", "source": {"session_id": "ses-4111", "timestamp": stamp},
+              "expires_at": stamp}
+    assert scan_fields(fields) == scan_fields(fields, gated=False)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.sampled_from(["4111", "1111", "555", "-", " ", "+1 ", "(415) ", ".", "\n", "x", "ssn ", "0", "7", "٤", "T", "Z", ":"]),
+                max_size=30).map("".join),
+       st.lists(st.sampled_from(["123", "45", "-", "6789", " ", "a", "ses-", "2026-01-02T03:04:05Z", "."]), max_size=8).map("".join))
+def test_digit_gates_per_field_never_change_findings(content, other):
+    """Numbers split over fields, digits spread across them, stamps beside them."""
+    fields = {"content": content, "summary": other, "tags": [other[:4], content[-6:]],
+              "source": {"session_id": other[::-1], "timestamp": "2026-01-02T03:04:05Z"}}
+    assert scan_fields(fields) == scan_fields(fields, gated=False)
