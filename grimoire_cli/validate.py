@@ -7,18 +7,16 @@ problems make it not `ok` (exit 1).
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .config import Config, is_inside
-from .errors import BadInput, Damaged
+from . import validate_files
+from .config import Config
+from .errors import BadInput
 from .model import ID_RE
 from .storage import chunks, yamlio
-from .storage.yamlio import ENTRY_ID_LINE
-from .storage.chunks import KNOWN, content_hash, parse_reusing
+from .storage.chunks import content_hash
 from .storage.store import Store
 
 
@@ -60,13 +58,6 @@ class Report:
             out.damaged = out.damaged or report.damaged
         out.problems.sort(key=lambda p: (p.file, p.line, p.rule))
         return out
-
-
-def _classify(config: Config, path: Path) -> tuple[str | None, bool]:
-    """(category, is_archive) of a grimoire file from its name and folder."""
-    archived = path.parent.resolve() in (config.archive_dir, config.local_dir / "archive") or path.parent.name == "archive"
-    category = config.category_for_file(path.name)
-    return (category.name if category else None), archived
 
 
 def _default_paths(store: Store) -> list[Path]:
@@ -131,7 +122,7 @@ def _rules_version(config: Config) -> str:
     from . import __version__, entry_rules, guard, guard_rules, schemas
 
     parts = [__version__, repr(sorted(tuple(c) for c in config.categories.values())), str(config.storage_dir), str(config.archive_dir)]
-    for source in (*(Path(m.__file__) for m in (entry_rules, guard, guard_rules, chunks, yamlio) if m.__file__), Path(__file__),
+    for source in (*(Path(m.__file__) for m in (entry_rules, guard, guard_rules, chunks, yamlio, validate_files) if m.__file__), Path(__file__),
                    schemas.schema_dir() / "memory.schema.json", schemas.schema_dir() / "kinds.schema.json"):
         try:
             parts.append(str(source.stat().st_mtime_ns))
@@ -156,7 +147,7 @@ def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> 
         if cached is None:
             pending.append((index, path, rel, data, key))
     kept = [store.kept(lambda catalog: catalog.chunk_reports(rel, version), {}) for _, _, rel, _, _ in pending]
-    results = _compute_all(store, [(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)])
+    results = validate_files.compute_all(store, [(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)])
     for (index, _, rel, _, key), result in zip(pending, results):
         chunks = result.pop("chunks")
         out[index] = result
@@ -164,84 +155,6 @@ def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> 
             store.kept(lambda catalog: catalog.keep_report(rel, key, result), None)
             store.kept(lambda catalog: catalog.keep_chunk_reports(rel, version, chunks), None)
     return out  # type: ignore[return-value]
-
-
-# Files at least this big in all are checked by two or more processes: a
-# cold validation is CPU-bound (YAML, schema, guard), files are independent,
-# and the machines this runs on have several cores.
-PARALLEL_BYTES = 1 << 20
-_WORKER_STORE: Store | None = None
-
-
-def _compute_all(store: Store, files: list[tuple[Path, str, bytes | None, dict[bytes, Any]]]) -> list[dict[str, Any]]:
-    # Only what must be checked again counts towards going parallel.
-    size = sum(len(data or b"") for _, _, data, known in files if not known)
-    workers = min(len(files), os.cpu_count() or 1)
-    if workers < 2 or size < PARALLEL_BYTES:
-        return [_compute(store.config, store, *item) for item in files]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    global _WORKER_STORE
-    _WORKER_STORE = store  # forked workers inherit it; the catalog is not touched there
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            # Biggest first, so the last file to finish is a small one.
-            order = sorted(range(len(files)), key=lambda i: -len(files[i][2] or b""))
-            done = dict(zip(order, pool.map(_compute_in_worker, [files[i] for i in order])))
-        return [done[i] for i in range(len(files))]
-    except (OSError, RuntimeError):  # no processes to be had: do it here
-        return [_compute(store.config, store, *item) for item in files]
-    finally:
-        _WORKER_STORE = None
-
-
-def _compute_in_worker(item: tuple[Path, str, bytes | None, dict[bytes, Any]]) -> dict[str, Any]:
-    assert _WORKER_STORE is not None
-    return _compute(_WORKER_STORE.config, _WORKER_STORE, *item)
-
-
-def _compute(config: Config, store: Store, path: Path, rel: str, data: bytes | None, known: dict[bytes, Any]) -> dict[str, Any]:
-    """One file's problems and link records; `known` holds results by chunk
-    hash (chunks.py) from its last validation, for the entries whose text is
-    unchanged. Also returns every chunk's result, to keep for the next time."""
-    from .entry_rules import check_entry, link_of  # the guard and jsonschema: only for what changed
-
-    result: dict[str, Any] = {"problems": [], "damaged": False, "entries": 0, "links": [], "chunks": []}
-    text = _read_text(store, path, rel, data, result)
-    if text is None:
-        return result
-    category, archived = _classify(config, path)
-    try:
-        # A kept result serves every chunk with its text.
-        lines, placed = parse_reusing(text, rel, (lambda chunk: chunk.digest in known) if known else None)
-    except Damaged as exc:
-        _file_problem(result, rel, exc.line or 1, "yaml", exc.problem)
-        return result
-    for item, (start, stop), digest, _ in placed:
-        if item is KNOWN:
-            problems, link = known[digest]
-        else:
-            block = lines[start - 1 : stop]
-            problems = check_entry(config, item, block, archived, category)
-            kind = config.categories[category].kind if category in config.categories else "note"
-            link = link_of(item, block, archived, kind) if isinstance(item, dict) else None
-        result["problems"].extend({"file": rel, "line": start + offset, "id": entry_id, "rule": rule, "message": message}
-                                  for offset, entry_id, rule, message in problems)
-        if link is not None:
-            result["entries"] += 1
-            result["links"].append([rel, start, *link[:6], {name: start + offset for name, offset in link[6].items()}])
-        result["chunks"].append((digest, [problems, link]))
-    if category is None:
-        result["problems"].append({"file": rel, "line": 1, "id": None, "rule": "category-file",
-                                   "message": f"{path.name} is not the storage_file of any configured category"})
-    return result
-
-
-def _file_problem(result: dict[str, Any], rel: str, line: int, rule: str, message: str, entry_id: str | None = None) -> None:
-    """A problem that makes the file unreadable as a grimoire (exit 3)."""
-    result["problems"].append({"file": rel, "line": line, "id": entry_id, "rule": rule, "message": message})
-    result["damaged"] = True
 
 
 @dataclass
@@ -265,35 +178,6 @@ def _display(config: Config, path: Path) -> str:
         return str(resolved.relative_to(config.root))
     except ValueError:
         return str(path)
-
-
-def _read_text(store: Store, path: Path, rel: str, data: bytes | None, result: dict[str, Any]) -> str | None:
-    """The file's text, or None with the problem that keeps it from being read."""
-    config = store.config
-    try:
-        real = path.resolve()
-        if path.is_symlink() and not is_inside(config.root, real) and not is_inside(Path.cwd().resolve(), real):
-            raise Damaged(rel, 1, f"symlink leads outside the repository ({real})", "replace it with a regular file", "outside-repository")
-        if data is None:
-            data = path.read_bytes()
-    except OSError as exc:
-        _file_problem(result, rel, 1, "unreadable", f"cannot read: {exc.strerror}")
-        return None
-    except Damaged as exc:
-        _file_problem(result, rel, exc.line or 1, exc.kind, exc.problem)
-        return None
-    conflict = re.search(rb"^(<{7}|={7}|>{7})( |$)", data, re.M)
-    if conflict:
-        line = data[: conflict.start()].count(b"\n") + 1
-        named = ENTRY_ID_LINE.search(data[conflict.start():].decode("utf-8", "replace"))
-        _file_problem(result, rel, line, "merge-conflict", "unresolved merge conflict markers; keep the right version of the entry and remove the markers",
-                      named.group(1) if named else None)
-        return None
-    try:
-        return store.decode(path, data)
-    except Damaged as exc:
-        _file_problem(result, rel, exc.line or 1, exc.kind, exc.problem)
-        return None
 
 
 def _check_links(items: list[_Link], context: list[_Link], report: Report) -> None:

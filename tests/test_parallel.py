@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples, git, mem, mem_process
+from grimoire_cli import validate_files as validating
 from grimoire_cli.errors import Damaged
 from grimoire_cli.storage import parallel
 from grimoire_cli.storage.catalog.rows import prepare, word_counts, word_set
@@ -52,7 +53,7 @@ def test_a_large_file_is_cut_into_slices_parsed_elsewhere_to_the_same_items():
     text = "# notes\n\n" + "".join(entry(n, f"note {n} " * (n % 5 + 1)) + ("# between\n\n" if n % 7 == 0 else "") for n in range(1, 300))
     text += "".join(block for block in ODD_BLOCKS if not block.startswith("- {"))
     jobs = [Job("a.yaml", text, {}), Job("b.yaml", "".join(entry(n, "other") for n in range(300, 340)), {})]
-    assert len(parallel._slices(jobs, 2)) > 4  # the forked path, with slices of both files
+    assert len(parallel.cut(jobs, 2)) > 4  # the forked path, with slices of both files
     forked = _forked(jobs)
     assert forked == _here(jobs)
     assert len(forked[0][1]) == 299 + len(ODD_BLOCKS) - 1
@@ -72,7 +73,7 @@ def test_a_changed_file_is_parsed_here_reusing_its_known_chunks():
     text = "".join(entry(n, f"note {n}") for n in range(1, 40))
     known = {placed.digest: 1 for placed in parallel._here(Job("a.yaml", text, {})).placed[:30]}
     jobs = [Job("a.yaml", text + entry(41, "new"), known), Job("b.yaml", text, {})]
-    assert [piece for piece in parallel._slices(jobs, 2) if piece.job == 0] == []
+    assert [piece for piece in parallel.cut(jobs, 2) if piece.job == 0] == []
     assert _forked(jobs) == _here(jobs)
 
 
@@ -156,7 +157,7 @@ _parse_slice_here = parallel._parse_slice
 def test_a_worker_that_dies_leaves_the_parse_to_this_process(monkeypatch):
     text = "".join(entry(n, f"note {n}") for n in range(1, 200))
     jobs = [Job("a.yaml", text, {}), Job("b.yaml", text.replace("note", "other"), {})]
-    assert len(parallel._slices(jobs, 2)) > 2
+    assert len(parallel.cut(jobs, 2)) > 2
     monkeypatch.setattr(parallel, "_parse_slice", _dies_on_the_first_slice)
     assert _forked(jobs) == _here(jobs)
 
@@ -189,3 +190,82 @@ def test_ctrl_c_during_a_cold_sync_says_so_and_leaves_a_working_catalog(repo):
     assert interrupted >= 2
     after = mem_process("query", "note", "-n", "20000", "--json", cwd=repo)  # the next command finds every entry
     assert after.returncode == 0 and len(json.loads(after.stdout)) == 11999, after.stderr
+
+
+def _validation_grimoire(repo: Path) -> None:
+    """Files with every kind of problem, spread over slices: secrets, schema
+    and id errors, an id used in two slices and in two files, links to
+    nothing, entries only YAML reads (a literal block, a comment inside),
+    an anchor (the slice holding it does not read alone), conflict markers."""
+    from grimoire_cli.storage.yamlio import emit_entry
+
+    def one(n: int, content: str, category: str = "fact", **more) -> str:
+        return emit_entry({"id": f"MEM-20260101-{n:03d}", "category": category, "content": content, "confidence": 0.9,
+                           "source": {"session_id": "s", "timestamp": "2026-01-01T00:00:00Z"}, **more})
+
+    facts = ["# facts\n\n"]
+    for n in range(1, 400):
+        content = f"note {n} about the runner disk and its cache step " * (n % 4 + 1)
+        if n % 37 == 0:
+            content += " key ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+        if n % 53 == 0:
+            content += " call +1 415 555 0134"
+        extra = {"supersedes": "MEM-20250101-001"} if n % 61 == 0 else {}
+        block = one(n if n % 97 else 5, content, **extra)  # id 005 again in later slices
+        if n % 41 == 0:
+            block = block.replace("confidence: 0.9", "confidence: 1.5")
+        if n % 43 == 0:
+            block = block.replace("  confidence:", "  # a comment YAML reads\n  confidence:")
+        facts.append(block + ("# between\n\n" if n % 7 == 0 else ""))
+    facts.append("- id: MEM-20260101-900\n  category: fact\n  content: |\n    by hand\n    token = Xk9mP2vLq7Rt\n  confidence: 0.9\n"
+                 "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    (repo / MEMORY / "facts.yaml").write_text("".join(facts))
+    decisions = "".join(one(n, f"decision {n} on the cache " * 6, "decision") for n in range(400, 700))
+    decisions = decisions.replace("- id: MEM-20260101-650\n", "- id: MEM-20260101-650\n  tags: &t [a]\n", 1)
+    (repo / MEMORY / "decisions.yaml").write_text(decisions + one(10, "decision reusing a fact's id", "decision"))
+    (repo / MEMORY / "errors.yaml").write_text(one(800, "an error") + "<<<<<<< HEAD\n" + one(801, "ours") + "=======\n" + one(801, "theirs") + ">>>>>>> b\n")
+
+
+def test_validate_on_several_cores_reports_what_one_process_reports(repo):
+    """A cold `mem validate` cuts big files into slices checked in forked
+    workers; its report (every problem, file:line, the counts) is the one a
+    single process gives, and so is the next, warm one."""
+    _validation_grimoire(repo)
+    facts = (repo / MEMORY / "facts.yaml").read_text()
+    assert len(parallel.cut([Job("facts.yaml", facts, {})], 2)) > 8  # the sliced path is taken
+    reports = []
+    for workers in ("1", "2", "2"):
+        for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
+            cache.unlink()
+        cold = mem_process("validate", "--json", cwd=repo, env={"MEM_PARSE_WORKERS": workers})
+        warm = mem_process("validate", "--json", cwd=repo, env={"MEM_PARSE_WORKERS": workers})
+        assert cold.returncode == 3 and cold.stdout == warm.stdout, cold.stderr
+        reports.append(cold.stdout)
+    assert reports[0] == reports[1] == reports[2]
+    rules = {problem["rule"] for problem in json.loads(reports[0])["problems"]}
+    assert rules >= {"secret", "schema", "duplicate-id", "dangling-reference", "merge-conflict"}, rules
+
+
+_check_slice_here = validating._check_slice
+
+
+def _check_dies_on_the_first_slice(index):
+    if index == 0:
+        os._exit(1)
+    return _check_slice_here(index)
+
+
+def test_validate_with_a_worker_that_dies_checks_its_files_here(repo, monkeypatch):
+    from grimoire_cli import Grimoire
+    from grimoire_cli.validate import validate
+
+    _validation_grimoire(repo)
+    reports = []
+    for workers, check in (("1", _check_slice_here), ("2", _check_dies_on_the_first_slice)):
+        for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
+            cache.unlink()
+        monkeypatch.setattr(validating, "_check_slice", check)
+        monkeypatch.setenv("MEM_PARSE_WORKERS", workers)
+        assert threading.active_count() == 1
+        reports.append(validate(Grimoire.open(repo).store).to_dict())
+    assert reports[0] == reports[1] and not reports[0]["ok"]

@@ -27,7 +27,7 @@ from typing import Any, Iterator, NamedTuple
 
 from ..errors import Damaged
 from .catalog.rows import Prepared, prepare, word_counts, word_set
-from .chunks import OTHER_BREAKS, Placed, anchor_or_alias, chunk_text, item_starts, make_chunks, parse_chunked, preamble_ok
+from .chunks import OTHER_BREAKS, Chunk, Placed, anchor_or_alias, chunk_text, item_starts, make_chunks, parse_chunked, preamble_ok
 from .emitted import decode
 from .yamlio import parse_entries
 
@@ -55,7 +55,7 @@ class Parsed(NamedTuple):
     counts: dict[str, int] | None = None
 
 
-class _Slice(NamedTuple):
+class Slice(NamedTuple):
     """A run of whole items of a job's file, from the `-` line numbered
     `first` (0-based) to the next slice's: its text, the item starts in it
     (0-based, relative to `first`) and the byte offset of its first line."""
@@ -78,14 +78,14 @@ class _Found(NamedTuple):
 
 # What forked workers read: set before the pool starts, inherited by fork,
 # so no file's text is pickled to reach them.
-_SLICES: list[_Slice] = []
+_SLICES: list[Slice] = []
 
 
 
 def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
     """Each job's placed items (or its Damaged), in the order of `jobs`."""
-    workers = _workers(sum(len(job.text) for job in jobs if not job.known))
-    slices = _slices(jobs, workers) if workers > 1 else []
+    workers = workers_for(sum(len(job.text) for job in jobs if not job.known))
+    slices = cut(jobs, workers) if workers > 1 else []
     if not slices:
         for job in jobs:
             yield _here(job)
@@ -96,7 +96,7 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
     global _SLICES
     _SLICES = slices
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_ignore_ctrl_c) as pool:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=ignore_ctrl_c) as pool:
             try:
                 futures = [pool.submit(_parse_slice, index, jobs[piece.job].where, jobs[piece.job].archived) for index, piece in enumerate(slices)]
             except Exception:  # no process could be started (limits): every file is parsed here
@@ -114,7 +114,7 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
         _SLICES = []
 
 
-def _ignore_ctrl_c() -> None:
+def ignore_ctrl_c() -> None:
     """In a worker: Ctrl-C reaches the whole process group, and the main
     process alone answers it (it cancels the slices left and says so once)."""
     import signal
@@ -122,14 +122,14 @@ def _ignore_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _gathered(job: Job, pieces: list[tuple[_Slice, Any]]) -> Parsed | Damaged:
+def _gathered(job: Job, pieces: list[tuple[Slice, Any]]) -> Parsed | Damaged:
     """A job from its slices' results (`pieces`: each slice and its future),
     or parsed here when it has none or one did not read as its chunks."""
     placed: list[Placed] = []
     prepared: list[Prepared] = []
     counts: dict[str, int] = {}
     for piece, future in pieces:
-        found = _result(future) if future is not None else None
+        found = result_or_none(future) if future is not None else None
         if found is None:
             return _here(job)
         placed.extend(Placed(item, (start + piece.first, stop + piece.first), digest, offset) for item, (start, stop), digest, offset in found.placed)
@@ -139,7 +139,7 @@ def _gathered(job: Job, pieces: list[tuple[_Slice, Any]]) -> Parsed | Damaged:
     return Parsed(placed, prepared, counts) if pieces else _here(job)
 
 
-def _result(future) -> _Found | None:
+def result_or_none(future) -> Any:
     """A slice's result; None when its worker is gone (killed, out of
     memory, or no process could be started): the file is then parsed here."""
     try:
@@ -159,9 +159,21 @@ def _parse_slice(index: int, where: str, archived: bool) -> _Found | None:
     """In a worker: the items of one slice, placed, with their catalog rows
     and word counts (counts cross between processes far faster than a set
     per item); None when the slice does not read as its chunks (the file is
-    then parsed whole here). Chunks in the emitter's layout are read as
-    such (`emitted`); if one is not, the slice is parsed as YAML."""
-    piece = _SLICES[index]
+    then parsed whole here)."""
+    found = read_slice(_SLICES[index], where)
+    if found is None:
+        return None
+    chunks, items = found
+    prepared = [prepare(item, archived) for item in items]
+    counts = word_counts(word_set(item, row.texts) for item, row in zip(items, prepared))
+    return _Found([Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(items, chunks)], prepared, counts)
+
+
+def read_slice(piece: Slice, where: str) -> tuple[list[Chunk], list[Any]] | None:
+    """A slice's chunks (spans relative to its first line) and their items,
+    or None when it does not read as exactly those chunks' items. Chunks in
+    the emitter's layout are read as such (`emitted`); if one is not, the
+    slice is parsed as YAML."""
     if OTHER_BREAKS.search(piece.text):
         return None
     chunks = make_chunks(piece.text.split("\n"), piece.starts, piece.offset)
@@ -175,12 +187,10 @@ def _parse_slice(index: int, where: str, archived: bool) -> _Found | None:
             return None
         if [start - 1 for start, _ in spans] != piece.starts:
             return None
-    prepared = [prepare(item, archived) for item in items]
-    counts = word_counts(word_set(item, row.texts) for item, row in zip(items, prepared))
-    return _Found([Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(items, chunks)], prepared, counts)
+    return chunks, items
 
 
-def _workers(size: int) -> int:
+def workers_for(size: int) -> int:
     """How many processes to parse `size` characters of new files with."""
     given = os.environ.get("MEM_PARSE_WORKERS", "").strip()
     if given.isdigit():
@@ -194,7 +204,7 @@ def _workers(size: int) -> int:
     return workers
 
 
-def _slices(jobs: list[Job], workers: int) -> list[_Slice]:
+def cut(jobs: list[Job], workers: int) -> list[Slice]:
     """New files that split into items, cut into about SLICES_PER_WORKER
     slices per worker of similar size; files left out are parsed here.
     Only the lines are looked at here: the workers make the chunks."""
@@ -217,7 +227,7 @@ def _slices(jobs: list[Job], workers: int) -> list[_Slice]:
             if size >= target or index + 1 == len(starts):
                 begin, end = bounds[first], bounds[index + 1]
                 text = chunk_text(lines, begin, end)
-                out.append(_Slice(number, begin, text, [start - begin for start in starts[first : index + 1]], offset))
+                out.append(Slice(number, begin, text, [start - begin for start in starts[first : index + 1]], offset))
                 offset += len(text.encode("utf-8", "surrogatepass"))
                 first, size = index + 1, 0
     return out
