@@ -52,7 +52,8 @@ class _Compiled:
         if self.rule.shape is None:
             return True
         if self._shape is None:
-            self._shape = re.compile(self.rule.shape)
+            # With the pattern's case-insensitivity, which also folds `ſ`, `ı`, `İ` and `K` to ASCII.
+            self._shape = re.compile(self.rule.shape, re.I if self.rule.pattern.startswith("(?i)") else 0)
         return self._shape.search(text) is not None
 
 
@@ -63,6 +64,10 @@ _LITERALS: list[tuple[str, bool, tuple[int, ...]]] = []
 for _literal in dict.fromkeys(w for rule in RULES for w in rule.literals):
     _LITERALS.append((_literal, not _literal.islower(), tuple(i for i, rule in enumerate(RULES) if _literal in rule.literals)))
 _UNGATED = tuple(i for i, rule in enumerate(RULES) if not rule.literals)
+# What `re`'s case-insensitive matching takes for an ASCII letter beyond its
+# two cases (`(?i)s` matches `ſ`): folded before a case-insensitive literal
+# is looked for, so a `paſſword = …` the rule reports opens its gate.
+_FOLD = str.maketrans({"\u017f": "s", "\u0131": "i", "\u0130": "i", "\u212a": "k"})
 
 
 _DIGIT = re.compile(r"\d")
@@ -88,7 +93,7 @@ def _runnable(text: str, gated: bool = True, fields: list[_Field] | None = None)
     then be in one field."""
     if not gated:
         return _COMPILED
-    lower = text.lower()
+    lower = text.lower() if text.isascii() else text.translate(_FOLD).lower()
     opened = set(_UNGATED)
     for literal, sensitive, rules in _LITERALS:
         if literal in (text if sensitive else lower):
@@ -170,8 +175,8 @@ def redact(text: str) -> tuple[str, list[Finding]]:
 
 # Fields are scanned joined by this separator: no rule can match across it
 # (none matches a newline followed by NUL), so each finding lies in one field.
-# The rules with a digit gate match no line break at all (their classes are
-# digits, letters, `-`, `.` and spaces), so their digits lie in one field too.
+# The rules with a digit gate match no line break at all (no `\s`, `.` or
+# negated class), so their digits lie in one field too.
 _SEPARATOR = "\n\x00\n"
 # A timestamp in the form the schema gives `source.timestamp` and
 # `expires_at`: no rule finds anything in one (short runs of ASCII digits

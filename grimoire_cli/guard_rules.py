@@ -155,7 +155,7 @@ RULES: list[Rule] = [
     Rule("Twilio key", r"\bSK[0-9a-f]{32}\b", None, ("SK",), 0, None),
     Rule("SendGrid key", r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}\b", None, ("SG.",), 0, None),
     Rule("Mailgun key", r"\bkey-[0-9a-zA-Z]{32}\b", None, ("key-",), 0, None),
-    Rule("Mailchimp API key", r"\b[0-9a-f]{32}-us\d{1,2}\b", None, ("-us",), 9, r"[0-9a-f]{32}-us"),
+    Rule("Mailchimp API key", r"\b[0-9a-f]{32}-us\d{1,2}\b", None, ("-us",), 1, r"[0-9a-f]{32}-us"),
     Rule("Heroku API key", r"(?i)\bheroku[^\n]{0,40}?\b(" + _UUID + r")\b", None, ("heroku",), 0, None),
     Rule("Shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", None, ("shp",), 0, None),
     Rule("Square token", r"\bsq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}", None, ("sq0",), 0, None),

@@ -347,8 +347,27 @@ def test_no_rule_finds_anything_in_a_timestamp(stamp):
     assert scan_fields(fields) == scan_fields(fields, gated=False)
 
 
+HEX = "abcdefab" * 3 + "abcd0123"
+
+
+@pytest.mark.parametrize("text", [
+    "mailchimp " + "abcdefab" * 4 + "-us1",  # a Mailchimp key needs one digit, not nine
+    "pa\u017f\u017fword = Xy7!abcdEF",  # re's (?i) reads ſ as s, ı and İ as i, K as k
+    "author\u0131zation: Bearer abcdefgh12345",
+    "AUTHOR\u0130ZATION: Bearer abcdefgh12345",
+    "aw\u017f_secret_access_key = AKIAabcdefghijklmnopqrstuvwxyz0123456789",
+    "aws_secret_access_key = " + "A" * 39 + "\u212a",  # a shape read with the pattern's case-insensitivity
+])
+def test_gates_read_text_as_the_rules_do(text):
+    assert scan(text) == scan(text, gated=False) != []
+    fields = {"content": text, "source": {"session_id": "ses-1", "timestamp": "2024-01-01T00:00:00Z"}}
+    assert scan_fields(fields) == scan_fields(fields, gated=False) != []
+
+
 @settings(max_examples=examples(300), deadline=None)
-@given(st.lists(st.sampled_from(["4111", "1111", "555", "-", " ", "+1 ", "(415) ", ".", "\n", "x", "ssn ", "0", "7", "٤", "T", "Z", ":"]),
+@given(st.lists(st.sampled_from(["4111", "1111", "555", "-", " ", "+1 ", "(415) ", ".", "\n", "x", "ssn ", "0", "7", "٤", "T", "Z", ":",
+                                 HEX, "-us1", "123456789", ":AA", "b" * 33, "GB82", "WEST", "sk-", "a1" * 10, "\u017f", "\u0131",
+                                 "\u0130", "\u212a", "pass", "word = ", "authorization: Bearer "]),
                 max_size=30).map("".join),
        st.lists(st.sampled_from(["123", "45", "-", "6789", " ", "a", "ses-", "2026-01-02T03:04:05Z", "."]), max_size=8).map("".join))
 def test_digit_gates_per_field_never_change_findings(content, other):
