@@ -120,9 +120,10 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
 def _rules_version(config: Config) -> str:
     """What a cached file result depends on besides the file: config and rule code."""
     from . import __version__, entry_rules, guard, guard_rules, schemas
+    from .storage import emitted, parallel
 
     parts = [__version__, repr(sorted(tuple(c) for c in config.categories.values())), str(config.storage_dir), str(config.archive_dir)]
-    for source in (*(Path(m.__file__) for m in (entry_rules, guard, guard_rules, chunks, yamlio, validate_files) if m.__file__), Path(__file__),
+    for source in (*(Path(m.__file__) for m in (entry_rules, guard, guard_rules, chunks, emitted, parallel, yamlio, validate_files) if m.__file__), Path(__file__),
                    schemas.schema_dir() / "memory.schema.json", schemas.schema_dir() / "kinds.schema.json"):
         try:
             parts.append(str(source.stat().st_mtime_ns))
@@ -147,7 +148,7 @@ def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> 
         if cached is None:
             pending.append((index, path, rel, data, key))
     kept = [store.kept(lambda catalog: catalog.chunk_reports(rel, version), {}) for _, _, rel, _, _ in pending]
-    results = validate_files.compute_all(store, [(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)])
+    results = validate_files.compute_all(store, [validate_files.FileToCheck(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)])
     for (index, _, rel, _, key), result in zip(pending, results):
         chunks = result.pop("chunks")
         out[index] = result

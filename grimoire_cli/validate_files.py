@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import Config, is_inside
 from .errors import Damaged
 from .storage.chunks import KNOWN, Placed, parse_reusing
 from .storage.store import Store
 from .storage.yamlio import ENTRY_ID_LINE
+
+if TYPE_CHECKING:
+    from .storage.parallel import Slice
 
 
 def _classify(config: Config, path: Path) -> tuple[str | None, bool]:
@@ -28,22 +31,31 @@ def _classify(config: Config, path: Path) -> tuple[str | None, bool]:
     return (category.name if category else None), archived
 
 
-_File = tuple[Path, str, bytes | None, dict[bytes, Any]]  # path, path shown, its bytes, kept chunk results
+class FileToCheck(NamedTuple):
+    """A file to check: its path, the path shown, its bytes (None when it
+    could not be read) and the results kept from its last validation, by
+    chunk hash (chunks.py), for the entries whose text is unchanged."""
+
+    path: Path
+    rel: str
+    data: bytes | None
+    known: dict[bytes, Any]
 
 
 class _Work(NamedTuple):
     """What forked workers check: set before the pool starts, inherited by
-    fork (no file's text is pickled to reach them)."""
+    fork, so no file is pickled to reach them."""
 
     store: Store
-    files: list[_File]  # the files, by the number of their job
-    slices: list[Any]  # parallel.Slice
+    files: list[FileToCheck]
+    sliced: list[int]  # the file each job of `slices` was cut from
+    slices: list[Slice]
 
 
 _WORK: _Work | None = None
 
 
-def compute_all(store: Store, files: list[_File]) -> list[dict[str, Any]]:
+def compute_all(store: Store, files: list[FileToCheck]) -> list[dict[str, Any]]:
     """Each file's result (`compute`). A cold validation is CPU-bound (YAML,
     schema, guard), so with enough new text it runs on every core: files
     that split into items are cut into slices of whole items (as a catalog
@@ -52,57 +64,57 @@ def compute_all(store: Store, files: list[_File]) -> list[dict[str, Any]]:
     from .storage import parallel
 
     # Only what must be checked again counts towards going parallel.
-    workers = parallel.workers_for(sum(len(data or b"") for _, _, data, known in files if not known))
+    workers = parallel.workers_for(sum(len(file.data or b"") for file in files if not file.known))
     if workers < 2:
-        return [compute(store.config, store, *item) for item in files]
+        return [compute(store.config, store, *file) for file in files]
     early: dict[int, dict[str, Any]] = {}  # files that cannot be read, with their problem
     jobs: list[parallel.Job] = []
     numbers: list[int] = []  # the file of each job
-    for index, (path, rel, data, known) in enumerate(files):
-        if known:
+    for index, file in enumerate(files):
+        if file.known:
             continue  # a changed file: its unchanged entries are not checked at all
         result = _empty()
-        text = _read_text(store, path, rel, data, result)
+        text = _read_text(store, file.path, file.rel, file.data, result)
         if text is None:
             early[index] = result
         else:
-            jobs.append(parallel.Job(rel, text, {}))
+            jobs.append(parallel.Job(file.rel, text, {}))
             numbers.append(index)
     slices = parallel.cut(jobs, workers)
-    sliced = {numbers[piece.job]: [n for n, other in enumerate(slices) if other.job == piece.job] for piece in slices}
-    whole = sorted((i for i in range(len(files)) if i not in sliced and i not in early), key=lambda i: -len(files[i][2] or b""))
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    parts_of: dict[int, list[int]] = {}  # file -> its slices
+    for number, piece in enumerate(slices):
+        parts_of.setdefault(numbers[piece.job], []).append(number)
+    whole = sorted((i for i in range(len(files)) if i not in parts_of and i not in early), key=lambda i: -len(files[i].data or b""))
 
     global _WORK
-    _WORK = _Work(store, [files[i] for i in numbers], slices)  # the catalog is not touched there
+    _WORK = _Work(store, files, numbers, slices)  # the catalog is not touched there
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=parallel.ignore_ctrl_c) as pool:
+        with parallel.forked_pool(workers) as pool:
             # Whole files first, biggest first, so the last tasks to finish are small slices.
-            for_file = {i: pool.submit(_compute_in_worker, files[i]) for i in whole}
+            for_file = {i: pool.submit(_compute_in_worker, i) for i in whole}
             for_slice = [pool.submit(_check_slice, n) for n in range(len(slices))]
             out = []
-            for index, item in enumerate(files):
+            for index, file in enumerate(files):
                 if index in early:
                     out.append(early[index])
                     continue
-                if index in sliced:
-                    parts = [parallel.result_or_none(for_slice[n]) for n in sliced[index]]
-                    done = _joined(store.config, item, parts) if None not in parts else None
+                if index in parts_of:
+                    parts = [parallel.result_or_none(for_slice[n]) for n in parts_of[index]]
+                    done = _joined(store.config, file, parts) if None not in parts else None
                 else:
                     done = parallel.result_or_none(for_file[index])
                 # A slice that does not read as its items, or a worker gone: checked here, whole.
-                out.append(done if done is not None else compute(store.config, store, *item))
+                out.append(done if done is not None else compute(store.config, store, *file))
             return out
     except (OSError, RuntimeError):  # no processes to be had: do it here
-        return [compute(store.config, store, *item) for item in files]
+        return [compute(store.config, store, *file) for file in files]
     finally:
         _WORK = None
 
 
-def _compute_in_worker(item: _File) -> dict[str, Any]:
+def _compute_in_worker(index: int) -> dict[str, Any]:
     assert _WORK is not None
-    return compute(_WORK.store.config, _WORK.store, *item)
+    return compute(_WORK.store.config, _WORK.store, *_WORK.files[index])
 
 
 def _check_slice(index: int) -> dict[str, Any] | None:
@@ -113,7 +125,7 @@ def _check_slice(index: int) -> dict[str, Any] | None:
     assert _WORK is not None
     piece = _WORK.slices[index]
     config = _WORK.store.config
-    path, rel = _WORK.files[piece.job][:2]
+    path, rel = _WORK.files[_WORK.sliced[piece.job]][:2]
     found = read_slice(piece, rel)
     if found is None:
         return None
@@ -125,15 +137,14 @@ def _check_slice(index: int) -> dict[str, Any] | None:
     return result
 
 
-def _joined(config: Config, item: _File, parts: list[dict[str, Any]]) -> dict[str, Any]:
+def _joined(config: Config, file: FileToCheck, parts: list[dict[str, Any]]) -> dict[str, Any]:
     """A file's result from its slices' parts, in order."""
-    path, rel = item[0], item[1]
     result = _empty()
     for part in parts:
         for name in ("problems", "links", "chunks"):
             result[name].extend(part[name])
         result["entries"] += part["entries"]
-    _category_problem(config, path, rel, result)
+    _category_problem(config, file.path, file.rel, result)
     return result
 
 

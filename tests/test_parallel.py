@@ -231,8 +231,12 @@ def test_validate_on_several_cores_reports_what_one_process_reports(repo):
     workers; its report (every problem, file:line, the counts) is the one a
     single process gives, and so is the next, warm one."""
     _validation_grimoire(repo)
-    facts = (repo / MEMORY / "facts.yaml").read_text()
-    assert len(parallel.cut([Job("facts.yaml", facts, {})], 2)) > 8  # the sliced path is taken
+    facts, decisions = ((repo / MEMORY / name).read_text() for name in ("facts.yaml", "decisions.yaml"))
+    # Both paths are taken: every slice of facts reads alone (emitter's layout
+    # or YAML), one of decisions (its anchor) does not, so that file is checked whole.
+    assert len(parallel.cut([Job("facts.yaml", facts, {})], 2)) > 8
+    assert all(parallel.read_slice(piece, "facts.yaml") for piece in parallel.cut([Job("facts.yaml", facts, {})], 2))
+    assert [parallel.read_slice(piece, "d.yaml") is None for piece in parallel.cut([Job("d.yaml", decisions, {})], 2)].count(True) == 1
     reports = []
     for workers in ("1", "2", "2"):
         for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
@@ -269,3 +273,44 @@ def test_validate_with_a_worker_that_dies_checks_its_files_here(repo, monkeypatc
         assert threading.active_count() == 1
         reports.append(validate(Grimoire.open(repo).store).to_dict())
     assert reports[0] == reports[1] and not reports[0]["ok"]
+
+
+def _slow_check(index):
+    with open(os.environ["CHECKED_LOG"], "a") as log:
+        log.write(f"{index}\n")
+    import time
+
+    time.sleep(0.2)
+    return _check_slice_here(index)
+
+
+def test_ctrl_c_during_a_cold_validate_cancels_the_slices_not_started(repo, monkeypatch, tmp_path):
+    """An interrupt stops a cold validation at once: the slices queued are
+    cancelled, not checked to the end before the error is shown."""
+    import signal
+
+    from grimoire_cli import Grimoire
+    from grimoire_cli.validate import validate
+
+    _validation_grimoire(repo)
+    facts = (repo / MEMORY / "facts.yaml").read_text()
+    slices = len(parallel.cut([Job("facts.yaml", facts, {}), Job("d.yaml", (repo / MEMORY / "decisions.yaml").read_text(), {})], 2))
+    log = tmp_path / "checked"
+    monkeypatch.setenv("CHECKED_LOG", str(log))
+    monkeypatch.setenv("MEM_PARSE_WORKERS", "2")
+    monkeypatch.setattr(validating, "_check_slice", _slow_check)
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    store = Grimoire.open(repo).store
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(KeyboardInterrupt):
+            validate(store)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    started = log.read_text().split()
+    assert 0 < len(started) < slices // 2, (len(started), slices)

@@ -17,19 +17,27 @@ Processes are forked only from a process with a single thread (forking
 copies one thread and whatever locks the others held); elsewhere, and below
 `PARALLEL_BYTES`, parsing stays in this process. `MEM_PARSE_WORKERS=N` sets
 the number of workers whatever the size (1: never fork).
+
+A cold `mem validate` cuts and reads files the same way (`cut`,
+`read_slice`) in the same kind of pool (`forked_pool`), to check their
+entries (`validate_files`).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Iterator, NamedTuple
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 from ..errors import Damaged
 from .catalog.rows import Prepared, prepare, word_counts, word_set
 from .chunks import OTHER_BREAKS, Chunk, Placed, anchor_or_alias, chunk_text, item_starts, make_chunks, parse_chunked, preamble_ok
 from .emitted import decode
 from .yamlio import parse_entries
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 PARALLEL_BYTES = 1 << 20  # less text parses faster than worker processes start
 SLICES_PER_WORKER = 16  # smaller slices even out the workers' shares
@@ -90,13 +98,10 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
         for job in jobs:
             yield _here(job)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     global _SLICES
     _SLICES = slices
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=ignore_ctrl_c) as pool:
+        with forked_pool(workers) as pool:
             try:
                 futures = [pool.submit(_parse_slice, index, jobs[piece.job].where, jobs[piece.job].archived) for index, piece in enumerate(slices)]
             except Exception:  # no process could be started (limits): every file is parsed here
@@ -104,14 +109,26 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
             by_job: dict[int, list[int]] = {}
             for index, piece in enumerate(slices):
                 by_job.setdefault(piece.job, []).append(index)
-            try:
-                for number, job in enumerate(jobs):
-                    yield _gathered(job, [(slices[i], futures[i] if futures else None) for i in by_job.get(number, [])])
-            except BaseException:  # the caller stopped (an error, an interrupt): drop the slices not started
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+            for number, job in enumerate(jobs):
+                yield _gathered(job, [(slices[i], futures[i] if futures else None) for i in by_job.get(number, [])])
     finally:
         _SLICES = []
+
+
+@contextmanager
+def forked_pool(workers: int) -> Iterator[Any]:
+    """A pool of `workers` forked processes that leave Ctrl-C to this one.
+    A caller that stops mid-way (an error, an interrupt) cancels the tasks
+    not started, rather than waiting for every one of them to run."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=ignore_ctrl_c) as pool:
+        try:
+            yield pool
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 def ignore_ctrl_c() -> None:
@@ -122,7 +139,7 @@ def ignore_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _gathered(job: Job, pieces: list[tuple[Slice, Any]]) -> Parsed | Damaged:
+def _gathered(job: Job, pieces: list[tuple[Slice, Future | None]]) -> Parsed | Damaged:
     """A job from its slices' results (`pieces`: each slice and its future),
     or parsed here when it has none or one did not read as its chunks."""
     placed: list[Placed] = []
@@ -139,12 +156,12 @@ def _gathered(job: Job, pieces: list[tuple[Slice, Any]]) -> Parsed | Damaged:
     return Parsed(placed, prepared, counts) if pieces else _here(job)
 
 
-def result_or_none(future) -> Any:
-    """A slice's result; None when its worker is gone (killed, out of
-    memory, or no process could be started): the file is then parsed here."""
+def result_or_none(future: Future) -> Any:
+    """A task's result; None when its worker is gone (killed, out of memory,
+    or no process could be started): the caller then does the work itself."""
     try:
         return future.result()
-    except Exception:  # BrokenProcessPool, OSError from fork: parsing here gives the same answer
+    except Exception:  # BrokenProcessPool, OSError from fork: doing it here gives the same answer
         return None
 
 
