@@ -67,7 +67,9 @@ _UNGATED = tuple(i for i, rule in enumerate(RULES) if not rule.literals)
 # What `re`'s case-insensitive matching takes for an ASCII letter beyond its
 # two cases (`(?i)s` matches `ſ`): folded before a case-insensitive literal
 # is looked for, so a `paſſword = …` the rule reports opens its gate.
+# (`translate` is slow on any text that is not ASCII, a summary's `…` included: only where one is.)
 _FOLD = str.maketrans({"\u017f": "s", "\u0131": "i", "\u0130": "i", "\u212a": "k"})
+_FOLDED = re.compile("[\u017f\u0131\u0130\u212a]")
 
 
 _DIGIT = re.compile(r"\d")
@@ -93,7 +95,7 @@ def _runnable(text: str, gated: bool = True, fields: list[_Field] | None = None)
     then be in one field."""
     if not gated:
         return _COMPILED
-    lower = text.lower() if text.isascii() else text.translate(_FOLD).lower()
+    lower = text.translate(_FOLD).lower() if not text.isascii() and _FOLDED.search(text) else text.lower()
     opened = set(_UNGATED)
     for literal, sensitive, rules in _LITERALS:
         if literal in (text if sensitive else lower):
