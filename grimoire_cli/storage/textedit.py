@@ -139,19 +139,23 @@ def _edit_lines(text: str, ids: list[str | None], spans: list[tuple[int, int]], 
                 where: str) -> tuple[str, list[tuple[int, int]], list[int], dict[int, Any], dict[int, bytes]]:
     """Entries of `text` rewritten, removed or replaced by id, in place: (text,
     spans kept, positions removed, new data by position, chunk hashes of the
-    kept entries whose text changed)."""
+    kept entries whose text changed). One pass from the bottom up, so a
+    change's lines are the file's own and every line is copied once (an
+    archive of thousands of entries spliced each in place was quadratic)."""
     lines = text.split("\n")
-    spans = list(spans)
     index_of = {entry_id: i for i, entry_id in enumerate(ids) if entry_id}
     missing = [key for key in changes if key not in index_of]
     if missing:
         raise BadInput(f"{', '.join(missing)} not found in {where}")
     removed: list[int] = []
     changed: dict[int, Any] = {}
-    # Work bottom-up so earlier spans stay valid while we splice.
+    deltas: dict[int, int] = {}  # position -> lines added (negative: taken away)
+    tail: list[str] = []  # the final text below `cursor`, last line first
+    cursor = len(lines)  # lines[cursor:] are final (as `tail`)
     for entry_id in sorted(changes, key=lambda k: index_of[k], reverse=True):
         i = index_of[entry_id]
         start, stop = spans[i]
+        tail.extend(reversed(lines[stop:cursor]))
         old_block = lines[start - 1 : stop]
         new_data = changes[entry_id]
         if new_data is None:
@@ -160,23 +164,30 @@ def _edit_lines(text: str, ids: list[str | None], spans: list[tuple[int, int]], 
             replacement = list(new_data)
         else:
             replacement = edit_block(old_block, old[entry_id], new_data)
-        lines[start - 1 : stop] = replacement
         delta = len(replacement) - len(old_block)
         if new_data is None:
-            # Also drop the blank line that separated it, if any.
             removed.append(i)
-            if start - 1 < len(lines) and lines[start - 1] == "" and start - 1 < len(lines) - 1:
-                del lines[start - 1]
+            # Also drop the blank line that separated it, if any (not the text's last line).
+            if len(tail) > 1 and tail[-1] == "":
+                tail.pop()
                 delta -= 1
-            spans[i] = (0, -1)
         else:
+            tail.extend(reversed(replacement))
             if not isinstance(new_data, Raw):
                 changed[i] = new_data
-            spans[i] = (start, stop + delta)
-        spans[i + 1 :] = [(a + delta, b + delta) for a, b in spans[i + 1 :]]
+        deltas[i] = delta
+        cursor = start - 1
+    tail.extend(reversed(lines[:cursor]))
+    tail.reverse()
+    lines = tail
     gone = set(removed)
+    kept = []
+    shift = 0  # lines added above the entry at hand
+    for i, (start, stop) in enumerate(spans):
+        if i not in gone:
+            kept.append((start + shift, stop + shift + deltas.get(i, 0)))
+        shift += deltas.get(i, 0)
     survivors = [i for i in range(len(spans)) if i not in gone]  # old positions, in order
-    kept = [spans[i] for i in survivors]
     # The chunks (chunks.py) whose text this edit changed: the rewritten
     # entries and the one before each removed entry (it takes over what
     # trailed it).
