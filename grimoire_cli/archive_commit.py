@@ -25,6 +25,8 @@ only when splitting could differ from the parser.
 
 from __future__ import annotations
 
+import re
+
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
@@ -172,11 +174,25 @@ def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: d
     return {entry_id: move.reasons[entry_id] for entry_id in moved}
 
 
+_ID_RUN = re.compile(r"MEM-[0-9]{8}-[0-9]+")
+_SHORTEST = len("MEM-00000000-0")
+
+
 def _entries(text: str, where: str, wanted: set[str]) -> tuple[list[str | None], list[tuple[int, int]], dict[str, Any]]:
     """Each item's id (None for those not `wanted`) and line span, and the
     wanted items by id (the first of each): only the chunks naming a wanted
     id are parsed (`chunks.parse_reusing`)."""
-    _, placed = parse_reusing(text, where, lambda chunk: not any(entry_id in chunk.text for entry_id in wanted))
+    def names_none(chunk) -> bool:
+        """Whether no wanted id occurs in the chunk's text. An id of the usual
+        form occurs only as a prefix of a maximal `MEM-<8 digits>-<digits>`
+        run (no `M` is inside one), so the runs are found once rather than
+        every id searched for (quadratic for an archive of thousands)."""
+        if not usual:
+            return not any(entry_id in chunk.text for entry_id in wanted)
+        return not any(run[:n] in wanted for run in _ID_RUN.findall(chunk.text) for n in range(_SHORTEST, len(run) + 1))
+
+    usual = all(_ID_RUN.fullmatch(entry_id) for entry_id in wanted)
+    _, placed = parse_reusing(text, where, names_none)
     ids: list[str | None] = []
     found: dict[str, Any] = {}
     for item, _, _, _ in placed:

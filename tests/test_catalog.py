@@ -246,7 +246,7 @@ def _dump(repo: Path) -> dict:
     return {"entries": entries, "fts": fts, "fts_rows": count, "words": words, "files": files, "ranks": len(ranks)}
 
 
-operation = st.sampled_from(["add", "add", "supersede", "apply", "archive", "add_many"])
+operation = st.sampled_from(["add", "add", "supersede", "apply", "archive", "add_many", "archive_many"])
 
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -271,6 +271,8 @@ def test_writes_keep_the_catalog_equal_to_a_rebuild(repo, ops):
             grimoire.apply(active[pick % len(active)], flag)
         elif op == "archive":
             grimoire.archive([active[pick % len(active)]], reason="manual", commit=False)
+        elif op == "archive_many":  # several rows of one file removed in one write: their words counted out together
+            grimoire.archive(sorted(set(active[pick % len(active)::3]))[:4], reason="manual", commit=False)
     incremental = _dump(repo)
     shutil.rmtree(repo / MEMORY / ".cache")
     Grimoire.open(repo).entries()  # rebuild every file, archive included

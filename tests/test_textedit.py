@@ -85,3 +85,39 @@ def test_splicing_in_one_pass_gives_what_splicing_step_by_step_gives(plan, head)
         elif action == "raw":
             changes[entry_id] = Raw([f"- id: {entry_id}", "  content: conflict", "<<<<<<< ours"])
     assert textedit._edit_lines(text, ids, spans, old, changes, "t.yaml") == _reference(text, ids, spans, old, changes)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 30), st.sampled_from(["", "supersedes", "related", "prose"])), min_size=1, max_size=15),
+       st.sets(st.integers(1, 40), max_size=8), st.booleans())
+def test_an_archive_finds_its_entries_in_the_committed_text_as_a_search_for_each_id_would(plan, chosen, odd):
+    """archive_commit._entries parses only the chunks that name a wanted id,
+    found by their id runs (a wanted id may be a prefix of a longer one: 001
+    inside 0012); the same chunks as searching the text for every id."""
+    from grimoire_cli.archive_commit import _entries
+
+    def ident(n: int) -> str:
+        return f"MEM-20260101-{n:03d}" + ("2" if n % 7 == 0 else "")
+
+    blocks = []
+    for n, (other, how) in enumerate(plan, 1):
+        item = _entry(n, 2)
+        item["id"] = "MEM-2026-1" if odd and n == 1 else ident(n)  # an id of another form (a hand edit)
+        if how == "supersedes":
+            item["supersedes"] = ident(other)
+        elif how == "related":
+            item["related_memories"] = [ident(other), ident(other) + "9"]
+        elif how == "prose":
+            item["content"] = f"see {ident(other)}0 and {ident(other)[:-1]}"
+        blocks.append(emit_entry(item))
+    text = "".join(blocks)
+    wanted = {ident(n) for n in chosen} | ({"MEM-2026-1"} if odd else set())
+    expected_ids: list = []
+    found: dict = {}
+    _, placed = parse_reusing(text, "t.yaml", lambda chunk: not any(w in chunk.text for w in wanted))
+    for item, _, _, _ in placed:
+        entry_id = item.get("id") if isinstance(item, dict) else None
+        expected_ids.append(entry_id if entry_id in wanted and entry_id not in found else None)
+        if expected_ids[-1] is not None:
+            found[entry_id] = item
+    assert _entries(text, "t.yaml", wanted) == (expected_ids, [p.span for p in placed], found)

@@ -194,6 +194,10 @@ class Indexer(Connection):
             # Plain tuples (rowid, idx, start, stop, offset): a file can hold tens of thousands.
             current = db.execute("SELECT rowid, idx, start, stop, offset FROM spans WHERE path=? ORDER BY idx", (path,)).fetchall()
             gone = set(change.removed)
+            # Word counts summed over every row, applied once: per row, each
+            # removal scanned the file's words again (quadratic for an archive).
+            taken: list[set[str]] = []
+            given: list[set[str]] = []
             for position, item in change.changed.items():
                 rowid = current[position][0]
                 old = json.loads(db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0])
@@ -205,16 +209,18 @@ class Indexer(Connection):
                 if texts(old) != texts(item) or word_set(old) != word_set(item):
                     # Lifecycle edits (apply, supersede's old entry) leave the
                     # searched text alone, and with it the index and words.
-                    self._count_words(db, path, word_counts([word_set(old)]), -1)
+                    taken.append(word_set(old))
                     db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
                     db.execute("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", (rowid, *texts(item)))
-                    self._count_words(db, path, word_counts([word_set(item)]), +1)
+                    given.append(word_set(item))
             for position in sorted(gone):
                 rowid = current[position][0]
                 old = db.execute("SELECT data FROM entries WHERE rowid=?", (rowid,)).fetchone()[0]
-                self._count_words(db, path, word_counts([word_set(json.loads(old))]), -1)
+                taken.append(word_set(json.loads(old)))
                 for table in ("fts", "entries", "spans"):
                     db.execute(f"DELETE FROM {table} WHERE rowid=?", (rowid,))
+            self._count_words(db, path, word_counts(taken), -1)
+            self._count_words(db, path, word_counts(given), +1)
             kept = [row for position, row in enumerate(current) if position not in gone]
             # Only rows whose place changed (an append moves none).
             db.executemany("UPDATE spans SET idx=?, start=?, stop=?, offset=? WHERE rowid=?",
