@@ -224,13 +224,14 @@ def scan_fields(data: dict, gated: bool = True) -> list[tuple[str, Finding]]:
     for _, text in texts:
         fields.append(_Field(offset, offset + len(text), _digits(text)))
         offset += len(text) + len(_SEPARATOR)
-    rules = _runnable(joined, gated, fields if gated else None)
+    scope = fields if gated else None  # ungated, every rule runs over the whole text
+    rules = _runnable(joined, gated, scope)
     if not rules:
         return []
     starts = [field.start for field in fields]
     seen: set[tuple[str, str]] = set()
     out: list[tuple[int, Finding]] = []
-    for span in sorted(_spans(joined, rules, fields if gated else None), key=lambda span: span.start):
+    for span in sorted(_spans(joined, rules, scope), key=lambda span: span.start):
         secret = (span.kind, joined[span.start : span.end])
         if secret in seen:
             continue

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conftest import examples
 from grimoire_cli.storage import textedit
 from grimoire_cli.storage.chunks import parse_reusing
-from grimoire_cli.storage.textedit import Raw, edit_block
+from grimoire_cli.storage.textedit import Raw, replacement_lines
 from grimoire_cli.storage.yamlio import emit_entry
 
 
@@ -30,12 +30,7 @@ def _reference(text: str, ids: list, spans: list, old: dict, changes: dict) -> t
         start, stop = spans[i]
         old_block = lines[start - 1 : stop]
         new_data = changes[entry_id]
-        if new_data is None:
-            replacement: list[str] = []
-        elif isinstance(new_data, Raw):
-            replacement = list(new_data)
-        else:
-            replacement = edit_block(old_block, old[entry_id], new_data)
+        replacement = replacement_lines(old_block, old, entry_id, new_data)
         lines[start - 1 : stop] = replacement
         delta = len(replacement) - len(old_block)
         if new_data is None:

@@ -158,12 +158,7 @@ def _edit_lines(text: str, ids: list[str | None], spans: list[tuple[int, int]], 
         tail.extend(reversed(lines[stop:cursor]))
         old_block = lines[start - 1 : stop]
         new_data = changes[entry_id]
-        if new_data is None:
-            replacement: list[str] = []
-        elif isinstance(new_data, Raw):
-            replacement = list(new_data)
-        else:
-            replacement = edit_block(old_block, old[entry_id], new_data)
+        replacement = replacement_lines(old_block, old, entry_id, new_data)
         delta = len(replacement) - len(old_block)
         if new_data is None:
             removed.append(i)
@@ -196,6 +191,17 @@ def _edit_lines(text: str, ids: list[str | None], spans: list[tuple[int, int]], 
     touched.discard(-1)
     chunk_hashes = {k: _kept_chunk(lines, kept, k) for k in touched}
     return "\n".join(lines), kept, removed, changed, chunk_hashes
+
+
+def replacement_lines(block: list[str], old: dict[str, Any], entry_id: str, new: Any) -> list[str]:
+    """The lines the block of entry `entry_id` becomes: none (removed: `new`
+    is None), `Raw` lines as they are, or the block with the fields that
+    changed from `old[entry_id]` rewritten."""
+    if new is None:
+        return []
+    if isinstance(new, Raw):
+        return list(new)
+    return edit_block(block, old[entry_id], new)
 
 
 def _kept_chunk(lines: list[str], kept: list[tuple[int, int]], k: int) -> bytes:
