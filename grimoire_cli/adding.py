@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 from .clock import parse_time
 from .errors import BadInput, Duplicate, GrimoireError, Refused
 from .model import Entry, id_day, next_id, normalize_text, parse_id
-from .request import Request, build
+from .request import Request, build, inherit
 from .storage.catalog.queries import Filter
 from .storage.store import Store
 
@@ -163,6 +163,10 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
             raise Duplicate(f"{holder.id} already holds this under the key {request.key}", "nothing to add; give the key a new value", holder.id)
         if holder is not None:
             request.supersedes = holder.id
+    if request.supersedes:
+        replaced = batch.existing.get(request.supersedes)
+        if replaced is not None:
+            request = inherit(request, replaced, config)
     if request.id:
         new_id = check_id(request.id, batch.taken)
     else:

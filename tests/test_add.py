@@ -193,6 +193,68 @@ def test_supersede_writes_both_ends_and_chain(repo):
     assert mem("validate").code == 0
 
 
+def test_supersede_inherits_what_the_old_entry_carried_unless_given(repo):
+    old = mem("add", "-c", "learning", "redis listens on port 6379 here", "-t", "redis", "--ttl", "10d", "--importance", "8",
+              "--confidence", "0.9").out.strip()
+    new = json.loads(mem("supersede", old, "redis listens on port 6380 here", "--json").out)
+    assert (new["tags"], new["ttl"], new["importance"], new["confidence"]) == (["redis"], "10d", 8, 0.9)
+    assert new["expires_at"] == "2026-12-02T10:00:00Z"  # the ttl counts from the new entry
+    assert [e["id"] for e in json.loads(mem("list", "-t", "redis", "--json").out)] == [new["id"]]
+    # What the command gives wins.
+    newer = json.loads(mem("supersede", new["id"], "redis listens on port 6381 here", "-t", "cache", "--ttl", "30d",
+                           "--importance", "3", "--confidence", "0.75", "--json").out)
+    assert (newer["tags"], newer["ttl"], newer["importance"], newer["confidence"]) == (["cache"], "30d", 3, 0.75)
+
+
+def test_supersede_of_a_keyed_fact_keeps_its_key_and_recall_gives_the_new_value(repo):
+    assert mem("remember", "svc.port", "6379", "-c", "fact").code == 0
+    old = json.loads(mem("facts", "--json").out)[0]["id"]
+    assert mem("supersede", old, "6380").code == 0
+    recalled = mem("recall", "svc.port")
+    assert recalled.code == 0 and recalled.out == "6380\n"
+    assert [f["key"] for f in json.loads(mem("facts", "--json").out)] == ["svc.port"]
+
+
+def test_a_superseded_typed_value_is_not_carried_over(grimoire):
+    first = grimoire.remember("db.rows", {"rows": 12}, category="fact").entry
+    grimoire.add_many([{"content": "twelve rows", "supersedes": first.id}])
+    assert grimoire.recall("db.rows") == "twelve rows"
+
+
+def test_supersede_keeps_metadata_but_a_new_one_wins(grimoire):
+    old = grimoire.add("Deploys go through the blue-green switch", "decision", confidence=0.95, metadata={"adr": "ADR-7"})
+    assert grimoire.supersede(old.id, "Deploys go through the canary switch").data["metadata"] == {"adr": "ADR-7"}
+
+
+def test_supersede_does_not_carry_what_the_new_category_refuses(repo):
+    assert mem("init", "--preset", "sabre").code == 0
+    old = mem("add", "-c", "semantic", "the cache warms in ten minutes", "--ttl", "12h", "--confidence", "0.6").out.strip()
+    new = json.loads(mem("add", "the cache warms in five minutes", "-c", "fact", "--supersedes", old, "--json").out)
+    # Loa's fact takes days only, and its floor is 0.8: its own defaults apply.
+    assert (new["ttl"], new["confidence"]) == ("permanent", 0.8)
+
+
+def test_supersede_of_a_task_keeps_its_trigger_and_takes_the_new_text(sabre):
+    old = mem("task", "add", "renew the cert", "--due", "+1h", "--context", "team=ops").out.strip()
+    new = json.loads(mem("supersede", old, "renew the cert and its key", "--json").out)
+    assert (new["task"], new["trigger"], new["status"], new["context"]) == \
+        ("renew the cert and its key", "time:2026-11-22T11:00:00Z", "pending", {"team": "ops"})
+    due = json.loads(mem("due", "--json", env={"MEM_NOW": "2026-11-22T12:00:00Z"}).out)
+    assert [t["id"] for t in due] == [new["id"]]
+    assert mem("validate").code == 0
+
+
+@pytest.mark.parametrize("kind_of", ["episode", "procedure"])
+def test_a_record_kind_is_not_superseded_by_a_text_and_the_hint_says_what_works(sabre, kind_of):
+    if kind_of == "episode":
+        old = mem("episode", "deploy", "--outcome", "success").out.strip()
+    else:
+        old = json.loads(mem("procedure", "add", "-", "--json", input='{"name": "deploy", "steps": [{"name": "build"}]}').out)["id"]
+    result = mem("supersede", old, "something else")
+    assert result.code == 2 and result.err.startswith("error:") and f"{old} is a" in result.err
+    assert ("mem episode" if kind_of == "episode" else "mem procedure add") in result.err
+
+
 @pytest.mark.git
 def test_supersede_edit_touches_only_added_lines(repo):
     old = mem("add", "-c", "fact", "The queue is RabbitMQ").out.strip()

@@ -59,7 +59,7 @@ def everything(repo) -> Path:
         assert mem("init", "--preset", preset).code == 0
     with_preset(repo, "pms")
     assert mem("add", "-c", "decision", "--confidence", "0.9", "-t", "db", "We use PostgreSQL 16 for the orders database").code == 0
-    assert mem("add", "-c", "learning", "Run the migrations before the API tests or they fail").code == 0
+    assert mem("add", "-c", "learning", "Run the migrations before the API tests or they fail", "-t", "tests", "--importance", "7").code == 0
     assert mem("remember", "db.port", "5432").code == 0
     assert mem("episode", "deploy-failed", "--context", "service=api", "--learned", "the cache needs a warm-up", "--outcome", "failure").code == 0
     assert mem("procedure", "add", "-", input="name: deploy\ndescription: ship it\nsteps:\n  - name: build\n    run: make build\n"
@@ -126,6 +126,7 @@ def test_writes_go_through_the_library_and_answer_in_the_cli_shape(everything):
             assert cli_json("show", saved["id"])["content"] == "Deploys go out on Tuesdays"
             newer = await answer_of(client, "supersede", {"id": old, "content": "Run the migrations before any test suite"})
             assert cli_json("show", old)["superseded_by"] == newer["id"]
+            assert (newer["tags"], newer["importance"]) == (["tests"], 7)  # carried over, as `mem supersede` does
             applied = await answer_of(client, "apply", {"id": saved["id"], "success": True})
             assert applied["effectiveness"]["applications"] == 1
             kept = await answer_of(client, "remember", {"key": "db.pool", "value": {"size": 20}})
