@@ -30,6 +30,8 @@ def init(
         render.out(f"added categories to the config: {', '.join(result.categories_added)}")
     if result.settings_added:
         render.out(f"added settings to the config: {', '.join(result.settings_added)}")
+    for line in result.notes:
+        render.out(line)
     for path in result.created:
         render.out(f"created {path}")
     for path in result.existing:
