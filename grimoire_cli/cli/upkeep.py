@@ -172,9 +172,9 @@ def review(json: bool = JsonOpt) -> None:
             for entry in entries:
                 render.out("  " + render.entry_line(entry, moment))
     if result.duplicates:
-        render.out("near duplicates (supersede one):")
-        for a, b, score in result.duplicates:
-            render.out(f"  {a.id} ~ {b.id} ({score:.0f}%)")
+        render.out("near duplicates:")
+        for pair in result.duplicates:
+            render.out(f"  {pair.a.id} ~ {pair.b.id} ({pair.score:.0f}%, {pair.a.category}): {pair.fix}")
     if not (result.entries()):
         render.note("nothing to review")
 
