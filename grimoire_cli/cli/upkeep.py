@@ -16,7 +16,7 @@ from .app import JsonOpt, as_hook, command, config_option, hooks_command, open_g
 @command()
 def init(
     preset: Optional[str] = typer.Option(None, "--preset", metavar="NAME",
-                                         help="Also add a memory design's categories and settings to the config: sabre, samaritan, protea."),
+                                         help="Also add a memory design's categories and settings to the config: sabre, samaritan, protea, pms."),
     json: bool = JsonOpt,
 ) -> None:
     """Create the config, grimoire folders, category files and merge rules (idempotent)."""
