@@ -155,14 +155,13 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     config = store.config
     if request.category in config.categories and config.categories[request.category].kind == "chat" and (request.fields or {}).get("role"):
         batch.chat(request)  # a message (`mem chat add`); anything else gets the kind's hint
-    if not request.supersedes:
-        # A key, or a procedure's name, has one active entry: a new one replaces it.
-        holder = batch.holder(request)
-        if holder is not None and request.key and holder.key == request.key and request.category in (None, holder.category) \
+    # A key, or a procedure's name, has one active entry: a new one replaces it.
+    holder = None if request.supersedes else batch.holder(request)
+    if holder is not None:
+        if request.key and holder.key == request.key and request.category in (None, holder.category) \
                 and isinstance(request.content, str) and normalize_text(holder.content) == normalize_text(request.content):
             raise Duplicate(f"{holder.id} already holds this under the key {request.key}", "nothing to add; give the key a new value", holder.id)
-        if holder is not None:
-            request.supersedes = holder.id
+        request.supersedes = holder.id
     if request.supersedes:
         replaced = batch.existing.get(request.supersedes)
         if replaced is not None:
@@ -173,6 +172,13 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
         day = id_day(parse_time(request.timestamp) if request.timestamp else batch.moment)
         new_id = next_id(batch.taken.of_day(day), day)
     data, notes = build(request, config, batch.moment, batch.existing, batch.taken, new_id)
+    if holder is not None and holder.category == data["category"] and config.category(holder.category).kind == "procedure":
+        from .kinds.procedures import same
+
+        # The same version again (a transcript consolidated twice): a copy superseding it would be noise in the history.
+        if same(holder, {k: data[k] for k in ("name", "description", "params", "steps") if k in data}, data.get("tags") or []):
+            raise Duplicate(f"{holder.id} already holds this version of the procedure {data.get('name')}",
+                            "nothing to add; change what differs to make a new version", holder.id)
     old = batch.existing.get(request.supersedes) if request.supersedes else None
     if old is not None and config.category(old.category).tracked != config.category(data["category"]).tracked:
         # The link would dangle in every other clone (a local file is nobody else's).

@@ -147,7 +147,8 @@ def request_for(item: Item, category: str, kind: str, session_id: str) -> Reques
 class Consolidated:
     """What `mem consolidate` did (or would do, on a dry run)."""
 
-    __slots__ = ("session_id", "messages", "saved", "duplicates", "refused", "summary", "model", "dry_run", "skipped", "redacted")
+    __slots__ = ("session_id", "messages", "saved", "duplicates", "refused", "summary", "model", "dry_run", "skipped", "redacted",
+                 "summarized_by")
 
     def __init__(self, session_id: str, messages: int):
         self.session_id, self.messages = session_id, messages
@@ -159,6 +160,7 @@ class Consolidated:
         self.dry_run = False
         self.skipped: str | None = None  # why nothing was sent to the summarizer
         self.redacted = 0
+        self.summarized_by: str | None = None  # the session's summary, when this run found nothing new and wrote nothing
 
     @property
     def line(self) -> str:
@@ -166,15 +168,18 @@ class Consolidated:
             return f"{count} {word}{'' if count == 1 else 's'}"
 
         memories = f"{len(self.saved)} memor{'y' if len(self.saved) == 1 else 'ies'}"
-        return (f"Summarized {n(self.messages, 'message')} → {memories} {'would be saved' if self.dry_run else 'saved'} "
+        line = (f"Summarized {n(self.messages, 'message')} → {memories} {'would be saved' if self.dry_run else 'saved'} "
                 f"({n(len(self.duplicates), 'duplicate')}, {len(self.refused)} refused)")
+        if self.summarized_by is not None:
+            line += f"; nothing new since summary {self.summarized_by}, nothing {'would be ' if self.dry_run else ''}written"
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "messages": self.messages, "saved": [e.to_dict() for e in self.saved],
                 "duplicates": [{"item": label, "of": of} for label, of in self.duplicates],
                 "refused": [{"item": label, "error": why} for label, why in self.refused],
                 "summary": self.summary.to_dict() if self.summary is not None else None, "model": self.model,
-                "dry_run": self.dry_run, "skipped": self.skipped, "redacted": self.redacted}
+                "dry_run": self.dry_run, "skipped": self.skipped, "redacted": self.redacted, "summarized_by": self.summarized_by}
 
 
 def consolidate(store: Store, moment: datetime, transcript: Transcript, *, command: str | None, option: str, timeout: float,
@@ -204,7 +209,8 @@ def consolidate(store: Store, moment: datetime, transcript: Transcript, *, comma
     requests = [request_for(item, where[item.section], kinds[item.section], session) for item in items]
 
     def summary(saved: list) -> list[Request]:
-        if not saved and _summarized(store, moment, session):
+        result.summarized_by = None if saved else _summary_of(store, moment, session)
+        if result.summarized_by is not None:
             return []  # the same conversation again, nothing new: its summary stands
         text = summary_text or f"A conversation of {kept} messages; {len(saved)} memories saved."
         fields = {"session_id": session, "message_count": kept, "model": result.model, "memories": [e.id for e in saved]}
@@ -248,7 +254,8 @@ def last_of_each_key(items: list[Item]) -> tuple[list[Item], list[tuple[str, str
     return kept, dropped
 
 
-def _summarized(store: Store, moment: datetime, session: str) -> bool:
-    """Whether an active summary of this session exists."""
+def _summary_of(store: Store, moment: datetime, session: str) -> str | None:
+    """The id of the newest active summary of this session, if one exists."""
     chosen = Filter(at=moment.timestamp(), categories=store.config.names_of_kind("summary"), name=session)
-    return bool(store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False))
+    ids = store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False)
+    return max(ids, key=lambda i: (i[:12], len(i), i)) if ids else None  # MEM-<day>-NNN: of one day, a longer number is later

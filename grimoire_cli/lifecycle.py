@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from .clock import iso
 from .errors import BadInput
@@ -90,6 +90,22 @@ def near_duplicates(entries: list[Entry], threshold: float = 90) -> list[tuple[E
     return pairs
 
 
+# What resolves a near-duplicate pair, by kind: `mem supersede` writes notes only
+# (an entry of another kind needs its kind's fields, which the text has not).
+_FIXES = {"note": "supersede one: `mem supersede ID TEXT`", "task": "cancel one: `mem task cancel ID`",
+          "episode": "if it happened once, archive one: `mem archive ID --reason manual`"}
+_ARCHIVE = "archive one: `mem archive ID --reason manual`"
+
+
+class NearDuplicate(NamedTuple):
+    """Two active entries of one category whose texts are `score`% alike, and what resolves the pair."""
+
+    a: Entry
+    b: Entry
+    score: float
+    fix: str
+
+
 @dataclass
 class Review:
     """What `mem review` lists: entries by section, and near-duplicate pairs."""
@@ -97,11 +113,11 @@ class Review:
     low: list[Entry] = field(default_factory=list)
     ineffective: list[Entry] = field(default_factory=list)
     expiring: list[Entry] = field(default_factory=list)
-    duplicates: list[tuple[Entry, Entry, float]] = field(default_factory=list)
+    duplicates: list[NearDuplicate] = field(default_factory=list)
 
     def entries(self) -> list[Entry]:
         seen: dict[str, Entry] = {}
-        for entry in [*self.ineffective, *self.low, *self.expiring, *(p[1] for p in self.duplicates)]:
+        for entry in [*self.ineffective, *self.low, *self.expiring, *(pair.b for pair in self.duplicates)]:
             seen.setdefault(entry.id, entry)
         return list(seen.values())
 
@@ -112,15 +128,16 @@ class Review:
         for entry in self.entries():
             sections = [name for name, group in (("ineffective", self.ineffective), ("low", self.low), ("expiring", self.expiring))
                         if any(e.id == entry.id for e in group)]
-            near = [{"id": (b if a.id == entry.id else a).id, "score": round(score, 1)}
-                    for a, b, score in self.duplicates if entry.id in (a.id, b.id)]
+            near = [{"id": (b if a.id == entry.id else a).id, "score": round(score, 1), "fix": fix}
+                    for a, b, score, fix in self.duplicates if entry.id in (a.id, b.id)]
             if near:
                 sections.append("near-duplicate")
             out.append({**entry.to_dict(), "review": {"sections": sections, "near_duplicates": near}})
         return out
 
 
-def review(entries: Iterable[Entry], moment: datetime, warn_days: int) -> Review:
+def review(entries: Iterable[Entry], moment: datetime, warn_days: int, kinds: dict[str, str] | None = None) -> Review:
+    """What `mem review` lists; `kinds` (category -> kind) chooses what each near-duplicate pair is told to do."""
     active = [e for e in entries if e.is_active(moment)]
     result = Review()
     for entry in active:
@@ -130,5 +147,7 @@ def review(entries: Iterable[Entry], moment: datetime, warn_days: int) -> Review
             result.ineffective.append(entry)
         if expiring_within(entry, moment, warn_days):
             result.expiring.append(entry)
-    result.duplicates = near_duplicates(active)
+    kinds = kinds or {}
+    result.duplicates = [NearDuplicate(a, b, score, _FIXES.get(kinds.get(a.category, "note"), _ARCHIVE))
+                         for a, b, score in near_duplicates(active)]
     return result

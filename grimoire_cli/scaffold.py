@@ -22,7 +22,7 @@ class InitResult:
     the root); `git`: whether the root is a git work tree (outside one, mem
     never commits and has no hooks to install)."""
 
-    __slots__ = ("root", "created", "existing", "git", "categories_added", "settings_added")
+    __slots__ = ("root", "created", "existing", "git", "categories_added", "settings_added", "notes")
 
     def __init__(self, root: str, git: bool = True):
         self.root = root
@@ -31,10 +31,11 @@ class InitResult:
         self.git = git
         self.categories_added: list[str] = []  # by a preset, to the config
         self.settings_added: list[str] = []  # by a preset: dotted keys under memory_schema
+        self.notes: list[str] = []  # a preset's category named otherwise here, and why
 
     def to_dict(self) -> dict[str, Any]:
         return {"root": self.root, "created": self.created, "existing": self.existing, "git": self.git,
-                "categories_added": self.categories_added, "settings_added": self.settings_added}
+                "categories_added": self.categories_added, "settings_added": self.settings_added, "notes": self.notes}
 
 
 def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None, scope: str | None = None,
@@ -58,7 +59,7 @@ def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None,
     if preset is not None:
         from .kinds.presets import add_preset
 
-        result.categories_added, result.settings_added = add_preset(config_path, preset)
+        result.categories_added, result.settings_added, result.notes = add_preset(config_path, preset)
     conf = load_config(root, config_path, scope, must_exist=False)
     store = Store(conf)
     for folder in conf.folders():

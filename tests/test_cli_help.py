@@ -72,6 +72,13 @@ def test_query_help_says_what_its_filters_do():
     assert rows["--include-superseded"] == "Also rank memories a newer one replaced."
 
 
+def test_init_help_names_every_preset():
+    from grimoire_cli.kinds.presets import PRESETS
+
+    text = dict(_rows(mem("init", "-h").out, "Options"))["--preset NAME"]
+    assert text == f"Also add a memory design's categories and settings to the config: {', '.join(PRESETS)}."
+
+
 def test_arguments_show_plain_names():
     archive = mem("archive", "-h").out
     assert archive.startswith("Usage: mem archive [OPTIONS] [ID]...\n")

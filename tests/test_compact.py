@@ -94,7 +94,7 @@ def test_dry_run_and_bad_input_write_nothing(generations, repo, tmp_path):
     cases = [
         (["--keep", "0", "--no-summary"], 2, "--keep must be at least 1, not 0"),
         (["-c", "directive", "--no-summary"], 2, "directive is never compacted (compaction.categories says all)"),
-        (["-c", "task", "--no-summary"], 2, "task is never compacted (kind task)"),
+        (["-c", "task", "--no-summary"], 2, "task is never compacted (compaction.categories says all)"),  # Protea's records
         (["--keep", "3"], 2, "no summarizer command configured"),
         (["--keep", "3", "--with", "no-such-condenser"], 2, "command not found: no-such-condenser"),
         (["--keep", "3", "--with", str(failing)], 5, "exited with 1"),

@@ -256,3 +256,24 @@ def test_a_transcript_without_messages_is_bad_input(samaritan, tmp_path):
         path.write_text(text)
         result = mem("consolidate", path, "--with", _answering(tmp_path, ANSWER))
         assert result.code == 2 and "holds no messages" in result.err, text
+
+
+def test_the_same_transcript_twice_writes_nothing_the_second_time_and_says_so(samaritan, tmp_path):
+    procedure = {"content": "How we ship", "importance": 6, "name": "ship", "steps": ["build", "push"]}
+    answer = {**ANSWER, "procedures": [procedure]}
+    transcript = _claude_code(tmp_path / "s.jsonl")
+    first = mem("consolidate", transcript, "--with", _answering(tmp_path, answer))
+    assert first.code == 0 and "Summarized 12 messages → 6 memories saved (0 duplicates, 0 refused); summary MEM-20261122-007" in first.out
+    before = _files(samaritan)
+    again = mem("consolidate", transcript, "--with", _answering(tmp_path, answer))
+    assert again.code == 0, again.err
+    assert again.out.strip() == ("Summarized 12 messages → 0 memories saved (6 duplicates, 0 refused); "
+                                 "nothing new since summary MEM-20261122-007, nothing written")
+    assert "skipped procedures[0]: the same as MEM-20261122-005" in again.err
+    assert _files(samaritan) == before  # no copy of the procedure superseding it, no second summary
+    # A procedure that did change is a new version, and the run gets its summary.
+    changed = {**answer, "procedures": [{**procedure, "steps": ["build", "test", "push"]}]}
+    third = json.loads(mem("consolidate", transcript, "--with", _answering(tmp_path, changed), "--json").out)
+    assert [(e["category"], e["supersedes"]) for e in third["saved"]] == [("procedure", "MEM-20261122-005")]
+    assert third["summary"]["memories"] == [third["saved"][0]["id"]] and third["summarized_by"] is None
+    assert json.loads(mem("show", "MEM-20261122-005", "--json").out)["superseded_by"] == third["saved"][0]["id"]

@@ -180,6 +180,17 @@ def test_learn_keeps_what_this_log_has_no_evidence_about(pms):
     assert len(_insights()) == 4
 
 
+def test_insights_of_a_type_there_is_none_of_say_that_others_exist(pms):
+    assert mem("insights").err == "no insights yet (see `mem learn`)\n"
+    assert mem("insights", "--type", "preference").err == "no insights yet (see `mem learn`)\n"
+    _observe([_task(n, ("pack", "ship")) for n in range(10)])
+    assert len(_learn()["added"]) == 2  # best practices, no preference
+    result = mem("insights", "--type", "preference")
+    assert (result.code, result.out, result.err) == (0, "", "no insights of type preference; 2 others (`mem insights` lists every one)\n")
+    assert json.loads(mem("insights", "--type", "preference", "--json").out) == []
+    assert len(mem("insights", "--type", "best_practice").out.splitlines()) == 4  # two insights, two lines each
+
+
 def test_an_insight_archived_by_hand_is_a_veto(pms):
     _observe([_task(n, ("pack", "ship")) for n in range(10)])
     learned = _learn()["added"]

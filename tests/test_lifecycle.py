@@ -53,6 +53,34 @@ def test_tiers_and_review(repo):
     assert result["archived"] == [bad] and result["commit"] is None
 
 
+def test_review_suggests_for_near_duplicates_what_works_for_their_kind(repo):
+    for preset in ("sabre", "samaritan"):
+        assert mem("init", "--preset", preset).code == 0
+    ids = {}
+    for n, tail in enumerate(("cache", "caches")):
+        ids["episode", n] = mem("episode", "deploy", "--learned", f"The friday deploy broke checkout because of the {tail}").out.strip()
+        ids["fact", n] = mem("add", "-c", "fact", f"The staging database runs postgres sixteen on the {tail} host").out.strip()
+    summaries = "\n".join(json.dumps({"category": "summary", "content": f"A chat about the deploy of the checkout service on {day}",
+                                      "session_id": f"s{n}", "message_count": 4, "memories": []})
+                          for n, day in enumerate(("friday", "fridays")))
+    assert mem("import", "-", input=summaries + "\n").code == 0
+    text = mem("review").out
+    fixes = {line.split(", ", 1)[1].split(")", 1)[0]: line.split(": ", 1)[1] for line in text.splitlines() if " ~ " in line}
+    assert fixes == {"fact": "supersede one: `mem supersede ID TEXT`",
+                     "episode": "if it happened once, archive one: `mem archive ID --reason manual`",
+                     "summary": "archive one: `mem archive ID --reason manual`"}
+    assert f"  {ids['episode', 0]} ~ {ids['episode', 1]} (" in text and "(supersede one)" not in text
+    by_id = {item["id"]: item["review"]["near_duplicates"] for item in json.loads(mem("review", "--json").out)}
+    assert by_id[ids["episode", 1]] == [{"id": ids["episode", 0], "score": by_id[ids["episode", 1]][0]["score"], "fix": fixes["episode"]}]
+    # What is suggested works; what was suggested before does not, for an episode.
+    assert mem("supersede", ids["episode", 0], "The friday deploy broke checkout").code == 2
+    assert mem("supersede", ids["fact", 0], "The staging database runs postgres sixteen").code == 0
+    summary = next(i for i, near in by_id.items() if near and near[0]["fix"] == fixes["summary"])
+    archived = json.loads(mem("archive", ids["episode", 1], summary, "--reason", "manual", "--no-commit", "--json").out)
+    assert sorted(archived["archived"]) == sorted([ids["episode", 1], summary])
+    assert " ~ " not in mem("review").out
+
+
 def test_archive_commits_only_grimoire_files(repo):
     commit_all(repo)
     expired = mem("add", "-c", "error", "Build failed: missing libssl").out.strip()

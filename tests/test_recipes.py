@@ -32,8 +32,7 @@ def test_the_evolution_recipe_is_protea_plan_exactly(protea):
         ids[("crash_log", n)] = _add("crash_log", f"Generation {n} crashed with a recursion error", when=day)
         ids[("reflection", n)] = _add("reflection", f"Reflection {n}: smaller steps survive longer", when=day)
         ids[("observation", n)] = _add("observation", f"Generation {n} scored {n * 10}", "--importance", str([9, 2, 7, 4][n]), when=day)
-    tasks = [mem("task", "add", f"Try mutation plan {n}", "--next-session", env={"MEM_NOW": f"2026-11-2{n}T10:00:00Z"}).out.strip()
-             for n in range(3)]
+    tasks = [_add("task", f"User asked: try mutation plan {n}; Result: done", when=f"2026-11-2{n}T10:00:00Z") for n in range(3)]
     result = mem("context", "--recipe", "evolution", "--budget", "2000", "--json")
     assert result.code == 0, result.err
     block = json.loads(result.out)
@@ -52,6 +51,45 @@ def test_the_evolution_recipe_is_protea_plan_exactly(protea):
     assert text.index("### crash_log") < text.index("### reflection") < text.index("### observation") < text.index("### task")
     assert text.endswith("_left out: 3 directive, 2 crash_log, 1 reflection, 2 observation, 1 task (`mem query` finds them)_\n")
     assert block["left_out"] == 9 and block["recipe"] == "evolution"
+
+
+def test_protea_task_records_are_plain_entries_never_archived_nor_compacted(protea):
+    """Protea's tasks are records of finished user requests, not SABRE's prospective tasks."""
+    record = _add("task", "User asked: rename the scorer; Result: renamed to fitness", when="2026-10-01T10:00:00Z")
+    entry = json.loads(mem("show", record, "--json").out)
+    assert (entry["ttl"], "expires_at" in entry, "status" in entry) == ("permanent", False, False)
+    later = {"MEM_NOW": "2027-06-01T10:00:00Z"}
+    assert mem("check", "--json", env=later).code == 0 and mem("show", record, env=later).code == 0
+    assert not (Path("grimoires/loa/memory/archive") / "tasks.yaml").exists()
+    refused = mem("compact", "-c", "task", "--no-summary", env=later)
+    assert refused.code == 2 and "task is never compacted (compaction.categories says all)" in refused.err
+    assert "task: {storage_file: tasks.yaml, ttl: permanent" in CONFIG.read_text()
+    assert mem("task", "add", "Try plan 2", "--next-session").code == 2  # no prospective task kind in protea alone
+
+
+@pytest.mark.parametrize("order", [("sabre", "protea"), ("protea", "sabre")])
+def test_with_sabre_the_two_tasks_get_distinct_names_and_init_says_which(repo, order):
+    """Whichever preset comes first keeps `task` (a category is never renamed under its entries); the other's gets its own name."""
+    outs = [mem("init", "--preset", preset) for preset in order]
+    assert all(out.code == 0 for out in outs), [out.err for out in outs]
+    records, prospective = ("user_task", "task") if order[0] == "sabre" else ("task", "prospective_task")
+    note = (f"Protea's records of finished user requests: the category {records}, because task already holds SABRE's prospective tasks (kind task)"
+            if order[0] == "sabre" else
+            f"SABRE's prospective tasks (kind task): the category {prospective}, because task already holds Protea's records of finished user requests")
+    assert note in outs[1].out.splitlines() and json.loads(mem("init", "--preset", order[1], "--json").out)["notes"] == [note]
+    from grimoire_cli import Grimoire
+
+    config = Grimoire.open(repo).config
+    assert (config.category(records).kind, config.category(prospective).kind) == ("note", "task")
+    assert config.category(records).storage_file != config.category(prospective).storage_file
+    assert [s.category for s in config.settings.context.named("evolution")][-1] == records
+    assert config.settings.compaction.keep_of(records) is None
+    done = _add(records, "User asked: add a maze; Result: added", when="2026-11-22T10:00:00Z")
+    assert mem("task", "add", "Try mutation plan 1", "--next-session").code == 0
+    sections = {s["heading"]: s["included"] for s in json.loads(mem("context", "--recipe", "evolution", "--json").out)["sections"]}
+    assert sections[records] == [done]
+    assert json.loads(mem("tasks", "--json").out)[0]["category"] == prospective
+    assert mem("validate").code == 0
 
 
 def test_a_recipe_keeps_to_the_budget_and_to_a_query(protea):

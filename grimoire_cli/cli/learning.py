@@ -170,11 +170,16 @@ def insights(
     json: bool = JsonOpt,
 ) -> None:
     """The active insights, newest first."""
-    found = open_grimoire().insights(type=type, category=category)
+    grimoire = open_grimoire()
+    found = grimoire.insights(type=type, category=category)
     if json:
         render.print_json([e.to_dict() for e in found])
         return
-    if not found:
+    others = len(grimoire.insights()) if not found and (type or category) else 0
+    if others:  # "yet" would be wrong: the filters left out the ones there are
+        which = (f" of type {type}" if type else "") + (f" in {category}" if category else "")
+        render.note(f"no insights{which}; {others} other{'' if others == 1 else 's'} (`mem insights` lists every one)")
+    elif not found:
         render.note("no insights yet (see `mem learn`)")
     for e in found:
         render.out(f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {e.data.get('applies_to', '')}")

@@ -16,7 +16,7 @@ from .app import JsonOpt, as_hook, command, config_option, hooks_command, open_g
 @command()
 def init(
     preset: Optional[str] = typer.Option(None, "--preset", metavar="NAME",
-                                         help="Also add a memory design's categories and settings to the config: sabre, samaritan, protea."),
+                                         help="Also add a memory design's categories and settings to the config: sabre, samaritan, protea, pms."),
     json: bool = JsonOpt,
 ) -> None:
     """Create the config, grimoire folders, category files and merge rules (idempotent)."""
@@ -30,6 +30,8 @@ def init(
         render.out(f"added categories to the config: {', '.join(result.categories_added)}")
     if result.settings_added:
         render.out(f"added settings to the config: {', '.join(result.settings_added)}")
+    for line in result.notes:
+        render.out(line)
     for path in result.created:
         render.out(f"created {path}")
     for path in result.existing:
@@ -170,9 +172,9 @@ def review(json: bool = JsonOpt) -> None:
             for entry in entries:
                 render.out("  " + render.entry_line(entry, moment))
     if result.duplicates:
-        render.out("near duplicates (supersede one):")
-        for a, b, score in result.duplicates:
-            render.out(f"  {a.id} ~ {b.id} ({score:.0f}%)")
+        render.out("near duplicates:")
+        for pair in result.duplicates:
+            render.out(f"  {pair.a.id} ~ {pair.b.id} ({pair.score:.0f}%, {pair.a.category}): {pair.fix}")
     if not (result.entries()):
         render.note("nothing to review")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from string import Template
 from typing import Any, NamedTuple
 
 from ..config import CONFIG_NAME, DEFAULT_CATEGORIES, build_config
@@ -23,7 +24,7 @@ from ..storage.yamlio import parse_document
 class Preset(NamedTuple):
     """A comment line, the categories (name -> its flow mapping, a comment),
     and the settings (a block path under memory_schema, a key, its value as
-    YAML text, a comment) a preset adds."""
+    YAML text, a comment; `$task` stands for the name its `task` got) a preset adds."""
 
     title: str
     categories: dict[str, tuple[str, str]]
@@ -59,21 +60,33 @@ PRESETS: dict[str, Preset] = {
         "crash_log": ("{storage_file: crash_logs.yaml, ttl: 90d, confidence_required: 0.5}", "what crashed, and how"),
         "reflection": ("{storage_file: reflections.yaml, ttl: permanent, confidence_required: 0.5}", "what the agent concluded"),
         "directive": ("{storage_file: directives.yaml, ttl: permanent, confidence_required: 0.5}", "what the user asked for"),
-        "task": ("{kind: task, storage_file: tasks.yaml, ttl: 30d, confidence_required: 0.5}", "what is to be done"),
+        "task": ("{storage_file: tasks.yaml, ttl: permanent, confidence_required: 0.5}",
+                 "records of finished user requests (User asked: ...; Result: ...); never compacted"),
         "chat": ("{kind: chat, storage_file: chat.yaml, ttl: 10m, confidence_required: 0.5, tracked: false}",
                  "conversation history: mem chat add / recent; local, gone after 10 minutes"),
     }, (
         (("context", "recipes"), "evolution",
          "[{category: directive, limit: 1}, {category: crash_log, limit: 2}, {category: reflection, limit: 3}, "
-         "{category: observation, limit: 2, order: score}, {category: task, limit: 2}]",
+         "{category: observation, limit: 2, order: score}, {category: $task, limit: 2}]",
          "mem context --recipe evolution: Protea's tiered retrieval"),
         (("compaction", "categories"), "directive", "all", "mem compact never condenses directives"),
-        (("compaction", "categories"), "task", "all", "nor tasks"),
+        (("compaction", "categories"), "$task", "all", "nor task records"),
     )),
     "pms": Preset("Persistent Memory System (mem init --preset pms): learning from task executions (mem observe, tools, patterns, learn)", {
         "insight": ("{kind: insight, storage_file: insights.yaml, ttl: permanent, confidence_required: 0.5}",
                     "what mem learn concluded from the observation log: best practices, warnings, preferences"),
     }),
+}
+# `task` is SABRE's prospective tasks (kind task) and Protea's records of finished
+# user requests (plain entries). In one config, whichever preset came first keeps
+# the name: a category is never renamed under the entries it holds, and each
+# system's own calls go on working (SABRE's task commands find their category by
+# kind; Protea writes `-c task`). The other's gets its own name and file.
+_TASKS = {  # preset: its task's kind, what its tasks are, and the name and spec they get when `task` is another's
+    "sabre": ("task", "SABRE's prospective tasks (kind task)", "prospective_task",
+              "{kind: task, storage_file: prospective_tasks.yaml, ttl: 30d, confidence_required: 0.5}"),
+    "protea": ("note", "Protea's records of finished user requests", "user_task",
+               "{storage_file: user_tasks.yaml, ttl: permanent, confidence_required: 0.5}"),
 }
 _KEY_LINE = re.compile(r"^(\s*)([A-Za-z_][\w-]*):(?:\s*(#.*)?)?$")
 
@@ -85,10 +98,11 @@ def check_preset(name: str) -> Preset:
         raise BadInput(f"unknown preset {name!r}", f"use one of: {', '.join(PRESETS)}") from None
 
 
-def add_preset(config_path: Path, name: str) -> tuple[list[str], list[str]]:
+def add_preset(config_path: Path, name: str) -> tuple[list[str], list[str], list[str]]:
     """Add the preset's categories and settings the config lacks; the
-    category names and the settings (dotted) added. What the config already
-    says is left as it is."""
+    category names and the settings (dotted) added, and notes on names that
+    differ from the preset's (`task`, when another preset holds it). What the
+    config already says is left as it is."""
     preset = check_preset(name)
     text = config_path.read_text(encoding="utf-8")
     raw, _ = parse_document(text, str(config_path))
@@ -98,23 +112,39 @@ def add_preset(config_path: Path, name: str) -> tuple[list[str], list[str]]:
     if present is not None and not isinstance(present, dict):
         raise Damaged(str(config_path), None, "memory_schema.categories is not a mapping", "fix the config", "config")
     have = set(present or DEFAULT_CATEGORIES)
-    missing = [c for c in preset.categories if c not in have]
+    categories, task, notes = _categories(name, preset, present or {})
+    missing = [c for c in categories if c not in have]
     new = text
     if missing:
-        lines = [f"# {preset.title}"] + [f"{c}: {preset.categories[c][0]}  # {preset.categories[c][1]}" for c in missing]
+        lines = [f"# {preset.title}"] + [f"{c}: {categories[c][0]}  # {categories[c][1]}" for c in missing]
         if present is None:  # the defaults were implied: a categories block must name them
             lines = [f"{name}: {{{', '.join(f'{k}: {v}' for k, v in spec.items())}}}" for name, spec in DEFAULT_CATEGORIES.items()] + lines
         new = _insert(new, lines, present is None, config_path)
     added = []
     for path, key, value, comment in preset.settings:
+        key, value = Template(key).substitute(task=task), Template(value).substitute(task=task)
         if not _has(schema, (*path, key)):
             new = _add_setting(new, path, f"{key}: {value}  # {comment}", config_path)
             added.append(".".join((*path, key)))
     if new == text:
-        return [], []
+        return [], [], notes
     build_config(parse_document(new, str(config_path))[0], config_path.parent, config_path)  # refuses what would not load
     journal.write_atomic(config_path, new.encode("utf-8"))
-    return missing, added
+    return missing, added, notes
+
+
+def _categories(name: str, preset: Preset, present: dict[str, Any]) -> tuple[dict[str, tuple[str, str]], str, list[str]]:
+    """The preset's categories as this config gets them, the name its `task`
+    category has here, and a note saying why when that is not `task`."""
+    if "task" not in preset.categories or "task" not in present:
+        return preset.categories, "task", []
+    kind, what, other, spec = _TASKS[name]
+    theirs = present["task"].get("kind", "note") if isinstance(present["task"], dict) else "note"
+    if theirs == kind:
+        return preset.categories, "task", []
+    held = next((w for k, w, _, _ in _TASKS.values() if k == theirs), f"a category of kind {theirs}")
+    categories = {(other if c == "task" else c): ((spec, line[1]) if c == "task" else line) for c, line in preset.categories.items()}
+    return categories, other, [f"{what}: the category {other}, because task already holds {held}"]
 
 
 def _has(schema: Any, path: tuple[str, ...]) -> bool:
