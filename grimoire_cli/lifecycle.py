@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from .clock import iso
 from .errors import BadInput
-from .model import ARCHIVE_REASONS, Entry, normalize_text, score_of
+from .model import ARCHIVE_REASONS, Entry, normalize_text, ordered, score_of
 
 if TYPE_CHECKING:
     from .storage.catalog.rows import Light
@@ -45,7 +45,7 @@ def archived_data(data: dict[str, Any], reason: str, moment: datetime) -> dict[s
     new["archived"] = True
     new["archived_at"] = iso(moment)
     new["archive_reason"] = reason
-    return new
+    return ordered(new)  # in the file's order, so the catalog's row equals a re-read's
 
 
 SHORT_LIFE = 86400  # seconds: see expiring_within

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -117,3 +118,23 @@ def grimoire(repo):
     from grimoire_cli import Grimoire
 
     return Grimoire.open(repo)
+
+
+def catalog_dump(repo: Path) -> dict:
+    """Everything in the scope loa's catalog except row numbers (to compare an
+    incrementally kept catalog with a rebuild)."""
+    with sqlite3.connect(repo / "grimoires/loa/memory/.cache" / "index.sqlite3") as db:
+        entries = db.execute("SELECT e.path, s.path, s.idx, s.start, s.stop, s.id, s.chunk, mapping, archived, e.id, category, key, confidence, "
+                             "importance, tier, born, expires, superseded_by, tags, seq, norm, data FROM entries e "
+                             "JOIN spans s ON s.rowid = e.rowid ORDER BY s.path, s.idx").fetchall()
+        assert len(entries) == db.execute("SELECT count(*) FROM entries").fetchone()[0] == db.execute("SELECT count(*) FROM spans").fetchone()[0]
+        fts = db.execute("SELECT s.path, s.idx, f.summary, f.content, f.tags FROM fts f JOIN spans s ON s.rowid = f.rowid "
+                         "ORDER BY s.path, s.idx").fetchall()
+        count = db.execute("SELECT count(*) FROM fts").fetchone()[0]
+        words = db.execute("SELECT word, path, n FROM words ORDER BY word, path").fetchall()
+        files = db.execute("SELECT path, size, hash FROM files ORDER BY path").fetchall()
+        # The narrow copy ranking joins must match entries row for row.
+        columns = "path, mapping, archived, id, category, key, confidence, importance, tier, born, expires, superseded_by, tags, seq"
+        ranks = db.execute(f"SELECT rowid, {columns} FROM ranks ORDER BY rowid").fetchall()
+        assert ranks == db.execute(f"SELECT rowid, {columns} FROM entries ORDER BY rowid").fetchall()
+    return {"entries": entries, "fts": fts, "fts_rows": count, "words": words, "files": files, "ranks": len(ranks)}

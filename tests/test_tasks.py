@@ -175,17 +175,17 @@ def test_a_time_trigger_without_due_at_is_due_at_its_time(sabre):
 def test_the_catalog_holds_tasks_as_a_rebuild_would(sabre):
     import shutil
 
-    from test_catalog import _dump
+    from conftest import catalog_dump
 
     done = _add("Rotate the logs", "--due", "+1h", "--context", "host=db1")
     _add("Re-run the report", "--on", "data.loaded")
     assert mem("event", "data.loaded").code == 0 and mem("task", "done", done).code == 0
     assert mem("remember", "db.port", "-", input="5432").code == 0
     mem("list")
-    kept = _dump(sabre)
+    kept = catalog_dump(sabre)
     shutil.rmtree(sabre / MEMORY / ".cache")
     mem("list")
-    assert _dump(sabre) == kept
+    assert catalog_dump(sabre) == kept
 
 
 def test_query_finds_a_task_by_its_context_values(sabre):

@@ -1,0 +1,351 @@
+"""A model of the whole store: random sequences of writes through the public
+API, checked after every step against a plain Python model of what should be
+true (docs/reference.md, Invariants; each check names its number, I1...).
+
+Per-feature tests do not find the defects that sit where two features meet
+(a supersede of a keyed fact, a due task under a recipe, an export after an
+archive); a sequence of every write path does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from conftest import catalog_dump, examples
+from grimoire_cli import Grimoire
+from grimoire_cli.errors import Duplicate, Refused
+
+START = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
+WORDS = ("deploy", "cache", "schema", "runner", "queue", "token", "index", "branch", "lint", "review", "kafka", "redis")
+NOTES = ("fact", "decision", "learning", "error", "preference", "semantic")
+KEYS = ("db.pool", "svc.port", "ci.image")
+VALUES = st.one_of(st.sampled_from(["small", "large", "6379", "6380"]), st.integers(0, 3), st.fixed_dictionaries({"size": st.integers(1, 3)}))
+TAGS = st.lists(st.sampled_from(["ops", "db", "ci", "api"]), max_size=2, unique=True)
+SECRET = "AKIA" + "QWERTYUIOPASDFGH"  # an AWS access key id's shape (built here so no file of this repository holds one)
+SECONDS = {"m": 60, "h": 3600, "d": 86400}
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def lasts(ttl: str) -> timedelta | None:
+    if ttl == "permanent":
+        return None
+    return timedelta(seconds=int(ttl[:-1]) * SECONDS[ttl[-1]])
+
+
+@dataclass
+class Model:
+    """What one entry should be, from the calls made, not from the store."""
+
+    id: str
+    category: str
+    content: str
+    born: datetime
+    ttl: str
+    confidence: float
+    importance: int | None = None
+    tags: list[str] = field(default_factory=list)
+    key: str | None = None
+    value: Any = None  # a keyed fact's value as recall gives it
+    metadata: dict[str, Any] | None = None
+    fields: dict[str, Any] = field(default_factory=dict)  # a kind's fields
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    archived: bool = False
+    applications: int = 0
+    successes: int = 0
+
+    def expires(self) -> datetime | None:
+        span = lasts(self.ttl)
+        if span is None:
+            return None
+        if "status" in self.fields:  # a task lasts from when it ended
+            done = self.fields.get("done_at")
+            return None if done is None else datetime.fromisoformat(done.replace("Z", "+00:00")) + span
+        return self.born + span
+
+    def active(self, now: datetime) -> bool:
+        expires = self.expires()
+        return not self.archived and self.superseded_by is None and (expires is None or expires > now)
+
+
+class StoreMachine(RuleBasedStateMachine):
+    """The store against its model, through the Python API (`Grimoire`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix="mem-model-"))
+        self.now = START
+        os.environ["MEM_NOW"] = iso(self.now)
+        subprocess.run(["git", "init", "-q"], cwd=self.root, check=True)
+        Grimoire.init(self.root)
+        Grimoire.init(self.root, preset="sabre")
+        self.g = Grimoire.open(self.root)
+        self.entries: dict[str, Model] = {}
+        self.issued: set[str] = set()  # I3: every id the store ever handed out
+        self.facts: dict[str, str] = {}  # key -> id of the entry that last took a value for it
+        self.number = 0
+
+    def teardown(self) -> None:
+        try:
+            self._check_whole()
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _text(self, a: str, b: str) -> str:
+        self.number += 1
+        return f"the {a} {b} note number {self.number}"
+
+    def _active(self, kinds: tuple[str, ...] = ("note",)) -> list[Model]:
+        return [m for m in self.entries.values() if m.active(self.now) and self.g.config.category(m.category).kind in kinds]
+
+    def _issued(self, entry_id: str) -> None:
+        assert entry_id not in self.issued, f"I3: {entry_id} was issued before"
+        self.issued.add(entry_id)
+
+    def _written(self, entry: Any, old: Model | None = None, **model: Any) -> Model:
+        self._issued(entry.id)
+        spec = self.g.config.category(entry.category)
+        made = Model(id=entry.id, category=entry.category, content=entry.content, born=self.now,
+                     ttl=model.pop("ttl", None) or spec.ttl, confidence=model.pop("confidence", None) or spec.confidence_required, **model)
+        if old is not None:
+            made.supersedes = old.id
+            old.superseded_by = made.id
+        self.entries[made.id] = made
+        return made
+
+    def _files(self) -> dict[str, bytes]:
+        """The bytes of every grimoire file (tracked and local; the cache is derived)."""
+        base = self.root / "grimoires"
+        return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file() and ".cache" not in p.parts}
+
+    # -- writes ------------------------------------------------------------------
+
+    @rule(category=st.sampled_from(NOTES), a=st.sampled_from(WORDS), b=st.sampled_from(WORDS), tags=TAGS,
+          importance=st.none() | st.integers(1, 10), ttl=st.sampled_from([None, "permanent", "3d", "30d"]))
+    def add(self, category, a, b, tags, importance, ttl):
+        entry = self.g.add(self._text(a, b), category, tags=tags, importance=importance, ttl=ttl)
+        self._written(entry, tags=list(tags), importance=importance, ttl=ttl)
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(pick=st.integers(0, 1000))
+    def add_exact_duplicate(self, pick):
+        notes = [m for m in self._active() if m.key is None]
+        if not notes:
+            return
+        old = notes[pick % len(notes)]
+        before = self._files()
+        try:
+            self.g.add(old.content, old.category)
+        except Duplicate as exc:
+            assert exc.of == old.id
+        else:
+            raise AssertionError(f"an exact duplicate of {old.id} was written")
+        assert self._files() == before, "I9: a refused add changed a file"
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(pick=st.integers(0, 1000), a=st.sampled_from(WORDS), tags=st.none() | TAGS, importance=st.none() | st.integers(1, 10),
+          ttl=st.sampled_from([None, "7d"]))
+    def supersede(self, pick, a, tags, importance, ttl):
+        notes = self._active(("note", "task"))
+        if not notes:
+            return
+        old = notes[pick % len(notes)]
+        text = self._text(a, "revised")
+        entry = self.g.supersede(old.id, text, tags=tags or (), importance=importance, ttl=ttl)
+        # I4: what the call does not give is the old entry's.
+        expected = {"category": old.category, "key": old.key, "tags": list(tags) if tags else old.tags,
+                    "importance": importance if importance is not None else old.importance, "ttl": ttl or old.ttl,
+                    "confidence": old.confidence, "metadata": {k: v for k, v in (old.metadata or {}).items() if k != "value"} or None}
+        got = {"category": entry.category, "key": entry.data.get("key"), "tags": entry.data.get("tags", []),
+               "importance": entry.data.get("importance"), "ttl": entry.data["ttl"], "confidence": entry.data["confidence"],
+               "metadata": entry.data.get("metadata")}
+        assert got == expected, f"I4: {old.id} -> {entry.id}"
+        fields = {**old.fields, "task": text} if "task" in old.fields else {}
+        assert {k: entry.data[k] for k in fields} == fields, "I4: a task's fields"
+        made = self._written(entry, old, tags=expected["tags"], importance=expected["importance"], ttl=expected["ttl"],
+                             confidence=old.confidence, key=old.key, metadata=expected["metadata"], fields=fields)
+        if old.key is not None:
+            made.value = text
+            self.facts[old.key] = made.id
+
+    @rule(key=st.sampled_from(KEYS), value=VALUES)
+    def remember(self, key, value):
+        current = self.facts.get(key)
+        holder = self.entries[current] if current is not None and self.entries[current].active(self.now) else None
+        result = self.g.remember(key, value, category="fact")
+        unchanged = holder is not None and json.dumps(holder.value, sort_keys=True) == json.dumps(value, sort_keys=True)
+        assert result.written is not unchanged, f"remember {key}={value!r} over {holder}"
+        if result.written:
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            assert result.entry.content == text
+            made = self._written(result.entry, holder, key=key, value=value, tags=holder.tags if holder else [],
+                                 importance=holder.importance if holder else None, ttl=holder.ttl if holder else None,
+                                 confidence=holder.confidence if holder else None,
+                                 metadata=None if isinstance(value, str) else {"value": value})
+            self.facts[key] = made.id
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(pick=st.integers(0, 1000), success=st.booleans())
+    def apply(self, pick, success):
+        live = self._active(("note", "task", "episode"))
+        if not live:
+            return
+        chosen = live[pick % len(live)]
+        entry = self.g.apply(chosen.id, success)
+        chosen.applications += 1
+        chosen.successes += success
+        assert (entry.data["effectiveness"]["applications"], entry.data["effectiveness"]["successes"]) == \
+            (chosen.applications, chosen.successes)
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(pick=st.integers(0, 1000))
+    def archive(self, pick):
+        live = self._active(("note", "task", "episode"))
+        if not live:
+            return
+        chosen = live[pick % len(live)]
+        result = self.g.archive([chosen.id], reason="manual", commit=False)
+        assert result.archived == [chosen.id]
+        chosen.archived = True
+
+    @rule(hours=st.sampled_from([1, 5, 30, 24 * 4, 24 * 35]))
+    def time_passes(self, hours):
+        self.now += timedelta(hours=hours)
+        os.environ["MEM_NOW"] = iso(self.now)
+
+    @rule()
+    def check(self):
+        """Session start: every expired entry (and only those) is archived."""
+        expired = {m.id for m in self.entries.values() if not m.archived and m.superseded_by is None and not m.active(self.now)}
+        result = self.g.check(commit=False)
+        assert set(result.archived) >= expired, "I1: mem check left an expired entry"
+        for entry_id in result.archived:
+            model = self.entries[entry_id]
+            assert not model.active(self.now) or model.applications >= 3, f"check archived {entry_id}, which is active"
+            model.archived = True
+
+    @rule(a=st.sampled_from(WORDS), hours=st.integers(1, 48))
+    def task(self, a, hours):
+        text = self._text(a, "task")
+        entry = self.g.add_task(text, due=f"+{hours}h")
+        self._written(entry, fields={"task": text, "status": "pending", "due_at": iso(self.now + timedelta(hours=hours)),
+                                     "trigger": f"time:{iso(self.now + timedelta(hours=hours))}"})
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(pick=st.integers(0, 1000), status=st.sampled_from(["done", "cancelled"]))
+    def end_task(self, pick, status):
+        pending = [m for m in self._active(("task",)) if m.fields.get("status") == "pending"]
+        if not pending:
+            return
+        chosen = pending[pick % len(pending)]
+        entry = self.g.end_task(chosen.id, status)
+        assert entry.data["status"] == status
+        chosen.fields = {**chosen.fields, "status": status, "done_at": iso(self.now)}
+
+    @rule(event=st.sampled_from(["deploy", "db.migration", "ci.run"]), outcome=st.sampled_from(["success", "failure"]))
+    def episode(self, event, outcome):
+        entry = self.g.add_episode(event, outcome=outcome)
+        self._written(entry, fields={"event": event, "outcome": outcome})
+
+    @rule(a=st.sampled_from(WORDS))
+    def refused_secret(self, a):
+        before = self._files()
+        try:
+            self.g.add(f"the {a} key is {SECRET}", "fact")
+        except Refused:
+            pass
+        else:
+            raise AssertionError("a secret was written")
+        assert self._files() == before, "I9: a refused add changed a file"
+        stored = [p for p in (self.root / "grimoires").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+        assert not stored, f"I7: the refused secret is in {stored}"  # the catalog (.cache) included
+
+    @rule(text=st.sampled_from(WORDS))
+    def read(self, text):
+        """I8: reads change no file."""
+        before = self._files()
+        self.g.list()
+        self.g.query(text)
+        self.g.context(text)
+        self.g.context()
+        self.g.stats()
+        self.g.facts()
+        self.g.due_tasks()
+        self.g.export(archived=True)
+        for key in self.facts:
+            self.g.recall(key, None)
+        assert self._files() == before, "I8: a read changed a file"
+
+    # -- invariants ----------------------------------------------------------------
+
+    @invariant()
+    def agrees_with_the_model(self):
+        listed = {e.id for e in self.g.list()}
+        expected = {m.id for m in self.entries.values() if m.active(self.now)}
+        assert listed == expected, f"list: extra {listed - expected}, missing {expected - listed}"
+        every = self.g.entries()
+        assert {e.id for e in every} == set(self.entries), "I3: an entry was lost or appeared"
+        assert {e.id for e in every} <= self.issued
+        by_id = {e.id: e for e in every}
+        for entry in every:  # I3: both ends of every supersede link
+            if entry.data.get("supersedes"):
+                assert by_id[entry.data["supersedes"]].data.get("superseded_by") == entry.id, entry.id
+            if entry.data.get("superseded_by"):
+                assert by_id[entry.data["superseded_by"]].data.get("supersedes") == entry.id, entry.id
+        for entry in every:
+            model = self.entries[entry.id]
+            assert (bool(entry.archived), entry.data.get("superseded_by")) == (model.archived, model.superseded_by), entry.id
+
+    @invariant()
+    def recall_is_the_latest_value(self):
+        """I5: recall gives the latest value written under a key while it lasts; facts agrees."""
+        expected = {}
+        for key, entry_id in self.facts.items():
+            model = self.entries[entry_id]
+            if model.active(self.now):
+                expected[key] = model.value
+        for key in KEYS:
+            assert self.g.recall(key, None) == expected.get(key), key
+        assert {e.key: e.id for e in self.g.facts()} == {k: self.facts[k] for k in expected}
+
+    @invariant()
+    def counts_are_true(self):
+        """I6: stats totals equal list counts, per category and state."""
+        stats = self.g.stats()
+        assert stats.entries == len(self.entries)
+        active = {}
+        for m in self.entries.values():
+            if m.active(self.now):
+                active[m.category] = active.get(m.category, 0) + 1
+        assert {c: s.get("active", 0) for c, s in stats.categories.items() if s.get("active")} == active
+
+    def _check_whole(self) -> None:
+        """I1: the files validate, and the catalog equals a rebuild from them."""
+        report = self.g.validate()
+        assert report.ok, [p.message for p in report.problems]
+        incremental = catalog_dump(self.root)
+        shutil.rmtree(self.root / "grimoires/loa/memory/.cache")
+        Grimoire.open(self.root).entries()
+        assert catalog_dump(self.root) == incremental, "I1: the catalog differs from a rebuild"
+
+
+StoreMachine.TestCase.settings = settings(max_examples=examples(40), stateful_step_count=50, deadline=None,
+                                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+TestStore = StoreMachine.TestCase
