@@ -100,6 +100,14 @@ def test_a_param_only_the_description_uses_is_a_param(sabre, tmp_path):
     assert mem("procedure", "show", "page", "--param", "team=db").out.splitlines()[1] == "Page the db on call"
 
 
+def test_superseding_a_procedure_by_hand_points_to_procedure_add(sabre, tmp_path):
+    entry_id = _add(tmp_path / "deploy.yaml")
+    before = PROCEDURES.read_bytes()
+    result = mem("supersede", entry_id, "Ship it differently")
+    assert result.code == 2 and "`mem procedure add FILE`" in result.err and "mem import" not in result.err, result.err
+    assert PROCEDURES.read_bytes() == before
+
+
 def test_a_new_version_supersedes_and_the_same_version_writes_nothing(sabre, tmp_path):
     first = _add(tmp_path / "deploy.yaml")
     before = PROCEDURES.read_bytes()
