@@ -206,7 +206,7 @@ def consolidate(store: Store, moment: datetime, transcript: Transcript, *, comma
     def summary(saved: list) -> list[Request]:
         if not saved and _summarized(store, moment, session):
             return []  # the same conversation again, nothing new: its summary stands
-        text = summary_text or f"A conversation of {kept} messages; {len(saved)} memories saved."
+        text = summary_text or f"A conversation of {kept} messages; {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} saved."
         fields = {"session_id": session, "message_count": kept, "model": result.model, "memories": [e.id for e in saved]}
         return [Request(text, category=summary_category, session_id=session, fields=fields)]
 

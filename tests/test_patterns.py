@@ -129,6 +129,31 @@ def test_known_solutions_are_error_memories_tagged_with_the_tool(repo):
     assert tools["get_rates"]["known_solutions"] == []
 
 
+def test_tools_text_shows_the_parameter_insights_and_known_solutions(repo):
+    records = generate(900, seed=3)
+    _observe(records)
+    entry_id = mem("add", "-c", "error", "-t", "create-shipment", "Label timeouts on create_shipment clear when retried after 60s").out.strip()
+    tool = json.loads(mem("tools", "create_shipment", "--json").out)[0]
+    best, worst = tool["parameters"][0]["best"], tool["parameters"][0]["worst"]
+    text = mem("tools", "create_shipment").out.splitlines()
+    # what --json has, the text has too
+    assert (f"  param carrier: best {best['value']} ({100 * best['success_rate']:.1f}% ok over {best['runs']} runs), "
+            f"worst fedex ({100 * worst['success_rate']:.1f}% ok over {worst['runs']} runs)") in text
+    assert f"  known solution {entry_id}: Label timeouts on create_shipment clear when retried after 60s" in text
+
+
+def test_one_run_and_one_task_are_singular(repo):
+    _observe([{"task_id": "t-1", "goal": "pack order 7", "context": "shipping", "outcome": "success", "started_at": "2026-11-20T10:00:00Z",
+               "duration_ms": 10, "steps": [{"tool": "pack", "status": "completed", "duration_ms": 10}]}])
+    tools = mem("tools").out
+    assert tools.startswith("pack: 1 run, 100.0% ok") and "  in shipping: 1 run, 100.0% ok" in tools and "1 runs" not in tools
+    patterns = mem("patterns").out
+    assert "  1 task, 100.0% ok" in patterns and "1 tasks" not in patterns
+    recalled = mem("recall-all", "pack order").out
+    assert "1 task)" in recalled and "- pack: 1 run, 100.0% ok" in recalled and "1 tasks" not in recalled and "1 runs" not in recalled
+    assert "over 1 run in" in mem("recommend", "pack", "--context", "shipping").out
+
+
 def _rates(records, context):
     runs = defaultdict(lambda: [0, 0])
     for record in records:

@@ -108,7 +108,7 @@ def show(
         render.out(render.entry_text(result, moment, view))
         accesses = view["accesses"]
         if accesses["count"]:
-            render.out(f"recalled: {accesses['count']} time{'' if accesses['count'] == 1 else 's'}, last {accesses['last']}")
+            render.out(f"recalled: {render.count(accesses['count'], 'time', 'times')}, last {accesses['last']}")
 
 
 @command("list")
@@ -265,7 +265,7 @@ def import_(
     if json:
         render.print_json(result.to_dict())
     else:
-        render.out(f"imported {render.count(len(result.imported), 'entry', 'entries')}" + (f" ({result.redacted} secrets redacted)" if result.redacted else ""))
+        render.out(f"imported {render.count(len(result.imported), 'entry', 'entries')}" + (f" ({render.count(result.redacted, 'secret', 'secrets')} redacted)" if result.redacted else ""))
         for number, message in result.rejected:
             render.warn(f"line {number}: {message}")
     if result.rejected:
