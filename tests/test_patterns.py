@@ -198,6 +198,29 @@ def test_recommend_ranks_by_success_in_the_context_and_falls_back_with_a_note(re
     assert reasons["cancel_shipment"] in ("its name matches 'shipment'",)
 
 
+def test_recommend_ranks_the_tools_the_action_names_first(repo):
+    def task(n, steps, goal):
+        return {"task_id": f"t-{goal[:5]}-{n}", "goal": goal, "context": "shipping", "outcome": "success", "started_at": "2026-11-20T10:00:00Z",
+                "duration_ms": 10, "steps": [{"tool": tool, "status": "completed" if ok else "failed", "duration_ms": 5} for tool, ok in steps]}
+
+    # list_facilities always succeeds in the tasks that create shipments; create_shipment half the time; createShipment never
+    records = [task(n, [("list_facilities", True), ("create_shipment", n % 2 == 0)], f"create shipment for facility {n}") for n in range(6)]
+    records.append(task(0, [("createShipment", False)], "migrate the old client"))
+    _observe(records)
+    got = json.loads(mem("recommend", "create shipment", "--json").out)["recommendations"]
+    # named by the action first (camelCase too), each group by success rate; then the tools its tasks ran
+    assert [(r["tool"], r["success_rate"]) for r in got] == [("create_shipment", 0.5), ("createShipment", 0.0), ("list_facilities", 1.0)]
+    assert got[0]["reason"] == got[1]["reason"] == "its name matches 'create shipment'"
+    assert got[2]["reason"] == "used by tasks like create_shipment_for_facility_*"
+    assert mem("recommend", "create shipment").out.splitlines()[0].startswith("1. create_shipment: 50.0% ok over 6 runs; its name matches")
+
+
+def test_recommend_on_generated_logs_puts_the_named_tool_first(repo):
+    _observe(generate(600, seed=9))
+    got = json.loads(mem("recommend", "create shipment", "--json").out)["recommendations"]
+    assert got[0]["tool"] == "create_shipment" and len(got) > 1
+
+
 def test_recall_all_answers_patterns_tools_insights_and_preferences_at_once(repo):
     assert mem("init", "--preset", "pms").code == 0
     _observe(generate(300, seed=4))
