@@ -162,7 +162,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
         found = holder(self.store, key, self.now())
         if found is None:
-            raise NotFound(f"no active memory with key {key!r}", "see keys with `mem list --json`")
+            raise NotFound(f"no active memory with key {key!r}", "see the keys with `mem facts`")
         return found
 
     def query(self, text: str, *, limit: int | None = None, categories: Iterable[str] | None = None, tags: Iterable[str] | None = None,

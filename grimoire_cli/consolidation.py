@@ -212,7 +212,7 @@ def consolidate(store: Store, moment: datetime, transcript: Transcript, *, comma
         result.summarized_by = None if saved else _summary_of(store, moment, session)
         if result.summarized_by is not None:
             return []  # the same conversation again, nothing new: its summary stands
-        text = summary_text or f"A conversation of {kept} messages; {len(saved)} memories saved."
+        text = summary_text or f"A conversation of {kept} messages; {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} saved."
         fields = {"session_id": session, "message_count": kept, "model": result.model, "memories": [e.id for e in saved]}
         return [Request(text, category=summary_category, session_id=session, fields=fields)]
 

@@ -168,6 +168,13 @@ class LearningFacade:
 
         from .observations import check
 
+        from .errors import BadInput
+
+        # Checked here, before the schema: its message would name `corrections.0.field`, which no one typed.
+        if not isinstance(field, str) or not field.strip():
+            raise BadInput("a correction needs the field that was corrected", "name it, e.g. mem correct carrier ups")
+        if isinstance(corrected, str) and not corrected.strip():
+            raise BadInput(f"a correction of {field} needs the value it should have been", f"give it, e.g. mem correct {field} VALUE")
         moment = self.now()
         correction = {"field": field, "original": original, "corrected": corrected}
         # Each correction is its own piece of evidence: the same one made twice is counted twice.

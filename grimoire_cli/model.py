@@ -75,10 +75,13 @@ def is_importance(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10
 
 
-def check_ttl(ttl: str) -> str:
+def check_ttl(ttl: str, days_of: str | None = None) -> str:
+    """A well-formed ttl; the hint offers only days when it is for `days_of`,
+    one of Loa's categories, which refuse hours and minutes."""
     ttl = str(ttl).strip()
     if not TTL_RE.match(ttl):
-        raise BadInput(f"bad ttl {ttl!r}", "use 'permanent' or a number with a unit: '30d', '12h' or '10m'")
+        raise BadInput(f"bad ttl {ttl!r}", f"Loa's {days_of} category takes 'permanent' or a number of days, like '30d'" if days_of
+                       else "use 'permanent' or a number with a unit: '30d', '12h' or '10m'")
     return ttl
 
 

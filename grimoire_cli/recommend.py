@@ -4,10 +4,11 @@ observed tools and patterns an action or a question is about.
 
 An action is matched by its words (three letters or more, common words
 left out): a tool matches when each word starts one of the words of its
-name (`create shipment` matches `create_shipment`); a query pattern
-matches the same way, and brings the tools its tasks ran. The candidates
-are ranked by their success rate in the asked context (ties: more runs,
-then the name); when none ran in that context, over all contexts, and the
+name (`create shipment` matches `create_shipment` and `createShipment`);
+a query pattern matches the same way, and brings the tools its tasks ran.
+The tools the action names come first, then those its tasks ran; each
+group is ranked by success rate in the asked context (ties: more runs, then
+the name); when none ran in that context, over all contexts, and the
 answer says so; when nothing matches, the answer says there is no evidence.
 """
 
@@ -22,6 +23,7 @@ from .patterns import reliability
 from .storage.store import Store
 
 _WORD = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # createShipment, HTTPServer
 _COMMON = frozenset("the and for with from into onto that this then than via use using when what which how does".split())
 
 
@@ -31,16 +33,17 @@ def words(text: str) -> list[str]:
 
 
 def matched(asked: list[str], name: str) -> int:
-    """How many of the asked words start a word of `name`."""
-    have = _WORD.findall(name.lower())
+    """How many of the asked words start a word of `name` (camelCase words too)."""
+    have = _WORD.findall(_CAMEL.sub(" ", name).lower())
     return sum(1 for word in asked if any(h.startswith(word) for h in have))
 
 
 class Recommendation:
-    __slots__ = ("tool", "runs", "successes", "context", "reason")
+    __slots__ = ("tool", "runs", "successes", "context", "reason", "named")
 
-    def __init__(self, tool: str, runs: int, successes: int, context: str | None, reason: str):
+    def __init__(self, tool: str, runs: int, successes: int, context: str | None, reason: str, named: bool = False):
         self.tool, self.runs, self.successes, self.context, self.reason = tool, runs, successes, context, reason
+        self.named = named  # the action names it: it ranks before the tools its tasks merely ran
 
     @property
     def success_rate(self) -> float:
@@ -76,14 +79,14 @@ def recommend(store: Store, action: str, context: str | None = None, limit: int 
 
 def _recommend(catalog: Any, action: str, asked: list[str], context: str | None, limit: int) -> Recommended:
     result = Recommended(action, context)
-    reasons: dict[str, str] = {}
+    reasons: dict[str, tuple[bool, str]] = {}  # tool: (the action names it, why it is here)
     for tool, *_ in catalog.tool_rows(None, None):
         if matched(asked, tool) == len(asked):
-            reasons[tool] = f"its name matches {action!r}"
+            reasons[tool] = (True, f"its name matches {action!r}")
     queries = [row.pattern for row in catalog.pattern_rows("query_pattern", 1) if matched(asked, row.pattern) == len(asked)]
     # Each tool's reason names the matching pattern whose tasks ran it most.
     for pattern, tool, _, _ in sorted(catalog.pattern_tools(queries, None), key=lambda row: (-row[2], row[0])):
-        reasons.setdefault(tool, f"used by tasks like {pattern}")
+        reasons.setdefault(tool, (False, f"used by tasks like {pattern}"))
     if not reasons:
         result.note = f"no evidence for {action!r}: no observed tool or task goal matches it"
         return result
@@ -95,14 +98,14 @@ def _recommend(catalog: Any, action: str, asked: list[str], context: str | None,
     return result
 
 
-def _ranked(catalog: Any, reasons: dict[str, str], context: str | None) -> list[Recommendation]:
+def _ranked(catalog: Any, reasons: dict[str, tuple[bool, str]], context: str | None) -> list[Recommendation]:
     out = []
-    for tool, reason in reasons.items():
+    for tool, (named, reason) in reasons.items():
         rows = catalog.per_context(tool, context)
         runs, ok = sum(r[1] for r in rows), sum(r[2] for r in rows)
         if runs:
-            out.append(Recommendation(tool, runs, ok, context, reason))
-    out.sort(key=lambda r: (-r.success_rate, -r.runs, r.tool))
+            out.append(Recommendation(tool, runs, ok, context, reason, named))
+    out.sort(key=lambda r: (not r.named, -r.success_rate, -r.runs, r.tool))
     return out
 
 

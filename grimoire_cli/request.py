@@ -206,7 +206,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         else derive_summary(content)
     if not summary.strip() or "\n" in summary or "\r" in summary or len(summary) > MAX_SUMMARY:
         raise BadInput(f"summary must be one non-empty line of at most {MAX_SUMMARY} characters")
-    ttl = check_ttl(request.ttl if request.ttl is not None else spec.ttl)
+    ttl = check_ttl(request.ttl if request.ttl is not None else spec.ttl, category if spec.loa else None)
     if not spec.takes_ttl(ttl):
         raise BadInput(f"ttl {ttl} is not in days: Loa's {category} category takes days ('30d') or 'permanent'",
                        "round it up to days, or use a category of your own for short-lived memories")
@@ -306,7 +306,9 @@ def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None
 
     if kind != "note" and not fields:
         how = {"task": "`mem task add` (see `mem task add --help`)", "chat": "`mem chat add ROLE TEXT`",
-               "summary": "`mem consolidate`", "insight": "`mem learn`, or `store_insight` in Python"}.get(kind, f"`mem import` with the {kind} fields (docs/reference.md)")
+               "summary": "`mem consolidate`", "insight": "`mem learn`, or `store_insight` in Python", "episode": "`mem episode EVENT`",
+               "procedure": "`mem procedure add FILE`: a new version of its name supersedes the old"}.get(
+                   kind, f"`mem import` with the {kind} fields (docs/reference.md)")
         raise BadInput(f"{data['category']} is a category of kind {kind}", f"write it with {how}")
     data.update(fields)
     problem = first_problem(data, kind)

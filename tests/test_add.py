@@ -267,6 +267,16 @@ def test_supersede_edit_touches_only_added_lines(repo):
     assert "+  superseded_by: " in diff
 
 
+def test_the_bad_ttl_hint_offers_only_what_the_category_takes(repo):
+    fact = mem("add", "-c", "fact", "text", "--ttl", "soon")
+    assert fact.code == 2 and "'30d'" in fact.err and "12h" not in fact.err and "10m" not in fact.err, fact.err
+    assert mem("add", "-c", "fact", "text", "--ttl", "30d").code == 0  # what the hint offers is taken
+    assert mem("init", "--preset", "sabre").code == 0
+    own = mem("add", "-c", "semantic", "text", "--ttl", "soon")  # not one of Loa's five: hours and minutes too
+    assert own.code == 2 and "'12h'" in own.err and "'10m'" in own.err, own.err
+    assert mem("add", "-c", "semantic", "other text", "--ttl", "12h").code == 0
+
+
 def test_key_supersedes_active_keyed_entry_and_get(repo):
     first = mem("add", "-c", "fact", "The database is Postgres 15", "--key", "db.engine").out.strip()
     assert mem("get", "db.engine").out == "The database is Postgres 15\n"
@@ -275,6 +285,8 @@ def test_key_supersedes_active_keyed_entry_and_get(repo):
     assert mem("get", "db.engine").out == "The database is Postgres 16\n"
     missing = mem("get", "db.missing")
     assert missing.code == 1 and missing.err.startswith("error:")
+    assert "`mem facts`" in missing.err and "mem list --json" not in missing.err  # the command that lists keys
+    assert "db.engine" in mem("facts").out
 
 
 def test_list_filters_and_order(repo):

@@ -30,8 +30,13 @@ def test_init_is_idempotent_and_never_overwrites(repo: Path):
     result = mem("init")
     assert result.code == 0
     assert "created" not in result.out
+    assert result.out == "kept 8 existing files\n"  # one summary line, not a line per file
     for path, data in before.items():
         assert path.read_bytes() == data
+    preset = mem("init", "--preset", "sabre")
+    created = [line for line in preset.out.splitlines() if line.startswith("created ")]
+    assert len(created) >= 5 and "created grimoires/loa/memory/procedures.yaml" in created  # each new file still listed
+    assert preset.out.endswith("\nkept 8 existing files\n") and preset.out.count("kept") == 1
 
 
 def test_init_keeps_existing_gitattributes_lines(tmp_path, monkeypatch):

@@ -268,4 +268,5 @@ def test_the_config_schema_describes_a_preset_config(repo):
 def test_a_plain_add_to_an_episode_category_names_a_way_that_exists(repo):
     assert mem("init", "--preset", "sabre").code == 0
     result = mem("add", "-c", "episode", "The deploy failed")
-    assert result.code == 2 and "mem import" in result.err
+    assert result.code == 2 and "`mem episode EVENT`" in result.err  # the command that writes episodes
+    assert mem("episode", "deploy-failed", "--learned", "The deploy failed").code == 0

@@ -225,8 +225,13 @@ def test_corrections_count_once_per_task_and_by_value(pms):
         assert mem("correct", "weight", "5", "--original", "4", "--context", "shipping").code == 0
     learned = _learn()["added"]
     assert [e["content"] for e in learned] == ['In shipping, weight should be 5, not 4: the user corrected it consistently.']
-    blank = mem("correct", "", "x")
-    assert blank.code == 2 and blank.err.startswith("error: corrections.0.field") and "skip-invalid" not in blank.err
+    log = LOG.read_bytes()
+    # blank field or value: one error with a hint, no schema path, nothing logged
+    for args in (("", "x"), ("  ", "x"), ("carrier", ""), ("carrier", " "), ("carrier", '""')):
+        blank = mem("correct", *args)
+        assert blank.code == 2 and blank.err.count("\n") == 1 and "(hint: " in blank.err, (args, blank.err)
+        assert "corrections.0" not in blank.err and "skip-invalid" not in blank.err
+    assert LOG.read_bytes() == log
 
 
 def test_an_insight_is_checked_against_its_kind(pms):

@@ -209,6 +209,19 @@ def test_acceptance_checkout_hook_archives_expired_in_own_commit(repo):
     assert fact in mem("list").out
 
 
+def test_installing_the_hooks_again_says_already_installed(repo):
+    first = mem("hooks", "install")
+    assert first.code == 0 and set(first.out.splitlines()) >= {"pre-commit: installed", "merge driver: installed"}
+    hook = repo / ".git/hooks/pre-commit"
+    written = (hook.read_bytes(), hook.stat().st_mtime_ns)
+    again = mem("hooks", "install")
+    assert again.code == 0 and "installed" not in again.out.replace("already installed", "")
+    assert again.out.count("already installed") == 6 and (hook.read_bytes(), hook.stat().st_mtime_ns) == written
+    hook.write_text(hook.read_text().replace("validate --quiet", "validate"))  # changed by hand: written again
+    assert "pre-commit: updated" in mem("hooks", "install").out and "validate --quiet" in hook.read_text()
+    assert set(json.loads(mem("hooks", "install", "--json").out)["hooks"].values()) == {"already installed"}
+
+
 def test_hooks_chain_existing_and_uninstall_restores(repo):
     hook = repo / ".git/hooks/post-checkout"
     hook.parent.mkdir(parents=True, exist_ok=True)

@@ -74,7 +74,7 @@ def test_a_conversation_creates_edits_moves_and_deletes_through_the_chain(tool, 
 def test_the_root_lists_one_folder_per_category(tool):
     tool.execute(Create(command="create", path="/memories/learning/tests.md", file_text="Run the migrations before the API tests"))
     root = tool.execute(View(command="view", path="/memories"))
-    assert "/memories/learning/\t1 memories" in root and "/memories/decision/\t0 memories" in root
+    assert "/memories/learning/\t1 memory" in root and "/memories/decision/\t0 memories" in root
     assert "/memories/episode/" in root  # sabre's kinds are shown, not written
 
 

@@ -129,6 +129,31 @@ def test_known_solutions_are_error_memories_tagged_with_the_tool(repo):
     assert tools["get_rates"]["known_solutions"] == []
 
 
+def test_tools_text_shows_the_parameter_insights_and_known_solutions(repo):
+    records = generate(900, seed=3)
+    _observe(records)
+    entry_id = mem("add", "-c", "error", "-t", "create-shipment", "Label timeouts on create_shipment clear when retried after 60s").out.strip()
+    tool = json.loads(mem("tools", "create_shipment", "--json").out)[0]
+    best, worst = tool["parameters"][0]["best"], tool["parameters"][0]["worst"]
+    text = mem("tools", "create_shipment").out.splitlines()
+    # what --json has, the text has too
+    assert (f"  param carrier: best {best['value']} ({100 * best['success_rate']:.1f}% ok over {best['runs']} runs), "
+            f"worst fedex ({100 * worst['success_rate']:.1f}% ok over {worst['runs']} runs)") in text
+    assert f"  known solution {entry_id}: Label timeouts on create_shipment clear when retried after 60s" in text
+
+
+def test_one_run_and_one_task_are_singular(repo):
+    _observe([{"task_id": "t-1", "goal": "pack order 7", "context": "shipping", "outcome": "success", "started_at": "2026-11-20T10:00:00Z",
+               "duration_ms": 10, "steps": [{"tool": "pack", "status": "completed", "duration_ms": 10}]}])
+    tools = mem("tools").out
+    assert tools.startswith("pack: 1 run, 100.0% ok") and "  in shipping: 1 run, 100.0% ok" in tools and "1 runs" not in tools
+    patterns = mem("patterns").out
+    assert "  1 task, 100.0% ok" in patterns and "1 tasks" not in patterns
+    recalled = mem("recall-all", "pack order").out
+    assert "1 task)" in recalled and "- pack: 1 run, 100.0% ok" in recalled and "1 tasks" not in recalled and "1 runs" not in recalled
+    assert "over 1 run in" in mem("recommend", "pack", "--context", "shipping").out
+
+
 def _rates(records, context):
     runs = defaultdict(lambda: [0, 0])
     for record in records:
@@ -171,6 +196,29 @@ def test_recommend_ranks_by_success_in_the_context_and_falls_back_with_a_note(re
     reasons = {r["tool"]: r["reason"] for r in json.loads(mem("recommend", "shipment", "--json").out)["recommendations"]}
     assert reasons["list_facilities"] == "used by tasks like create_shipment_for_facility_*"
     assert reasons["cancel_shipment"] in ("its name matches 'shipment'",)
+
+
+def test_recommend_ranks_the_tools_the_action_names_first(repo):
+    def task(n, steps, goal):
+        return {"task_id": f"t-{goal[:5]}-{n}", "goal": goal, "context": "shipping", "outcome": "success", "started_at": "2026-11-20T10:00:00Z",
+                "duration_ms": 10, "steps": [{"tool": tool, "status": "completed" if ok else "failed", "duration_ms": 5} for tool, ok in steps]}
+
+    # list_facilities always succeeds in the tasks that create shipments; create_shipment half the time; createShipment never
+    records = [task(n, [("list_facilities", True), ("create_shipment", n % 2 == 0)], f"create shipment for facility {n}") for n in range(6)]
+    records.append(task(0, [("createShipment", False)], "migrate the old client"))
+    _observe(records)
+    got = json.loads(mem("recommend", "create shipment", "--json").out)["recommendations"]
+    # named by the action first (camelCase too), each group by success rate; then the tools its tasks ran
+    assert [(r["tool"], r["success_rate"]) for r in got] == [("create_shipment", 0.5), ("createShipment", 0.0), ("list_facilities", 1.0)]
+    assert got[0]["reason"] == got[1]["reason"] == "its name matches 'create shipment'"
+    assert got[2]["reason"] == "used by tasks like create_shipment_for_facility_*"
+    assert mem("recommend", "create shipment").out.splitlines()[0].startswith("1. create_shipment: 50.0% ok over 6 runs; its name matches")
+
+
+def test_recommend_on_generated_logs_puts_the_named_tool_first(repo):
+    _observe(generate(600, seed=9))
+    got = json.loads(mem("recommend", "create shipment", "--json").out)["recommendations"]
+    assert got[0]["tool"] == "create_shipment" and len(got) > 1
 
 
 def test_recall_all_answers_patterns_tools_insights_and_preferences_at_once(repo):

@@ -73,6 +73,41 @@ def test_missing_and_unknown_params_are_named(sabre, tmp_path):
     assert mem("procedure", "show", "nothing-here").code == 1
 
 
+def test_the_description_is_filled_too_and_template_shows_it_as_written(sabre, tmp_path):
+    entry_id = _add(tmp_path / "deploy.yaml", RUNBOOK.replace("Ship one service to production", "Ship {service} to production"))
+    filled = mem("procedure", "show", "deploy-service", "--param", "service=api", "--param", "version=1.2")
+    assert filled.code == 0 and filled.out.splitlines()[1] == "Ship api to production" and "{" not in filled.out
+    as_json = json.loads(mem("procedure", "show", "deploy-service", "--param", "service=api", "--param", "version=1.2", "--json").out)
+    assert as_json["description"] == "Ship api to production"
+    # without every param: still refused, and the hint names --template
+    refused = mem("procedure", "show", "deploy-service")
+    assert refused.code == 2 and "missing params {service}, {version}" in refused.err and "--template" in refused.err
+    template = mem("procedure", "show", "deploy-service", "--template")
+    assert template.code == 0, template.err
+    assert template.out.splitlines()[:3] == [f"deploy-service ({entry_id})", "Ship {service} to production",
+                                             "template: fill {service}, {version} with --param service=VALUE --param version=VALUE"]
+    assert "   run: docker build -t {service}:{version} ." in template.out.splitlines()
+    # a template fills the params it is given and leaves the others marked
+    partly = json.loads(mem("procedure", "show", "deploy-service", "--template", "--param", "version=2", "--json").out)
+    assert partly["params"] == {"service": None, "version": "2"} and partly["steps"][1]["run"] == "docker build -t {service}:2 ."
+    assert mem("procedure", "show", "deploy-service", "--template", "--param", "region=eu").code == 2  # unknown: still refused
+
+
+def test_a_param_only_the_description_uses_is_a_param(sabre, tmp_path):
+    _add(tmp_path / "p.yaml", "name: page\ndescription: Page the {team} on call\nsteps:\n  - Open the pager\n")
+    assert json.loads(mem("procedures", "--json").out)[0]["params"] == ["team"]
+    assert mem("procedure", "show", "page").code == 2
+    assert mem("procedure", "show", "page", "--param", "team=db").out.splitlines()[1] == "Page the db on call"
+
+
+def test_superseding_a_procedure_by_hand_points_to_procedure_add(sabre, tmp_path):
+    entry_id = _add(tmp_path / "deploy.yaml")
+    before = PROCEDURES.read_bytes()
+    result = mem("supersede", entry_id, "Ship it differently")
+    assert result.code == 2 and "`mem procedure add FILE`" in result.err and "mem import" not in result.err, result.err
+    assert PROCEDURES.read_bytes() == before
+
+
 def test_a_new_version_supersedes_and_the_same_version_writes_nothing(sabre, tmp_path):
     first = _add(tmp_path / "deploy.yaml")
     before = PROCEDURES.read_bytes()

@@ -108,6 +108,14 @@ def test_empty_results_say_on_stderr_what_filtered_them_out(repo):
     assert json.loads(mem("context", "zebra", "--json").out) == {"text": "", "included": [], "left_out": 0, "tokens": 0, "budget": 400}
 
 
+def test_a_long_query_is_echoed_short(repo):
+    seed()
+    long = "zebra   quantum\n" + "x" * 5000
+    for command in ("query", "context"):
+        result = mem(command, long)
+        assert result.err == 'no memories match "zebra quantum ' + "x" * 45 + '…"\n', result.err  # 60 characters, one line
+
+
 @pytest.mark.parametrize("text", ["", "   ", "!!!"])
 def test_a_query_without_words_is_bad_input(repo, text):
     seed()

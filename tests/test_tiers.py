@@ -53,7 +53,20 @@ def test_show_gives_the_effective_importance_beside_the_stored_one(aged):
     shown = json.loads(mem("show", pinned, "--json", env=later).out)
     assert (shown["importance"], shown["effective_importance"], shown["memory_tier"]) == (9, 7, "long")
     text = mem("show", pinned, env=later).out
-    assert "importance: 9 (effective 7)" in text and "(fact, active, long-term, tier unrated)" in text
+    assert "importance: 9 (effective 7)" in text and f"{pinned}  (fact, active)\n" in text  # tiers off: no tier named
+
+
+def test_show_names_the_memory_tier_only_when_tiers_are_on_and_effectiveness_once_applied(aged, repo):
+    young, _, pinned, _ = aged
+    later = {"MEM_NOW": "2026-12-05T10:00:00Z"}
+    _config(repo, "  tiers: {enabled: true}\n")
+    assert mem("show", pinned, env=later).out.startswith(f"{pinned}  (fact, active, long-term)\n")
+    assert mem("show", young).out.startswith(f"{young}  (fact, active, hot)\n")
+    assert mem("apply", young, "--success").code == 0
+    assert mem("show", young).out.startswith(f"{young}  (fact, active, hot, effectiveness unrated)\n")
+    for _ in range(2):
+        mem("apply", young, "--success")
+    assert mem("show", young).out.startswith(f"{young}  (fact, active, hot, effectiveness high)\n")
 
 
 def test_the_split_by_age_pin_and_retention(aged, repo):

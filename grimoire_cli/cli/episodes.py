@@ -51,6 +51,6 @@ def episodes(
         render.print_json([hit.to_dict(False, moment) for hit in found])
         return
     if not found:
-        render.note("no episodes match" + (f' "{text}"' if text else ""))
+        render.note("no episodes match" + (f' "{render.shortened(text)}"' if text else ""))
     for hit in found:
         render.out(f"{hit.score:6.3f}  {render.entry_line(hit.entry, moment)}")

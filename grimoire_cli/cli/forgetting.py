@@ -66,7 +66,7 @@ def consolidate(
     for label, why in result.refused:
         render.warn(f"refused {label}: {why}")
     if result.redacted:
-        render.note(f"{result.redacted} secret{'' if result.redacted == 1 else 's'} redacted from the prompt")
+        render.note(f"{render.count(result.redacted, 'secret', 'secrets')} redacted from the prompt")
     render.out(result.line + (f"; summary {result.summary.id}" if result.summary is not None else ""))
 
 
@@ -89,7 +89,8 @@ def compact(
         render.out("nothing to compact")
     for name, entry in result.condensed.items():
         count = len(result.replaced[name])
-        render.out(f"{'would condense' if dry_run else 'condensed'} {count} {name} memories into {entry.id}: {entry.summary}")
+        render.out(f"{'would condense' if dry_run else 'condensed'} {render.count(count, f'{name} memory', f'{name} memories')} into {entry.id}: "
+                   f"{entry.summary}")
     for note in result.notes:
         render.note(note)
     if result.commit:

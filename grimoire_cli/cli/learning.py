@@ -69,11 +69,26 @@ def tools(
         render.note("no executions observed yet (see `mem observe`)")
     for memory in found:
         timing = f"mean {memory.mean_ms:.0f} ms, p50 {memory.p50_ms:.0f}, p95 {memory.p95_ms:.0f}" if memory.mean_ms is not None else "no durations"
-        render.out(f"{memory.tool}: {memory.executions} runs, {100 * memory.success_rate:.1f}% ok, {timing}, {memory.mean_retries:.2f} retries")
+        render.out(f"{memory.tool}: {render.count(memory.executions, 'run', 'runs')}, {100 * memory.success_rate:.1f}% ok, {timing}, "
+                   f"{memory.mean_retries:.2f} retries")
         for label, per in memory.contexts.items():
-            render.out(f"  in {label or '(no context)'}: {per['executions']} runs, {100 * per['success_rate']:.1f}% ok")
+            render.out(f"  in {label or '(no context)'}: {render.count(per['executions'], 'run', 'runs')}, {100 * per['success_rate']:.1f}% ok")
         for error in memory.errors:
             render.out(f"  error x{error['count']} ({100 * error['share']:.0f}% of failures; {', '.join(error['contexts'])}): {error['error']}")
+        for insight in memory.parameters:
+            best, worst = insight["best"], insight["worst"]
+            render.out(f"  param {insight['param']}: best {_shown(best['value'])} ({_rate(best)}), worst {_shown(worst['value'])} ({_rate(worst)})")
+        for solution in memory.known_solutions:
+            render.out(f"  known solution {solution['id']}: {solution['summary']}")
+
+
+def _shown(value: object) -> str:
+    """A parameter's value as the log held it: text as is, anything else as JSON."""
+    return value if isinstance(value, str) else jsonlib.dumps(value, ensure_ascii=False)
+
+
+def _rate(value: dict) -> str:
+    return f"{100 * value['success_rate']:.1f}% ok over {render.count(value['runs'], 'run', 'runs')}"
 
 
 @command()
@@ -92,7 +107,7 @@ def patterns(
     for p in found:
         timing = f", mean {p.mean_ms:.0f} ms" if p.mean_ms is not None else ""
         render.out(f"{p.type:<14} {p.pattern}")
-        render.out(f"  {p.usage} tasks, {100 * p.success_rate:.1f}% ok (reliability {p.reliability:.2f}){timing}, {p.mean_steps:.1f} steps, "
+        render.out(f"  {render.count(p.usage, 'task', 'tasks')}, {100 * p.success_rate:.1f}% ok (reliability {p.reliability:.2f}){timing}, {p.mean_steps:.1f} steps, "
                    f"{p.first_seen or '?'} .. {p.last_seen or '?'}")
 
 
@@ -131,9 +146,9 @@ def recall_all(
         render.out(f"## {kind} ({len(items)})")
         for item in items:
             if kind == "patterns":
-                render.out(f"- {item['type']}: {item['pattern']} ({100 * item['success_rate']:.1f}% ok, {item['usage']} tasks)")
+                render.out(f"- {item['type']}: {item['pattern']} ({100 * item['success_rate']:.1f}% ok, {render.count(item['usage'], 'task', 'tasks')})")
             elif kind == "tools":
-                render.out(f"- {item['tool']}: {item['executions']} runs, {100 * item['success_rate']:.1f}% ok")
+                render.out(f"- {item['tool']}: {render.count(item['executions'], 'run', 'runs')}, {100 * item['success_rate']:.1f}% ok")
             else:
                 render.out(f"- {item['id']}: {item['summary']}")
 

@@ -105,10 +105,10 @@ def show(
     if json:
         render.print_json(view)
     else:
-        render.out(render.entry_text(result, moment, view))
+        render.out(render.entry_text(result, moment, view, tiers=grimoire.config.settings.tiers.enabled))
         accesses = view["accesses"]
         if accesses["count"]:
-            render.out(f"recalled: {accesses['count']} time{'' if accesses['count'] == 1 else 's'}, last {accesses['last']}")
+            render.out(f"recalled: {render.count(accesses['count'], 'time', 'times')}, last {accesses['last']}")
 
 
 @command("list")
@@ -220,7 +220,7 @@ _LIFTS = {"expired": ("expired", " (--include-expired)"), "superseded": ("supers
 def _nothing_found(text: str, filtered_out: dict[str, int], given: float | None, default: float, options: bool = True) -> str:
     """The stderr line for a query that found nothing: what matched but was
     filtered out, by what, and (`options`: `mem query`'s) the option that lifts it."""
-    line = f'no memories match "{text}"'
+    line = f'no memories match "{render.shortened(text)}"'
     reasons = []
     for reason, count in filtered_out.items():
         if reason == "confidence":
@@ -265,7 +265,7 @@ def import_(
     if json:
         render.print_json(result.to_dict())
     else:
-        render.out(f"imported {render.count(len(result.imported), 'entry', 'entries')}" + (f" ({result.redacted} secrets redacted)" if result.redacted else ""))
+        render.out(f"imported {render.count(len(result.imported), 'entry', 'entries')}" + (f" ({render.count(result.redacted, 'secret', 'secrets')} redacted)" if result.redacted else ""))
         for number, message in result.rejected:
             render.warn(f"line {number}: {message}")
     if result.rejected:

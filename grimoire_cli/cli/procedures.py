@@ -29,10 +29,11 @@ def procedure_add(
 def procedure_show(
     name: str = typer.Argument(..., metavar="NAME", help="The procedure's name."),
     param: Optional[List[str]] = typer.Option(None, "--param", metavar="K=V", help="A value for {K} in the steps (repeatable)."),
+    template: bool = typer.Option(False, "--template", help="As written: the {params} not given stay as they are, named on a template: line."),
     json: bool = JsonOpt,
 ) -> None:
     """Print a procedure as a numbered checklist, its {params} filled in. mem executes none of it."""
-    found = open_grimoire().procedure(name, pairs(param, "--param", PARAM_NAME, "name=value, like service=api"))
+    found = open_grimoire().procedure(name, pairs(param, "--param", PARAM_NAME, "name=value, like service=api"), template=template)
     if json:
         render.print_json(found.to_dict())
         return

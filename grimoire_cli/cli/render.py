@@ -23,13 +23,16 @@ def entry_line(entry: Entry, moment: datetime) -> str:
     return f"{entry.id}  {entry.category:<10} {age_label(entry, moment):>5}  {entry.summary}{flag}"
 
 
-def entry_text(entry: Entry, moment: datetime, heat: dict[str, Any] | None = None) -> str:
+def entry_text(entry: Entry, moment: datetime, heat: dict[str, Any] | None = None, tiers: bool = False) -> str:
     """`mem show`'s text; `heat` (Grimoire.heat) adds what is computed: the
-    memory tier, and the effective importance beside the stored one."""
+    memory tier (named only when `tiers` are on: otherwise nothing uses it),
+    and the effective importance beside the stored one. The effectiveness
+    tier is named once the memory was applied."""
     data = entry.to_dict()
     heat = heat or {}
-    where = {"hot": ", hot", "long": ", long-term"}.get(heat.get("memory_tier") or "", "")
-    lines = [f"{entry.id}  ({entry.category}, {entry.state(moment)}{where}, tier {entry.tier})"]
+    where = {"hot": ", hot", "long": ", long-term"}.get(heat.get("memory_tier") or "", "") if tiers else ""
+    rated = f", effectiveness {entry.tier}" if entry.data.get("effectiveness") else ""
+    lines = [f"{entry.id}  ({entry.category}, {entry.state(moment)}{where}{rated})"]
     effective = heat.get("effective_importance")
     if effective is not None and effective != entry.importance:
         data["importance"] = f"{entry.importance} (effective {effective})"
@@ -59,6 +62,13 @@ def kept(result: Any, json: bool, moment: datetime, unchanged: str) -> None:
     out(result.entry.id)
     if not result.written:
         note(unchanged)
+
+
+def shortened(text: str, most: int = 60) -> str:
+    """A text the user gave, echoed on one short line: whitespace runs made one
+    space, cut to `most` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= most else line[:most - 1].rstrip() + "…"
 
 
 def count(n: int, one: str, many: str) -> str:

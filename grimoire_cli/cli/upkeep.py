@@ -34,8 +34,8 @@ def init(
         render.out(line)
     for path in result.created:
         render.out(f"created {path}")
-    for path in result.existing:
-        render.out(f"kept    {path}")
+    if result.existing:  # one line: a preset run on an existing grimoire keeps a dozen files
+        render.out(f"kept {render.count(len(result.existing), 'existing file', 'existing files')}")
     if not result.git:
         render.note("note: not a git repository: mem will not commit archives or install hooks here (run `git init` to have them)")
 

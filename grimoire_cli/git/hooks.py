@@ -149,15 +149,24 @@ def install(root: Path, watched: str) -> HooksResult:
         body = body.replace("{storage}", shlex.quote(watched))
         # post-rewrite reads its list of rewritten commits on stdin: both the chained hook and mem need it.
         piped = name == "post-rewrite"
-        path.write_text(_TEMPLATE.format(marker=MARKER, action=action, name=name, legacy=LEGACY_SUFFIX, mem=shlex.quote(_mem_executable()), body=body,
-                                         read_stdin='input="$(cat)"\n' if piped else "", feed='printf \'%s\\n\' "$input" | ' if piped else ""))
-        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-        result.hooks[name] = "installed"
+        script = _TEMPLATE.format(marker=MARKER, action=action, name=name, legacy=LEGACY_SUFFIX, mem=shlex.quote(_mem_executable()), body=body,
+                                  read_stdin='input="$(cat)"\n' if piped else "", feed='printf \'%s\\n\' "$input" | ' if piped else "")
+        executable = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+        if path.exists() and path.read_text(errors="replace") == script and path.stat().st_mode & executable == executable:
+            result.hooks[name] = "already installed"
+            continue
+        result.hooks[name] = "updated" if path.exists() else "installed"
+        path.write_text(script)
+        path.chmod(path.stat().st_mode | executable)
     # The merge driver named by `.gitattributes` (`merge=grimoire`): git
     # config is not versioned, so each clone runs `mem hooks install` once.
-    gitops.config_set(root, "merge.grimoire.name", "grimoire entry-wise merge (mem merge-file)")
-    gitops.config_set(root, "merge.grimoire.driver", f"{shlex.quote(_mem_executable())} merge-file %O %A %B %P")
-    result.hooks[DRIVER] = "installed"
+    name, driver = "grimoire entry-wise merge (mem merge-file)", f"{shlex.quote(_mem_executable())} merge-file %O %A %B %P"
+    if gitops.config_get(root, "merge.grimoire.name") == name and gitops.config_get(root, "merge.grimoire.driver") == driver:
+        result.hooks[DRIVER] = "already installed"
+        return result
+    result.hooks[DRIVER] = "updated" if gitops.config_get(root, "merge.grimoire.driver") else "installed"
+    gitops.config_set(root, "merge.grimoire.name", name)
+    gitops.config_set(root, "merge.grimoire.driver", driver)
     return result
 
 

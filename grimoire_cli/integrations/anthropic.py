@@ -191,7 +191,8 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
 
     def _folders(self) -> str:
         counts = self.grimoire.stats().to_dict()["categories"]
-        lines = [f"{ROOT}/{name}/\t{counts.get(name, {}).get('active', 0)} memories" for name in self._categories()]
+        active = {name: counts.get(name, {}).get("active", 0) for name in self._categories()}
+        lines = [f"{ROOT}/{name}/\t{n} memor{'y' if n == 1 else 'ies'}" for name, n in active.items()]
         return f"Here're the folders in {ROOT}, one per category (files in them are memories):\n" + "\n".join(lines)
 
     def _listing(self, category: str) -> str:

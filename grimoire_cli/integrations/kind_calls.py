@@ -51,9 +51,10 @@ def procedure_add(g: "Grimoire", document: Any, category: str | None = None) -> 
 
 @call("procedure", "A procedure as a checklist, its {params} filled in; follow it yourself, then report with apply.",
       required=("name",), read_only=True, name=string("The procedure's name."),
-      params=typed("object", "Values for the procedure's {params}.", additionalProperties={"type": "string"}))
-def procedure(g: "Grimoire", name: str, params: dict[str, str] | None = None) -> Any:
-    return g.procedure(name, params).to_dict()
+      params=typed("object", "Values for the procedure's {params}.", additionalProperties={"type": "string"}),
+      template=boolean("As written: the params not given stay {name} (null in params) instead of being refused."))
+def procedure(g: "Grimoire", name: str, params: dict[str, str] | None = None, template: bool = False) -> Any:
+    return g.procedure(name, params, template=template).to_dict()
 
 
 @call("procedures", "The active procedures (runbooks), newest first; read one as a checklist with procedure.", read_only=True, category=string("Only this procedure category."))

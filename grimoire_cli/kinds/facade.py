@@ -188,15 +188,16 @@ class KindsFacade:
         rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, 1), include_archive=False)
         return self.store.load(rowids).get(rowids[0]) if rowids else None
 
-    def procedure(self, name: str, params: dict[str, str] | None = None) -> "Checklist":
+    def procedure(self, name: str, params: dict[str, str] | None = None, *, template: bool = False) -> "Checklist":
         """The active procedure `name` as a checklist, its `{params}` filled in
-        (BadInput naming any missing one). Nothing is executed."""
+        (BadInput naming any missing one; a `template` leaves them as written).
+        Nothing is executed."""
         from .procedures import checklist
 
         found = self._active_procedure(name)
         if found is None:
             raise NotFound(f"no active procedure named {name!r}", "list them with `mem procedures`")
-        return checklist(found, dict(params or {}))
+        return checklist(found, dict(params or {}), template)
 
     def procedures(self, *, category: str | None = None) -> list["Entry"]:
         """The active procedures, by name."""

@@ -13,7 +13,8 @@
 
 A new document with a name already held supersedes the old version (the
 history stays); the same document again writes nothing. `show` renders a
-numbered checklist with the params substituted. **mem never executes a
+numbered checklist with the params substituted, in the description too
+(`--template`: as written, the params left to fill marked). **mem never executes a
 step**: a runbook from git is data, not code. Whoever follows it reports
 how it went with `mem apply ID --success|--failure`, which is the
 procedure's success rate.
@@ -80,18 +81,18 @@ def parse(text: str, where: str) -> dict[str, Any]:
 def fields_of(document: dict[str, Any]) -> dict[str, Any]:
     """The entry fields of a parsed procedure (its tags go to the entry's tags)."""
     fields = {k: document[k] for k in ("name", "description", "params", "steps") if k in document}
-    if "params" not in fields and uses(fields["steps"]):
-        fields["params"] = uses(fields["steps"])
+    if "params" not in fields and uses(fields["steps"], fields.get("description")):
+        fields["params"] = uses(fields["steps"], fields.get("description"))
     return fields
 
 
-def uses(steps: list[dict[str, Any]]) -> list[str]:
-    """The `{param}` names the steps use, in order of first use."""
+def uses(steps: list[dict[str, Any]], description: str | None = None) -> list[str]:
+    """The `{param}` names the description and the steps use, in order of first use."""
     found: dict[str, None] = {}
-    for step in steps:
-        for field in STEP_FIELDS:
-            for match in _PARAM.finditer(step.get(field, "")):
-                found.setdefault(match[1], None)
+    texts = [description or ""] + [step.get(field, "") for step in steps for field in STEP_FIELDS]
+    for text in texts:
+        for match in _PARAM.finditer(text):
+            found.setdefault(match[1], None)
     return list(found)
 
 
@@ -117,16 +118,22 @@ def same(entry: Entry, fields: dict[str, Any], tags: list[str]) -> bool:
 
 
 class Checklist(NamedTuple):
-    """A procedure ready to follow: its entry and its steps with the params
-    substituted (`recall_procedure`, `mem procedure show`)."""
+    """A procedure ready to follow: its entry, its description and steps with
+    the params substituted (`recall_procedure`, `mem procedure show`); a
+    template's params left to fill are None in `params`."""
 
     entry: Entry
     steps: list[dict[str, str]]
-    params: dict[str, str]
+    params: dict[str, str | None]
+    description: str | None = None
+
+    @property
+    def unfilled(self) -> list[str]:
+        return [name for name, value in self.params.items() if value is None]
 
     def to_dict(self) -> dict[str, Any]:
         data = self.entry.data
-        return {"id": self.entry.id, "name": data.get("name"), "description": data.get("description"), "params": self.params,
+        return {"id": self.entry.id, "name": data.get("name"), "description": self.description, "params": self.params,
                 "steps": self.steps, "effectiveness": data.get("effectiveness")}
 
     def lines(self) -> list[str]:
@@ -135,8 +142,11 @@ class Checklist(NamedTuple):
         effect = data.get("effectiveness") or {}
         rate = f", {effect['successes']}/{effect['applications']} succeeded" if effect.get("applications") else ""
         out = [f"{data.get('name')} ({self.entry.id}{rate})"]
-        if data.get("description"):
-            out.append(data["description"])
+        if self.description:
+            out.append(self.description)
+        if self.unfilled:
+            out.append("template: fill " + ", ".join("{" + name + "}" for name in self.unfilled) + " with "
+                       + " ".join(f"--param {name}=VALUE" for name in self.unfilled))
         for number, step in enumerate(self.steps, 1):
             out.append(f"{number}. [ ] {step['name']}")
             if step.get("condition"):
@@ -148,25 +158,28 @@ class Checklist(NamedTuple):
         return out
 
 
-def checklist(entry: Entry, params: dict[str, str]) -> Checklist:
-    """The steps with `{param}` replaced; BadInput naming every missing param
-    (and any the procedure does not take)."""
-    declared = list(entry.data.get("params") or uses(entry.data.get("steps") or []))
+def checklist(entry: Entry, params: dict[str, str], template: bool = False) -> Checklist:
+    """The description and steps with `{param}` replaced; BadInput naming
+    every missing param (and any the procedure does not take). A `template`
+    fills the params given and leaves the others as written, `{name}`."""
+    steps, description = entry.data.get("steps") or [], entry.data.get("description")
+    declared = list(entry.data.get("params") or uses(steps, description))
     unknown = sorted(set(params) - set(declared))
     if unknown:
         takes = ", ".join(declared) or "no params"
         raise BadInput(f"{entry.data.get('name')} does not take {', '.join(unknown)} (it takes {takes})", "drop those --param options")
-    needed = [name for name in uses(entry.data.get("steps") or []) if name in declared]
+    needed = [name for name in uses(steps, description) if name in declared]
     missing = [name for name in needed if name not in params]
-    if missing:
+    if missing and not template:
         raise BadInput(f"missing param{'s' if len(missing) > 1 else ''} {', '.join('{' + m + '}' for m in missing)} for {entry.data.get('name')}",
-                       "give " + " ".join(f"--param {m}=VALUE" for m in missing))
+                       "give " + " ".join(f"--param {m}=VALUE" for m in missing) + ", or see it as written with --template")
 
     def fill(text: str) -> str:
         return _PARAM.sub(lambda m: params[m[1]] if m[1] in params else m[0], text)
 
-    steps = [{field: fill(step[field]) for field in STEP_FIELDS if field in step} for step in entry.data.get("steps") or []]
-    return Checklist(entry, steps, {name: params[name] for name in declared if name in params})
+    filled = [{field: fill(step[field]) for field in STEP_FIELDS if field in step} for step in steps]
+    shown = {name: params.get(name) for name in declared if name in params or name in missing}
+    return Checklist(entry, filled, shown, fill(description) if isinstance(description, str) else None)
 
 
 class Saved(NamedTuple):
