@@ -112,18 +112,21 @@ class Added(list):
 
 
 def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_invalid: bool = False,
-             after: Callable[[list[Entry]], list[Request]] | None = None, dry_run: bool = False) -> Added:
+             after: Callable[[list[Entry]], list[Request]] | None = None, dry_run: bool = False, check_all: bool = False) -> Added:
     """Write many entries under one lock, one write per file; all or nothing
     unless `skip_invalid`. `after` makes more requests from the entries
     prepared (a summary listing their ids), checked in the same batch: one of
     them invalid fails it all. With `dry_run`, everything is checked and
-    numbered, and nothing is written."""
+    numbered, and nothing is written. With `check_all`, every item is checked
+    as `skip_invalid` does, and nothing is written when one is rejected."""
     from .local_ids import settle
 
     settle(store)  # a local entry whose id a pull gave to a tracked one: renamed before any id is edited or numbered
     result = Added()
+    skip_invalid = skip_invalid or check_all
     with store.lock():
         batch = _Batch(store, moment, windowed=len(requests) <= WINDOWED)
+        indexes = []
         for index, request in enumerate(requests):
             try:
                 entry = _prepare(store, request, batch)
@@ -135,11 +138,36 @@ def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_in
                 result.rejected.append(Rejected(index, str(exc), exc.of if isinstance(exc, Duplicate) else None))
                 continue
             result.append(entry)
+            indexes.append(index)
+        _unlinked(result, indexes, batch, skip_invalid)
         if after is not None:
             result.extend(_prepare(store, request, batch) for request in after(list(result)))
-        if not dry_run:
+        if not dry_run and not (check_all and result.rejected):
             _write(store, result, batch.updates)
     return result
+
+
+def _unlinked(result: Added, indexes: list[int], batch: "_Batch", skip_invalid: bool) -> None:
+    """Refuse the entries whose `superseded_by` (given by an import, which may
+    name a later line) names no entry that says it supersedes them: a
+    condensed entry (`mem compact`) names them in related_memories instead."""
+    for position in reversed(range(len(result))):
+        entry = result[position]
+        newer = entry.data.get("superseded_by")
+        if not newer:
+            continue
+        other = batch.existing.get(newer)
+        data = other.data if other is not None else {}
+        if data.get("supersedes") == entry.id or entry.id in (data.get("related_memories") or ()):
+            continue
+        what = "which does not exist" if other is None else f"which does not say it supersedes {entry.id}"
+        error = BadInput(f"superseded_by {newer}, {what}", "import the entry that supersedes it too (`mem export --archived` holds both)")
+        if not skip_invalid:
+            error.message = f"item {indexes[position] + 1}: {error.message}"
+            raise error
+        result.rejected.append(Rejected(indexes[position], str(error)))
+        del result[position]
+    result.rejected.sort(key=lambda rejected: rejected.index)
 
 
 def prepare(store: Store, requests: list[Request], moment: datetime) -> list[Entry]:
@@ -155,14 +183,15 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     config = store.config
     if request.category in config.categories and config.categories[request.category].kind == "chat" and (request.fields or {}).get("role"):
         batch.chat(request)  # a message (`mem chat add`); anything else gets the kind's hint
+    retired = bool(request.superseded_by or (request.archive or {}).get("archived"))  # an import's entry that is no longer active
     # A key, or a procedure's name, has one active entry: a new one replaces it.
-    holder = None if request.supersedes else batch.holder(request)
+    holder = None if request.supersedes or retired else batch.holder(request)
     if holder is not None:
         if request.key and holder.key == request.key and request.category in (None, holder.category) \
                 and isinstance(request.content, str) and normalize_text(holder.content) == normalize_text(request.content):
             raise Duplicate(f"{holder.id} already holds this under the key {request.key}", "nothing to add; give the key a new value", holder.id)
         request.supersedes = holder.id
-    if request.supersedes:
+    if request.supersedes and request.id is None:  # an imported line with its id is a whole entry restated: nothing to carry over
         replaced = batch.existing.get(request.supersedes)
         if replaced is not None:
             request = inherit(request, replaced, config)
@@ -185,10 +214,11 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
         what = f"in the tracked category {old.category}" if config.category(old.category).tracked else f"local ({old.category})"
         raise Refused(f"{old.id} is {what}; an entry of {data['category']} cannot supersede it" + (f" (key {data['key']})" if data.get("key") else ""),
                       "use a category of the same kind of tracking, or another key")
-    if old is not None:
+    current = batch.updates.get(old.id, old.data) if old is not None else {}
+    # An import restores a link both ends of which it holds (the older may be archived since).
+    if old is not None and current.get("superseded_by") != new_id:
         if old.archived:
             raise Refused(f"{old.id} is archived and cannot be superseded", "add a new memory instead")
-        current = batch.updates.get(old.id, old.data)
         if current.get("superseded_by"):
             raise Refused(f"{old.id} is already superseded by {current['superseded_by']}", f"supersede {current['superseded_by']} instead")
     # A keyed entry is known by its key: two keys may well hold the same value.
@@ -196,12 +226,14 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     # a chat message said twice was said twice).
     # A summary records one consolidation, which may well say what an earlier one said;
     # an insight is known by its rule, whose new numbers may read as the old ones did.
+    # An entry no longer active duplicates nothing: the same text may well be active again.
     checked = "key" not in data and config.category(data["category"]).kind not in ("episode", "chat", "summary", "insight") \
         if request.dedupe is None else request.dedupe
+    checked = checked and not retired
     exact, near, score = batch.duplicates(data["category"], data["content"]).of(data) if checked else (None, None, 0.0)
     if exact is not None:
         raise Duplicate(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`", exact)
-    entry = Entry(data, config.relative(store.category_path(data["category"])), None, notes=notes)
+    entry = Entry(data, config.relative(store.category_path(data["category"], bool(data.get("archived")))), None, notes=notes)
     if near is not None:
         entry.near_duplicate = (near, score)
         notes.append(f"near duplicate of {near} ({score:.0f}% alike); if it replaces it, use --supersedes {near}")
@@ -218,7 +250,7 @@ def _write(store: Store, written: list[Entry], updates: dict[str, dict[str, Any]
             entry.data = updates.pop(entry.id)
     by_file: dict[Path, list[Entry]] = {}
     for entry in written:
-        by_file.setdefault(store.ensure_file(entry.category), []).append(entry)
+        by_file.setdefault(store.ensure_file(entry.category, entry.archived), []).append(entry)
     located = _locate(store, updates)
     for path in {**located, **by_file}:
         batch = by_file.get(path, [])
@@ -339,6 +371,8 @@ class _Batch:
                     self._keys[key] = None
         self.taken.add(entry.id)
         self.existing.new[entry.id] = entry
+        if entry.archived or entry.superseded_by or entry.is_expired(self.moment):
+            return  # an import's entry no longer active: holds no key, duplicates nothing
         self._new.setdefault(entry.category, {})[entry.id] = normalize_text(entry.content)
         if entry.category in self._groups:
             self._groups[entry.category].add(entry.id, normalize_text(entry.content))

@@ -10,14 +10,13 @@ they call. Those are imported where used, so `import grimoire_cli` and a
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable
 
 from . import clock
 from .config import Config, load_config
-from .errors import BadInput, NotFound, Refused, no_memory
+from .errors import BadInput, ImportRefused, NotFound, Refused, no_memory
 from .kinds.facade import KindsFacade
 from .learning_facade import LearningFacade
 from .lifecycle_facade import LifecycleFacade
@@ -292,9 +291,13 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
     def import_lines(self, lines: Iterable[str], *, skip_invalid: bool = False, redact: bool = False) -> "ImportResult":
         """Import JSON Lines entries; all or nothing unless `skip_invalid`.
+        Every line is checked before anything is written, and every problem
+        found is reported with its line number (`ImportRefused.rejected`).
+        Archived entries land in the archive, as `export --archived` gives them.
         With `redact`, secrets in content and summary are replaced by
         `[redacted: <kind>]` instead of refusing the line."""
         from .request import Request
+        from .schemas import json_value
 
         result = ImportResult()
         requests: list[tuple[int, Request]] = []
@@ -302,22 +305,25 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
+                item = json_value(line)
                 if not isinstance(item, dict):
                     raise BadInput("a line must be a JSON object")
-                if item.get("archived"):
-                    raise BadInput("archived entries are not imported")
                 request = Request.from_mapping(item)
                 if redact:
                     result.redacted += _redact(request)
                 requests.append((number, request))
             except (ValueError, BadInput) as exc:
                 result.rejected.append((number, str(exc) if isinstance(exc, BadInput) else f"not JSON: {exc}"))
-        if result.rejected and not skip_invalid:
-            raise BadInput(_rejected_message(result.rejected), "fix those lines, or use --skip-invalid to import the rest")
-        written = self.add_many([r for _, r in requests], skip_invalid=skip_invalid)
+        # A line refused already: the rest are still checked, so all problems are told at once, and nothing is written.
+        from .adding import add_many
+
+        requests = _links_first(requests)
+        written = add_many(self.store, [r for _, r in requests], self.now(), skip_invalid=skip_invalid, check_all=not skip_invalid,
+                           dry_run=bool(result.rejected) and not skip_invalid)
         result.rejected.extend((requests[rejected.index][0], rejected.message) for rejected in written.rejected)
         result.rejected.sort()
+        if result.rejected and not skip_invalid:
+            raise ImportRefused(result.rejected)
         result.imported = [e.id for e in written]
         return result
 
@@ -410,10 +416,34 @@ def _redact(request: "Request") -> int:
     return count
 
 
-def _rejected_message(rejected: list[tuple[int, str]]) -> str:
-    shown = "; ".join(f"line {n}: {m}" for n, m in rejected[:5])
-    more = f" (and {len(rejected) - 5} more)" if len(rejected) > 5 else ""
-    return f"{len(rejected)} invalid line{'' if len(rejected) == 1 else 's'}, nothing imported: {shown}{more}"
+def _links_first(requests: list[tuple[int, "Request"]]) -> list[tuple[int, "Request"]]:
+    """The requests in file order, but each after the entries of the file it
+    supersedes or names as related: an export is in order of creation, in
+    which a skewed clock may put a successor first."""
+    index = {request.id: i for i, (_, request) in enumerate(requests) if request.id}
+
+    def needs(i: int) -> list[int]:
+        request = requests[i][1]
+        return [index[other] for other in [request.supersedes, *request.related] if other in index and index[other] != i]
+
+    order: list[int] = []
+    seen: set[int] = set()
+    for start in range(len(requests)):
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, iter(needs(start)))]
+        while stack:  # depth first, without recursion: a chain may be thousands long
+            node, rest = stack[-1]
+            for other in rest:
+                if other not in seen:  # one seen already is placed, or on the stack (a cycle: its link is refused)
+                    seen.add(other)
+                    stack.append((other, iter(needs(other))))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return [requests[i] for i in order]
 
 
 def _bad(item: Any):

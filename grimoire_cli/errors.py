@@ -35,6 +35,20 @@ class BadInput(GrimoireError):
     exit_code = BAD_INPUT
 
 
+class ImportRefused(BadInput):
+    """Lines of an import that cannot be imported, so none was: `rejected`
+    holds every (line number, problem); the message the first few."""
+
+    SHOWN = 5
+
+    def __init__(self, rejected: "list[tuple[int, str]]"):
+        shown = "; ".join(f"line {n}: {m}" for n, m in rejected[: self.SHOWN])
+        more = f" (and {len(rejected) - self.SHOWN} more)" if len(rejected) > self.SHOWN else ""
+        count = f"{len(rejected)} invalid line{'' if len(rejected) == 1 else 's'}"
+        super().__init__(f"{count}, nothing imported: {shown}{more}", "fix those lines, or use --skip-invalid to import the rest")
+        self.rejected = rejected
+
+
 class NotFound(GrimoireError):
     """An id or key that does not exist (or is not active)."""
 

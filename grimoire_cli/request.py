@@ -22,6 +22,8 @@ from .model import (
     expires_at, expiry_start, infer_category, is_importance, ordered, normalize_tags, score_of,
 )
 
+# An export without the archive leaves out what a compaction or a supersede links to.
+_LINKED = "an import needs the entries it links to, as `mem export --archived` gives them"
 _PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
 # C0 controls YAML cannot hold faithfully in a readable file (tab, LF, CR are fine).
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -30,7 +32,8 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # The options of a request beside its content; all default to None, but the
 # lists, which default to empty.
 OPTIONS = ("category", "summary", "confidence", "tags", "ttl", "supersedes", "key", "importance", "related", "file_path", "lines",
-           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness", "fields", "dedupe")
+           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness", "fields", "dedupe", "source_extra",
+           "superseded_by", "archive")
 _LISTS = ("tags", "related")
 
 
@@ -58,6 +61,11 @@ class Request:
     effectiveness: dict[str, Any] | None
     fields: dict[str, Any] | None  # the fields a kind of category adds (task, trigger, ...)
     dedupe: bool | None  # check for an exact duplicate (None: as the kind says; an episode is never one)
+    # What only an import restores, as an export gave it: source's other fields, the
+    # newer entry's id (checked by `adding` once the batch is whole), the archive fields.
+    source_extra: dict[str, Any] | None
+    superseded_by: str | None
+    archive: dict[str, Any] | None
 
     def __init__(self, content: str, **options: Any):
         unknown = sorted(set(options) - set(OPTIONS))
@@ -80,7 +88,12 @@ class Request:
 
     @classmethod
     def from_mapping(cls, item: dict[str, Any]) -> "Request":
-        """A request from an import line or an `add_many` dict."""
+        """A request from an import line or an `add_many` dict, every field
+        checked first: all the problems found in one message."""
+        problems = mapping_problems(item)
+        if problems:
+            raise BadInput("; ".join(problems))
+        item = {name: value for name, value in item.items() if value is not None}
         source = item.get("source") or {}
         known = {
             "content": item.get("content"),
@@ -103,9 +116,10 @@ class Request:
             "timestamp": source.get("timestamp") or item.get("timestamp"),
             "effectiveness": item.get("effectiveness"),
             "fields": {name: item[name] for name in KIND_FIELDS if name in item} or None,
+            "source_extra": {name: value for name, value in source.items() if name not in _SOURCE_OPTIONS and value is not None} or None,
+            "superseded_by": item.get("superseded_by"),
+            "archive": {name: item[name] for name in ARCHIVE_FIELDS if name in item} or None,
         }
-        if not isinstance(known["content"], str):
-            raise BadInput("content must be a string", "give the memory's text")
         return cls(**known)
 
 
@@ -157,6 +171,43 @@ def inherit(request: Request, old: Entry, config: Config) -> Request:
     return Request(request.content, **options)
 
 
+# What an import line may say beside an entry's stored fields: the options of `mem add`.
+_SHORTHANDS = ("related", "file_path", "lines", "session_id", "agent", "phase", "timestamp")
+_SOURCE_OPTIONS = ("session_id", "timestamp", "agent", "phase", "file_path", "line_range")
+ARCHIVE_FIELDS = ("archived", "archived_at", "archive_reason")
+# Checked as they are given, before `build` normalises them: tags are slugged
+# ('Deploy Day' -> deploy-day), a timestamp may have an offset; both are strings.
+_LOOSE = {"tags": {"type": "array", "items": {"type": "string"}}, "source.timestamp": {"type": "string"}}
+
+
+def mapping_problems(item: dict[str, Any]) -> list[str]:
+    """Every problem of an import line's fields, each `field: message`: an
+    unknown field, a value the entry schema refuses (a kind's own fields are
+    checked by `build`, against the kind of the category). None is absent."""
+    from .schemas import entry_fields, field_problems
+
+    problems = []
+    stored = set(entry_fields())
+    for name, value in item.items():
+        if name not in stored and name not in KIND_FIELDS and name not in _SHORTHANDS:
+            problems.append(f"unknown field {name!r} (an entry's fields are in docs/reference.md; free-form data goes under metadata)")
+        elif value is not None and name in stored and name != "content":  # `check_content` says what is wrong with a text
+            problems += field_problems(name, value, _LOOSE)
+    if item.get("content") is None:
+        problems.append("content is missing (the memory's text)")
+    elif not isinstance(item["content"], str):
+        problems.append(f"content: {item['content']!r} is not of type 'string'")
+    for name in ("related", "file_path", "lines", "agent", "phase", "timestamp"):
+        if item.get(name) is not None and not isinstance(item[name], list if name == "related" else str):
+            problems.append(f"{name}: {item[name]!r} is not of type {'array' if name == 'related' else 'string'}")
+    if "archived_at" in item or "archive_reason" in item:
+        if item.get("archived") is not True:
+            problems.append("archived_at and archive_reason go with archived: true")
+    if item.get("archived") is True and not ("archived_at" in item and "archive_reason" in item):
+        problems.append("an archived entry needs archived_at and archive_reason")
+    return problems
+
+
 def check_content(text: str) -> str:
     """The content, refused when empty, too long or holding control characters."""
     if not isinstance(text, str) or not text.strip():
@@ -185,7 +236,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     if request.supersedes:
         old = existing.get(request.supersedes)
         if old is None:
-            raise NotFound(f"no memory {request.supersedes} to supersede", "check the id with `mem list` or `mem show`")
+            raise NotFound(f"no memory {request.supersedes} to supersede", f"check the id with `mem list` or `mem show`; {_LINKED}")
     if request.category:
         category = config.category(request.category).name
     elif old is not None:
@@ -225,6 +276,8 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         raise BadInput("--lines needs --file", "say which file the lines are in")
     if request.file_path:
         source["file_path"] = _repo_path(request.file_path, config)
+    for name, value in (request.source_extra or {}).items():
+        source.setdefault(name, value)
     if request.lines:
         if not LINE_RANGE_RE.match(request.lines) or int(request.lines.split("-")[0]) > int(request.lines.split("-")[1]):
             raise BadInput(f"bad line range {request.lines!r}", "write it like 12-40 (first <= last)")
@@ -242,10 +295,14 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     data["source"] = source
     if old is not None:
         data["supersedes"] = old.id
+    if request.superseded_by:
+        data["superseded_by"] = request.superseded_by
+    if (request.archive or {}).get("archived"):
+        data.update(archived=True, archived_at=iso(parse_time(request.archive["archived_at"])), archive_reason=request.archive["archive_reason"])
     related = []
     for other in request.related:
         if other not in existing and other not in taken_ids:
-            raise NotFound(f"related memory {other} does not exist", "check the id with `mem list`")
+            raise NotFound(f"related memory {other} does not exist", f"check the id with `mem list`; {_LINKED}")
         if other not in related:
             related.append(other)
     if related:

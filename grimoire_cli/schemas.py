@@ -140,6 +140,27 @@ def first_problem(data: dict, kind: str = "note", schema_name: str | None = None
     return ".".join(str(p) for p in path), message
 
 
+def entry_fields() -> list[str]:
+    """The fields memory.schema.json names (a kind's own are kinds.schema.json's)."""
+    return list(_named("memory.schema.json")["properties"])
+
+
+def field_problems(name: str, value: object, loose: dict | None = None) -> list[str]:
+    """`path: message` for each problem of one field of an entry, against
+    memory.schema.json, or against `loose[name]` when given there (a
+    `source.` name for a field of source)."""
+    schema = _named("memory.schema.json")
+    loose = loose or {}
+    if name == "source" and isinstance(value, dict):
+        # Field by field: an import may leave session_id and timestamp for mem to fill in.
+        fields = schema["properties"]["source"]["properties"]
+        found = [problem for sub, item in value.items() if item is not None
+                 for problem in _problems(item, loose.get(f"source.{sub}") or fields.get(sub, {}), schema, ("source", sub))]
+    else:
+        found = _problems(value, loose.get(name) or schema["properties"][name], schema, (name,))
+    return [f"{'.'.join(str(p) for p in path)}: {message}" for path, message in found]
+
+
 def _known(schema: object) -> None:
     """Every keyword of a schema (at any depth) one the interpreter knows."""
     if isinstance(schema, dict):

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from conftest import examples, mem
-from hypothesis import given, settings
+from conftest import examples, git, mem
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grimoire_cli import Grimoire
@@ -292,6 +292,186 @@ def test_export_import_round_trip(repo, tmp_path, monkeypatch):
     assert result.code == 0, result.err
     assert mem("export").out == exported
     assert mem("validate").code == 0
+
+
+def _grimoire_of_every_state(repo, tmp_path):
+    """Protea's preset, committed; then active, superseded, keyed, applied,
+    archived (expired, manual, superseded) and compacted entries. The ids by name."""
+    assert mem("init", "--preset", "protea").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "start", cwd=repo)
+    ids = {}
+
+    def add(name, *args, at="2026-11-01T10:00:00Z"):
+        result = mem("add", *args, env={"MEM_NOW": at})
+        assert result.code == 0, result.err
+        ids[name] = result.out.strip()
+
+    for n in range(1, 6):
+        add(f"gen{n}", "-c", "observation", f"Generation {n} scored {n * 7} on the maze", "-t", "maze", at=f"2026-11-0{n}T10:00:00Z")
+    add("port", "-c", "fact", "--key", "svc.port", "6379")
+    add("port2", "-c", "fact", "--key", "svc.port", "6380", at="2026-11-02T10:00:00Z")
+    add("old", "-c", "decision", "We deploy on Tuesdays", "--confidence", "0.95")
+    ids["new"] = mem("supersede", ids["old"], "We deploy on Wednesdays", "--confidence", "0.95").out.strip()
+    add("short", "-c", "learning", "The cache warms in a minute", "--ttl", "2d")
+    add("manual", "-c", "fact", "The staging host is blue")
+    add("applied", "-c", "learning", "Retry the flaky step once", "--ttl", "permanent")
+    assert mem("apply", ids["applied"], "--success").code == 0
+    add("retired", "-c", "preference", "Tabs in Makefiles")
+    ids["retired2"] = mem("supersede", ids["retired"], "Tabs in Makefiles, spaces elsewhere").out.strip()
+    assert mem("check").code in (0, 1)  # archives the expired learning
+    assert mem("archive", ids["manual"], "--reason", "manual").code == 0
+    assert mem("archive", ids["retired"]).code == 0  # superseded, its successor active
+    add("again", "-c", "fact", "The staging host is blue", at="2026-11-22T10:00:00Z")  # archived text, active again
+    add("stale", "-c", "fact", "--ttl", "1d", "The cache is warm", at="2026-11-20T10:00:00Z")  # expired, not archived yet
+    add("fresh", "-c", "fact", "The cache is warm", at="2026-11-22T10:00:00Z")  # no duplicate of an expired one
+    add("skewed", "-c", "fact", "The queue holds 10 jobs", at="2026-11-21T10:00:00Z")
+    result = mem("supersede", ids["skewed"], "The queue holds 20 jobs", env={"MEM_NOW": "2026-11-01T12:00:00Z"})  # a clock behind
+    ids["successor"] = result.out.strip()
+    script = tmp_path / "condense.py"
+    script.write_text(f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\n"
+                      "print(json.dumps({'content': 'Scores rose by 7 a generation.', 'summary': 'Scores rose steadily', 'importance': 7}))\n")
+    script.chmod(0o755)
+    result = mem("compact", "-c", "observation", "--keep", "2", "--with", str(script), "--json")
+    assert result.code == 0, result.err
+    ids["condensed"] = json.loads(result.out)["categories"]["observation"]["condensed"]["id"]
+    return ids
+
+
+def test_export_archived_round_trips_every_state_into_an_empty_grimoire(repo, tmp_path, monkeypatch):
+    ids = _grimoire_of_every_state(repo, tmp_path)
+    exported = mem("export", "--archived").out
+    reasons = {e["id"]: e.get("archive_reason") for e in map(json.loads, exported.splitlines())}
+    assert reasons[ids["short"]] == "expired" and reasons[ids["manual"]] == "manual" and reasons[ids["retired"]] == "superseded"
+    assert reasons[ids["gen1"]] == "superseded" and reasons[ids["gen5"]] is None and reasons[ids["again"]] is None
+    order = [e["id"] for e in map(json.loads, exported.splitlines())]
+    assert order.index(ids["successor"]) < order.index(ids["skewed"])  # the file names an entry before it is given
+    archived = sorted(e["id"] for e in json.loads(mem("list", "--archived", "--json").out))
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git("init", "-q", cwd=fresh)
+    monkeypatch.chdir(fresh)
+    assert mem("init", "--preset", "protea").code == 0
+    result = mem("import", "-", "--json", input=exported)
+    assert result.code == 0, result.err
+    assert len(json.loads(result.out)["imported"]) == len(exported.splitlines())
+    assert mem("export", "--archived").out == exported
+    assert sorted(e["id"] for e in json.loads(mem("list", "--archived", "--json").out)) == archived  # in the archive files
+    assert (fresh / "grimoires/loa/memory/archive/observations.yaml").exists()
+    assert mem("validate").code == 0
+    assert json.loads(mem("get", "svc.port", "--json").out)["id"] == ids["port2"]  # the key's holder, as it was
+
+
+round_trip_step = st.tuples(st.sampled_from(["add", "add", "key", "supersede", "apply", "archive", "later", "compact"]),
+                            st.integers(0, 40), st.booleans())
+
+
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(round_trip_step, min_size=1, max_size=10))
+def test_any_history_round_trips_through_export_archived(tmp_path_factory, monkeypatch, steps):
+    """Whatever was written, superseded, archived, expired or compacted:
+    `export --archived` imported into an empty grimoire exports the same."""
+    source, target = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("target")
+    for folder in (source, target):
+        git("init", "-q", cwd=folder)
+        assert Grimoire.init(folder, preset="protea").created is not None
+    grimoire = Grimoire.open(source)
+    day = 1
+    for number, (step, pick, flag) in enumerate(steps):
+        monkeypatch.setenv("MEM_NOW", f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T10:00:00Z")
+        active = [e.id for e in grimoire.list() if not e.key]
+        text = f"note {number} about {pick % 5} {'alpha' if flag else 'beta'}"
+        if step == "add" or (step in ("supersede", "apply", "archive") and not active):
+            grimoire.add(text, category=["observation", "fact", "learning"][pick % 3], ttl="3d" if flag else None)
+        elif step == "key":
+            grimoire.remember(f"k.{pick % 3}", text)
+        elif step == "supersede":
+            grimoire.supersede(active[pick % len(active)], text + " revised")
+        elif step == "apply":
+            grimoire.apply(active[pick % len(active)], flag)
+        elif step == "archive":
+            grimoire.archive([active[pick % len(active)]], reason="manual", commit=False)
+        elif step == "later":  # time passes: what expired goes to the archive
+            day += pick % 10
+            monkeypatch.setenv("MEM_NOW", f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T10:00:00Z")
+            grimoire.check(commit=False)
+        else:
+            grimoire.compact(category="observation", keep=1, summarize=False)
+    exported = [entry.to_dict() for entry in grimoire.export(archived=True)]
+    into = Grimoire.open(target)
+    result = into.import_lines([json.dumps(data) for data in exported])
+    assert len(result.imported) == len(exported)
+    assert [entry.to_dict() for entry in into.export(archived=True)] == exported
+    assert into.validate().ok
+
+
+def test_export_without_the_archive_names_what_an_import_lacks(repo, tmp_path, monkeypatch):
+    _grimoire_of_every_state(repo, tmp_path)
+    exported = mem("export").out
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git("init", "-q", cwd=fresh)
+    monkeypatch.chdir(fresh)
+    assert mem("init", "--preset", "protea").code == 0
+    result = mem("import", "-", input=exported)
+    # The condensed entry names archived ones, a successor the one it superseded: said, with the way out, nothing written.
+    assert result.code == 2 and result.err.count("\n") == 1 and "related memory" in result.err and "mem export --archived" in result.err
+    assert mem("export", "--archived").out == ""
+
+
+def test_import_checks_every_field_and_tells_every_bad_line(repo, tmp_path):
+    lines = ["", "",
+             json.dumps({"category": "fact", "content": "tags a number", "tags": 5}),
+             json.dumps({"category": "fact", "content": "tags a string", "tags": "notalist"}),
+             json.dumps({"category": "fact", "content": "tags a mapping", "tags": {"a": 1}}),
+             json.dumps({"category": "fact", "content": "an unknown field", "colour": "blue"}),
+             json.dumps({"category": "fact", "content": "A good line", "tags": ["Deploy Day"]}),
+             json.dumps({"category": "fact", "content": "", "confidence": "high"}),
+             json.dumps({"category": "fact", "content": "bad source", "source": "cli", "importance": 11}),
+             "[1, 2]"]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    before = (repo / "grimoires/loa/memory/facts.yaml").read_bytes()
+    result = mem("import", str(path))
+    assert result.code == 2 and "Traceback" not in result.err
+    error = [line for line in result.err.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and error[0].startswith("error: 7 invalid lines, nothing imported: line 3: tags: 5 is not of type 'array'")
+    told = {int(line.split(":")[1].split()[-1]): line for line in result.err.splitlines() if line.startswith("warning: line ")}
+    assert sorted(told) == [3, 4, 5, 6, 8, 9, 10]  # every one, by its line in the file
+    assert "'notalist' is not of type 'array'" in told[4] and "{'a': 1} is not of type 'array'" in told[5]
+    assert "unknown field 'colour'" in told[6] and "metadata" in told[6]
+    assert "confidence: 'high' is not of type 'number'" in told[8] and "content is empty" not in told[8]  # the fields first, then the rest
+    assert "source: 'cli' is not of type 'object'" in told[9] and "importance: 11 is greater than the maximum of 10" in told[9]
+    assert "a line must be a JSON object" in told[10]
+    assert (repo / "grimoires/loa/memory/facts.yaml").read_bytes() == before
+    result = mem("import", str(path), "--skip-invalid", "--json")
+    data = json.loads(result.out)
+    assert result.code == 1 and [r["line"] for r in data["rejected"]] == [3, 4, 5, 6, 8, 9, 10]
+    assert [json.loads(line)["tags"] for line in mem("export").out.splitlines()] == [["deploy-day"]]
+    assert mem("validate").code == 0
+
+
+def test_import_keeps_what_the_schema_allows_and_takes_null_for_absent(repo):
+    line = {"category": "fact", "content": "Kept whole", "summary": None, "tags": ["Deploy Day"],
+            "source": {"session_id": "s1", "timestamp": "2026-11-20T12:00:00+02:00", "tool": "importer", "agent": None}}
+    result = mem("import", "-", input=json.dumps(line))
+    assert result.code == 0, result.err
+    (entry,) = map(json.loads, mem("export").out.splitlines())
+    assert entry["source"] == {"session_id": "s1", "timestamp": "2026-11-20T10:00:00Z", "tool": "importer"}  # source may hold more
+    assert entry["summary"] == "Kept whole" and entry["tags"] == ["deploy-day"]
+    assert mem("validate").code == 0
+
+
+def test_import_tells_problems_found_past_the_fields_at_their_lines(repo):
+    good = json.dumps({"category": "fact", "content": "Fine and new"})
+    lines = ["", json.dumps({"category": "fact", "content": ""}), good, json.dumps({"category": "fact", "content": "x", "related": ["MEM-20200101-001"]}),
+             json.dumps({"category": "fact", "content": "Fine and new"}), json.dumps({"category": "nosuch", "content": "y"})]
+    result = mem("import", "-", input="\n".join(lines))
+    assert result.code == 2
+    assert result.err.startswith("error: 4 invalid lines, nothing imported: line 2: content is empty")
+    assert "line 4: related memory MEM-20200101-001 does not exist" in result.err
+    assert "line 5: an identical memory already exists" in result.err and "line 6: unknown category" in result.err
+    assert mem("export").out == ""
 
 
 def test_import_all_or_nothing_and_skip_invalid(repo, tmp_path):

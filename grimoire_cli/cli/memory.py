@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import FOUND_PROBLEMS, BadInput
+from ..errors import FOUND_PROBLEMS, BadInput, ImportRefused
 from . import render
 from .app import JsonOpt, SinceOpt, UntilOpt, command, given, open_grimoire, read_file, read_text
 
@@ -261,7 +261,13 @@ def import_(
 ) -> None:
     """Import entries from JSON Lines (all or nothing unless --skip-invalid)."""
     text = read_file(file, "the JSON Lines file")
-    result = open_grimoire().import_lines(text.splitlines(), skip_invalid=skip_invalid, redact=redact)
+    try:
+        result = open_grimoire().import_lines(text.splitlines(), skip_invalid=skip_invalid, redact=redact)
+    except ImportRefused as exc:
+        if len(exc.rejected) > exc.SHOWN:  # the error line names the first few: every one is listed above it
+            for number, message in exc.rejected:
+                render.warn(f"line {number}: {message}")
+        raise
     if json:
         render.print_json(result.to_dict())
     else:
