@@ -62,9 +62,9 @@ def validate(
     else:
         for problem in report.problems:
             render.out(str(problem))
-        if not (quiet and report.ok):
+        if not (quiet and report.ok):  # the verdict is the result: on stdout, as check-jsonschema prints its own
             state = "ok" if report.ok else render.count(len(report.problems), "problem", "problems")
-            render.note(f"{render.count(len(report.files), 'file', 'files')}, {render.count(report.entries, 'entry', 'entries')}: {state}")
+            render.out(f"{render.count(len(report.files), 'file', 'files')}, {render.count(report.entries, 'entry', 'entries')}: {state}")
     raise typer.Exit(DAMAGED if report.damaged else OK if report.ok else FOUND_PROBLEMS)
 
 
