@@ -10,7 +10,7 @@ import typer
 
 from ..errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput
 from . import render
-from .app import JsonOpt, as_hook, command, config_option, hooks_command, open_grimoire, scope_option
+from .app import JsonOpt, Unscoped, as_hook, command, config_option, hooks_command, open_grimoire, scope_option
 
 
 @command()
@@ -206,7 +206,7 @@ def hooks_status(json: bool = JsonOpt) -> None:
     _hooks_call("status", json)
 
 
-@command("merge-file", hidden=False)
+@command("merge-file", hidden=False, cls=Unscoped)
 def merge_file(
     base: str = typer.Argument(..., metavar="BASE", help="%O: the common ancestor's version."),
     ours: str = typer.Argument(..., metavar="OURS", help="%A: our version; the result is written here."),
