@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperCommand
 
 from .. import __version__
-from ..errors import OK, BadInput, GrimoireError
+from ..errors import FOUND_PROBLEMS, OK, BadInput, GrimoireError
 from . import render
 from .coercion import install
 
@@ -224,6 +224,12 @@ def pairs(values: Optional[list], option: str, name: "re.Pattern[str]", example:
             raise BadInput(f"bad {option} {pair!r}", f"write it as {example}")
         out[key] = value
     return out
+
+
+def found(items) -> None:
+    """A search or listing that found nothing exits 1 (README: Exit codes), once it has printed its `[]` or its note."""
+    if not items:
+        raise typer.Exit(FOUND_PROBLEMS)
 
 
 def given(**options):
