@@ -129,8 +129,10 @@ def transcript(path: Path, turns: int = 60) -> None:
 
 
 def ids(folder: Path, *args: str) -> list[str]:
-    out = subprocess.run([MEM, "list", "--json", *args], cwd=folder, capture_output=True, text=True, env=ENV, check=True).stdout
-    return [item["id"] for item in json.loads(out)]
+    done = subprocess.run([MEM, "list", "--json", *args], cwd=folder, capture_output=True, text=True, env=ENV)
+    if done.returncode not in (0, 1):  # 1: nothing listed, and `[]` printed
+        raise SystemExit(f"mem list failed ({done.returncode}): {done.stderr.strip()}")
+    return [item["id"] for item in json.loads(done.stdout)]
 
 
 def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | None = None) -> list[tuple[str, float, float | None, float, float]]:

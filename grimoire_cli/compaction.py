@@ -109,15 +109,20 @@ def _request(entries: list[Entry], category: str, text: dict[str, Any]) -> Reque
 
 
 def compact(store: Store, moment: datetime, *, category: str | None, keep: int | None, command: str | None, timeout: float,
-            dry_run: bool) -> Compacted:
-    """Condense what is past `keep` in each category (see the module); one commit."""
+            dry_run: bool, summarize: bool = False) -> Compacted:
+    """Condense what is past `keep` in each category (see the module); one commit.
+    `summarize` asks for the summarizer `command`, which a dry run never runs."""
     from .adding import prepare
     from .local_ids import settle
 
     if keep is not None and keep < 1:
         raise BadInput(f"--keep must be at least 1, not {keep}", "keep the newest N entries of each category, e.g. --keep 200")
-    names = compactable(store, category)
+    names = compactable(store, category)  # an unknown category is named before a missing command
     result = Compacted(dry_run)
+    if summarize and not command and not dry_run:
+        raise BadInput("no summarizer command configured", "pass --with 'llm -m MODEL', set consolidate.command, or use --no-summary")
+    if dry_run:
+        command = None  # listing what would be condensed needs no summary (and a summarizer may be slow, or cost money)
     # The summarizer runs before the lock: it may take minutes, and what it condenses is re-checked under the lock.
     keeps = {name: keep or store.config.settings.compaction.keep_of(name) or 0 for name in names}
     texts: dict[str, tuple[list[str], dict[str, Any]]] = {}
@@ -125,6 +130,8 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
         entries = older(store, name, keeps[name], moment)
         if len(entries) >= 2:
             texts[name] = ([e.id for e in entries], condensed_text(entries, name, command, timeout))
+    if summarize and dry_run and texts:
+        result.notes.append("dry run: no summarizer was run; the condensed text shown is made of the entries' summaries")
     settle(store)
     with store.lock():
         olders = {}

@@ -7,7 +7,7 @@ no other module spells one as a number.
 from __future__ import annotations
 
 OK = 0
-FOUND_PROBLEMS = 1  # validate found problems, check --strict found something due, an unknown id or key
+FOUND_PROBLEMS = 1  # validate found problems, check --strict found something due, an unknown id or key, a search that found nothing
 BAD_INPUT = 2  # bad input or usage, refused content
 DAMAGED = 3  # a damaged grimoire or config; also a grimoire locked too long (README: deviations)
 GIT_FAILED = 4

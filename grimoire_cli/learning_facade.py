@@ -57,7 +57,8 @@ class LearningFacade:
     def tools(self, name: str | None = None, *, context: str | None = None) -> "list[ToolMemory]":
         """Tool memory from the observation log: per tool its runs, success
         rate, durations (mean, p50, p95), retries, success per context and
-        its most common errors by shape; only `name`, only runs in `context`."""
+        its most common errors by shape; only `name`, only runs in `context`
+        (none there: an empty list)."""
         from .tools import tool_memory
 
         return tool_memory(self.store, name, context)

@@ -91,16 +91,14 @@ class LifecycleFacade:
         """Condense each category's active entries past the newest `keep`
         (compaction.keep) into one entry, through the summarizer `command`
         (default consolidate.command) or, without `summarize`, from their
-        summaries; archive them superseded by it, in one commit."""
+        summaries; archive them superseded by it, in one commit. A dry run
+        runs no command: it lists what would be condensed."""
         from .compaction import compact
 
         if command is not None and not summarize:
             raise BadInput("--with and --no-summary ask for two things", "give one of them")
-        if summarize:
-            command = command or self.config.settings.consolidate.command
-            if not command:
-                raise BadInput("no summarizer command configured", "pass --with 'llm -m MODEL', set consolidate.command, or use --no-summary")
-        return compact(self.store, self.now(), category=category, keep=keep, command=command if summarize else None,
+        return compact(self.store, self.now(), category=category, keep=keep,
+                       command=(command or self.config.settings.consolidate.command) if summarize else None, summarize=summarize,
                        timeout=self.config.settings.consolidate.timeout, dry_run=dry_run)
 
     # -- chat history (Protea) -------------------------------------------------

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .errors import BadInput
 from .execution_log import derived
 from .storage.store import Store
 
@@ -85,9 +84,6 @@ def tool_memory(store: Store, name: str | None = None, context: str | None = Non
 
 def _tool_memory(store: Store, catalog: "Catalog", name: str | None, context: str | None) -> list[ToolMemory]:
     rows = catalog.tool_rows(name, context)
-    if (name is not None or context is not None) and not rows:
-        raise BadInput(f"no runs of {name or 'any tool'!r} observed" + (f" in {context!r}" if context is not None else ""),
-                       "see the tools and contexts with `mem tools`")
     solutions = known_solutions(store, [row[0] for row in rows])
     out = []
     for tool, runs, successes, mean, retries in rows:

@@ -187,3 +187,37 @@ def test_a_hook_never_fails_the_session(repo, event, stdin, says):
 def test_a_hook_outside_a_grimoire_says_so_and_exits_0(tmp_path):
     run = mem_process("agent", "hook", "session-start", cwd=tmp_path, input=payload("SessionStart"))
     assert run.returncode == 0 and run.stderr.decode().startswith("warning: mem agent hook session-start: ")
+
+
+def test_without_mem_on_path_install_warns_and_local_keeps_the_path_to_this_clone(repo):
+    here = str(Path(sys.executable).parent / "mem")
+    bare = {"PATH": "/usr/bin:/bin"}  # git, but no mem
+    shared = mem_process("agent", "install", "claude", cwd=repo, env=bare)
+    err = shared.stderr.decode()
+    assert shared.returncode == 0 and err.startswith(f"warning: mem is not on PATH: the shared .claude/settings.json and .mcp.json call {here}")
+    assert "mem agent install claude --local" in err
+    assert json.loads((repo / SETTINGS).read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{here} agent hook session-start"
+    assert mem_process("agent", "uninstall", "claude", cwd=repo, env=bare).returncode == 0
+    assert not (repo / SETTINGS).exists() and not (repo / ".mcp.json").exists()
+
+    local = repo / ".claude/settings.local.json"
+    local.parent.mkdir(exist_ok=True)
+    local.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]}}, indent=2) + "\n")
+    before = local.read_text()
+    done = mem_process("agent", "install", "claude", "--local", cwd=repo, env=bare)
+    err = done.stderr.decode()
+    assert done.returncode == 0 and "warning" not in err and "added .claude/settings.local.json to .gitignore" in err
+    assert f"claude mcp add --scope local grimoire -- {here} mcp" in err
+    hooks = json.loads(local.read_text())["hooks"]
+    assert hooks["PostToolUse"] == [{"matcher": "*", "hooks": [{"type": "command", "command": f"{here} agent hook post-tool-use", "timeout": 10}]}]
+    assert not (repo / SETTINGS).exists() and not (repo / ".mcp.json").exists()  # nothing shared is touched
+    assert (repo / ".gitignore").read_text().splitlines()[-1] == ".claude/settings.local.json"
+    assert ".claude" not in git("status", "--porcelain", "--untracked-files=all", cwd=repo)
+    assert set(json.loads(mem("agent", "status", "claude", "--local", "--json").out)["status"].values()) == {"installed"}
+    assert set(json.loads(mem("agent", "status", "claude", "--json").out)["status"].values()) == {"missing"}
+
+    again = mem_process("agent", "install", "claude", "--local", cwd=repo, env=bare)
+    assert again.returncode == 0 and (repo / ".gitignore").read_text().count("settings.local.json") == 1
+    gone = mem("agent", "uninstall", "claude", "--local", "--json")
+    assert gone.code == 0 and len(json.loads(gone.out)["changed"]) == 4
+    assert local.read_text() == before  # exactly what was there before

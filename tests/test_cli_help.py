@@ -118,3 +118,35 @@ def test_only_words_that_cannot_be_options_are_refused(repo):
     dashed = mem("add", "-c", "fact", "-s", "- a dashed summary", "deploys pause during the freeze window")
     assert dashed.code == 0, dashed.err
     assert json.loads(mem("show", dashed.out.strip(), "--json").out)["summary"] == "- a dashed summary"
+
+
+@pytest.mark.parametrize("args, message, hint", [
+    (["add", "x", "--confidence", "abc"], "Invalid value for '--confidence'", "mem add --help"),
+    (["add", "x", "--bogus"], "No such option: --bogus", "mem add --help"),
+    (["nosuch"], "No such command 'nosuch'.", "mem --help"),
+    (["show"], "Missing argument 'ID'.", "mem show --help"),
+    (["list", "--recent"], "Option '--recent' requires an argument.", "mem list --help"),
+    (["--scope", "loa", "task", "add", "--due"], "Option '--due' requires an argument.", "mem task add --help"),
+    (["task", "nosuch"], "No such command 'nosuch'.", "mem task --help"),
+])
+def test_usage_errors_are_one_error_line_with_a_hint(repo, args, message, hint):
+    result = mem(*args)
+    assert (result.code, result.out) == (BAD_INPUT, "")
+    assert result.err.startswith(f"error: {message}") and result.err.endswith(f"(hint: see `{hint}`)\n") and result.err.count("\n") == 1, result.err
+
+
+def test_no_arguments_still_show_the_help():
+    result = mem()
+    assert result.code == BAD_INPUT and result.err.startswith("Usage: mem [OPTIONS] COMMAND [ARGS]...") and "Commands:" in result.err
+
+
+def test_every_command_takes_scope_after_its_name():
+    problems = []
+    for words in _commands():
+        if words == ["merge-file"]:  # the merge driver works on three files, in no grimoire
+            continue
+        result = mem(*words, "--scope", "loa", "-h")
+        if result.code != 0 or not any(name.startswith("--scope ") for name, _ in _rows(result.out, "Options")):
+            problems.append(f"mem {' '.join(words)} --scope loa -h: exit {result.code} {result.err.strip()}")
+    assert problems == []
+    assert "--scope" not in mem("merge-file", "-h").out

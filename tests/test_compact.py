@@ -106,6 +106,26 @@ def test_dry_run_and_bad_input_write_nothing(generations, repo, tmp_path):
     assert {p: p.read_bytes() for p in (repo / MEMORY).rglob("*.yaml")} == files and _head(repo) == head
 
 
+def test_an_unknown_category_is_named_before_a_missing_summarizer(generations, repo):
+    result = mem("compact", "-c", "nosuch")
+    assert result.code == 2 and len(result.err.splitlines()) == 1, result.err
+    assert result.err.startswith("error: unknown category 'nosuch' (hint: use one of: fact, decision, ") and "observation" in result.err
+
+
+def test_a_dry_run_runs_no_summarizer(generations, repo, tmp_path):
+    files = {p: p.read_bytes() for p in (repo / MEMORY).rglob("*.yaml")}
+    dry = mem("compact", "--keep", "3", "--dry-run")  # no command configured: none is needed to list
+    assert dry.code == 0, dry.err
+    assert dry.out.startswith("would condense 5 observation memories into ") and "no summarizer was run" in dry.err
+    ran = tmp_path / "ran"
+    script = tmp_path / "condense.py"
+    script.write_text(f"#!{sys.executable}\nopen({str(ran)!r}, 'w').write('ran')\nprint('{{}}')\n")
+    script.chmod(0o755)
+    listed = json.loads(mem("compact", "--keep", "3", "--dry-run", "--with", str(script), "--json").out)
+    assert listed["dry_run"] and len(listed["categories"]["observation"]["replaced"]) == 5 and not ran.exists()
+    assert {p: p.read_bytes() for p in (repo / MEMORY).rglob("*.yaml")} == files
+
+
 def test_a_staged_change_blocks_the_commit_and_nothing_is_written(generations, repo):
     git("add", str(MEMORY / "observations.yaml"), cwd=repo)
     files = {p: p.read_bytes() for p in (repo / MEMORY).rglob("*.yaml")}

@@ -139,3 +139,28 @@ def test_validate_names_the_entry_of_a_conflict_with_odd_id_lines(repo, id_line)
     path.write_text(f"<<<<<<< ours\n{id_line}\n  content: a\n=======\n- id: MEM-20261122-002\n  content: b\n>>>>>>> theirs\n")
     problems = json.loads(mem("validate", "--json").out)["problems"]
     assert [(p["rule"], p["id"]) for p in problems] == [("merge-conflict", "MEM-20261122-001")]
+
+
+# Every command that searches or lists (README: Exit codes), as a fresh grimoire with every kind of category answers it.
+SEARCHES = [["query", "postgres"], ["list"], ["episodes"], ["episodes", "postgres"], ["facts"], ["tasks"], ["due"], ["procedures"],
+            ["insights"], ["patterns"], ["tools"], ["tools", "psql"], ["recall-all", "postgres"], ["recommend", "restore the db"],
+            ["chat", "recent"]]
+
+
+def test_a_search_that_finds_nothing_exits_1_and_json_still_prints_the_empty_answer(repo):
+    for preset in ("sabre", "pms", "protea"):
+        assert mem("init", "--preset", preset).code == 0
+    for words in SEARCHES:
+        text, as_json = mem(*words), mem(*words, "--json")
+        assert (text.code, text.out, as_json.code) == (1, "", 1), (words, text, as_json)
+        answer = json.loads(as_json.out)
+        assert answer == [] or not any(answer.get(k) for k in ("patterns", "tools", "insights", "preferences", "recommendations")), words
+    mem("add", "-c", "fact", "We restore postgres from the nightly dump", "--key", "db.restore")
+    mem("episode", "db-restored", "--learned", "postgres restores take ten minutes", "--outcome", "success")
+    mem("observe", "-", input=json.dumps({"task_id": "t1", "goal": "restore the db", "outcome": "success",
+                                          "steps": [{"tool": "psql", "status": "completed"}]}) + "\n")
+    mem("chat", "add", "user", "Restore postgres, please")
+    for words in (["query", "postgres"], ["list"], ["episodes", "postgres"], ["facts"], ["tools", "psql"], ["recommend", "restore the db"],
+                  ["chat", "recent"]):
+        result = mem(*words)
+        assert result.code == 0 and result.out, (words, result)

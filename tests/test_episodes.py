@@ -75,7 +75,7 @@ def test_episodes_filter_by_event_and_time(three):
     assert ids("migration", "--since", "48h") == [recent]
     assert ids("-n", "1") == [recent]
     nothing = mem("episodes", "migration", "--event", "deploy")
-    assert nothing.code == 0 and nothing.out == "" and "no episodes match" in nothing.err
+    assert nothing.code == 1 and nothing.out == "" and "no episodes match" in nothing.err
 
 
 def test_since_and_until_filter_list_and_query(repo):

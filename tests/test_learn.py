@@ -186,7 +186,7 @@ def test_insights_of_a_type_there_is_none_of_say_that_others_exist(pms):
     _observe([_task(n, ("pack", "ship")) for n in range(10)])
     assert len(_learn()["added"]) == 2  # best practices, no preference
     result = mem("insights", "--type", "preference")
-    assert (result.code, result.out, result.err) == (0, "", "no insights of type preference; 2 others (`mem insights` lists every one)\n")
+    assert (result.code, result.out, result.err) == (1, "", "no insights of type preference; 2 others (`mem insights` lists every one)\n")
     assert json.loads(mem("insights", "--type", "preference", "--json").out) == []
     assert len(mem("insights", "--type", "best_practice").out.splitlines()) == 4  # two insights, two lines each
 

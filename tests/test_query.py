@@ -23,8 +23,9 @@ def seed():
 
 def query_ids(*args, env=None):
     result = mem("query", *args, "--json", env=env)
-    assert result.code == 0, result.err
-    return [h["id"] for h in json.loads(result.out)]
+    found = [h["id"] for h in json.loads(result.out)]
+    assert result.code == (0 if found else 1), result.err  # nothing found: `[]` and exit 1
+    return found
 
 
 def test_relevance_stemming_and_typos(repo):
@@ -63,7 +64,7 @@ def test_an_entry_at_its_category_floor_is_not_hidden_by_the_global_default(repo
     assert entry_id in mem("context").out
     # the user's own threshold applies to every category
     hidden = mem("query", "conventional commits", "--min-confidence", "0.6")
-    assert hidden.code == 0 and hidden.out == ""
+    assert hidden.code == 1 and hidden.out == ""
     assert hidden.err == 'no memories match "conventional commits"; filtered out: 1 below confidence 0.6 (--min-confidence)\n'
     # the default between the floor and the entry: the entry is found either way
     (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.55}\n")
@@ -88,7 +89,7 @@ def test_empty_results_say_on_stderr_what_filtered_them_out(repo):
     ids = seed()
     def why(*args, env=None):
         result = mem("query", *args, env=env)
-        assert result.code == 0 and result.out == "", result.out
+        assert result.code == 1 and result.out == "", result.out
         return result.err.strip()
 
     assert why("zebra quantum") == 'no memories match "zebra quantum"'

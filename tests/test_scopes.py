@@ -33,6 +33,22 @@ def test_each_scope_is_its_own_grimoire(two):
     assert mem("--scope", "coder", "validate").code == 0 and mem("validate").code == 0
 
 
+def test_scope_after_the_command_means_the_same_as_before(two):
+    added = mem("add", "-c", "fact", "The coder persona lints with ruff before every commit", "--key", "lint.tool", "--scope", "coder")
+    assert added.code == 0, added.err
+    assert mem("--scope", "coder", "list", "--json").out == mem("list", "--json", "--scope", "coder").out != mem("list", "--json").out
+    assert mem("get", "lint.tool", "--scope", "coder").out == mem("--scope", "coder", "get", "lint.tool").out != ""
+    assert mem("get", "lint.tool").code == 1  # not in the default scope
+    done = mem("task", "add", "Review the lint rules", "--next-session", "--scope", "coder")
+    assert done.code == 2 and "no category of kind task" in done.err  # a group's command: the same scope, the same answer
+    assert mem("validate", "--scope", "coder").out == mem("--scope", "coder", "validate").out == "5 files, 1 entry: ok\n"
+    ghost = mem("add", "-c", "fact", "nothing is written here", "--scope", "ghost")
+    assert ghost.code == 2 and "unknown scope 'ghost' (scopes: coder, loa)" in ghost.err
+    both = mem("--scope", "loa", "list", "--scope", "coder")
+    assert both.code == 2 and both.err == "error: two scopes given: loa before the command, coder after it (hint: give --scope once)\n"
+    assert mem("--scope", "coder", "list", "--scope", "coder").code == 0
+
+
 @pytest.mark.parametrize("name", ["../loa", "a/b", "Coder", "..", "-x", "x" * 41])
 def test_bad_scope_names_are_refused(two, name):
     result = mem("--scope", name, "list")

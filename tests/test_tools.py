@@ -89,11 +89,12 @@ def test_the_catalog_reads_only_what_the_log_gained(repo):
 
 
 def test_no_runs_and_unknown_tools(repo):
-    empty = mem("tools")
-    assert empty.code == 0 and empty.out == "" and "no executions observed yet" in empty.err
+    empty = mem("tools")  # found nothing: exit 1, as every search does (README: Exit codes)
+    assert empty.code == 1 and empty.out == "" and "no executions observed yet" in empty.err
     _observe(generate(5, seed=1))
-    unknown = mem("tools", "warp_drive")
-    assert unknown.code == 2 and unknown.err.startswith("error: no runs of 'warp_drive' observed")
+    unknown = mem("tools", "warp_drive")  # a tool with no runs is nothing found, not bad input
+    assert unknown.code == 1 and unknown.out == "" and unknown.err.startswith("no runs of 'warp_drive' observed (see the tools")
+    assert (mem("tools", "warp_drive", "--json").code, mem("tools", "warp_drive", "--json").out) == (1, "[]\n")
     text = mem("tools", "create_shipment").out
     assert text.startswith("create_shipment: ") and "% ok" in text
 
@@ -106,7 +107,7 @@ def test_errors_count_failures_only_and_contexts_may_hold_commas(repo):
                                "evidence": ["t1", "t3"]}]
     only = json.loads(mem("tools", "a", "--context", "billing, EU", "--json").out)[0]
     assert list(only["contexts"]) == ["billing, EU"]
-    assert mem("tools", "--context", "nowhere").err.startswith("error: no runs of 'any tool' observed in 'nowhere'")
+    assert mem("tools", "--context", "nowhere").err.startswith("no runs of 'any tool' observed in 'nowhere'")
 
 
 def test_a_line_mem_did_not_write_never_stops_the_statistics(repo):

@@ -28,6 +28,16 @@ def test_clean_grimoire_validates(repo):
     assert result.code == 0 and found == []
 
 
+def test_the_text_verdict_is_on_stdout_and_quiet_drops_it_when_ok(repo):
+    mem("add", "-c", "fact", "a fine fact")
+    result = mem("validate")
+    assert (result.code, result.out, result.err) == (0, "5 files, 1 entry: ok\n", "")
+    assert mem("validate", "-q").out == ""
+    (MEMORY / "facts.yaml").write_text(entry("MEM-20261120-001", category="decision"))
+    failed = mem("validate", "-q")
+    assert failed.code == 1 and failed.out.splitlines()[-1] == "5 files, 1 entry: 1 problem" and failed.err == ""
+
+
 def test_each_rule_reported_with_file_and_line(repo):
     (MEMORY / "facts.yaml").write_text(
         "# header\n"

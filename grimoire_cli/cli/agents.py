@@ -47,13 +47,16 @@ def mcp() -> None:
 
 
 AgentArg = typer.Argument(..., metavar="AGENT", help="The agent: claude (Claude Code).")
+LocalOpt = typer.Option(False, "--local", help="This clone only: .claude/settings.local.json (git-ignored), no MCP server in the shared .mcp.json.")
 
 
-def _agent_files(action: str, agent: str, json: bool) -> None:
+def _agent_files(action: str, agent: str, json: bool, local: bool) -> None:
     from ..integrations import claude_settings
 
     claude_settings.check_agent(agent)
-    result = getattr(claude_settings, action)(open_grimoire().config.root)
+    result = getattr(claude_settings, action)(open_grimoire().config.root, local=local)
+    for warning in result.warnings:
+        render.warn(warning)
     if json:
         render.print_json(result.to_dict())
         return
@@ -69,21 +72,21 @@ def _agent_files(action: str, agent: str, json: bool) -> None:
 
 
 @agent_command("install")
-def agent_install(agent: str = AgentArg, json: bool = JsonOpt) -> None:
+def agent_install(agent: str = AgentArg, local: bool = LocalOpt, json: bool = JsonOpt) -> None:
     """Merge mem's hooks into .claude/settings.json and its MCP server into .mcp.json; nothing else changes."""
-    _agent_files("install", agent, json)
+    _agent_files("install", agent, json, local)
 
 
 @agent_command("uninstall")
-def agent_uninstall(agent: str = AgentArg, json: bool = JsonOpt) -> None:
+def agent_uninstall(agent: str = AgentArg, local: bool = LocalOpt, json: bool = JsonOpt) -> None:
     """Remove exactly what `mem agent install` adds, and nothing else."""
-    _agent_files("uninstall", agent, json)
+    _agent_files("uninstall", agent, json, local)
 
 
 @agent_command("status")
-def agent_status(agent: str = AgentArg, json: bool = JsonOpt) -> None:
+def agent_status(agent: str = AgentArg, local: bool = LocalOpt, json: bool = JsonOpt) -> None:
     """Which of mem's hooks and server are in the agent's settings."""
-    _agent_files("status", agent, json)
+    _agent_files("status", agent, json, local)
 
 
 @agent_command("hook")

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import re
 import sys
-from functools import partial
+from functools import cache, partial
 from typing import Callable, Optional
 
 import typer
 from typer.core import TyperCommand
 
 from .. import __version__
-from ..errors import OK, BadInput, GrimoireError
+from ..errors import FOUND_PROBLEMS, OK, BadInput, GrimoireError
 from . import render
 from .coercion import install
 
@@ -37,7 +37,16 @@ APP_SETTINGS = dict(
 # (`ID <str>`) and writes a required argument as `{ID}` in usage (braces read as "one of").
 class Command(TyperCommand):
     """A Typer command whose help lists arguments without their Python type,
-    and whose usage line names a required argument plainly (`ID`)."""
+    and whose usage line names a required argument plainly (`ID`). It takes
+    `--scope NAME` after its name as `mem --scope NAME` takes it before
+    (unless it has a `--scope` of its own, as `query`, or `scoped` is false)."""
+
+    scoped = True
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.scoped and not any("--scope" in param.opts for param in self.params):
+            self.params.append(_scope_param())
 
     def collect_usage_pieces(self, ctx) -> list[str]:
         return [re.sub(r"^\{(.*)\}(\.\.\.)?$", r"\1\2", piece) for piece in super().collect_usage_pieces(ctx)]
@@ -60,6 +69,35 @@ class Command(TyperCommand):
             if rows[kind]:
                 with formatter.section(title):
                     formatter.write_dl(rows[kind])
+
+
+class Unscoped(Command):
+    """A command that works on no grimoire (the merge driver): no `--scope`."""
+
+    scoped = False
+
+
+def _scope_after(value: Optional[str]) -> None:
+    """`mem COMMAND --scope NAME`: the scope `mem --scope NAME COMMAND` sets (the app's callback has run by now)."""
+    if value is None:
+        return
+    if _state["scope"] not in (None, value):
+        raise BadInput(f"two scopes given: {_state['scope']} before the command, {value} after it", "give --scope once")
+    _state["scope"] = value
+
+
+@cache
+def _scope_param():
+    """The command's `--scope` option, built by Typer itself from a declaration (its option classes differ between versions)."""
+    probe = typer.Typer()
+
+    @probe.command()
+    def scoped(scope: Optional[str] = typer.Option(None, "--scope", metavar="NAME", expose_value=False, callback=_scope_after,
+                                                   help="The scope (persona) to work in, as `mem --scope NAME` does "
+                                                        "(default: MEM_SCOPE, else the config's).")) -> None:
+        """Only declares the option."""
+
+    return typer.main.get_command(probe).params[0]
 
 
 app = typer.Typer(**APP_SETTINGS)
@@ -186,6 +224,12 @@ def pairs(values: Optional[list], option: str, name: "re.Pattern[str]", example:
             raise BadInput(f"bad {option} {pair!r}", f"write it as {example}")
         out[key] = value
     return out
+
+
+def found(items) -> None:
+    """A search or listing that found nothing exits 1 (README: Exit codes), once it has printed its `[]` or its note."""
+    if not items:
+        raise typer.Exit(FOUND_PROBLEMS)
 
 
 def given(**options):

@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from . import render
-from .app import JsonOpt, SinceOpt, UntilOpt, command, contexts, open_grimoire
+from .app import JsonOpt, SinceOpt, UntilOpt, command, contexts, found, open_grimoire
 
 
 @command()
@@ -45,12 +45,13 @@ def episodes(
 ) -> None:
     """Episodes like QUERY (BM25 over event, lesson and context, blended with recency), or the newest."""
     grimoire = open_grimoire()
-    found = grimoire.episodes(text, event=event, since=since, until=until, limit=limit, category=category)
+    hits = grimoire.episodes(text, event=event, since=since, until=until, limit=limit, category=category)
     moment = grimoire.now()
     if json:
-        render.print_json([hit.to_dict(False, moment) for hit in found])
-        return
-    if not found:
-        render.note("no episodes match" + (f' "{render.shortened(text)}"' if text else ""))
-    for hit in found:
-        render.out(f"{hit.score:6.3f}  {render.entry_line(hit.entry, moment)}")
+        render.print_json([hit.to_dict(False, moment) for hit in hits])
+    else:
+        if not hits:
+            render.note("no episodes match" + (f' "{render.shortened(text)}"' if text else ""))
+        for hit in hits:
+            render.out(f"{hit.score:6.3f}  {render.entry_line(hit.entry, moment)}")
+    found(hits)

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from . import render
-from .app import JsonOpt, chat_command, command, open_grimoire, read_file, read_text
+from .app import JsonOpt, chat_command, command, found, open_grimoire, read_file, read_text
 
 
 @command()
@@ -125,6 +125,7 @@ def chat_recent(
     if json:
         moment = grimoire.now()
         render.print_json([m.view(moment) for m in messages])
-        return
-    for message in messages:
-        render.out(f"[{message.data.get('turn')}] {message.data.get('role')}: {message.content}")
+    else:
+        for message in messages:
+            render.out(f"[{message.data.get('turn')}] {message.data.get('role')}: {message.content}")
+    found(messages)

@@ -8,9 +8,9 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import FOUND_PROBLEMS, BadInput
+from ..errors import BadInput
 from . import render
-from .app import JsonOpt, command, contexts, open_grimoire, read_text, task_command
+from .app import JsonOpt, command, contexts, found, open_grimoire, read_text, task_command
 
 
 @command()
@@ -58,15 +58,16 @@ def facts(
     from ..views import fact
 
     grimoire = open_grimoire()
-    found = grimoire.facts(pattern, categories=category)
+    keyed = grimoire.facts(pattern, categories=category)
     if json:
         moment = grimoire.now()
-        render.print_json([fact(entry, moment) for entry in found])
-        return
-    for entry in found:
-        text = entry.content  # the value as text (kinds/facts.py)
-        expiry = f"  (until {entry.data['expires_at']})" if entry.data.get("expires_at") else ""
-        render.out(f"{entry.key} = {' '.join(text.split())[:100]}{expiry}")
+        render.print_json([fact(entry, moment) for entry in keyed])
+    else:
+        for entry in keyed:
+            text = entry.content  # the value as text (kinds/facts.py)
+            expiry = f"  (until {entry.data['expires_at']})" if entry.data.get("expires_at") else ""
+            render.out(f"{entry.key} = {' '.join(text.split())[:100]}{expiry}")
+    found(keyed)
 
 
 # -- prospective tasks -----------------------------------------------------------
@@ -130,26 +131,26 @@ def task_cancel(entry_id: str = typer.Argument(..., metavar="ID", help="A pendin
 def tasks(every: bool = typer.Option(False, "--all", help="Also done and cancelled tasks not yet archived."), json: bool = JsonOpt) -> None:
     """List pending tasks, due ones first."""
     grimoire = open_grimoire()
-    found = grimoire.tasks(every=every)
+    listed = grimoire.tasks(every=every)
     if json:
-        _task_json(found, grimoire.now())
-        return
-    for entry in found:
-        render.out(_task_line(entry))
+        _task_json(listed, grimoire.now())
+    else:
+        for entry in listed:
+            render.out(_task_line(entry))
+    found(listed)
 
 
 @command()
 def due(json: bool = JsonOpt) -> None:
     """List the tasks due now; exit 1 when none is (for scripts)."""
     grimoire = open_grimoire()
-    found = grimoire.due_tasks()
+    listed = grimoire.due_tasks()
     if json:
-        _task_json(found, grimoire.now())
+        _task_json(listed, grimoire.now())
     else:
-        for entry in found:
+        for entry in listed:
             render.out(_task_line(entry))
-    if not found:
-        raise typer.Exit(FOUND_PROBLEMS)
+    found(listed)
 
 
 @command()

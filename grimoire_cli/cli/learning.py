@@ -10,7 +10,7 @@ import typer
 
 from ..errors import FOUND_PROBLEMS, BadInput
 from . import render
-from .app import JsonOpt, as_hook, command, open_grimoire, read_file, read_text
+from .app import JsonOpt, as_hook, command, found, open_grimoire, read_file, read_text
 
 
 @command()
@@ -61,13 +61,16 @@ def tools(
     json: bool = JsonOpt,
 ) -> None:
     """Tool memory from the observation log: runs, success rate, durations, retries, per context, common errors."""
-    found = open_grimoire().tools(name, context=context)
+    memories = open_grimoire().tools(name, context=context)
+    if not memories:
+        render.note("no executions observed yet (see `mem observe`)" if name is None and context is None else
+                    f"no runs of {name or 'any tool'!r} observed" + (f" in {context!r}" if context is not None else "")
+                    + " (see the tools and contexts with `mem tools`)")
     if json:
-        render.print_json([memory.to_dict() for memory in found])
+        render.print_json([memory.to_dict() for memory in memories])
+        found(memories)
         return
-    if not found:
-        render.note("no executions observed yet (see `mem observe`)")
-    for memory in found:
+    for memory in memories:
         timing = f"mean {memory.mean_ms:.0f} ms, p50 {memory.p50_ms:.0f}, p95 {memory.p95_ms:.0f}" if memory.mean_ms is not None else "no durations"
         render.out(f"{memory.tool}: {render.count(memory.executions, 'run', 'runs')}, {100 * memory.success_rate:.1f}% ok, {timing}, "
                    f"{memory.mean_retries:.2f} retries")
@@ -80,6 +83,7 @@ def tools(
             render.out(f"  param {insight['param']}: best {_shown(best['value'])} ({_rate(best)}), worst {_shown(worst['value'])} ({_rate(worst)})")
         for solution in memory.known_solutions:
             render.out(f"  known solution {solution['id']}: {solution['summary']}")
+    found(memories)
 
 
 def _shown(value: object) -> str:
@@ -98,17 +102,19 @@ def patterns(
     json: bool = JsonOpt,
 ) -> None:
     """Patterns of the observed tasks: success rate, reliability, means, usage, first/last seen, evidence."""
-    found = open_grimoire().patterns(type, min_usage=min_usage)
+    listed = open_grimoire().patterns(type, min_usage=min_usage)
     if json:
-        render.print_json([p.to_dict() for p in found])
+        render.print_json([p.to_dict() for p in listed])
+        found(listed)
         return
-    if not found:
+    if not listed:
         render.note("no patterns observed yet (see `mem observe`)" if min_usage == 1 and type is None else "no pattern matches")
-    for p in found:
+    for p in listed:
         timing = f", mean {p.mean_ms:.0f} ms" if p.mean_ms is not None else ""
         render.out(f"{p.type:<14} {p.pattern}")
         render.out(f"  {render.count(p.usage, 'task', 'tasks')}, {100 * p.success_rate:.1f}% ok (reliability {p.reliability:.2f}){timing}, {p.mean_steps:.1f} steps, "
                    f"{p.first_seen or '?'} .. {p.last_seen or '?'}")
+    found(listed)
 
 
 @command()
@@ -122,12 +128,14 @@ def recommend(
     result = open_grimoire().recommend(action, context=context, limit=limit)
     if json:
         render.print_json(result.to_dict())
+        found(result.tools)
         return
     if result.note:
         render.note(result.note)
     for n, r in enumerate(result.tools, 1):
         where = f" in {r.context}" if r.context is not None else ""
         render.out(f"{n}. {r.tool}: {100 * r.success_rate:.1f}% ok over {render.count(r.runs, 'run', 'runs')}{where}; {r.reason}")
+    found(result.tools)
 
 
 @command("recall-all")
@@ -138,19 +146,22 @@ def recall_all(
 ) -> None:
     """Patterns, tool memory, insights and preferences about a query, in one answer."""
     chosen = [t.strip() for t in types.split(",") if t.strip()] if types is not None else None
-    found = open_grimoire().recall_all(query, types=chosen)
+    recalled = open_grimoire().recall_all(query, types=chosen)
     if json:
-        render.print_json(found)
-        return
-    for kind, items in found.items():
-        render.out(f"## {kind} ({len(items)})")
-        for item in items:
-            if kind == "patterns":
-                render.out(f"- {item['type']}: {item['pattern']} ({100 * item['success_rate']:.1f}% ok, {render.count(item['usage'], 'task', 'tasks')})")
-            elif kind == "tools":
-                render.out(f"- {item['tool']}: {render.count(item['executions'], 'run', 'runs')}, {100 * item['success_rate']:.1f}% ok")
-            else:
-                render.out(f"- {item['id']}: {item['summary']}")
+        render.print_json(recalled)
+    elif not any(recalled.values()):
+        render.note(f'nothing recalled about "{render.shortened(query)}" (patterns, tools, insights and preferences come from `mem observe` and `mem learn`)')
+    else:
+        for kind, items in recalled.items():
+            render.out(f"## {kind} ({len(items)})")
+            for item in items:
+                if kind == "patterns":
+                    render.out(f"- {item['type']}: {item['pattern']} ({100 * item['success_rate']:.1f}% ok, {render.count(item['usage'], 'task', 'tasks')})")
+                elif kind == "tools":
+                    render.out(f"- {item['tool']}: {render.count(item['executions'], 'run', 'runs')}, {100 * item['success_rate']:.1f}% ok")
+                else:
+                    render.out(f"- {item['id']}: {item['summary']}")
+    found(any(recalled.values()))
 
 
 @command()
@@ -186,19 +197,20 @@ def insights(
 ) -> None:
     """The active insights, newest first."""
     grimoire = open_grimoire()
-    found = grimoire.insights(type=type, category=category)
+    listed = grimoire.insights(type=type, category=category)
     if json:
-        render.print_json([e.to_dict() for e in found])
-        return
-    others = len(grimoire.insights()) if not found and (type or category) else 0
-    if others:  # "yet" would be wrong: the filters left out the ones there are
-        which = (f" of type {type}" if type else "") + (f" in {category}" if category else "")
-        render.note(f"no insights{which}; {others} other{'' if others == 1 else 's'} (`mem insights` lists every one)")
-    elif not found:
-        render.note("no insights yet (see `mem learn`)")
-    for e in found:
-        render.out(f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {e.data.get('applies_to', '')}")
-        render.out(f"  {e.content}")
+        render.print_json([e.to_dict() for e in listed])
+    else:
+        others = len(grimoire.insights()) if not listed and (type or category) else 0
+        if others:  # "yet" would be wrong: the filters left out the ones there are
+            which = (f" of type {type}" if type else "") + (f" in {category}" if category else "")
+            render.note(f"no insights{which}; {others} other{'' if others == 1 else 's'} (`mem insights` lists every one)")
+        elif not listed:
+            render.note("no insights yet (see `mem learn`)")
+        for e in listed:
+            render.out(f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {e.data.get('applies_to', '')}")
+            render.out(f"  {e.content}")
+    found(listed)
 
 
 @command()

@@ -20,6 +20,11 @@ from . import render
 from . import memory, kinds, episodes, procedures, forgetting, learning, agents, upkeep  # noqa: F401,I001
 from .app import APP_SETTINGS, app, opened
 
+try:  # Typer 0.29 carries its own copy of click; older ones use click itself
+    from typer._click import exceptions as clicks
+except ImportError:  # pragma: no cover - depends on the installed Typer
+    from click import exceptions as clicks
+
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run `mem` with `argv`; returns the exit code. Domain errors become one `error:` line."""
@@ -29,7 +34,24 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"error: {dashed}\n")
         return BAD_INPUT
     try:
-        _app_for(words)(args=argv, prog_name="mem")
+        # Not standalone: click's own errors (Usage, "Try…", Error:) come back here to be one `error:` line.
+        returned = _app_for(words)(args=argv, prog_name="mem", standalone_mode=False)
+    except clicks.NoArgsIsHelpError as exc:  # `mem`, `mem task`: the help, as asked
+        exc.show()
+        return exc.exit_code
+    except clicks.UsageError as exc:
+        opened.clear()
+        path = exc.ctx.command_path if exc.ctx is not None else _command_path(words)
+        sys.stderr.write(f"error: {_one_line(exc.format_message())} (hint: see `{path} --help`)\n")
+        return BAD_INPUT
+    except clicks.ClickException as exc:  # a parameter's own error (a file click could not open)
+        opened.clear()
+        sys.stderr.write(f"error: {_one_line(exc.format_message())}\n")
+        return exc.exit_code
+    except typer.Abort:  # end of input at a prompt
+        opened.clear()
+        sys.stderr.write("error: interrupted\n")
+        return INTERRUPTED
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else OK if exc.code is None else FOUND_PROBLEMS
         if code == INTERRUPTED:  # Typer turns Ctrl-C into a silent exit 130
@@ -45,8 +67,33 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return INTERRUPTED
-    _warn_skipped()
-    return OK
+    code = returned if isinstance(returned, int) else OK  # a typer.Exit's code; a command's own return is None
+    if code == INTERRUPTED:  # Typer turns Ctrl-C into a silent exit 130
+        sys.stderr.write("error: interrupted\n")
+    if code in (OK, FOUND_PROBLEMS):
+        _warn_skipped()
+    opened.clear()
+    return code
+
+
+def _command_path(argv: List[str]) -> str:
+    """`mem task add` for a usage error click raised without its context (an option missing its value)."""
+    command, path, words = typer.main.get_command(app), ["mem"], iter(argv)
+    for word in words:
+        if not hasattr(command, "commands"):
+            break  # the command's own words
+        if word in ("--config", "--scope"):
+            next(words, None)  # the app's options take a value
+        elif not word.startswith("-"):
+            if word not in command.commands:
+                break
+            command, path = command.commands[word], [*path, word]
+    return " ".join(path)
+
+
+def _one_line(message: str) -> str:
+    """click's message on one line (a bad value's pydantic reason may hold several)."""
+    return " ".join(message.split())
 
 
 def _warn_skipped() -> None:

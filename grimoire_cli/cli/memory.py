@@ -11,7 +11,7 @@ import typer
 
 from ..errors import FOUND_PROBLEMS, BadInput, ImportRefused
 from . import render
-from .app import JsonOpt, SinceOpt, UntilOpt, command, given, open_grimoire, read_file, read_text
+from .app import JsonOpt, SinceOpt, UntilOpt, command, found, given, open_grimoire, read_file, read_text
 
 
 def _report_written(entry, json: bool) -> None:
@@ -130,9 +130,10 @@ def list_(
     moment = grimoire.now()
     if json:
         render.print_json([e.view(moment) for e in entries])
-        return
-    for entry in entries:
-        render.out(render.entry_line(entry, moment))
+    else:
+        for entry in entries:
+            render.out(render.entry_line(entry, moment))
+    found(entries)
 
 
 @command()
@@ -201,12 +202,13 @@ def query(
         render.note(_nothing_found(text, hits.filtered_out, min_confidence, grimoire.config.retrieval["min_confidence"]))
     if json:
         render.print_json([hit.to_dict(explain, moment) for hit in hits])
-        return
-    for hit in hits:
-        where = f"{hit.scope}:" if hit.scope is not None else ""
-        render.out(f"{hit.score:6.3f}  {where}{render.entry_line(hit.entry, moment)}")
-        if explain:
-            render.out("        " + "  ".join(f"{k}={v:.3f}" for k, v in hit.parts.items()))
+    else:
+        for hit in hits:
+            where = f"{hit.scope}:" if hit.scope is not None else ""
+            render.out(f"{hit.score:6.3f}  {where}{render.entry_line(hit.entry, moment)}")
+            if explain:
+                render.out("        " + "  ".join(f"{k}={v:.3f}" for k, v in hit.parts.items()))
+    found(hits)
 
 
 # What lifts each filter that can hide a match (see search.Hits).

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from . import render
-from .app import PARAM_NAME, JsonOpt, command, open_grimoire, pairs, procedure_command, read_file
+from .app import PARAM_NAME, JsonOpt, command, found, open_grimoire, pairs, procedure_command, read_file
 
 
 @procedure_command("add")
@@ -48,16 +48,17 @@ def procedures(
 ) -> None:
     """List the active procedures: name, steps, success rate (from `mem apply`), id."""
     grimoire = open_grimoire()
-    found = grimoire.procedures(category=category)
+    listed = grimoire.procedures(category=category)
     if json:
         moment = grimoire.now()
-        render.print_json([entry.view(moment) for entry in found])
-        return
-    if not found:
+        render.print_json([entry.view(moment) for entry in listed])
+    elif not listed:
         render.note("no active procedures (add one with `mem procedure add FILE`)")
-    for entry in found:
-        effect = entry.data.get("effectiveness") or {}
-        rate = f"{effect['successes']}/{effect['applications']} ok" if effect.get("applications") else "not yet applied"
-        steps = len(entry.data.get("steps") or [])
-        render.out(f"{str(entry.data.get('name')):<24} {steps:>2} step{'s' if steps != 1 else ' '}  {rate:<16} {entry.id}  "
-                   f"{entry.data.get('description') or ''}".rstrip())
+    else:
+        for entry in listed:
+            effect = entry.data.get("effectiveness") or {}
+            rate = f"{effect['successes']}/{effect['applications']} ok" if effect.get("applications") else "not yet applied"
+            steps = len(entry.data.get("steps") or [])
+            render.out(f"{str(entry.data.get('name')):<24} {steps:>2} step{'s' if steps != 1 else ' '}  {rate:<16} {entry.id}  "
+                       f"{entry.data.get('description') or ''}".rstrip())
+    found(listed)

@@ -10,7 +10,7 @@ import typer
 
 from ..errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput
 from . import render
-from .app import JsonOpt, as_hook, command, config_option, hooks_command, open_grimoire, scope_option
+from .app import JsonOpt, Unscoped, as_hook, command, config_option, hooks_command, open_grimoire, scope_option
 
 
 @command()
@@ -64,9 +64,9 @@ def validate(
     else:
         for problem in report.problems:
             render.out(str(problem))
-        if not (quiet and report.ok):
+        if not (quiet and report.ok):  # the verdict is the result: on stdout, as check-jsonschema prints its own
             state = "ok" if report.ok else render.count(len(report.problems), "problem", "problems")
-            render.note(f"{render.count(len(report.files), 'file', 'files')}, {render.count(report.entries, 'entry', 'entries')}: {state}")
+            render.out(f"{render.count(len(report.files), 'file', 'files')}, {render.count(report.entries, 'entry', 'entries')}: {state}")
     raise typer.Exit(DAMAGED if report.damaged else OK if report.ok else FOUND_PROBLEMS)
 
 
@@ -208,7 +208,7 @@ def hooks_status(json: bool = JsonOpt) -> None:
     _hooks_call("status", json)
 
 
-@command("merge-file", hidden=False)
+@command("merge-file", hidden=False, cls=Unscoped)
 def merge_file(
     base: str = typer.Argument(..., metavar="BASE", help="%O: the common ancestor's version."),
     ours: str = typer.Argument(..., metavar="OURS", help="%A: our version; the result is written here."),

@@ -53,6 +53,11 @@ def merge_base(root: Path, a: str, b: str) -> str | None:
     return found[0] if found else None
 
 
+def ignored(root: Path, rel: str) -> bool:
+    """Whether git ignores the path `rel` of the work tree at `root`."""
+    return run(["check-ignore", "-q", rel], root, check=False).returncode == 0
+
+
 def work_tree(path: Path) -> Path | None:
     """The work-tree root containing `path`, or None outside a repository."""
     result = run(["rev-parse", "--show-toplevel"], path, check=False)

@@ -1,6 +1,9 @@
 """`mem agent install|uninstall|status claude`: grimoire's hooks merged into
 Claude Code's project settings (`.claude/settings.json`) and its MCP server
-into `.mcp.json`, touching nothing else in either file.
+into `.mcp.json`, touching nothing else in either file. `local`: the hooks
+go into `.claude/settings.local.json` instead, Claude Code's settings of one
+clone, git-ignored (a line in `.gitignore` when nothing ignores it yet), and
+`.mcp.json`, shared, is left alone.
 
 What mem adds is recognised by its command (`mem agent hook EVENT`, the
 server `grimoire` running `mem mcp`), so `uninstall` removes exactly that,
@@ -25,6 +28,7 @@ from typing import Any
 from ..errors import BadInput, Damaged
 
 SETTINGS = Path(".claude/settings.json")
+SETTINGS_LOCAL = Path(".claude/settings.local.json")
 MCP = Path(".mcp.json")
 SERVER = "grimoire"
 # Claude Code event → (the hook's word, its matcher, its timeout in seconds).
@@ -47,9 +51,12 @@ class AgentResult:
     kept: list[str] = field(default_factory=list)  # already there (install), or not there (uninstall)
     notes: list[str] = field(default_factory=list)
     status: dict[str, str] = field(default_factory=dict)  # status: item → installed | missing | different
+    warnings: list[str] = field(default_factory=list)
+    settings: str = str(SETTINGS)  # the settings file it worked on
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "changed": self.changed, "kept": self.kept, "notes": self.notes, "status": self.status}
+        return {"action": self.action, "changed": self.changed, "kept": self.kept, "notes": self.notes, "status": self.status,
+                "warnings": self.warnings, "settings": self.settings}
 
 
 def mem_command() -> str:
@@ -63,13 +70,18 @@ def mem_command() -> str:
     return str(here)
 
 
-def install(root: Path) -> AgentResult:
-    result = AgentResult("install", root)
+def install(root: Path, local: bool = False) -> AgentResult:
+    where = SETTINGS_LOCAL if local else SETTINGS
+    result = AgentResult("install", root, settings=str(where))
     mem = mem_command()
-    if mem != "mem":
+    if mem != "mem" and local:
         result.notes.append(f"mem is not on PATH: the hooks call {mem}")
-    settings = _load(root / SETTINGS)
-    hooks = _hooks(settings, root / SETTINGS)
+    elif mem != "mem":  # a path of this machine, in files every clone shares
+        result.warnings.append(f"mem is not on PATH: the shared {SETTINGS} and {MCP} call {mem}, which other clones lack "
+                               "(hint: put mem on PATH and install again, or keep it to this clone: "
+                               "`mem agent uninstall claude && mem agent install claude --local`)")
+    settings = _load(root / where)
+    hooks = _hooks(settings, root / where)
     for event, (word, matcher, timeout) in HOOKS.items():
         command = f"{mem} agent hook {word}"
         label = f"{event}: {command}"
@@ -81,6 +93,13 @@ def install(root: Path) -> AgentResult:
         group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
         groups.append(group)
         result.changed.append(label)
+    if local:
+        if result.changed:
+            _write(root / where, settings)
+            _ignore(root, where, result)
+        result.notes.append(f"{MCP} is shared: the MCP server is not added (for this clone only: "
+                            f"`claude mcp add --scope local {SERVER} -- {mem} mcp`)")
+        return result
     servers = _servers(mcp := _load(root / MCP), root / MCP)
     wanted = {"command": mem, "args": ["mcp"]}
     if SERVER not in servers:
@@ -96,9 +115,9 @@ def install(root: Path) -> AgentResult:
     return result
 
 
-def uninstall(root: Path) -> AgentResult:
-    result = AgentResult("uninstall", root)
-    path = root / SETTINGS
+def uninstall(root: Path, local: bool = False) -> AgentResult:
+    result = AgentResult("uninstall", root, settings=str(SETTINGS_LOCAL if local else SETTINGS))
+    path = root / result.settings
     if path.exists():
         settings = _load(path)
         hooks = _hooks(settings, path)
@@ -118,7 +137,7 @@ def uninstall(root: Path) -> AgentResult:
         if result.changed:
             _write(path, settings)
     mcp_path = root / MCP
-    if mcp_path.exists():
+    if mcp_path.exists() and not local:  # `--local` never adds the server
         mcp = _load(mcp_path)
         servers = _servers(mcp, mcp_path)
         if SERVER in servers and _is_ours(servers[SERVER]):
@@ -132,17 +151,33 @@ def uninstall(root: Path) -> AgentResult:
     return result
 
 
-def status(root: Path) -> AgentResult:
-    result = AgentResult("status", root)
-    settings = _load(root / SETTINGS) if (root / SETTINGS).exists() else {}
-    hooks = _hooks(settings, root / SETTINGS)
+def status(root: Path, local: bool = False) -> AgentResult:
+    where = SETTINGS_LOCAL if local else SETTINGS
+    result = AgentResult("status", root, settings=str(where))
+    settings = _load(root / where) if (root / where).exists() else {}
+    hooks = _hooks(settings, root / where)
     for event, (word, _, _) in HOOKS.items():
         installed = any(_OURS.match(c) and c.endswith(f" {word}") for c in _commands(hooks.get(event, [])))
         result.status[event] = "installed" if installed else "missing"
+    if local:
+        return result
     mcp = _load(root / MCP) if (root / MCP).exists() else {}
     server = _servers(mcp, root / MCP).get(SERVER)
     result.status[f"mcp: {SERVER}"] = "missing" if server is None else "installed" if _is_ours(server) else "different"
     return result
+
+
+def _ignore(root: Path, path: Path, result: AgentResult) -> None:
+    """Have git ignore `path` (one clone's settings), as Claude Code does when it
+    creates the file: a line in the repository's `.gitignore` when nothing ignores it yet."""
+    from ..git import gitops
+
+    if gitops.work_tree(root) is None or gitops.ignored(root, path.as_posix()):
+        return
+    ignore = root / ".gitignore"
+    current = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
+    ignore.write_text(current + ("" if not current or current.endswith("\n") else "\n") + f"{path.as_posix()}\n", encoding="utf-8")
+    result.notes.append(f"added {path.as_posix()} to .gitignore")
 
 
 def _commands(groups: list[Any]) -> list[str]:
