@@ -192,6 +192,32 @@ def test_merge_texts_keeps_ours_text_and_adds_effectiveness():
     assert merged["effectiveness"]["score"] == 60
 
 
+def test_merge_file_with_a_missing_or_unreadable_version_is_bad_usage(tmp_path):
+    """Git always passes three files; a missing one is a call by hand: one
+    `error:` line naming it, exit 2 (not 1, a conflict), ours untouched."""
+    ours = tmp_path / "ours.yaml"
+    ours.write_text("- id: MEM-20261122-001\n  content: ours\n")
+    for args, label in [(["/nonexistent", str(ours), str(ours)], "BASE /nonexistent"),
+                        ([str(ours), str(ours), str(tmp_path / "gone.yaml")], "THEIRS"),
+                        ([str(ours), str(tmp_path), str(ours)], "OURS")]:
+        done = mem_process("merge-file", *args, "facts.yaml", cwd=tmp_path)
+        err = done.stderr.decode()
+        assert done.returncode == 2, err
+        assert err.startswith(f"error: merge-file cannot read {label}") and err.count("\n") == 1 and "Traceback" not in err, err
+        assert ours.read_text() == "- id: MEM-20261122-001\n  content: ours\n"
+
+
+def test_merge_file_of_bytes_that_are_not_utf8_falls_back_to_a_line_merge(tmp_path):
+    git("init", "-q", cwd=tmp_path)
+    base, ours, theirs = (tmp_path / name for name in ("base", "ours", "theirs"))
+    base.write_bytes(b"one\n")
+    ours.write_bytes(b"one\n")
+    theirs.write_bytes(b"one\n\xff\xfe two\n")
+    done = mem_process("merge-file", str(base), str(ours), str(theirs), "facts.yaml", cwd=tmp_path)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert ours.read_bytes() == b"one\n\xff\xfe two\n"
+
+
 def test_ci_recipe(tmp_path):
     """The workflow's exact command, on a clean and a broken example grimoire."""
     import re
