@@ -22,6 +22,7 @@ from ..model import parse_id
 from .journal import write_atomic
 
 FILE = "issued-ids.json"
+IGNORE = "# the local state of mem: never commit\n*\n"
 
 
 def highest(local_dir: Path) -> dict[str, int]:
@@ -51,6 +52,9 @@ def record(local_dir: Path, ids: Iterable[str]) -> None:
         return
     try:
         local_dir.mkdir(parents=True, exist_ok=True)
+        ignore = local_dir / ".gitignore"
+        if not ignore.exists():  # never committed, whatever the grimoire's own ignore rules say (one made before `local/` was in them)
+            ignore.write_text(IGNORE, encoding="utf-8")
         write_atomic(local_dir / FILE, (json.dumps(marks, sort_keys=True, indent=0) + "\n").encode("utf-8"))
     except OSError:
         pass
