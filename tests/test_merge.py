@@ -24,6 +24,13 @@ def run_mem(clone: Path, *args: str, code: int = 0) -> str:
     return done.stdout.decode().strip()
 
 
+def as_another_clone(clone: Path) -> None:
+    """What the clone adds next is numbered as another clone would number it:
+    one clone never issues an id twice, on any branch (storage/issued.py), so
+    its record of issued ids goes."""
+    (clone / MEMORY / "local" / "issued-ids.json").unlink()
+
+
 def export(clone: Path) -> dict[str, dict]:
     return {item["id"]: item for item in map(json.loads, run_mem(clone, "export", "--archived").splitlines())}
 
@@ -124,6 +131,7 @@ def test_cherry_pick_renumbers_colliding_ids(team):
     run_mem(alice, "supersede", first, "side branch fact about caching, revised")
     git("commit", "-qam", "side facts", cwd=alice)
     git("checkout", "-q", "main", cwd=alice)
+    as_another_clone(alice)
     mine = run_mem(alice, "add", "-c", "fact", "main branch fact about queues")
     git("commit", "-qam", "main fact", cwd=alice)
     assert mine == first  # the same id minted on both branches
@@ -339,6 +347,7 @@ def test_cherry_pick_of_files_main_never_touched_is_renumbered(team):
     git("checkout", "-q", "-b", "side", cwd=alice)
     contents = cross_file_work(alice, "alice")
     git("checkout", "-q", "main", cwd=alice)
+    as_another_clone(alice)
     for i in range(4):
         run_mem(alice, "add", "-c", "preference", f"main's own preference number {i} about tabs")
     git("commit", "-qam", "main's preferences", cwd=alice)
