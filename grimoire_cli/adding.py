@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 
 from .clock import parse_time
 from .errors import BadInput, Duplicate, GrimoireError, Refused
-from .model import Entry, id_day, next_id, normalize_text, parse_id
+from .model import Entry, format_id, id_day, next_id, normalize_text, parse_id
 from .request import Request, build, inherit
 from .storage.catalog.queries import Filter
 from .storage.store import Store
@@ -199,7 +199,7 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
         new_id = check_id(request.id, batch.taken)
     else:
         day = id_day(parse_time(request.timestamp) if request.timestamp else batch.moment)
-        new_id = next_id(batch.taken.of_day(day), day)
+        new_id = batch.taken.fresh(day)
     data, notes = build(request, config, batch.moment, batch.existing, batch.taken, new_id)
     if holder is not None and holder.category == data["category"] and config.category(holder.category).kind == "procedure":
         from .kinds.procedures import same
@@ -387,6 +387,16 @@ class _Taken:
         self.store = store
         self.new: set[str] = set()
         self._days: dict[str, set[str]] = {}
+        self._issued: dict[str, int] | None = None
+
+    def fresh(self, day: str) -> str:
+        """A new id of `day`: past every id in use, and past every id this
+        clone ever issued, though its entry be gone (storage/issued.py).
+        Only numbering looks at those: an id given explicitly may be one."""
+        if self._issued is None:
+            self._issued = self.store.issued()
+        mark = self._issued.get(day)
+        return next_id(self.of_day(day) | ({format_id(day, mark)} if mark else set()), day)
 
     def of_day(self, day: str) -> set[str]:
         if day not in self._days:

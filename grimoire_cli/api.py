@@ -219,7 +219,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         """Low-tier, ineffective, expiring-soon and near-duplicate entries."""
         from .lifecycle import review
 
-        return review(self.store.entries(include_archive=False), self.now(), self.config.lifecycle["warn_before_archive_days"],
+        return review(self.store.entries(include_archive=False, skip_damaged=True), self.now(), self.config.lifecycle["warn_before_archive_days"],
                       {name: spec.kind for name, spec in self.config.categories.items()})
 
     def validate(self, paths: Iterable[str] | None = None) -> "Report":

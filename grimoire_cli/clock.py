@@ -30,7 +30,7 @@ def now() -> datetime:
         try:
             return parse_time(fixed)
         except BadInput:
-            raise BadInput(f"MEM_NOW is not an ISO-8601 time: {fixed!r}", "unset it or write it like 2026-01-31T12:00:00Z") from None
+            raise BadInput(f"MEM_NOW is not an ISO-8601 time: {fixed!r}", "unset it or write it like MEM_NOW=2026-01-31T12:00:00Z") from None
     return datetime.now(timezone.utc).replace(microsecond=0)
 
 

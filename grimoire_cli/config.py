@@ -7,18 +7,16 @@ a `Config` and never looks at the environment for paths again.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .config_cache import cached_config, keep_config
 from .errors import BadInput, Damaged
 from .model import CATEGORY_RE, DAYS_TTL_RE, check_ttl
-from .settings import Settings, build_settings
+from .settings import SCOPE_RE, Settings, build_settings, environment
 from .settings import expect as _expect
 
 CONFIG_NAME = ".loa.config.yaml"
-SCOPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
 
 DEFAULT_CATEGORIES: dict[str, dict[str, Any]] = {
     "fact": {"storage_file": "facts.yaml", "ttl": "permanent", "confidence_required": 0.8},
@@ -260,7 +258,7 @@ def load_config(path: str | os.PathLike | None = None, config: str | os.PathLike
     if must_exist and found.path is None and not found.storage_dir.is_dir():
         raise BadInput(f"no grimoire here: no {CONFIG_NAME} and no {found.relative(found.storage_dir)}/ in {found.root}",
                        "run `mem init` to start one (or pass --config)")
-    scope = scope or os.environ.get("MEM_SCOPE") or None
+    scope = scope or environment("MEM_SCOPE")
     if scope is None or scope == found.scope:
         return found
     scoped = found.for_scope(scope)
@@ -272,7 +270,7 @@ def load_config(path: str | os.PathLike | None = None, config: str | os.PathLike
 
 def _load(path: str | os.PathLike | None, config: str | os.PathLike | None) -> Config:
     start = Path(path or ".").resolve()
-    explicit = config or os.environ.get("MEM_CONFIG")
+    explicit = config or environment("MEM_CONFIG")
     if explicit:
         config_path = Path(explicit).resolve()
         if not config_path.is_file():

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .model import next_id, parse_id
+from .model import format_id, next_id, parse_id
 
 if TYPE_CHECKING:
     from .storage.store import Store
@@ -52,12 +52,15 @@ def _settle(store: "Store", found: set[str]) -> dict[str, str]:
     rows = store.ask(lambda catalog, paths: {p: catalog.file_entries(p) for p in paths if p in local})
     mapping: dict[str, str] = {}
     taken: dict[str, set[str]] = {}
+    issued = store.issued()  # never an id this clone already issued (storage/issued.py)
     for entry_id in sorted(found):
         day = (parse_id(entry_id) or ("", 0))[0]
         if not day:
             continue  # not an id mem mints: left to `mem validate`
         if day not in taken:
             taken[day] = set(store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day))) | store.ids_in_damaged()
+            if issued.get(day):
+                taken[day].add(format_id(day, issued[day]))
         mapping[entry_id] = next_id(taken[day], day)
         taken[day].add(mapping[entry_id])
     paths = {f.rel: f.path for f in store.files()}

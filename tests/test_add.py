@@ -1,4 +1,5 @@
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -412,6 +413,54 @@ def test_concurrent_adds_all_succeed_with_distinct_ids(repo):
     listed = {e["id"] for e in json.loads(mem("list", "--json").out)}
     assert listed == ids
     assert mem("validate").code == 0
+
+
+def test_an_id_once_issued_is_never_issued_again(repo):
+    """Issue 33.7: after `git checkout --` discarded a new entry, its id went
+    to the next memory, three times in a row. The clone remembers the ids it
+    issued (local, git-ignored state): a discarded id, a deleted catalog, a
+    discarded supersede never bring one back; a clone without the record
+    numbers from the files."""
+    ignore = repo / "grimoires/loa/memory/.gitignore"
+    ignore.write_text(ignore.read_text().replace("local/", ""))  # a grimoire from before `local/` was ignored
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "init", cwd=repo)
+    discard = lambda: git("checkout", "-q", "--", "grimoires", cwd=repo)  # noqa: E731
+    issued = []
+    for text in ("The parser reads tabs as four spaces", "The lexer keeps comments", "The tokenizer splits on dots"):
+        issued.append(mem("add", "-c", "fact", text).out.strip())
+        discard()
+    assert issued == ["MEM-20261122-001", "MEM-20261122-002", "MEM-20261122-003"]
+    shutil.rmtree(repo / "grimoires/loa/memory/.cache")  # the catalog is derived: losing it changes nothing
+    kept = mem("add", "-c", "fact", "The cache is rebuilt from the files").out.strip()
+    assert kept == "MEM-20261122-004"
+    git("commit", "-qam", "a fact", cwd=repo)
+    assert mem("supersede", kept, "The cache is rebuilt from the files, file by file").out.strip() == "MEM-20261122-005"
+    discard()
+    assert mem("supersede", kept, "The cache is rebuilt from the changed files only").out.strip() == "MEM-20261122-006"
+    # Restoring a discarded memory with its own id is not issuing it: accepted.
+    line = json.dumps({"id": "MEM-20261122-002", "category": "fact", "content": "The lexer keeps comments", "confidence": 0.9,
+                       "source": {"session_id": "s", "timestamp": "2026-11-22T09:00:00Z"}})
+    assert mem("import", "-", input=line + "\n").code == 0
+    assert git("status", "--porcelain", "--untracked-files=all", cwd=repo) == " M grimoires/loa/memory/facts.yaml\n"  # the record is git-ignored
+    # Without the record (a fresh clone), the files decide, as before.
+    (repo / "grimoires/loa/memory/local/issued-ids.json").unlink()
+    discard()
+    assert mem("add", "-c", "fact", "A fresh clone numbers from the files").out.strip() == "MEM-20261122-005"
+
+
+def test_concurrent_writers_never_issue_an_id_twice_across_discards(repo):
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "init", cwd=repo)
+    ids = []
+    for round in range(2):
+        procs = [subprocess.Popen([str(Path(sys.executable).parent / "mem"), "add", "-c", "fact", f"round {round} fact {i} words {i * 7919}"],
+                                  cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(6)]
+        outs = [p.communicate(timeout=120) for p in procs]
+        assert [p.returncode for p in procs] == [0] * 6, [o[1] for o in outs]
+        ids += [o[0].decode().strip() for o in outs]
+        git("checkout", "-q", "--", "grimoires", cwd=repo)
+    assert sorted(ids) == [f"MEM-20261122-{n:03d}" for n in range(1, 13)]
 
 
 def test_python_m_entry_point(repo):

@@ -216,6 +216,25 @@ def test_hand_edits_pull_and_checkout_are_seen(repo):
     assert "superseded_by" not in mem("show", ids[0], "--json").out
 
 
+def test_a_same_size_edit_with_its_mtime_restored_is_seen(repo):
+    """Size, mtime and inode can all stay the same across an edit (written in
+    place, mtime set back with `os.utime`); the change time cannot be set back."""
+    import os
+
+    ids = seed(4)
+    facts = MEMORY / "facts.yaml"
+    assert "note 0 about" in mem("show", ids[0], "--json").out
+    before = facts.stat()
+    with open(facts, "r+b") as handle:  # in place: the same inode
+        text = handle.read()
+        handle.seek(0)
+        handle.write(text.replace(b"note 0 about", b"NOTE 0 about"))
+    os.utime(facts, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = facts.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    assert "NOTE 0 about" in mem("show", ids[0], "--json").out
+
+
 def test_processes_rebuilding_at_once_agree(repo):
     seed(20)
     expected = mem("query", "sqlite runner", "--json").out

@@ -28,6 +28,52 @@ def test_lock_timeout_exits_3_with_one_line_and_writes_nothing(repo):
     assert facts.read_bytes() == before
 
 
+@pytest.mark.parametrize("name, value, args", [
+    ("MEM_LOCK_TIMEOUT", "abc", ("add", "-c", "fact", "The lock waits for a while")),
+    ("MEM_LOCK_TIMEOUT", "-1", ("add", "-c", "fact", "The lock waits for a while")),
+    ("MEM_LOCK_TIMEOUT", "nan", ("list",)),
+    ("MEM_PARSE_WORKERS", "abc", ("list",)),
+    ("MEM_PARSE_WORKERS", "0", ("validate",)),
+    ("MEM_NOW", "yesterday", ("list",)),
+    ("MEM_SCOPE", "../elsewhere", ("list",)),
+    ("MEM_LOCK_TIMEOUT", "abc", ("merge-file", "/nonexistent", "a", "b")),  # a command that opens no grimoire
+])
+def test_a_bad_environment_variable_is_bad_input_naming_it(repo, name, value, args):
+    """Every MEM_* variable with a form is checked before the command does
+    anything: one `error:` line naming it and the form wanted, exit 2, nothing written."""
+    from grimoire_cli.errors import BAD_INPUT
+
+    facts = repo / "grimoires/loa/memory/facts.yaml"
+    before = facts.read_bytes()
+    result = mem_process(*args, cwd=repo, env={name: value})
+    err = result.stderr.decode()
+    assert result.returncode == BAD_INPUT == 2, err
+    assert err.startswith(f"error: {name} is not ") and f"{value!r}" in err and f"write it like {name}=" in err and err.count("\n") == 1, err
+    assert facts.read_bytes() == before and result.stdout == b""
+
+
+def test_good_environment_values_are_used(repo):
+    assert mem("add", "-c", "fact", "A lock timeout in seconds may be a fraction", env={"MEM_LOCK_TIMEOUT": "2.5"}).code == 0
+    assert mem("list", env={"MEM_PARSE_WORKERS": "1", "MEM_LOCK_TIMEOUT": " "}).code == 0  # blank: as if unset
+    assert mem("add", "--help", env={"MEM_NOW": "yesterday"}).code == 0  # help never needs the environment
+
+
+def test_every_environment_variable_is_checked_in_one_place_and_documented():
+    """The MEM_* variables the package reads are the ones settings.ENVIRONMENT
+    knows, and docs/reference.md lists each."""
+    import re
+    from pathlib import Path
+
+    from grimoire_cli.settings import ENVIRONMENT
+
+    package = Path(__file__).resolve().parent.parent / "grimoire_cli"
+    read = {name for path in package.rglob("*.py") for name in re.findall(r"\bMEM_[A-Z_]+\b", path.read_text())}
+    known = {variable.name for variable in ENVIRONMENT}
+    assert read == known
+    reference = (package.parent / "docs" / "reference.md").read_text()
+    assert [name for name in sorted(known) if f"`{name}`" not in reference] == []
+
+
 def test_validate_json_is_format_json(repo):
     mem("add", "-c", "fact", "The API runs on port 8080")
     assert json.loads(mem("validate", "--json").out) == json.loads(mem("validate", "--format", "json").out)

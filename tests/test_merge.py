@@ -24,6 +24,13 @@ def run_mem(clone: Path, *args: str, code: int = 0) -> str:
     return done.stdout.decode().strip()
 
 
+def as_another_clone(clone: Path) -> None:
+    """What the clone adds next is numbered as another clone would number it:
+    one clone never issues an id twice, on any branch (storage/issued.py), so
+    its record of issued ids goes."""
+    (clone / MEMORY / "local" / "issued-ids.json").unlink()
+
+
 def export(clone: Path) -> dict[str, dict]:
     return {item["id"]: item for item in map(json.loads, run_mem(clone, "export", "--archived").splitlines())}
 
@@ -124,6 +131,7 @@ def test_cherry_pick_renumbers_colliding_ids(team):
     run_mem(alice, "supersede", first, "side branch fact about caching, revised")
     git("commit", "-qam", "side facts", cwd=alice)
     git("checkout", "-q", "main", cwd=alice)
+    as_another_clone(alice)
     mine = run_mem(alice, "add", "-c", "fact", "main branch fact about queues")
     git("commit", "-qam", "main fact", cwd=alice)
     assert mine == first  # the same id minted on both branches
@@ -190,6 +198,32 @@ def test_merge_texts_keeps_ours_text_and_adds_effectiveness():
     merged = parse_entries(result.text, "x")[0][0]
     assert merged["effectiveness"]["applications"] == 5 and merged["effectiveness"]["successes"] == 3
     assert merged["effectiveness"]["score"] == 60
+
+
+def test_merge_file_with_a_missing_or_unreadable_version_is_bad_usage(tmp_path):
+    """Git always passes three files; a missing one is a call by hand: one
+    `error:` line naming it, exit 2 (not 1, a conflict), ours untouched."""
+    ours = tmp_path / "ours.yaml"
+    ours.write_text("- id: MEM-20261122-001\n  content: ours\n")
+    for args, label in [(["/nonexistent", str(ours), str(ours)], "BASE /nonexistent"),
+                        ([str(ours), str(ours), str(tmp_path / "gone.yaml")], "THEIRS"),
+                        ([str(ours), str(tmp_path), str(ours)], "OURS")]:
+        done = mem_process("merge-file", *args, "facts.yaml", cwd=tmp_path)
+        err = done.stderr.decode()
+        assert done.returncode == 2, err
+        assert err.startswith(f"error: merge-file cannot read {label}") and err.count("\n") == 1 and "Traceback" not in err, err
+        assert ours.read_text() == "- id: MEM-20261122-001\n  content: ours\n"
+
+
+def test_merge_file_of_bytes_that_are_not_utf8_falls_back_to_a_line_merge(tmp_path):
+    git("init", "-q", cwd=tmp_path)
+    base, ours, theirs = (tmp_path / name for name in ("base", "ours", "theirs"))
+    base.write_bytes(b"one\n")
+    ours.write_bytes(b"one\n")
+    theirs.write_bytes(b"one\n\xff\xfe two\n")
+    done = mem_process("merge-file", str(base), str(ours), str(theirs), "facts.yaml", cwd=tmp_path)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert ours.read_bytes() == b"one\n\xff\xfe two\n"
 
 
 def test_ci_recipe(tmp_path):
@@ -313,6 +347,7 @@ def test_cherry_pick_of_files_main_never_touched_is_renumbered(team):
     git("checkout", "-q", "-b", "side", cwd=alice)
     contents = cross_file_work(alice, "alice")
     git("checkout", "-q", "main", cwd=alice)
+    as_another_clone(alice)
     for i in range(4):
         run_mem(alice, "add", "-c", "preference", f"main's own preference number {i} about tabs")
     git("commit", "-qam", "main's preferences", cwd=alice)

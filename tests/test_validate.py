@@ -102,3 +102,32 @@ def test_mapping_instead_of_list(repo):
     (MEMORY / "facts.yaml").write_text("id: MEM-20261120-001\n")
     assert mem("validate").code == 3
     assert mem("add", "-c", "preference", "I prefer short commit subjects").code == 0
+
+
+def test_read_commands_pass_over_a_damaged_file_and_validate_reports_it(repo):
+    """Every read command answers from the readable files with one warning
+    naming the damaged one; `mem validate` and `mem check --strict` report it."""
+    from conftest import with_preset
+
+    with_preset(repo, "sabre")
+    fact = mem("add", "-c", "fact", "the parser reads tabs as four spaces", "--key", "parser.tabs").out.strip()
+    assert mem("remember", "build.jobs", "4").code == 0
+    assert mem("task", "add", "rotate the keys", "--due", "+1h").code == 0
+    assert mem("episode", "deploy", "--learned", "it went fine").code == 0
+    (MEMORY / "decisions.yaml").write_text(entry("MEM-20261120-001", category="decision") + "- id: [broken\n")
+    reads = [("list",), ("list", "--archived"), ("query", "parser"), ("context",), ("stats",), ("stats", "--json"), ("show", fact),
+             ("show", fact, "--chain"), ("get", "parser.tabs"), ("recall", "build.jobs"), ("facts",), ("tasks",), ("episodes",),
+             ("scopes",), ("review",), ("recall-all", "parser")]
+    finds_nothing = {("list", "--archived"), ("recall-all", "parser")}  # exit 1, as when no file is damaged
+    for args in reads:
+        result = mem(*args)
+        assert result.code == (1 if args in finds_nothing else 0), (args, result.err)
+        warnings = [line for line in result.err.splitlines() if line.startswith(("warning:", "error:"))]
+        assert len(warnings) == 1 and warnings[0].startswith("warning: skipped a damaged file") \
+            and "decisions.yaml" in warnings[0], (args, result.err)
+    assert json.loads(mem("stats", "--json").out)["categories"]["fact"] == {"active": 1}
+    assert "parser" in mem("query", "parser").out
+    result, found = problems()
+    assert result.code == 3 and [p["file"] for p in found if p["rule"] == "yaml"] == ["grimoires/loa/memory/decisions.yaml"]
+    strict = mem("check", "--strict")
+    assert strict.code != 0 and "decisions.yaml" in strict.err

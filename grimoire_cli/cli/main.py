@@ -15,6 +15,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
+from ..settings import check_environment
 from . import render
 # Importing them registers their commands, in the order `mem --help` lists them.
 from . import memory, kinds, episodes, procedures, forgetting, learning, agents, upkeep  # noqa: F401,I001
@@ -34,6 +35,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"error: {dashed}\n")
         return BAD_INPUT
     try:
+        if words and not any(word in ("-h", "--help", "--version") for word in words):
+            check_environment()  # help and the version never need it
         # Not standalone: click's own errors (Usage, "Try…", Error:) come back here to be one `error:` line.
         returned = _app_for(words)(args=argv, prog_name="mem", standalone_mode=False)
     except clicks.NoArgsIsHelpError as exc:  # `mem`, `mem task`: the help, as asked

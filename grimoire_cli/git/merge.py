@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import Damaged
+from ..errors import BadInput, Damaged
 from ..model import next_id, parse_id, score_of
 from ..storage.textedit import Raw, rewrite
 from ..storage.yamlio import emit_entry, parse_entries
@@ -207,10 +207,22 @@ def scope_storage(config, path: str) -> str:
 
 
 def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -> MergeResult:
-    """Merge as a git driver does: the result replaces the ours file."""
+    """Merge as a git driver does: the result replaces the ours file. A
+    version that cannot be read is bad input (git always passes three
+    files: only a call by hand misses one), and nothing is written."""
     from ..config import find_root, load_config
 
-    texts = [Path(p).read_bytes().decode("utf-8") for p in (base_path, ours_path, theirs_path)]
+    raw = []
+    for label, path in (("BASE", base_path), ("OURS", ours_path), ("THEIRS", theirs_path)):
+        try:
+            raw.append(Path(path).read_bytes())
+        except OSError as exc:
+            raise BadInput(f"merge-file cannot read {label} {path}: {exc.strerror}",
+                           "git runs it as `mem merge-file %O %A %B %P`; by hand, name three existing files") from None
+    try:
+        texts = [data.decode("utf-8") for data in raw]
+    except UnicodeDecodeError:
+        return _by_lines(base_path, ours_path, theirs_path, f"{display}: not UTF-8 text")
     root = find_root(Path.cwd())
     try:
         storage = scope_storage(load_config(root), display)
@@ -220,12 +232,15 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -
     try:
         result = merge_texts(*texts, where=display, mapping=mapping)
     except Damaged as exc:
-        # A side that is not a grimoire list (hand-broken, or already holding
-        # conflict markers): git's own line merge, conflicts marked as usual.
-        clean = gitops.merge_lines(Path.cwd(), ours_path, base_path, theirs_path)
-        return MergeResult(Path(ours_path).read_text(encoding="utf-8", errors="replace"),
-                           [] if clean else [f"{display}: {exc.message}"], {})
+        return _by_lines(base_path, ours_path, theirs_path, f"{display}: {exc.message}")
     tmp = Path(ours_path).with_name(Path(ours_path).name + ".mem-merge")
     tmp.write_text(result.text, encoding="utf-8")
     os.replace(tmp, ours_path)
     return result
+
+
+def _by_lines(base_path: str, ours_path: str, theirs_path: str, why: str) -> MergeResult:
+    """A side that is not a grimoire list (hand-broken, not UTF-8, or already
+    holding conflict markers): git's own line merge, conflicts marked as usual."""
+    clean = gitops.merge_lines(Path.cwd(), ours_path, base_path, theirs_path)
+    return MergeResult(Path(ours_path).read_text(encoding="utf-8", errors="replace"), [] if clean else [why], {})

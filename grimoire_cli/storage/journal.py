@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..errors import LockTimeout
+from ..settings import environment
 
 JOURNAL = "journal.json"
 LOCK_FILE = "write.lock"
@@ -31,7 +32,8 @@ CACHE_IGNORE = "# derived cache of mem: never commit\n*\n"
 
 def lock_timeout() -> float:
     """Seconds to wait for the lock (`MEM_LOCK_TIMEOUT`, default 30)."""
-    return float(os.environ.get("MEM_LOCK_TIMEOUT", "30"))
+    given = environment("MEM_LOCK_TIMEOUT")
+    return 30.0 if given is None else given
 
 
 def cache_folder(folder: Path) -> Path:

@@ -11,15 +11,20 @@ from typing import Any, NamedTuple
 
 
 class Stamp(NamedTuple):
-    """What `stat` says of a file; equal stamps mean the file was not rewritten."""
+    """What `stat` says of a file; equal stamps mean the file was not rewritten.
+
+    The change time is in it because nothing but the kernel sets it: an edit
+    in place of the same size, its mtime set back (`os.utime`, `touch -r`),
+    keeps size, mtime and inode, and still moves the change time."""
 
     size: int
     mtime_ns: int
     ino: int
+    ctime_ns: int
 
     @classmethod
     def of(cls, stat) -> "Stamp":
-        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        return cls(stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
 
 
 class Layout(NamedTuple):

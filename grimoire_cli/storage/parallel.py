@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 from ..errors import Damaged
+from ..settings import environment
 from .catalog.rows import Prepared, prepare, word_counts, word_set
 from .chunks import OTHER_BREAKS, Chunk, Placed, anchor_or_alias, chunk_text, item_starts, make_chunks, parse_chunked, preamble_ok
 from .emitted import decode
@@ -209,9 +210,9 @@ def read_slice(piece: Slice, where: str) -> tuple[list[Chunk], list[Any]] | None
 
 def workers_for(size: int) -> int:
     """How many processes to parse `size` characters of new files with."""
-    given = os.environ.get("MEM_PARSE_WORKERS", "").strip()
-    if given.isdigit():
-        workers = int(given)
+    given = environment("MEM_PARSE_WORKERS")
+    if given is not None:
+        workers = given
     elif size < PARALLEL_BYTES:
         return 1
     else:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, TypeVar
 from ..config import Config
 from ..errors import Damaged
 from ..model import Entry
-from . import journal, reading
+from . import issued, journal, reading
 from .catalog.catalog import Catalog
 from .catalog.connection import Stale
 from .catalog.indexer import Record
@@ -307,6 +307,10 @@ class Store:
             found.update(_ID_WORD.findall(text))
         return found
 
+    def issued(self) -> dict[str, int]:
+        """Day -> the highest id number this clone has issued that day (`issued`): new ids go past it."""
+        return issued.highest(self.config.local_dir)
+
     def _check_inside(self, path: Path) -> None:
         reading.check_inside(self.config.root, path, self.config.relative(path))
 
@@ -393,6 +397,10 @@ class Store:
         staged, self._staged = self._staged, {}
         if not staged:
             return
+        # Recorded before the files land: a commit that then fails only skips a number.
+        issued.record(self.config.local_dir, [item.get("id") for one in staged.values()
+                                              for item in (*(new.item for new in one.change.appended), *one.change.changed.values())
+                                              if isinstance(item, dict)])
         journal.replace_all(self.cache, {path: one.data for path, one in staged.items()})
         for path, one in staged.items():
             self._record(path, one)

@@ -1,6 +1,6 @@
 """The catalog: a derived SQLite copy of the grimoire files, never the source of truth.
 
-Per file it keeps a stamp (size, mtime_ns, inode) and a content hash; per
+Per file it keeps a stamp (size, mtime_ns, inode, ctime_ns) and a content hash; per
 entry its position and line span, the fields reads filter and rank on, the
 stored mapping as JSON, an FTS5 row for search, and its words (for typo
 correction). The store answers reads from here after checking each file's

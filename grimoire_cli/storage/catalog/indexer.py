@@ -62,11 +62,12 @@ class Indexer(Connection):
 
     def records(self) -> dict[str, Record]:
         """What the catalog holds of each file it has rows for."""
-        return {path: Record(Stamp(size, mtime, ino), digest) for path, size, mtime, ino, digest in self.read("SELECT path, size, mtime_ns, ino, hash FROM files")}
+        return {path: Record(Stamp(size, mtime, ino, ctime), digest)
+                for path, size, mtime, ino, ctime, digest in self.read("SELECT path, size, mtime_ns, ino, ctime_ns, hash FROM files")}
 
     def restamp(self, path: str, stamp: Stamp) -> None:
         with self.transaction() as db:
-            db.execute("UPDATE files SET size=?, mtime_ns=?, ino=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, path))
+            db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, ctime_ns=? WHERE path=?", (*stamp, path))
 
     def chunk_counts(self, path: str) -> dict[bytes, int]:
         """How many rows of a file each chunk hash has."""
@@ -83,7 +84,7 @@ class Indexer(Connection):
             if row is not None and row[0] == digest:
                 # Another process parsed the same bytes meanwhile: keep its rows
                 # (and their row numbers, which readers may be holding).
-                db.execute("UPDATE files SET size=?, mtime_ns=?, ino=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, path))
+                db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, ctime_ns=? WHERE path=?", (*stamp, path))
                 return
             # Rows whose chunk is unchanged are kept (moved if their lines
             # moved), then rows whose entry is unchanged: a hand edit of one
@@ -127,7 +128,7 @@ class Indexer(Connection):
                     db.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})")
             db.executemany("UPDATE spans SET idx=?, start=?, stop=?, chunk=?, offset=? WHERE rowid=?", moved)
             self._insert(db, path, fresh, archived, counts if len(fresh) == len(placed) else None)
-            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", (path, stamp.size, stamp.mtime_ns, stamp.ino, digest))
+            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)", (path, *stamp, digest))
 
     def forget(self, paths: Iterable[str]) -> None:
         """Drop every row of these files (they are gone, or their rows must not answer)."""
@@ -230,4 +231,4 @@ class Indexer(Connection):
             db.executemany("UPDATE spans SET chunk=? WHERE rowid=?", [(chunks[i], row[0]) for i, row in enumerate(kept) if i in chunks])
             first = len(kept)
             self._insert(db, path, [_New(first + i, new.item, new.span, chunks.get(first + i), new.offset) for i, new in enumerate(change.appended)], archived)
-            db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, hash=? WHERE path=?", (stamp.size, stamp.mtime_ns, stamp.ino, digest, path))
+            db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, ctime_ns=?, hash=? WHERE path=?", (*stamp, digest, path))

@@ -1,0 +1,60 @@
+"""Ids this clone has issued: never issued again (README: Ids), even once the
+entry that had one is gone from the files (`git checkout --`, `git reset`, a
+hand edit), because people may already cite it.
+
+Kept as the highest number issued per day (ids are numbered past the
+highest, so that is all numbering needs) in `<storage_dir>/local/` — volatile
+local state (DESIGN §6 rule 2): git-ignored, never committed or merged, and
+not in the catalog, which is derived and may be deleted at any time (a
+deleted catalog would hand the numbers out again). Read and written under
+the grimoire lock, so two writers never issue the same id. A clone without
+the record (a fresh one, or after `git clean -X`) numbers from what the
+files hold.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from ..model import parse_id
+from .journal import write_atomic
+
+FILE = "issued-ids.json"
+IGNORE = "# the local state of mem: never commit\n*\n"
+
+
+def highest(local_dir: Path) -> dict[str, int]:
+    """Day (`YYYYMMDD`) -> the highest number issued that day; empty when
+    there is no record or it cannot be read (then the files decide, as in a fresh clone)."""
+    try:
+        raw = json.loads((local_dir / FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {day: n for day, n in raw.items() if isinstance(n, int) and not isinstance(n, bool) and parse_id(f"MEM-{day}-{n:03d}")}
+
+
+def record(local_dir: Path, ids: Iterable[str]) -> None:
+    """Note these ids as issued (under the lock, before the files they go to
+    land: a write that then fails only skips a number). Best effort, as a
+    missing record is: the write itself never fails for it."""
+    marks = highest(local_dir)
+    raised = False
+    for entry_id in ids:
+        parsed = parse_id(entry_id) if isinstance(entry_id, str) else None
+        if parsed and parsed[1] > marks.get(parsed[0], 0):
+            marks[parsed[0]] = parsed[1]
+            raised = True
+    if not raised:
+        return
+    try:
+        local_dir.mkdir(parents=True, exist_ok=True)
+        ignore = local_dir / ".gitignore"
+        if not ignore.exists():  # never committed, whatever the grimoire's own ignore rules say (one made before `local/` was in them)
+            ignore.write_text(IGNORE, encoding="utf-8")
+        write_atomic(local_dir / FILE, (json.dumps(marks, sort_keys=True, indent=0) + "\n").encode("utf-8"))
+    except OSError:
+        pass
