@@ -9,6 +9,7 @@ archive); a sequence of every write path does.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -99,6 +100,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.issued: set[str] = set()  # I3: every id the store ever handed out
         self.facts: dict[str, str] = {}  # key -> id of the entry that last took a value for it
         self.number = 0
+        self.committed: tuple[dict[str, Model], dict[str, str]] | None = None  # the model as of the last commit
 
     def teardown(self) -> None:
         try:
@@ -277,6 +279,22 @@ class StoreMachine(RuleBasedStateMachine):
         stored = [p for p in (self.root / "grimoires").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
         assert not stored, f"I7: the refused secret is in {stored}"  # the catalog (.cache) included
 
+    @rule()
+    def commit(self):
+        subprocess.run(["git", "add", "-A"], cwd=self.root, check=True)
+        subprocess.run(["git", "commit", "-qm", "memories", "--allow-empty"], cwd=self.root, check=True)
+        self.committed = (copy.deepcopy(self.entries), dict(self.facts))
+
+    @precondition(lambda self: self.committed is not None)
+    @rule()
+    def discard(self):
+        """`git checkout` drops the work since the last commit (and a new archive file with it); ids it used stay used (I3)."""
+        subprocess.run(["git", "checkout", "-q", "--", "grimoires"], cwd=self.root, check=True)
+        subprocess.run(["git", "clean", "-fdq", "grimoires"], cwd=self.root, check=True)  # not the ignored local state
+        self.g.store.refresh()  # as a long-lived process does between requests (`mem mcp`): files changed under it
+        entries, facts = copy.deepcopy(self.committed)
+        self.entries, self.facts = entries, facts
+
     @rule(text=st.sampled_from(WORDS))
     def read(self, text):
         """I8: reads change no file."""
@@ -337,13 +355,24 @@ class StoreMachine(RuleBasedStateMachine):
         assert {c: s.get("active", 0) for c, s in stats.categories.items() if s.get("active")} == active
 
     def _check_whole(self) -> None:
-        """I1: the files validate, and the catalog equals a rebuild from them."""
+        """I1: the files validate, and the catalog equals a rebuild from them.
+        I2: the export, imported into an empty grimoire with the same config, exports the same."""
         report = self.g.validate()
         assert report.ok, [p.message for p in report.problems]
         incremental = catalog_dump(self.root)
         shutil.rmtree(self.root / "grimoires/loa/memory/.cache")
         Grimoire.open(self.root).entries()
         assert catalog_dump(self.root) == incremental, "I1: the catalog differs from a rebuild"
+        exported = [json.dumps(e.to_dict(), ensure_ascii=False) for e in self.g.export(archived=True)]
+        other = self.root / "other"
+        other.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=other, check=True)
+        shutil.copy(self.root / ".loa.config.yaml", other / ".loa.config.yaml")
+        Grimoire.init(other)
+        copy_of = Grimoire.open(other)
+        copy_of.import_lines(exported)
+        assert [json.dumps(e.to_dict(), ensure_ascii=False) for e in copy_of.export(archived=True)] == exported, "I2"
+        assert copy_of.validate().ok
 
 
 StoreMachine.TestCase.settings = settings(max_examples=examples(40), stateful_step_count=50, deadline=None,
