@@ -134,9 +134,12 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
              expired: bool = False, superseded: bool = False, recent: int | None = None, since: str | datetime | None = None,
              until: str | datetime | None = None) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived:
-        only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time."""
+        only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time.
+        Chat messages only when `categories` names their category (`chat_recent` quotes them)."""
         states = {"archived"} if archived else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
         chosen = self._filter(states, categories, tags, since=since, until=until)
+        if not chosen.categories:
+            chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
         rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent or None), include_archive=archived)
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
