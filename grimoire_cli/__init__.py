@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 # name -> the module that defines it
 _EXPORTS = {
     "Grimoire": "api",
-    "ImportResult": "api",
+    "ImportResult": "importing",
     "Entry": "model",
     "GrimoireError": "errors",
     "Request": "request",

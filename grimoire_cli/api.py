@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from . import clock
 from .config import Config, load_config
-from .errors import BadInput, ImportRefused, NotFound, Refused, no_memory
+from .errors import BadInput, NotFound, Refused, no_memory
 from .kinds.facade import KindsFacade
 from .learning_facade import LearningFacade
 from .lifecycle_facade import LifecycleFacade
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .archiving import ArchiveResult, CheckResult
     from .capture import Captured
     from .context import Context
+    from .importing import ImportResult
     from .git.hooks import HooksResult
     from .git.renumber import FixupResult
     from .lifecycle import Review
@@ -133,9 +134,12 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
              expired: bool = False, superseded: bool = False, recent: int | None = None, since: str | datetime | None = None,
              until: str | datetime | None = None) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived:
-        only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time."""
+        only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time.
+        Chat messages only when `categories` names their category (`chat_recent` quotes them)."""
         states = {"archived"} if archived else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
         chosen = self._filter(states, categories, tags, since=since, until=until)
+        if not chosen.categories:
+            chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
         rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent or None), include_archive=archived)
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
@@ -296,36 +300,9 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         Archived entries land in the archive, as `export --archived` gives them.
         With `redact`, secrets in content and summary are replaced by
         `[redacted: <kind>]` instead of refusing the line."""
-        from .request import Request
-        from .schemas import json_value
+        from .importing import import_lines
 
-        result = ImportResult()
-        requests: list[tuple[int, Request]] = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json_value(line)
-                if not isinstance(item, dict):
-                    raise BadInput("a line must be a JSON object")
-                request = Request.from_mapping(item)
-                if redact:
-                    result.redacted += _redact(request)
-                requests.append((number, request))
-            except (ValueError, BadInput) as exc:
-                result.rejected.append((number, str(exc) if isinstance(exc, BadInput) else f"not JSON: {exc}"))
-        # A line refused already: the rest are still checked, so all problems are told at once, and nothing is written.
-        from .adding import add_many
-
-        requests = _links_first(requests)
-        written = add_many(self.store, [r for _, r in requests], self.now(), skip_invalid=skip_invalid, check_all=not skip_invalid,
-                           dry_run=bool(result.rejected) and not skip_invalid)
-        result.rejected.extend((requests[rejected.index][0], rejected.message) for rejected in written.rejected)
-        result.rejected.sort()
-        if result.rejected and not skip_invalid:
-            raise ImportRefused(result.rejected)
-        result.imported = [e.id for e in written]
-        return result
+        return import_lines(self.store, lines, self.now(), skip_invalid=skip_invalid, redact=redact)
 
     def capture(self, commit: str = "HEAD", *, dry_run: bool = False) -> "Captured":
         """The commit's `Decision:`, `Learning:`, `Error:` trailers as memories, as the auto_capture flags allow."""
@@ -385,65 +362,6 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         names = self.config.scopes() if all_scopes else []
         stores = [(None if name == self.config.scope else name, self._scoped(name).store) for name in names] or [(None, self.store)]
         return fixup(stores, hook, list(args), stdin)
-
-
-class ImportResult:
-    """Ids imported, (line number, message) of each line refused, and how
-    many secrets `--redact` replaced."""
-
-    __slots__ = ("imported", "rejected", "redacted")
-
-    def __init__(self) -> None:
-        self.imported: list[str] = []
-        self.rejected: list[tuple[int, str]] = []
-        self.redacted = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"imported": self.imported, "rejected": [{"line": n, "error": m} for n, m in self.rejected], "redacted": self.redacted}
-
-
-def _redact(request: "Request") -> int:
-    """Replace the secrets of a request's texts; how many there were."""
-    from .guard import redact
-
-    count = 0
-    for name in ("content", "summary"):
-        value = getattr(request, name)
-        if isinstance(value, str):
-            value, findings = redact(value)
-            setattr(request, name, value)
-            count += len(findings)
-    return count
-
-
-def _links_first(requests: list[tuple[int, "Request"]]) -> list[tuple[int, "Request"]]:
-    """The requests in file order, but each after the entries of the file it
-    supersedes or names as related: an export is in order of creation, in
-    which a skewed clock may put a successor first."""
-    index = {request.id: i for i, (_, request) in enumerate(requests) if request.id}
-
-    def needs(i: int) -> list[int]:
-        request = requests[i][1]
-        return [index[other] for other in [request.supersedes, *request.related] if other in index and index[other] != i]
-
-    order: list[int] = []
-    seen: set[int] = set()
-    for start in range(len(requests)):
-        if start in seen:
-            continue
-        seen.add(start)
-        stack = [(start, iter(needs(start)))]
-        while stack:  # depth first, without recursion: a chain may be thousands long
-            node, rest = stack[-1]
-            for other in rest:
-                if other not in seen:  # one seen already is placed, or on the stack (a cycle: its link is refused)
-                    seen.add(other)
-                    stack.append((other, iter(needs(other))))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
-    return [requests[i] for i in order]
 
 
 def _bad(item: Any):

@@ -4,8 +4,15 @@ With a query, entries come in `search`'s ranking; without one, by value
 (`Order.PRIORITY`: decisions and preferences first, then importance,
 effectiveness tier, confidence and recency), or as `context.order` says.
 The `context` settings may cap the lines (`limit`) and skip entries of
-low effective importance; with tiers on, only hot entries are injected. A
-recipe (`recipes.py`) fills named sections instead.
+low effective importance; with tiers on, only hot entries are injected;
+chat messages never are (a recipe may ask for them). Tasks due now come
+first whatever the selection says. A recipe (`recipes.py`) fills named
+sections instead.
+
+The selection is what the query, the tier, `min_importance` and the kinds
+choose, plus the tasks due now; `left_out` counts the selected entries the
+budget, `limit` or the guard did not show, so shown + left_out = selected,
+and the footer says "all ... shown" exactly when it is 0.
 
 Tokens are estimated as ceil(characters / 4), the usual rule of thumb for
 English text with BPE tokenizers (tiktoken is not a dependency); the
@@ -33,14 +40,17 @@ def tokens(text: str) -> int:
 
 
 class Context:
-    """The rendered block and what went into it; when a query matched
-    nothing, `filtered_out` says what matched but was filtered out (as
-    `search.Hits`)."""
+    """The rendered block and what went into it; `left_out` counts what the
+    selection (`what`) chose but the block did not show. When a query
+    matched nothing, `filtered_out` says what matched but was filtered out
+    (as `search.Hits`)."""
 
-    __slots__ = ("text", "included", "left_out", "tokens", "budget", "filtered_out")
+    __slots__ = ("text", "included", "left_out", "tokens", "budget", "filtered_out", "what")
 
-    def __init__(self, text: str, included: list[str] | None = None, left_out: int = 0, tokens: int = 0, budget: int = 0):
+    def __init__(self, text: str, included: list[str] | None = None, left_out: int = 0, tokens: int = 0, budget: int = 0,
+                 what: str = "active memories"):
         self.text = text
+        self.what = what  # the selection in words: "hot memories matching the query"
         self.included = [] if included is None else included
         self.left_out = left_out
         self.tokens = tokens
@@ -65,10 +75,21 @@ ORDER_OF = {"priority": Order.PRIORITY, "importance": Order.IMPORTANCE, "recent"
 
 def injected(store: Store, moment: datetime) -> Filter:
     """What `mem context` may inject: active entries, hot ones only with
-    tiers on, of at least `context.min_importance` (effective importance)."""
+    tiers on, of at least `context.min_importance` (effective importance),
+    no chat message (the conversation is the prompt's own, not a memory)."""
     settings = store.config.settings
     return Filter(at=moment.timestamp(), decay=settings.decay, min_importance=settings.context.min_importance,
-                  tier="hot" if settings.tiers.enabled else None, tiers=settings.tiers)
+                  tier="hot" if settings.tiers.enabled else None, tiers=settings.tiers, excluded=store.config.names_of_kind("chat"))
+
+
+def selection(store: Store, query: bool, within: str = "") -> str:
+    """What `injected` (and a query) choose, in words, as the footer names
+    it: "hot memories of the recipe with importance 3+ matching the query"."""
+    settings = store.config.settings
+    least = settings.context.min_importance
+    words = ["hot" if settings.tiers.enabled else "active", "memories", within, f"with importance {least}+" if least else "",
+             "matching the query" if query else ""]
+    return " ".join(word for word in words if word)
 
 
 def check_budget(budget: int) -> None:
@@ -85,13 +106,14 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
     # order only that many, and the rest only if the guard leaves some out.
     limit = budget // SHORTEST_LINE + MAX_MISSES + 1
     base = injected(store, moment)
-    if text and text.strip():
+    query = text if text and text.strip() else None
+    if query:
         threshold, floors = store.config.confidence_filter(None)
         chosen = base.but(min_confidence=threshold, floors=floors)
 
         def ranking(limit: int | None) -> tuple[list[int], int]:
             """Rowids best first (at most `limit`), and how many there are in all."""
-            found = ranked(store, text, chosen, recency_weight=float(retrieval["recency_weight"]), limit=limit, include_archive=False)
+            found = ranked(store, query, chosen, recency_weight=float(retrieval["recency_weight"]), limit=limit, include_archive=False)
             return [scored.rowid for scored in found], found.total
     else:
         chosen = base
@@ -103,28 +125,24 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
             if limit is None or len(rowids) < limit:
                 return rowids, len(rowids)
             return rowids, store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
-    first, total = ranking(limit)
+    first, selected = ranking(limit)
     pinned = _due_tasks(store, moment)
-    if pinned and text and text.strip():
-        # Due tasks are shown whether or not they match; count each once. Which
-        # of them match is asked among the tasks alone, not of the whole ranking.
-        tasks_only = chosen.but(categories=store.config.names_of_kind("task"))
-        matched = {scored.rowid for scored in ranked(store, text, tasks_only, recency_weight=float(retrieval["recency_weight"]),
-                                                     limit=None, include_archive=False)}
-        total += sum(1 for rowid in pinned if rowid not in matched)
+    # Due tasks are shown whatever the query, tier or importance say: count
+    # each once, so those the selection did not choose are added to it.
+    total = selected + len(pinned) - len(chosen_tasks(store, chosen, query, pinned.keys()))
 
     def rowids() -> Iterator[int]:
         yield from (rowid for rowid in first if rowid not in pinned)
-        if total > len(first):
+        if selected > len(first):
             yield from (rowid for rowid in ranking(None)[0][len(first):] if rowid not in pinned)
 
     def ordered() -> Iterator[Entry]:
         yield from pinned.values()  # already loaded
         yield from loaded(store, rowids())
 
-    result = render(ordered(), total, budget, moment, safe=safe, due=len(pinned), most=settings.limit)
-    if text and text.strip() and not total:
-        result.filtered_out = filtered_out(store, text, chosen, recency_weight=float(retrieval["recency_weight"]), include_archive=False)
+    result = render(ordered(), total, budget, moment, safe=safe, due=len(pinned), most=settings.limit, what=selection(store, query is not None))
+    if query and not total:
+        result.filtered_out = filtered_out(store, query, chosen, recency_weight=float(retrieval["recency_weight"]), include_archive=False)
     return result
 
 
@@ -135,6 +153,19 @@ def safe(entry: Entry) -> bool:
     from .guard import scan_fields
 
     return not scan_fields({"c": entry.content, "s": entry.summary})
+
+
+def chosen_tasks(store: Store, chosen: Filter, query: str | None, rowids: Iterable[int]) -> set[int]:
+    """Which of these task rows `chosen` (and the query, if any) select: asked
+    among the tasks alone, not of the whole ranking."""
+    rowids = set(rowids)
+    if not rowids:
+        return set()
+    tasks_only = chosen.but(categories=[c for c in store.config.names_of_kind("task") if not chosen.categories or c in chosen.categories])
+    if query is not None:
+        recency = float(store.config.retrieval["recency_weight"])
+        return rowids & {scored.rowid for scored in ranked(store, query, tasks_only, recency_weight=recency, limit=None, include_archive=False)}
+    return rowids & set(store.ask(lambda catalog, paths: catalog.ordered(paths, tasks_only, Order.INDEXED, None), include_archive=False))
 
 
 def _due_tasks(store: Store, moment: datetime) -> dict[int, Entry]:
@@ -167,7 +198,7 @@ def lines_for(entry: Entry, moment: datetime, due: bool = False) -> list[str]:
 
 
 def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, safe: Callable[[Entry], bool] = lambda e: True,
-           due: int = 0, most: int | None = None) -> Context:
+           due: int = 0, most: int | None = None, what: str = "active memories") -> Context:
     """Lines best first until the budget is spent (or `most` lines are
     written); always ends with a count line.
 
@@ -175,13 +206,14 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
     MAX_MISSES entries in a row that did not fit once the budget is nearly
     spent, so a large grimoire is not read to its end for a few tokens left.
     An entry whose line would fit is left out if `safe` says no. The first
-    `due` entries are tasks due now, labelled so.
+    `due` entries are tasks due now, labelled so. `total` counts every entry
+    `entries` can yield; `what` names them in the footer.
     """
     lines = [HEADER]
     used = tokens(HEADER) + 1
     included: list[str] = []
     # Reserve room for the longest footer this call could print.
-    footer = tokens(footer_line(total)) + 1
+    footer = max(tokens(footer_line(total, what)), tokens(footer_line(0, what))) + 1
     misses = 0
     for position, entry in enumerate(entries):
         if budget - used - footer < SHORTEST_LINE or misses >= MAX_MISSES or (most is not None and len(included) >= most):
@@ -198,12 +230,12 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
         included.append(entry.id)
     left_out = total - len(included)
     if not included and not left_out:
-        return Context("", [], 0, 0, budget)  # a header over nothing tells a prompt nothing
-    footer = footer_line(left_out)
-    lines.append(footer)
+        return Context("", [], 0, 0, budget, what)  # a header over nothing tells a prompt nothing
+    lines.append(footer_line(left_out, what))
     text = "\n".join(lines) + "\n"
-    return Context(text, included, left_out, tokens(text), budget)
+    return Context(text, included, left_out, tokens(text), budget, what)
 
 
-def footer_line(left_out: int) -> str:
-    return f"_{left_out} more memor{'y' if left_out == 1 else 'ies'} left out (`mem query` finds them)_" if left_out else "_all active memories shown_"
+def footer_line(left_out: int, what: str = "active memories") -> str:
+    """What the block left out of its selection (`what`)."""
+    return f"_{left_out} more memor{'y' if left_out == 1 else 'ies'} left out (`mem query` finds them)_" if left_out else f"_all {what} shown_"

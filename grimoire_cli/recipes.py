@@ -4,10 +4,14 @@ fills the sections of `context.recipes.NAME` in order, each with up to its
 
 A section's `order` is `recent` (newest first), `importance` (effective
 importance, then newest) or `score` (with a query, the query's ranking;
-without one, `mem context`'s). With a query, a section holds only the
-entries that match it. A recipe shows exactly its sections: due tasks
-appear only where a section asks for their category. What the sections
-left out (past a limit, or past the budget) is counted in the footer.
+without one, `mem context`'s). Sections draw on what `mem context` may
+inject (hot entries only with tiers on), but a section may name a chat
+category. With a query, a section holds only the entries that match it
+(any of its words, typos corrected, as `mem query` finds them), in the
+section's order. A recipe shows exactly its sections: tasks due now lead
+the first section of their category, whatever the query or the tiers say,
+and appear nowhere else. What the sections left out of their selection
+(past a limit, or past the budget) is counted in the footer.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .context import HEADER, ORDER_OF, SHORTEST_LINE, Context, check_budget, injected, lines_for, loaded, safe, tokens
+from .context import (HEADER, ORDER_OF, SHORTEST_LINE, Context, check_budget, chosen_tasks, footer_line, injected, lines_for, loaded, safe,
+                      selection, tokens)
 from .errors import BadInput
-from .search import expression, ranked
+from .search import expression, filtered_out, ranked
 from .settings import Section
 from .storage.catalog.queries import Filter
 from .storage.store import Store
@@ -38,22 +43,30 @@ def sections_of(store: Store, name: str) -> tuple[Section, ...]:
     return sections
 
 
-def _pick(store: Store, section: Section, base: Filter, text: str | None, match: str | None, used: set[int]) -> tuple[list[int], int]:
+def _pick(store: Store, section: Section, base: Filter, text: str | None, match: str | None, used: set[int],
+          due: list[int]) -> tuple[list[int], int]:
     """Rowids of a section's entries in its order (at most its limit; none an
     earlier section took: `used`), and how many entries it could draw from.
-    With a query `text` (its FTS5 expression `match`), only entries that match."""
-    chosen = base.but(categories=[section.category])
-    wanted = section.limit + len(used)
-    if text and section.order == "score":
+    With a query `text` (its FTS5 expression `match`), only entries that match.
+    `due` (the category's tasks due now) come first whether or not they are chosen."""
+    chosen = base.but(categories=[section.category], excluded=())
+    if text:  # as `mem query` filters, whatever the section's order: its sections of a category count alike
         threshold, floors = store.config.confidence_filter(None)
-        found = ranked(store, text, chosen.but(min_confidence=threshold, floors=floors),
-                       recency_weight=float(store.config.retrieval["recency_weight"]), limit=wanted, include_archive=False, query=match)
-        return [scored.rowid for scored in found if scored.rowid not in used][:section.limit], found.total
-    if text:
-        chosen = chosen.but(match=match)
-    order = ORDER_OF[section.order]
-    rowids, total = store.ask(lambda catalog, paths: catalog.ordered_counted(paths, chosen, order, wanted), include_archive=False)
-    return [rowid for rowid in rowids if rowid not in used][:section.limit], total
+        chosen = chosen.but(min_confidence=threshold, floors=floors)
+    wanted = section.limit + len(used) + len(due)
+    if text and not match:  # a query without a word to look for matches nothing
+        rowids, total, among = [], 0, set()
+    elif text and section.order == "score":
+        found = ranked(store, text, chosen, recency_weight=float(store.config.retrieval["recency_weight"]), limit=wanted,
+                       include_archive=False, query=match)
+        rowids, total, among = [scored.rowid for scored in found], found.total, chosen_tasks(store, chosen, text, due)
+    else:
+        chosen = chosen.but(match=match) if text else chosen
+        order = ORDER_OF[section.order]
+        rowids, total = store.ask(lambda catalog, paths: catalog.ordered_counted(paths, chosen, order, wanted), include_archive=False)
+        among = chosen_tasks(store, chosen, None, due)
+    first = [rowid for rowid in due if rowid not in used]
+    return (first + [rowid for rowid in rowids if rowid not in used and rowid not in first])[:section.limit], total + len(due) - len(among)
 
 
 def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, name: str) -> "RecipeContext":
@@ -63,20 +76,28 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     text = text if text and text.strip() else None
     match = expression(store, text) if text else None  # worked out once (typo correction reads the vocabulary)
     base = injected(store, moment)
+    due_of: dict[str, list[int]] = {}
+    due_ids = set()
+    if any(section.category in store.config.names_of_kind("task") for section in sections):
+        from .kinds.tasks import due_rows
+
+        for rowid, entry in due_rows(store, moment):
+            due_of.setdefault(entry.category, []).append(rowid)
+            due_ids.add(entry.id)
     # Two sections may draw on one category: an entry shows once, and what a
     # category left out is counted once, at its last section.
     used: dict[str, set[int]] = {}
     picked = []
     for section in sections:
         taken = used.setdefault(section.category, set())
-        # A query without a word to look for matches nothing.
-        rowids, total = _pick(store, section, base, text, match, taken) if not text or match else ([], 0)
+        rowids, total = _pick(store, section, base, text, match, taken, due_of.get(section.category, []))
         taken.update(rowids)
         picked.append((section, rowids, total))
+    what = selection(store, text is not None, "of the recipe")
     last = {section.category: index for index, section in enumerate(sections)}
     lines = [HEADER]
     used_tokens = tokens(HEADER) + 1
-    footer = tokens(footer_of({s.heading: total for s, _, total in picked})) + 1  # the longest it could be
+    footer = max(tokens(footer_of({s.heading: total for s, _, total in picked}, what)), tokens(footer_of({}, what))) + 1  # the longest
     shown: list[dict[str, Any]] = []
     kept_of: dict[str, int] = {}
     for index, (section, rowids, total) in enumerate(picked):
@@ -86,7 +107,7 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
             room = budget - used_tokens - footer - (0 if kept else tokens(heading) + 1)
             if room < SHORTEST_LINE:
                 break
-            line = next((c for c in lines_for(entry, moment) if tokens(c) + 1 <= room), None)
+            line = next((c for c in lines_for(entry, moment, entry.id in due_ids) if tokens(c) + 1 <= room), None)
             if line is None or not safe(entry):
                 continue
             if not kept:
@@ -98,20 +119,28 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
         kept_of[section.category] = kept_of.get(section.category, 0) + len(kept)
         left = total - kept_of[section.category] if last[section.category] == index else 0
         shown.append({"heading": section.heading, "category": section.category, "order": section.order, "limit": section.limit,
-                      "included": kept, "left_out": max(0, left)})
+                      "included": kept, "left_out": left})
     included = [entry_id for section in shown for entry_id in section["included"]]
     left_out = sum(section["left_out"] for section in shown)
     if not included and not left_out:
-        return RecipeContext("", [], 0, 0, budget, name, shown)
-    lines.append(footer_of({s["heading"]: s["left_out"] for s in shown}))
+        empty = RecipeContext("", [], 0, 0, budget, name, shown, what)
+        if text:
+            threshold, floors = store.config.confidence_filter(None)
+            within = base.but(categories=[s.category for s in sections], excluded=(), min_confidence=threshold, floors=floors)
+            empty.filtered_out = filtered_out(store, text, within, recency_weight=float(store.config.retrieval["recency_weight"]),
+                                              include_archive=False)
+        return empty
+    lines.append(footer_of({s["heading"]: s["left_out"] for s in shown}, what))
     block = "\n".join(lines) + "\n"
-    return RecipeContext(block, included, left_out, tokens(block), budget, name, shown)
+    if tokens(block) > budget:  # a budget too small for a line per heading: the count alone (it fits any budget `check_budget` allows)
+        block = "\n".join([*lines[:-1], footer_line(left_out, what)]) + "\n"
+    return RecipeContext(block, included, left_out, tokens(block), budget, name, shown, what)
 
 
-def footer_of(left: dict[str, int]) -> str:
-    """What the sections left out, per heading."""
+def footer_of(left: dict[str, int], what: str = "memories of the recipe") -> str:
+    """What the sections left out of their selection (`what`), per heading."""
     if not any(left.values()):
-        return "_all memories of the recipe shown_"
+        return f"_all {what} shown_"
     parts = ", ".join(f"{count} {heading}" for heading, count in left.items() if count)
     return f"_left out: {parts} (`mem query` finds them)_"
 
@@ -122,8 +151,9 @@ class RecipeContext(Context):
 
     __slots__ = ("recipe", "sections")
 
-    def __init__(self, text: str, included: list[str], left_out: int, tokens: int, budget: int, recipe: str, sections: list[dict[str, Any]]):
-        super().__init__(text, included, left_out, tokens, budget)
+    def __init__(self, text: str, included: list[str], left_out: int, tokens: int, budget: int, recipe: str, sections: list[dict[str, Any]],
+                 what: str = "memories of the recipe"):
+        super().__init__(text, included, left_out, tokens, budget, what)
         self.recipe = recipe
         self.sections = sections
 

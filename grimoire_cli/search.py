@@ -126,8 +126,8 @@ def filtered_out(store: "Store", text: str, chosen: Filter, *, recency_weight: f
             lifted[state] = (chosen.but(states=chosen.states | {state}), include_archive)
     if "archived" not in chosen.states:
         lifted["archived"] = (chosen.but(states=chosen.states | {"archived"}), True)
-    if chosen.categories:
-        lifted["category"] = (chosen.but(categories=()), include_archive)
+    if chosen.categories or chosen.excluded:
+        lifted["category"] = (chosen.but(categories=(), excluded=()), include_archive)
     if chosen.tags:
         lifted["tag"] = (chosen.but(tags=()), include_archive)
     if chosen.since is not None or chosen.until is not None:
@@ -142,8 +142,8 @@ def filtered_out(store: "Store", text: str, chosen: Filter, *, recency_weight: f
 
     counts = {reason: n for reason, (wider, archive) in lifted.items() if (n := matches(wider, archive))}
     if not counts and len(lifted) > 1:
-        everything = chosen.but(min_confidence=None, floors={}, states=STATES, categories=(), tags=(), since=None, until=None, tier=None,
-                                min_importance=None)
+        everything = chosen.but(min_confidence=None, floors={}, states=STATES, categories=(), excluded=(), tags=(), since=None, until=None,
+                                tier=None, min_importance=None)
         if n := matches(everything, True):
             counts["together"] = n
     return counts

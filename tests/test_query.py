@@ -278,6 +278,74 @@ def test_context_past_the_first_page(repo):
             assert ctx.included == ranked[: len(ctx.included)]
 
 
+_WORDS = ["planner", "cache", "deploy", "queue"]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(entries=st.lists(st.tuples(st.sampled_from(["fact", "decision", "observation", "directive"]), st.integers(1, 10),
+                                  st.integers(0, 150), st.sampled_from(_WORDS)), max_size=10),
+       tasks=st.lists(st.integers(1, 100), max_size=4), chats=st.lists(st.integers(0, 30), max_size=3),
+       samaritan=st.booleans(), tiers_on=st.booleans(), later=st.integers(0, 96), budget=st.integers(20, 600),
+       query=st.none() | st.sampled_from(_WORDS + ["nothing matches this"]), recipe=st.booleans())
+def test_context_counts_exactly_what_its_selection_left_out(tmp_path_factory, entries, tasks, chats, samaritan, tiers_on, later,
+                                                           budget, query, recipe):
+    """Whatever the grimoire, tiers, tasks and budget: left_out >= 0, shown +
+    left_out = the selection (active, not chat, hot with tiers on, of
+    context.min_importance, matching the query; plus the tasks due now,
+    which show whatever the selection says; a recipe's categories only), and
+    the footer says "all ... shown" exactly when nothing was left out."""
+    import os
+    from datetime import timedelta
+
+    from grimoire_cli.clock import iso, parse_time
+    from grimoire_cli.tiers import split
+
+    path = tmp_path_factory.mktemp("context")
+    start = parse_time("2026-11-22T10:00:00Z")
+    cwd = os.getcwd()
+    os.chdir(path)
+    try:
+        for preset in ("sabre", "protea") + (("samaritan",) if samaritan else ()):  # sabre first: `task` is its prospective kind
+            assert mem("init", "--preset", preset).code == 0
+        if samaritan and not tiers_on:
+            config = path / ".loa.config.yaml"
+            config.write_text(config.read_text().replace("enabled: true", "enabled: false"))
+        g = Grimoire.open(path)
+        g.add_many([{"content": f"Note {n} about the {word}", "category": category, "importance": importance,
+                     "timestamp": iso(start - timedelta(hours=hours))} for n, (category, importance, hours, word) in enumerate(entries)])
+        for n, hours in enumerate(tasks):
+            g.add_task(f"Task {n} for the {_WORDS[n % 4]}", due=f"+{hours}h")
+        with pytest.MonkeyPatch.context() as patch:
+            for n, minutes in enumerate(chats):  # some still within their 10 minutes at `later`, most gone
+                patch.setenv("MEM_NOW", iso(start + timedelta(hours=later, minutes=-minutes)))
+                g.chat_add("user", f"chat {n} about the planner")
+            moment = start + timedelta(hours=later)
+            patch.setenv("MEM_NOW", iso(moment))
+            ctx = g.context(query, budget=budget, recipe="evolution" if recipe else None)
+            chosen = g.config.settings
+            hot, long = split(g.store, moment)
+            pool = {e.id: e for e in g.entries(include_archive=False) if e.id in (set(hot) if chosen.tiers.enabled else set(hot + long))}
+            least = chosen.context.min_importance
+            selected = {i for i, e in pool.items() if e.category != "chat"
+                        and (least is None or chosen.decay.of(e.importance, moment.timestamp() - e.born) >= least)}
+            if query is not None:
+                selected &= {hit.entry.id for hit in g.query(query, limit=1000)}
+            matched = selected | {e.id for e in g.due_tasks()}
+            if recipe:  # due tasks too: only where a section names their category
+                kept = {section.category for section in g.config.settings.context.named("evolution")}
+                matched = {i for i in matched if g.show(i).category in kept}
+    finally:
+        os.chdir(cwd)
+    assert ctx.left_out >= 0
+    assert set(ctx.included) <= matched and len(ctx.included) == len(set(ctx.included))
+    assert len(ctx.included) + ctx.left_out == len(matched)  # a recipe's limits leave entries out, never lose them
+    assert ctx.tokens <= budget
+    if ctx.text:
+        assert ctx.text.rstrip("\n").endswith(" shown_") == (ctx.left_out == 0)
+    else:
+        assert not matched
+
+
 def test_export_import_round_trip(repo, tmp_path, monkeypatch):
     seed()
     old = json.loads(mem("list", "-c", "fact", "--json").out)[0]["id"]
@@ -619,3 +687,15 @@ def test_archived_words_are_known_and_the_archive_is_read_only_for_unknown_words
     assert not any("/archive/" in path for path in indexed())
     assert query_ids("brunch") == []  # unknown to the active files: the archive is read
     assert any("/archive/" in path for path in indexed())
+
+
+def test_context_footer_names_its_selection(repo):
+    """Issue 33 item 5: `mem context kubernetes` showed the one match of 15
+    memories and ended "_all active memories shown_"."""
+    found = mem("add", "-c", "fact", "The cluster runs on kubernetes 1.31").out.strip()
+    for n in range(14):
+        assert mem("add", "-c", "fact", f"Fact number {n} about the build runner").code == 0
+    block = json.loads(mem("context", "kubernetes", "--json").out)
+    assert (block["included"], block["left_out"]) == ([found], 0)
+    assert block["text"].endswith("_all active memories matching the query shown_\n")
+    assert mem("context").out.endswith("_all active memories shown_\n")

@@ -99,6 +99,8 @@ def test_a_recipe_keeps_to_the_budget_and_to_a_query(protea):
     _add("crash_log", "The fitness function crashed on an empty landscape", when="2026-11-21T10:00:00Z")
     small = json.loads(mem("context", "--recipe", "evolution", "--budget", "120", "--json").out)
     assert small["tokens"] <= 120 and small["included"]
+    tiny = json.loads(mem("context", "--recipe", "evolution", "--budget", "20", "--json").out)  # no room for a line per heading
+    assert tiny["tokens"] <= 20 and tiny["text"] == "## Active Memory\n_31 more memories left out (`mem query` finds them)_\n"
     matched = json.loads(mem("context", "crashed", "--recipe", "evolution", "--json").out)
     assert [s["included"] for s in matched["sections"] if s["included"]] == [[matched["included"][0]]]
     assert "crashed" in matched["text"] and "observed" not in matched["text"]
@@ -205,3 +207,73 @@ def test_config_values_reach_sql_as_parameters(repo):
 def test_add_to_a_chat_category_points_at_mem_chat(protea):
     result = mem("add", "-c", "chat", "hello")
     assert result.code == 2 and "write it with `mem chat add ROLE TEXT`" in result.err
+
+
+@pytest.fixture
+def planner(repo):
+    """SABRE's prospective tasks, Samaritan's tiers, and a recipe naming the task category."""
+    for preset in ("sabre", "samaritan"):
+        assert mem("init", "--preset", preset).code == 0
+    CONFIG.write_text(CONFIG.read_text().replace("  context:\n", "  context:\n    recipes:\n      plan: [{category: directive, limit: 1}, "
+                                                 "{category: observation, limit: 2, order: score}, {category: task, limit: 2}]\n", 1)
+                      .replace("    task: {kind: task,", "    directive: {storage_file: directives.yaml, ttl: permanent, confidence_required: 0.5}\n"
+                               "    observation: {storage_file: observations.yaml, ttl: 90d, confidence_required: 0.5}\n    task: {kind: task,", 1))
+    return repo
+
+
+def test_a_recipe_with_tiers_on_shows_due_tasks_first_and_says_what_its_query_left_out(planner):
+    """Issue 33 item 5: with tiers on a recipe hid overdue tasks (and said
+    all was shown) while `mem due` listed them; at +2h they lacked the
+    "due now" label; with a query, a long-term match left an empty block
+    and no word on why."""
+    observed = _add("observation", "The planner schedules a generation every hour", when="2026-11-22T10:00:00Z")
+    tasks = [mem("task", "add", name, "--due", "+1h").out.strip() for name in ("Rotate the logs", "Renew the certificate")]
+    soon = {"MEM_NOW": "2026-11-22T12:00:00Z"}
+    block = json.loads(mem("context", "--recipe", "plan", "--json", env=soon).out)
+    assert {s["heading"]: s["included"] for s in block["sections"] if s["included"]} == {"observation": [observed], "task": tasks}
+    assert f"### task\n- {tasks[0]} (task, task due now): Rotate the logs\n- {tasks[1]} (task, task due now): " in block["text"]
+    assert block["left_out"] == 0 and block["text"].endswith("_all hot memories of the recipe with importance 3+ shown_\n")
+    later = {"MEM_NOW": "2026-11-25T10:00:00Z"}  # the observation is long-term; the overdue tasks still show, first
+    assert json.loads(mem("due", "--json", env=later).out)[0]["id"] == tasks[0]
+    block = json.loads(mem("context", "--recipe", "plan", "--json", env=later).out)
+    assert (block["included"], block["left_out"]) == (tasks, 0)
+    queried = json.loads(mem("context", "--recipe", "plan", "planner", "--json", env=later).out)
+    assert queried["included"] == tasks and queried["text"].endswith("_all hot memories of the recipe with importance 3+ matching the query shown_\n")
+    assert mem("task", "done", tasks[0], env=later).code == 0 and mem("task", "done", tasks[1], env=later).code == 0
+    nothing = mem("context", "--recipe", "plan", "planner", env=later)
+    assert nothing.out == "" and nothing.err == 'no memories match "planner"; filtered out: 1 in the other tier\n'
+    assert mem("query", "planner", "--json", env=later).out.count(observed) == 1  # `mem query` reaches long-term memory
+    assert mem("context", "--recipe", "plan", env=later).err == "no hot memories of the recipe with importance 3+\n"
+
+
+def test_a_recipe_limit_counts_due_tasks_past_it_and_a_query_keeps_them(planner):
+    tasks = [mem("task", "add", f"Try mutation plan {n}", "--due", "+1h").out.strip() for n in range(3)]
+    later = {"MEM_NOW": "2026-11-22T12:00:00Z"}
+    block = json.loads(mem("context", "--recipe", "plan", "--json", env=later).out)
+    assert (block["included"], block["left_out"]) == (tasks[:2], 1)  # the section's limit is 2: oldest due first
+    assert block["text"].endswith("_left out: 1 task (`mem query` finds them)_\n")
+    queried = json.loads(mem("context", "--recipe", "plan", "zebra", "--json", env=later).out)
+    assert (queried["included"], queried["left_out"]) == (tasks[:2], 1)  # due tasks show whatever the query says
+
+
+def test_chat_messages_stay_out_of_list_context_and_session_start_unless_asked_for(protea):
+    """Issue 33 item 16: chat messages (working memory of a conversation)
+    showed in `mem list --recent`, `mem context` and the SessionStart block."""
+    from conftest import mem_process
+
+    directive = _add("directive", "Keep generations small", when="2026-11-22T09:59:00Z")
+    said = mem("chat", "add", "user", "please keep generations small").out
+    assert said.strip() and mem("chat", "recent").out == "[1] user: please keep generations small\n"
+    message = json.loads(mem("list", "-c", "chat", "--json").out)[0]["id"]  # asked for by its category: listed
+    for args in (("list", "--recent", "5", "--json"), ("list", "--json")):
+        assert [e["id"] for e in json.loads(mem(*args).out)] == [directive], args
+    for query in ((), ("generations",)):
+        block = json.loads(mem("context", *query, "--json").out)
+        assert block["included"] == [directive] and "please" not in block["text"], query
+    run = mem_process("agent", "hook", "session-start", cwd=protea, input=json.dumps({"session_id": "s-1", "hook_event_name": "SessionStart"}).encode())
+    start = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert directive in start and message not in start and "please" not in start
+    assert mem("context", "please").err == 'no memories match "please"; filtered out: 1 in other categories\n'
+    CONFIG.write_text(CONFIG.read_text().replace("evolution: [", "talk: [{category: chat, limit: 5}]\n      evolution: [", 1))
+    talk = json.loads(mem("context", "--recipe", "talk", "--json").out)
+    assert talk["included"] == [message] and "please keep generations small" in talk["text"]  # a recipe that asks for them

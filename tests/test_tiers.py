@@ -208,3 +208,21 @@ def test_a_tightened_age_is_not_the_next_runs_baseline(aged):
     for bad in ("²h", "9" * 300 + "h", "0.5h"):
         result = mem("age", "--older-than", bad)
         assert result.code == 2 and result.err.startswith("error: cannot read --older-than"), bad
+
+
+def test_due_tasks_the_tiers_hide_are_shown_and_counted_once(repo):
+    """Issue 33 item 4: sabre + samaritan, a fact, two tasks due in an hour,
+    three days later: `left_out` was -2 (the due tasks were shown but not
+    counted, since the tier hid them) and the footer said "-2 more"."""
+    for preset in ("sabre", "samaritan"):
+        assert mem("init", "--preset", preset).code == 0
+    _add("-c", "fact", "The gateway listens on port 8080")
+    tasks = [mem("task", "add", name, "--due", "+1h").out.strip() for name in ("Rotate the logs", "Renew the certificate")]
+    later = {"MEM_NOW": "2026-11-25T10:00:00Z"}
+    block = json.loads(mem("context", "--json", env=later).out)
+    assert (block["included"], block["left_out"]) == (tasks, 0)
+    assert block["text"].endswith("- MEM-20261122-003 (task, task due now): Renew the certificate\n_all hot memories with importance 3+ shown_\n")
+    small = json.loads(mem("context", "--json", "--budget", "40", env=later).out)  # room for one task: the other is left out
+    assert (len(small["included"]), small["left_out"]) == (1, 1) and small["text"].endswith("_1 more memory left out (`mem query` finds them)_\n")
+    queried = json.loads(mem("context", "port", "--json", env=later).out)  # the fact is long-term: the query's selection is the tasks
+    assert (queried["included"], queried["left_out"]) == (tasks, 0)

@@ -247,7 +247,7 @@ def context(
     result = grimoire.context(text, budget=budget, recipe=recipe)
     if not result.text:  # nothing matched (not: nothing fitted the budget; the block says that)
         render.note(_nothing_found(text, result.filtered_out, None, grimoire.config.retrieval["min_confidence"], options=False)
-                    if text and text.strip() else "no active memories")
+                    if text and text.strip() else f"no {result.what}")
     if json:
         render.print_json(result.to_dict())
     else:

@@ -33,31 +33,33 @@ TIERS = ("hot", "long")
 
 class Filter:
     """Which entries a read wants: in one of `states` at POSIX time `at`, of
-    one of the categories (any when empty), with all the tags, at or above
-    the confidence (for a category in `floors`, at or above its floor there
-    instead), with the key (or a key matching the glob `key_glob`), with
-    the kind's name (an episode's event, a procedure's name), born in
-    [`since`, `until`] (POSIX seconds), with normalized content of a length
-    in `lengths` (inclusive; only for reads of the entries table).
+    one of the categories (any when empty) and none of the `excluded` ones,
+    with all the tags, at or above the confidence (for a category in
+    `floors`, at or above its floor there instead), with the key (or a key
+    matching the glob `key_glob`), with the kind's name (an episode's event,
+    a procedure's name), born in [`since`, `until`] (POSIX seconds), with
+    normalized content of a length in `lengths` (inclusive; only for reads
+    of the entries table).
 
     Importance is the effective one under `decay` (None: as stored), in
     orders and in `min_importance`; `tier` (hot or long) keeps the entries
     of that tier under `tiers` (heat.py); `match` an FTS5 expression they match."""
 
-    __slots__ = ("states", "at", "categories", "tags", "min_confidence", "floors", "key", "lengths", "key_glob", "name", "since", "until",
-                 "decay", "min_importance", "tier", "tiers", "match")
+    __slots__ = ("states", "at", "categories", "excluded", "tags", "min_confidence", "floors", "key", "lengths", "key_glob", "name", "since",
+                 "until", "decay", "min_importance", "tier", "tiers", "match")
 
     def __init__(self, *, at: float, states: Iterable[str] = ("active",), categories: Iterable[str] = (), tags: Iterable[str] = (),
                  min_confidence: float | None = None, floors: Mapping[str, float] | None = None, key: str | None = None,
                  lengths: tuple[int, int] | None = None, key_glob: str | None = None, name: str | None = None,
                  since: float | None = None, until: float | None = None, decay: Decay | None = None, min_importance: int | None = None,
-                 tier: str | None = None, tiers: Tiers | None = None, match: str | None = None):
+                 tier: str | None = None, tiers: Tiers | None = None, match: str | None = None, excluded: Iterable[str] = ()):
         self.states = frozenset(states)
         unknown = self.states - set(STATES)
         if unknown:
             raise ValueError(f"unknown states: {sorted(unknown)}")
         self.at = at
         self.categories = sorted(set(categories))
+        self.excluded = sorted(set(excluded))
         self.tags = sorted(set(tags))
         self.min_confidence = min_confidence
         self.floors = dict(floors or {})
@@ -86,6 +88,9 @@ class Filter:
         if self.categories:
             params.update({f"cat{i}": c for i, c in enumerate(self.categories)})
             parts.append(f"e.category IN ({', '.join(f':cat{i}' for i in range(len(self.categories)))})")
+        if self.excluded:
+            params.update({f"xcat{i}": c for i, c in enumerate(self.excluded)})
+            parts.append(f"e.category NOT IN ({', '.join(f':xcat{i}' for i in range(len(self.excluded)))})")
         for i, tag in enumerate(self.tags):
             params[f"tag{i}"] = TAG_SEPARATOR + tag + TAG_SEPARATOR
             parts.append(f"instr(e.tags, :tag{i}) > 0")
