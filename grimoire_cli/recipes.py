@@ -8,9 +8,10 @@ without one, `mem context`'s). Sections draw on what `mem context` may
 inject (hot entries only with tiers on), but a section may name a chat
 category. With a query, a section holds only the entries that match it
 (any of its words, typos corrected, as `mem query` finds them), in the
-section's order. A recipe shows exactly its sections: tasks due now lead
-the first section of their category, whatever the query or the tiers say,
-and appear nowhere else. What the sections left out of their selection
+section's order. A recipe shows exactly its sections, and tasks due now:
+they lead the first section of their category, whatever the query or the
+tiers say, and appear nowhere else; a recipe without their category shows
+them first, under "Due now". What the sections left out of their selection
 (past a limit, or past the budget) is counted in the footer.
 """
 
@@ -78,19 +79,26 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     base = injected(store, moment)
     due_of: dict[str, list[int]] = {}
     due_ids = set()
-    if any(section.category in store.config.names_of_kind("task") for section in sections):
+    if store.config.names_of_kind("task"):
         from .kinds.tasks import due_rows
 
         for rowid, entry in due_rows(store, moment):
             due_of.setdefault(entry.category, []).append(rowid)
             due_ids.add(entry.id)
+    # What is due now leads every block, as `mem due` lists it: a recipe without the tasks' category gets them first.
+    named = {section.category for section in sections}
+    leading = tuple(Section(category, len(rows), title="Due now") for category, rows in due_of.items() if category not in named)
+    sections = leading + sections
     # Two sections may draw on one category: an entry shows once, and what a
     # category left out is counted once, at its last section.
     used: dict[str, set[int]] = {}
     picked = []
     for section in sections:
         taken = used.setdefault(section.category, set())
-        rowids, total = _pick(store, section, base, text, match, taken, due_of.get(section.category, []))
+        if section in leading:  # exactly the tasks due now: nothing of the category is left out
+            rowids, total = list(due_of[section.category]), len(due_of[section.category])
+        else:
+            rowids, total = _pick(store, section, base, text, match, taken, due_of.get(section.category, []))
         taken.update(rowids)
         picked.append((section, rowids, total))
     what = selection(store, text is not None, "of the recipe")

@@ -292,7 +292,8 @@ def test_context_counts_exactly_what_its_selection_left_out(tmp_path_factory, en
     """Whatever the grimoire, tiers, tasks and budget: left_out >= 0, shown +
     left_out = the selection (active, not chat, hot with tiers on, of
     context.min_importance, matching the query; plus the tasks due now,
-    which show whatever the selection says; a recipe's categories only), and
+    which show whatever the selection says, a recipe's too; else a recipe's
+    categories only), and
     the footer says "all ... shown" exactly when nothing was left out."""
     import os
     from datetime import timedelta
@@ -330,10 +331,10 @@ def test_context_counts_exactly_what_its_selection_left_out(tmp_path_factory, en
                         and (least is None or chosen.decay.of(e.importance, moment.timestamp() - e.born) >= least)}
             if query is not None:
                 selected &= {hit.entry.id for hit in g.query(query, limit=1000)}
-            matched = selected | {e.id for e in g.due_tasks()}
-            if recipe:  # due tasks too: only where a section names their category
+            if recipe:  # a recipe's categories only
                 kept = {section.category for section in g.config.settings.context.named("evolution")}
-                matched = {i for i in matched if g.show(i).category in kept}
+                selected = {i for i in selected if g.show(i).category in kept}
+            matched = selected | {e.id for e in g.due_tasks()}  # due tasks lead every block, a recipe's too
     finally:
         os.chdir(cwd)
     assert ctx.left_out >= 0

@@ -256,6 +256,22 @@ def test_a_recipe_limit_counts_due_tasks_past_it_and_a_query_keeps_them(planner)
     assert (queried["included"], queried["left_out"]) == (tasks[:2], 1)  # due tasks show whatever the query says
 
 
+def test_a_recipe_without_the_task_category_shows_due_tasks_first_under_due_now(repo):
+    """Issue 33 item 5, with both presets: Protea's evolution recipe names its task
+    records (user_task), not SABRE's prospective tasks; those due now still lead."""
+    for preset in ("sabre", "samaritan", "protea"):
+        assert mem("init", "--preset", preset).code == 0
+    tasks = [mem("task", "add", name, "--due", "+1h").out.strip() for name in ("Rotate the logs", "Renew the certificate")]
+    record = _add("user_task", "User asked: rename the module; Result: renamed", when="2026-11-22T10:00:00Z")
+    later = {"MEM_NOW": "2026-11-22T12:00:00Z"}
+    block = json.loads(mem("context", "--recipe", "evolution", "--json", env=later).out)
+    assert block["included"][:2] == tasks and record in block["included"] and block["left_out"] == 0
+    assert block["text"].startswith(f"## Active Memory\n### Due now\n- {tasks[0]} (task, task due now): Rotate the logs\n")
+    assert block["sections"][0] == {"heading": "Due now", "category": "task", "order": "recent", "limit": 2, "included": tasks, "left_out": 0}
+    assert mem("task", "done", tasks[0], env=later).code == 0 and mem("task", "done", tasks[1], env=later).code == 0
+    assert "Due now" not in mem("context", "--recipe", "evolution", env=later).out
+
+
 def test_chat_messages_stay_out_of_list_context_and_session_start_unless_asked_for(protea):
     """Issue 33 item 16: chat messages (working memory of a conversation)
     showed in `mem list --recent`, `mem context` and the SessionStart block."""
