@@ -112,7 +112,7 @@ def _same_time(a: Any, b: str) -> bool | None:
 
 
 def link_of(data: dict[str, Any], lines: list[str], archived: bool, kind: str = "note") -> list[Any]:
-    """[id, supersedes, superseded_by, related, key, archived, {field: line offset}];
+    """[id, supersedes, superseded_by, related, key, archived, expires_at, {field: line offset}];
     a procedure's key is its identity (kinds/procedures.py), an insight's its rule."""
     key = data.get("key")
     if kind == "procedure" and isinstance(data.get("name"), str):
@@ -122,4 +122,4 @@ def link_of(data: dict[str, Any], lines: list[str], archived: bool, kind: str = 
     elif kind == "insight" and isinstance(data.get("rule_id"), str):
         key = f"insight:{data['rule_id']}"  # as adding.py knows it
     return [data.get("id"), data.get("supersedes"), data.get("superseded_by"), data.get("related_memories"), key, archived,
-            {name: field_offset(lines, name) for name in LINK_FIELDS if name in data}]
+            data.get("expires_at"), {name: field_offset(lines, name) for name in LINK_FIELDS if name in data}]

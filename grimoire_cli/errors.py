@@ -45,7 +45,10 @@ class ImportRefused(BadInput):
         shown = "; ".join(f"line {n}: {m}" for n, m in rejected[: self.SHOWN])
         more = f" (and {len(rejected) - self.SHOWN} more)" if len(rejected) > self.SHOWN else ""
         count = f"{len(rejected)} invalid line{'' if len(rejected) == 1 else 's'}"
-        super().__init__(f"{count}, nothing imported: {shown}{more}", "fix those lines, or use --skip-invalid to import the rest")
+        # A line naming an entry the import lacks: the export left the archive out.
+        linked = any("does not exist" in m or "to supersede" in m for _, m in rejected)
+        way = "an import needs the entries its lines link to, as `mem export --archived` gives them; " if linked else ""
+        super().__init__(f"{count}, nothing imported: {shown}{more}", f"{way}fix those lines, or use --skip-invalid to import the rest")
         self.rejected = rejected
 
 

@@ -118,6 +118,11 @@ def normalize_text(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def fact_summary(key: str, text: str) -> str:
+    """A keyed fact's summary as `remember` writes it: `key = value`."""
+    return derive_summary(f"{key} = {' '.join(text.split())}")
+
+
 def derive_summary(content: str) -> str:
     """First sentence or line of the content, one line, at most 120 chars."""
     first = " ".join(content.strip().split("\n", 1)[0].split())

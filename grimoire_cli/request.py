@@ -19,11 +19,9 @@ from .config import Config, is_inside
 from .errors import BadInput, NotFound, Refused
 from .model import (
     KIND_FIELDS, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_key, check_ttl, derive_summary,
-    expires_at, expiry_start, infer_category, is_importance, ordered, normalize_tags, score_of,
+    expires_at, expiry_start, fact_summary, infer_category, is_importance, ordered, normalize_tags, score_of,
 )
 
-# An export without the archive leaves out what a compaction or a supersede links to.
-_LINKED = "an import needs the entries it links to, as `mem export --archived` gives them"
 _PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
 # C0 controls YAML cannot hold faithfully in a readable file (tab, LF, CR are fine).
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -144,6 +142,10 @@ def inherit(request: Request, old: Entry, config: Config) -> Request:
     options = {name: getattr(request, name) for name in OPTIONS}
     if request.key is None and data.get("key"):
         options["key"] = data["key"]
+    key = options["key"]
+    if request.summary is None and key and isinstance(request.content, str) and isinstance(old.content, str):
+        if data.get("summary") == fact_summary(key, old.content):  # a fact `remember` wrote reads `key = value`: so does its successor
+            options["summary"] = fact_summary(key, request.content)
     if not request.tags and data.get("tags"):
         options["tags"] = list(data["tags"])
     # A ttl or confidence the new category would refuse is not carried over: its own default applies.
@@ -236,7 +238,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     if request.supersedes:
         old = existing.get(request.supersedes)
         if old is None:
-            raise NotFound(f"no memory {request.supersedes} to supersede", f"check the id with `mem list` or `mem show`; {_LINKED}")
+            raise NotFound(f"no memory {request.supersedes} to supersede", "check the id with `mem list` or `mem show`")
     if request.category:
         category = config.category(request.category).name
     elif old is not None:
@@ -285,7 +287,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     data: dict[str, Any] = {"id": new_id, "category": category, "summary": summary, "content": content, "confidence": confidence, "ttl": ttl}
     if request.importance is not None:
         if not is_importance(request.importance):
-            raise BadInput(f"importance must be a whole number from 1 to 10, not {request.importance!r}")
+            raise BadInput(f"importance must be a whole number from 1 to 10, not {request.importance!r}", "5 is usual; 8 or more keeps it hot")
         data["importance"] = request.importance
     if request.key is not None:
         data["key"] = check_key(request.key)
@@ -302,7 +304,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     related = []
     for other in request.related:
         if other not in existing and other not in taken_ids:
-            raise NotFound(f"related memory {other} does not exist", f"check the id with `mem list`; {_LINKED}")
+            raise NotFound(f"related memory {other} does not exist", "check the id with `mem list`")
         if other not in related:
             related.append(other)
     if related:
@@ -313,8 +315,11 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         if not isinstance(request.metadata, dict):
             raise BadInput("metadata must be a mapping")
         data["metadata"] = request.metadata
-    if spec.kind != "note" or request.fields:
-        _check_kind(data, _without_private(request.fields or {}), spec.kind)
+    fields = request.fields or {}
+    if spec.kind != "summary" and "session_id" in fields:  # outside a summary, an import line's shorthand for source.session_id
+        fields = {name: value for name, value in fields.items() if name != "session_id"}
+    if spec.kind != "note" or fields:
+        _check_kind(data, _without_private(fields), spec.kind)
     if "metadata" in data:
         data["metadata"] = _without_private(data["metadata"])
     # A task's ttl counts from done_at (an ended task, imported), none while it waits.

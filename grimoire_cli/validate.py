@@ -8,10 +8,11 @@ problems make it not `ok` (exit 1).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import validate_files
+from . import clock, validate_files
 from .config import Config
 from .errors import BadInput
 from .model import ID_RE
@@ -112,7 +113,7 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
         rest = [(path, _display(config, path)) for path in _default_paths(store) if path.resolve() not in checked]
         for result in _file_results(store, rest, version):
             context.extend(_Link(*row) for row in result["links"])
-    _check_links(links, context, report)
+    _check_links(links, context, report, clock.now())
     report.problems.sort(key=lambda p: (p.file, p.line, p.rule))
     return report
 
@@ -170,6 +171,7 @@ class _Link:
     related: Any
     key: Any
     archived: bool
+    expires_at: Any
     lines: dict[str, int]  # field -> line, for the fields these rules name
 
 
@@ -181,7 +183,9 @@ def _display(config: Config, path: Path) -> str:
         return str(path)
 
 
-def _check_links(items: list[_Link], context: list[_Link], report: Report) -> None:
+def _check_links(items: list[_Link], context: list[_Link], report: Report, now: datetime) -> None:
+    """The rules across entries: ids, both ends of each link, one active entry
+    per key (an entry expired by `now` is not active)."""
     by_id: dict[str, _Link] = {}
     for item in context:
         if isinstance(item.id, str):
@@ -222,7 +226,8 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report) -> No
             if isinstance(related, str) and related not in everything:
                 problem("dangling-reference", f"related memory {related} does not exist", "related_memories")
         key = item.key
-        if isinstance(key, str) and not item.archived and not item.superseded_by:
+        expired = _expired(item.expires_at, now)
+        if isinstance(key, str) and not item.archived and not item.superseded_by and not expired:
             other = keys.get(key)
             if other is not None and key.startswith("procedure:"):  # kinds.procedures.identity
                 problem("name-unique", f"procedure {key.partition(':')[2]!r} is also active at {other.file}:{other.line}; "
@@ -234,3 +239,13 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report) -> No
                 problem("key-unique", f"key {key!r} is also active at {other.file}:{other.line}; supersede one of them", "key")
             else:
                 keys[key] = item
+
+
+def _expired(expires_at: Any, now: datetime) -> bool:
+    """Whether a stored `expires_at` has passed (one the schema refuses is reported elsewhere: not expired here)."""
+    if not isinstance(expires_at, str):
+        return False
+    try:
+        return clock.parse_time(expires_at) <= now
+    except BadInput:
+        return False

@@ -191,7 +191,7 @@ def _check_placed(config: Config, rel: str, category: str | None, archived: bool
                                   for offset, entry_id, rule, message in problems)
         if link is not None:
             result["entries"] += 1
-            result["links"].append([rel, start, *link[:6], {name: start + offset for name, offset in link[6].items()}])
+            result["links"].append([rel, start, *link[:7], {name: start + offset for name, offset in link[7].items()}])
         result["chunks"].append((digest, [problems, link]))
 
 

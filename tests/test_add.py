@@ -210,7 +210,8 @@ def test_supersede_inherits_what_the_old_entry_carried_unless_given(repo):
 def test_supersede_of_a_keyed_fact_keeps_its_key_and_recall_gives_the_new_value(repo):
     assert mem("remember", "svc.port", "6379", "-c", "fact").code == 0
     old = json.loads(mem("facts", "--json").out)[0]["id"]
-    assert mem("supersede", old, "6380").code == 0
+    new = json.loads(mem("supersede", old, "6380", "--json").out)
+    assert new["summary"] == "svc.port = 6380"  # as `remember` writes a fact's summary
     recalled = mem("recall", "svc.port")
     assert recalled.code == 0 and recalled.out == "6380\n"
     assert [f["key"] for f in json.loads(mem("facts", "--json").out)] == ["svc.port"]

@@ -104,6 +104,29 @@ def test_session_start_gives_the_context_block_with_due_tasks(repo):
     assert context == mem("context", env={"MEM_SESSION_ID": "sess-7"}).out
 
 
+@pytest.mark.parametrize("variable", ["MEM_NOW", "MEM_PARSE_WORKERS", "MEM_LOCK_TIMEOUT"])
+def test_a_bad_environment_variable_is_a_hooks_warning_never_a_failed_session(repo, variable):
+    """Found by a fresh-clone tour: `mem` checks MEM_* before any command (exit 2),
+    but an agent's hook never fails its session: one warning, exit 0."""
+    bad = {variable: "x"}
+    for args, event in ((("agent", "hook", "session-start"), "SessionStart"), (("agent", "hook", "post-tool-use"), "PostToolUse"),
+                        (("observe", "--claude-hook"), "PostToolUse")):
+        run = mem_process(*args, cwd=repo, input=payload(event, tool_name="Bash", tool_input={}, tool_response={}), env=bad)
+        assert run.returncode == 0 and run.stderr.decode().count("warning:") <= 1, (args, run.stderr)
+    assert mem_process("list", cwd=repo, env=bad).returncode == 2  # any other command still refuses it
+
+
+def test_session_start_with_a_damaged_file_still_gives_the_context_block(repo):
+    """Found by a fresh-clone tour: `mem check` stops at a damaged file, and the
+    hook gave no context at all, though `mem context` passes over the file."""
+    assert mem("add", "-c", "fact", "We deploy with blue-green switches").code == 0
+    (repo / "grimoires/loa/memory/decisions.yaml").write_text("- id: [broken\n")
+    run = mem_process("agent", "hook", "session-start", cwd=repo, input=payload("SessionStart"))
+    assert run.returncode == 0, run.stderr
+    context = json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("mem: nothing archived, a file is damaged: grimoires/loa/memory/decisions.yaml") and "blue-green" in context
+
+
 def test_session_start_archives_what_expired_as_check_does(repo):
     assert mem("add", "-c", "fact", "--ttl", "1d", "The demo server is up until Friday").code == 0
     git("add", "-A", cwd=repo)

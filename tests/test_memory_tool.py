@@ -71,6 +71,17 @@ def test_a_conversation_creates_edits_moves_and_deletes_through_the_chain(tool, 
     assert mem("validate").code == 0
 
 
+def test_editing_a_keyed_fact_changes_what_recall_gives(tool, repo):
+    """Found by the model test: an edit kept the old typed value in metadata,
+    so `recall` still gave the value from before the edit."""
+    grimoire = Grimoire.open(repo)
+    old = grimoire.remember("db.pool", {"size": 2}, category="fact").entry
+    answer = tool.execute(StrReplace(command="str_replace", path=f"/memories/fact/{old.id}.md", old_str="2", new_str="3"))
+    assert "superseded by" in str(answer)
+    assert grimoire.recall("db.pool") == '{"size": 3}'
+    assert mem("recall", "db.pool").out == '{"size": 3}\n'
+
+
 def test_the_root_lists_one_folder_per_category(tool):
     tool.execute(Create(command="create", path="/memories/learning/tests.md", file_text="Run the migrations before the API tests"))
     root = tool.execute(View(command="view", path="/memories"))

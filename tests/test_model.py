@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -24,9 +25,16 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from anthropic.types.beta import BetaMemoryTool20250818CreateCommand as Create
+from anthropic.types.beta import BetaMemoryTool20250818DeleteCommand as Delete
+from anthropic.types.beta import BetaMemoryTool20250818RenameCommand as Rename
+from anthropic.types.beta import BetaMemoryTool20250818StrReplaceCommand as StrReplace
+
 from conftest import catalog_dump, examples
 from grimoire_cli import Grimoire
 from grimoire_cli.errors import Duplicate, Refused
+from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
+from anthropic.lib.tools import ToolError
 
 START = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
 WORDS = ("deploy", "cache", "schema", "runner", "queue", "token", "index", "branch", "lint", "review", "kafka", "redis")
@@ -197,10 +205,12 @@ class StoreMachine(RuleBasedStateMachine):
         if result.written:
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             assert result.entry.content == text
+            carried = {k: v for k, v in ((holder.metadata if holder else None) or {}).items() if k != "value"}  # I4
+            metadata = {**carried, **({} if isinstance(value, str) else {"value": value})} or None
+            assert result.entry.data.get("metadata") == metadata, "I4: remember's metadata"
             made = self._written(result.entry, holder, key=key, value=value, tags=holder.tags if holder else [],
                                  importance=holder.importance if holder else None, ttl=holder.ttl if holder else None,
-                                 confidence=holder.confidence if holder else None,
-                                 metadata=None if isinstance(value, str) else {"value": value})
+                                 confidence=holder.confidence if holder else None, metadata=metadata)
             self.facts[key] = made.id
 
     @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
@@ -278,6 +288,66 @@ class StoreMachine(RuleBasedStateMachine):
         assert self._files() == before, "I9: a refused add changed a file"
         stored = [p for p in (self.root / "grimoires").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
         assert not stored, f"I7: the refused secret is in {stored}"  # the catalog (.cache) included
+
+    # -- the Anthropic memory tool (a file per active note) -------------------------
+
+    def _tool_file(self, pick: int) -> tuple[Model, str] | None:
+        """An active note and the path the memory tool shows it at."""
+        notes = self._active()
+        if not notes:
+            return None
+        chosen = notes[pick % len(notes)]
+        path = (chosen.metadata or {}).get("memory_path") or f"{chosen.id}.md"
+        return chosen, f"/memories/{chosen.category}/{path}"
+
+    @rule(category=st.sampled_from(NOTES[:5]), a=st.sampled_from(WORDS), name=st.sampled_from(["notes.md", "plan.md", "db.md"]))
+    def tool_create(self, category, a, name):
+        taken = {(m.category, (m.metadata or {}).get("memory_path")) for m in self._active()}
+        text = self._text(a, "tool")
+        try:
+            answer = GrimoireMemoryTool(self.g).execute(Create(command="create", path=f"/memories/{category}/{name}", file_text=text))
+        except ToolError as exc:
+            assert (category, name) in taken and "already exists" in str(exc), exc
+            return
+        assert (category, name) not in taken, f"{name} was created twice in {category}"
+        entry_id = re.search(r"\((MEM-\d{8}-\d+)\)", str(answer)).group(1)
+        self._written(self.g.show(entry_id), metadata={"memory_path": name})
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(pick=st.integers(0, 1000))
+    def tool_str_replace(self, pick):
+        found = self._tool_file(pick)
+        if found is None:
+            return
+        old, path = found
+        if len(old.content) < 2:
+            return
+        piece = old.content[-1]  # the last character occurs once at the end
+        if old.content.count(piece) != 1:
+            return
+        new_content = old.content[:-1] + ("9" if piece != "9" else "8")
+        answer = str(GrimoireMemoryTool(self.g).execute(StrReplace(command="str_replace", path=path, old_str=piece,
+                                                                   new_str=new_content[-1])))
+        new_id = re.search(r"superseded by (MEM-\d{8}-\d+)", answer).group(1)
+        entry = self.g.show(new_id)
+        assert entry.content == new_content
+        metadata = {**{k: v for k, v in (old.metadata or {}).items() if k != "value"}, "memory_path": path.rsplit("/", 1)[1]}
+        made = self._written(entry, old, tags=old.tags, importance=old.importance, ttl=old.ttl, confidence=old.confidence, key=old.key,
+                             metadata=metadata)
+        if old.key is not None:  # I5: the file's text is the fact's value
+            made.value = new_content
+            self.facts[old.key] = made.id
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(pick=st.integers(0, 1000))
+    def tool_delete(self, pick):
+        found = self._tool_file(pick)
+        if found is None:
+            return
+        chosen, path = found
+        GrimoireMemoryTool(self.g).execute(Delete(command="delete", path=path))
+        chosen.archived = True
+        self.committed = None  # the tool's archive commits its files: the last commit is no longer the model's snapshot
 
     @rule()
     def commit(self):

@@ -532,6 +532,17 @@ def test_import_keeps_what_the_schema_allows_and_takes_null_for_absent(repo):
     assert mem("validate").code == 0
 
 
+def test_import_takes_the_documented_shorthands_for_source(repo):
+    """Found by a fresh-clone tour: `session_id` (a summary's own field too) was
+    refused as a note's field instead of taken as source.session_id."""
+    line = {"category": "fact", "content": "Taken from the shorthands", "session_id": "s9", "agent": "bot", "phase": "review",
+            "timestamp": "2026-11-20T12:00:00Z"}
+    result = mem("import", "-", input=json.dumps(line))
+    assert result.code == 0, result.err
+    (entry,) = map(json.loads, mem("export").out.splitlines())
+    assert entry["source"] == {"session_id": "s9", "timestamp": "2026-11-20T12:00:00Z", "agent": "bot", "phase": "review"}
+
+
 def test_import_tells_problems_found_past_the_fields_at_their_lines(repo):
     good = json.dumps({"category": "fact", "content": "Fine and new"})
     lines = ["", json.dumps({"category": "fact", "content": ""}), good, json.dumps({"category": "fact", "content": "x", "related": ["MEM-20200101-001"]}),

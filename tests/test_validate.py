@@ -131,3 +131,15 @@ def test_read_commands_pass_over_a_damaged_file_and_validate_reports_it(repo):
     assert result.code == 3 and [p["file"] for p in found if p["rule"] == "yaml"] == ["grimoires/loa/memory/decisions.yaml"]
     strict = mem("check", "--strict")
     assert strict.code != 0 and "decisions.yaml" in strict.err
+
+
+def test_an_expired_keyed_entry_is_not_a_second_active_holder_of_its_key(repo):
+    """Found by the model test: a keyed fact expired (not yet archived) and the
+    key remembered again; validate counted both as active (key-unique)."""
+    first = mem("add", "-c", "learning", "the pool holds 5", "--key", "db.pool", "--ttl", "1d").out.strip()
+    later = {"MEM_NOW": "2026-11-24T10:00:00Z"}
+    second = mem("add", "-c", "learning", "the pool holds 9", "--key", "db.pool", env=later)
+    assert second.code == 0 and "supersedes" not in json.loads(mem("show", second.out.strip(), "--json", env=later).out)
+    assert mem("validate", env=later).code == 0
+    assert mem("validate").code == 1  # before the first expired, two entries hold the key at once
+    assert first

@@ -152,7 +152,7 @@ def recall_all(
     elif not any(recalled.values()):
         render.note(f'nothing recalled about "{render.shortened(query)}" (patterns, tools, insights and preferences come from `mem observe` and `mem learn`)')
     else:
-        for kind, items in recalled.items():
+        for kind, items in ((kind, items) for kind, items in recalled.items() if items):
             render.out(f"## {kind} ({len(items)})")
             for item in items:
                 if kind == "patterns":

@@ -35,8 +35,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"error: {dashed}\n")
         return BAD_INPUT
     try:
-        if words and not any(word in ("-h", "--help", "--version") for word in words):
-            check_environment()  # help and the version never need it
+        if words and not any(word in ("-h", "--help", "--version") for word in words) and not _agent_hook(words):
+            check_environment()  # help and the version never need it; an agent's hook turns a bad one into its warning
         # Not standalone: click's own errors (Usage, "Try…", Error:) come back here to be one `error:` line.
         returned = _app_for(words)(args=argv, prog_name="mem", standalone_mode=False)
     except clicks.NoArgsIsHelpError as exc:  # `mem`, `mem task`: the help, as asked
@@ -189,3 +189,8 @@ def run() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(OK)
+
+
+def _agent_hook(words: List[str]) -> bool:
+    """`mem agent hook …` or `mem observe --claude-hook`: run by an agent, they never fail its session (`as_hook`)."""
+    return "--claude-hook" in words or any(word == "agent" and words[i + 1:i + 2] == ["hook"] for i, word in enumerate(words))

@@ -69,13 +69,14 @@ def supersede(
     entry_id: str = typer.Argument(..., metavar="ID", help="The memory to replace."),
     text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="The new memory; '-' (or nothing, when piped) reads stdin."),
     summary: Optional[str] = SummaryOpt,
-    confidence: Optional[float] = ConfidenceOpt,
-    tag: Optional[List[str]] = TagOpt,
-    ttl: Optional[str] = TtlOpt,
-    importance: Optional[int] = ImportanceOpt,
+    confidence: Optional[float] = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0 (default: the old memory's)."),
+    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag, repeatable (default: the old memory's tags)."),
+    ttl: Optional[str] = typer.Option(None, "--ttl", metavar="TTL", help="How long it holds, from now (default: the old memory's ttl)."),
+    importance: Optional[int] = typer.Option(None, "--importance", metavar="N", help="1-10 (default: the old memory's)."),
     json: bool = JsonOpt,
 ) -> None:
-    """Replace a memory with a new one (same category); the old one stays for audit."""
+    """Replace a memory with a new one (same category); the old one stays for audit.
+    What an option does not give (key, tags, ttl, importance, confidence, metadata) is the old memory's."""
     content = read_text(text)
     entry = open_grimoire().supersede(
         entry_id, content, **given(summary=summary, confidence=confidence, tags=tag or None, ttl=ttl, importance=importance)
@@ -282,7 +283,7 @@ def import_(
 
 @command()
 def export(archived: bool = typer.Option(False, "--archived", help="Include the archive.")) -> None:
-    """Print every entry as JSON Lines (round-trips through `mem import`)."""
+    """Print every entry as JSON Lines; with --archived, round-trips through `mem import` into an empty grimoire."""
     for entry in open_grimoire().export(archived=archived):
         sys.stdout.write(jsonlib.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
 

@@ -177,9 +177,9 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         return found
 
     def _supersede(self, old: "Entry", content: str, category: str, name: str) -> "Entry":
-        metadata = {**(old.data.get("metadata") or {}), "memory_path": name}
-        return self._write(lambda g: g.add(content, category, supersedes=old.id, metadata=metadata, tags=old.tags,
-                                           importance=old.data.get("importance"), agent=self.agent))
+        # The rest is carried over as by any supersede; a keyed fact's typed value is not: the file's new text is the value.
+        metadata = {**{k: v for k, v in (old.data.get("metadata") or {}).items() if k != "value"}, "memory_path": name}
+        return self._write(lambda g: g.add(content, category, supersedes=old.id, metadata=metadata, agent=self.agent))
 
     def _write(self, work: Any) -> Any:
         try:

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import BadInput
+from ..errors import BadInput, Damaged
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -64,11 +64,15 @@ def session_start(grimoire: "Grimoire") -> str:
     """What the agent starts with: what `mem check` has to say, then the context block."""
     lines = []
     if grimoire.config.lifecycle["check_on_session_start"]:
-        checked = grimoire.check()
-        for ids, what in ((checked.archived, "archived (expired)"), (checked.expiring, "expire soon"),
-                          (checked.review, "to review (`mem review`)"), (checked.unarchived, "expired (`mem archive`)")):
-            if ids:
-                lines.append(f"mem: {len(ids)} {'memory' if len(ids) == 1 else 'memories'} {what}: {_some(ids)}")
+        try:
+            checked = grimoire.check()
+        except Damaged as exc:  # a check writes, so it stops at a damaged file; the context block passes over it
+            lines.append(f"mem: nothing archived, a file is damaged: {exc} (run `mem validate`)")
+        else:
+            for ids, what in ((checked.archived, "archived (expired)"), (checked.expiring, "expire soon"),
+                              (checked.review, "to review (`mem review`)"), (checked.unarchived, "expired (`mem archive`)")):
+                if ids:
+                    lines.append(f"mem: {len(ids)} {'memory' if len(ids) == 1 else 'memories'} {what}: {_some(ids)}")
     if grimoire.config.settings.tiers.enabled:
         grimoire.age()  # the split recorded, so the next `mem age` says what moved since this session began
     block = grimoire.context().text

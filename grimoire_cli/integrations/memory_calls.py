@@ -28,9 +28,12 @@ def save(g: "Grimoire", content: str, **options: Any) -> Any:
 
 
 @call("supersede", "Replace a memory with a corrected one (memories are never edited: the old one stays, linked, for audit). "
-       "Returns the new entry.", required=("id", "content"),
-       id=ID, content=string("The new memory."), summary=string("One-line summary."), confidence=CONFIDENCE, tags=TAGS, ttl=TTL,
-       importance=IMPORTANCE)
+       "What is not given (key, tags, ttl, importance, confidence, metadata) is the old memory's. Returns the new entry.",
+       required=("id", "content"),
+       id=ID, content=string("The new memory."), summary=string("One-line summary (default: from the content)."),
+       confidence=typed("number", "0.0-1.0 (default: the old memory's); below the category's floor is refused.", minimum=0, maximum=1),
+       tags=strings("Tags (default: the old memory's)."), ttl=string("How long it holds, from now (default: the old memory's ttl)."),
+       importance=integer("1-10 (default: the old memory's)."))
 def supersede(g: "Grimoire", id: str, content: str, **options: Any) -> Any:
     return g.supersede(id, content, **options).written_dict()
 

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from ..config import Category, Config
 from ..errors import BadInput, NotFound
-from ..model import Entry, check_key, derive_summary
+from ..model import Entry, check_key, fact_summary
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
 
@@ -79,10 +79,6 @@ def fact_category(config: Config, name: str | None) -> Category:
     raise BadInput("no category for facts (neither 'semantic' nor 'fact' is configured)", "name one with -c, or run `mem init --preset sabre`")
 
 
-def summary_of(key: str, text: str) -> str:
-    return derive_summary(f"{key} = {' '.join(text.split())}")
-
-
 def holder(store: Store, key: str, moment: datetime) -> Entry | None:
     """The active entry with this key, if any."""
     chosen = Filter(at=moment.timestamp(), key=key)
@@ -102,7 +98,7 @@ def request_for(config: Config, key: str, value: Any, category: str | None, ttl:
             and (ttl is None or ttl == current.data.get("ttl")):
         return None
     metadata = None if isinstance(value, str) else {"value": value}
-    return Request(text, category=spec.name, key=key, ttl=ttl, summary=summary_of(key, text), metadata=metadata, **options)
+    return Request(text, category=spec.name, key=key, ttl=ttl, summary=fact_summary(key, text), metadata=metadata, **options)
 
 
 def recall(store: Store, key: str, moment: datetime) -> Entry:
