@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-retrieval bench-guard lint clean
+.PHONY: demo test test-fast soak bench bench-retrieval bench-guard lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ test: $(STAMP)
 # examples). `make test` (every test, the ci profile) is what CI runs.
 test-fast: $(STAMP)
 	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -m "not slow"
+
+# The model test of the whole store (tests/test_model.py) at 25 times CI's
+# sequences: over 50,000 steps, for finding rare ones. Not in CI.
+soak: $(STAMP)
+	HYPOTHESIS_PROFILE=soak $(BIN)/python -m pytest tests/test_model.py -p no:cacheprovider
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py

@@ -156,10 +156,11 @@ def inherit(request: Request, old: Entry, config: Config) -> Request:
     confidence = data.get("confidence")
     if request.confidence is None and isinstance(confidence, (int, float)) and confidence >= category.confidence_required:
         options["confidence"] = confidence
-    if request.metadata is None and isinstance(data.get("metadata"), dict):
-        # A keyed fact's typed value belongs to the content it was stored with; the new content is the new value.
+    if isinstance(data.get("metadata"), dict) and (request.metadata is None or isinstance(request.metadata, dict)):
+        # Merged key by key, the call's keys winning; a keyed fact's typed value belongs to the content it was stored
+        # with (the new content is the new value, unless the call gives one).
         metadata = {name: value for name, value in data["metadata"].items() if name != "value"}
-        options["metadata"] = metadata or None
+        options["metadata"] = {**metadata, **(request.metadata or {})} or None
     old_kind = config.category(old.category).kind
     if category.kind == old_kind != "note":
         fields = {name: data[name] for name in KIND_FIELDS if name in data}

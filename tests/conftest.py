@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CI_EXAMPLES = 100
 settings.register_profile("ci", settings.default, max_examples=CI_EXAMPLES)
 settings.register_profile("dev", settings.default, max_examples=CI_EXAMPLES // 10)
+# soak (`make soak`, not CI): 25 times the ci examples, for the long runs that find rare sequences.
+settings.register_profile("soak", settings.default, max_examples=CI_EXAMPLES * 25)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -138,3 +140,10 @@ def catalog_dump(repo: Path) -> dict:
         ranks = db.execute(f"SELECT rowid, {columns} FROM ranks ORDER BY rowid").fetchall()
         assert ranks == db.execute(f"SELECT rowid, {columns} FROM entries ORDER BY rowid").fetchall()
     return {"entries": entries, "fts": fts, "fts_rows": count, "words": words, "files": files, "ranks": len(ranks)}
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """How many steps the model test ran (issue 34 asks CI for at least 2,000)."""
+    model = sys.modules.get("test_model")
+    if model is not None and model.STEPS[0]:
+        terminalreporter.write_line(f"model test (test_model.py): {model.STEPS[0]:,} steps checked")

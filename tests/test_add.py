@@ -228,6 +228,15 @@ def test_supersede_keeps_metadata_but_a_new_one_wins(grimoire):
     assert grimoire.supersede(old.id, "Deploys go through the canary switch").data["metadata"] == {"adr": "ADR-7"}
 
 
+def test_metadata_is_merged_key_by_key_and_a_typed_value_replaced(grimoire):
+    """Found by the model test: a typed value remembered over a keyed entry with metadata dropped the rest of it."""
+    grimoire.add("the pool holds five", "fact", key="db.pool", metadata={"adr": "ADR-7", "value": 5})
+    entry = grimoire.remember("db.pool", {"size": 2}, category="fact").entry
+    assert entry.data["metadata"] == {"adr": "ADR-7", "value": {"size": 2}}
+    assert grimoire.remember("db.pool", "six", category="fact").entry.data["metadata"] == {"adr": "ADR-7"}
+    assert grimoire.recall("db.pool") == "six"
+
+
 def test_supersede_does_not_carry_what_the_new_category_refuses(repo):
     assert mem("init", "--preset", "sabre").code == 0
     old = mem("add", "-c", "semantic", "the cache warms in ten minutes", "--ttl", "12h", "--confidence", "0.6").out.strip()
