@@ -30,7 +30,7 @@ from anthropic.types.beta import BetaMemoryTool20250818DeleteCommand as Delete
 from anthropic.types.beta import BetaMemoryTool20250818RenameCommand as Rename
 from anthropic.types.beta import BetaMemoryTool20250818StrReplaceCommand as StrReplace
 
-from conftest import catalog_dump, examples
+from conftest import catalog_dump, examples, mem, mem_process
 from grimoire_cli import Grimoire
 from grimoire_cli.errors import Duplicate, Refused
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
@@ -349,6 +349,46 @@ class StoreMachine(RuleBasedStateMachine):
         chosen.archived = True
         self.committed = None  # the tool's archive commits its files: the last commit is no longer the model's snapshot
 
+    # -- compaction (Protea) and hand edits --------------------------------------------
+
+    @rule(category=st.sampled_from(NOTES), summarizer=st.booleans())
+    def compact(self, category, summarizer):
+        """Past the newest 2 active entries of the category (keyed ones stay), one condensed entry replaces them."""
+        live = sorted((m for m in self._active() if m.category == category), key=lambda m: (m.born, int(m.id.rsplit("-", 1)[1])))
+        expected = [m.id for m in live[:-2] if m.key is None]
+        command = None
+        if summarizer:
+            command = str(self.root / "summarize.py")
+            Path(command).write_text("#!/usr/bin/env python3\nimport hashlib, json, sys\nprompt = sys.stdin.read()\n"
+                                     "print(json.dumps({'content': 'condensed ' + hashlib.sha1(prompt.encode()).hexdigest()}))\n")
+            os.chmod(command, 0o755)
+        result = self.g.compact(category=category, keep=2, command=command, summarize=summarizer)
+        if len(expected) < 2:
+            assert not result.condensed, "compacted fewer than two"
+            return
+        assert result.replaced[category] == expected, "compact condensed other entries than those past the newest 2"
+        new = result.condensed[category]
+        made = self._written(new, importance=new.data.get("importance"), tags=new.data.get("tags", []),
+                             metadata=new.data.get("metadata"))
+        for entry_id in expected:
+            self.entries[entry_id].archived = True
+            self.entries[entry_id].superseded_by = made.id
+        self.committed = None  # it commits the files it changed
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(category=st.sampled_from(NOTES), where=st.integers(0, 1000))
+    def hand_edit(self, category, where):
+        """A person adds a comment and a blank line between entries: nothing the store says changes."""
+        path = self.root / "grimoires/loa/memory" / self.g.config.category(category).storage_file
+        lines = path.read_text().splitlines(keepends=True)
+        starts = [i for i, line in enumerate(lines) if line.startswith("- id: ")]
+        if not starts:
+            return
+        at = starts[where % len(starts)]
+        lines[at:at] = ["\n", "# a note a person left here\n"]
+        path.write_text("".join(lines))
+        self.g.store.refresh()
+
     @rule()
     def commit(self):
         subprocess.run(["git", "add", "-A"], cwd=self.root, check=True)
@@ -444,6 +484,103 @@ class StoreMachine(RuleBasedStateMachine):
         copy_of.import_lines(exported)
         assert [json.dumps(e.to_dict(), ensure_ascii=False) for e in copy_of.export(archived=True)] == exported, "I2"
         assert copy_of.validate().ok
+
+
+class CliMachine(RuleBasedStateMachine):
+    """A smaller machine through the `mem` command line (its real entry point;
+    `validate` at the end as a subprocess): the CLI layer keeps what the library does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix="mem-cli-model-"))
+        self.cwd = os.getcwd()
+        os.chdir(self.root)
+        self.now = START
+        os.environ["MEM_NOW"] = iso(self.now)
+        subprocess.run(["git", "init", "-q"], cwd=self.root, check=True)
+        assert mem("init", "--preset", "sabre").code == 0
+        self.active: dict[str, dict[str, Any]] = {}  # id -> {category, content, tags, expires}
+        self.facts: dict[str, str] = {}  # key -> value (text)
+        self.number = 0
+
+    def teardown(self) -> None:
+        try:
+            run = mem_process("validate", cwd=self.root)
+            assert run.returncode == 0 and run.stdout.decode().endswith(": ok\n"), run.stdout + run.stderr
+        finally:
+            os.chdir(self.cwd)
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def _json(self, *args: str) -> Any:
+        result = mem(*args, "--json")
+        assert result.code in (0, 1), (args, result.err)
+        return json.loads(result.out)
+
+    @rule(category=st.sampled_from(NOTES[:5]), a=st.sampled_from(WORDS), tags=TAGS, ttl=st.sampled_from([None, "3d"]))
+    def add(self, category, a, tags, ttl):
+        self.number += 1
+        text = f"the {a} cli note {self.number}"
+        args = ["add", "-c", category, text] + [f"--tag={t}" for t in tags] + (["--ttl", ttl] if ttl else [])
+        entry = self._json(*args)
+        self.active[entry["id"]] = {"tags": list(tags), "ttl": entry["ttl"], "expires": entry.get("expires_at")}
+
+    @precondition(lambda self: bool(self.active))
+    @rule(pick=st.integers(0, 1000), a=st.sampled_from(WORDS))
+    def supersede(self, pick, a):
+        old_id = sorted(self.active)[pick % len(self.active)]
+        old = self.active.pop(old_id)
+        self.number += 1
+        text = f"the {a} cli revision {self.number}"
+        entry = self._json("supersede", old_id, text)
+        assert (entry.get("tags", []), entry["ttl"], entry.get("key")) == (old["tags"], old["ttl"], old.get("key")), "I4 through the CLI"
+        self.active[entry["id"]] = {**old, "expires": entry.get("expires_at")}
+        if old.get("key"):
+            self.facts[old["key"]] = text
+
+    @precondition(lambda self: bool(self.active))
+    @rule(pick=st.integers(0, 1000))
+    def archive(self, pick):
+        chosen = sorted(self.active)[pick % len(self.active)]
+        assert self._json("archive", chosen, "--reason", "manual", "--no-commit")["archived"] == [chosen]
+        self.facts.pop(self.active.pop(chosen).get("key"), None)
+
+    @rule(key=st.sampled_from(KEYS), value=st.sampled_from(["small", "large", "6379"]))
+    def remember(self, key, value):
+        result = mem("remember", key, value, "-c", "fact", "--json")
+        assert result.code == 0, result.err
+        entry = json.loads(result.out)
+        assert entry["written"] is (self.facts.get(key) != value)
+        if entry["written"]:
+            self.active = {i: e for i, e in self.active.items() if e.get("key") != key}
+            self.active[entry["id"]] = {"tags": [], "ttl": "permanent", "expires": None, "key": key}
+        self.facts[key] = value
+
+    @rule(days=st.sampled_from([1, 4]))
+    def time_passes(self, days):
+        self.now += timedelta(days=days)
+        os.environ["MEM_NOW"] = iso(self.now)
+        self.active = {i: e for i, e in self.active.items() if e["expires"] is None or e["expires"] > iso(self.now)}
+
+    @rule(text=st.sampled_from(WORDS))
+    def reads(self, text):
+        """I8 and exit codes: reads change no file; a search that finds nothing exits 1."""
+        before = {p: p.read_bytes() for p in (self.root / "grimoires").rglob("*.yaml")}
+        found = mem("query", text, "--json")
+        assert found.code == (0 if json.loads(found.out) else 1)
+        assert mem("context").code == 0 and mem("stats").code == 0
+        assert {p: p.read_bytes() for p in (self.root / "grimoires").rglob("*.yaml")} == before
+
+    @invariant()
+    def agrees(self):
+        STEPS[0] += 1
+        assert {e["id"] for e in self._json("list")} == set(self.active)
+        for key, value in self.facts.items():
+            assert mem("recall", key).out == value + "\n"
+
+
+CliMachine.TestCase.settings = settings(max_examples=examples(10), stateful_step_count=25, deadline=None,
+                                        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+TestCli = CliMachine.TestCase
 
 
 # The ci profile runs 60 sequences of up to 60 steps (>= 2,000 rules in all: the terminal summary counts them);
