@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterable, NamedTuple
 from .clock import parse_time
 from .errors import BadInput, Duplicate, GrimoireError, Refused
 from .model import Entry, format_id, id_day, next_id, normalize_text, parse_id
-from .request import Request, build, inherit
+from .request import Request, build
+from .superseding import inherit
 from .storage.catalog.queries import Filter
 from .storage.store import Store
 
@@ -167,6 +168,10 @@ def _unlinked(result: Added, indexes: list[int], batch: "_Batch", skip_invalid: 
             raise error
         result.rejected.append(Rejected(indexes[position], str(error)))
         del result[position]
+        # Nor is the entry it superseded marked so: that edit was staged when the line was taken.
+        replaced = entry.data.get("supersedes")
+        if replaced and (batch.updates.get(replaced) or {}).get("superseded_by") == entry.id:
+            batch.updates.pop(replaced)
     result.rejected.sort(key=lambda rejected: rejected.index)
 
 

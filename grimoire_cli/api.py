@@ -264,7 +264,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     def supersede(self, entry_id: str, content: str, *, summary: str | None = None, confidence: float | None = None,
                   tags: Iterable[str] = (), ttl: str | None = None, importance: int | None = None) -> Entry:
         """A new memory replacing `entry_id`, in its category; the old one stays
-        for audit. What is not given is carried over (`request.inherit`)."""
+        for audit. What is not given is carried over (`superseding.inherit`)."""
         return self.add(content, supersedes=entry_id, summary=summary, confidence=confidence, tags=tags, ttl=ttl, importance=importance)
 
     def add_many(self, items: Iterable["Request | dict[str, Any]"], *, skip_invalid: bool = False) -> "Added":

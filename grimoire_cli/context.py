@@ -126,7 +126,7 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
                 return rowids, len(rowids)
             return rowids, store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
     first, selected = ranking(limit)
-    pinned = _due_tasks(store, moment)
+    pinned = due_tasks(store, moment)
     # Due tasks are shown whatever the query, tier or importance say: count
     # each once, so those the selection did not choose are added to it.
     total = selected + len(pinned) - len(chosen_tasks(store, chosen, query, pinned.keys()))
@@ -168,7 +168,7 @@ def chosen_tasks(store: Store, chosen: Filter, query: str | None, rowids: Iterab
     return rowids & set(store.ask(lambda catalog, paths: catalog.ordered(paths, tasks_only, Order.INDEXED, None), include_archive=False))
 
 
-def _due_tasks(store: Store, moment: datetime) -> dict[int, Entry]:
+def due_tasks(store: Store, moment: datetime) -> dict[int, Entry]:
     """The tasks due now by catalog row (first in the block), if any category holds tasks."""
     if not store.config.names_of_kind("task"):
         return {}

@@ -20,8 +20,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .context import (HEADER, ORDER_OF, SHORTEST_LINE, Context, check_budget, chosen_tasks, footer_line, injected, lines_for, loaded, safe,
-                      selection, tokens)
+from .context import (HEADER, ORDER_OF, SHORTEST_LINE, Context, check_budget, chosen_tasks, due_tasks, footer_line, injected, lines_for, loaded,
+                      safe, selection, tokens)
 from .errors import BadInput
 from .search import expression, filtered_out, ranked
 from .settings import Section
@@ -79,12 +79,9 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     base = injected(store, moment)
     due_of: dict[str, list[int]] = {}
     due_ids = set()
-    if store.config.names_of_kind("task"):
-        from .kinds.tasks import due_rows
-
-        for rowid, entry in due_rows(store, moment):
-            due_of.setdefault(entry.category, []).append(rowid)
-            due_ids.add(entry.id)
+    for rowid, entry in due_tasks(store, moment).items():
+        due_of.setdefault(entry.category, []).append(rowid)
+        due_ids.add(entry.id)
     # What is due now leads every block, as `mem due` lists it: a recipe without the tasks' category gets them first.
     named = {section.category for section in sections}
     leading = tuple(Section(category, len(rows), title="Due now") for category, rows in due_of.items() if category not in named)
@@ -93,9 +90,9 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     # category left out is counted once, at its last section.
     used: dict[str, set[int]] = {}
     picked = []
-    for section in sections:
+    for index, section in enumerate(sections):
         taken = used.setdefault(section.category, set())
-        if section in leading:  # exactly the tasks due now: nothing of the category is left out
+        if index < len(leading):  # exactly the tasks due now: nothing of the category is left out
             rowids, total = list(due_of[section.category]), len(due_of[section.category])
         else:
             rowids, total = _pick(store, section, base, text, match, taken, due_of.get(section.category, []))

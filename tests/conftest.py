@@ -147,3 +147,4 @@ def pytest_terminal_summary(terminalreporter) -> None:
     model = sys.modules.get("test_model")
     if model is not None and model.STEPS[0]:
         terminalreporter.write_line(f"model test (test_model.py): {model.STEPS[0]:,} steps checked")
+        terminalreporter.write_line("  rules that did their work: " + ", ".join(f"{name} {n}" for name, n in model.RUNS.most_common()))

@@ -543,6 +543,16 @@ def test_import_takes_the_documented_shorthands_for_source(repo):
     assert entry["source"] == {"session_id": "s9", "timestamp": "2026-11-20T12:00:00Z", "agent": "bot", "phase": "review"}
 
 
+def test_a_line_skipped_for_a_dangling_superseded_by_leaves_what_it_superseded_alone(repo):
+    """Found by a review: --skip-invalid dropped the line but still marked the entry it superseded."""
+    first = mem("add", "-c", "fact", "The first fact here").out.strip()
+    line = {"id": "MEM-20261122-050", "category": "fact", "content": "second", "supersedes": first, "superseded_by": "MEM-20261122-099"}
+    result = mem("import", "-", "--skip-invalid", input=json.dumps(line))
+    assert result.code == 1 and "superseded_by MEM-20261122-099" in result.err
+    assert "superseded_by" not in json.loads(mem("show", first, "--json").out)
+    assert mem("validate").code == 0
+
+
 def test_import_tells_problems_found_past_the_fields_at_their_lines(repo):
     good = json.dumps({"category": "fact", "content": "Fine and new"})
     lines = ["", json.dumps({"category": "fact", "content": ""}), good, json.dumps({"category": "fact", "content": "x", "related": ["MEM-20200101-001"]}),

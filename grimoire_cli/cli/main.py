@@ -193,4 +193,7 @@ def run() -> None:
 
 def _agent_hook(words: List[str]) -> bool:
     """`mem agent hook …` or `mem observe --claude-hook`: run by an agent, they never fail its session (`as_hook`)."""
-    return "--claude-hook" in words or any(word == "agent" and words[i + 1:i + 2] == ["hook"] for i, word in enumerate(words))
+    if "hook" not in words and "--claude-hook" not in words:
+        return False  # the usual case, without building the command tree
+    path = _command_path(words)
+    return path == "mem agent hook" or (path == "mem observe" and "--claude-hook" in words)

@@ -177,9 +177,8 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         return found
 
     def _supersede(self, old: "Entry", content: str, category: str, name: str) -> "Entry":
-        # The rest is carried over as by any supersede; a keyed fact's typed value is not: the file's new text is the value.
-        metadata = {**{k: v for k, v in (old.data.get("metadata") or {}).items() if k != "value"}, "memory_path": name}
-        return self._write(lambda g: g.add(content, category, supersedes=old.id, metadata=metadata, agent=self.agent))
+        # The rest (tags, importance, the metadata besides the file name) is carried over as by any supersede.
+        return self._write(lambda g: g.add(content, category, supersedes=old.id, metadata={"memory_path": name}, agent=self.agent))
 
     def _write(self, work: Any) -> Any:
         try:
