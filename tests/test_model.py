@@ -41,6 +41,7 @@ from anthropic.lib.tools import ToolError
 START = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
 WORDS = ("deploy", "cache", "schema", "runner", "queue", "token", "index", "branch", "lint", "review", "kafka", "redis")
 NOTES = ("fact", "decision", "learning", "error", "preference", "semantic")
+CATEGORY_TTLS = {"fact": "permanent", "decision": "permanent", "learning": "90d", "error": "30d", "preference": "permanent"}  # DESIGN.md §2
 KEYS = ("db.pool", "svc.port", "ci.image")
 VALUES = st.one_of(st.sampled_from(["small", "large", "6379", "6380"]), st.integers(0, 3), st.fixed_dictionaries({"size": st.integers(1, 3)}))
 TAGS = st.lists(st.sampled_from(["ops", "db", "ci", "api"]), max_size=2, unique=True)
@@ -594,18 +595,25 @@ class CliMachine(RuleBasedStateMachine):
             os.chdir(self.cwd)
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def _json(self, *args: str) -> Any:
+    def _json(self, *args: str, write: bool = False) -> Any:
         result = mem(*args, "--json")
-        assert result.code in (0, 1), (args, result.err)
+        assert result.code in ((0,) if write else (0, 1)), (args, result.err)  # a read that finds nothing exits 1
         return json.loads(result.out)
+
+    def _expires(self, ttl: str) -> str | None:
+        """When an entry written now with `ttl` expires, worked out here, not taken from the command's answer."""
+        span = lasts(ttl)
+        return None if span is None else iso(self.now + span)
 
     @rule(category=st.sampled_from(NOTES[:5]), a=st.sampled_from(WORDS), tags=TAGS, ttl=st.sampled_from([None, "3d"]))
     def add(self, category, a, tags, ttl):
         self.number += 1
         text = f"the {a} cli note {self.number}"
         args = ["add", "-c", category, text] + [f"--tag={t}" for t in tags] + (["--ttl", ttl] if ttl else [])
-        entry = self._json(*args)
-        self.active[entry["id"]] = {"tags": list(tags), "ttl": entry["ttl"], "expires": entry.get("expires_at")}
+        entry = self._json(*args, write=True)
+        ttl = ttl or CATEGORY_TTLS[category]
+        assert (entry["ttl"], entry.get("expires_at")) == (ttl, self._expires(ttl))
+        self.active[entry["id"]] = {"tags": list(tags), "ttl": ttl, "expires": self._expires(ttl)}
 
     @precondition(lambda self: bool(self.active))
     @rule(pick=st.integers(0, 1000), a=st.sampled_from(WORDS))
@@ -614,9 +622,10 @@ class CliMachine(RuleBasedStateMachine):
         old = self.active.pop(old_id)
         self.number += 1
         text = f"the {a} cli revision {self.number}"
-        entry = self._json("supersede", old_id, text)
-        assert (entry.get("tags", []), entry["ttl"], entry.get("key")) == (old["tags"], old["ttl"], old.get("key")), "I4 through the CLI"
-        self.active[entry["id"]] = {**old, "expires": entry.get("expires_at")}
+        entry = self._json("supersede", old_id, text, write=True)
+        expected = (old["tags"], old["ttl"], self._expires(old["ttl"]), old.get("key"))  # the ttl counts again from now
+        assert (entry.get("tags", []), entry["ttl"], entry.get("expires_at"), entry.get("key")) == expected, "I4 through the CLI"
+        self.active[entry["id"]] = {**old, "expires": self._expires(old["ttl"])}
         if old.get("key"):
             self.facts[old["key"]] = text
 
@@ -624,7 +633,7 @@ class CliMachine(RuleBasedStateMachine):
     @rule(pick=st.integers(0, 1000))
     def archive(self, pick):
         chosen = sorted(self.active)[pick % len(self.active)]
-        assert self._json("archive", chosen, "--reason", "manual", "--no-commit")["archived"] == [chosen]
+        assert self._json("archive", chosen, "--reason", "manual", "--no-commit", write=True)["archived"] == [chosen]
         self.facts.pop(self.active.pop(chosen).get("key"), None)
 
     @rule(key=st.sampled_from(KEYS), value=st.sampled_from(["small", "large", "6379"]))
