@@ -162,10 +162,11 @@ class StoreMachine(RuleBasedStateMachine):
         self.entries[made.id] = made
         return made
 
-    def _files(self) -> dict[str, bytes]:
-        """The bytes of every grimoire file (tracked and local; the cache is derived)."""
+    def _files(self, tracked: bool = False) -> dict[str, bytes]:
+        """The bytes of every grimoire file (tracked and local, or only tracked; the cache is derived)."""
         base = self.root / "grimoires"
-        return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file() and ".cache" not in p.parts}
+        return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*"))
+                if p.is_file() and ".cache" not in p.parts and not (tracked and "local" in p.parts)}
 
     # -- writes ------------------------------------------------------------------
 
@@ -486,6 +487,15 @@ class StoreMachine(RuleBasedStateMachine):
         self.g.store.refresh()  # as a long-lived process does between requests (`mem mcp`): files changed under it
         self.entries, self.facts, self.procedures, self.coder_ids = copy.deepcopy(self.committed)
         self.coder.store.refresh()
+
+    @rule(older_than=st.sampled_from([None, "24h"]), most=st.none() | st.integers(0, 5))
+    @counted
+    def age(self, older_than, most):
+        """Tiers are computed (samaritan turns them on): `mem age` records the split locally, never in a grimoire file (I8)."""
+        before = self._files(tracked=True)
+        aged = self.g.age(older_than=older_than, most=most)
+        assert set(aged.to_dict()["hot_ids"]) <= {m.id for m in self.entries.values() if m.active(self.now)}
+        assert self._files(tracked=True) == before, "I8: mem age changed a tracked file"
 
     @rule(text=st.sampled_from(WORDS))
     @counted
