@@ -356,6 +356,36 @@ class StoreMachine(RuleBasedStateMachine):
         self.coder_ids.add(entry.id)
         assert {e.id for e in self.coder.list()} == self.coder_ids
 
+    @rule(session=st.sampled_from(["ses-a", "ses-b"]), facts=st.lists(st.sampled_from(WORDS), min_size=0, max_size=2, unique=True))
+    @counted
+    def consolidate(self, session, facts):
+        """A conversation through a summarizer script: its facts are saved unless an active one says the same; a summary
+        records the run, but a run that saves nothing where the session has a summary writes nothing (issue 33 item 6)."""
+        script = self.root / "extract.py"
+        if not script.exists():
+            script.write_text("#!/usr/bin/env python3\nimport json, re, sys\nprompt = sys.stdin.read()\n"
+                              "facts = sorted(set(re.findall(r'FACT\\[(.*?)\\]', prompt)))\n"
+                              "print(json.dumps({'facts': [{'content': f, 'importance': 5} for f in facts], 'summary': 'talk ' + str(len(facts))}))\n")
+            os.chmod(script, 0o755)
+        texts = [f"the {word} setting is kept in the {session} notes" for word in facts]
+        messages = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"},
+                    {"role": "user", "content": " ".join(f"FACT[{t}]" for t in texts) or "nothing to keep"},
+                    {"role": "assistant", "content": "noted"}]
+        active_facts = {m.content: m.id for m in self._active() if m.category == "fact"}
+        summaries = {m.fields.get("session_id"): m.id for m in self.entries.values()
+                     if m.active(self.now) and m.category == "summary"}
+        result = self.g.consolidate(messages, command=str(script), session_id=session)
+        new = [t for t in texts if t not in active_facts]
+        assert sorted(e.content for e in result.saved) == sorted(new), "consolidate saved other facts than the new ones"
+        assert sorted(of for _, of in result.duplicates) == sorted(active_facts[t] for t in texts if t in active_facts)
+        for entry in result.saved:
+            self._written(entry, importance=5, metadata=entry.data.get("metadata"), tags=entry.data.get("tags", []))
+        if new or session not in summaries:
+            assert result.summary is not None and result.summary.data["session_id"] == session
+            self._written(result.summary, fields={"session_id": session})
+        else:
+            assert result.summary is None and result.summarized_by == summaries[session], "a second run wrote a summary"
+
     # -- the Anthropic memory tool (a file per active note) -------------------------
 
     def _tool_file(self, pick: int) -> tuple[Model, str] | None:
