@@ -386,6 +386,17 @@ class StoreMachine(RuleBasedStateMachine):
         else:
             assert result.summary is None and result.summarized_by == summaries[session], "a second run wrote a summary"
 
+    @rule(role=st.sampled_from(["user", "assistant"]), a=st.sampled_from(WORDS))
+    @counted
+    def chat(self, role, a):
+        """Protea's working memory: a local message that lasts 10 minutes; a new one prunes the expired ones
+        (they leave the file, not to the archive), and none shows in `list` (checked by agrees_with_the_model)."""
+        for model in [m for m in self.entries.values() if m.category == "chat" and not m.archived and not m.active(self.now)]:
+            del self.entries[model.id]
+        entry = self.g.chat_add(role, self._text(a, "said"))
+        assert entry.category == "chat" and entry.data["role"] == role
+        self._written(entry, fields={"role": role})
+
     # -- the Anthropic memory tool (a file per active note) -------------------------
 
     def _tool_file(self, pick: int) -> tuple[Model, str] | None:
@@ -515,7 +526,9 @@ class StoreMachine(RuleBasedStateMachine):
         subprocess.run(["git", "checkout", "-q", "--", "grimoires"], cwd=self.root, check=True)
         subprocess.run(["git", "clean", "-fdq", "grimoires"], cwd=self.root, check=True)  # not the ignored local state
         self.g.store.refresh()  # as a long-lived process does between requests (`mem mcp`): files changed under it
-        self.entries, self.facts, self.procedures, self.coder_ids = copy.deepcopy(self.committed)
+        local = {i: m for i, m in self.entries.items() if not self.g.config.category(m.category).tracked}  # git-ignored: kept
+        entries, self.facts, self.procedures, self.coder_ids = copy.deepcopy(self.committed)
+        self.entries = {**{i: m for i, m in entries.items() if self.g.config.category(m.category).tracked}, **local}
         self.coder.store.refresh()
 
     @rule(older_than=st.sampled_from([None, "24h"]), most=st.none() | st.integers(0, 5))
@@ -550,7 +563,7 @@ class StoreMachine(RuleBasedStateMachine):
     def agrees_with_the_model(self):
         STEPS[0] += 1
         listed = {e.id for e in self.g.list()}
-        expected = {m.id for m in self.entries.values() if m.active(self.now)}
+        expected = {m.id for m in self.entries.values() if m.active(self.now) and m.category != "chat"}  # chat: only with -c
         assert listed == expected, f"list: extra {listed - expected}, missing {expected - listed}"
         every = self.g.entries()
         assert {e.id for e in every} == set(self.entries), "I3: an entry was lost or appeared"
