@@ -14,10 +14,11 @@ from typing import Any, Callable, Iterable, NamedTuple
 
 from .clock import parse_time
 from .errors import BadInput, Duplicate, GrimoireError, Refused
-from .model import Entry, format_id, id_day, next_id, normalize_text, parse_id
+from .model import Entry, id_day, next_id, normalize_text, parse_id
 from .request import Request, build
 from .superseding import inherit
 from .storage.catalog.queries import Filter
+from .storage.issued import in_use
 from .storage.store import Store
 
 
@@ -196,10 +197,9 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
                 and isinstance(request.content, str) and normalize_text(holder.content) == normalize_text(request.content):
             raise Duplicate(f"{holder.id} already holds this under the key {request.key}", "nothing to add; give the key a new value", holder.id)
         request.supersedes = holder.id
-    if request.supersedes and request.id is None:  # an imported line with its id is a whole entry restated: nothing to carry over
-        replaced = batch.existing.get(request.supersedes)
-        if replaced is not None:
-            request = inherit(request, replaced, config)
+    old = batch.existing.get(request.supersedes) if request.supersedes else None
+    if old is not None and request.id is None:  # an imported line with its id is a whole entry restated: nothing to carry over
+        request = inherit(request, old, config)
     if request.id:
         new_id = check_id(request.id, batch.taken)
     else:
@@ -213,7 +213,6 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
         if same(holder, {k: data[k] for k in ("name", "description", "params", "steps") if k in data}, data.get("tags") or []):
             raise Duplicate(f"{holder.id} already holds this version of the procedure {data.get('name')}",
                             "nothing to add; change what differs to make a new version", holder.id)
-    old = batch.existing.get(request.supersedes) if request.supersedes else None
     if old is not None and config.category(old.category).tracked != config.category(data["category"]).tracked:
         # The link would dangle in every other clone (a local file is nobody else's).
         what = f"in the tracked category {old.category}" if config.category(old.category).tracked else f"local ({old.category})"
@@ -400,8 +399,7 @@ class _Taken:
         Only numbering looks at those: an id given explicitly may be one."""
         if self._issued is None:
             self._issued = self.store.issued()
-        mark = self._issued.get(day)
-        return next_id(self.of_day(day) | ({format_id(day, mark)} if mark else set()), day)
+        return next_id(self.of_day(day) | in_use(self._issued, day), day)
 
     def of_day(self, day: str) -> set[str]:
         if day not in self._days:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .model import format_id, next_id, parse_id
+from .model import next_id, parse_id
+from .storage.issued import in_use
 
 if TYPE_CHECKING:
     from .storage.store import Store
@@ -58,9 +59,7 @@ def _settle(store: "Store", found: set[str]) -> dict[str, str]:
         if not day:
             continue  # not an id mem mints: left to `mem validate`
         if day not in taken:
-            taken[day] = set(store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day))) | store.ids_in_damaged()
-            if issued.get(day):
-                taken[day].add(format_id(day, issued[day]))
+            taken[day] = set(store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day))) | store.ids_in_damaged() | in_use(issued, day)
         mapping[entry_id] = next_id(taken[day], day)
         taken[day].add(mapping[entry_id])
     paths = {f.rel: f.path for f in store.files()}

@@ -43,39 +43,37 @@ def main(argv: Optional[List[str]] = None) -> int:
         exc.show()
         return exc.exit_code
     except clicks.UsageError as exc:
-        opened.clear()
         path = exc.ctx.command_path if exc.ctx is not None else _command_path(words)
         sys.stderr.write(f"error: {_one_line(exc.format_message())} (hint: see `{path} --help`)\n")
         return BAD_INPUT
     except clicks.ClickException as exc:  # a parameter's own error (a file click could not open)
-        opened.clear()
         sys.stderr.write(f"error: {_one_line(exc.format_message())}\n")
         return exc.exit_code
     except typer.Abort:  # end of input at a prompt
-        opened.clear()
         sys.stderr.write("error: interrupted\n")
         return INTERRUPTED
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else OK if exc.code is None else FOUND_PROBLEMS
-        if code == INTERRUPTED:  # Typer turns Ctrl-C into a silent exit 130
-            sys.stderr.write("error: interrupted\n")
-        if code in (OK, FOUND_PROBLEMS):
-            _warn_skipped()  # after a failure its own error names the file
-        opened.clear()
-        return code
+        return _ended(exc.code if isinstance(exc.code, int) else OK if exc.code is None else FOUND_PROBLEMS)
     except GrimoireError as exc:
-        opened.clear()
         sys.stderr.write(f"error: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return INTERRUPTED
-    code = returned if isinstance(returned, int) else OK  # a typer.Exit's code; a command's own return is None
-    if code == INTERRUPTED:  # Typer turns Ctrl-C into a silent exit 130
+    else:
+        return _ended(returned if isinstance(returned, int) else OK)  # a typer.Exit's code; a command's own return is None
+    finally:
+        opened.clear()  # the grimoires this run used: the next in-process run starts with none
+
+
+def _ended(code: int) -> int:
+    """A command's own exit: Ctrl-C said (Typer makes it a silent exit 130); after
+    success or nothing found, the damaged files a read passed over (after a
+    failure, its own error names the file)."""
+    if code == INTERRUPTED:
         sys.stderr.write("error: interrupted\n")
     if code in (OK, FOUND_PROBLEMS):
         _warn_skipped()
-    opened.clear()
     return code
 
 
@@ -107,7 +105,6 @@ def _warn_skipped() -> None:
             if damaged.message not in seen:
                 seen.add(damaged.message)
                 render.warn(f"skipped a damaged file (run `mem validate`): {damaged.message}")
-    opened.clear()
 
 
 def _dashed_text(argv: List[str]) -> Optional[str]:

@@ -12,7 +12,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from ..errors import BadInput, NotFound
+from ..errors import BadInput, Duplicate, NotFound
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -163,7 +163,7 @@ class KindsFacade:
         it supersedes the active procedure of its name. The same version again
         writes nothing (`written` False). mem never runs a step."""
         from ..request import Request
-        from .procedures import Saved, content_of, fields_of, parse, same
+        from .procedures import Saved, content_of, fields_of, parse
 
         spec = self.config.of_kind("procedure", category)
         if not isinstance(document, str):
@@ -174,11 +174,14 @@ class KindsFacade:
         document = parse(document, where)
         fields = fields_of(document)
         tags = document.get("tags") or []  # parse checked they are text
-        current = self._active_procedure(fields["name"])
-        if current is not None and current.category == spec.name and same(current, fields, tags):
-            return Saved(current, False)
         request = Request(content_of(fields), category=spec.name, fields=fields, tags=tags, confidence=confidence, importance=importance)
-        return Saved(self.add_many([request])[0], True)
+        try:
+            return Saved(self.add_many([request])[0], True)
+        except Duplicate as exc:  # the add path refuses the version already active (adding.py): nothing written
+            current = self._active_procedure(fields["name"])
+            if current is None or current.id != exc.of or current.category != spec.name:
+                raise
+            return Saved(current, False)
 
     def _active_procedure(self, name: str) -> "Entry | None":
         """The active version of the procedure `name`, if any."""

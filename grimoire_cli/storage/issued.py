@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from ..model import parse_id
+from ..model import format_id, parse_id
 from .journal import write_atomic
 
 FILE = "issued-ids.json"
@@ -35,6 +35,11 @@ def highest(local_dir: Path) -> dict[str, int]:
     if not isinstance(raw, dict):
         return {}
     return {day: n for day, n in raw.items() if isinstance(n, int) and not isinstance(n, bool) and parse_id(f"MEM-{day}-{n:03d}")}
+
+
+def in_use(marks: dict[str, int], day: str) -> set[str]:
+    """The highest id issued on `day` (from `highest`), to count among the ids in use: numbering goes past it."""
+    return {format_id(day, marks[day])} if marks.get(day) else set()
 
 
 def record(local_dir: Path, ids: Iterable[str]) -> None:
