@@ -89,16 +89,20 @@ def git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.fixture
-def repo(tmp_path, monkeypatch) -> Path:
-    """A fresh git repo with `mem init` done, as the working directory."""
-    path = tmp_path / "repo"
+def fresh_repo(path: Path, monkeypatch, preset: str | None = None) -> Path:
+    """A new git repo at `path` with `mem init` (and the preset's) done, as the working directory."""
     path.mkdir()
     git("init", "-q", cwd=path)
     monkeypatch.chdir(path)
-    result = mem("init")
+    result = mem("init", *(("--preset", preset) if preset else ()))
     assert result.code == 0, result.err
     return path
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch) -> Path:
+    """A fresh git repo with `mem init` done, as the working directory."""
+    return fresh_repo(tmp_path / "repo", monkeypatch)
 
 
 def with_preset(repo: Path, name: str) -> Path:

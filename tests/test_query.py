@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import examples, git, mem
+from conftest import examples, fresh_repo, git, mem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -417,11 +417,7 @@ def test_export_archived_round_trips_every_state_into_an_empty_grimoire(repo, tm
     order = [e["id"] for e in map(json.loads, exported.splitlines())]
     assert order.index(ids["successor"]) < order.index(ids["skewed"])  # the file names an entry before it is given
     archived = sorted(e["id"] for e in json.loads(mem("list", "--archived", "--json").out))
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    git("init", "-q", cwd=fresh)
-    monkeypatch.chdir(fresh)
-    assert mem("init", "--preset", "protea").code == 0
+    fresh = fresh_repo(tmp_path / "fresh", monkeypatch, "protea")
     result = mem("import", "-", "--json", input=exported)
     assert result.code == 0, result.err
     assert len(json.loads(result.out)["imported"]) == len(exported.splitlines())
@@ -478,11 +474,7 @@ def test_any_history_round_trips_through_export_archived(tmp_path_factory, monke
 def test_export_without_the_archive_names_what_an_import_lacks(repo, tmp_path, monkeypatch):
     _grimoire_of_every_state(repo, tmp_path)
     exported = mem("export").out
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    git("init", "-q", cwd=fresh)
-    monkeypatch.chdir(fresh)
-    assert mem("init", "--preset", "protea").code == 0
+    fresh_repo(tmp_path / "fresh", monkeypatch, "protea")
     result = mem("import", "-", input=exported)
     # The condensed entry names archived ones, a successor the one it superseded: said, with the way out, nothing written.
     assert result.code == 2 and result.err.count("\n") == 1 and "related memory" in result.err and "mem export --archived" in result.err

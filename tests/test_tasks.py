@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, mem
+from conftest import fresh_repo, git, mem
 
 MEMORY = Path("grimoires/loa/memory")
 TASKS = MEMORY / "tasks.yaml"
@@ -146,17 +146,11 @@ def test_private_sections_never_reach_a_task(sabre):
     assert json.loads(mem("show", entry_id, "--json").out)["context"] == {"note": "ok"}
 
 
-def test_a_finished_task_survives_export_and_import(sabre, tmp_path):
+def test_a_finished_task_survives_export_and_import(sabre, tmp_path, monkeypatch):
     entry_id = _add("Rotate the logs", "--due", "+1h")
     assert mem("task", "done", entry_id).code == 0
     exported = mem("export").out
-    other = tmp_path / "other"
-    other.mkdir()
-    git("init", "-q", cwd=other)
-    import os
-
-    os.chdir(other)
-    assert mem("init", "--preset", "sabre").code == 0
+    fresh_repo(tmp_path / "other", monkeypatch, "sabre")
     assert mem("import", "-", input=exported).code == 0
     shown = json.loads(mem("show", entry_id, "--json").out)
     assert (shown["status"], shown["done_at"], shown["expires_at"]) == ("done", "2026-11-22T10:00:00Z", "2026-12-22T10:00:00Z")
