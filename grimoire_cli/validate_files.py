@@ -179,6 +179,7 @@ def _check_placed(config: Config, rel: str, category: str | None, archived: bool
     from .entry_rules import check_entry, link_of  # the guard and jsonschema: only for what changed
 
     kind = config.categories[category].kind if category in config.categories else "note"
+    _check_layout(rel, lines, placed, base, result)
     for item, (start, stop), digest, _ in placed:
         if item is KNOWN:
             problems, link = known[digest]
@@ -193,6 +194,19 @@ def _check_placed(config: Config, rel: str, category: str | None, archived: bool
             result["entries"] += 1
             result["links"].append([rel, start, *link[:7], {name: start + offset for name, offset in link[7].items()}])
         result["chunks"].append((digest, [problems, link]))
+
+
+def _check_layout(rel: str, lines: list[str], placed: list[Placed], base: int, result: dict[str, Any]) -> None:
+    """Writes edit an entry by its lines (storage/textedit.py), so each must start with `- ` at column 0:
+    a file a formatter indented (or wrote in flow style) reads fine but cannot be written. Said once, at its first such entry,
+    so that a clean validate means the next write works."""
+    for _, (start, _stop), _, _ in placed:
+        if not (lines[start - 1].startswith("- ") or lines[start - 1].rstrip() == "-"):
+            result["problems"].append({"file": rel, "line": base + start, "id": None, "rule": "layout",
+                                       "message": "entries are not written one per `- ` line at column 0 (an indented list or flow style), "
+                                                  "so mem cannot change them in place; rewrite the file in block style, each entry "
+                                                  "starting with '- id:' at column 0"})
+            return
 
 
 def _category_problem(config: Config, path: Path, rel: str, result: dict[str, Any]) -> None:

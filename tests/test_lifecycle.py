@@ -344,10 +344,11 @@ INDENTED = """# kept as a list indented under nothing
 def test_writes_refuse_a_layout_they_cannot_edit_by_lines(repo, layout):
     """A valid file written in flow style or as an indented list is read, but
     an in-place edit or an append is refused whole: the file stays as it was
-    (edits spliced by line once turned such a file into broken YAML)."""
+    (edits spliced by line once turned such a file into broken YAML); validate
+    reports it, so that a clean validate means writes work."""
     facts = repo / "grimoires/loa/memory/facts.yaml"
     facts.write_text(layout)
-    assert mem("validate").code == 0
+    assert mem("validate").code == 1 and "[layout]" in mem("validate").out
     assert "first fact here" in mem("show", "MEM-20261122-001").out
     for args in (["apply", "MEM-20261122-001", "--success"], ["supersede", "MEM-20261122-001", "first fact, revised"],
                  ["add", "-c", "fact", "a third fact about the runner"], ["archive", "MEM-20261122-001", "--reason", "manual", "--no-commit"]):
@@ -355,7 +356,6 @@ def test_writes_refuse_a_layout_they_cannot_edit_by_lines(repo, layout):
         assert result.code == 3, (args, result.out, result.err)
         assert result.err.startswith("error: ") and "block style" in result.err and len(result.err.strip().splitlines()) == 1
         assert facts.read_text() == layout
-    assert mem("validate").code == 0
 
 
 # --- issue 21: hooks never commit mid-operation; archive commits hold only the move

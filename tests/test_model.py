@@ -131,6 +131,9 @@ class StoreMachine(RuleBasedStateMachine):
         self.facts: dict[str, str] = {}  # key -> id of the entry that last took a value for it
         self.number = 0
         self.committed: tuple[Any, ...] | None = None  # the model as of the last commit
+        self.runs: dict[str, list[int]] = {}  # tool -> [runs, successes] in the local observation log
+        self.tasks: set[str] = set()  # the task ids observed (the evidence an insight may name)
+        self.corrections: dict[tuple[str, str], Counter[str]] = {}  # (context, field) -> how often corrected to each value
 
     def teardown(self) -> None:
         try:
@@ -397,6 +400,63 @@ class StoreMachine(RuleBasedStateMachine):
         assert entry.category == "chat" and entry.data["role"] == role
         self._written(entry, fields={"role": role})
 
+    # -- learning from executions (the Persistent Memory System) ------------------------
+
+    @rule(plan=st.lists(st.sampled_from(["pack", "ship", "label"]), min_size=1, max_size=3), failed=st.booleans(),
+          context=st.sampled_from(["shipping", "billing"]), leak=st.booleans())
+    @counted
+    def observe(self, plan, failed, context, leak):
+        """A task execution in the local log; a secret in its error is redacted, stored nowhere (I7)."""
+        self.number += 1
+        task_id = f"task-{self.number}"
+        steps = [{"tool": tool, "status": "completed", "duration_ms": 10 * (i + 1)} for i, tool in enumerate(plan)]
+        if failed:
+            steps[-1] = {"tool": plan[-1], "status": "failed", "duration_ms": 5,
+                         "error": f"timeout after {self.number}s" + (f" with key {SECRET}" if leak else "")}
+        observed = self.g.observe([{"task_id": task_id, "goal": f"{plan[0]} order {self.number}", "context": context,
+                                    "outcome": "failure" if failed else "success", "started_at": iso(self.now), "steps": steps}])
+        assert (observed.records, observed.steps, observed.redacted) == (1, len(plan), int(failed and leak))
+        self.tasks.add(task_id)
+        for i, tool in enumerate(plan):
+            counts = self.runs.setdefault(tool, [0, 0])
+            counts[0] += 1
+            counts[1] += not (failed and i == len(plan) - 1)
+        stored = [p for p in (self.root / "grimoires").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+        assert not stored, f"I7: an observed secret is in {stored}"
+        assert {t.tool: [t.executions, t.successes] for t in self.g.tools()} == self.runs
+
+    @rule(field_=st.sampled_from(["carrier", "tone"]), value=st.sampled_from(["dhl", "ups"]), context=st.sampled_from(["", "billing"]))
+    @counted
+    def correct(self, field_, value, context):
+        """A correction by hand: the evidence a preference is learned from."""
+        self.number += 1
+        self.g.correct(field_, value, original="fedex", context=context or None, task_id=f"correction-{self.number}")
+        self.tasks.add(f"correction-{self.number}")
+        self.corrections.setdefault((context, field_), Counter())[value] += 1
+
+    @rule()
+    @counted
+    def learn(self):
+        """Insights follow the evidence: a preference for every field corrected often enough to one value only
+        (learning.min_corrections: 3), none where corrections disagree; the same evidence again writes nothing."""
+        learned = self.g.learn()
+        for entry in learned.added:
+            old = next((self.entries[o] for o, n in learned.superseded.items() if n == entry.id), None)
+            self._written(entry, old, confidence=entry.data["confidence"], tags=entry.data.get("tags", []),
+                          fields={"rule_id": entry.data["rule_id"]})
+            assert set(entry.data["evidence"]) <= self.tasks, "an insight names evidence no one observed"
+        for entry_id in learned.archived:
+            assert not self.entries[entry_id].archived and self.entries[entry_id].active(self.now), entry_id
+            self.entries[entry_id].archived = True
+        if learned.archived:
+            self.committed = None  # the archive move is committed, as mem archive's is
+        wanted = {f"{context or '*'}: {name}" for (context, name), values in self.corrections.items()
+                  if len(values) == 1 and sum(values.values()) >= 3}
+        preferences = {e.data["applies_to"] for e in self.g.insights(type="preference")}
+        assert preferences == wanted, f"preferences {preferences}, the corrections call for {wanted}"
+        again = self.g.learn()
+        assert (again.added, again.archived) == ([], []), "the same evidence wrote again"
+
     # -- the Anthropic memory tool (a file per active note) -------------------------
 
     def _tool_file(self, pick: int) -> tuple[Model, str] | None:
@@ -462,32 +522,32 @@ class StoreMachine(RuleBasedStateMachine):
     # -- compaction (Protea) and hand edits --------------------------------------------
 
     def _compactable(self) -> list[str]:
-        """Categories with two unkeyed active notes past the newest two: what a compaction condenses."""
+        """Categories with two active notes past the newest one: what a compaction may condense."""
         counts: dict[str, int] = {}
         for m in self._active():
             counts[m.category] = counts.get(m.category, 0) + 1
-        return sorted(c for c, n in counts.items() if n >= 4 and c in NOTES)
+        return sorted(c for c, n in counts.items() if n >= 3 and c in NOTES)
 
     @precondition(lambda self: bool(self._compactable()))
     @rule(pick=st.integers(0, 1000), summarizer=st.booleans())
     @counted
     def compact(self, pick, summarizer):
-        """Past the newest 2 active entries of the category (keyed ones stay), one condensed entry replaces them."""
+        """Past the newest active entry of the category (keyed ones stay), one condensed entry replaces them."""
         options = self._compactable()
         category = options[pick % len(options)]
         live = sorted((m for m in self._active() if m.category == category), key=lambda m: (m.born, int(m.id.rsplit("-", 1)[1])))
-        expected = [m.id for m in live[:-2] if m.key is None]
+        expected = [m.id for m in live[:-1] if m.key is None]
         command = None
         if summarizer:
             command = str(self.root / "summarize.py")
             Path(command).write_text("#!/usr/bin/env python3\nimport hashlib, json, sys\nprompt = sys.stdin.read()\n"
                                      "print(json.dumps({'content': 'condensed ' + hashlib.sha1(prompt.encode()).hexdigest()}))\n")
             os.chmod(command, 0o755)
-        result = self.g.compact(category=category, keep=2, command=command, summarize=summarizer)
+        result = self.g.compact(category=category, keep=1, command=command, summarize=summarizer)
         if len(expected) < 2:
             assert not result.condensed, "compacted fewer than two"
             return
-        assert result.replaced[category] == expected, "compact condensed other entries than those past the newest 2"
+        assert result.replaced[category] == expected, "compact condensed other entries than those past the newest one"
         new = result.condensed[category]
         made = self._written(new, importance=new.data.get("importance"), tags=new.data.get("tags", []),
                              metadata=new.data.get("metadata"))
@@ -509,6 +569,49 @@ class StoreMachine(RuleBasedStateMachine):
         at = starts[where % len(starts)]
         lines[at:at] = ["\n", "# a note a person left here\n"]
         path.write_text("".join(lines))
+        self.g.store.refresh()
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(pick=st.integers(0, 1000))
+    @counted
+    def hand_reformat(self, pick):
+        """A person runs a YAML formatter over a file (another line width, long text folded): the store reads the
+        same entries, and later writes into the file keep it valid. (A formatter that indents the list is reported by
+        validate instead: test_validate.py.)"""
+        from ruamel.yaml import YAML
+
+        files = sorted({self.g.config.category(m.category).storage_file for m in self._active(("note", "task", "episode"))
+                        if self.g.config.category(m.category).tracked})
+        if not files:
+            return False  # nothing to do: not counted as a run (RUNS)
+        path = self.root / "grimoires/loa/memory" / files[pick % len(files)]
+        yaml = YAML()
+        yaml.width = 40
+        data = yaml.load(path.read_text())
+        with path.open("w") as handle:
+            yaml.dump(data, handle)
+        self.g.store.refresh()
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(pick=st.integers(0, 1000))
+    @counted
+    def hand_remove(self, pick):
+        """A person deletes an entry that nothing links to from its file: it is gone, and its id is never issued again (I3)."""
+        from ruamel.yaml import YAML
+
+        linked = {m.supersedes for m in self.entries.values()} | set(self.facts.values()) | {v[0] for v in self.procedures.values()}
+        loose = [m for m in self._active() if m.supersedes is None and m.id not in linked and m.key is None
+                 and self.g.config.category(m.category).tracked]
+        if not loose:
+            return False  # nothing to do: not counted as a run (RUNS)
+        chosen = loose[pick % len(loose)]
+        path = self.root / "grimoires/loa/memory" / self.g.config.category(chosen.category).storage_file
+        yaml = YAML()
+        data = yaml.load(path.read_text())
+        data[:] = [item for item in data if item["id"] != chosen.id]
+        with path.open("w") as handle:
+            yaml.dump(data, handle)
+        del self.entries[chosen.id]
         self.g.store.refresh()
 
     @rule()
@@ -553,6 +656,9 @@ class StoreMachine(RuleBasedStateMachine):
         self.g.facts()
         self.g.due_tasks()
         self.g.export(archived=True)
+        self.g.tools()
+        self.g.patterns()
+        self.g.insights()
         for key in self.facts:
             self.g.recall(key, None)
         assert self._files() == before, "I8: a read changed a file"

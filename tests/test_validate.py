@@ -143,3 +143,24 @@ def test_an_expired_keyed_entry_is_not_a_second_active_holder_of_its_key(repo):
     assert mem("validate", env=later).code == 0
     assert mem("validate").code == 1  # before the first expired, two entries hold the key at once
     assert first
+
+
+def test_a_layout_mem_cannot_write_is_reported_so_a_clean_validate_means_writes_work(repo):
+    """Found by the model test (hand_reformat): a formatter that indents the list leaves readable YAML that every
+    write then refuses (exit 3); validate said ok. Now it names the file and line, and block style fixes both."""
+    first = mem("add", "-c", "fact", "the deploy runs nightly", "--json")
+    entry_id = json.loads(first.out)["id"]
+    path = MEMORY / "facts.yaml"
+    canonical = path.read_text()
+    indented = "".join(("  " + line if line.strip() and not line.startswith("#") else line) for line in canonical.splitlines(True))
+    for text, line in ((indented, 4), (f"[{{id: {entry_id}, category: fact}}]\n", 1)):
+        path.write_text(text)
+        result, found = problems()
+        assert result.code == 1 and [(p["file"], p["line"], p["rule"]) for p in found if p["rule"] == "layout"] == \
+            [(str(path), line, "layout")], found
+        assert "block style" in next(p["message"] for p in found if p["rule"] == "layout")
+    path.write_text(indented)
+    refused = mem("supersede", entry_id, "the deploy runs hourly")
+    assert refused.code == 3 and path.read_text() == indented  # the write that validate warns of: nothing changed
+    path.write_text(canonical)
+    assert problems()[0].code == 0 and mem("supersede", entry_id, "the deploy runs hourly").code == 0
