@@ -5,12 +5,15 @@ go into `.claude/settings.local.json` instead, Claude Code's settings of one
 clone, git-ignored (a line in `.gitignore` when nothing ignores it yet), and
 `.mcp.json`, shared, is left alone.
 
-What mem adds is recognised by its command (`mem agent hook EVENT`, the
-server `grimoire` running `mem mcp`), so `uninstall` removes exactly that,
-whoever installed it, and an install run twice adds nothing the second time.
-A file mem empties is removed, as one install created it. Files are written
-whole through a temporary file and `os.replace`: an interrupted install
-leaves the old file.
+What mem adds is recognised by its command as the shell reads it (the
+program named `mem`, by name or path, then `agent hook WORD`; the server
+`grimoire` running `mem mcp`), so `uninstall` removes exactly that, whoever
+installed it, and an install run twice adds nothing the second time. A path
+is shell-quoted; a hook an older install wrote unquoted, which the shell
+cannot run when the path has a space, is still recognised (status `broken`)
+and rewritten by the next install. A file mem empties is removed, as one
+install created it. Files are written whole through a temporary file and
+`os.replace`: an interrupted install leaves the old file.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -37,8 +41,13 @@ HOOKS = {
     "PreCompact": ("pre-compact", None, 10),
     "SessionEnd": ("session-end", None, 10),
     "PostToolUse": ("post-tool-use", "*", 10),
+    # Claude Code sends a tool call that failed here, never to PostToolUse; the same
+    # hook reads the event's name from the payload and records the call as a failure.
+    "PostToolUseFailure": ("post-tool-use", "*", 10),
 }
-_OURS = re.compile(r"^(?:\S*/)?mem agent hook (session-start|pre-compact|session-end|post-tool-use)\Z")
+WORDS = ("session-start", "pre-compact", "session-end", "post-tool-use")  # claude_hooks.EVENTS, without importing it
+# What an install before the quoting wrote: a path with whitespace, unquoted.
+_UNQUOTED = re.compile(r"^(/.*\s.*/mem) agent hook (\S+)\Z")
 
 
 @dataclass
@@ -70,6 +79,11 @@ def mem_command() -> str:
     return str(here)
 
 
+def hook_command(mem: str, word: str) -> str:
+    """The hook's shell command: a path with a space or a quote stays one word."""
+    return f"{shlex.quote(mem)} agent hook {word}"
+
+
 def install(root: Path, local: bool = False) -> AgentResult:
     where = SETTINGS_LOCAL if local else SETTINGS
     result = AgentResult("install", root, settings=str(where))
@@ -82,11 +96,14 @@ def install(root: Path, local: bool = False) -> AgentResult:
                                "`mem agent uninstall claude && mem agent install claude --local`)")
     settings = _load(root / where)
     hooks = _hooks(settings, root / where)
+    replaced = _remove_ours(hooks, runnable=False)
+    if replaced:
+        result.notes.append(f"replaced {len(replaced)} hooks an older install wrote with the path unquoted (the shell could not run them)")
     for event, (word, matcher, timeout) in HOOKS.items():
-        command = f"{mem} agent hook {word}"
+        command = hook_command(mem, word)
         label = f"{event}: {command}"
         groups = hooks.setdefault(event, [])
-        if any(_OURS.match(c) and c.endswith(f" {word}") for c in _commands(groups)):
+        if any(ours == (word, True) for ours in map(_ours, _commands(groups))):
             result.kept.append(label)
             continue
         group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
@@ -98,12 +115,11 @@ def install(root: Path, local: bool = False) -> AgentResult:
             _write(root / where, settings)
             _ignore(root, where, result)
         result.notes.append(f"{MCP} is shared: the MCP server is not added (for this clone only: "
-                            f"`claude mcp add --scope local {SERVER} -- {mem} mcp`)")
+                            f"`claude mcp add --scope local {SERVER} -- {shlex.quote(mem)} mcp`)")
         return result
     servers = _servers(mcp := _load(root / MCP), root / MCP)
-    wanted = {"command": mem, "args": ["mcp"]}
     if SERVER not in servers:
-        servers[SERVER] = wanted
+        servers[SERVER] = {"command": mem, "args": ["mcp"]}
         result.changed.append(f"mcp: {SERVER}")
     elif _is_ours(servers[SERVER]):
         result.kept.append(f"mcp: {SERVER}")
@@ -121,17 +137,7 @@ def uninstall(root: Path, local: bool = False) -> AgentResult:
     if path.exists():
         settings = _load(path)
         hooks = _hooks(settings, path)
-        for event in list(hooks):
-            for group in list(hooks[event]):
-                inner = group.get("hooks") if isinstance(group, dict) else None
-                ours = [h for h in inner if isinstance(h, dict) and _OURS.match(str(h.get("command", "")))] if isinstance(inner, list) else []
-                for hook in ours:
-                    inner.remove(hook)
-                    result.changed.append(f"{event}: {hook['command']}")
-                if ours and not inner:  # only what mem emptied goes with it
-                    hooks[event].remove(group)
-                    if not hooks[event]:
-                        del hooks[event]
+        result.changed.extend(_remove_ours(hooks))
         if result.changed and not hooks:
             del settings["hooks"]
         if result.changed:
@@ -152,19 +158,61 @@ def uninstall(root: Path, local: bool = False) -> AgentResult:
 
 
 def status(root: Path, local: bool = False) -> AgentResult:
+    """Per event: installed, missing, or broken (mem's hook, written unquoted by an
+    older install: the shell cannot run it; `install` rewrites it)."""
     where = SETTINGS_LOCAL if local else SETTINGS
     result = AgentResult("status", root, settings=str(where))
     settings = _load(root / where) if (root / where).exists() else {}
     hooks = _hooks(settings, root / where)
     for event, (word, _, _) in HOOKS.items():
-        installed = any(_OURS.match(c) and c.endswith(f" {word}") for c in _commands(hooks.get(event, [])))
-        result.status[event] = "installed" if installed else "missing"
+        runnable = {ours[1] for ours in map(_ours, _commands(hooks.get(event, []))) if ours is not None and ours[0] == word}
+        result.status[event] = "installed" if True in runnable else "broken" if runnable else "missing"
     if local:
         return result
     mcp = _load(root / MCP) if (root / MCP).exists() else {}
     server = _servers(mcp, root / MCP).get(SERVER)
     result.status[f"mcp: {SERVER}"] = "missing" if server is None else "installed" if _is_ours(server) else "different"
     return result
+
+
+def _ours(command: str) -> tuple[str, bool] | None:
+    """(the hook's word, whether the shell can run it) when `command` is a hook mem
+    installs, else None. Read as the shell reads it: exactly the program named
+    `mem` (its name or a path, quoted or not), `agent`, `hook`, one of mem's words;
+    anything more (`&& …`, an assignment before it) is the user's own command."""
+    unquoted = _UNQUOTED.match(command)
+    # The shell's first word missing is what made the old hook fail (exit 127); one that
+    # exists (`/usr/bin/env X=1 /a/mem …`) is a command the user wrote, and stays theirs.
+    if unquoted and unquoted.group(2) in WORDS and not os.path.exists(command.split()[0]):
+        return unquoted.group(2), False
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unbalanced quote: not a command mem writes
+        return None
+    if len(words) == 4 and Path(words[0]).name == "mem" and words[1:3] == ["agent", "hook"] and words[3] in WORDS:
+        return words[3], True
+    return None
+
+
+def _remove_ours(hooks: dict[str, Any], runnable: bool | None = None) -> list[str]:
+    """Remove mem's hooks (only those the shell can or cannot run, when
+    `runnable` says which), and a group or event only mem's emptied; their labels."""
+    removed = []
+    for event in list(hooks):
+        for group in list(hooks[event]):
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                continue
+            ours = [h for h in inner if isinstance(h, dict) and isinstance(h.get("command"), str)
+                    and (found := _ours(h["command"])) is not None and runnable in (None, found[1])]
+            for hook in ours:
+                inner.remove(hook)
+                removed.append(f"{event}: {hook['command']}")
+            if ours and not inner:
+                hooks[event].remove(group)
+                if not hooks[event]:
+                    del hooks[event]
+    return removed
 
 
 def _ignore(root: Path, path: Path, result: AgentResult) -> None:
