@@ -47,7 +47,7 @@ def test_install_merges_only_its_own_and_uninstall_removes_exactly_that(repo):
     assert settings["hooks"]["PostToolUseFailure"] == [{"matcher": "*", "hooks": [
         {"type": "command", "command": "mem agent hook post-tool-use", "timeout": 10}]}]
     assert settings["hooks"]["SessionStart"] == [{"hooks": [{"type": "command", "command": "mem agent hook session-start", "timeout": 30}]}]
-    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"grimoire": {"command": "mem", "args": ["mcp"]}}}
+    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"grimoire": {"command": "mem", "args": ["mcp"], "env": {"MEM_AGENT": "claude"}}}}
     assert set(json.loads(mem("agent", "status", "claude", "--json").out)["status"].values()) == {"installed"}
 
     installed = (repo / SETTINGS).read_bytes()
@@ -236,7 +236,7 @@ def test_without_mem_on_path_install_warns_and_local_keeps_the_path_to_this_clon
     done = mem_process("agent", "install", "claude", "--local", cwd=repo, env=bare)
     err = done.stderr.decode()
     assert done.returncode == 0 and "warning" not in err and "added .claude/settings.local.json to .gitignore" in err
-    assert f"claude mcp add --scope local grimoire -- {here} mcp" in err
+    assert f"claude mcp add --scope local grimoire -e MEM_AGENT=claude -- {here} mcp" in err
     hooks = json.loads(local.read_text())["hooks"]
     assert hooks["PostToolUse"] == [{"matcher": "*", "hooks": [{"type": "command", "command": f"{here} agent hook post-tool-use", "timeout": 10}]}]
     assert not (repo / SETTINGS).exists() and not (repo / ".mcp.json").exists()  # nothing shared is touched
@@ -337,3 +337,62 @@ def test_hooks_an_older_install_left_unquoted_are_broken_and_the_next_install_re
 
 def _commands_of(groups: list) -> list[str]:
     return [hook["command"] for group in groups for hook in group["hooks"]]
+
+
+@pytest.mark.parametrize("local", [False, True])
+@pytest.mark.parametrize("original", ['{\n  "model": "opus",\n  "hooks": {}\n}\n', '{\n  "hooks": {}\n}\n', '{\n  "model": "opus"\n}\n'])
+def test_uninstall_gives_back_the_hooks_object_as_the_user_had_it(repo, original, local):
+    settings = repo / (".claude/settings.local.json" if local else SETTINGS)
+    settings.parent.mkdir()
+    settings.write_text(original)
+    option = ("--local",) if local else ()
+    assert mem("agent", "install", "claude", *option).code == 0
+    assert json.loads(settings.read_text())["hooks"]["SessionStart"]
+    assert mem("agent", "install", "claude", *option).code == 0  # a second install, nothing to add, forgets nothing
+    assert mem("agent", "uninstall", "claude", *option).code == 0
+    assert settings.read_text() == original
+
+
+def test_files_install_creates_follow_the_umask_and_existing_ones_keep_their_mode(repo):
+    (repo / ".claude").mkdir()
+    (repo / SETTINGS).write_text("{}\n")
+    (repo / SETTINGS).chmod(0o600)
+    previous = os.umask(0o002)
+    try:
+        assert mem("agent", "install", "claude").code == 0
+    finally:
+        os.umask(previous)
+    assert (repo / SETTINGS).stat().st_mode & 0o777 == 0o600  # the user's choice for their file
+    assert (repo / ".mcp.json").stat().st_mode & 0o777 == 0o664  # as any file the user creates under umask 002
+    local = repo / ".claude/settings.local.json"
+    previous = os.umask(0o077)
+    try:
+        assert mem("agent", "install", "claude", "--local").code == 0
+    finally:
+        os.umask(previous)
+    assert local.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_older_install_s_server_gets_mem_agent_and_entries_it_saves_are_claude_s(repo):
+    """README's `.mcp.json` example sets MEM_AGENT=claude: what Claude Code saves through the server says so (source.agent)."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"grimoire": {"command": "mem", "args": ["mcp"], "env": {"X": "1"}}}}))
+    done = json.loads(mem("agent", "install", "claude", "--json").out)
+    assert "mcp: grimoire env MEM_AGENT" in done["changed"]
+    server = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["grimoire"]
+    assert server == {"command": "mem", "args": ["mcp"], "env": {"X": "1", "MEM_AGENT": "claude"}}
+    assert json.loads(mem("agent", "install", "claude", "--json").out)["changed"] == []
+
+    async def save() -> str:  # the server started as Claude Code starts it: command, args, and the env over its own
+        params = StdioServerParameters(command=server["command"], args=server["args"], cwd=str(repo), env={**os.environ, **server["env"]})
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as client:
+                await client.initialize()
+                result = await client.call_tool("save", {"content": "Deploys go out on Tuesdays", "category": "decision"})
+                return json.loads(result.content[0].text)["id"]
+
+    saved = anyio.run(save)
+    assert json.loads(mem("show", saved, "--json").out)["source"]["agent"] == "claude"

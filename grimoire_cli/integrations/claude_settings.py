@@ -12,8 +12,12 @@ installed it, and an install run twice adds nothing the second time. A path
 is shell-quoted; a hook an older install wrote unquoted, which the shell
 cannot run when the path has a space, is still recognised (status `broken`)
 and rewritten by the next install. A file mem empties is removed, as one
-install created it. Files are written whole through a temporary file and
-`os.replace`: an interrupted install leaves the old file.
+install created it; a `"hooks": {}` the user had before the install is kept
+(remembered in the git directory, the one place of this clone mem may write
+that is neither shared nor a cache). Files are written whole through a
+temporary file and `os.replace`: an interrupted install leaves the old file.
+A file mem creates gets the mode `open` would give it (0666 less the umask);
+one that exists keeps its mode.
 """
 
 from __future__ import annotations
@@ -21,10 +25,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +52,10 @@ HOOKS = {
 WORDS = ("session-start", "pre-compact", "session-end", "post-tool-use")  # claude_hooks.EVENTS, without importing it
 # What an install before the quoting wrote: a path with whitespace, unquoted.
 _UNQUOTED = re.compile(r"^(/.*\s.*/mem) agent hook (\S+)\Z")
+# Where the git directory remembers the settings files that had `"hooks": {}` before an install.
+EMPTY_HOOKS_RECORD = "grimoire-claude-empty-hooks"
+# The server's env: what it saves is Claude Code's (source.agent), as README's `.mcp.json` example has it.
+SERVER_ENV = {"MEM_AGENT": "claude"}
 
 
 @dataclass
@@ -95,6 +103,7 @@ def install(root: Path, local: bool = False) -> AgentResult:
                                "(hint: put mem on PATH and install again, or keep it to this clone: "
                                "`mem agent uninstall claude && mem agent install claude --local`)")
     settings = _load(root / where)
+    had_empty_hooks = settings.get("hooks") == {}
     hooks = _hooks(settings, root / where)
     replaced = _remove_ours(hooks, runnable=False)
     if replaced:
@@ -110,23 +119,29 @@ def install(root: Path, local: bool = False) -> AgentResult:
         group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
         groups.append(group)
         result.changed.append(label)
+    hooks_added = bool(result.changed)
     if local:
-        if result.changed:
+        if hooks_added:
             _write(root / where, settings)
+            _remember_empty_hooks(root / where, had_empty_hooks)
             _ignore(root, where, result)
         result.notes.append(f"{MCP} is shared: the MCP server is not added (for this clone only: "
-                            f"`claude mcp add --scope local {SERVER} -- {shlex.quote(mem)} mcp`)")
+                            f"`claude mcp add --scope local {SERVER} -e MEM_AGENT=claude -- {shlex.quote(mem)} mcp`)")
         return result
     servers = _servers(mcp := _load(root / MCP), root / MCP)
     if SERVER not in servers:
-        servers[SERVER] = {"command": mem, "args": ["mcp"]}
+        servers[SERVER] = {"command": mem, "args": ["mcp"], "env": dict(SERVER_ENV)}
         result.changed.append(f"mcp: {SERVER}")
+    elif _is_ours(servers[SERVER]) and _add_server_env(servers[SERVER]):
+        result.changed.append(f"mcp: {SERVER} env MEM_AGENT")
     elif _is_ours(servers[SERVER]):
         result.kept.append(f"mcp: {SERVER}")
     else:
         result.notes.append(f"{MCP} has a server named {SERVER} that does not run `mem mcp`: left as it is")
     if result.changed:
         _write(root / SETTINGS, settings)
+        if hooks_added:
+            _remember_empty_hooks(root / SETTINGS, had_empty_hooks)
         _write(root / MCP, mcp)
     return result
 
@@ -138,9 +153,10 @@ def uninstall(root: Path, local: bool = False) -> AgentResult:
         settings = _load(path)
         hooks = _hooks(settings, path)
         result.changed.extend(_remove_ours(hooks))
-        if result.changed and not hooks:
-            del settings["hooks"]
         if result.changed:
+            users_empty_hooks = _forget_empty_hooks(path)
+            if not hooks and not users_empty_hooks:  # the install added "hooks"; a `{}` the user had stays theirs
+                del settings["hooks"]
             _write(path, settings)
     mcp_path = root / MCP
     if mcp_path.exists() and not local:  # `--local` never adds the server
@@ -215,6 +231,55 @@ def _remove_ours(hooks: dict[str, Any], runnable: bool | None = None) -> list[st
     return removed
 
 
+def _add_server_env(server: dict[str, Any]) -> bool:
+    """Give a server an older install wrote the MEM_AGENT it lacks (other env values stay); whether it changed."""
+    env = server.setdefault("env", {})
+    if not isinstance(env, dict) or "MEM_AGENT" in env:
+        return False
+    env.update(SERVER_ENV)
+    return True
+
+
+def _empty_hooks_record(settings: Path) -> Path | None:
+    """The record in the git directory of this clone (and work tree); None outside git. Called once the folder exists."""
+    from ..git import gitops
+
+    git_dir = gitops.git_dir(settings.parent)
+    return git_dir / EMPTY_HOOKS_RECORD if git_dir is not None else None
+
+
+def _recorded(record: Path) -> set[str]:
+    try:
+        return set(record.read_text(encoding="utf-8").splitlines())
+    except OSError:
+        return set()
+
+
+def _remember_empty_hooks(settings: Path, had_empty_hooks: bool) -> None:
+    """Record (or forget) that `settings` had `"hooks": {}` before this install,
+    so uninstall gives it back; outside git nothing is kept and uninstall drops it."""
+    record = _empty_hooks_record(settings)
+    if record is None:
+        return
+    listed, key = _recorded(record), os.path.abspath(settings)
+    wanted = listed | {key} if had_empty_hooks else listed - {key}
+    if wanted == listed:
+        return
+    if wanted:
+        record.write_text("".join(f"{line}\n" for line in sorted(wanted)), encoding="utf-8")
+    else:
+        record.unlink(missing_ok=True)
+
+
+def _forget_empty_hooks(settings: Path) -> bool:
+    """Whether `settings` had `"hooks": {}` before mem's install; the record of it is dropped."""
+    record = _empty_hooks_record(settings)
+    had = record is not None and os.path.abspath(settings) in _recorded(record)
+    if had:
+        _remember_empty_hooks(settings, False)
+    return had
+
+
 def _ignore(root: Path, path: Path, result: AgentResult) -> None:
     """Have git ignore `path` (one clone's settings), as Claude Code does when it
     creates the file: a line in the repository's `.gitignore` when nothing ignores it yet."""
@@ -280,7 +345,10 @@ def _write(path: Path, value: dict[str, Any]) -> None:
         path.unlink(missing_ok=True)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    temp = path.parent / f".{path.name}.{secrets.token_hex(6)}"
+    # Mode 0666 through the umask, as `open` makes a file (mkstemp's 0600 would
+    # hide a shared settings file from the user's group); an existing file's mode is kept below.
+    handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
@@ -288,7 +356,7 @@ def _write(path: Path, value: dict[str, Any]) -> None:
             os.chmod(temp, path.stat().st_mode & 0o777)
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
 
 
