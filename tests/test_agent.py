@@ -5,6 +5,9 @@ shaped as Claude Code documents them (README: Agents)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,7 +34,8 @@ def test_install_merges_only_its_own_and_uninstall_removes_exactly_that(repo):
     original = json.dumps(THEIRS, indent=2) + "\n"
     (repo / SETTINGS).write_text(original)
     assert json.loads(mem("agent", "status", "claude", "--json").out)["status"] == {
-        "SessionStart": "missing", "PreCompact": "missing", "SessionEnd": "missing", "PostToolUse": "missing", "mcp: grimoire": "missing"}
+        "SessionStart": "missing", "PreCompact": "missing", "SessionEnd": "missing", "PostToolUse": "missing",
+        "PostToolUseFailure": "missing", "mcp: grimoire": "missing"}
 
     done = mem("agent", "install", "claude")
     assert done.code == 0, done.err
@@ -40,8 +44,10 @@ def test_install_merges_only_its_own_and_uninstall_removes_exactly_that(repo):
     assert settings["hooks"]["PostToolUse"][0] == THEIRS["hooks"]["PostToolUse"][0]  # theirs first, untouched
     assert settings["hooks"]["PostToolUse"][1] == {"matcher": "*", "hooks": [
         {"type": "command", "command": "mem agent hook post-tool-use", "timeout": 10}]}
+    assert settings["hooks"]["PostToolUseFailure"] == [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "mem agent hook post-tool-use", "timeout": 10}]}]
     assert settings["hooks"]["SessionStart"] == [{"hooks": [{"type": "command", "command": "mem agent hook session-start", "timeout": 30}]}]
-    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"grimoire": {"command": "mem", "args": ["mcp"]}}}
+    assert json.loads((repo / ".mcp.json").read_text()) == {"mcpServers": {"grimoire": {"command": "mem", "args": ["mcp"], "env": {"MEM_AGENT": "claude"}}}}
     assert set(json.loads(mem("agent", "status", "claude", "--json").out)["status"].values()) == {"installed"}
 
     installed = (repo / SETTINGS).read_bytes()
@@ -49,7 +55,7 @@ def test_install_merges_only_its_own_and_uninstall_removes_exactly_that(repo):
     assert json.loads(again.out)["changed"] == [] and (repo / SETTINGS).read_bytes() == installed  # idempotent
 
     gone = mem("agent", "uninstall", "claude", "--json")
-    assert len(json.loads(gone.out)["changed"]) == 5
+    assert len(json.loads(gone.out)["changed"]) == 6
     assert (repo / SETTINGS).read_text() == original  # exactly what was there before
     assert not (repo / ".mcp.json").exists()  # install created it; nothing else was in it
     assert mem("agent", "uninstall", "claude").err == "nothing of mem's was installed\n"
@@ -230,7 +236,7 @@ def test_without_mem_on_path_install_warns_and_local_keeps_the_path_to_this_clon
     done = mem_process("agent", "install", "claude", "--local", cwd=repo, env=bare)
     err = done.stderr.decode()
     assert done.returncode == 0 and "warning" not in err and "added .claude/settings.local.json to .gitignore" in err
-    assert f"claude mcp add --scope local grimoire -- {here} mcp" in err
+    assert f"claude mcp add --scope local grimoire -e MEM_AGENT=claude -- {here} mcp" in err
     hooks = json.loads(local.read_text())["hooks"]
     assert hooks["PostToolUse"] == [{"matcher": "*", "hooks": [{"type": "command", "command": f"{here} agent hook post-tool-use", "timeout": 10}]}]
     assert not (repo / SETTINGS).exists() and not (repo / ".mcp.json").exists()  # nothing shared is touched
@@ -242,5 +248,151 @@ def test_without_mem_on_path_install_warns_and_local_keeps_the_path_to_this_clon
     again = mem_process("agent", "install", "claude", "--local", cwd=repo, env=bare)
     assert again.returncode == 0 and (repo / ".gitignore").read_text().count("settings.local.json") == 1
     gone = mem("agent", "uninstall", "claude", "--local", "--json")
-    assert gone.code == 0 and len(json.loads(gone.out)["changed"]) == 4
+    assert gone.code == 0 and len(json.loads(gone.out)["changed"]) == 5
     assert local.read_text() == before  # exactly what was there before
+
+
+def _installed_command(repo: Path, event: str, settings: Path = SETTINGS) -> str:
+    return json.loads((repo / settings).read_text())["hooks"][event][-1]["hooks"][0]["command"]
+
+
+def _run_hook(command: str, stdin: bytes, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The hook's command as Claude Code runs it: through the shell, the payload on stdin."""
+    return subprocess.run(["sh", "-c", command], cwd=cwd, input=stdin, capture_output=True, env={**os.environ, **(env or {})}, timeout=60)
+
+
+def test_a_failed_tool_call_reaches_the_log_through_the_installed_post_tool_use_failure_hook(repo):
+    """Claude Code sends a failed call to PostToolUseFailure (its `error` and
+    `is_interrupt` at the top level, no tool_response), never to PostToolUse."""
+    assert mem("agent", "install", "claude").code == 0
+    assert _installed_command(repo, "PostToolUse") == _installed_command(repo, "PostToolUseFailure") == "mem agent hook post-tool-use"
+    success = payload("PostToolUse", permission_mode="default", tool_name="Bash", tool_input={"command": "npm test"},
+                      tool_response={"stdout": "ok", "stderr": "", "interrupted": False}, tool_use_id="toolu_01")
+    failure = payload("PostToolUseFailure", permission_mode="default", tool_name="Bash", tool_input={"command": "npm test"},
+                      tool_use_id="toolu_02", error="Command exited with non-zero status code 1", is_interrupt=False)
+    for event, stdin in (("PostToolUse", success), ("PostToolUseFailure", failure)):
+        run = _run_hook(_installed_command(repo, event), stdin, repo)
+        assert run.returncode == 0 and run.stdout == b"" and run.stderr == b"", (event, run.stderr)
+    tools = json.loads(mem("tools", "--json").out)
+    assert [(t["tool"], t["executions"], t["success_rate"]) for t in tools] == [("Bash", 2, 0.5)]
+    assert "Command exited with non-zero status code" in mem("tools", "Bash").out
+
+
+def test_hooks_of_a_mem_at_a_path_with_a_space_run_and_are_recognised(repo, tmp_path):
+    """Found by a real Claude Code: the unquoted path made every hook exit 127,
+    status said missing, a second install doubled them and uninstall left them."""
+    spaced = tmp_path / "my tools" / "mem"
+    spaced.parent.mkdir()
+    shutil.copy2(Path(sys.executable).parent / "mem", spaced)  # a copy: a link would resolve to the venv's path
+    bare = {"PATH": "/usr/bin:/bin"}  # git, but no mem: the hooks call the path
+    done = subprocess.run([str(spaced), "agent", "install", "claude"], cwd=repo, capture_output=True, env={**os.environ, **bare})
+    assert done.returncode == 0, done.stderr
+    quoted = f"'{spaced}' agent hook session-start"
+    assert _installed_command(repo, "SessionStart") == quoted
+
+    transcript = _transcript(tmp_path / "t.jsonl", 1)
+    payloads = {"SessionStart": payload("SessionStart", source="startup"),
+                "PreCompact": payload("PreCompact", transcript_path=str(transcript), trigger="auto"),
+                "SessionEnd": payload("SessionEnd", transcript_path=str(transcript), reason="exit"),
+                "PostToolUse": payload("PostToolUse", tool_name="Read", tool_input={}, tool_response={}),
+                "PostToolUseFailure": payload("PostToolUseFailure", tool_name="Read", tool_input={}, error="no such file")}
+    for event, stdin in payloads.items():
+        run = _run_hook(_installed_command(repo, event), stdin, repo, env=bare)
+        assert run.returncode == 0 and b"not found" not in run.stderr, (event, run.stderr)
+    assert "additionalContext" in _run_hook(quoted, payloads["SessionStart"], repo, env=bare).stdout.decode()
+    assert [(t["tool"], t["executions"]) for t in json.loads(mem("tools", "--json").out)] == [("Read", 2)]
+
+    assert set(json.loads(mem("agent", "status", "claude", "--json").out)["status"].values()) == {"installed"}
+    installed = (repo / SETTINGS).read_bytes()
+    again = subprocess.run([str(spaced), "agent", "install", "claude", "--json"], cwd=repo, capture_output=True, env={**os.environ, **bare})
+    assert json.loads(again.stdout)["changed"] == [] and (repo / SETTINGS).read_bytes() == installed
+    gone = mem("agent", "uninstall", "claude", "--json")
+    assert len(json.loads(gone.out)["changed"]) == 6 and not (repo / SETTINGS).exists() and not (repo / ".mcp.json").exists()
+
+
+def test_hooks_an_older_install_left_unquoted_are_broken_and_the_next_install_replaces_them(repo, tmp_path):
+    old = str(tmp_path / "my tools" / "mem")
+    (repo / ".claude").mkdir()
+    theirs = {"type": "command", "command": "ruff format"}
+    hooks = {event: [{"hooks": [{"type": "command", "command": f"{old} agent hook {word}", "timeout": 10}]}] * 2
+             for event, word in (("SessionStart", "session-start"), ("PreCompact", "pre-compact"), ("SessionEnd", "session-end"))}
+    hooks["PostToolUse"] = [{"matcher": "*", "hooks": [theirs, {"type": "command", "command": f"{old} agent hook post-tool-use"}]}]
+    wrapped = {"type": "command", "command": f"/usr/bin/env MEM_SCOPE=x {old} agent hook post-tool-use"}  # the user's own: it runs
+    hooks["PostToolUseFailure"] = [{"hooks": [wrapped]}]
+    (repo / SETTINGS).write_text(json.dumps({"hooks": hooks}))
+    status = json.loads(mem("agent", "status", "claude", "--local", "--json").out)["status"]
+    assert json.loads(mem("agent", "status", "claude", "--json").out)["status"] == {
+        "SessionStart": "broken", "PreCompact": "broken", "SessionEnd": "broken", "PostToolUse": "broken",
+        "PostToolUseFailure": "missing", "mcp: grimoire": "missing"} and set(status.values()) == {"missing"}
+
+    done = mem("agent", "install", "claude")
+    assert done.code == 0 and "replaced 7 hooks an older install wrote with the path unquoted" in done.err
+    settings = json.loads((repo / SETTINGS).read_text())["hooks"]
+    assert {event: _commands_of(groups) for event, groups in settings.items()} == {
+        "SessionStart": ["mem agent hook session-start"], "PreCompact": ["mem agent hook pre-compact"],
+        "SessionEnd": ["mem agent hook session-end"], "PostToolUse": ["ruff format", "mem agent hook post-tool-use"],
+        "PostToolUseFailure": [wrapped["command"], "mem agent hook post-tool-use"]}
+    assert set(json.loads(mem("agent", "status", "claude", "--json").out)["status"].values()) == {"installed"}
+
+
+def _commands_of(groups: list) -> list[str]:
+    return [hook["command"] for group in groups for hook in group["hooks"]]
+
+
+@pytest.mark.parametrize("local", [False, True])
+@pytest.mark.parametrize("original", ['{\n  "model": "opus",\n  "hooks": {}\n}\n', '{\n  "hooks": {}\n}\n', '{\n  "model": "opus"\n}\n'])
+def test_uninstall_gives_back_the_hooks_object_as_the_user_had_it(repo, original, local):
+    settings = repo / (".claude/settings.local.json" if local else SETTINGS)
+    settings.parent.mkdir()
+    settings.write_text(original)
+    option = ("--local",) if local else ()
+    assert mem("agent", "install", "claude", *option).code == 0
+    assert json.loads(settings.read_text())["hooks"]["SessionStart"]
+    assert mem("agent", "install", "claude", *option).code == 0  # a second install, nothing to add, forgets nothing
+    assert mem("agent", "uninstall", "claude", *option).code == 0
+    assert settings.read_text() == original
+
+
+def test_files_install_creates_follow_the_umask_and_existing_ones_keep_their_mode(repo):
+    (repo / ".claude").mkdir()
+    (repo / SETTINGS).write_text("{}\n")
+    (repo / SETTINGS).chmod(0o600)
+    previous = os.umask(0o002)
+    try:
+        assert mem("agent", "install", "claude").code == 0
+    finally:
+        os.umask(previous)
+    assert (repo / SETTINGS).stat().st_mode & 0o777 == 0o600  # the user's choice for their file
+    assert (repo / ".mcp.json").stat().st_mode & 0o777 == 0o664  # as any file the user creates under umask 002
+    local = repo / ".claude/settings.local.json"
+    previous = os.umask(0o077)
+    try:
+        assert mem("agent", "install", "claude", "--local").code == 0
+    finally:
+        os.umask(previous)
+    assert local.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_older_install_s_server_gets_mem_agent_and_entries_it_saves_are_claude_s(repo):
+    """README's `.mcp.json` example sets MEM_AGENT=claude: what Claude Code saves through the server says so (source.agent)."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"grimoire": {"command": "mem", "args": ["mcp"], "env": {"X": "1"}}}}))
+    done = json.loads(mem("agent", "install", "claude", "--json").out)
+    assert "mcp: grimoire env MEM_AGENT" in done["changed"]
+    server = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["grimoire"]
+    assert server == {"command": "mem", "args": ["mcp"], "env": {"X": "1", "MEM_AGENT": "claude"}}
+    assert json.loads(mem("agent", "install", "claude", "--json").out)["changed"] == []
+
+    async def save() -> str:  # the server started as Claude Code starts it: command, args, and the env over its own
+        params = StdioServerParameters(command=server["command"], args=server["args"], cwd=str(repo), env={**os.environ, **server["env"]})
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as client:
+                await client.initialize()
+                result = await client.call_tool("save", {"content": "Deploys go out on Tuesdays", "category": "decision"})
+                return json.loads(result.content[0].text)["id"]
+
+    saved = anyio.run(save)
+    assert json.loads(mem("show", saved, "--json").out)["source"]["agent"] == "claude"

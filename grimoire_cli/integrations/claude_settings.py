@@ -5,12 +5,19 @@ go into `.claude/settings.local.json` instead, Claude Code's settings of one
 clone, git-ignored (a line in `.gitignore` when nothing ignores it yet), and
 `.mcp.json`, shared, is left alone.
 
-What mem adds is recognised by its command (`mem agent hook EVENT`, the
-server `grimoire` running `mem mcp`), so `uninstall` removes exactly that,
-whoever installed it, and an install run twice adds nothing the second time.
-A file mem empties is removed, as one install created it. Files are written
-whole through a temporary file and `os.replace`: an interrupted install
-leaves the old file.
+What mem adds is recognised by its command as the shell reads it (the
+program named `mem`, by name or path, then `agent hook WORD`; the server
+`grimoire` running `mem mcp`), so `uninstall` removes exactly that, whoever
+installed it, and an install run twice adds nothing the second time. A path
+is shell-quoted; a hook an older install wrote unquoted, which the shell
+cannot run when the path has a space, is still recognised (status `broken`)
+and rewritten by the next install. A file mem empties is removed, as one
+install created it; a `"hooks": {}` the user had before the install is kept
+(remembered in the git directory, the one place of this clone mem may write
+that is neither shared nor a cache). Files are written whole through a
+temporary file and `os.replace`: an interrupted install leaves the old file.
+A file mem creates gets the mode `open` would give it (0666 less the umask);
+one that exists keeps its mode.
 """
 
 from __future__ import annotations
@@ -18,9 +25,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
+import shlex
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,8 +45,17 @@ HOOKS = {
     "PreCompact": ("pre-compact", None, 10),
     "SessionEnd": ("session-end", None, 10),
     "PostToolUse": ("post-tool-use", "*", 10),
+    # Claude Code sends a tool call that failed here, never to PostToolUse; the same
+    # hook reads the event's name from the payload and records the call as a failure.
+    "PostToolUseFailure": ("post-tool-use", "*", 10),
 }
-_OURS = re.compile(r"^(?:\S*/)?mem agent hook (session-start|pre-compact|session-end|post-tool-use)\Z")
+WORDS = ("session-start", "pre-compact", "session-end", "post-tool-use")  # claude_hooks.EVENTS, without importing it
+# What an install before the quoting wrote: a path with whitespace, unquoted.
+_UNQUOTED = re.compile(r"^(/.*\s.*/mem) agent hook (\S+)\Z")
+# Where the git directory remembers the settings files that had `"hooks": {}` before an install.
+EMPTY_HOOKS_RECORD = "grimoire-claude-empty-hooks"
+# The server's env: what it saves is Claude Code's (source.agent), as README's `.mcp.json` example has it.
+SERVER_ENV = {"MEM_AGENT": "claude"}
 
 
 @dataclass
@@ -70,6 +87,11 @@ def mem_command() -> str:
     return str(here)
 
 
+def hook_command(mem: str, word: str) -> str:
+    """The hook's shell command: a path with a space or a quote stays one word."""
+    return f"{shlex.quote(mem)} agent hook {word}"
+
+
 def install(root: Path, local: bool = False) -> AgentResult:
     where = SETTINGS_LOCAL if local else SETTINGS
     result = AgentResult("install", root, settings=str(where))
@@ -81,36 +103,45 @@ def install(root: Path, local: bool = False) -> AgentResult:
                                "(hint: put mem on PATH and install again, or keep it to this clone: "
                                "`mem agent uninstall claude && mem agent install claude --local`)")
     settings = _load(root / where)
+    had_empty_hooks = settings.get("hooks") == {}
     hooks = _hooks(settings, root / where)
+    replaced = _remove_ours(hooks, runnable=False)
+    if replaced:
+        result.notes.append(f"replaced {len(replaced)} hooks an older install wrote with the path unquoted (the shell could not run them)")
     for event, (word, matcher, timeout) in HOOKS.items():
-        command = f"{mem} agent hook {word}"
+        command = hook_command(mem, word)
         label = f"{event}: {command}"
         groups = hooks.setdefault(event, [])
-        if any(_OURS.match(c) and c.endswith(f" {word}") for c in _commands(groups)):
+        if any(ours == (word, True) for ours in map(_ours, _commands(groups))):
             result.kept.append(label)
             continue
         group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
         group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
         groups.append(group)
         result.changed.append(label)
+    hooks_added = bool(result.changed)
     if local:
-        if result.changed:
+        if hooks_added:
             _write(root / where, settings)
+            _remember_empty_hooks(root / where, had_empty_hooks)
             _ignore(root, where, result)
         result.notes.append(f"{MCP} is shared: the MCP server is not added (for this clone only: "
-                            f"`claude mcp add --scope local {SERVER} -- {mem} mcp`)")
+                            f"`claude mcp add --scope local {SERVER} -e MEM_AGENT=claude -- {shlex.quote(mem)} mcp`)")
         return result
     servers = _servers(mcp := _load(root / MCP), root / MCP)
-    wanted = {"command": mem, "args": ["mcp"]}
     if SERVER not in servers:
-        servers[SERVER] = wanted
+        servers[SERVER] = {"command": mem, "args": ["mcp"], "env": dict(SERVER_ENV)}
         result.changed.append(f"mcp: {SERVER}")
+    elif _is_ours(servers[SERVER]) and _add_server_env(servers[SERVER]):
+        result.changed.append(f"mcp: {SERVER} env MEM_AGENT")
     elif _is_ours(servers[SERVER]):
         result.kept.append(f"mcp: {SERVER}")
     else:
         result.notes.append(f"{MCP} has a server named {SERVER} that does not run `mem mcp`: left as it is")
     if result.changed:
         _write(root / SETTINGS, settings)
+        if hooks_added:
+            _remember_empty_hooks(root / SETTINGS, had_empty_hooks)
         _write(root / MCP, mcp)
     return result
 
@@ -121,20 +152,11 @@ def uninstall(root: Path, local: bool = False) -> AgentResult:
     if path.exists():
         settings = _load(path)
         hooks = _hooks(settings, path)
-        for event in list(hooks):
-            for group in list(hooks[event]):
-                inner = group.get("hooks") if isinstance(group, dict) else None
-                ours = [h for h in inner if isinstance(h, dict) and _OURS.match(str(h.get("command", "")))] if isinstance(inner, list) else []
-                for hook in ours:
-                    inner.remove(hook)
-                    result.changed.append(f"{event}: {hook['command']}")
-                if ours and not inner:  # only what mem emptied goes with it
-                    hooks[event].remove(group)
-                    if not hooks[event]:
-                        del hooks[event]
-        if result.changed and not hooks:
-            del settings["hooks"]
+        result.changed.extend(_remove_ours(hooks))
         if result.changed:
+            users_empty_hooks = _forget_empty_hooks(path)
+            if not hooks and not users_empty_hooks:  # the install added "hooks"; a `{}` the user had stays theirs
+                del settings["hooks"]
             _write(path, settings)
     mcp_path = root / MCP
     if mcp_path.exists() and not local:  # `--local` never adds the server
@@ -152,19 +174,110 @@ def uninstall(root: Path, local: bool = False) -> AgentResult:
 
 
 def status(root: Path, local: bool = False) -> AgentResult:
+    """Per event: installed, missing, or broken (mem's hook, written unquoted by an
+    older install: the shell cannot run it; `install` rewrites it)."""
     where = SETTINGS_LOCAL if local else SETTINGS
     result = AgentResult("status", root, settings=str(where))
     settings = _load(root / where) if (root / where).exists() else {}
     hooks = _hooks(settings, root / where)
     for event, (word, _, _) in HOOKS.items():
-        installed = any(_OURS.match(c) and c.endswith(f" {word}") for c in _commands(hooks.get(event, [])))
-        result.status[event] = "installed" if installed else "missing"
+        runnable = {ours[1] for ours in map(_ours, _commands(hooks.get(event, []))) if ours is not None and ours[0] == word}
+        result.status[event] = "installed" if True in runnable else "broken" if runnable else "missing"
     if local:
         return result
     mcp = _load(root / MCP) if (root / MCP).exists() else {}
     server = _servers(mcp, root / MCP).get(SERVER)
     result.status[f"mcp: {SERVER}"] = "missing" if server is None else "installed" if _is_ours(server) else "different"
     return result
+
+
+def _ours(command: str) -> tuple[str, bool] | None:
+    """(the hook's word, whether the shell can run it) when `command` is a hook mem
+    installs, else None. Read as the shell reads it: exactly the program named
+    `mem` (its name or a path, quoted or not), `agent`, `hook`, one of mem's words;
+    anything more (`&& …`, an assignment before it) is the user's own command."""
+    unquoted = _UNQUOTED.match(command)
+    # The shell's first word missing is what made the old hook fail (exit 127); one that
+    # exists (`/usr/bin/env X=1 /a/mem …`) is a command the user wrote, and stays theirs.
+    if unquoted and unquoted.group(2) in WORDS and not os.path.exists(command.split()[0]):
+        return unquoted.group(2), False
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unbalanced quote: not a command mem writes
+        return None
+    if len(words) == 4 and Path(words[0]).name == "mem" and words[1:3] == ["agent", "hook"] and words[3] in WORDS:
+        return words[3], True
+    return None
+
+
+def _remove_ours(hooks: dict[str, Any], runnable: bool | None = None) -> list[str]:
+    """Remove mem's hooks (only those the shell can or cannot run, when
+    `runnable` says which), and a group or event only mem's emptied; their labels."""
+    removed = []
+    for event in list(hooks):
+        for group in list(hooks[event]):
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                continue
+            ours = [h for h in inner if isinstance(h, dict) and isinstance(h.get("command"), str)
+                    and (found := _ours(h["command"])) is not None and runnable in (None, found[1])]
+            for hook in ours:
+                inner.remove(hook)
+                removed.append(f"{event}: {hook['command']}")
+            if ours and not inner:
+                hooks[event].remove(group)
+                if not hooks[event]:
+                    del hooks[event]
+    return removed
+
+
+def _add_server_env(server: dict[str, Any]) -> bool:
+    """Give a server an older install wrote the MEM_AGENT it lacks (other env values stay); whether it changed."""
+    env = server.setdefault("env", {})
+    if not isinstance(env, dict) or "MEM_AGENT" in env:
+        return False
+    env.update(SERVER_ENV)
+    return True
+
+
+def _empty_hooks_record(settings: Path) -> Path | None:
+    """The record in the git directory of this clone (and work tree); None outside git. Called once the folder exists."""
+    from ..git import gitops
+
+    git_dir = gitops.git_dir(settings.parent)
+    return git_dir / EMPTY_HOOKS_RECORD if git_dir is not None else None
+
+
+def _recorded(record: Path) -> set[str]:
+    try:
+        return set(record.read_text(encoding="utf-8").splitlines())
+    except OSError:
+        return set()
+
+
+def _remember_empty_hooks(settings: Path, had_empty_hooks: bool) -> None:
+    """Record (or forget) that `settings` had `"hooks": {}` before this install,
+    so uninstall gives it back; outside git nothing is kept and uninstall drops it."""
+    record = _empty_hooks_record(settings)
+    if record is None:
+        return
+    listed, key = _recorded(record), os.path.abspath(settings)
+    wanted = listed | {key} if had_empty_hooks else listed - {key}
+    if wanted == listed:
+        return
+    if wanted:
+        record.write_text("".join(f"{line}\n" for line in sorted(wanted)), encoding="utf-8")
+    else:
+        record.unlink(missing_ok=True)
+
+
+def _forget_empty_hooks(settings: Path) -> bool:
+    """Whether `settings` had `"hooks": {}` before mem's install; the record of it is dropped."""
+    record = _empty_hooks_record(settings)
+    had = record is not None and os.path.abspath(settings) in _recorded(record)
+    if had:
+        _remember_empty_hooks(settings, False)
+    return had
 
 
 def _ignore(root: Path, path: Path, result: AgentResult) -> None:
@@ -232,7 +345,10 @@ def _write(path: Path, value: dict[str, Any]) -> None:
         path.unlink(missing_ok=True)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    temp = path.parent / f".{path.name}.{secrets.token_hex(6)}"
+    # Mode 0666 through the umask, as `open` makes a file (mkstemp's 0600 would
+    # hide a shared settings file from the user's group); an existing file's mode is kept below.
+    handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
@@ -240,7 +356,7 @@ def _write(path: Path, value: dict[str, Any]) -> None:
             os.chmod(temp, path.stat().st_mode & 0o777)
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
 
 
