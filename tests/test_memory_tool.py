@@ -22,6 +22,7 @@ from anthropic.types.beta import (  # noqa: E402
 
 from grimoire_cli import Grimoire  # noqa: E402
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool  # noqa: E402
+from grimoire_cli.integrations.calls import invoke  # noqa: E402
 
 
 @pytest.fixture
@@ -159,3 +160,18 @@ def test_the_sdk_runs_it_as_a_tool(tool):
     out = tool.call({"command": "create", "path": "/memories/preference/style.md", "file_text": "The user prefers short answers"})
     assert out.startswith("File created successfully")
     assert "The user prefers short answers" in tool.call({"command": "view", "path": "/memories/preference/style.md"})
+
+
+@pytest.mark.parametrize("outside", ["cli", "mcp"])
+def test_a_file_superseded_outside_the_tool_keeps_its_name(tool, repo, outside):
+    """Issue 41, item 7a: `mem supersede` and the MCP `supersede` carry
+    `metadata.memory_path` over, so the file keeps its name, with the new text."""
+    tool.execute(Create(command="create", path="/memories/decision/database.md", file_text="We use PostgreSQL 16."))
+    if outside == "cli":
+        assert mem("supersede", "MEM-20261122-001", "We use PostgreSQL 17.").code == 0
+    else:
+        invoke(lambda: Grimoire.open(repo), "supersede", {"id": "MEM-20261122-001", "content": "We use PostgreSQL 17."})
+    listing = tool.execute(View(command="view", path="/memories/decision"))
+    assert "/memories/decision/database.md\tMEM-20261122-002, today: We use PostgreSQL 17." in listing
+    assert "MEM-20261122-002.md" not in listing
+    assert tool.execute(View(command="view", path="/memories/decision/database.md")).endswith("     1\tWe use PostgreSQL 17.")
