@@ -114,19 +114,24 @@ class Added(list):
 
 
 def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_invalid: bool = False,
-             after: Callable[[list[Entry]], list[Request]] | None = None, dry_run: bool = False, check_all: bool = False) -> Added:
+             after: Callable[[list[Entry]], list[Request]] | None = None, dry_run: bool = False, check_all: bool = False,
+             check: Callable[[], None] | None = None) -> Added:
     """Write many entries under one lock, one write per file; all or nothing
     unless `skip_invalid`. `after` makes more requests from the entries
     prepared (a summary listing their ids), checked in the same batch: one of
     them invalid fails it all. With `dry_run`, everything is checked and
     numbered, and nothing is written. With `check_all`, every item is checked
-    as `skip_invalid` does, and nothing is written when one is rejected."""
+    as `skip_invalid` does, and nothing is written when one is rejected.
+    `check` runs first under the lock and may raise: a condition of the
+    caller's that no other writer can change before the write lands."""
     from .local_ids import settle
 
     settle(store)  # a local entry whose id a pull gave to a tracked one: renamed before any id is edited or numbered
     result = Added()
     skip_invalid = skip_invalid or check_all
     with store.lock():
+        if check is not None:
+            check()
         batch = _Batch(store, moment, windowed=len(requests) <= WINDOWED)
         indexes = []
         for index, request in enumerate(requests):

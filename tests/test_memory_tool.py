@@ -4,6 +4,8 @@ grimoire, driven with the SDK's own command objects (README: Agents)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -11,6 +13,7 @@ from conftest import git, mem, mem_process, with_preset
 
 pytest.importorskip("anthropic")
 from anthropic.lib.tools import ToolError  # noqa: E402
+from anthropic.tools.memory import BetaLocalFilesystemMemoryTool  # noqa: E402  (the SDK's own backend, to compare with)
 from anthropic.types.beta import (  # noqa: E402
     BetaMemoryTool20250818CreateCommand as Create,
     BetaMemoryTool20250818DeleteCommand as Delete,
@@ -21,7 +24,9 @@ from anthropic.types.beta import (  # noqa: E402
 )
 
 from grimoire_cli import Grimoire  # noqa: E402
+from grimoire_cli.errors import BadInput  # noqa: E402
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool  # noqa: E402
+from grimoire_cli.integrations.calls import invoke  # noqa: E402
 
 
 @pytest.fixture
@@ -92,6 +97,7 @@ def test_the_root_lists_one_folder_per_category(tool):
 @pytest.mark.parametrize("path, says", [
     ("/memories/../etc/passwd", "would escape"),
     ("/memories/decision/../../x.md", "would escape"),
+    ("/memories/decision/../../memoriesX/a.md", "would escape"),
     ("/etc/passwd", "must start with /memories"),
     ("/memoriesX/decision/a.md", "must start with /memories"),
     ("memories/decision/a.md", "must start with /memories"),
@@ -159,3 +165,125 @@ def test_the_sdk_runs_it_as_a_tool(tool):
     out = tool.call({"command": "create", "path": "/memories/preference/style.md", "file_text": "The user prefers short answers"})
     assert out.startswith("File created successfully")
     assert "The user prefers short answers" in tool.call({"command": "view", "path": "/memories/preference/style.md"})
+
+
+@pytest.mark.parametrize("outside", ["cli", "mcp"])
+def test_a_file_superseded_outside_the_tool_keeps_its_name(tool, repo, outside):
+    """Issue 41, item 7a: `mem supersede` and the MCP `supersede` carry
+    `metadata.memory_path` over, so the file keeps its name, with the new text."""
+    tool.execute(Create(command="create", path="/memories/decision/database.md", file_text="We use PostgreSQL 16."))
+    if outside == "cli":
+        assert mem("supersede", "MEM-20261122-001", "We use PostgreSQL 17.").code == 0
+    else:
+        invoke(lambda: Grimoire.open(repo), "supersede", {"id": "MEM-20261122-001", "content": "We use PostgreSQL 17."})
+    listing = tool.execute(View(command="view", path="/memories/decision"))
+    assert "/memories/decision/database.md\tMEM-20261122-002, today: We use PostgreSQL 17." in listing
+    assert "MEM-20261122-002.md" not in listing
+    assert tool.execute(View(command="view", path="/memories/decision/database.md")).endswith("     1\tWe use PostgreSQL 17.")
+
+
+_CREATOR = """
+import sys
+from anthropic.lib.tools import ToolError
+from grimoire_cli import Grimoire
+from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
+
+who, count = sys.argv[1], int(sys.argv[2])
+tool = GrimoireMemoryTool(Grimoire.open("."))
+for n in range(count):
+    try:
+        tool.call({"command": "create", "path": f"/memories/learning/f{n}.md", "file_text": f"Lesson {n} as process {who} saw it"})
+        print("made", n)
+    except ToolError as exc:
+        assert "already exists" in str(exc), exc
+"""
+
+
+def test_two_processes_creating_the_same_files_make_each_once(tool, repo, tmp_path):
+    """Issue 41, item 7c: the file's existence is checked under the write lock,
+    so of two processes racing through the same paths one makes each file and
+    the other is told it exists (before: both made some of them)."""
+    script = tmp_path / "creator.py"
+    script.write_text(_CREATOR)
+    count = 40
+    runs = [subprocess.Popen([sys.executable, str(script), who, str(count)], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for who in "AB"]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err for _, err in outputs]
+    made = sorted(int(line.split()[1]) for out, _ in outputs for line in out.splitlines())
+    assert made == list(range(count))
+    listing = tool.execute(View(command="view", path="/memories/learning"))
+    assert sorted(line.split("\t")[0] for line in listing.splitlines()[1:]) == sorted(f"/memories/learning/f{n}.md" for n in range(count))
+
+
+def test_insert_splits_lines_as_the_sdks_backend_does(tool, tmp_path):
+    """Issue 41, item 7b: a text ending in a newline has no line after it to
+    insert at (before: line 3 of two was taken, and wrote a blank line)."""
+    sdk = BetaLocalFilesystemMemoryTool(str(tmp_path / "sdk"))
+    path = "/memories/decision/db.md"
+    answers = {}
+    for backend in (tool, sdk):
+        backend.execute(Create(command="create", path=path, file_text="line one\nline two\n"))
+        with pytest.raises(ToolError) as refused:
+            backend.execute(Insert(command="insert", path=path, insert_line=3, insert_text="line three"))
+        backend.execute(Insert(command="insert", path=path, insert_line=2, insert_text="line three\n"))
+        answers[backend] = (str(refused.value), backend.execute(View(command="view", path=path)))
+    assert answers[tool] == answers[sdk]
+    assert answers[tool][0] == "Invalid `insert_line` parameter: 3. It should be within the range [0, 2]."
+    assert shown("MEM-20261122-002")["content"] == "line one\nline two\nline three\n"
+
+
+@pytest.mark.parametrize("path", ["/memories/decision/./a.md", "/memories/./decision/a.md", "/memories/fact/../decision/a.md",
+                                  "/memories/decision//a.md", "/memories/decision/a.md/.", "/memories/../memories/decision/a.md"])
+def test_dot_components_resolve_as_the_sdk_resolves_them(tool, tmp_path, path):
+    """Issue 41, item 7e: `.`, and a `..` that stays inside /memories, name the
+    file they lead to (before: refused as an escape)."""
+    sdk = BetaLocalFilesystemMemoryTool(str(tmp_path / "sdk"))
+    for backend in (tool, sdk):
+        assert backend.execute(Create(command="create", path=path, file_text="We deploy on Tuesdays")).startswith("File created successfully")
+        assert backend.execute(View(command="view", path="/memories/decision/a.md")).endswith("     1\tWe deploy on Tuesdays")
+    assert shown("MEM-20261122-001")["metadata"] == {"memory_path": "a.md"}
+
+
+def test_files_at_the_root_are_memories_of_the_home_category(tool, repo):
+    """Issue 41, item 7d: `/memories/progress.md`, a common habit of models, is
+    an entry of the home category (learning) keeping its whole path; every
+    command works on it (before: refused as no category 'progress.md')."""
+    made = tool.execute(Create(command="create", path="/memories/progress.md", file_text="Step 1 done: the schema is migrated"))
+    assert made.startswith("File created successfully at: /memories/progress.md (MEM-20261122-001)")
+    first = shown("MEM-20261122-001")
+    assert (first["category"], first["metadata"]) == ("learning", {"memory_path": "/memories/progress.md"})
+    root = tool.execute(View(command="view", path="/memories"))
+    assert "/memories/progress.md\tMEM-20261122-001, today: Step 1 done: the schema is migrated" in root
+    assert "/memories/learning/\t0 memories" in root  # it is at the root, not in the folder
+    assert "(none yet)" in tool.execute(View(command="view", path="/memories/learning"))
+    with pytest.raises(ToolError, match="already exists"):
+        tool.execute(Create(command="create", path="/memories/progress.md", file_text="Another text"))
+
+    tool.execute(StrReplace(command="str_replace", path="/memories/progress.md", old_str="Step 1", new_str="Step 1 and 2"))
+    tool.execute(Insert(command="insert", path="/memories/progress.md", insert_line=1, insert_text="Next: the API"))
+    assert mem("supersede", "MEM-20261122-003", "Steps 1-3 done\nNext: the API").code == 0
+    assert tool.execute(View(command="view", path="/memories/progress.md")).endswith("     1\tSteps 1-3 done\n     2\tNext: the API")
+
+    tool.execute(Rename(command="rename", old_path="/memories/progress.md", new_path="/memories/fact/progress.md"))
+    assert "/memories/progress.md" not in tool.execute(View(command="view", path="/memories"))
+    tool.execute(Rename(command="rename", old_path="/memories/fact/progress.md", new_path="/memories/status.md"))
+    moved = shown("MEM-20261122-006")
+    assert (moved["category"], moved["metadata"]["memory_path"]) == ("learning", "/memories/status.md")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "memories", cwd=repo)
+    gone = tool.execute(Delete(command="delete", path="/memories/status.md"))
+    assert gone.startswith("Successfully deleted /memories/status.md (MEM-20261122-006")
+    with pytest.raises(ToolError, match="does not exist"):
+        tool.execute(View(command="view", path="/memories/status.md"))
+    assert mem("validate").code == 0
+
+
+def test_the_home_of_root_files_is_a_note_category_of_choice(repo):
+    with_preset(repo, "sabre")
+    grimoire = Grimoire.open(repo)
+    GrimoireMemoryTool(grimoire, root_category="preference").execute(
+        Create(command="create", path="/memories/user.md", file_text="The user prefers short answers"))
+    assert shown("MEM-20261122-001")["category"] == "preference"
+    with pytest.raises(BadInput, match="root_category 'episode' is not a category of kind note"):
+        GrimoireMemoryTool(grimoire, root_category="episode")
