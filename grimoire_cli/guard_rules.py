@@ -185,7 +185,8 @@ RULES: list[Rule] = [
     Rule("high-entropy value for a key-like name", r"(?i)\b[\w.\-]*(?:key|secret|token|passw\w*|credential|auth)[\w.\-]*[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9+/=_\-]{20,})",
          lambda m: entropy(m.group(1)) >= 3.5, ("key", "secret", "token", "passw", "credential", "auth"), 0, r"[A-Za-z0-9+/=_\-]{20}"),
     Rule("email address", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b(?!:)", None, ("@",), 0, None),
-    Rule("payment card number", r"(?<![\d\-.])(?:\d[ \-]?){12,18}\d(?![\d\-.])", lambda m: _card_ok(m.group(0)), (), 13, None),
+    # Not inside a word: a hex digest or file name (`condensed 3e41…`, `9f4111….png`) holds digit runs that pass Luhn.
+    Rule("payment card number", r"(?<![\d\-.A-Za-z_])(?:\d[ \-]?){12,18}\d(?![\d\-.A-Za-z_])", lambda m: _card_ok(m.group(0)), (), 13, None),
     Rule("US social security number", r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])", None, ("-",), 9, None),
     Rule("IBAN", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b", lambda m: _iban_ok(m.group(0)), (), 2, r"[A-Z]{2}\d{2}"),
     Rule("phone number", r"(?<![\w.\-+])(?:\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]\d{2,8}){1,4}|\(\d{3}\) ?\d{3}[ .\-]\d{4}|"
