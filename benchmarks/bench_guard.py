@@ -1,12 +1,15 @@
 """The guard on real text: how often it refuses text that holds no secret,
 and what it costs per KB.
 
-Corpora: the LoCoMo dialogue turns and 5,279 commit messages from
-`../shared/benchmarks` (measured in place, never copied here), and this
+Corpora: the LoCoMo dialogue turns, 5,279 commit messages and the benign
+lines of the secret-scanner corpora (`secrets/benign_dev.jsonl`,
+`secrets/must_accept.jsonl`) from `../shared/benchmarks` (measured in
+place, never copied here; found from a git worktree too), and this
 repository's own prose and code, split into lines: README, docs and every
 Python source line, where `password`, `token` and `secret` are names all
-the time. Prints the refusal rate of each and the median cost of `scan`
-per KB of text.
+the time. Prints the refusal rate of each (secrets and personal data, and
+instruction-shaped text, guard_instructions.py) and the median cost of
+`scan` per KB of text.
 
     python benchmarks/bench_guard.py [--runs 5] [--show 10]
 """
@@ -22,7 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SHARED = ROOT.parent / "shared" / "benchmarks"
+# `../shared` beside the checkout, or beside the folder of its worktrees.
+SHARED = next((up / "shared" / "benchmarks" for up in ROOT.parents if (up / "shared" / "benchmarks").exists()), ROOT.parent / "shared" / "benchmarks")
 
 
 def own_lines() -> list[str]:
@@ -31,7 +35,7 @@ def own_lines() -> list[str]:
     files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(ROOT.rglob("*.py"))]
     out = []
     for path in files:
-        if ".venv" in path.parts or path.name == "test_guard.py" or ".data" in path.parts:
+        if ".venv" in path.parts or path.name in ("test_guard.py", "test_poison.py") or ".data" in path.parts:
             continue
         out.extend(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
     return out
@@ -43,7 +47,21 @@ def corpora() -> dict[str, list[str]]:
         data = json.loads((SHARED / "locomo" / "locomo-dev.json").read_text())
         found["LoCoMo turns"] = [t["text"] for s in data for k, v in s["conversation"].items() if re.fullmatch(r"session_\d+", k) for t in v]
         found["commit messages"] = (SHARED / "guard" / "commit-messages.txt").read_text().splitlines()
+        for name in ("benign_dev", "must_accept"):
+            rows = (SHARED / "secrets" / f"{name}.jsonl").read_text().splitlines()
+            found[f"secrets/{name}.jsonl"] = [json.loads(row)["text"] for row in rows if row.strip()]
     return found
+
+
+def cost(scan, lines: list[str], runs: int, size: float) -> float:
+    """The median cost of `scan` over `lines`, in µs per KB."""
+    costs = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        for line in lines:
+            scan(line)
+        costs.append((time.perf_counter() - started) * 1_000_000 / size)
+    return statistics.median(costs)
 
 
 def main() -> int:
@@ -52,19 +70,17 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=0, help="print this many refused lines of each corpus")
     args = parser.parse_args()
     from grimoire_cli.guard import scan
+    from grimoire_cli.guard_instructions import scan as instructions
 
     for name, lines in corpora().items():
-        refused = [(line, scan(line)) for line in lines]
-        refused = [(line, found) for line, found in refused if found]
+        found_in = [(line, scan(line), instructions(line)) for line in lines]
+        refused = [(line, secrets + shaped) for line, secrets, shaped in found_in if secrets or shaped]
+        for_secrets = sum(1 for _, secrets, _ in found_in if secrets)
         size = sum(len(line.encode()) for line in lines) / 1024
-        costs = []
-        for _ in range(args.runs):
-            started = time.perf_counter()
-            for line in lines:
-                scan(line)
-            costs.append((time.perf_counter() - started) * 1000 / size)
-        print(f"{name}: {len(refused)} of {len(lines)} refused ({100 * len(refused) / len(lines):.2f} %); "
-              f"{statistics.median(costs) * 1000:.0f} µs per KB (median of {args.runs}, {size:.0f} KB)")
+        print(f"{name}: {len(refused)} of {len(lines)} refused ({100 * len(refused) / len(lines):.2f} %; "
+              f"{for_secrets} for secrets or personal data, {sum(1 for *_, shaped in found_in if shaped)} instruction-shaped); "
+              f"µs per KB, median of {args.runs}, {size:.0f} KB: {cost(scan, lines, args.runs, size):.0f} (secrets), "
+              f"{cost(instructions, lines, args.runs, size):.0f} (instructions)")
         for line, found in refused[: args.show]:
             print(f"    {', '.join(f.kind for f in found)}: {line[:140]}")
     return 0

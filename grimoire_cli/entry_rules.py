@@ -16,6 +16,8 @@ from .clock import parse_time
 from .config import Config
 from .errors import BadInput
 from .guard import scan_fields
+from .guard_instructions import ACCEPT
+from .guard_instructions import scan_fields as instruction_findings
 from .model import expires_at, expiry_start, parse_id
 
 LINK_FIELDS = ("supersedes", "superseded_by", "related_memories", "key", "name", "rule_id")
@@ -78,7 +80,19 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
         problem("archive", "archive fields are only allowed in archive files; run `mem archive` to move it", archive_fields[0])
     for field_name, finding in scan_fields({k: v for k, v in data.items() if k not in ("id", "supersedes", "superseded_by", "related_memories")}):
         problem("secret", f"{finding.kind} in {field_name} ({finding}); remove it and reference where the secret is kept instead", field_name.split(".")[0])
+    _check_instructions(data, problem)
     return found
+
+
+def _check_instructions(data: dict[str, Any], problem) -> None:
+    """Instruction-shaped text not accepted: one problem per field, at its first finding."""
+    by_field: dict[str, list] = {}
+    for field_name, finding in instruction_findings(data, skip=("id", "supersedes", "superseded_by", "related_memories")):
+        by_field.setdefault(field_name, []).append(finding)
+    for field_name, findings in by_field.items():
+        more = f"; and {len(findings) - 1} more" if len(findings) > 1 else ""
+        problem("instruction", f"instruction-shaped text in {field_name} ({findings[0]}{more}): every agent session reads it; "
+                f"rewrite it as a note, or accept it with metadata.{ACCEPT}: true", field_name.split(".")[0])
 
 
 def _check_expiry(data: dict[str, Any], problem, kind: str) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .context import (HEADER, ORDER_OF, SHORTEST_LINE, Context, check_budget, chosen_tasks, due_tasks, footer_line, injected, lines_for, loaded,
+from .context import (DATA_NOTE, HEADER, ORDER_OF, SHORTEST_LINE, Context, check_budget, chosen_tasks, due_tasks, footer_line, injected, lines_for, loaded,
                       safe, selection, tokens)
 from .errors import BadInput
 from .search import expression, filtered_out, ranked
@@ -100,8 +100,8 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
         picked.append((section, rowids, total))
     what = selection(store, text is not None, "of the recipe")
     last = {section.category: index for index, section in enumerate(sections)}
-    lines = [HEADER]
-    used_tokens = tokens(HEADER) + 1
+    lines = [HEADER, DATA_NOTE]
+    used_tokens = tokens(HEADER) + 1 + tokens(DATA_NOTE) + 1
     footer = max(tokens(footer_of({s.heading: total for s, _, total in picked}, what)), tokens(footer_of({}, what))) + 1  # the longest
     shown: list[dict[str, Any]] = []
     kept_of: dict[str, int] = {}
@@ -135,6 +135,8 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
             empty.filtered_out = filtered_out(store, text, within, recency_weight=float(store.config.retrieval["recency_weight"]),
                                               include_archive=False)
         return empty
+    if not included:
+        lines.remove(DATA_NOTE)  # no memory shown: nothing to read as data
     lines.append(footer_of({s["heading"]: s["left_out"] for s in shown}, what))
     block = "\n".join(lines) + "\n"
     if tokens(block) > budget:  # a budget too small for a line per heading: the count alone (it fits any budget `check_budget` allows)

@@ -276,6 +276,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         data["expires_at"] = expires_at(start, ttl)
     _refuse_surrogates(data)
     _refuse_secrets(data)
+    _refuse_instructions(data)
     # In the order the file will hold it, so the catalog row of an append equals a re-read's.
     return ordered(data), notes
 
@@ -361,4 +362,21 @@ def _refuse_secrets(data: dict[str, Any]) -> None:
         raise Refused(
             f"refusing to store a secret or personal data: {where}",
             "remove it; say where the secret lives instead (e.g. 'the deploy key in the CI secret store')",
+        )
+
+
+def _refuse_instructions(data: dict[str, Any]) -> None:
+    """Instruction-shaped text refused unless the entry accepts it: every
+    agent session of the repository reads memories (guard_instructions.py)."""
+    from .guard_instructions import ACCEPT, scan_fields
+
+    # The content first: a summary derived from it repeats what it holds.
+    checked = {"content": data["content"], **{k: v for k, v in data.items() if k != "content"}}
+    findings = scan_fields(checked, skip=("id", "supersedes", "superseded_by", "related_memories"))
+    if findings:
+        name, finding = findings[0]
+        raise Refused(
+            f"refusing instruction-shaped text: {finding} in {name} (every agent session reads memories as given)",
+            f"write it as a note about the project; to keep it as it is, a person adds it with `mem add --accept-instructions` "
+            f"(sets metadata.{ACCEPT}: true)",
         )

@@ -45,9 +45,12 @@ def inherit(request: Request, old: Entry, config: Config) -> Request:
     if request.confidence is None and isinstance(confidence, (int, float)) and confidence >= category.confidence_required:
         options["confidence"] = confidence
     if isinstance(data.get("metadata"), dict) and (request.metadata is None or isinstance(request.metadata, dict)):
+        from .guard_instructions import ACCEPT
+
         # Merged key by key, the call's keys winning; a keyed fact's typed value belongs to the content it was stored
-        # with (the new content is the new value, unless the call gives one).
-        metadata = {name: value for name, value in data["metadata"].items() if not (name == "value" and data.get("key"))}
+        # with (the new content is the new value, unless the call gives one), and so does a person's acceptance of
+        # its instruction-shaped text (guard_instructions.py): a successor is accepted only when the call says so.
+        metadata = {name: value for name, value in data["metadata"].items() if not (name == "value" and data.get("key")) and name != ACCEPT}
         options["metadata"] = {**metadata, **(request.metadata or {})} or None
     old_kind = config.category(old.category).kind
     if category.kind == old_kind != "note":

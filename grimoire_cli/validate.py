@@ -120,11 +120,11 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
 
 def _rules_version(config: Config) -> str:
     """What a cached file result depends on besides the file: config and rule code."""
-    from . import __version__, entry_rules, guard, guard_rules, schemas
+    from . import __version__, entry_rules, guard, guard_instructions, guard_rules, schemas
     from .storage import emitted, parallel
 
     parts = [__version__, repr(sorted(tuple(c) for c in config.categories.values())), str(config.storage_dir), str(config.archive_dir)]
-    for source in (*(Path(m.__file__) for m in (entry_rules, guard, guard_rules, chunks, emitted, parallel, yamlio, validate_files) if m.__file__), Path(__file__),
+    for source in (*(Path(m.__file__) for m in (entry_rules, guard, guard_instructions, guard_rules, chunks, emitted, parallel, yamlio, validate_files) if m.__file__), Path(__file__),
                    schemas.schema_dir() / "memory.schema.json", schemas.schema_dir() / "kinds.schema.json"):
         try:
             parts.append(str(source.stat().st_mtime_ns))

@@ -64,7 +64,7 @@ def test_due_tasks_come_first_in_check_and_context(sabre):
     check = json.loads(mem("check", "--json", "--no-archive", env=later).out)
     assert check["due"][0] == entry_id and len(check["due"]) == 2
     block = mem("context", env=later).out.splitlines()
-    assert block[1] == f"- {entry_id} (task, task due now): Rotate the logs"
+    assert block[2] == f"- {entry_id} (task, task due now): Rotate the logs"  # under the header and the data note
     queried = json.loads(mem("context", "deploy", "--json", env=later).out)
     assert queried["included"][0] == entry_id and queried["left_out"] == 0  # shown though it does not match, counted once
     before = mem("context", "deploy", "--json").out

@@ -222,7 +222,7 @@ def test_due_tasks_the_tiers_hide_are_shown_and_counted_once(repo):
     block = json.loads(mem("context", "--json", env=later).out)
     assert (block["included"], block["left_out"]) == (tasks, 0)
     assert block["text"].endswith("- MEM-20261122-003 (task, task due now): Renew the certificate\n_all hot memories with importance 3+ shown_\n")
-    small = json.loads(mem("context", "--json", "--budget", "40", env=later).out)  # room for one task: the other is left out
+    small = json.loads(mem("context", "--json", "--budget", "54", env=later).out)  # room for one task: the other is left out
     assert (len(small["included"]), small["left_out"]) == (1, 1) and small["text"].endswith("_1 more memory left out (`mem query` finds them)_\n")
     queried = json.loads(mem("context", "port", "--json", env=later).out)  # the fact is long-term: the query's selection is the tasks
     assert (queried["included"], queried["left_out"]) == (tasks, 0)

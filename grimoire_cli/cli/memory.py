@@ -48,9 +48,13 @@ def add(
     session_id: Optional[str] = typer.Option(None, "--session-id", metavar="ID", help="Session id (default MEM_SESSION_ID)."),
     agent: Optional[str] = typer.Option(None, "--agent", metavar="NAME", help="Agent name (default MEM_AGENT)."),
     phase: Optional[str] = typer.Option(None, "--phase", metavar="NAME", help="Phase (default MEM_PHASE)."),
+    accept_instructions: bool = typer.Option(False, "--accept-instructions",
+                                             help="Store instruction-shaped text the guard refuses (a memory about prompt injection, say)."),
     json: bool = JsonOpt,
 ) -> None:
     """Remember something; prints the new id."""
+    from ..guard_instructions import ACCEPT
+
     content = read_text(text)
     entry = open_grimoire().add(
         content,
@@ -58,7 +62,7 @@ def add(
         **given(
             summary=summary, confidence=confidence, tags=tag or None, ttl=ttl, supersedes=supersedes, key=key,
             importance=importance, related=related or None, file_path=file, lines=lines,
-            session_id=session_id, agent=agent, phase=phase,
+            session_id=session_id, agent=agent, phase=phase, metadata={ACCEPT: True} if accept_instructions else None,
         ),
     )
     _report_written(entry, json)
