@@ -351,3 +351,21 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_tool_annotations_say_which_tools_retire_memories_or_reach_outside(repo):
+    """Issue 41.9: learn, apply, supersede and remember retire or archive memories (destructive); save only adds; consolidate runs
+    an external command (open world) and supersedes by key; reads are read-only and idempotent; nothing else reaches outside."""
+
+    async def run():
+        async with session(repo) as client:
+            return {tool.name: tool.annotations for tool in (await client.list_tools()).tools}
+
+    hints = anyio.run(run)
+    destructive = {name for name, a in hints.items() if a.destructive_hint}
+    assert {"learn", "apply", "supersede", "remember", "procedure_add", "consolidate", "task_done", "task_cancel"} <= destructive
+    assert not destructive & {"save", "episode", "task_schedule", "observe", "correct", "chat_add", "query", "context"}
+    assert [name for name, a in hints.items() if a.open_world_hint] == ["consolidate"]
+    assert all(a.read_only_hint and a.idempotent_hint and not a.destructive_hint for name, a in hints.items() if name in ("query", "show", "insights"))
+    assert hints["remember"].idempotent_hint and hints["procedure_add"].idempotent_hint and not hints["save"].idempotent_hint
+    assert not any(a.read_only_hint for name, a in hints.items() if name in ("learn", "save", "consolidate", "apply"))

@@ -74,8 +74,7 @@ def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[
-            types.Tool(name=c.name, description=c.description, input_schema=c.schema,
-                       annotations=types.ToolAnnotations(read_only_hint=c.read_only, destructive_hint=False, open_world_hint=False))
+            types.Tool(name=c.name, description=c.description, input_schema=c.schema, annotations=_annotations(types, c))
             for c in CALLS.values()])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
@@ -121,6 +120,12 @@ def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
         anyio.run(main)  # asyncio, which `run` relies on
     finally:
         worker.shutdown(wait=False)
+
+
+def _annotations(types: Any, call: Any) -> Any:
+    hints = call.hints()
+    return types.ToolAnnotations(read_only_hint=hints["read_only"], destructive_hint=hints["destructive"],
+                                 idempotent_hint=hints["idempotent"], open_world_hint=hints["open_world"])
 
 
 def _end_session(under_way: set[Future]) -> None:
