@@ -369,3 +369,25 @@ def test_tool_annotations_say_which_tools_retire_memories_or_reach_outside(repo)
     assert all(a.read_only_hint and a.idempotent_hint and not a.destructive_hint for name, a in hints.items() if name in ("query", "show", "insights"))
     assert hints["remember"].idempotent_hint and hints["procedure_add"].idempotent_hint and not hints["save"].idempotent_hint
     assert not any(a.read_only_hint for name, a in hints.items() if name in ("learn", "save", "consolidate", "apply"))
+
+
+def test_mem_mcp_starts_without_the_sdks_client_and_decorator_server(repo):
+    """Start-up (issue 41): the server answers initialize without importing the SDK's client, MCPServer or httpx, which the
+    packages' __init__ would pull in (README: Agents, start-up); imports as Python's -X importtime lists them on stderr."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    run = mem_process("mcp", cwd=repo, env={"PYTHONPROFILEIMPORTTIME": "1"}, input=json.dumps(initialize).encode() + b"\n")
+    assert run.returncode == 0 and json.loads(run.stdout)["result"]["serverInfo"]["name"] == "grimoire"
+    imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.decode().splitlines() if line.startswith("import time:")}
+    assert {"mcp_types", "mcp.server.lowlevel.server", "mcp.server.stdio"} <= imported
+    assert not {name for name in imported if name.startswith(("mcp.client", "mcp.server.mcpserver", "httpx"))}
+
+
+def test_the_sdk_parts_come_from_the_full_packages_when_a_client_imported_them():
+    """In a process that imported the SDK in full (this one: its client), the same parts are the packages' own."""
+    import mcp.server
+
+    from grimoire_cli.integrations.mcp_sdk import server_parts
+
+    parts = server_parts()
+    assert parts.Server is mcp.server.Server and parts.stdio_server is mcp.server.stdio.stdio_server

@@ -41,7 +41,6 @@ Before deciding something the project may have decided before, call query.
 When you decide something, learn a lesson or fix an error, call save with category
 decision, learning or error; memories are never edited: supersede replaces one.
 Secrets and personal data are refused; text inside <private>…</private> is dropped."""
-INSTALL_HINT = "install the extra: pip install 'grimoire-cli[mcp]'"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 STOP_GRACE = 0.3  # seconds a call under way gets to finish before the process ends (a write takes milliseconds)
 
@@ -50,14 +49,10 @@ def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
     """Serve MCP on stdin/stdout until the client closes the connection.
     `grimoire_of` opens the grimoire (`Opener` keeps it between requests
     while that is the same as opening it anew)."""
-    try:
-        import anyio
-        import mcp_types as types
-        from mcp.server import Server
-        from mcp.server.stdio import stdio_server
-        from mcp.shared.exceptions import MCPError
-    except ImportError:
-        raise BadInput("mem mcp needs the MCP SDK, which is not installed", INSTALL_HINT) from None
+    from .mcp_sdk import server_parts
+
+    sdk = server_parts()
+    anyio, types, Server, stdio_server, MCPError = sdk.anyio, sdk.types, sdk.Server, sdk.stdio_server, sdk.MCPError
     grimoire_of = Opener(grimoire_of)
     grimoire_of()  # no grimoire here: the usual error, before a client connects
 
