@@ -35,6 +35,7 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py
 	$(BIN)/python benchmarks/bench_mcp.py
+	$(BIN)/python benchmarks/bench_mcp_start.py
 
 bench-retrieval: $(STAMP)
 	$(BIN)/python benchmarks/bench_retrieval.py

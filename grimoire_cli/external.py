@@ -20,6 +20,8 @@ from typing import Any
 from .errors import BadInput, CommandFailed
 
 _FENCE_OPEN = ("```json", "```JSON", "```")
+# The commands running now, so a server ending mid-call can stop them (`stop_running`).
+_RUNNING: set[subprocess.Popen] = set()
 
 
 def argv_of(command: str, option: str) -> list[str]:
@@ -45,6 +47,7 @@ def run_json(command: str, prompt: str, timeout: float, option: str) -> Any:
         raise BadInput(f"cannot run {argv[0][:200]}: permission denied", f"make it executable, or fix {option}") from None
     except OSError as exc:  # no interpreter line, a name too long, ...
         raise BadInput(f"cannot run {argv[0][:200]}: {exc.strerror or exc}", f"check {option}") from None
+    _RUNNING.add(process)
     try:
         out, err = process.communicate(prompt.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -54,6 +57,8 @@ def run_json(command: str, prompt: str, timeout: float, option: str) -> Any:
     except BaseException:
         _kill(process)
         raise
+    finally:
+        _RUNNING.discard(process)
     if process.returncode != 0:
         from .guard import redact
 
@@ -79,13 +84,24 @@ def parse_json(text: str, name: str) -> Any:
                             "the command must print one JSON object on stdout") from None
 
 
+def stop_running() -> None:
+    """Kill every command running now and what it started, from any thread: the
+    call waiting for one then fails (exit 5), having written nothing."""
+    for process in list(_RUNNING):
+        _kill_group(process)
+
+
 def _kill(process: subprocess.Popen) -> None:
     """End the command and whatever it started (its process group)."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    _kill_group(process)
     try:
         process.communicate(timeout=5)
     except (subprocess.TimeoutExpired, OSError, ValueError):
+        pass
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
         pass

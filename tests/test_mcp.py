@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -267,3 +270,124 @@ def test_invoke_checks_arguments_before_opening_the_grimoire():
         invoke(never, "save", {})
     with pytest.raises(BadInput, match="unknown tool 'drop_all'"):
         invoke(never, "drop_all", {})
+
+
+def started_server(cwd: Path) -> subprocess.Popen:
+    """`mem mcp` in a real process, the initialize handshake done over its stdin and stdout."""
+    server = subprocess.Popen([MEM, "mcp"], cwd=cwd, env=dict(os.environ), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    send(server, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+    assert json.loads(server.stdout.readline())["id"] == 1
+    send(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return server
+
+
+def send(server: subprocess.Popen, message: dict) -> None:
+    server.stdin.write(json.dumps(message).encode() + b"\n")
+    server.stdin.flush()
+
+
+def seconds_to_end(server: subprocess.Popen, signal_number: int) -> tuple[float, int]:
+    """How long the server took to exit after the signal, and its exit code (killed after 5 s)."""
+    started = time.monotonic()
+    server.send_signal(signal_number)
+    try:
+        code = server.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+        code = None
+    return time.monotonic() - started, code
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ends_an_idle_server_at_once(everything, signal_number):
+    """Issue 41.8: SIGINT or SIGTERM while waiting for a request ends `mem mcp` within a second, exit 0 (the client ended the session)."""
+    server = started_server(everything)
+    time.sleep(0.2)  # idle, blocked reading stdin
+    took, code = seconds_to_end(server, signal_number)
+    assert (code, server.stderr.read().decode()) == (0, "") and took < 1.0, took
+
+
+def test_a_signal_mid_call_stops_the_summarizer_and_writes_nothing(everything, tmp_path):
+    """Issue 41.8: a signal during consolidate kills its summarizer (and what it started) and ends the server within a second; nothing is written."""
+    started = tmp_path / "summarizer.pid"
+    script = tmp_path / "slow.py"
+    script.write_text(f"import os, sys, time\nsys.stdin.read()\nopen({str(started)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    config = everything / ".loa.config.yaml"
+    command = json.dumps(f"{sys.executable} {script}")
+    config.write_text(config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {command}}}\n", 1))
+    before = mem("list", "--json").out
+    server = started_server(everything)
+    transcript = "\n".join(json.dumps({"role": r, "content": f"message {i} about shipping days"}) for i, r in enumerate(["user", "assistant"] * 3))
+    send(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "consolidate", "arguments": {"transcript": transcript}}})
+    deadline = time.monotonic() + 30
+    while not started.exists() or not started.read_text():
+        assert time.monotonic() < deadline and server.poll() is None
+        time.sleep(0.05)
+    took, code = seconds_to_end(server, signal.SIGINT)
+    assert code == 0 and took < 1.0, took
+    summarizer = int(started.read_text())
+    while time.monotonic() < deadline and _alive(summarizer):
+        time.sleep(0.05)
+    assert not _alive(summarizer)
+    assert mem("list", "--json").out == before and mem("validate").code == 0
+
+
+def test_a_signal_right_after_a_write_leaves_it_whole_or_absent(everything):
+    """Issue 41.8: SIGTERM while a save may be writing: the server ends at once and the grimoire validates, the entry there or not."""
+    server = started_server(everything)
+    send(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                  "params": {"name": "save", "arguments": {"content": "The cache is warmed before each deploy", "category": "learning"}}})
+    took, code = seconds_to_end(server, signal.SIGTERM)
+    assert code == 0 and took < 1.0, took
+    assert mem("validate").code == 0
+    assert len([hit for hit in cli_json("query", "cache warmed deploy") if "warmed before each deploy" in hit["content"]]) <= 1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_tool_annotations_say_which_tools_retire_memories_or_reach_outside(repo):
+    """Issue 41.9: learn, apply, supersede and remember retire or archive memories (destructive); save only adds; consolidate runs
+    an external command (open world) and supersedes by key; reads are read-only and idempotent; nothing else reaches outside."""
+
+    async def run():
+        async with session(repo) as client:
+            return {tool.name: tool.annotations for tool in (await client.list_tools()).tools}
+
+    hints = anyio.run(run)
+    destructive = {name for name, a in hints.items() if a.destructive_hint}
+    assert {"learn", "apply", "supersede", "remember", "procedure_add", "consolidate", "task_done", "task_cancel"} <= destructive
+    assert not destructive & {"save", "episode", "task_schedule", "observe", "correct", "chat_add", "query", "context"}
+    assert [name for name, a in hints.items() if a.open_world_hint] == ["consolidate"]
+    assert all(a.read_only_hint and a.idempotent_hint and not a.destructive_hint for name, a in hints.items() if name in ("query", "show", "insights"))
+    assert hints["remember"].idempotent_hint and hints["procedure_add"].idempotent_hint and not hints["save"].idempotent_hint
+    assert not any(a.read_only_hint for name, a in hints.items() if name in ("learn", "save", "consolidate", "apply"))
+
+
+def test_mem_mcp_starts_without_the_sdks_client_and_decorator_server(repo):
+    """Start-up (issue 41): the server answers initialize without importing the SDK's client, MCPServer or httpx, which the
+    packages' __init__ would pull in (README: Agents, start-up); imports as Python's -X importtime lists them on stderr."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    run = mem_process("mcp", cwd=repo, env={"PYTHONPROFILEIMPORTTIME": "1"}, input=json.dumps(initialize).encode() + b"\n")
+    assert run.returncode == 0 and json.loads(run.stdout)["result"]["serverInfo"]["name"] == "grimoire"
+    imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.decode().splitlines() if line.startswith("import time:")}
+    assert {"mcp_types", "mcp.server.lowlevel.server", "mcp.server.stdio"} <= imported
+    assert not {name for name in imported if name.startswith(("mcp.client", "mcp.server.mcpserver", "httpx"))}
+
+
+def test_the_sdk_parts_come_from_the_full_packages_when_a_client_imported_them():
+    """In a process that imported the SDK in full (this one: its client), the same parts are the packages' own."""
+    import mcp.server
+
+    from grimoire_cli.integrations.mcp_sdk import server_parts
+
+    parts = server_parts()
+    assert parts.Server is mcp.server.Server and parts.stdio_server is mcp.server.stdio.stdio_server

@@ -21,7 +21,7 @@ def _views(g: "Grimoire", entries: list[Any]) -> list[dict[str, Any]]:
 # -- episodes ------------------------------------------------------------------
 
 @call("episode", "Record an episode: an event that happened, its context, how it ended and the lesson (episodic memory). "
-      "Returns the written entry.", required=("event",),
+      "Returns the written entry.", required=("event",), additive=True,
       event=string("What happened, as a slug: deploy-failed, db.migration."), context=typed("object", "What the situation was (any JSON object)."),
       learned=string("What was learned from it."), outcome=string("How it ended.", enum=["success", "failure", "unknown"]),
       category=string("A category of kind episode (default: the first)."), tags=TAGS)
@@ -41,7 +41,7 @@ def episodes(g: "Grimoire", query: str | None = None, **options: Any) -> Any:
 # -- procedures ----------------------------------------------------------------
 
 @call("procedure_add", "Keep a runbook (procedural memory); a new version of a named procedure supersedes the old, the same version "
-      "writes nothing. Nothing is ever executed.", required=("document",),
+      "writes nothing. Nothing is ever executed.", required=("document",), idempotent=True,
       document=typed(["object", "string"], "The runbook: {name, description, params?, steps: [{name, run?, description?, condition?}]}, "
                                            "as an object or its YAML/JSON text."),
       category=string("A category of kind procedure (default: the first)."))
@@ -65,7 +65,7 @@ def procedures(g: "Grimoire", category: str | None = None) -> Any:
 # -- prospective tasks ---------------------------------------------------------
 
 @call("task_schedule", "Schedule a task for later (prospective memory) with one trigger: due (+30m, +1h, +2d or an ISO time), "
-      "on (an event) or next_session. Returns the task.", required=("text",),
+      "on (an event) or next_session. Returns the task.", required=("text",), additive=True,
       text=string("What to do."), due=string("When: +30m, +1h, +2d or an ISO time."), on=string("When this event fires."),
       next_session=boolean("At the next session start."), context=_CONTEXT, category=string("A category of kind task (default: the first)."))
 def task_schedule(g: "Grimoire", text: str, **options: Any) -> Any:
@@ -102,6 +102,7 @@ def event(g: "Grimoire", name: str) -> Any:
 # -- chat history --------------------------------------------------------------
 
 @call("chat_add", "Keep one message of the conversation (a local, expiring chat history).", required=("role", "text"),
+      additive=True,  # the expired messages it drops were already gone from every read
       role=string("Who said it: a lowercase word, like user, assistant or system."), text=string("The message."),
       category=string("A category of kind chat (default: the first)."))
 def chat_add(g: "Grimoire", role: str, text: str, category: str | None = None) -> Any:

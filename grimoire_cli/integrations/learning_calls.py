@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 @call("observe", "Record task executions in the local observation log (checked, secrets redacted): each record {task_id, goal?, "
       "agent?, context?, outcome: success|failure, duration_ms?, steps: [{tool, params?, status: completed|failed, duration_ms?, "
       "error?, retries?}], corrections?: [{field, original?, corrected}]}. "
-      "Tool memory, patterns and insights are computed from it.", required=("records",),
+      "Tool memory, patterns and insights are computed from it.", required=("records",), additive=True,
       records=typed("array", "The execution records.", items={"type": "object"}, minItems=1),
       skip_invalid=boolean("Append the valid records and report the rest, instead of refusing all."))
 def observe(g: "Grimoire", records: list[dict[str, Any]], skip_invalid: bool = False) -> Any:
@@ -26,7 +26,7 @@ def observe(g: "Grimoire", records: list[dict[str, Any]], skip_invalid: bool = F
 @call("consolidate", "Save what a conversation taught: the project's configured summarizer (consolidate.command) extracts facts, "
       "decisions, episodes, procedures and preferences; each is checked like save, and a summary entry lists them. Give the "
       "transcript's text or its path (Claude Code JSONL, JSON/JSONL {role, content}, or plain text). Only the configured command "
-      "runs: a tool call cannot choose one.",
+      "runs: a tool call cannot choose one.", open_world=True,
       transcript=string("The conversation's text."), path=string("The transcript file's path (instead of its text)."),
       session_id=string("The session the memories come from (default: the transcript's)."),
       dry_run=boolean("Say what would be saved; write nothing."))
@@ -88,7 +88,7 @@ def insights(g: "Grimoire", type: str | None = None, category: str | None = None
 
 
 @call("correct", "Record that a user corrected a value (field, what it should have been); enough consistent corrections "
-      "become a preference.", required=("field", "value"),
+      "become a preference.", required=("field", "value"), additive=True,
       field=string("What was corrected (e.g. carrier)."), value={"description": "What it should have been (any JSON value)."},
       original={"description": "What it was."}, context=string("Where the correction applies."),
       task_id=string("The task it corrects (default: a new id)."))

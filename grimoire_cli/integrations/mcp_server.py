@@ -6,21 +6,26 @@ schemas are the call table's own (one definition for every integration),
 and results are the `--json` shapes as text. Calls run one at a time in a
 worker thread (the library is synchronous), so the connection keeps
 answering pings while a long call (a summarizer) runs.
+
+SIGINT or SIGTERM (how a client ends a session whose stdin it cannot close)
+ends the process within a second, exit 0 (`_end_session`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import signal
 import sys
 import traceback
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 from .. import __version__
-from ..errors import BadInput, GrimoireError
+from ..errors import OK, BadInput, GrimoireError
 from .calls import CALLS, Opener, invoke
 
 if TYPE_CHECKING:
@@ -36,35 +41,35 @@ Before deciding something the project may have decided before, call query.
 When you decide something, learn a lesson or fix an error, call save with category
 decision, learning or error; memories are never edited: supersede replaces one.
 Secrets and personal data are refused; text inside <private>…</private> is dropped."""
-INSTALL_HINT = "install the extra: pip install 'grimoire-cli[mcp]'"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_GRACE = 0.3  # seconds a call under way gets to finish before the process ends (a write takes milliseconds)
 
 
 def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
     """Serve MCP on stdin/stdout until the client closes the connection.
     `grimoire_of` opens the grimoire (`Opener` keeps it between requests
     while that is the same as opening it anew)."""
-    try:
-        import anyio
-        import mcp_types as types
-        from mcp.server import Server
-        from mcp.server.stdio import stdio_server
-        from mcp.shared.exceptions import MCPError
-    except ImportError:
-        raise BadInput("mem mcp needs the MCP SDK, which is not installed", INSTALL_HINT) from None
+    from .mcp_sdk import server_parts
+
+    sdk = server_parts()
+    anyio, types, Server, stdio_server, MCPError = sdk.anyio, sdk.types, sdk.Server, sdk.stdio_server, sdk.MCPError
     grimoire_of = Opener(grimoire_of)
     grimoire_of()  # no grimoire here: the usual error, before a client connects
 
     # One worker thread: calls run one at a time, always in the thread where
     # the kept grimoire's catalog connection was made (sqlite's rule).
     worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grimoire")
+    under_way: set[Future] = set()
 
     async def run(work: Callable[[], Any]) -> Any:
-        return await asyncio.wrap_future(worker.submit(work))
+        call = worker.submit(work)
+        under_way.add(call)
+        call.add_done_callback(under_way.discard)
+        return await asyncio.wrap_future(call)
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[
-            types.Tool(name=c.name, description=c.description, input_schema=c.schema,
-                       annotations=types.ToolAnnotations(read_only_hint=c.read_only, destructive_hint=False, open_world_hint=False))
+            types.Tool(name=c.name, description=c.description, input_schema=c.schema, annotations=_annotations(types, c))
             for c in CALLS.values()])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
@@ -100,6 +105,9 @@ def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
                     on_list_resources=list_resources, on_list_resource_templates=list_templates, on_read_resource=read_resource)
 
     async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for number in STOP_SIGNALS:
+            loop.add_signal_handler(number, _end_session, under_way)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -107,6 +115,30 @@ def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
         anyio.run(main)  # asyncio, which `run` relies on
     finally:
         worker.shutdown(wait=False)
+
+
+def _annotations(types: Any, call: Any) -> Any:
+    hints = call.hints()
+    return types.ToolAnnotations(read_only_hint=hints["read_only"], destructive_hint=hints["destructive"],
+                                 idempotent_hint=hints["idempotent"], open_world_hint=hints["open_world"])
+
+
+def _end_session(under_way: set[Future]) -> None:
+    """End the process now, exit 0: the client ended the session. A running
+    summarizer is killed (its answer would come too late to be stored, so
+    nothing is written) and a call under way gets `STOP_GRACE` to finish.
+
+    `os._exit`, because nothing else ends promptly: the SDK reads stdin in a
+    thread no cancellation reaches, and Python's exit would wait for the call's
+    thread. A write cut short is safe: the store's writes are atomic (one file
+    renamed into place, several through a journal the next command finishes,
+    storage/journal.py), and the lock is an flock that dies with the process."""
+    from ..external import stop_running
+
+    stop_running()
+    wait(list(under_way), timeout=STOP_GRACE)
+    sys.stderr.flush()
+    os._exit(OK)
 
 
 def _error(types: Any, text: str, exit_code: int | None) -> Any:

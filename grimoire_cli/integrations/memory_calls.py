@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 @call("save", "Remember one thing as a new memory (mem add). Use for a decision taken, a lesson learned, an error and its fix, "
        "a fact about the project or a user preference. Secrets, personal data, exact duplicates and confidence below the category's "
        "floor are refused. Returns the written entry with its id; `notes` warn of near duplicates.",
-       required=("content",),
+       required=("content",), additive=True,
        content=string("The memory, in a sentence or a short paragraph; text inside <private>…</private> is removed before it is stored."),
        category=CATEGORY, summary=string("One-line summary (derived when omitted)."), confidence=CONFIDENCE, tags=TAGS, ttl=TTL,
        key=string("Dotted key (db.users.schema); replaces the active memory with that key."), importance=IMPORTANCE,
@@ -99,7 +99,7 @@ def stats(g: "Grimoire") -> Any:
 # -- keyed facts -----------------------------------------------------------------
 
 @call("remember", "Keep a value under a dotted key (semantic memory); a new value supersedes the old, the same value writes nothing.",
-       required=("key", "value"), key=string("Dotted lowercase key, like db.users.schema."),
+       required=("key", "value"), idempotent=True, key=string("Dotted lowercase key, like db.users.schema."),
        value={"description": "The value: any JSON value (text, number, list, object)."},
        ttl=TTL, category=string("A category of kind fact (default: semantic, else fact)."))
 def remember(g: "Grimoire", key: str, value: Any, **options: Any) -> Any:

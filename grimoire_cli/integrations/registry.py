@@ -20,18 +20,28 @@ class Call:
     schema: dict[str, Any]
     run: Callable[..., Any] = field(repr=False)
     read_only: bool = False
+    additive: bool = False  # it only adds: no memory is changed, replaced, ended or archived
+    idempotent: bool = False  # the same arguments again change nothing more
+    open_world: bool = False  # it reaches outside the grimoire (an external command)
+
+    def hints(self) -> dict[str, bool]:
+        """The MCP tool annotations' four hints. A write is destructive unless
+        it says it only adds: the spec's default, the side a new call errs on."""
+        return {"read_only": self.read_only, "destructive": not (self.read_only or self.additive),
+                "idempotent": self.read_only or self.idempotent, "open_world": self.open_world}
 
 
 CALLS: dict[str, Call] = {}
 
 
-def call(name: str, description: str, /, *, required: tuple[str, ...] = (), read_only: bool = False, **properties: dict[str, Any]):
+def call(name: str, description: str, /, *, required: tuple[str, ...] = (), read_only: bool = False, additive: bool = False,
+         idempotent: bool = False, open_world: bool = False, **properties: dict[str, Any]):
     """Register the decorated function as call `name`; `properties` are its
     arguments' schemas (keyword names = the function's parameters)."""
 
     def register(function: Callable[..., Any]) -> Callable[..., Any]:
         schema = {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
-        CALLS[name] = Call(name, description, schema, function, read_only)
+        CALLS[name] = Call(name, description, schema, function, read_only, additive, idempotent, open_world)
         return function
 
     return register
