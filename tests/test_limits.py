@@ -208,3 +208,16 @@ def test_the_projects_grimoire_and_the_good_examples_keep_the_limits():
         for path in paths:
             for entry in parse_entries(path.read_text(), str(path))[0]:
                 assert limit_problem(entry, "note") is None, (path, entry.get("id"))
+
+
+def test_learn_keeps_a_long_tool_names_tag_within_the_limit(repo):
+    """A tool may be named in 200 characters (observation.schema.json); its warning's tag holds 64."""
+    with_preset(repo, "pms")
+    tool = "t" * 100
+    records = [{"task_id": f"job-{n}", "outcome": "success" if n % 4 else "failure", "steps": [
+        {"tool": tool, "status": "completed" if n % 4 else "failed", **({} if n % 4 else {"error": "timeout"})}]} for n in range(20)]
+    assert mem("observe", "-", input="".join(json.dumps(r) + "\n" for r in records)).code == 0
+    learned = mem("learn", "--json")
+    assert learned.code == 0, learned.err
+    warning = next(e for e in json.loads(mem("insights", "--json").out) if e["insight_type"] == "warning")
+    assert warning["tags"] == ["warning", "t" * 64]
