@@ -14,7 +14,7 @@ import os
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable
 
-from . import clock
+from . import bounds, clock
 from .config import Config, load_config
 from .errors import BadInput, NotFound, Refused, no_memory
 from .kinds.facade import KindsFacade
@@ -136,11 +136,13 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         """Active entries newest first; the flags add those states (archived:
         only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time.
         Chat messages only when `categories` names their category (`chat_recent` quotes them)."""
+        if recent is not None:
+            bounds.whole(recent, "--recent")
         states = {"archived"} if archived else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
         chosen = self._filter(states, categories, tags, since=since, until=until)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
-        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent or None), include_archive=archived)
+        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent), include_archive=archived)
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
 
@@ -180,12 +182,15 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         all) keeps one tier of memory (README: Tiers and recipes)."""
         from .search import Hits, filtered_out, hits, ranked
 
+        bounds.text(text, "the query")
+        if limit is not None:
+            bounds.whole(limit, "the limit")
+        if min_confidence is not None:
+            bounds.fraction(min_confidence, "--min-confidence")
         if not words(text):
             raise BadInput("the query has no words to look for", 'give a word or two, e.g. mem query "deploy"')
         if limit is None:
             limit = self.config.retrieval["max_per_query"]
-        if limit < 1:
-            raise BadInput("the limit must be at least 1")
         retrieval = self.config.retrieval
         states = {"active"} | ({"expired"} if include_expired else set()) | ({"superseded"} if include_superseded else set())
         if archived:
@@ -200,6 +205,8 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     def context(self, text: str | None = None, *, budget: int = 400, recipe: str | None = None) -> "Context":
         """A `## Active Memory` block of the best active entries within `budget`
         tokens; with a `recipe` (context.recipes; default context.recipe), its sections in order."""
+        if text is not None:
+            bounds.text(text, "the query")
         name = recipe or self.config.settings.context.recipe
         if name is not None:
             from .recipes import build_recipe

@@ -115,8 +115,6 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
     from .adding import prepare
     from .local_ids import settle
 
-    if keep is not None and keep < 1:
-        raise BadInput(f"--keep must be at least 1, not {keep}", "keep the newest N entries of each category, e.g. --keep 200")
     names = compactable(store, category)  # an unknown category is named before a missing command
     result = Compacted(dry_run)
     if summarize and not command and not dry_run:

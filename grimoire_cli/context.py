@@ -26,7 +26,7 @@ from datetime import datetime
 from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
-from .errors import BadInput
+from .bounds import MAX_BUDGET, MIN_BUDGET, whole
 from .guard_instructions import neutralise
 from .model import Entry, age_label
 from .search import filtered_out, ranked
@@ -97,8 +97,7 @@ def selection(store: Store, query: bool, within: str = "") -> str:
 
 
 def check_budget(budget: int) -> None:
-    if budget < 20:
-        raise BadInput("the budget must be at least 20 tokens")
+    whole(budget, "the budget (tokens)", MIN_BUDGET, MAX_BUDGET)
 
 
 def build(store: Store, text: str | None, budget: int, moment: datetime) -> Context:

@@ -32,6 +32,17 @@ def field_offset(lines: list[str], name: str) -> int:
     return 0
 
 
+def _message(error: Any) -> str:
+    """jsonschema's message, but the write path's for a value over a size
+    limit: jsonschema's quotes the whole value (a megabyte on one line)."""
+    from .schemas import size_message
+
+    too_large = size_message(error.instance, error.schema) if error.validator in ("maxLength", "maxItems", "maxProperties") else None
+    if too_large is None:
+        return error.message
+    return f"a key of {too_large}" if "propertyNames" in error.schema_path else too_large
+
+
 def check_entry(config: Config, data: Any, lines: list[str], archived: bool, category_of_file: str | None) -> list[list[Any]]:
     """Problems of one item as [line offset, id, rule, message]."""
     from .schemas import entry_validator, first_problem
@@ -59,7 +70,7 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
             if error.validator == "additionalProperties" and not where:
                 extra = sorted(set(data) - set(validator.schema["properties"]))
                 top = extra[0] if extra else None
-            problem("schema", f"{where + ': ' if where else ''}{error.message}", top)
+            problem("schema", f"{where + ': ' if where else ''}{_message(error)}", top)
     if entry_id and not parse_id(entry_id):
         problem("id-format", "id must be MEM-YYYYMMDD-NNN with NNN >= 001", "id")
     if category_of_file and category != category_of_file:

@@ -97,7 +97,7 @@ def _best_practices(rows: "list[PatternRow]", rules: "Learning") -> list[Insight
 
 
 def _warnings(store: Store, catalog: Any, rules: "Learning") -> list[Insight]:
-    from .model import normalize_tag
+    from .model import tool_tag
 
     runs = {row[0]: row[1] for row in catalog.tool_rows(None, None)}
     found = [(row.tool, row.error, row.count, row.evidence) for row in catalog.error_rows()
@@ -110,7 +110,7 @@ def _warnings(store: Store, catalog: Any, rules: "Learning") -> list[Insight]:
         advice = ("Known solution: " + "; ".join(f"{s['id']}: {s['summary']}" for s in known[:3]) if known
                   else "No known solution yet: record one as an error memory tagged with the tool.")
         try:
-            tags = ["warning", normalize_tag(tool)]
+            tags = ["warning", tool_tag(tool)]
         except Exception:  # noqa: BLE001 - a tool name no tag can hold
             tags = ["warning"]
         out.append(Insight(rule_id("warn-", tool, error), "warning", tool[:500], f"{tool} fails with \"{error}\" in {rate} of its runs. {advice}",

@@ -86,9 +86,12 @@ class LearningFacade:
 
     def recall_all(self, text: str, *, types: Iterable[str] | None = None, limit: int = 5) -> dict[str, list[dict[str, Any]]]:
         """Patterns, tool memory, insights and preferences about `text`, in one answer (as JSON-able mappings)."""
+        from .bounds import text as check_text, whole
         from .errors import BadInput
         from .recommend import matching_patterns, matching_tools
 
+        check_text(text, "the query")
+        whole(limit, "the limit")
         if types is not None and not list(types):
             raise BadInput("no types to recall", f"name some of {', '.join(RECALL_TYPES)}, or leave --types out for all")
         chosen = list(dict.fromkeys(types or RECALL_TYPES))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .bounds import whole
 from .errors import BadInput
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ class LifecycleFacade:
         (recorded unless `dry_run`); `older_than` (24h) and `most` tighten it for this run."""
         from .tiers import age
 
-        if most is not None and most < 0:
-            raise BadInput("--max must be 0 or more")
+        if most is not None:
+            whole(most, "--max", 0)
         return age(self.store, self.now(), older_than_hours=hours(older_than, "--older-than") if older_than is not None else None,
                    most=most, dry_run=dry_run)
 
@@ -95,6 +96,8 @@ class LifecycleFacade:
         runs no command: it lists what would be condensed."""
         from .compaction import compact
 
+        if keep is not None:
+            whole(keep, "--keep", hint="keep the newest N entries of each category, e.g. --keep 200")
         if command is not None and not summarize:
             raise BadInput("--with and --no-summary ask for two things", "give one of them")
         return compact(self.store, self.now(), category=category, keep=keep,
@@ -115,6 +118,7 @@ class LifecycleFacade:
         """The last `count` messages still within their ttl, oldest first."""
         from .kinds.chat import recent
 
+        whole(count, "-n")
         names = [self.config.of_kind("chat", category).name] if category is not None else self.config.names_of_kind("chat")
         if not names:
             self.config.of_kind("chat")  # the error naming the preset

@@ -27,6 +27,7 @@ CATEGORY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}\Z")
 
 MAX_CONTENT = 2000
 MAX_SUMMARY = 200
+MAX_TAG = 64  # schemas/memory.schema.json: a tag's maxLength
 DERIVED_SUMMARY = 120
 ARCHIVE_REASONS = ("expired", "superseded", "ineffective", "manual")
 
@@ -145,6 +146,12 @@ def normalize_tag(tag: str) -> str:
     if not slug or not TAG_RE.match(slug):
         raise BadInput(f"bad tag {tag!r}", "tags are words of a-z, 0-9 and '-'")
     return slug
+
+
+def tool_tag(tool: str) -> str:
+    """The tag naming a tool (a warning's, a known solution's): its slug, cut
+    to a tag's length (a tool's name may be longer)."""
+    return normalize_tag(normalize_tag(tool)[:MAX_TAG])
 
 
 def normalize_tags(tags: Iterable[str]) -> list[str]:

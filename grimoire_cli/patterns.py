@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from .bounds import whole
 from .errors import BadInput
 from .execution_log import derived
 from .storage.store import Store
@@ -74,6 +75,5 @@ def check_type(kind: str | None) -> str | None:
 def patterns(store: Store, kind: str | None = None, min_usage: int = 1) -> list[Pattern]:
     """The patterns of the observed tasks (of one type, used at least `min_usage` times), most used first."""
     check_type(kind)
-    if min_usage < 1:
-        raise BadInput(f"--min-usage must be at least 1, not {min_usage}")
+    whole(min_usage, "--min-usage")
     return derived(store, lambda catalog: [Pattern(row) for row in catalog.pattern_rows(kind, min_usage)])

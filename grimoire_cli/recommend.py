@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from .bounds import shown, text, whole
 from .errors import BadInput
 from .execution_log import derived
 from .patterns import reliability
@@ -69,11 +70,13 @@ class Recommended:
 
 
 def recommend(store: Store, action: str, context: str | None = None, limit: int = 5) -> Recommended:
-    if limit < 1:
-        raise BadInput(f"-n must be at least 1, not {limit}")
+    whole(limit, "-n")
+    text(action, "the action")
+    if context is not None:
+        text(context, "the context")
     asked = words(action)
     if not asked:
-        raise BadInput(f"no words to match in {action!r}", "name the action, e.g. mem recommend 'create shipment'")
+        raise BadInput(f"no words to match in {shown(action)}", "name the action, e.g. mem recommend 'create shipment'")
     return derived(store, lambda catalog: _recommend(catalog, action, asked, context, limit))
 
 

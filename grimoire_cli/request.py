@@ -195,6 +195,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         category = infer_category(content, config.categories)
         notes.append(f"category inferred: {category} (use -c to choose)")
     spec = config.category(category)
+    _refuse_oversized(_as_given(request), spec.kind)  # before a big value costs any work (20,000 tags, a 1 MB key)
     confidence = spec.confidence_required if request.confidence is None else request.confidence
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
         raise BadInput(f"confidence must be a number from 0 to 1, not {confidence!r}")
@@ -266,6 +267,7 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     fields = request.fields or {}
     if spec.kind != "summary" and "session_id" in fields:  # outside a summary, an import line's shorthand for source.session_id
         fields = {name: value for name, value in fields.items() if name != "session_id"}
+    _refuse_oversized({**data, **fields}, spec.kind)  # what was filled in: an environment's session id, a resolved path
     if spec.kind != "note" or fields:
         _check_kind(data, _without_private(fields), spec.kind)
     if "metadata" in data:
@@ -279,6 +281,25 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     _refuse_instructions(data)
     # In the order the file will hold it, so the catalog row of an append equals a re-read's.
     return ordered(data), notes
+
+
+def _as_given(request: Request) -> dict[str, Any]:
+    """The request's fields where the entry will hold them, as given (tags
+    not yet slugged), for the size limits."""
+    source = {"session_id": request.session_id, "agent": request.agent, "phase": request.phase, "file_path": request.file_path,
+              "line_range": request.lines, **(request.source_extra or {})}
+    given = {"summary": request.summary, "key": request.key, "tags": request.tags, "related_memories": request.related,
+             "metadata": request.metadata, "source": {name: value for name, value in source.items() if value is not None},
+             **(request.fields or {})}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def _refuse_oversized(data: dict[str, Any], kind: str) -> None:
+    from .schemas import limit_problem
+
+    problem = limit_problem(data, kind)
+    if problem is not None:
+        raise BadInput(problem, "shorten it: docs/reference.md (Limits) lists the limits of every field")
 
 
 def _without_private(value: Any) -> Any:

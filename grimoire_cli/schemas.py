@@ -55,7 +55,10 @@ def entry_validator(kind: str = "note"):
 # finds a problem in, for its messages. A keyword it does not know fails
 # loudly, so a schema that grows one cannot be half-checked.
 _KNOWN = {"$ref", "$defs", "$schema", "$id", "title", "description", "type", "enum", "pattern", "minLength", "maxLength", "minimum",
-          "maximum", "items", "minItems", "maxItems", "uniqueItems", "properties", "required", "additionalProperties", "propertyNames"}
+          "maximum", "items", "minItems", "maxItems", "maxProperties", "uniqueItems", "properties", "required", "additionalProperties",
+          "propertyNames"}
+# The size keywords, what each counts, and the type it applies to.
+_SIZES = (("maxLength", "characters", str), ("maxItems", "items", list), ("maxProperties", "keys", dict))
 _TYPES = {"string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool), "null": lambda v: v is None,
           "array": lambda v: isinstance(v, list), "object": lambda v: isinstance(v, dict),
           "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
@@ -79,6 +82,59 @@ def _same(a: object, b: object) -> bool:
     return a == b and not (isinstance(a, (list, dict)) or isinstance(b, (list, dict)))
 
 
+def size_message(value: object, schema: dict) -> "str | None":
+    """`N characters, over the limit of M` (or items, or keys) when `value`
+    is larger than one of the schema's size keywords allows, else None."""
+    for keyword, unit, kind in _SIZES:
+        if keyword in schema and isinstance(value, kind) and len(value) > schema[keyword]:
+            return f"{len(value)} {unit}, over the limit of {schema[keyword]}"
+    return None
+
+
+def _resolved(schema: dict, root: dict) -> dict:
+    while "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def _over_limit(value: object, schema: dict, root: dict, path: tuple) -> "tuple[tuple, str] | None":
+    """The first value (depth first) larger than its schema allows: a text,
+    a list or a mapping, or a mapping's key; nothing else is checked."""
+    schema = _resolved(schema, root)
+    message = size_message(value, schema)
+    if message is not None:
+        return path, message
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            found = _over_limit(item, schema["items"], root, (*path, index))
+            if found:
+                return found
+    if isinstance(value, dict):
+        properties, extra, names = schema.get("properties", {}), schema.get("additionalProperties"), schema.get("propertyNames")
+        for name, item in value.items():
+            long_name = size_message(name, _resolved(names, root)) if isinstance(names, dict) else None
+            if long_name is not None:
+                return path, f"a key of {long_name}"
+            sub = properties.get(name, extra)
+            found = _over_limit(item, sub, root, (*path, name)) if isinstance(sub, dict) else None
+            if found:
+                return found
+    return None
+
+
+def limit_problem(data: dict, kind: str = "note") -> "str | None":
+    """`field: N characters, over the limit of M` for the first field of an
+    entry of a category of `kind` larger than the entry schemas allow (a
+    text, a list, a mapping, at any depth), else None. Cheap, and it looks
+    at nothing else: a write asks it before any other check of a big value."""
+    schema = _compiled(kind)
+    found = _over_limit(data, schema, schema, ())
+    if found is None:
+        return None
+    path, message = found
+    return f"{'.'.join(str(p) for p in path) or 'the entry'}: {message}"
+
+
 def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tuple[tuple, str]]":
     if not schema:
         return []
@@ -88,6 +144,9 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
     wanted = schema.get("type")
     if wanted is not None and not (_TYPES[wanted](value) if isinstance(wanted, str) else any(_TYPES[t](value) for t in wanted)):
         return [(path, f"{value!r} is not of type {wanted!r}")]
+    too_large = size_message(value, schema)
+    if too_large is not None:  # said alone: what is inside an oversized value is not worth checking (nor quoting)
+        return [(path, too_large)]
     if "enum" in schema and not any(_same(value, option) for option in schema["enum"]):
         out.append((path, f"{value!r} is not one of {schema['enum']!r}"))
     if isinstance(value, str):
@@ -95,8 +154,6 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
             out.append((path, f"{value!r} does not match {schema['pattern']!r}"))
         if len(value) < schema.get("minLength", 0):
             out.append((path, f"{value!r} is too short"))
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            out.append((path, f"{value[:40]!r}... is too long"))
     if ("minimum" in schema or "maximum" in schema) and _TYPES["number"](value):
         if "minimum" in schema and value < schema["minimum"]:
             out.append((path, f"{value!r} is less than the minimum of {schema['minimum']!r}"))
@@ -105,8 +162,6 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             out.append((path, f"{value!r} should be non-empty" if schema["minItems"] == 1 else f"{value!r} is too short"))
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            out.append((path, f"{value!r} is too long"))
         if schema.get("uniqueItems") and any(_same(a, b) for i, a in enumerate(value) for b in value[i + 1:]):
             out.append((path, f"{value!r} has non-unique elements"))
         if "items" in schema:
@@ -118,7 +173,9 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
         extra = schema.get("additionalProperties", True)
         for name, item in value.items():
             if "propertyNames" in schema:
-                out += [(path, message) for _, message in _problems(name, schema["propertyNames"], root, path)]
+                long_name = size_message(name, _resolved(schema["propertyNames"], root))
+                out += [(path, f"a key of {long_name}")] if long_name else \
+                    [(path, message) for _, message in _problems(name, schema["propertyNames"], root, path)]
             if name in properties:
                 out += _problems(item, properties[name], root, (*path, name))
             elif extra is False:

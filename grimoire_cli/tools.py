@@ -134,7 +134,7 @@ def parameter_insights(rows: list[tuple[str, str, int, int]]) -> list[dict[str, 
 def known_solutions(store: Store, tools: list[str]) -> dict[str, list[dict[str, str]]]:
     """Per tool, the active `error` entries tagged with its name: {id, summary}."""
     from .clock import now
-    from .model import normalize_tag
+    from .model import tool_tag
     from .storage.catalog.queries import Filter
 
     if SOLUTIONS not in store.config.categories or not tools:
@@ -142,7 +142,7 @@ def known_solutions(store: Store, tools: list[str]) -> dict[str, list[dict[str, 
     tags: dict[str, str] = {}
     for tool in tools:
         try:
-            tags[normalize_tag(tool)] = tool
+            tags[tool_tag(tool)] = tool
         except Exception:  # noqa: BLE001 - a name no tag can hold has no solutions
             continue
     chosen = Filter(at=now().timestamp(), categories=[SOLUTIONS])

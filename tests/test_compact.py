@@ -92,7 +92,7 @@ def test_dry_run_and_bad_input_write_nothing(generations, repo, tmp_path):
     failing.write_text(f"#!{sys.executable}\nimport sys\nsys.stdin.read()\nsys.exit(1)\n")
     failing.chmod(0o755)
     cases = [
-        (["--keep", "0", "--no-summary"], 2, "--keep must be at least 1, not 0"),
+        (["--keep", "0", "--no-summary"], 2, "--keep must be a whole number from 1 to 1000000, not 0"),
         (["-c", "directive", "--no-summary"], 2, "directive is never compacted (compaction.categories says all)"),
         (["-c", "task", "--no-summary"], 2, "task is never compacted (compaction.categories says all)"),  # Protea's records
         (["--keep", "3"], 2, "no summarizer command configured"),

@@ -109,7 +109,7 @@ def test_a_bad_time_window_is_one_error_line(repo, args, message):
     (("episode", "deploy", "--learned", " "), "--learned is empty"),
     (("episode", "deploy", "--learned", "the key is AKIAIOSFODNN7EXAMPLE"), "refusing to store a secret"),
     (("episodes", "--event", "Bad Event"), "bad event name"),
-    (("episodes", "-n", "0"), "the limit must be at least 1"),
+    (("episodes", "-n", "0"), "the limit must be a whole number from 1 to"),
 ])
 def test_bad_episode_input_writes_nothing(sabre, args, message):
     before = EPISODES.read_bytes()

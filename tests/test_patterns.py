@@ -239,7 +239,7 @@ def test_recall_all_answers_patterns_tools_insights_and_preferences_at_once(repo
 
 @pytest.mark.parametrize("args, message", [
     (("patterns", "--type", "gossip"), "unknown pattern type 'gossip'"),
-    (("patterns", "--min-usage", "0"), "--min-usage must be at least 1"),
+    (("patterns", "--min-usage", "0"), "--min-usage must be a whole number from 1 to"),
 ])
 def test_bad_pattern_options_are_one_error_line(repo, args, message):
     result = mem(*args)

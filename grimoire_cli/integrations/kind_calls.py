@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .registry import ID, SINCE, TAGS, UNTIL, boolean, call, integer, string, typed
+from .registry import ID, SINCE, TAGS, UNTIL, boolean, call, integer, search_text, string, typed
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -31,7 +31,7 @@ def episode(g: "Grimoire", event: str, **options: Any) -> Any:
 
 @call("episodes", "Past episodes like a query (BM25 over event, lesson and context, blended with recency), or the newest; "
       "read them before repeating something that failed before.", read_only=True,
-      query=string("What to look for (default: newest first)."), event=string("Only episodes of this event."), since=SINCE,
+      query=search_text("What to look for (default: newest first)."), event=string("Only episodes of this event."), since=SINCE,
       until=UNTIL, limit=integer("At most N episodes (default 10)."), category=string("Only this episode category."))
 def episodes(g: "Grimoire", query: str | None = None, **options: Any) -> Any:
     moment = g.now()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from .registry import boolean, call, integer, string, strings, typed
+from .registry import boolean, call, integer, search_text, string, strings, typed
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -52,7 +52,7 @@ def tools(g: "Grimoire", name: str | None = None, context: str | None = None) ->
 
 @call("recommend", "Which tools to use for an action, ranked by how often they succeeded (in the context, when given), each "
       "with the reason.", required=("action",), read_only=True,
-      action=string("What is to be done, in words (e.g. 'create shipment')."), context=string("Rank by success in this context."),
+      action=search_text("What is to be done, in words (e.g. 'create shipment')."), context=search_text("Rank by success in this context."),
       limit=integer("At most N tools (default 5)."))
 def recommend(g: "Grimoire", action: str, context: str | None = None, limit: int = 5) -> Any:
     return g.recommend(action, context=context, limit=limit).to_dict()
@@ -67,7 +67,7 @@ def patterns(g: "Grimoire", type: str | None = None, min_usage: int = 1) -> Any:
 
 
 @call("recall_all", "Patterns, tool memory, insights and preferences about a query, in one answer.", required=("query",),
-      read_only=True, query=string("What to recall, in words."),
+      read_only=True, query=search_text("What to recall, in words."),
       types=strings("Some of patterns, tools, insights, preferences (default: all)."))
 def recall_all(g: "Grimoire", query: str, types: list[str] | None = None) -> Any:
     return g.recall_all(query, types=types)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .registry import (CATEGORIES, CATEGORY, CONFIDENCE, ID, IMPORTANCE, SINCE, TAGS, TTL, UNTIL, boolean, call, integer, string, strings,
-                       typed)
+from ..bounds import MAX_BUDGET, MAX_PATTERN, MIN_BUDGET
+from .registry import (CATEGORIES, CATEGORY, CONFIDENCE, ID, IMPORTANCE, SINCE, TAGS, TTL, UNTIL, boolean, call, integer, search_text,
+                       string, strings, typed)
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -33,7 +34,7 @@ def save(g: "Grimoire", content: str, **options: Any) -> Any:
        id=ID, content=string("The new memory."), summary=string("One-line summary (default: from the content)."),
        confidence=typed("number", "0.0-1.0 (default: the old memory's); below the category's floor is refused.", minimum=0, maximum=1),
        tags=strings("Tags (default: the old memory's)."), ttl=string("How long it holds, from now (default: the old memory's ttl)."),
-       importance=integer("1-10 (default: the old memory's)."))
+       importance=integer("1-10 (default: the old memory's).", maximum=10))
 def supersede(g: "Grimoire", id: str, content: str, **options: Any) -> Any:
     return g.supersede(id, content, **options).written_dict()
 
@@ -41,7 +42,7 @@ def supersede(g: "Grimoire", id: str, content: str, **options: Any) -> Any:
 @call("query", "Search the memories: ranked by relevance (BM25 with stemming and typo tolerance) blended with recency and quality. "
        "Call it before deciding something the project may have decided before. Returns hits, best first, each with its score.",
        required=("text",), read_only=True,
-       text=string("What to look for, in a few words."), limit=integer("At most this many hits (default: retrieval.max_per_query)."),
+       text=search_text("What to look for, in a few words."), limit=integer("At most this many hits (default: retrieval.max_per_query)."),
        categories=CATEGORIES, tags=TAGS, min_confidence=typed("number", "Skip memories less sure than this.", minimum=0, maximum=1),
        tier=string("hot (what context injects), long (long-term) or all.", enum=["hot", "long", "all"]), since=SINCE, until=UNTIL,
        include_expired=boolean("Also rank expired memories."), include_superseded=boolean("Also rank memories a newer one replaced."),
@@ -53,8 +54,8 @@ def query(g: "Grimoire", text: str, explain: bool = False, **options: Any) -> An
 
 @call("context", "The project's memory as a markdown block for your prompt (`## Active Memory`), best first within a token "
        "budget; with a query, ranked by relevance to it; with a recipe, that recipe's sections. Read it at the start of a task.",
-       read_only=True, query=string("Rank by relevance to this (default: by value)."),
-       budget=integer("Token budget (estimated as characters / 4); default 400.", minimum=1),
+       read_only=True, query=search_text("Rank by relevance to this (default: by value)."),
+       budget=integer("Token budget (estimated as characters / 4); default 400.", minimum=MIN_BUDGET, maximum=MAX_BUDGET),
        recipe=string("A recipe of context.recipes (default: context.recipe, else by value)."))
 def context(g: "Grimoire", query: str | None = None, budget: int = 400, recipe: str | None = None) -> Any:
     return g.context(query, budget=budget, recipe=recipe).to_dict()
@@ -115,7 +116,7 @@ def recall(g: "Grimoire", key: str) -> Any:
 
 
 @call("facts", "The keys of active facts (remember) with their values; a glob pattern narrows them.", read_only=True,
-       pattern=string("Glob over keys, like 'db.*' (default: every key)."), categories=CATEGORIES)
+       pattern=string("Glob over keys, like 'db.*' (default: every key).", maxLength=MAX_PATTERN), categories=CATEGORIES)
 def facts(g: "Grimoire", pattern: str | None = None, categories: list[str] | None = None) -> Any:
     from ..views import fact
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..bounds import MAX_COUNT, MAX_TEXT
 from ..errors import BadInput
 
 
@@ -59,8 +60,13 @@ def strings(description: str) -> dict[str, Any]:
     return typed("array", description, items={"type": "string"})
 
 
-def integer(description: str, minimum: int = 1) -> dict[str, Any]:
-    return typed("integer", description, minimum=minimum)
+def integer(description: str, minimum: int = 1, maximum: int = MAX_COUNT) -> dict[str, Any]:
+    """A whole number in the range the library checks (bounds.py), so a client sees it before calling."""
+    return typed("integer", description, minimum=minimum, maximum=maximum)
+
+
+def search_text(description: str) -> dict[str, Any]:
+    return string(description, maxLength=MAX_TEXT)
 
 
 def boolean(description: str) -> dict[str, Any]:
@@ -73,7 +79,7 @@ CATEGORIES = strings("Only these categories.")
 TAGS = strings("Tags (all must match when filtering).")
 CONFIDENCE = typed("number", "0.0-1.0; defaults to the category's floor, and below the floor is refused.", minimum=0, maximum=1)
 TTL = string("How long it holds: 'permanent', or like '30d', '12h', '10m'.")
-IMPORTANCE = integer("1-10 (default 5); decides what stays in the hot tier.")
+IMPORTANCE = integer("1-10 (default 5); decides what stays in the hot tier.", maximum=10)
 SINCE = string("Only those created since: 30d, 48h, 90m back, or an ISO date or time.")
 UNTIL = string("Only those created until then (a date alone includes that day).")
 
@@ -84,9 +90,12 @@ def check_arguments(spec: Call, arguments: dict[str, Any]) -> None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
+    from ..schemas import size_message
+
     error = best_match(Draft202012Validator(spec.schema).iter_errors(arguments))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
-        message = " ".join(error.message.split())
+        too_large = size_message(error.instance, error.schema) if error.validator in ("maxLength", "maxItems", "maxProperties") else None
+        message = too_large or " ".join(error.message.split())
         message = message if len(message) <= 160 else message[:157] + "..."
         raise BadInput(f"bad arguments for {spec.name}: {where + ': ' if where else ''}{message}", f"see the {spec.name} tool's input schema")

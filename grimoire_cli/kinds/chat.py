@@ -48,9 +48,7 @@ def expired(store: "Store", category: str, moment: datetime) -> list[str]:
 
 
 def recent(store: "Store", categories: list[str], moment: datetime, count: int) -> list["Entry"]:
-    """The last `count` active messages, oldest first (as a prompt quotes them)."""
-    if count < 1:
-        raise BadInput("-n must be at least 1")
+    """The last `count` active messages, oldest first (as a prompt quotes them); `count` checked by the caller (bounds.whole)."""
     chosen = Filter(at=moment.timestamp(), categories=categories)
     rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, count), include_archive=False)
     loaded = store.load(rowids)

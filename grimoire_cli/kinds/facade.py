@@ -12,6 +12,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from ..bounds import MAX_PATTERN, text as bounds_text, whole
 from ..errors import BadInput, Duplicate, NotFound
 
 if TYPE_CHECKING:
@@ -139,8 +140,9 @@ class KindsFacade:
         from .episodes import episodes
         from .tasks import check_event
 
-        if limit < 1:
-            raise BadInput("the limit must be at least 1")
+        whole(limit, "the limit")
+        if text is not None:
+            bounds_text(text, "the query")
         chosen = self._filter({"active"}, self._of_kind("episode", category), None, since=since, until=until)
         chosen = chosen.but(name=check_event(event)) if event is not None else chosen
         return episodes(self.store, text, chosen, self.now(), recency_weight=float(self.config.retrieval["recency_weight"]), limit=limit)
@@ -268,6 +270,8 @@ class KindsFacade:
         """Active keyed entries whose key matches the glob `pattern`, by key."""
         from .facts import facts
 
+        if pattern is not None:
+            bounds_text(pattern, "the pattern", MAX_PATTERN, "a glob over keys, like 'db.*'")
         names = [self.config.category(c).name for c in categories or []]
         return facts(self.store, pattern, names, self.now())
 
