@@ -5,15 +5,23 @@ text, into the messages a summarizer reads.
 Tool noise is left out: tool calls and results, tool messages, thinking,
 images, Claude Code's meta and side-chain lines. What is left is a list of
 (role, text), roles normalised to user / assistant / system.
+
+A transcript path that arrives from an agent (a tool call, a hook's JSON) is
+read only inside the repository or Claude Code's transcripts of this project
+(`agent_transcript`): a prompt-injected model must not have any other file
+the process can read summarised into memory, and so into git.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any, NamedTuple
 
+from .config import is_inside
 from .errors import BadInput
 
 _ROLES = {"user": "user", "human": "user", "me": "user", "assistant": "assistant", "ai": "assistant", "bot": "assistant",
@@ -134,3 +142,42 @@ def _plain(text: str) -> list[Message]:
     if messages:
         return [Message(role, "\n".join(lines).strip()) for role, lines in zip(roles, messages) if "\n".join(lines).strip()]
     return [Message("unknown", " ".join(p.split())) for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
+# Claude Code names a project's transcripts folder after its directory, each
+# character but an ASCII letter or digit turned into '-'; a name over 200
+# characters is cut there and given a hash suffix.
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_LONGEST_FOLDER = 200
+
+
+def claude_transcripts_folder(project: Path) -> Path:
+    """Where Claude Code keeps the transcripts of sessions started in `project`
+    (under $CLAUDE_CONFIG_DIR, else ~/.claude)."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+    return Path(config).expanduser() / "projects" / _NOT_ALNUM.sub("-", str(project))
+
+
+def _in_transcripts(path: Path, project: Path) -> bool:
+    """Whether a resolved `path` lies in the transcripts folder of `project`."""
+    folder = claude_transcripts_folder(project)
+    projects = folder.parent.resolve()
+    if not is_inside(projects, path) or path == projects:
+        return False
+    name = path.relative_to(projects).parts[0]
+    if len(folder.name) > _LONGEST_FOLDER:
+        return name.startswith(folder.name[:_LONGEST_FOLDER] + "-")
+    return name == folder.name
+
+
+def agent_transcript(given: str, root: Path) -> Path:
+    """The file a transcript path from an agent names, after symlinks, when it
+    is inside the repository `root` or Claude Code's transcripts of this
+    project (started in `root` or the working directory); else bad input."""
+    path = Path(given).expanduser()
+    resolved = (path if path.is_absolute() else Path.cwd() / path).resolve()
+    root = root.resolve()
+    if is_inside(root, resolved) or any(_in_transcripts(resolved, project) for project in (root, Path.cwd().resolve())):
+        return resolved
+    raise BadInput(f"the transcript path {given!r} is outside the repository and Claude Code's transcripts of this project",
+                   "give a transcript inside the repository, or its text")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -157,6 +158,13 @@ def _transcript(path: Path, turns: int) -> Path:
     return path
 
 
+def _claude_folder(repo: Path) -> Path:
+    """Claude Code's transcripts folder for sessions started in `repo` (under this test's $HOME)."""
+    folder = Path.home() / ".claude/projects" / re.sub(r"[^A-Za-z0-9]", "-", str(repo.resolve()))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _wait_for(predicate, seconds: float = 30) -> None:
     end = time.monotonic() + seconds
     while not predicate():
@@ -169,7 +177,7 @@ def test_pre_compact_and_session_end_consolidate_once_per_transcript_state(repo,
     command = _summarizer(tmp_path, {"decisions": [{"content": "Releases leave on the Tuesday train", "importance": 7}], "summary": "Release talk."})
     config = repo / ".loa.config.yaml"
     config.write_text(config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {json.dumps(command)}}}\n", 1))
-    transcript = _transcript(tmp_path / "t.jsonl", 3)
+    transcript = _transcript(_claude_folder(repo) / "sess-7.jsonl", 3)  # where Claude Code keeps it
     logs = repo / "grimoires/loa/memory/.cache/agent"
 
     started = time.monotonic()
@@ -190,6 +198,25 @@ def test_pre_compact_and_session_end_consolidate_once_per_transcript_state(repo,
     assert git("status", "--porcelain", "--", "grimoires/loa/memory/.cache", cwd=repo) == ""  # logs stay out of git
 
 
+def test_a_transcript_path_outside_the_project_is_not_consolidated(repo, tmp_path):
+    """Issue 41.1: the hook hands transcript_path to `mem consolidate`, which reads any file; only the
+    repository and Claude Code's transcripts of this project are read (a link out of them is followed first)."""
+    with_preset(repo, "samaritan")
+    command = _summarizer(tmp_path, {"decisions": [{"content": "Never read this", "importance": 7}], "summary": "x"})
+    config = repo / ".loa.config.yaml"
+    config.write_text(config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {json.dumps(command)}}}\n", 1))
+    outside = _transcript(tmp_path / "elsewhere.jsonl", 3)
+    (_claude_folder(repo) / "linked.jsonl").symlink_to(outside)
+    other_project = Path.home() / ".claude/projects/-some-other-project"
+    other_project.mkdir(parents=True)
+    _transcript(other_project / "s.jsonl", 3)
+    for given in (outside, _claude_folder(repo) / "linked.jsonl", other_project / "s.jsonl", _claude_folder(repo) / "../-some-other-project/s.jsonl"):
+        run = mem_process("agent", "hook", "session-end", cwd=repo, input=payload("SessionEnd", transcript_path=str(given), reason="exit"))
+        err = run.stderr.decode()
+        assert run.returncode == 0 and err.count("\n") == 1 and "outside the repository and Claude Code's transcripts of this project" in err, err
+    assert not (repo / "grimoires/loa/memory/.cache/agent").exists()  # nothing started
+
+
 def test_post_tool_use_records_the_call(repo):
     response = {"stdout": "3 passed", "stderr": "", "interrupted": False}
     run = mem_process("agent", "hook", "post-tool-use", cwd=repo, input=payload(
@@ -203,7 +230,8 @@ def test_post_tool_use_records_the_call(repo):
     ("session-start", b"not json", "stdin is not JSON"),
     ("post-tool-use", b"[1, 2]", "stdin is not a JSON object"),
     ("pre-compact", b"{}", "no transcript_path"),
-    ("session-end", payload("SessionEnd", transcript_path="/no/such/file.jsonl"), "cannot read the transcript"),
+    ("session-end", payload("SessionEnd", transcript_path="no/such/file.jsonl"), "cannot read the transcript"),
+    ("session-end", payload("SessionEnd", transcript_path="/etc/passwd"), "outside the repository and Claude Code's transcripts"),
     ("stop", b"{}", "unknown hook 'stop'"),
 ])
 def test_a_hook_never_fails_the_session(repo, event, stdin, says):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -166,9 +167,7 @@ def test_consolidate_runs_the_configured_summarizer_only(everything, tmp_path):
     config = everything / ".loa.config.yaml"
     command = json.dumps(f"{sys.executable} {script}")
     config.write_text(config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {command}}}\n", 1))
-    transcript = tmp_path / "chat.jsonl"
-    transcript.write_text("\n".join(json.dumps({"role": r, "content": f"message {i} about shipping days"})
-                                    for i, r in enumerate(["user", "assistant"] * 3)) + "\n")
+    transcript = _chat(everything / "chat.jsonl")
 
     async def run():
         async with session(everything) as client:
@@ -181,6 +180,67 @@ def test_consolidate_runs_the_configured_summarizer_only(everything, tmp_path):
 
     anyio.run(run)
     assert cli_json("query", "Fridays")[0]["source"]["session_id"] == "s-42"
+
+
+def _chat(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(json.dumps({"role": r, "content": f"message {i} about shipping days"})
+                              for i, r in enumerate(["user", "assistant"] * 3)) + "\n")
+    return path
+
+
+def _summarizing(repo: Path, folder: Path) -> None:
+    """consolidate.command: a script that answers one decision, and records that it ran."""
+    script = folder / "summarize.py"
+    answer = {"decisions": [{"content": "The team ships on Fridays", "importance": 6}], "summary": "Shipping days.", "model": "m-1"}
+    script.write_text(f"import sys, json\nopen({str(folder / 'ran')!r}, 'a').write(sys.stdin.read())\nprint(json.dumps({answer!r}))\n")
+    config = repo / ".loa.config.yaml"
+    command = json.dumps(f"{sys.executable} {script}")
+    config.write_text(config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {command}}}\n", 1))
+
+
+def _outside_paths(repo: Path, tmp_path: Path) -> list[str]:
+    """Paths a prompt-injected model may name: a system file, a file beside the repository (as given, relative,
+    and through a link inside the repository), another project's Claude Code transcripts."""
+    outside = _chat(tmp_path / "private" / "notes.jsonl")
+    (repo / "innocent.jsonl").symlink_to(outside)
+    other = _chat(Path.home() / ".claude/projects/-elsewhere/s.jsonl")
+    return ["/etc/passwd", str(outside), "../private/notes.jsonl", str(repo / "innocent.jsonl"), str(other)]
+
+
+def test_consolidate_reads_only_the_repository_and_this_projects_claude_transcripts(everything, tmp_path):
+    """Issue 41.1: a path from a tool call is read only when it resolves inside the repository or Claude Code's
+    transcripts of this project; anything else is one error line (exit code 2), nothing summarised, nothing stored."""
+    _summarizing(everything, tmp_path)
+    before = git("status", "--porcelain", cwd=everything)
+    mine = _chat(Path.home() / ".claude/projects" / re.sub(r"[^A-Za-z0-9]", "-", str(everything.resolve())) / "sess.jsonl")
+
+    async def run():
+        async with session(everything) as client:
+            for given in _outside_paths(everything, tmp_path):
+                refused = await answer_of(client, "consolidate", {"path": given})
+                assert refused[0] == "error" and refused[2] == 2, (given, refused)
+                assert refused[1] == (f"error: the transcript path {given!r} is outside the repository and Claude Code's transcripts of "
+                                      "this project (hint: give a transcript inside the repository, or its text)")
+            assert not (tmp_path / "ran").exists() and git("status", "--porcelain", cwd=everything) == before + "?? innocent.jsonl\n"
+            result = await answer_of(client, "consolidate", {"path": str(mine)})
+            assert [entry["content"] for entry in result["saved"]] == ["The team ships on Fridays"]
+
+    anyio.run(run)
+    assert "message 0 about shipping days" in (tmp_path / "ran").read_text()
+
+
+def test_the_call_layer_refuses_paths_outside_but_the_cli_reads_what_a_person_names(everything, tmp_path):
+    from grimoire_cli import Grimoire
+    from grimoire_cli.errors import BadInput
+
+    _summarizing(everything, tmp_path)
+    for given in _outside_paths(everything, tmp_path):
+        with pytest.raises(BadInput, match="outside the repository and Claude Code's transcripts of this project"):
+            invoke(lambda: Grimoire.open(everything), "consolidate", {"path": given, "dry_run": True})
+    assert not (tmp_path / "ran").exists()
+    run = mem("consolidate", str(tmp_path / "private" / "notes.jsonl"), "--dry-run")
+    assert run.code == 0 and (tmp_path / "ran").exists(), run.err  # a person at the CLI names any file
 
 
 def test_errors_are_tool_errors_with_the_cli_line_and_exit_code(everything):

@@ -23,7 +23,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import BadInput, Damaged
@@ -99,7 +98,9 @@ def consolidate_detached(grimoire: "Grimoire", payload: dict[str, Any]) -> str |
     given = payload.get("transcript_path")
     if not isinstance(given, str) or not given:
         raise BadInput("the hook's JSON has no transcript_path", "Claude Code gives one to PreCompact and SessionEnd hooks")
-    path = Path(given).expanduser()
+    from ..transcripts import agent_transcript
+
+    path = agent_transcript(given, grimoire.config.root)  # `mem consolidate` reads any file it is given: only a transcript of this project
     try:
         info = path.stat()
     except OSError as exc:

@@ -27,7 +27,9 @@ def observe(g: "Grimoire", records: list[dict[str, Any]], skip_invalid: bool = F
       "decisions, episodes, procedures and preferences; each is checked like save, and a summary entry lists them. Give the "
       "transcript's text or its path (Claude Code JSONL, JSON/JSONL {role, content}, or plain text). Only the configured command "
       "runs: a tool call cannot choose one.", open_world=True,
-      transcript=string("The conversation's text."), path=string("The transcript file's path (instead of its text)."),
+      transcript=string("The conversation's text."),
+      path=string("The transcript file's path (instead of its text): inside the repository, or Claude Code's transcripts of this "
+                  "project (~/.claude/projects/…)."),
       session_id=string("The session the memories come from (default: the transcript's)."),
       dry_run=boolean("Say what would be saved; write nothing."))
 def consolidate(g: "Grimoire", transcript: str | None = None, path: str | None = None, session_id: str | None = None,
@@ -35,8 +37,11 @@ def consolidate(g: "Grimoire", transcript: str | None = None, path: str | None =
     if (transcript is None) == (path is None):
         raise BadInput("give the transcript's text or its path, one of them", "pass transcript or path")
     if path is not None:
+        from ..transcripts import agent_transcript
+
+        # A model chose this path: only a transcript of this project, never any file the server can read.
         try:
-            with open(path, encoding="utf-8") as handle:
+            with open(agent_transcript(path, g.config.root), encoding="utf-8") as handle:
                 transcript = handle.read()
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "give a readable UTF-8 transcript") from None
