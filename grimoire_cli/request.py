@@ -21,6 +21,7 @@ from .model import (
     KIND_FIELDS, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_key, check_ttl, derive_summary,
     expires_at, expiry_start, infer_category, is_importance, ordered, normalize_tags, score_of,
 )
+from .request_texts import given_texts, line_texts, not_given, refuse_secrets, without_private
 
 _PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
 # C0 controls YAML cannot hold faithfully in a readable file (tab, LF, CR are fine).
@@ -90,6 +91,8 @@ class Request:
         checked first: all the problems found in one message."""
         problems = mapping_problems(item)
         if problems:
+            # A problem's message quotes the value, which may be a secret: the line's every text is scanned first.
+            refuse_secrets(line_texts(item))
             raise BadInput("; ".join(problems))
         item = {name: value for name, value in item.items() if value is not None}
         source = item.get("source") or {}
@@ -196,6 +199,10 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         notes.append(f"category inferred: {category} (use -c to choose)")
     spec = config.category(category)
     _refuse_oversized(_as_given(request), spec.kind)  # before a big value costs any work (20,000 tags, a 1 MB key)
+    # Before any field is checked or normalised: a check's message may quote
+    # the value, and a slug hides a secret (`ghp_…` -> `ghp-…`) it still stores.
+    given = given_texts(request, content)
+    refuse_secrets(given)
     confidence = spec.confidence_required if request.confidence is None else request.confidence
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
         raise BadInput(f"confidence must be a number from 0 to 1, not {confidence!r}")
@@ -269,15 +276,15 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         fields = {name: value for name, value in fields.items() if name != "session_id"}
     _refuse_oversized({**data, **fields}, spec.kind)  # what was filled in: an environment's session id, a resolved path
     if spec.kind != "note" or fields:
-        _check_kind(data, _without_private(fields), spec.kind)
+        _check_kind(data, without_private(fields), spec.kind)
     if "metadata" in data:
-        data["metadata"] = _without_private(data["metadata"])
+        data["metadata"] = without_private(data["metadata"])
     # A task's ttl counts from done_at (an ended task, imported), none while it waits.
     start = expiry_start(data, spec.kind)
     if ttl != "permanent" and start is not None:
         data["expires_at"] = expires_at(start, ttl)
     _refuse_surrogates(data)
-    _refuse_secrets(data)
+    refuse_secrets(not_given(data, given))
     _refuse_instructions(data)
     # In the order the file will hold it, so the catalog row of an append equals a re-read's.
     return ordered(data), notes
@@ -300,19 +307,6 @@ def _refuse_oversized(data: dict[str, Any], kind: str) -> None:
     problem = limit_problem(data, kind)
     if problem is not None:
         raise BadInput(problem, "shorten it: docs/reference.md (Limits) lists the limits of every field")
-
-
-def _without_private(value: Any) -> Any:
-    """A mapping's texts, at any depth, as content is kept: `<private>` sections gone."""
-    from .guard import strip_private
-
-    if isinstance(value, str):
-        return strip_private(value)
-    if isinstance(value, dict):
-        return {_without_private(k) if isinstance(k, str) else k: _without_private(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_private(item) for item in value]
-    return value
 
 
 def _refuse_surrogates(value: Any, where: str = "") -> None:
@@ -369,21 +363,6 @@ def _repo_path(raw: str, config: Config) -> str:
     if not is_inside(root, absolute):
         raise BadInput(f"--file {raw!r} is outside the repository", "name a file inside the repository")
     return absolute.relative_to(root).as_posix() or "."
-
-
-def _refuse_secrets(data: dict[str, Any]) -> None:
-    from .guard import scan_fields
-
-    # The content first: a secret the derived summary repeats is reported
-    # once, where the user wrote it.
-    checked = {"content": data["content"], **{k: v for k, v in data.items() if k not in ("id", "supersedes", "related_memories", "content")}}
-    findings = scan_fields(checked)
-    if findings:
-        where = "; ".join(f"{finding} in {name}" for name, finding in findings[:3])
-        raise Refused(
-            f"refusing to store a secret or personal data: {where}",
-            "remove it; say where the secret lives instead (e.g. 'the deploy key in the CI secret store')",
-        )
 
 
 def _refuse_instructions(data: dict[str, Any]) -> None:
