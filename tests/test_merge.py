@@ -543,3 +543,24 @@ def test_without_hooks_the_next_write_moves_the_local_entry(tmp_path):
     assert new == "MEM-20261122-003"  # after the local entry took 002
     assert mem_process("validate", cwd=alice).returncode == 0
     assert run_mem(alice, "recall", "build.status") == "green"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 42: ids that arrive by a pull do not raise this clone's record of issued ids")
+def test_an_id_that_arrived_by_a_pull_and_was_deleted_by_hand_is_not_issued_again(tmp_path):
+    """Found by the model test's merge rule (issue 34): a teammate's entry arrives by a pull, a person deletes it from
+    the file, and this clone's next add takes its id: the id now names two different memories across the team."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ours.mkdir()
+    git("init", "-q", cwd=ours)
+    run_mem(ours, "init")
+    git("add", "-A", cwd=ours)
+    git("commit", "-qm", "init", cwd=ours)
+    git("clone", "-q", str(ours), str(theirs), cwd=tmp_path)
+    their_id = run_mem(theirs, "add", "-c", "fact", "the teammate's fact about kafka")
+    git("add", "-A", cwd=theirs)
+    git("commit", "-qm", "theirs", cwd=theirs)
+    git("pull", "-q", str(theirs), "HEAD", cwd=ours)
+    facts = ours / MEMORY / "facts.yaml"
+    text = facts.read_text()
+    facts.write_text(text[: text.index("- id: " + their_id)])
+    assert run_mem(ours, "add", "-c", "fact", "our own fact about redis") != their_id

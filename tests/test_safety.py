@@ -226,3 +226,14 @@ def test_a_half_done_commit_is_finished_before_anything_reads(repo):
     assert mem_process("add", "-c", "fact", "another fact about caches", cwd=repo).returncode == 0
     assert not stray.exists()
     assert "landed by recovery" in facts.read_text() and "- garbage" not in facts.read_text()
+
+
+def test_a_killed_writers_temp_file_beside_the_issued_ids_is_swept(repo):
+    """Found by the 30 kills above under load: a kill while the record of issued ids (storage/issued.py) was being
+    replaced left its temp file in local/, which the next writer did not sweep (a grimoire without local categories)."""
+    mem("add", "-c", "fact", "the first fact of the day")
+    local = repo / MEMORY / "local"
+    stray = local / ".issued-ids.json.x1y2z3.mem-tmp"
+    stray.write_text('{"20261122": 1')
+    assert mem("add", "-c", "fact", "the second fact of the day").code == 0
+    assert not stray.exists()

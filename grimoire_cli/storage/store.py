@@ -350,7 +350,8 @@ class Store:
         self._recovered = False
 
     def _recover(self) -> None:
-        journal.recover(self.cache, self.config.folders())
+        # The local dir holds the record of issued ids (storage/issued.py) whatever the categories: a killed write's temp file too.
+        journal.recover(self.cache, [*self.config.folders(), self.config.local_dir])
         self._recovered = True
 
     def recover_if_needed(self) -> None:
