@@ -155,6 +155,7 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     lifecycle = store.config.lifecycle
     result = CheckResult()
     result.renamed = local_ids.settle(store)  # a pull brought a tracked id a local entry has
+    local_ids.note_arrived(store)  # and ids a deleted entry must not free
     chosen = Filter(at=moment.timestamp(), states=("active", "expired"))
     horizon = moment.timestamp() + lifecycle["warn_before_archive_days"] * 86400
     lights = store.ask(lambda catalog, paths: catalog.needing_attention(paths, chosen, horizon), include_archive=False, skip_damaged=False)

@@ -48,6 +48,20 @@ def settle(store: "Store") -> dict[str, str]:
         return _settle(store, clashes(store))
 
 
+def note_arrived(store: "Store") -> None:
+    """Ids that arrived in the files (a pull, a checkout) count as issued here, as this clone's own do: a hand edit
+    that then deletes such an entry does not free its id for the next add (storage/issued.py). Run at session start."""
+    from .model import format_id
+    from .storage.issued import record
+
+    known = store.issued()
+    marks = [(day, n) for day, n in store.ask(lambda catalog, paths: catalog.highest_per_day(paths), skip_damaged=True)
+             if n and n > known.get(day, 0)]
+    if marks:
+        with store.lock():
+            record(store.config.local_dir, [format_id(day, n) for day, n in marks])
+
+
 def _settle(store: "Store", found: set[str]) -> dict[str, str]:
     local = store.local_paths()
     rows = store.ask(lambda catalog, paths: {p: catalog.file_entries(p) for p in paths if p in local})

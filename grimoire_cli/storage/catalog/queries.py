@@ -244,6 +244,12 @@ class Queries(Connection):
         where, params = self._where(paths, chosen, "entries")
         return [(entry_id, norm) for entry_id, norm in self.read(f"SELECT id, norm FROM entries AS e WHERE {where}", params) if norm is not None]
 
+    def highest_per_day(self, paths: list[str]) -> list[tuple[str, int]]:
+        """(day, the highest number of an id of that day) over the entries of `paths`."""
+        marks = ", ".join("?" * len(paths))
+        return self.read(f"SELECT substr(id, 5, 8), max(CAST(substr(id, 14) AS INTEGER)) FROM entries WHERE path IN ({marks}) "
+                         f"AND id GLOB 'MEM-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9]*' GROUP BY 1", paths)
+
     def ids_of_day(self, paths: list[str], day: str) -> list[str]:
         """Ids minted on one day (`MEM-<day>-...`)."""
         marks = ", ".join("?" * len(paths))
