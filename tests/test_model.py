@@ -36,6 +36,7 @@ from conftest import catalog_dump, examples, mem, mem_process
 from grimoire_cli import Grimoire
 from grimoire_cli.errors import BadInput, Duplicate, Refused
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
+from grimoire_cli.local_ids import settle
 from anthropic.lib.tools import ToolError
 
 START = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
@@ -155,8 +156,12 @@ class StoreMachine(RuleBasedStateMachine):
         assert entry_id not in self.issued, f"I3: {entry_id} was issued before"
         self.issued.add(entry_id)
 
-    def _written(self, entry: Any, old: Model | None = None, **model: Any) -> Model:
-        self._issued(entry.id)
+    def _written(self, entry: Any, old: Model | None = None, merged: bool = False, **model: Any) -> Model:
+        if merged:  # a teammate's clone issued it: it may be one this clone issued to work it discarded unshared (I3 is
+            assert entry.id not in self.entries, f"their entry took {entry.id}, which is in use here"  # per clone)
+            self.issued.add(entry.id)
+        else:
+            self._issued(entry.id)
         spec = self.g.config.category(entry.category)
         made = Model(id=entry.id, category=entry.category, content=entry.content, born=self.now,
                      ttl=model.pop("ttl", None) or spec.ttl, confidence=model.pop("confidence", None) or spec.confidence_required, **model)
@@ -171,6 +176,15 @@ class StoreMachine(RuleBasedStateMachine):
         base = self.root / "grimoires"
         return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*"))
                 if p.is_file() and ".cache" not in p.parts and not (tracked and "local" in p.parts)}
+
+    def _holding(self, text: bytes) -> list[str]:
+        """The grimoire files, the catalog's included, that hold `text`. Read by grep in its own process: closing a file
+        descriptor of the catalog's database here would drop this process's POSIX locks on it, and the next mem process
+        to close it would then delete the -shm file under this process's open connection (a disk I/O error that is the
+        test's doing, not the store's)."""
+        found = subprocess.run(["grep", "-rlaF", "--", text.decode(), "grimoires"], cwd=self.root, capture_output=True, text=True)
+        assert found.returncode in (0, 1), found.stderr
+        return found.stdout.split()
 
     # -- writes ------------------------------------------------------------------
 
@@ -340,7 +354,7 @@ class StoreMachine(RuleBasedStateMachine):
             raise AssertionError(f"{shape} written through {path}: {answer}")
         assert self._files() == before, "I9: a refused write changed a file"
         marker = (SECRET if shape == "secret" else "ignore all previous instructions").encode()
-        stored = [p for p in (self.root / "grimoires").rglob("*") if p.is_file() and marker in p.read_bytes()]
+        stored = self._holding(marker)
         assert not stored, f"I7: the refused {shape} is in {stored}"  # the catalog (.cache) included
 
     @rule(name=st.sampled_from(["deploy", "rollback"]), steps=st.lists(st.sampled_from(["build", "test", "ship", "verify"]),
@@ -437,7 +451,7 @@ class StoreMachine(RuleBasedStateMachine):
             counts = self.runs.setdefault(tool, [0, 0])
             counts[0] += 1
             counts[1] += not (failed and i == len(plan) - 1)
-        stored = [p for p in (self.root / "grimoires").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+        stored = self._holding(SECRET.encode())
         assert not stored, f"I7: an observed secret is in {stored}"
         assert {t.tool: [t.executions, t.successes] for t in self.g.tools()} == self.runs
 
@@ -642,6 +656,59 @@ class StoreMachine(RuleBasedStateMachine):
         subprocess.run(["git", "add", "-A"], cwd=self.root, check=True)
         subprocess.run(["git", "commit", "-qm", "memories", "--allow-empty"], cwd=self.root, check=True)
         self.committed = copy.deepcopy((self.entries, self.facts, self.procedures, self.coder_ids))
+
+    @rule(theirs=st.lists(st.sampled_from(NOTES[:5]), min_size=1, max_size=3), ours=st.lists(st.sampled_from(NOTES[:5]), max_size=2),
+          a=st.sampled_from(WORDS))
+    @counted
+    def merge_from_a_clone(self, theirs, ours, a):
+        """A teammate's clone adds notes while this one adds its own; `git pull` merges through mem's driver (and its
+        post-merge fixup). Their notes arrive whole, each under an id this clone never issued (renumbered where both took
+        the same: I3); ours keep theirs."""
+        self.commit()
+        other = self.root.parent / (self.root.name + "-clone")
+        shutil.rmtree(other, ignore_errors=True)
+        subprocess.run(["git", "clone", "-q", str(self.root), str(other)], check=True)
+        try:
+            clone = Grimoire.open(other)  # no local state: it numbers its ids as another machine would
+            texts = [self._text(a, "from a teammate") for _ in theirs]
+            for text, category in zip(texts, theirs):
+                clone.add(text, category)
+            subprocess.run(["git", "add", "-A"], cwd=other, check=True)
+            subprocess.run(["git", "commit", "-qm", "their memories"], cwd=other, check=True)
+            for category in ours:
+                self.add(category, a, "ours", [], None, None)
+            self.commit()
+            mem = Path(os.environ.get("VIRTUAL_ENV") or Path(__import__("sys").executable).parent.parent) / "bin" / "mem"
+            subprocess.run(["git", "config", "merge.grimoire.driver", f"{mem} merge-file %O %A %B %P"], cwd=self.root, check=True)
+            pulled = subprocess.run(["git", "pull", "-q", "--no-rebase", "--no-edit", str(other), "HEAD"], cwd=self.root,
+                                    capture_output=True, text=True)
+            assert pulled.returncode == 0, pulled.stderr
+            # What the post-merge hook of `mem hooks install` runs: ids that collided across files are renumbered (theirs).
+            fixed = subprocess.run([str(mem), "merge-fixup", "--all-scopes", "post-merge", "0"], cwd=self.root, capture_output=True, text=True)
+            assert fixed.returncode == 0, fixed.stderr
+        finally:
+            shutil.rmtree(other, ignore_errors=True)
+        self.g.store.refresh()
+        settle(self.g.store)  # as the post-merge hook's `mem check` does first: a local entry whose id a tracked one took
+        self._follow_local_entries()  # gets a fresh one
+        by_content = {e.content: e for e in self.g.entries()}
+        for text, category in zip(texts, theirs):
+            entry = by_content.get(text)
+            assert entry is not None, f"their note {text!r} was lost in the merge"
+            self._written(entry, merged=True)
+        self.check()  # the rest of the hook's session start (the ids that arrived count as issued here)
+        self.committed = copy.deepcopy((self.entries, self.facts, self.procedures, self.coder_ids))
+
+    def _follow_local_entries(self) -> None:
+        """Local entries give way (local_ids.py): find each by its content under its new id."""
+        now = {e.content: e.id for e in self.g.entries() if not self.g.config.category(e.category).tracked}
+        for old_id, model in list(self.entries.items()):
+            if self.g.config.category(model.category).tracked or now.get(model.content) in (None, old_id):
+                continue
+            del self.entries[old_id]
+            model.id = now[model.content]
+            self._issued(model.id)
+            self.entries[model.id] = model
 
     @precondition(lambda self: self.committed is not None)
     @rule()
