@@ -350,8 +350,7 @@ class Store:
         self._recovered = False
 
     def _recover(self) -> None:
-        # The local dir holds the record of issued ids (storage/issued.py) whatever the categories: a killed write's temp file too.
-        journal.recover(self.cache, [*self.config.folders(), self.config.local_dir])
+        journal.recover(self.cache, [*self.config.folders(), self.config.local_dir])  # local/: issued ids' temp file too
         self._recovered = True
 
     def recover_if_needed(self) -> None:
