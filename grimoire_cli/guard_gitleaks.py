@@ -14,26 +14,42 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Iterator, NamedTuple
 
+from .guard_convert import trie
 from .guard_rules import entropy
 
-_RULES_FILE = "gitleaks_rules.json"
+# Beside this module (importlib.resources would cost more to import than the rules to load).
+_RULES_FILE = Path(__file__).resolve().parent / "guard_data" / "gitleaks_rules.json"
 
 
 class Allowlist:
     """Regexes and stopwords that excuse a match; `target` says what they are
     checked against: the secret, the whole match or its line."""
 
-    __slots__ = ("target", "regexes", "stopwords")
+    __slots__ = ("target", "_raw", "_regexes", "_stopwords")
 
     def __init__(self, raw: dict):
         self.target = raw["target"]
-        # One search for all the regexes: each in its group, a leading flag scoped to it.
-        self.regexes = re.compile("|".join(f"(?:{_scoped(p)})" for p in raw["regexes"])) if raw["regexes"] else None
-        # One search for all the stopwords (generic-api-key has over a thousand).
-        self.stopwords = re.compile(_trie(raw["stopwords"])) if raw["stopwords"] else None
+        self._raw = raw
+        self._regexes: re.Pattern | None = None
+        self._stopwords: re.Pattern | None = None
+
+    # Compiled on first use, as the rules are: most processes check no match.
+    @property
+    def regexes(self) -> re.Pattern | None:
+        if self._regexes is None and self._raw["regexes"]:
+            # One search for all the regexes: each in its group, a leading flag scoped to it.
+            self._regexes = re.compile("|".join(f"(?:{_scoped(p)})" for p in self._raw["regexes"]))
+        return self._regexes
+
+    @property
+    def stopwords(self) -> re.Pattern | None:
+        if self._stopwords is None and self._raw["stopwords"]:
+            # One search for all the stopwords (generic-api-key has over a thousand).
+            self._stopwords = re.compile(trie(self._raw["stopwords"]))
+        return self._stopwords
 
     def allows(self, secret: str, match: re.Match) -> bool:
         if self.target == "match":
@@ -46,31 +62,6 @@ class Allowlist:
         if self.regexes is not None and self.regexes.search(subject) is not None:
             return True
         return self.stopwords is not None and self.stopwords.search(secret.lower()) is not None
-
-
-def _trie(words: list[str], longest: bool = False) -> str:
-    """A regex matching any of `words`, shaped as their trie: `re` tries a flat
-    alternation of a thousand words one by one at every position. `longest`:
-    the longest word starting where it matches, else the shortest (enough to
-    know one is there)."""
-    tree: dict = {}
-    for word in words:
-        node = tree
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-    return _branch(tree, longest)
-
-
-def _branch(node: dict, longest: bool) -> str:
-    ends = "" in node  # a word ends here
-    if ends and not longest:
-        return ""
-    parts = [re.escape(char) + _branch(child, longest) for char, child in sorted(node.items()) if char]
-    if not parts:
-        return ""
-    inner = parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
-    return f"(?:{inner})?" if ends else inner
 
 
 def _scoped(pattern: str) -> str:
@@ -123,17 +114,19 @@ class Ruleset(NamedTuple):
     # pass finds them all, since a keyword that is a prefix of a longer one
     # found is opened with it (`opens`).
     keywords: re.Pattern
-    opens: dict[str, frozenset[int]]  # a keyword found -> the rules it and every keyword inside it open
+
+
+@cache
+def _opens(keyword: str) -> frozenset[int]:
+    """The rules a keyword found opens: its own and those of every keyword inside it."""
+    return frozenset(i for i, rule in enumerate(ruleset().rules) if any(k in keyword for k in rule.keywords))
 
 
 @cache
 def ruleset() -> Ruleset:
-    raw = json.loads(resources.files("grimoire_cli").joinpath("guard_data").joinpath(_RULES_FILE).read_text(encoding="utf-8"))
+    raw = json.loads(_RULES_FILE.read_text(encoding="utf-8"))
     rules = [GitleaksRule(rule) for rule in raw["rules"]]
-    keywords = sorted({k for rule in rules for k in rule.keywords}, key=len, reverse=True)
-    opens = {keyword: frozenset(i for i, rule in enumerate(rules) if any(k in keyword for k in rule.keywords)) for keyword in keywords}
-    pattern = re.compile("(?=(" + _trie(keywords, longest=True) + "))")
-    return Ruleset(raw["source"], rules, Allowlist(raw["allowlist"]), pattern, opens)
+    return Ruleset(raw["source"], rules, Allowlist(raw["allowlist"]), re.compile(raw["keywords"]))
 
 
 def runnable(text: str, gated: bool = True) -> list[GitleaksRule]:
@@ -144,7 +137,7 @@ def runnable(text: str, gated: bool = True) -> list[GitleaksRule]:
     found = set(rules.keywords.findall(text.lower()))
     if not found:
         return []
-    opened = set().union(*(rules.opens[keyword] for keyword in found))
+    opened = set().union(*(_opens(keyword) for keyword in found))
     return [rules.rules[i] for i in sorted(opened)]
 
 

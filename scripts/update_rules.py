@@ -33,7 +33,7 @@ def main(checkout: str) -> int:
         return 2
     shutil.copyfile(source / "config" / "gitleaks.toml", DATA / "gitleaks.toml")
     shutil.copyfile(source / "LICENSE", DATA / "LICENSE-gitleaks")
-    (DATA / "gitleaks_rules.json").write_text(json.dumps(rules, indent=1) + "\n", encoding="utf-8")
+    (DATA / "gitleaks_rules.json").write_text(json.dumps(rules, indent=0) + "\n", encoding="utf-8")
     print(f"{len(rules['rules'])} rules from {rules['source']}")
     return 0
 
