@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast soak bench bench-retrieval bench-guard lint clean
+.PHONY: demo test test-fast soak bench bench-retrieval bench-guard update-rules lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ bench-retrieval: $(STAMP)
 
 bench-guard: $(STAMP)
 	$(BIN)/python benchmarks/bench_guard.py
+
+# Re-vendor gitleaks' rules from a checkout of github.com/gitleaks/gitleaks:
+# `make update-rules GITLEAKS=../gitleaks` (fails, writing nothing, on a rule
+# that cannot be converted to Python's re).
+update-rules: $(STAMP)
+	$(BIN)/python scripts/update_rules.py $(GITLEAKS)
 
 lint: $(STAMP)
 	$(BIN)/mem validate grimoires/loa/memory

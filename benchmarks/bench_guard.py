@@ -11,7 +11,15 @@ the time. Prints the refusal rate of each (secrets and personal data, and
 instruction-shaped text, guard_instructions.py) and the median cost of
 `scan` per KB of text.
 
-    python benchmarks/bench_guard.py [--runs 5] [--show 10]
+Then the secret-scanner corpora (`secrets/`, bench_guard_corpora.py) run
+through `mem scan --jsonl` in one process: recall on gitleaks' true
+positives (as written, bare, in prose, after an assignment), detect-secrets'
+positive cases, refusals of benign lines and placeholders, throughput, the
+misses by rule; and `mem add` at 10k entries (bench_cli.py, whole process).
+`--library` runs the corpora through `guard.scan` in this process instead
+(for a checkout without `mem scan`: `PYTHONPATH=<its root> … --library`).
+
+    python benchmarks/bench_guard.py [--runs 5] [--show 10] [--library] [--no-add]
 """
 
 from __future__ import annotations
@@ -19,7 +27,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import os
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -68,6 +79,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--show", type=int, default=0, help="print this many refused lines of each corpus")
+    parser.add_argument("--library", action="store_true", help="scan the secret corpora with guard.scan in process, not `mem scan`")
+    parser.add_argument("--no-add", action="store_true", help="leave out `mem add` at 10k entries")
     args = parser.parse_args()
     from grimoire_cli.guard import scan
     from grimoire_cli.guard_instructions import scan as instructions
@@ -83,7 +96,26 @@ def main() -> int:
               f"{cost(instructions, lines, args.runs, size):.0f} (instructions)")
         for line, found in refused[: args.show]:
             print(f"    {', '.join(f.kind for f in found)}: {line[:140]}")
+    if (SHARED / "secrets").exists():
+        sys.path.insert(0, str(HERE))
+        from bench_guard_corpora import measure
+
+        print(f"\nsecret-scanner corpora through {'guard.scan (library)' if args.library else '`mem scan --jsonl` (one process)'}:")
+        print("\n".join(measure(SHARED / "secrets", (lambda texts: [[f.kind for f in scan(t)] for t in texts]) if args.library else mem_scan)))
+    if not args.no_add:
+        print("\nmem add at 10k entries (bench_cli.py, whole process):", flush=True)
+        subprocess.run([sys.executable, str(HERE / "bench_cli.py"), "--sizes", "10000", "--only", "mem add", "--runs", "15"], cwd=HERE, check=True)
     return 0
+
+
+def mem_scan(texts: list[str]) -> list[list[str]]:
+    """The kinds `mem scan --jsonl` finds in each text (one process for all)."""
+    mem = str(Path(sys.executable).parent / "mem")
+    done = subprocess.run([mem, "scan", "--jsonl", "-"], input="".join(json.dumps({"text": t}) + "\n" for t in texts).encode(),
+                          capture_output=True, env=dict(os.environ, MEM_NOW="2026-12-31T00:00:00Z"))
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"mem scan failed: {done.stderr.decode()[:300]}")
+    return [json.loads(line)["kinds"] for line in done.stdout.decode().splitlines()]
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from bisect import bisect_right
 from typing import Iterator, NamedTuple
 
 from .errors import BadInput
+from . import guard_gitleaks
 from .guard_rules import RULES, Rule
 
 
@@ -136,8 +137,9 @@ def _matches(compiled: _Compiled, text: str, fields: list[_Field] | None) -> Ite
             yield from compiled.pattern.finditer(text, field.start, field.end + 1)
 
 
-def _spans(text: str, rules: list[_Compiled], fields: list[_Field] | None = None) -> list[_Span]:
-    """Every finding, in rule order; a span claimed by one rule is not claimed again."""
+def _spans(text: str, rules: list[_Compiled], fields: list[_Field] | None = None, gated: bool = True) -> list[_Span]:
+    """Every finding, in rule order (grimoire's rules, then gitleaks' for what
+    they leave); a span claimed by one rule is not claimed again."""
     found: list[_Span] = []
     claimed: list[tuple[int, int]] = []
     for compiled in rules:
@@ -150,6 +152,11 @@ def _spans(text: str, rules: list[_Compiled], fields: list[_Field] | None = None
                 continue
             claimed.append((start, end))
             found.append(_Span(compiled.rule.kind, *_secret(match)))
+    for kind, start, end, secret_start, secret_end in guard_gitleaks.matches(text, gated):
+        if any(start < b and a < end for a, b in claimed):
+            continue
+        claimed.append((start, end))
+        found.append(_Span(kind, secret_start, secret_end))
     return found
 
 
@@ -161,7 +168,7 @@ def _finding(kind: str, text: str, start: int, base: int = 0) -> Finding:
 
 def scan(text: str, gated: bool = True) -> list[Finding]:
     """Every secret or PII finding in `text`, in order of position."""
-    findings = [_finding(span.kind, text, span.start) for span in _spans(text, _runnable(text, gated))]
+    findings = [_finding(span.kind, text, span.start) for span in _spans(text, _runnable(text, gated), gated=gated)]
     return sorted(findings, key=lambda f: (f.line, f.col))
 
 
@@ -226,12 +233,10 @@ def scan_fields(data: dict, gated: bool = True) -> list[tuple[str, Finding]]:
         offset += len(text) + len(_SEPARATOR)
     scope = fields if gated else None  # ungated, every rule runs over the whole text
     rules = _runnable(joined, gated, scope)
-    if not rules:
-        return []
     starts = [field.start for field in fields]
     seen: set[tuple[str, str]] = set()
     out: list[tuple[int, Finding]] = []
-    for span in sorted(_spans(joined, rules, scope), key=lambda span: span.start):
+    for span in sorted(_spans(joined, rules, scope, gated), key=lambda span: span.start):
         secret = (span.kind, joined[span.start : span.end])
         if secret in seen:
             continue

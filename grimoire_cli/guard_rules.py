@@ -66,9 +66,9 @@ def _phone_ok(text: str) -> bool:
 PLACEHOLDER = re.compile(r"^(<.*>|\$\{.*|\$\(.*|\$\w+|\{\{.*|%\(\w+\)s|\*+|x+|X+|\.\.\.|…|changeme|change-me|redacted|example|"
                          r"none|null|nil|true|false|secret|password|token|your[_\-\w]*|my[_\-\w]*|some[_\-\w]*|dummy|test|placeholder|hidden)$", re.I)
 # A value that is code, not a literal: a call, a subscript, a mapping, a
-# tuple or an attribute path (`get_token()`, `tokens[0]`, `self.password`,
-# `{self.token!r}`, `(a, b)`).
-_CODE = re.compile(r"^[A-Za-z_][\w.]*[(\[{]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^[(\[{]")
+# tuple, an attribute path or a shell command's output (`get_token()`,
+# `tokens[0]`, `self.password`, `{self.token!r}`, `(a, b)`, `` `vault read x` ``).
+_CODE = re.compile(r"^[A-Za-z_][\w.]*[(\[{]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^[(\[{`]")
 # Punctuation that ordinary values are made of (dates, paths, versions, URLs).
 _PLAIN_PUNCTUATION = set("-._/:@")
 
@@ -123,13 +123,44 @@ _PASSWORD_NAME = re.compile(r"(?i)(?:pass(?:word|wd|phrase)|pwd)$")
 _PASSPHRASE = re.compile(r"[A-Za-z][a-z]{15,63}|[A-Za-z]{2,}(?:[-_][A-Za-z]{2,}){2,}")
 
 
+# A secret-sounding name that holds no secret: what names one (`credentialsId`,
+# `LLM_SECRET_NAME`, `issuerKeyHash`, `KeySize`), a public or database key
+# (`public_key`, `primaryKey`), or a collection (`keyVaultToStoreSecrets`).
+_NOT_SECRET_LAST = frozenset("id ids name names url uri hash size len length chars str type file path format meshing secrets tokens keys".split())
+_NOT_SECRET_WORD = frozenset("public pub pubkey primary foreign".split())
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# A run of the alphabet or the digits in order: a character set, not a secret.
+_ALPHABET = re.compile(r"(?i)abcdefghij|0123456789")
+
+
+# A Maven coordinate (`io.jsonwebtoken:jjwt-jackson:0.11.2`): a package, a colon, an artifact.
+_COORDINATE = re.compile(r"[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*)+:[a-z]")
+
+
+def names_no_secret(name: str) -> bool:
+    """Whether a secret-sounding name (`credentialsId`, `public_key`) is one that never holds a secret."""
+    words = [word.lower() for word in _WORDS.findall(name)]
+    return bool(words) and (words[-1] in _NOT_SECRET_LAST or any(word in _NOT_SECRET_WORD for word in words))
+
+
+def _name(match: re.Match) -> str:
+    """The name assigned to in a match (what precedes the first quote, space or operator)."""
+    return re.split(r"[\"'\s=:>]", match.group(), maxsplit=1)[0].lstrip("-")
+
+
 def _assigned_ok(match: re.Match) -> bool:
     value = _value(match)
+    if names_no_secret(_name(match)) or _ALPHABET.search(value) or _COORDINATE.match(match.group()):
+        return False
     if secretish(value, quoted=match.group("v1") is not None):
         return True
     name = match.string[match.start():match.start("v1" if match.group("v1") is not None else "v2")]
     name = name.rstrip("\"' \t=:>")
     return bool(_PASSWORD_NAME.search(name) and _PASSPHRASE.fullmatch(value) and not PLACEHOLDER.match(value))
+
+
+def _high_entropy_ok(match: re.Match) -> bool:
+    return entropy(match.group(1)) >= 3.5 and not names_no_secret(_name(match)) and not _ALPHABET.search(match.group(1))
 
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -149,7 +180,7 @@ RULES: list[Rule] = [
          ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glimt-", "glagent-", "gloas-", "glft-", "glsoat-"), 0, None),
     Rule("npm token", r"\bnpm_[A-Za-z0-9]{36}\b", None, ("npm_",), 0, None),
     Rule("PyPI token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}", None, ("pypi-AgE",), 0, None),
-    Rule("Slack token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+", None,
+    Rule("Slack token", r"\bxox[abposr]-\d+-[A-Za-z0-9\-]{8,}|https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+", None,
          ("xox", "https://hooks.slack.com/services/T"), 0, None),
     Rule("Stripe key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{32,}\b", None, ("_live_", "_test_", "whsec_"), 0, None),
     Rule("Twilio key", r"\bSK[0-9a-f]{32}\b", None, ("SK",), 0, None),
@@ -178,12 +209,12 @@ RULES: list[Rule] = [
     Rule("JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", None, ("eyJ",), 0, None),
     Rule("authorization header", r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+([A-Za-z0-9._~+/=\-]{8,})",
          lambda m: not PLACEHOLDER.match(m.group(1)), ("authorization",), 0, None),
-    Rule("credentials in a URL", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@]*:([^\s/@]+)@[^\s/@]+",
+    Rule("credentials in a URL", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'`]*:([^\s/@\"'`]+)@[^\s/@]+",
          lambda m: not PLACEHOLDER.match(m.group(1)), ("://",), 0, None),
     Rule("secret on a command line", _FLAG, _assigned_ok, ("--",), 0, r"(?i)--[\w.\-]*(?:pass|pwd|secret|token|key|auth|credential)"),
     Rule("password or secret assignment", _ASSIGNED, _assigned_ok, ("pass", "pwd", "secret", "token", "key", "auth", "credential"), 0, r"(?:=>?|:)[ \t]*[\"']?[^\s\"']{8}"),
-    Rule("high-entropy value for a key-like name", r"(?i)\b[\w.\-]*(?:key|secret|token|passw\w*|credential|auth)[\w.\-]*[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9+/=_\-]{20,})",
-         lambda m: entropy(m.group(1)) >= 3.5, ("key", "secret", "token", "passw", "credential", "auth"), 0, r"[A-Za-z0-9+/=_\-]{20}"),
+    Rule("high-entropy value for a key-like name", r"(?i)\b[\w.\-]*(?:key|secret|token|passw\w*|credential|auth)[\w.\-]*[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9+/=_\-]{20,})(?![\w+/=\-(.])",
+         _high_entropy_ok, ("key", "secret", "token", "passw", "credential", "auth"), 0, r"[A-Za-z0-9+/=_\-]{20}"),
     Rule("email address", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b(?!:)", None, ("@",), 0, None),
     # Not inside a word: a hex digest or file name (`condensed 3e41…`, `9f4111….png`) holds digit runs that pass Luhn.
     Rule("payment card number", r"(?<![\d\-.A-Za-z_])(?:\d[ \-]?){12,18}\d(?![\d\-.A-Za-z_])", lambda m: _card_ok(m.group(0)), (), 13, None),

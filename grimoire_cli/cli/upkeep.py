@@ -3,6 +3,7 @@ review, the git hooks, the merge driver and its fixup."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import List, Optional
 
@@ -38,6 +39,21 @@ def init(
         render.out(f"kept {render.count(len(result.existing), 'existing file', 'existing files')}")
     if not result.git:
         render.note("note: not a git repository: mem will not commit archives or install hooks here (run `git init` to have them)")
+
+
+@command()
+def scan(
+    file: Optional[str] = typer.Argument(None, metavar="FILE", help="The texts, one a line ('-' or nothing: stdin)."),
+    jsonl: bool = typer.Option(False, "--jsonl", help='Each line is a JSON object whose "text" is one text (it may hold newlines).'),
+) -> None:
+    """Check texts against the guard without storing anything: one JSON verdict a line; exit 1 if any was refused."""
+    from ..scanning import scan_input
+
+    from .app import read_file, read_text
+
+    verdicts = scan_input(read_text(None) if file is None else read_file(file, "the input"), jsonl)
+    sys.stdout.write("".join(json.dumps(verdict.to_dict(), ensure_ascii=False) + "\n" for verdict in verdicts))
+    raise typer.Exit(FOUND_PROBLEMS if any(verdict.refused for verdict in verdicts) else OK)
 
 
 @command()
