@@ -60,18 +60,40 @@ class Hit:
         return data
 
 
+# Shorter words are not typo-corrected (one edit away is most of the
+# vocabulary) and, unknown, are searched as prefixes only from this length.
+_MIN_CORRECTED = 4
+_MIN_PREFIX = 2
+
+
 def terms(store: "Store", text: str) -> list[str]:
-    """Query terms: stop words dropped, unknown words mapped to a near vocabulary word."""
+    """Query terms as FTS5 fragments: stop words dropped, unknown words mapped
+    to a near vocabulary word; an unknown word with no near one (a partial
+    word, or one too short to correct) that matches nothing as it is (not
+    even through the stemmer) is searched as a prefix."""
     raw = [w for w in words(text) if w not in STOP_WORDS] or words(text)
     vocabulary: list[str] | None = None
     out = []
     for word in raw:
-        if len(word) >= 4 and not word.isdigit() and not _known(store, word):
+        term = _quoted(word)
+        if word.isdigit() or _known(store, word):
+            out.append(term)
+            continue
+        nearest = None
+        if len(word) >= _MIN_CORRECTED:
             if vocabulary is None:
                 vocabulary = store.ask(lambda catalog, _: catalog.vocabulary())
-            word = _nearest(word, vocabulary) or word
-        out.append(word)
+            nearest = _nearest(word, vocabulary)
+        if nearest is not None:
+            term = _quoted(nearest)
+        elif len(word) >= _MIN_PREFIX and not store.ask(lambda catalog, paths: catalog.matches_any(term, paths)):
+            term += "*"
+        out.append(term)
     return list(dict.fromkeys(out))
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
 
 
 def _known(store: "Store", word: str) -> bool:
@@ -84,11 +106,11 @@ def _known(store: "Store", word: str) -> bool:
 
 
 def expression(store: "Store", text: str) -> str | None:
-    """The FTS5 query for a text: its terms OR-ed, each quoted."""
+    """The FTS5 query for a text: its terms OR-ed."""
     found = terms(store, text)
     if not found:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in found)
+    return " OR ".join(found)
 
 
 def _nearest(word: str, vocabulary: list[str]) -> str | None:
