@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 TIER_BONUS = {"high": 0.10, "medium": 0.03, "unrated": 0.0, "low": -0.05, "ineffective": -0.15}
-FIELD_WEIGHTS = (1.0, 1.0, 0.5)  # summary, content, tags: bm25() column weights
+FIELD_WEIGHTS = (1.0, 1.0, 0.5, 1.0)  # summary, content, tags, aliases: bm25() column weights
 RECENCY_HALF_LIFE_DAYS = 30
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
@@ -32,6 +32,49 @@ def words(text: str) -> list[str]:
     # context-dependent rule (Greek final sigma) as a word's end does, and
     # no character lowers to a space.
     return " ".join(found).lower().split(" ") if found else []
+
+
+# A word joined by `_`, `-` or `.`, or with a lower-to-upper case change
+# (camelCase): the compounds whose parts and joined form are also indexed.
+_TOKEN_RE = re.compile(r"\w+(?:[.\-]\w+)*")
+_COMPOUND_HINT_RE = re.compile(r"\w[.\-_]\w|[a-z][A-Z]")
+_CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_PART_SPLIT_RE = re.compile(r"[_.\-\s]+")
+
+
+def aliases(text: str) -> str:
+    """What the index holds for a text's identifiers beside the text: each
+    one's joined form, and the parts of a camelCase one (the tokenizer
+    already splits the others at `_`, `-` and `.`: indexing their parts again
+    would count those words twice, which measurably lowered LoCoMo)."""
+    out = []
+    for parts, camel in identifiers(text):
+        if camel:
+            out.extend(parts)
+        out.append("".join(parts))
+    return " ".join(out)
+
+
+def identifiers(text: str) -> list[tuple[list[str], bool]]:
+    """The parts (lowercased) of each identifier in a text: snake_case,
+    camelCase, kebab-case and dotted keys, and each compound segment of a
+    dotted key on its own (`retrieval.recency_weight` also gives
+    `recency_weight`), so that `create shipment`, `create_shipment` and
+    `createShipment` find each other; each with whether it has a camelCase
+    boundary. Compounds of digits alone (dates, versions) are left out."""
+    if not _COMPOUND_HINT_RE.search(text):
+        return []  # most prose, found in one pass: a cold build indexes every entry
+    out: list[tuple[list[str], bool]] = []
+    for match in _TOKEN_RE.finditer(text):
+        token = match.group()
+        if not _COMPOUND_HINT_RE.search(token):
+            continue
+        for piece in [token, *(token.split(".") if "." in token else [])]:
+            split = _CAMEL_RE.sub(" ", piece)
+            parts = [p.lower() for p in _PART_SPLIT_RE.split(split) if p]
+            if len(parts) > 1 and not "".join(parts).isdigit() and all(parts != seen for seen, _ in out):
+                out.append((parts, split != piece))
+    return out
 
 
 def recency_of(born: float | None, epoch: float) -> float:

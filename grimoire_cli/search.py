@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Iterable
 
 from .model import Entry
-from .scoring import STOP_WORDS, TIER_BONUS, words
+from .scoring import STOP_WORDS, TIER_BONUS, identifiers, words
 from .storage.catalog.queries import STATES, Filter, Ranked
 
 if TYPE_CHECKING:
@@ -70,11 +70,17 @@ def terms(store: "Store", text: str) -> list[str]:
     """Query terms as FTS5 fragments: stop words dropped, unknown words mapped
     to a near vocabulary word; an unknown word with no near one (a partial
     word, or one too short to correct) that matches nothing as it is (not
-    even through the stemmer) is searched as a prefix."""
+    even through the stemmer) is searched as a prefix; a camelCase or
+    snake_case identifier (`scoring.identifiers`) as its parts and its joined form."""
+    compounds = identifiers(text)
+    joined = {"".join(parts) for parts, _ in compounds}
     raw = [w for w in words(text) if w not in STOP_WORDS] or words(text)
+    snake = {w.replace("_", "") for w in raw if "_" in w} & joined  # asked below as their parts and joined form
     vocabulary: list[str] | None = None
     out = []
     for word in raw:
+        if word.replace("_", "") in snake:
+            continue
         term = _quoted(word)
         if word.isdigit() or _known(store, word):
             out.append(term)
@@ -89,6 +95,14 @@ def terms(store: "Store", text: str) -> list[str]:
         elif len(word) >= _MIN_PREFIX and not store.ask(lambda catalog, paths: catalog.matches_any(term, paths)):
             term += "*"
         out.append(term)
+    for parts, camel in compounds:
+        # A camelCase or snake_case word finds its parts written next to each
+        # other (a phrase) and its joined form. Kebab-case and dotted words
+        # are already asked as their words, which find every spelling (the
+        # index holds joined and camelCase parts); asking the joined form too
+        # counted them twice and lowered LoCoMo.
+        if camel or "".join(parts) in snake:
+            out.extend((_quoted(" ".join(parts)), _quoted("".join(parts))))
     return list(dict.fromkeys(out))
 
 

@@ -34,3 +34,32 @@ def test_a_partial_word_or_one_too_short_to_correct_matches_as_a_prefix(repo):
     assert found("cat") == [cat]
     assert found("runners") == [runner]             # typo correction first
     assert found("zebra") == []
+
+
+def test_identifiers_find_each_other_split_and_joined(repo):
+    snake = add("call create_shipment after the order is paid")
+    camel = add("the createShipment handler retries twice")
+    prose = add("we create a shipment per order line")
+    kebab = add("set retrieval.recency-weight to zero")
+    assert set(found("create shipment")) == {snake, camel, prose}
+    # the spelled identifier first, whichever way it is spelled; prose last
+    for spelling in ("create_shipment", "createShipment", "CreateShipment", "createshipment"):
+        assert set(found(spelling)[:2]) == {snake, camel}, spelling
+    assert found("recencyWeight") == [kebab]
+    assert found("recency_weight") == [kebab]
+    assert found("retrieval.recency-weight") == [kebab]
+    assert camel in mem("context", "create_shipment").out
+
+
+def test_a_catalog_of_the_previous_schema_is_rebuilt_with_the_aliases(repo):
+    import sqlite3
+
+    camel = add("the createShipment handler retries twice")
+    assert found("create_shipment") == [camel]
+    # the catalog as the last version left it: no aliases column
+    with sqlite3.connect(repo / "grimoires/loa/memory/.cache/index.sqlite3") as db:
+        db.execute("DROP TABLE fts")
+        db.execute("CREATE VIRTUAL TABLE fts USING fts5(summary, content, tags, tokenize='porter unicode61')")
+        db.execute("UPDATE meta SET value = '22' WHERE key = 'version'")
+    assert found("create_shipment") == [camel]
+    assert found("create shipment") == [camel]
