@@ -42,16 +42,32 @@ _CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _PART_SPLIT_RE = re.compile(r"[_.\-\s]+")
 
 
+# Scripts written without spaces between words (Han, kana, Thai, Lao,
+# Khmer, Myanmar): the tokenizer keeps a whole run as one token, so a word
+# inside it is found through the run's character pairs instead.
+SPACELESS_RE = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
+
+
+def grams(run: str) -> list[str]:
+    """A spaceless run's overlapping character pairs, then its last character
+    (so that a one-character query, asked as a prefix, finds every character)."""
+    return [run[i : i + 2] for i in range(len(run) - 1)] + [run[-1]]
+
+
 def aliases(text: str) -> str:
-    """What the index holds for a text's identifiers beside the text: each
-    one's joined form, and the parts of a camelCase one (the tokenizer
-    already splits the others at `_`, `-` and `.`: indexing their parts again
-    would count those words twice, which measurably lowered LoCoMo)."""
+    """What the index holds for a text beside the text: each identifier's
+    joined form, and the parts of a camelCase one (the tokenizer already
+    splits the others at `_`, `-` and `.`: indexing their parts again would
+    count those words twice, which measurably lowered LoCoMo); and the
+    `grams` of each run of a spaceless script."""
     out = []
     for parts, camel in identifiers(text):
         if camel:
             out.extend(parts)
         out.append("".join(parts))
+    if not text.isascii():
+        for run in SPACELESS_RE.findall(text):
+            out.extend(grams(run))
     return " ".join(out)
 
 

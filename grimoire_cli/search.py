@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Iterable
 
 from .model import Entry
-from .scoring import STOP_WORDS, TIER_BONUS, identifiers, words
+from .scoring import SPACELESS_RE, STOP_WORDS, TIER_BONUS, grams, identifiers, words
 from .storage.catalog.queries import STATES, Filter, Ranked
 
 if TYPE_CHECKING:
@@ -71,7 +71,8 @@ def terms(store: "Store", text: str) -> list[str]:
     to a near vocabulary word; an unknown word with no near one (a partial
     word, or one too short to correct) that matches nothing as it is (not
     even through the stemmer) is searched as a prefix; a camelCase or
-    snake_case identifier (`scoring.identifiers`) as its parts and its joined form."""
+    snake_case identifier (`scoring.identifiers`) as its parts and its joined
+    form; a run of a script without spaces as its character pairs."""
     compounds = identifiers(text)
     joined = {"".join(parts) for parts, _ in compounds}
     raw = [w for w in words(text) if w not in STOP_WORDS] or words(text)
@@ -80,6 +81,9 @@ def terms(store: "Store", text: str) -> list[str]:
     out = []
     for word in raw:
         if word.replace("_", "") in snake:
+            continue
+        if not word.isascii() and SPACELESS_RE.search(word):
+            out.extend(_spaceless(word))
             continue
         term = _quoted(word)
         if word.isdigit() or _known(store, word):
@@ -104,6 +108,19 @@ def terms(store: "Store", text: str) -> list[str]:
         if camel or "".join(parts) in snake:
             out.extend((_quoted(" ".join(parts)), _quoted("".join(parts))))
     return list(dict.fromkeys(out))
+
+
+def _spaceless(word: str) -> list[str]:
+    """A word holding runs of a spaceless script: each run as the phrase of
+    its character pairs (a lone character as a prefix of them), as the index
+    holds them (`scoring.aliases`); what is between the runs as itself."""
+    out = []
+    for piece in SPACELESS_RE.split(word):
+        if piece:
+            out.append(_quoted(piece))
+    for run in SPACELESS_RE.findall(word):
+        out.append(_quoted(" ".join(grams(run)[:-1])) if len(run) > 1 else _quoted(run) + "*")
+    return out
 
 
 def _quoted(word: str) -> str:

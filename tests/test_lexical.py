@@ -63,3 +63,29 @@ def test_a_catalog_of_the_previous_schema_is_rebuilt_with_the_aliases(repo):
         db.execute("UPDATE meta SET value = '22' WHERE key = 'version'")
     assert found("create_shipment") == [camel]
     assert found("create shipment") == [camel]
+
+
+def test_scripts_without_spaces_are_found_by_any_part(repo):
+    japanese = add("日本語のメモ")
+    ramen = add("東京でラーメンを食べた")
+    thai = add("ภาษาไทยง่ายมาก")
+    assert found("日本語") == [japanese]            # the start of a run
+    assert found("メモ") == [japanese]              # its end
+    assert found("ラーメン") == [ramen]              # its middle
+    assert found("本") == [japanese]                # one character
+    assert found("Tokyo東京") == [ramen]            # a run inside a mixed word
+    assert found("ไทย") == [thai] and found("ง่าย") == [thai]
+    assert found("中国語") == []                     # no pair of it is written anywhere
+    assert found("語の") == [japanese]
+    assert japanese in mem("context", "日本語").out
+
+
+def test_a_catalog_of_version_23_is_rebuilt_with_the_pairs_of_spaceless_scripts(repo):
+    import sqlite3
+
+    japanese = add("日本語のメモ")
+    assert found("メモ") == [japanese]
+    with sqlite3.connect(repo / "grimoires/loa/memory/.cache/index.sqlite3") as db:
+        db.execute("UPDATE fts SET aliases = ''")  # as version 23 indexed it: no pairs
+        db.execute("UPDATE meta SET value = '23' WHERE key = 'version'")
+    assert found("メモ") == [japanese]
