@@ -24,14 +24,43 @@ STOP_WORDS = frozenset(
 
 
 def words(text: str) -> list[str]:
-    """Lowercased words, as the vocabulary for typo correction keeps them."""
+    """Lowercased words with Latin accents folded (`fold`), as the
+    vocabulary for typo correction keeps them."""
     if text.isascii():  # lowercasing ASCII moves no word boundary: one pass
         return _WORD_RE.findall(text.lower())
     found = _WORD_RE.findall(text)
     # Lowered together, in C: a space between words ends a word for the one
     # context-dependent rule (Greek final sigma) as a word's end does, and
     # no character lowers to a space.
-    return " ".join(found).lower().split(" ") if found else []
+    return fold(" ".join(found).lower()).split(" ") if found else []
+
+
+_FOLDED: dict[int, str] | None = None
+# Latin-1 Supplement to Latin Extended-B, and Latin Extended Additional (Vietnamese).
+_LATIN_RANGES = (range(0x00C0, 0x0250), range(0x1E00, 0x1F00))
+
+
+def fold(text: str) -> str:
+    """Latin letters without their accents (`café` -> `cafe`, `ễ` -> `e`),
+    as the index's tokenizer folds them (remove_diacritics 2), so a word typed
+    without its accents is a known word, not one the typo correction maps to
+    its unaccented neighbour (`creme` to `crime` instead of `crème`)."""
+    global _FOLDED
+    if _FOLDED is None:
+        _FOLDED = _folding_table()
+    return text.translate(_FOLDED)
+
+
+def _folding_table() -> dict[int, str]:
+    """Each Latin letter that is an ASCII letter and combining marks only."""
+    import unicodedata
+
+    table = {}
+    for code in (c for r in _LATIN_RANGES for c in r):
+        parts = unicodedata.normalize("NFD", chr(code))
+        if len(parts) > 1 and parts[0].isascii() and all(unicodedata.combining(c) for c in parts[1:]):
+            table[code] = parts[0]
+    return table
 
 
 # A word joined by `_`, `-` or `.`, or with a lower-to-upper case change

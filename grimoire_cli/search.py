@@ -83,7 +83,8 @@ def terms(store: "Store", text: str) -> list[str]:
         if word.replace("_", "") in snake:
             continue
         if not word.isascii() and SPACELESS_RE.search(word):
-            out.extend(_spaceless(word))
+            # Its runs are asked below, whole (a Thai word splits at its tone marks).
+            out.extend(_quoted(piece) for piece in SPACELESS_RE.split(word) if piece)
             continue
         term = _quoted(word)
         if word.isdigit() or _known(store, word):
@@ -107,20 +108,12 @@ def terms(store: "Store", text: str) -> list[str]:
         # counted them twice and lowered LoCoMo.
         if camel or "".join(parts) in snake:
             out.extend((_quoted(" ".join(parts)), _quoted("".join(parts))))
+    if not text.isascii():
+        for run in SPACELESS_RE.findall(text):
+            # As the index holds it (`scoring.aliases`): the phrase of its
+            # character pairs; a lone character as a prefix of them.
+            out.append(_quoted(" ".join(grams(run)[:-1])) if len(run) > 1 else _quoted(run) + "*")
     return list(dict.fromkeys(out))
-
-
-def _spaceless(word: str) -> list[str]:
-    """A word holding runs of a spaceless script: each run as the phrase of
-    its character pairs (a lone character as a prefix of them), as the index
-    holds them (`scoring.aliases`); what is between the runs as itself."""
-    out = []
-    for piece in SPACELESS_RE.split(word):
-        if piece:
-            out.append(_quoted(piece))
-    for run in SPACELESS_RE.findall(word):
-        out.append(_quoted(" ".join(grams(run)[:-1])) if len(run) > 1 else _quoted(run) + "*")
-    return out
 
 
 def _quoted(word: str) -> str:

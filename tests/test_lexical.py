@@ -89,3 +89,25 @@ def test_a_catalog_of_version_23_is_rebuilt_with_the_pairs_of_spaceless_scripts(
         db.execute("UPDATE fts SET aliases = ''")  # as version 23 indexed it: no pairs
         db.execute("UPDATE meta SET value = '23' WHERE key = 'version'")
     assert found("メモ") == [japanese]
+
+
+def test_accents_are_folded_before_typo_correction(repo):
+    dessert = add("Crème brûlée is on the dessert menu")
+    crime = add("the crime scene was sealed")
+    owner = add("Nguyễn owns the billing service")
+    cafe = add("we met at the café on friday")
+    # "creme" is the folded "crème", not a typo of "crime"
+    assert found("creme") == [dessert]
+    assert found("creme brulee") == [dessert]
+    assert found("CRÈME") == [dessert]
+    assert found("crime") == [crime]
+    assert found("cafe") == [cafe] and found("café") == [cafe]
+    assert found("nguyen") == [owner]               # two marks on one letter
+    assert dessert in mem("context", "creme").out
+
+
+def test_a_thai_word_is_asked_whole_with_its_tone_marks(repo):
+    easy = add("ภาษาไทยง่ายมาก")
+    add("ขายของ")                                    # holds "าย", not "ง่าย"
+    assert found("ง่าย") == [easy]
+    assert found("ภาษาไทยงาย") == []               # a tone mark is part of the word

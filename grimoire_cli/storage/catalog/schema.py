@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "24"
+VERSION = "25"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -55,7 +55,7 @@ CREATE TRIGGER IF NOT EXISTS ranks_update AFTER UPDATE OF path, mapping, archive
         expires = new.expires, superseded_by = new.superseded_by, tags = new.tags, seq = new.seq WHERE rowid = new.rowid;
 END;
 -- aliases: the parts and joined forms of the identifiers in the other columns (scoring.aliases).
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, aliases, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, aliases, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, n INTEGER, PRIMARY KEY (word, path)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS reports (path TEXT PRIMARY KEY, key TEXT, value TEXT);
 -- `mem validate`'s result for each entry's text (chunk hash) under the rules' version.
