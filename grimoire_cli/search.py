@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Iterable
 
 from .model import Entry
-from .scoring import STOP_WORDS, TIER_BONUS, words
+from .scoring import SPACELESS_RE, STOP_WORDS, TIER_BONUS, grams, identifiers, words
 from .storage.catalog.queries import STATES, Filter, Ranked
 
 if TYPE_CHECKING:
@@ -60,18 +60,64 @@ class Hit:
         return data
 
 
+# Shorter words are not typo-corrected (one edit away is most of the
+# vocabulary) and, unknown, are searched as prefixes only from this length.
+_MIN_CORRECTED = 4
+_MIN_PREFIX = 2
+
+
 def terms(store: "Store", text: str) -> list[str]:
-    """Query terms: stop words dropped, unknown words mapped to a near vocabulary word."""
+    """Query terms as FTS5 fragments: stop words dropped, unknown words mapped
+    to a near vocabulary word; an unknown word with no near one (a partial
+    word, or one too short to correct) that matches nothing as it is (not
+    even through the stemmer) is searched as a prefix; a camelCase or
+    snake_case identifier (`scoring.identifiers`) as its parts and its joined
+    form; a run of a script without spaces as its character pairs."""
+    compounds = identifiers(text)
+    joined = {"".join(parts) for parts, _ in compounds}
     raw = [w for w in words(text) if w not in STOP_WORDS] or words(text)
+    snake = {w.replace("_", "") for w in raw if "_" in w} & joined  # asked below as their parts and joined form
     vocabulary: list[str] | None = None
     out = []
     for word in raw:
-        if len(word) >= 4 and not word.isdigit() and not _known(store, word):
+        if word.replace("_", "") in snake:
+            continue
+        if not word.isascii() and SPACELESS_RE.search(word):
+            # Its runs are asked below, whole (a Thai word splits at its tone marks).
+            out.extend(_quoted(piece) for piece in SPACELESS_RE.split(word) if piece)
+            continue
+        term = _quoted(word)
+        if word.isdigit() or _known(store, word):
+            out.append(term)
+            continue
+        nearest = None
+        if len(word) >= _MIN_CORRECTED:
             if vocabulary is None:
                 vocabulary = store.ask(lambda catalog, _: catalog.vocabulary())
-            word = _nearest(word, vocabulary) or word
-        out.append(word)
+            nearest = _nearest(word, vocabulary)
+        if nearest is not None:
+            term = _quoted(nearest)
+        elif len(word) >= _MIN_PREFIX and not store.ask(lambda catalog, paths: catalog.matches_any(term, paths)):
+            term += "*"
+        out.append(term)
+    for parts, camel in compounds:
+        # A camelCase or snake_case word finds its parts written next to each
+        # other (a phrase) and its joined form. Kebab-case and dotted words
+        # are already asked as their words, which find every spelling (the
+        # index holds joined and camelCase parts); asking the joined form too
+        # counted them twice and lowered LoCoMo.
+        if camel or "".join(parts) in snake:
+            out.extend((_quoted(" ".join(parts)), _quoted("".join(parts))))
+    if not text.isascii():
+        for run in SPACELESS_RE.findall(text):
+            # As the index holds it (`scoring.aliases`): the phrase of its
+            # character pairs; a lone character as a prefix of them.
+            out.append(_quoted(" ".join(grams(run)[:-1])) if len(run) > 1 else _quoted(run) + "*")
     return list(dict.fromkeys(out))
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
 
 
 def _known(store: "Store", word: str) -> bool:
@@ -84,11 +130,11 @@ def _known(store: "Store", word: str) -> bool:
 
 
 def expression(store: "Store", text: str) -> str | None:
-    """The FTS5 query for a text: its terms OR-ed, each quoted."""
+    """The FTS5 query for a text: its terms OR-ed."""
     found = terms(store, text)
     if not found:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in found)
+    return " OR ".join(found)
 
 
 def _nearest(word: str, vocabulary: list[str]) -> str | None:

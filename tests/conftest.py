@@ -134,7 +134,7 @@ def catalog_dump(repo: Path) -> dict:
                              "importance, tier, born, expires, superseded_by, tags, seq, norm, data FROM entries e "
                              "JOIN spans s ON s.rowid = e.rowid ORDER BY s.path, s.idx").fetchall()
         assert len(entries) == db.execute("SELECT count(*) FROM entries").fetchone()[0] == db.execute("SELECT count(*) FROM spans").fetchone()[0]
-        fts = db.execute("SELECT s.path, s.idx, f.summary, f.content, f.tags FROM fts f JOIN spans s ON s.rowid = f.rowid "
+        fts = db.execute("SELECT s.path, s.idx, f.summary, f.content, f.tags, f.aliases FROM fts f JOIN spans s ON s.rowid = f.rowid "
                          "ORDER BY s.path, s.idx").fetchall()
         count = db.execute("SELECT count(*) FROM fts").fetchone()[0]
         words = db.execute("SELECT word, path, n FROM words ORDER BY word, path").fetchall()

@@ -82,7 +82,7 @@ def _catalog(repo: Path) -> dict:
         return {
             "entries": db.execute("SELECT rowid, path, id, data FROM entries ORDER BY rowid").fetchall(),
             "spans": db.execute("SELECT * FROM spans ORDER BY rowid").fetchall(),
-            "fts": db.execute("SELECT rowid, summary, content, tags FROM fts ORDER BY rowid").fetchall(),
+            "fts": db.execute("SELECT rowid, summary, content, tags, aliases FROM fts ORDER BY rowid").fetchall(),
             "words": db.execute("SELECT * FROM words ORDER BY word, path").fetchall(),
         }
 

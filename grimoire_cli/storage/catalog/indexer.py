@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 _INSERT_ENTRY = f"INSERT INTO entries (rowid, path, {COLUMNS}, data) VALUES ({', '.join('?' * (len(Derived._fields) + 3))})"
 _UPDATE_ENTRY = f"UPDATE entries SET ({COLUMNS}, data) = ({', '.join('?' * (len(Derived._fields) + 1))}) WHERE rowid=?"
+_INSERT_FTS = "INSERT INTO fts(rowid, summary, content, tags, aliases) VALUES (?, ?, ?, ?, ?)"
 _SPAN = "rowid, idx, start, stop, chunk, offset"
 _RANKS = "rowid, path, mapping, archived, id, category, key, name, confidence, importance, tier, born, expires, superseded_by, tags, seq"
 _COPY_RANKS = f"INSERT INTO ranks ({_RANKS}) SELECT {_RANKS} FROM entries WHERE rowid BETWEEN ? AND ?"
@@ -159,7 +160,7 @@ class Indexer(Connection):
             db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            [(rowid, path, new.position, new.span[0], new.span[1], new.offset, row.derived.id, new.digest)
                             for rowid, row, new in zip(ids, rows, placed)])
-            db.executemany("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", [(rowid, *row.texts) for rowid, row in zip(ids, rows)])
+            db.executemany(_INSERT_FTS, [(rowid, *row.texts) for rowid, row in zip(ids, rows)])
             if counts is None:
                 counts = word_counts(word_set(new.item, row.texts) for new, row in zip(placed, rows))
             self._count_words(db, path, counts, +1)
@@ -212,7 +213,7 @@ class Indexer(Connection):
                     # searched text alone, and with it the index and words.
                     taken.append(word_set(old))
                     db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
-                    db.execute("INSERT INTO fts(rowid, summary, content, tags) VALUES (?, ?, ?, ?)", (rowid, *texts(item)))
+                    db.execute(_INSERT_FTS, (rowid, *texts(item)))
                     given.append(word_set(item))
             for position in sorted(gone):
                 rowid = current[position][0]

@@ -345,6 +345,16 @@ class Queries(Connection):
         marks = ", ".join("?" * len(paths))
         return bool(paths) and bool(self.read(f"SELECT 1 FROM words WHERE word=? AND path IN ({marks}) LIMIT 1", (word, *paths)))
 
+    def matches_any(self, expression: str, paths: list[str]) -> bool:
+        """Whether an entry of these files matches the FTS5 `expression`."""
+        marks = ", ".join("?" * len(paths))
+        sql = (f"SELECT 1 FROM fts CROSS JOIN entries AS e ON e.rowid = fts.rowid WHERE fts MATCH ? AND e.mapping = 1 "
+               f"AND e.path IN ({marks}) LIMIT 1")
+        try:
+            return bool(paths) and bool(self.read(sql, (expression, *paths)))
+        except sqlite3.OperationalError:
+            return False  # an expression FTS5 cannot parse matches nothing
+
     def vocabulary(self) -> list[str]:
         return [r[0] for r in self.read("SELECT DISTINCT word FROM words ORDER BY word")]
 

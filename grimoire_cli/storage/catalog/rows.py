@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Callable, Iterable, NamedTuple
 
 from ...model import Entry, epoch, normalize_text, parse_id, state_of
-from ...scoring import words
+from ...scoring import aliases, words
 
 # Tags are kept as one string, each tag between separators, so a tag filter
 # is an `instr` in SQL (no JSON1 needed from the platform's SQLite).
@@ -110,11 +110,13 @@ def kind_texts(item: dict) -> list[str]:
     return out
 
 
-def texts(item: Any) -> tuple[str, str, str]:
-    """(summary, content, tags) as indexed for search; the content column also
-    holds the kind's texts the content does not already say."""
+def texts(item: Any) -> tuple[str, str, str, str]:
+    """(summary, content, tags, aliases) as indexed for search; the content
+    column also holds the kind's texts the content does not already say, the
+    aliases column the parts and joined forms of their identifiers
+    (`scoring.aliases`)."""
     if not isinstance(item, dict):
-        return "", "", ""
+        return "", "", "", ""
     summary = item.get("summary") if isinstance(item.get("summary"), str) else ""
     content = item.get("content") if isinstance(item.get("content"), str) else ""
     tags = item.get("tags") if isinstance(item.get("tags"), list) else []
@@ -122,16 +124,17 @@ def texts(item: Any) -> tuple[str, str, str]:
     extra = [text for text in kind_texts(item) if text not in content]
     if extra:
         indexed = "\n".join([indexed, *extra]) if indexed else "\n".join(extra)
-    return summary, indexed, " ".join(t for t in tags if isinstance(t, str))
+    tag_text = " ".join(t for t in tags if isinstance(t, str))
+    return summary, indexed, tag_text, aliases("\n".join((summary, indexed, tag_text)))
 
 
-def word_set(item: Any, indexed: tuple[str, str, str] | None = None) -> set[str]:
+def word_set(item: Any, indexed: tuple[str, str, str, str] | None = None) -> set[str]:
     """The words of an item the typo correction may map a query word to
     (`indexed`: its `texts`, when the caller has them)."""
     if not isinstance(item, dict):
         return set()
-    summary, content, _ = indexed or texts(item)
-    out = set(words(summary + "\n" + content))
+    summary, content, _, joined = indexed or texts(item)
+    out = set(words(summary + "\n" + content + "\n" + joined))
     if isinstance(item.get("tags"), list):
         out.update(t for t in item["tags"] if isinstance(t, str))
     return out
@@ -151,7 +154,7 @@ class Prepared(NamedTuple):
 
     derived: Derived
     data: str  # `stored`
-    texts: tuple[str, str, str]
+    texts: tuple[str, str, str, str]
 
 
 def prepare(item: Any, archived_file: bool) -> Prepared:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "22"
+VERSION = "25"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -54,7 +54,8 @@ CREATE TRIGGER IF NOT EXISTS ranks_update AFTER UPDATE OF path, mapping, archive
         key = new.key, name = new.name, confidence = new.confidence, importance = new.importance, tier = new.tier, born = new.born,
         expires = new.expires, superseded_by = new.superseded_by, tags = new.tags, seq = new.seq WHERE rowid = new.rowid;
 END;
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, tokenize='porter unicode61');
+-- aliases: the parts and joined forms of the identifiers in the other columns (scoring.aliases).
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, aliases, tokenize='porter unicode61 remove_diacritics 2');
 CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, n INTEGER, PRIMARY KEY (word, path)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS reports (path TEXT PRIMARY KEY, key TEXT, value TEXT);
 -- `mem validate`'s result for each entry's text (chunk hash) under the rules' version.
