@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 from .errors import BadInput
 from . import guard_gitleaks
@@ -206,24 +206,23 @@ def redact_all(texts: list[str]) -> tuple[list[str], int]:
     return (joined.split(_SEPARATOR) if texts else []), len(found)
 
 
+def named_texts(value: Any, name: str = "") -> Iterator[tuple[str, str]]:
+    """Every string in `value`, in order, with its dotted field name (list items take their list's)."""
+    if isinstance(value, str):
+        yield name, value
+    elif isinstance(value, dict):
+        for key, sub in value.items():
+            yield from named_texts(sub, f"{name}.{key}" if name else str(key))
+    elif isinstance(value, list):
+        for sub in value:
+            yield from named_texts(sub, name)
+
+
 def scan_fields(data: dict, gated: bool = True) -> list[tuple[str, Finding]]:
     """Findings in every text field of an entry, as (field, finding), one per
     secret: a secret repeated in a later field (a summary derived from the
     content) is reported where it first appears, in field order."""
-    texts: list[tuple[str, str]] = []
-
-    def walk(value, name: str) -> None:
-        if isinstance(value, str):
-            if not (gated and _STAMP.fullmatch(value)):
-                texts.append((name, value))
-        elif isinstance(value, dict):
-            for key, sub in value.items():
-                walk(sub, f"{name}.{key}" if name else str(key))
-        elif isinstance(value, list):
-            for sub in value:
-                walk(sub, name)
-
-    walk(data, "")
+    texts = [(name, text) for name, text in named_texts(data) if not (gated and _STAMP.fullmatch(text))]
     # One gate and one pass of each rule over the whole entry, not per field.
     joined = _SEPARATOR.join(text for _, text in texts)
     fields = []

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from .guard import Finding
+from .guard import Finding, named_texts
 
 ACCEPT = "accept_instructions"  # the metadata key that accepts an entry's instruction-shaped text
 
@@ -99,20 +99,9 @@ def scan_fields(data: dict[str, Any], skip: tuple[str, ...] = ()) -> list[tuple[
     if accepted(data):
         return []
     found: list[tuple[str, Finding]] = []
-
-    def walk(value: Any, name: str) -> None:
-        if isinstance(value, str):
-            found.extend((name, finding) for finding in scan(value))
-        elif isinstance(value, dict):
-            for key, sub in value.items():
-                walk(sub, f"{name}.{key}" if name else str(key))
-        elif isinstance(value, list):
-            for sub in value:
-                walk(sub, name)
-
     for name, value in data.items():
         if name not in skip:
-            walk(value, str(name))
+            found.extend((field, finding) for field, text in named_texts(value, str(name)) for finding in scan(text))
     return found
 
 
