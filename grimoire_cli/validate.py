@@ -196,7 +196,8 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report, now: 
             continue
         first = seen.get(item.id) or by_id.get(item.id)
         if first is not None:
-            report.problems.append(Problem(item.file, item.line, item.id, "duplicate-id", f"id also used at {first.file}:{first.line}; ids must be unique across the grimoire"))
+            report.problems.append(Problem(item.file, item.line, item.id, "duplicate-id", f"id also used at {first.file}:{first.line}; ids must be unique across the grimoire"
+                                        " (after a merge made without mem's hooks: `mem merge-fixup post-merge` renumbers the side not yet pushed)"))
         else:
             seen[item.id] = item
     everything = {**by_id, **seen}

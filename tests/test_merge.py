@@ -334,9 +334,8 @@ def test_files_only_one_side_changed_are_renumbered_with_their_references(team, 
     check_links(entries, alices, "alice")
     check_links(entries, bobs, "bob")
     assert next(e for e in entries.values() if e["content"] == bobs["other"])["archived"]
-    # Bob merging alice's branch keeps his ids; rebasing his commits onto hers keeps hers.
-    kept = bobs if pull[1] == "--no-rebase" else alices
-    assert {entries[f"MEM-20261122-{n:03d}"]["content"] for n in range(11, 15)} == set(kept.values())
+    # Alice's ids were published (pushed) first: bob's yield whether he merges or rebases (issue 42).
+    assert {entries[f"MEM-20261122-{n:03d}"]["content"] for n in range(11, 15)} == set(alices.values())
     log = git("log", "--format=%s", "-3", cwd=bob)
     assert log.splitlines()[0].startswith("mem: renumber memory ids that collided in the " + ("merge" if pull[1] == "--no-rebase" else "rebase"))
     assert_clean(alice, bob)
@@ -382,7 +381,10 @@ def test_concluding_a_conflicted_merge_stages_the_renumbering_into_it(team):
     assert len(git("rev-parse", "HEAD^@", cwd=bob).split()) == 2
     entries = export(bob)
     assert len({e["id"] for e in entries.values()}) == len(entries) == 10 + 8
-    assert [entries[i]["content"] for i in bobs] == [f"bob's preference {i} on naming" for i in range(4)]
+    # Alice's ids were pushed first: bob's unpushed preferences yield theirs (issue 42), and keep their content.
+    contents_now = {e["content"] for e in entries.values()}
+    assert {f"bob's preference {i} on naming" for i in range(4)} <= contents_now
+    assert [entries[i]["content"] for i in bobs] != [f"bob's preference {i} on naming" for i in range(4)]
     check_links(entries, contents, "alice")
     assert_clean(bob)
 
@@ -456,7 +458,7 @@ def test_two_scopes_merged_on_two_branches_keep_both_valid(tmp_path):
 
 def test_merge_fixup_renumbers_every_scope_in_one_commit(tmp_path):
     """Files only one side changed never reach the driver; the post-merge
-    hook renumbers theirs in each scope (ids are per scope), in one commit."""
+    hook renumbers the side that yields in each scope (ids are per scope), in one commit."""
     def seed_with(seed: Path) -> None:
         run_mem(seed, "init")
         run_mem(seed, "--scope", "coder", "init")
@@ -472,7 +474,8 @@ def test_merge_fixup_renumbers_every_scope_in_one_commit(tmp_path):
     for scope in ("loa", "coder"):
         assert mem_process("--scope", scope, "validate", cwd=bob).returncode == 0, scope
         ids = {item["content"]: item["id"] for item in map(json.loads, run_mem(bob, "--scope", scope, "export").splitlines())}
-        assert ids == {f"bob says {scope} needs decisions": "MEM-20261122-001", f"alice says {scope} needs facts": "MEM-20261122-002"}
+        # alice pushed first: her ids are published and stay; bob's yield (issue 42)
+        assert ids == {f"alice says {scope} needs facts": "MEM-20261122-001", f"bob says {scope} needs decisions": "MEM-20261122-002"}
     log = git("log", "-1", "--format=%B", cwd=bob)
     assert log.startswith("mem: renumber memory ids that collided in the merge")
     assert "MEM-20261122-001 -> MEM-20261122-002" in log and "coder:MEM-20261122-001 -> coder:MEM-20261122-002" in log

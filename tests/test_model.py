@@ -690,7 +690,9 @@ class StoreMachine(RuleBasedStateMachine):
             shutil.rmtree(other, ignore_errors=True)
         self.g.store.refresh()
         settle(self.g.store)  # as the post-merge hook's `mem check` does first: a local entry whose id a tracked one took
-        self._follow_local_entries()  # gets a fresh one
+        # gets a fresh one; and ours' new notes, not yet shared, yield their ids to the ones pulled (published ids never
+        # change: issue 42).
+        self._follow_entries(tracked=True)
         by_content = {e.content: e for e in self.g.entries()}
         for text, category in zip(texts, theirs):
             entry = by_content.get(text)
@@ -701,12 +703,17 @@ class StoreMachine(RuleBasedStateMachine):
         self.committed = copy.deepcopy((self.entries, self.facts, self.procedures, self.coder_ids))
         self.check()  # the rest of the hook's session start (the ids that arrived count as issued here)
 
-    def _follow_local_entries(self) -> None:
-        """Local entries give way (local_ids.py): find each by its content under its new id."""
-        now = {e.content: e.id for e in self.g.entries() if not self.g.config.category(e.category).tracked}
+    def _follow_entries(self, tracked: bool) -> None:
+        """Entries that gave way (local ones: local_ids.py; with `tracked`, ours' unshared ones too): find each by
+        its content under its new id."""
+        every = self.g.entries()
+        now = {e.content: e.id for e in every if tracked or not self.g.config.category(e.category).tracked}
+        held = {e.id: e.content for e in every}
         for old_id, model in list(self.entries.items()):
-            if self.g.config.category(model.category).tracked or now.get(model.content) in (None, old_id):
+            if (self.g.config.category(model.category).tracked and not tracked) or now.get(model.content) in (None, old_id):
                 continue
+            if held.get(old_id) == model.content:
+                continue  # still where it was (another entry has the same text: two summaries of one talk)
             del self.entries[old_id]
             model.id = now[model.content]
             self._issued(model.id)

@@ -236,7 +236,7 @@ def merge_file(
 
     result = run_merge(base, ours, theirs, path)
     for old, new in sorted(result.renumbered.items()):
-        render.note(f"{path}: renumbered their {old} to {new} (it collided with ours)")
+        render.note(f"{path}: renumbered {result.side}' {old} to {new} (the other side's {old} keeps its id)")
     for entry_id in result.conflicts:
         render.warn(f"{path}: conflict in {entry_id}: both sides changed it; edit the file, keep one version, then `mem validate`")
     raise typer.Exit(FOUND_PROBLEMS if result.conflicts else OK)
@@ -257,7 +257,7 @@ def merge_fixup(
         render.print_json(result.to_dict())
         return
     for old, new in sorted(result.renumbered.items()):
-        render.note(f"mem: renumbered their {old} to {new} after the {result.operation} (it collided with ours)")
+        render.note(f"mem: renumbered {result.side}' {old} to {new} after the {result.operation} (the other side's {old} keeps its id)")
     for entry_id in result.lifecycle:
         render.note(f"mem: {entry_id} was archived on one side: it keeps the other side's superseded_by and effectiveness")
     if result.commit:

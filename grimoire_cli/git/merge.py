@@ -6,10 +6,12 @@ set by `mem hooks install`). It merges entry by entry:
 
 - every memory of both sides is kept; ours keeps its text, comments and
   order, theirs' new entries are appended;
-- a new id of theirs that ours also minted for a different memory is
-  renumbered, with every reference to it (supersedes, superseded_by,
-  related_memories) rewritten. The numbering is computed from all grimoire
-  files of the three commits, so each file git merges picks the same new ids;
+- a new id both sides minted for different memories is renumbered on the
+  side whose new ids are not yet shared (sides.py: published ids never
+  change; theirs in a rebase or cherry-pick), with every reference to it
+  (supersedes, superseded_by, related_memories) on that side rewritten. The
+  numbering is computed from all grimoire files of the three commits, so
+  each file git merges picks the same new ids;
 - lifecycle fields are reconciled: a supersede on one side and an
   effectiveness update on the other both survive; effectiveness counts of
   both sides add up from the base (unless both sides hold the very same
@@ -26,12 +28,15 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..config import LOCAL_DIR
 from ..errors import BadInput, Damaged
-from ..model import next_id, parse_id, score_of
+from ..model import format_id, next_id, parse_id, score_of
+from ..storage import issued_marks
 from ..storage.textedit import Raw, rewrite
 from ..storage.yamlio import emit_entry, parse_entries
 from . import gitops
-from .trees import commits, ids_in, prior_renames, rebase_tip, save_renames, tree_ids
+from .sides import ours_yields
+from .trees import commits, ids_in, prior_renames, rebase_tip, save_renames, state_file, tree_ids
 
 # Fields whose changes are lifecycle, not substance: reconciled, never a conflict.
 LIFECYCLE = ("superseded_by", "effectiveness")
@@ -41,44 +46,57 @@ class MergeResult(NamedTuple):
     text: str
     conflicts: list[str]
     renumbered: dict[str, str]
+    side: str = "theirs"  # whose ids `renumbered` renamed (the other side's keep their meaning)
 
 
-def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str, str] | None = None) -> MergeResult:
-    """Merge three versions of one grimoire file; `mapping` renames theirs' ids."""
+def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str, str] | None = None,
+                ours_yields: bool = False) -> MergeResult:
+    """Merge three versions of one grimoire file; `mapping` renames theirs'
+    ids, or ours' when `ours_yields` (see sides.py: published ids never change)."""
     base_items, _ = parse_entries(base, f"{where} (base)") if base.strip() else ([], [])
     our_items, our_spans = parse_entries(ours, f"{where} (ours)") if ours.strip() else ([], [])
     their_items, _ = parse_entries(theirs, f"{where} (theirs)") if theirs.strip() else ([], [])
     mapping = dict(mapping or {})
-    if mapping:
+    written = [item.get("id") if isinstance(item, dict) else None for item in our_items]  # the ids in ours' text
+    ours_now = our_items
+    if mapping and ours_yields:
+        # Every occurrence of a colliding new id in ours names ours' memory: ours never saw theirs' new entries.
+        ours_now = [renamed(item, mapping) for item in our_items]
+    elif mapping:
         # Base too: in a rebase, an earlier pick may have renamed ids this commit's base still has.
         their_items = [renamed(item, mapping) for item in their_items]
         base_items = [renamed(item, mapping) for item in base_items]
     o = _by_id(base_items)
-    a = _by_id(our_items)
+    a = _by_id(ours_now)
     b = _by_id(their_items)
-    renumbered = {k: v for k, v in mapping.items() if k in {i.get("id") for i in their_items if isinstance(i, dict)} or v in b}
+    as_written = {now["id"]: (at, item) for now, at, item in zip(ours_now, written, our_items)
+                  if isinstance(now, dict) and isinstance(now.get("id"), str)}
+    renamed_side = ours_now if ours_yields else their_items
+    renumbered = {k: v for k, v in mapping.items() if v in {i.get("id") for i in renamed_side if isinstance(i, dict)}}
     conflicts: list[str] = []
     changes: dict[str, Any] = {}
     for entry_id, mine in a.items():
+        at, original = as_written[entry_id]
         other = b.get(entry_id)
         old = o.get(entry_id)
-        if other is None:
-            if old is not None and entry_id not in b:
-                changes[entry_id] = None  # theirs removed (archived) it: it stays removed
+        if other is None and old is not None:
+            changes[at] = None  # theirs removed (archived) it: it stays removed
             continue
-        if other == mine:
+        if other is None or other == mine:
+            if mine != original:
+                changes[at] = mine  # renamed, or a reference renamed
             continue
         merged, conflict = merge_entry(old, mine, other)
         if conflict:
             conflicts.append(entry_id)
-            start, stop = our_spans[[i for i, item in enumerate(our_items) if isinstance(item, dict) and item.get("id") == entry_id][0]]
+            start, stop = our_spans[written.index(at)]
             block = ours.split("\n")[start - 1 : stop]
-            changes[entry_id] = Raw(["<<<<<<< ours", *block, "=======", *emit_entry(other).rstrip("\n").split("\n"), ">>>>>>> theirs"])
-        elif merged != mine:
-            changes[entry_id] = merged
+            changes[at] = Raw(["<<<<<<< ours", *block, "=======", *emit_entry(other).rstrip("\n").split("\n"), ">>>>>>> theirs"])
+        elif merged != original:
+            changes[at] = merged
     appended = [item for item in their_items if isinstance(item, dict) and item.get("id") not in a and item.get("id") not in o]
-    ids = [item.get("id") if isinstance(item, dict) else None for item in our_items]
-    return MergeResult(rewrite(ours, ids, our_spans, a, changes, appended, where), conflicts, renumbered)
+    return MergeResult(rewrite(ours, written, our_spans, {at: item for at, item in as_written.values()}, changes, appended, where),
+                       conflicts, renumbered, "ours" if ours_yields else "theirs")
 
 
 def merge_entry(base: dict | None, ours: dict, theirs: dict) -> tuple[dict, bool]:
@@ -158,8 +176,9 @@ def renumbering(base_ids: dict[str, str], our_ids: dict[str, str], their_ids: di
     return mapping
 
 
-def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str) -> dict[str, str]:
-    """The renumbering for this merge, from all grimoire files when git tells us the commits.
+def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str) -> tuple[dict[str, str], bool]:
+    """The renumbering for this merge, from all grimoire files when git tells
+    us the commits, and whether ours is the side it renames.
 
     In a rebase or a range cherry-pick, renames made for earlier picks are
     kept beside git's own state (and go when git removes it) and applied to
@@ -175,7 +194,9 @@ def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, the
     mapping = mapping_between(root, storage, found, prior, later, files)
     if git_dir is not None and mapping != prior:
         save_renames(git_dir, root / storage, mapping)
-    return mapping
+    picking = git_dir is None or state_file(git_dir, root / storage) is not None or (git_dir / "CHERRY_PICK_HEAD").exists()
+    yields = bool(mapping) and found is not None and not picking and ours_yields(root, git_dir, found[1], found[2])
+    return mapping, yields
 
 
 def mapping_between(root: Path, storage: str, found: tuple[str, str, str] | None, prior: dict[str, str],
@@ -192,7 +213,10 @@ def mapping_between(root: Path, storage: str, found: tuple[str, str, str] | None
     else:
         return dict(prior)
     rename = lambda ids: {prior.get(k, k): v for k, v in ids.items()}  # noqa: E731
-    return {**prior, **renumbering(rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()))}
+    # Never a number this clone issued before (storage/issued.py): the yielding side may be ours.
+    marks = issued_marks.highest(root / storage / LOCAL_DIR)
+    issued_here = {format_id(day, number) for day, number in marks.items()}
+    return {**prior, **renumbering(rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()) | issued_here)}
 
 
 def scope_storage(config, path: str) -> str:
@@ -228,9 +252,9 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -
         storage = scope_storage(load_config(root), display)
     except Exception:  # noqa: BLE001 - no config: the default layout
         storage = "grimoires"
-    mapping = global_mapping(root, storage, *texts)
+    mapping, yields = global_mapping(root, storage, *texts)
     try:
-        result = merge_texts(*texts, where=display, mapping=mapping)
+        result = merge_texts(*texts, where=display, mapping=mapping, ours_yields=yields)
     except Damaged as exc:
         return _by_lines(base_path, ours_path, theirs_path, f"{display}: {exc.message}")
     tmp = Path(ours_path).with_name(Path(ours_path).name + ".mem-merge")

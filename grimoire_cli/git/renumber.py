@@ -13,9 +13,10 @@ hooks call this once git is done with the files:
   (Git ignores index changes a pre-merge-commit hook makes, so the merge
   commit itself cannot carry it.)
 
-The rule: an entry or a reference that ours already had, in the commit the
-operation started from, stays; any other occurrence of a renumbered id came
-from theirs and takes the new id. The renumbering is the driver's own
+The rule: an entry or a reference that the keeping side already had (ours'
+commit the operation started from; theirs' in a merge where ours yields,
+see sides.py) stays; any other occurrence of a renumbered id came from the
+yielding side and takes the new id. The renumbering is the driver's own
 (`merge.mapping_between` over the same commits, or the renames a rebase
 kept), plus fresh numbers for collisions no driver saw.
 
@@ -38,6 +39,7 @@ from ..model import next_id, parse_id
 from ..storage.yamlio import ANY_ID_LINE
 from . import gitops
 from .merge import LIFECYCLE, mapping_between, merge_entry, renamed
+from .sides import ours_yields
 from .trees import Tree, prior_renames
 
 if TYPE_CHECKING:
@@ -51,6 +53,7 @@ HOOKS = ("post-merge", "post-rewrite", "post-commit", "pre-commit")
 class FixupResult:
     operation: str | None = None  # merge, cherry-pick or rebase; None: nothing to fix after this hook
     renumbered: dict[str, str] = field(default_factory=dict)
+    side: str = "theirs"  # whose ids `renumbered` renamed: ours when theirs were published first (sides.py)
     lifecycle: list[str] = field(default_factory=list)  # archived entries given the other side's lifecycle change
     files: list[str] = field(default_factory=list)
     commit: str | None = None
@@ -58,7 +61,7 @@ class FixupResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"operation": self.operation, "renumbered": self.renumbered, "lifecycle": self.lifecycle, "files": self.files,
+        return {"operation": self.operation, "renumbered": self.renumbered, "side": self.side, "lifecycle": self.lifecycle, "files": self.files,
                 "commit": self.commit, "staged": self.staged, "notes": self.notes}
 
 
@@ -70,6 +73,8 @@ class _Plan:
     picks: bool  # a rebase or cherry-pick: earlier picks' renames are in git's state (trees.prior_renames)
     stage: bool  # stage into the commit being made, rather than commit
     versions: tuple[str, str, str] | None = None  # (base, ours, theirs) of archived entries' lifecycle; default: found
+    keeper: str | None = None  # the commit whose ids stay (sides.py); default: start
+    only_if_repeated: bool = False  # fix only an id used twice (a merge made elsewhere)
 
 
 def _head_file(git_dir: Path, name: str) -> str | None:
@@ -84,6 +89,11 @@ def _rebasing(git_dir: Path) -> bool:
     return (git_dir / "rebase-merge").is_dir() or (git_dir / "rebase-apply").is_dir()
 
 
+def _keeper(root: Path, git_dir: Path, ours: str, theirs: str) -> str:
+    """The side of a merge whose ids stay: the driver's choice, made again from the same refs."""
+    return theirs if ours_yields(root, git_dir, ours, theirs) else ours
+
+
 def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _Plan | None:
     """What the operation that fired `hook` was, or None when there is nothing to fix."""
     if hook == "post-merge":
@@ -93,7 +103,11 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         if len(parents) != 2:
             return None  # fast-forward (nothing merged) or octopus
         base = gitops.merge_base(root, parents[0], parents[1])
-        return _Plan("merge", parents[0], (base, parents[0], parents[1]) if base else None, False, stage=False)
+        # A fast-forward to someone else's merge: their hooks fixed it, unless it was made where none run (a server
+        # merging a pull request) and left an id used twice. (Its sides may rank otherwise from this clone's refs.)
+        elsewhere = gitops.commit_of(root, "ORIG_HEAD") not in (None, parents[0])
+        return _Plan("merge", parents[0], (base, parents[0], parents[1]) if base else None, False, stage=False,
+                     keeper=_keeper(root, git_dir, parents[0], parents[1]), only_if_repeated=elsewhere)
     if hook == "post-rewrite":
         pairs = [line.split() for line in stdin.splitlines() if len(line.split()) >= 2]
         if args[:1] != ["rebase"] or not pairs:
@@ -111,7 +125,8 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         merging = _head_file(git_dir, "MERGE_HEAD")
         if hook == "pre-commit" and merging:
             base = gitops.merge_base(root, head, merging)
-            return _Plan("merge", head, (base, head, merging) if base else None, False, stage=True)
+            return _Plan("merge", head, (base, head, merging) if base else None, False, stage=True,
+                         keeper=_keeper(root, git_dir, head, merging))
         picked = _head_file(git_dir, "CHERRY_PICK_HEAD")
         if picked and not _rebasing(git_dir):  # a rebase's picks are fixed once, after it
             ours = head if hook == "pre-commit" else gitops.commit_of(root, "HEAD^")
@@ -136,7 +151,7 @@ def fixup(stores: "list[tuple[str | None, Store]]", hook: str, args: list[str], 
     found = plan(root, git_dir, hook, args, stdin)  # once: a commit made for one scope would hide the operation from the next
     if found is None:
         return FixupResult()
-    result = FixupResult(found.operation)
+    result = FixupResult(found.operation, side="ours" if found.keeper not in (None, found.start) else "theirs")
     # The commit being concluded may use its own index (`git commit -a`).
     index = {"GIT_INDEX_FILE": os.environ["MEM_GIT_INDEX_FILE"]} if os.environ.get("MEM_GIT_INDEX_FILE") else None
     writes: list[tuple["Store", Path, dict[str, dict]]] = []
@@ -183,8 +198,11 @@ def _scope_changes(store: "Store", root: Path, git_dir: Path, found: _Plan, resu
         gitops.run(["diff", "--name-only", versions[0], side, "--", archive], root, check=False).stdout.strip() for side in versions[1:])
     if not mapping and not moved and not _repeated_ids(store):
         return {}  # the usual case: no collision, nothing archived, no catalog work after every merge
+    if found.only_if_repeated and not _repeated_ids(store):
+        return {}
     locks.enter_context(store.lock())
-    return _changes(store, root, storage, found.start, mapping, result, versions if moved else None)
+    return _changes(store, root, storage, found.keeper or found.start, mapping, result, versions if moved else None,
+                    ours_yield=found.keeper not in (None, found.start))
 
 
 def _repeated_ids(store) -> bool:
@@ -205,7 +223,8 @@ def _repeated_ids(store) -> bool:
     return False
 
 
-def _lifecycle(entries: list, trees: tuple[Tree, Tree, Tree], mapping: dict[str, str], result: FixupResult) -> dict[tuple[str, str], dict]:
+def _lifecycle(entries: list, trees: tuple[Tree, Tree, Tree], mapping: dict[str, str], result: FixupResult,
+               ours_yield: bool = False) -> dict[tuple[str, str], dict]:
     """(file, id) -> lifecycle fields for archived entries that lost the other side's change.
 
     Archiving moves an entry to another file. When one side archived it and
@@ -222,7 +241,11 @@ def _lifecycle(entries: list, trees: tuple[Tree, Tree, Tree], mapping: dict[str,
         old, mine, other = base.get(entry.id), ours.get(entry.id), theirs.get(entry.id)
         if old is None or mine is None or other is None:
             continue
-        a, b = _lifecycle_of(mine), _lifecycle_of(renamed(other, mapping))
+        if ours_yield:
+            mine = renamed(mine, mapping)
+        else:
+            other = renamed(other, mapping)
+        a, b = _lifecycle_of(mine), _lifecycle_of(other)
         if a == b:
             continue  # the same record on both sides: one change, not two
         merged, conflict = merge_entry(_lifecycle_of(old), a, b)
@@ -239,12 +262,15 @@ def _lifecycle_of(item: dict) -> dict:
     return {k: item[k] for k in LIFECYCLE if k in item}
 
 
-def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str], result: FixupResult,
-             versions: tuple[str, str, str] | None = None) -> dict[str, dict[str, dict]]:
-    """file -> {current id: new data} for every entry that needs a rename or a lifecycle field."""
+def _changes(store, root: Path, storage: str, keeper: str, mapping: dict[str, str], result: FixupResult,
+             versions: tuple[str, str, str] | None = None, ours_yield: bool = False) -> dict[str, dict[str, dict]]:
+    """file -> {current id: new data} for every entry that needs a rename or a
+    lifecycle field. What the `keeper` commit holds (ours' start, or theirs
+    when ours yields) keeps its id; any other occurrence of a renumbered id
+    came from the yielding side."""
     local = store.local_paths()  # never merged, never committed: local_ids settles their clashes
     entries = [entry for entry in store.entries(include_archive=True, skip_damaged=True) if entry.file not in local]
-    start_tree = Tree(root, start, storage)
+    start_tree = Tree(root, keeper, storage)
     blocks = start_tree.blocks
     at_start = start_tree.get
 
@@ -274,9 +300,9 @@ def _changes(store, root: Path, storage: str, start: str, mapping: dict[str, str
 
     carried: dict[tuple[str, str], dict] = {}
     if versions is not None:
-        trees = (Tree(root, versions[0], storage), start_tree if versions[1] == start else Tree(root, versions[1], storage),
+        trees = (Tree(root, versions[0], storage), start_tree if versions[1] == keeper else Tree(root, versions[1], storage),
                  Tree(root, versions[2], storage))
-        carried = _lifecycle(entries, trees, mapping, result)
+        carried = _lifecycle(entries, trees, mapping, result, ours_yield)
         result.lifecycle = sorted(entry_id for _, entry_id in carried)
 
     out: dict[str, dict[str, dict]] = {}

@@ -18,28 +18,11 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from ..model import format_id, parse_id
+from ..model import parse_id
+from .issued_marks import FILE, highest, in_use  # noqa: F401 - the reads, for callers of this module
 from .journal import write_atomic
 
-FILE = "issued-ids.json"
 IGNORE = "# the local state of mem: never commit\n*\n"
-
-
-def highest(local_dir: Path) -> dict[str, int]:
-    """Day (`YYYYMMDD`) -> the highest number issued that day; empty when
-    there is no record or it cannot be read (then the files decide, as in a fresh clone)."""
-    try:
-        raw = json.loads((local_dir / FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(raw, dict):
-        return {}
-    return {day: n for day, n in raw.items() if isinstance(n, int) and not isinstance(n, bool) and parse_id(f"MEM-{day}-{n:03d}")}
-
-
-def in_use(marks: dict[str, int], day: str) -> set[str]:
-    """The highest id issued on `day` (from `highest`), to count among the ids in use: numbering goes past it."""
-    return {format_id(day, marks[day])} if marks.get(day) else set()
 
 
 def record(local_dir: Path, ids: Iterable[str]) -> None:

@@ -1,0 +1,321 @@
+"""A team of clones of one bare remote, working as a team works (issue 42).
+
+Each round every clone, on the state it last pulled, adds memories on the
+same day (so ids collide), supersedes and archives one of its own, applies a
+few of anyone's and links some with `related`; then the clones commit, pull
+(merge or rebase, at random), and push, in random order; some skip a round
+and write against ids several rounds stale. The model holds each memory by
+its content, which is unique, so it can tell which memory an id names.
+After every sync `mem validate` is clean (I1), and after the last one every
+memory is stored once, each supersede, apply, archive and reference is on
+the memory meant when it was written, and the clones are byte-identical.
+
+CI runs 4 clones x 4 rounds; `make soak` 8 x 10 (HYPOTHESIS_PROFILE=soak).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+from grimoire_cli import Grimoire
+
+SOAK = os.environ.get("HYPOTHESIS_PROFILE") == "soak"
+CLONES, ROUNDS = (8, 10) if SOAK else (4, 4)
+WORDS = ("deploy", "cache", "schema", "runner", "queue", "index", "branch", "lint", "review", "kafka", "redis", "nginx", "proxy",
+         "vault", "docker", "helm", "terraform", "grafana", "loki", "tempo", "celery", "django", "flask", "react", "webpack",
+         "babel", "eslint", "mypy", "ruff", "pytest", "tox", "nox", "poetry", "pip", "wheel", "sdist", "cython", "numpy")
+
+
+@dataclass
+class Memory:
+    """What should be true of one memory, whoever holds it."""
+    author: str
+    archived: bool = False
+    superseded_by: str | None = None  # contents, never ids: ids are what the merges may change
+    supersedes: str | None = None
+    applications: int = 0
+    successes: int = 0
+    related: list[str] = field(default_factory=list)
+
+
+def mem(clone: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["mem", *args], cwd=clone, capture_output=True, text=True)
+
+
+class Team:
+    def __init__(self, tmp_path: Path, seed: int):
+        self.rng = random.Random(seed)
+        self.remote = tmp_path / "remote.git"
+        git("init", "-q", "--bare", "-b", "main", str(self.remote), cwd=tmp_path)
+        first = tmp_path / "clone0"
+        git("clone", "-q", str(self.remote), str(first), cwd=tmp_path)
+        assert mem(first, "init").returncode == 0
+        git("add", "-A", cwd=first)
+        git("commit", "-qm", "grimoire", cwd=first)
+        git("push", "-q", "origin", "HEAD:main", cwd=first)
+        self.clones = [first] + [tmp_path / f"clone{i}" for i in range(1, CLONES)]
+        for clone in self.clones[1:]:
+            git("clone", "-q", str(self.remote), str(clone), cwd=tmp_path)
+        for clone in self.clones:
+            assert mem(clone, "hooks", "install").returncode == 0
+        self.memories: dict[str, Memory] = {}
+        self.counter = 0
+
+    # -- one clone's work, on the state it last pulled ---------------------------
+
+    def view(self, clone: Path) -> dict[str, object]:
+        """content -> entry, as this clone sees them now (active ones)."""
+        return {e.content: e for e in Grimoire.open(clone).entries() if not e.archived and not e.data.get("superseded_by")}
+
+    def text(self, who: str) -> str:
+        self.counter += 1
+        words = self.rng.sample(WORDS, 5)
+        return f"{who} noted #{self.counter}: {' '.join(words)} {self.counter * 7919 % 100003}"
+
+    def work(self, clone: Path, who: str) -> None:
+        g = Grimoire.open(clone)
+        seen = self.view(clone)
+        for _ in range(self.rng.randint(2, 5)):
+            content = self.text(who)
+            related = []
+            if seen and self.rng.random() < 0.4:
+                other = self.rng.choice(sorted(seen))
+                related = [other]
+            g.add(content, "fact", related=[seen[c].id for c in related])
+            self.memories[content] = Memory(who, related=related)
+        seen = self.view(clone)
+        own = sorted(c for c in seen if self.memories[c].author == who)
+        if own:
+            old = self.rng.choice(own)
+            new = self.text(who)
+            g.supersede(seen[old].id, new)
+            self.memories[old].superseded_by = new
+            self.memories[new] = Memory(who, supersedes=old)
+        git("add", "-A", cwd=clone)
+        git("commit", "-qm", f"{who}'s memories", cwd=clone)
+        seen = self.view(clone)
+        for content in self.rng.sample(sorted(seen), min(len(seen), self.rng.randint(0, 3))):
+            success = self.rng.random() < 0.5
+            # Each apply at its own second, as people work (ids stay same-day): the merge takes two identical
+            # effectiveness records, last_applied included, for one change seen twice (a cherry-pick).
+            self.counter += 1
+            os.environ["MEM_NOW"] = f"2026-11-22T{10 + self.counter // 3600:02d}:{self.counter // 60 % 60:02d}:{self.counter % 60:02d}Z"
+            g.apply(seen[content].id, success)
+            self.memories[content].applications += 1
+            self.memories[content].successes += int(success)
+        git("add", "-A", cwd=clone)
+        git("commit", "-qm", f"{who} applied memories", "--allow-empty", cwd=clone)
+        own = sorted(c for c in seen if self.memories[c].author == who)
+        if own and self.rng.random() < 0.7:
+            gone = self.rng.choice(own)
+            g.archive([seen[gone].id], reason="manual")  # its own commit
+            self.memories[gone].archived = True
+
+    # -- sync ----------------------------------------------------------------------
+
+    def sync(self, clone: Path) -> None:
+        for _ in range(10):
+            how = self.rng.choice(["--no-rebase", "--rebase"])
+            pulled = subprocess.run(["git", "pull", "-q", how, "--no-edit", "origin", "main"], cwd=clone, capture_output=True, text=True)
+            assert pulled.returncode == 0, f"{clone.name}: git pull {how} failed:\n{pulled.stdout}{pulled.stderr}"
+            checked = mem(clone, "validate")
+            assert checked.returncode == 0, f"{clone.name} after pull {how}: mem validate:\n{checked.stdout}{checked.stderr}"
+            pushed = subprocess.run(["git", "push", "-q", "origin", "HEAD:main"], cwd=clone, capture_output=True, text=True)
+            if pushed.returncode == 0:
+                return
+        raise AssertionError(f"{clone.name} could not push")
+
+    # -- the final state -------------------------------------------------------------
+
+    def check(self) -> None:
+        for clone in self.clones:
+            self.sync(clone)
+        for clone in self.clones:  # the last pushes reach every clone
+            git("pull", "-q", "--no-rebase", "origin", "main", cwd=clone)
+        files = [{p.relative_to(c).as_posix(): p.read_bytes() for p in sorted((c / "grimoires").rglob("*.yaml"))
+                  if "local" not in p.name} for c in self.clones]
+        entries = list(Grimoire.open(self.clones[0]).store.entries(include_archive=True))
+        by_content: dict[str, list] = {}
+        for entry in entries:
+            by_content.setdefault(entry.content, []).append(entry)
+        lost = sorted(set(self.memories) - set(by_content))
+        doubled = sorted(c for c, group in by_content.items() if len(group) > 1)
+        assert not lost and not doubled, f"lost {lost}, stored twice {doubled}"
+        id_of = {c: group[0].id for c, group in by_content.items()}
+        content_of = {v: k for k, v in id_of.items()}
+        wrong = []
+        for content, model in self.memories.items():
+            entry = by_content[content][0]
+            data = entry.data
+            got = {"archived": bool(entry.archived), "superseded_by": content_of.get(data.get("superseded_by")),
+                   "supersedes": content_of.get(data.get("supersedes")),
+                   "applications": (data.get("effectiveness") or {}).get("applications", 0),
+                   "successes": (data.get("effectiveness") or {}).get("successes", 0),
+                   "related": sorted(content_of.get(r, r) for r in data.get("related_memories") or [])}
+            want = {"archived": model.archived, "superseded_by": model.superseded_by,
+                    "supersedes": model.supersedes, "applications": model.applications, "successes": model.successes,
+                    "related": sorted(model.related)}
+            if got != want:
+                wrong.append(f"{entry.id} {content!r}: " + ", ".join(f"{k} {got[k]!r} != {want[k]!r}" for k in want if got[k] != want[k]))
+        assert not wrong, f"{len(wrong)} of {len(self.memories)} memories wrong:\n" + "\n".join(wrong)
+        assert all(f == files[0] for f in files), "the clones differ after the final sync"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_team_of_clones_keeps_every_memory_and_every_link(tmp_path, seed):
+    team = Team(tmp_path, seed)
+    for _ in range(ROUNDS):
+        for clone in team.clones:
+            team.work(clone, clone.name)
+        order = team.rng.sample(team.clones, len(team.clones))
+        for clone in order:
+            if team.rng.random() < 0.75:  # the others write against ids that grow stale
+                team.sync(clone)
+    team.check()
+
+
+# -- the git flows one by one: which side yields, and why it is safe -----------------
+
+def _clone(remote: Path, path: Path, hooks: bool = True) -> Path:
+    git("clone", "-q", str(remote), str(path), cwd=remote.parent)
+    if hooks:
+        assert mem(path, "hooks", "install").returncode == 0
+    return path
+
+
+def _add(clone: Path, text: str, *args: str) -> str:
+    done = mem(clone, "add", "-c", "fact", "--confidence", "0.9", text, *args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _commit(clone: Path, message: str) -> None:
+    git("add", "-A", cwd=clone)
+    git("commit", "-qm", message, cwd=clone)
+
+
+def _ids(clone: Path) -> dict[str, str]:
+    """content -> id, the archive included."""
+    return {e.content: e.id for e in Grimoire.open(clone).store.entries(include_archive=True)}
+
+
+@pytest.fixture
+def remote(tmp_path) -> Path:
+    bare = tmp_path / "remote.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path)
+    seed = _clone(bare, tmp_path / "seed", hooks=False)
+    assert mem(seed, "init").returncode == 0
+    _commit(seed, "grimoire")
+    git("push", "-q", "origin", "HEAD:main", cwd=seed)
+    return bare
+
+
+@pytest.mark.parametrize("how", ["--no-rebase", "--rebase"])
+def test_a_stale_clones_writes_land_on_the_memories_it_meant(remote, how):
+    """The issue's trace: alice publishes -001; bob's own -001 yields on his pull; carol, who never pulled,
+    supersedes and applies her own -001. Her pull renumbers her ids (never the published ones), and her
+    supersede and apply follow her memory."""
+    alice, bob, carol = (_clone(remote, remote.parent / name) for name in ("alice", "bob", "carol"))
+    assert _add(alice, "alice: the cache is redis") == "MEM-20261122-001"
+    _commit(alice, "alice")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    assert _add(bob, "bob: the queue is kafka") == "MEM-20261122-001"
+    _commit(bob, "bob")
+    git("pull", "-q", how, "--no-edit", "origin", "main", cwd=bob)
+    git("push", "-q", "origin", "HEAD:main", cwd=bob)
+    assert _ids(bob)["alice: the cache is redis"] == "MEM-20261122-001"  # published first: kept
+
+    assert _add(carol, "carol: the runner is arm64") == "MEM-20261122-001"
+    assert mem(carol, "apply", "MEM-20261122-001", "--success").returncode == 0
+    assert mem(carol, "supersede", "MEM-20261122-001", "carol: the runner is x86").returncode == 0
+    _commit(carol, "carol")
+    git("pull", "-q", how, "--no-edit", "origin", "main", cwd=carol)
+    assert mem(carol, "validate").returncode == 0
+
+    ids = _ids(carol)
+    assert ids["alice: the cache is redis"] == "MEM-20261122-001" and ids["bob: the queue is kafka"] == _ids(bob)["bob: the queue is kafka"]
+    entries = {e.content: e.data for e in Grimoire.open(carol).store.entries(include_archive=True)}
+    old, new = entries["carol: the runner is arm64"], entries["carol: the runner is x86"]
+    assert old["superseded_by"] == new["id"] and new["supersedes"] == old["id"]
+    assert old["effectiveness"]["applications"] == 1
+    assert "superseded_by" not in entries["alice: the cache is redis"] and "effectiveness" not in entries["alice: the cache is redis"]
+
+
+def test_merging_main_into_a_pushed_branch_keeps_mains_ids(remote):
+    """A pull request brought up to date: `git merge origin/main` on a feature branch that is pushed too.
+    Main is the remote's default branch: the feature's new ids yield."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    git("checkout", "-q", "-b", "feature", cwd=bob)
+    assert _add(bob, "bob: feature flags live in unleash") == "MEM-20261122-001"
+    _commit(bob, "feature")
+    git("push", "-q", "-u", "origin", "feature", cwd=bob)
+    assert _add(alice, "alice: releases are tagged on main") == "MEM-20261122-001"
+    _commit(alice, "main")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("fetch", "-q", cwd=bob)
+    git("merge", "-q", "--no-edit", "origin/main", cwd=bob)
+    assert mem(bob, "validate").returncode == 0
+    ids = _ids(bob)
+    assert ids["alice: releases are tagged on main"] == "MEM-20261122-001" and ids["bob: feature flags live in unleash"] != "MEM-20261122-001"
+
+
+def test_a_clone_without_hooks_is_named_by_validate_and_repaired_by_merge_fixup(remote):
+    """No driver ran (git merged the files as lines): CI's `mem validate` names the id used twice, and
+    `mem merge-fixup post-merge` renumbers the side that was not yet pushed."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob", hooks=False)
+    assert _add(alice, "alice: the cache is redis") == "MEM-20261122-001"
+    _commit(alice, "alice")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    assert mem(bob, "add", "-c", "decision", "bob: we chose postgres").returncode == 0  # another file: no line conflict
+    _commit(bob, "bob")
+    git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main", cwd=bob)
+    checked = mem(bob, "validate")
+    assert checked.returncode == 1 and "[duplicate-id] MEM-20261122-001" in checked.stdout and "mem merge-fixup post-merge" in checked.stdout
+    fixed = mem(bob, "merge-fixup", "post-merge")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "renumbered ours' MEM-20261122-001 to MEM-20261122-002" in fixed.stderr
+    assert mem(bob, "validate").returncode == 0
+    assert _ids(bob) == {"alice: the cache is redis": "MEM-20261122-001", "bob: we chose postgres": "MEM-20261122-002"}
+    assert git("status", "--porcelain", cwd=bob) == ""
+
+
+def test_a_merge_made_on_a_server_is_repaired_by_the_clone_that_pulls_it(remote):
+    """A pull request merged where no hooks run leaves an id used twice; the next clone to pull it (a
+    fast-forward to that merge) repairs it in its post-merge hook, the pull request's side yielding."""
+    alice, bob, carol = (_clone(remote, remote.parent / name) for name in ("alice", "bob", "carol"))
+    git("checkout", "-q", "-b", "pr", cwd=bob)
+    assert mem(bob, "add", "-c", "decision", "pr: we chose postgres").returncode == 0  # another file: no line conflict
+    _commit(bob, "pr")
+    git("push", "-q", "origin", "pr", cwd=bob)
+    assert _add(alice, "main: the cache is redis") == "MEM-20261122-001"
+    _commit(alice, "main")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    server = _clone(remote, remote.parent / "server", hooks=False)  # the forge's merge button: no driver, no hooks
+    git("merge", "-q", "--no-edit", "origin/pr", cwd=server)
+    git("push", "-q", "origin", "HEAD:main", cwd=server)
+    git("pull", "-q", "--no-rebase", "origin", "main", cwd=carol)
+    assert mem(carol, "validate").returncode == 0
+    assert _ids(carol) == {"main: the cache is redis": "MEM-20261122-001", "pr: we chose postgres": "MEM-20261122-002"}
+    assert git("log", "-1", "--format=%s", cwd=carol).startswith("mem: renumber memory ids")
+
+
+def test_an_id_that_yields_never_takes_a_number_this_clone_issued_before(remote):
+    """Bob's -002 went with a `git checkout`, but people may cite it (storage/issued.py): when his -001
+    yields to alice's published one, it takes -003."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    assert _add(alice, "alice: the cache is redis") == "MEM-20261122-001"
+    _commit(alice, "alice")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    assert _add(bob, "bob: the queue is kafka") == "MEM-20261122-001"
+    _commit(bob, "bob")
+    assert _add(bob, "bob: a thought he took back") == "MEM-20261122-002"
+    git("checkout", "-q", "--", "grimoires", cwd=bob)
+    git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main", cwd=bob)
+    assert _ids(bob) == {"alice: the cache is redis": "MEM-20261122-001", "bob: the queue is kafka": "MEM-20261122-003"}
