@@ -30,7 +30,7 @@ test-fast: $(STAMP)
 # The model test of the whole store (tests/test_model.py) at 25 times CI's
 # sequences: over 50,000 steps, for finding rare ones. Not in CI.
 soak: $(STAMP)
-	HYPOTHESIS_PROFILE=soak $(BIN)/python -m pytest tests/test_model.py -p no:cacheprovider
+	HYPOTHESIS_PROFILE=soak $(BIN)/python -m pytest tests/test_model.py tests/test_team.py -p no:cacheprovider
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py

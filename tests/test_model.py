@@ -32,7 +32,7 @@ from anthropic.types.beta import BetaMemoryTool20250818DeleteCommand as Delete
 from anthropic.types.beta import BetaMemoryTool20250818RenameCommand as Rename
 from anthropic.types.beta import BetaMemoryTool20250818StrReplaceCommand as StrReplace
 
-from conftest import catalog_dump, examples, mem, mem_process
+from conftest import catalog_dump, examples, git, mem, mem_process
 from grimoire_cli import Grimoire
 from grimoire_cli.errors import BadInput, Duplicate, Refused
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
@@ -658,12 +658,14 @@ class StoreMachine(RuleBasedStateMachine):
         self.committed = copy.deepcopy((self.entries, self.facts, self.procedures, self.coder_ids))
 
     @rule(theirs=st.lists(st.sampled_from(NOTES[:5]), min_size=1, max_size=3), ours=st.lists(st.sampled_from(NOTES[:5]), max_size=2),
-          a=st.sampled_from(WORDS))
+          a=st.sampled_from(WORDS), their_work=st.lists(st.tuples(st.sampled_from(["supersede", "apply", "archive"]), st.integers(0, 1000)),
+                                                        max_size=3), rebase=st.booleans())
     @counted
-    def merge_from_a_clone(self, theirs, ours, a):
-        """A teammate's clone adds notes while this one adds its own; `git pull` merges through mem's driver (and its
-        post-merge fixup). Their notes arrive whole, each under an id this clone never issued (renumbered where both took
-        the same: I3); ours keep theirs."""
+    def merge_from_a_clone(self, theirs, ours, a, their_work=(), rebase=False):
+        """A teammate's clone adds notes and supersedes, applies or archives shared ones, while this one adds its own;
+        `git pull` (merge or rebase) goes through mem's driver and its fixup. Their notes arrive whole under the ids
+        they were pushed with (published ids never change: issue 42); ours, not yet shared, yield where both took the
+        same, under ids this clone never issued (I3); their writes land on the memories they named."""
         self.commit()
         other = self.root.parent / (self.root.name + "-clone")
         shutil.rmtree(other, ignore_errors=True)
@@ -673,35 +675,84 @@ class StoreMachine(RuleBasedStateMachine):
             texts = [self._text(a, "from a teammate") for _ in theirs]
             for text, category in zip(texts, theirs):
                 clone.add(text, category)
+            done = self._their_work(clone, their_work, a)
             subprocess.run(["git", "add", "-A"], cwd=other, check=True)
             subprocess.run(["git", "commit", "-qm", "their memories"], cwd=other, check=True)
             for category in ours:
                 self.add(category, a, "ours", [], None, None)
             self.commit()
-            mem = Path(os.environ.get("VIRTUAL_ENV") or Path(__import__("sys").executable).parent.parent) / "bin" / "mem"
-            subprocess.run(["git", "config", "merge.grimoire.driver", f"{mem} merge-file %O %A %B %P"], cwd=self.root, check=True)
-            pulled = subprocess.run(["git", "pull", "-q", "--no-rebase", "--no-edit", str(other), "HEAD"], cwd=self.root,
-                                    capture_output=True, text=True)
-            assert pulled.returncode == 0, pulled.stderr
-            # What the post-merge hook of `mem hooks install` runs: ids that collided across files are renumbered (theirs).
-            fixed = subprocess.run([str(mem), "merge-fixup", "--all-scopes", "post-merge", "0"], cwd=self.root, capture_output=True, text=True)
-            assert fixed.returncode == 0, fixed.stderr
+            self._pull(other, rebase)
         finally:
             shutil.rmtree(other, ignore_errors=True)
         self.g.store.refresh()
         settle(self.g.store)  # as the post-merge hook's `mem check` does first: a local entry whose id a tracked one took
-        # gets a fresh one; and ours' new notes, not yet shared, yield their ids to the ones pulled (published ids never
-        # change: issue 42).
+        # gets a fresh one; and ours' new notes, not yet shared, yield their ids to the ones pulled.
         self._follow_entries(tracked=True)
         by_content = {e.content: e for e in self.g.entries()}
         for text, category in zip(texts, theirs):
             entry = by_content.get(text)
             assert entry is not None, f"their note {text!r} was lost in the merge"
             self._written(entry, merged=True)
+        for op, target, detail in done:
+            if op == "supersede":  # I4 on their side: what the call does not give is the old entry's
+                entry = by_content.get(detail)
+                assert entry is not None, f"their revision {detail!r} of {target.id} was lost in the merge"
+                self._written(entry, target, merged=True, tags=target.tags, importance=target.importance, ttl=target.ttl,
+                              confidence=target.confidence, metadata=target.metadata)
+            elif op == "apply":
+                target.applications += 1
+                target.successes += detail
+            else:
+                target.archived = True
         # The merge commit is the snapshot a later `git checkout` returns to; the session start below archives into the
         # working tree only (commit=False), so it is not part of it.
         self.committed = copy.deepcopy((self.entries, self.facts, self.procedures, self.coder_ids))
         self.check()  # the rest of the hook's session start (the ids that arrived count as issued here)
+
+    def _their_work(self, clone: Grimoire, work, a: str) -> list[tuple[str, Model, Any]]:
+        """The teammate supersedes, applies or archives shared notes (one write per note), by the ids this clone
+        gave them: (what, the note's model, the revision's text or the success)."""
+        shared = [m for m in self._active() if m.key is None and self.g.config.category(m.category).tracked]
+        done: list[tuple[str, Model, Any]] = []
+        for op, pick in work:
+            free = [m for m in shared if m.id not in {t.id for _, t, _ in done}]
+            if not free:
+                break
+            target = free[pick % len(free)]
+            if op == "supersede":
+                text = self._text(a, "their revision")
+                clone.supersede(target.id, text)
+                done.append((op, target, text))
+            elif op == "apply":
+                clone.apply(target.id, pick % 2 == 0)
+                done.append((op, target, pick % 2 == 0))
+            else:
+                clone.archive([target.id], reason="manual", commit=False)
+                done.append((op, target, None))
+        return done
+
+    def _pull(self, other: Path, rebase: bool) -> None:
+        """`git pull` from the teammate's clone through mem's driver, then what mem's hooks run after it
+        (`mem merge-fixup`: post-merge after a merge, post-rewrite with git's list of rewritten commits after a rebase)."""
+        mem = Path(os.environ.get("VIRTUAL_ENV") or Path(__import__("sys").executable).parent.parent) / "bin" / "mem"
+        subprocess.run(["git", "config", "merge.grimoire.driver", f"{mem} merge-file %O %A %B %P"], cwd=self.root, check=True)
+        before = git("rev-parse", "HEAD", cwd=self.root).strip()
+        how = "--rebase" if rebase else "--no-rebase"
+        pulled = subprocess.run(["git", "pull", "-q", how, "--no-edit", str(other), "HEAD"], cwd=self.root, capture_output=True, text=True)
+        assert pulled.returncode == 0, pulled.stderr
+        if not rebase:
+            fixed = subprocess.run([str(mem), "merge-fixup", "--all-scopes", "post-merge", "0"], cwd=self.root, capture_output=True, text=True)
+        else:
+            upstream = git("rev-parse", "FETCH_HEAD", cwd=self.root).strip()
+            old = git("rev-list", "--reverse", f"{upstream}..{before}", cwd=self.root).split()
+            new = git("rev-list", "--reverse", f"{upstream}..HEAD", cwd=self.root).split()
+            if not new:
+                return  # every commit of ours was dropped as empty: a fast-forward, nothing rewritten
+            pairs = list(zip(old, new))
+            pairs[-1] = (before, pairs[-1][1])  # post-rewrite's last line: the branch as it was
+            fixed = subprocess.run([str(mem), "merge-fixup", "--all-scopes", "post-rewrite", "rebase"], cwd=self.root,
+                                   input="".join(f"{o} {n}\n" for o, n in pairs), capture_output=True, text=True)
+        assert fixed.returncode == 0, fixed.stderr
 
     def _follow_entries(self, tracked: bool) -> None:
         """Entries that gave way (local ones: local_ids.py; with `tracked`, ours' unshared ones too): find each by
