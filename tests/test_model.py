@@ -879,8 +879,9 @@ class StoreMachine(RuleBasedStateMachine):
 
 
 class CliMachine(RuleBasedStateMachine):
-    """A smaller machine through the `mem` command line (its real entry point;
-    `validate` at the end as a subprocess): the CLI layer keeps what the library does."""
+    """A smaller machine through the `mem` command line: its real entry point in process, every fourth
+    command as the installed executable in a subprocess, `validate` at the end: the CLI layer keeps what
+    the library does."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -894,6 +895,7 @@ class CliMachine(RuleBasedStateMachine):
         self.active: dict[str, dict[str, Any]] = {}  # id -> {category, content, tags, expires}
         self.facts: dict[str, str] = {}  # key -> value (text)
         self.number = 0
+        self.calls = 0
 
     def teardown(self) -> None:
         try:
@@ -904,9 +906,15 @@ class CliMachine(RuleBasedStateMachine):
             shutil.rmtree(self.root, ignore_errors=True)
 
     def _json(self, *args: str, write: bool = False) -> Any:
-        result = mem(*args, "--json")
-        assert result.code in ((0,) if write else (0, 1)), (args, result.err)  # a read that finds nothing exits 1
-        return json.loads(result.out)
+        self.calls += 1
+        if self.calls % 4 == 0:  # a sample of the steps through the installed executable, in its own process
+            run = mem_process(*args, "--json", cwd=self.root)
+            code, out, err = run.returncode, run.stdout.decode(), run.stderr.decode()
+        else:
+            result = mem(*args, "--json")
+            code, out, err = result.code, result.out, result.err
+        assert code in ((0,) if write else (0, 1)), (args, err)  # a read that finds nothing exits 1
+        return json.loads(out)
 
     def _expires(self, ttl: str) -> str | None:
         """When an entry written now with `ttl` expires, worked out here, not taken from the command's answer."""
