@@ -369,13 +369,12 @@ class Store:
         return HEADER.format(category=f"archived {category}" if archived else category, how=how).encode("utf-8")
 
     def ensure_file(self, category: str, archived: bool = False) -> Path:
-        """The category's file, created with its header comment if missing."""
+        """The category's file, its folder made: a missing file is written, its
+        header comment first, by the commit of the first `write` to it."""
         path = self.category_path(category, archived)
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             self._check_inside(path.parent)
-            journal.write_atomic(path, self.new_file(category, archived))
-            self._fresh.discard(self.config.relative(path))  # it was known as absent
         return path
 
     def write(self, path: Path, changes: dict[str, dict[str, Any] | None] | None = None,
@@ -425,7 +424,8 @@ class Store:
                 self._fresh.add(rel)
             raw, stamp = self._read_stamped(path)
             known = self._retrying(lambda: self.catalog.records().get(rel))
-            if stamp is None:
+            if stamp is None:  # a new file: written with the rest, never alone (a crash would leave it)
+                raw = self.new_file(file.category, file.archived)
                 return rel, raw, content_hash(raw)
             # The splice plan comes from the catalog's rows: they must be the
             # rows of these very bytes. The same stamp says so without hashing.
