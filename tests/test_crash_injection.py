@@ -298,3 +298,27 @@ def test_a_crash_during_recovery_is_recovered_by_the_next_command(tmp_path, monk
 def test_a_bad_fault_is_bad_input(repo):
     assert mem("validate", env={"MEM_FAULT": "journal.temp"}).code == 2
     assert mem("validate", env={"MEM_FAULT": "journal.temp:0"}).code == 2
+
+
+def test_the_commit_point_names_every_temp_file_and_its_target(tmp_path, monkeypatch):
+    """Crashed just after the journal is in place: it lists each changed file's
+    temp file (beside it, with the suffix the sweep looks for) and nothing else."""
+    repo = tmp_path / "base" / "repo"
+    repo.mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    monkeypatch.chdir(repo)
+    assert mem("init").code == 0
+    _seeded(repo)
+    argv = _import_file(repo)
+    old = _state(repo)
+    done = tmp_path / "done" / "repo"
+    shutil.copytree(repo.parent, done.parent, symlinks=True)
+    assert _run(done, argv).returncode == 0
+    changed = {name for name, data in _state(done).files.items() if old.files.get(name) != data}
+    assert _run(repo, argv, "journal.committed:1").returncode == CRASHED
+    pairs = json.loads((repo / MEMORY / ".cache" / "journal.json").read_text())
+    assert {Path(target).relative_to(repo.resolve()).as_posix() for _, target in pairs} == changed
+    for tmp, target in pairs:
+        assert Path(tmp).parent == Path(target).parent and Path(tmp).name.startswith(f".{Path(target).name}.")
+        assert tmp.endswith(".mem-tmp") and Path(tmp).read_bytes() == (done / Path(target).relative_to(repo.resolve())).read_bytes()
+    assert _state(repo).files == old.files  # nothing renamed yet
