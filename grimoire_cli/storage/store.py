@@ -37,17 +37,15 @@ _ID_WORD = re.compile(r"MEM-\d{8}-\d+")
 # Times an operation runs when the on-disk catalog fails under it (each
 # failure moves this process to an in-memory catalog; see `_retrying`).
 ATTEMPTS = 3
-# Times a write re-reads a file that someone else keeps editing under it.
-REREADS = 3
+REREADS = 3  # times a write re-reads a file that someone else keeps editing under it
 HEADER = """\
 # grimoire: {category} memories, kept by `mem`.
 # A YAML list of entries validated by `mem validate`. {how};
 # never edit content in place: `mem supersede ID "new text"` keeps the history.
 """
 # How the entries of each kind of category are written (README: Kinds).
-_ADD_WITH = {"note": "Add with `mem add -c {category}`", "episode": "Add with `mem episode EVENT`",
-             "procedure": "Add with `mem procedure add FILE`", "task": "Add with `mem task add TEXT`",
-             "summary": "Written by `mem consolidate`", "chat": "Add with `mem chat add ROLE TEXT`",
+_ADD_WITH = {"note": "Add with `mem add -c {category}`", "episode": "Add with `mem episode EVENT`", "procedure": "Add with `mem procedure add FILE`",
+             "task": "Add with `mem task add TEXT`", "summary": "Written by `mem consolidate`", "chat": "Add with `mem chat add ROLE TEXT`",
              "insight": "Written by `mem learn` (by hand: store_insight in Python)"}
 
 
@@ -397,10 +395,12 @@ class Store:
         if not staged:
             return
         # Recorded before the files land: a commit that then fails only skips a number.
-        issued.record(self.config.local_dir, [item.get("id") for one in staged.values()
-                                              for item in (*(new.item for new in one.change.appended), *one.change.changed.values())
-                                              if isinstance(item, dict)])
-        journal.replace_all(self.cache, {path: one.data for path, one in staged.items()})
+        issued.record(self.config.local_dir, [item.get("id") for one in staged.values() for item in
+                                              (*(new.item for new in one.change.appended), *one.change.changed.values()) if isinstance(item, dict)])
+        try:
+            journal.replace_all(self.cache, {path: one.data for path, one in staged.items()})
+        except OSError as exc:  # refused by the system (permissions, a full disk): nothing landed, or a journal the next command finishes
+            raise reading.unwritable(exc, self.config.relative(Path(exc.filename).parent if exc.filename else self.config.storage_dir)) from None
         for path, one in staged.items():
             self._record(path, one)
 
