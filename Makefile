@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast soak bench bench-retrieval bench-guard update-rules lint clean
+.PHONY: demo test test-fast soak mutation bench bench-retrieval bench-guard update-rules lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,21 @@ test-fast: $(STAMP)
 # sequences: over 50,000 steps, for finding rare ones. Not in CI.
 soak: $(STAMP)
 	HYPOTHESIS_PROFILE=soak $(BIN)/python -m pytest tests/test_model.py tests/test_team.py -p no:cacheprovider
+
+# Mutation testing (issue 44; not in CI, hours on two cores): mutmut, a
+# dev-only tool installed here and never a dependency of the package, over
+# the modules [tool.mutmut] in pyproject.toml lists. `mutmut results` lists
+# the survivors, `mutmut show NAME` one of them. The mutants run in the test
+# process only: a `mem` subprocess (hooks, the merge driver, crash injection)
+# still imports the unmutated package.
+MUTMUT := $(VENV)/.mutmut
+$(MUTMUT): $(STAMP)
+	$(BIN)/python -m pip install --quiet 'mutmut==3.8.1'
+	touch $(MUTMUT)
+
+mutation: $(MUTMUT)
+	$(BIN)/mutmut run
+	$(BIN)/mutmut results
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import CONFIG_NAME, DEFAULT_CONFIG_TEXT, find_root, load_config
+from .storage import journal
 from .storage.store import Store
 
 GITATTRIBUTES_LINE = "{storage}/**/*.yaml merge=grimoire"
@@ -70,7 +71,7 @@ def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None,
         if path.exists():
             result.existing.append(rel(path))
         else:
-            store.ensure_file(name)
+            journal.write_atomic(store.ensure_file(name), store.new_file(name))
             result.created.append(rel(path))
     if not any(conf.archive_dir.iterdir()):  # git keeps no empty folder
         (conf.archive_dir / ".gitkeep").touch()

@@ -309,6 +309,13 @@ def _scope(text: str) -> str:
     return text
 
 
+def _fault(text: str) -> tuple[str, int]:
+    name, _, nth = text.rpartition(":")
+    if not name or not re.fullmatch(r"[0-9]+", nth) or int(nth) < 1:
+        raise ValueError(text)
+    return name, int(nth)
+
+
 SCOPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
 
 # Every MEM_* variable, in the order docs/reference.md lists them. An empty value is as good as unset.
@@ -323,6 +330,8 @@ ENVIRONMENT = (
     Variable("MEM_PARSE_WORKERS", "processes that parse changed files (default: by size and cores; 1: never fork)",
              "a whole number of processes, 1 or more", "2", _processes),
     Variable("MEM_GIT_INDEX_FILE", "set by mem's pre-commit hook: the index git is committing (not for users)"),
+    Variable("MEM_FAULT", "tests only: crash at the nth time a write reaches a step (`faults`)", "a step and a count",
+             "journal.committed:1", _fault),
 )
 _VARIABLES = {variable.name: variable for variable in ENVIRONMENT}
 

@@ -152,3 +152,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if model is not None and model.STEPS[0]:
         terminalreporter.write_line(f"model test (test_model.py): {model.STEPS[0]:,} steps checked")
         terminalreporter.write_line("  rules that did their work: " + ", ".join(f"{name} {n}" for name, n in model.RUNS.most_common()))
+    crashes = sys.modules.get("test_crash_injection")
+    if crashes is not None and crashes.MATRIX:
+        terminalreporter.write_line("crash injection (test_crash_injection.py), write path -> step: outcome after recovery (n = 1, 2, ...):")
+        for line in crashes.matrix_lines():
+            terminalreporter.write_line("  " + line)

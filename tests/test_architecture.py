@@ -89,7 +89,7 @@ def _layer(name: str) -> str:
     if len(parts) >= 2 and parts[1] in ("storage", "git", "cli", "integrations"):
         return parts[1]
     return {"errors": "base", "clock": "base", "model": "base", "config": "base", "config_cache": "base", "settings": "base",
-            "schemas": "base", "scoring": "base"}.get(parts[-1], "feature")
+            "schemas": "base", "scoring": "base", "faults": "base"}.get(parts[-1], "feature")
 
 
 def test_arrows_point_down():

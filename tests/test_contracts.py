@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import time
 
 import pytest
 
@@ -21,7 +22,11 @@ def test_lock_timeout_exits_3_with_one_line_and_writes_nothing(repo):
     cache.mkdir(exist_ok=True)
     with open(cache / "write.lock", "a+") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
         result = mem_process("add", "-c", "fact", "The lock is held by another process", cwd=repo, env={"MEM_LOCK_TIMEOUT": "0.2"})
+        waited = time.monotonic() - started
+    # It waited for the lock (0.2 s), and not the default 30 s: MEM_LOCK_TIMEOUT is honoured.
+    assert 0.2 <= waited < 10, waited
     err = result.stderr.decode()
     assert result.returncode == DAMAGED == 3
     assert err.startswith("error: another mem process has held the grimoire lock") and err.count("\n") == 1 and "retry" in err

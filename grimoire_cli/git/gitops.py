@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import GitFailed
+from ..faults import reached
 
 # Variables git sets for hooks that would redirect our own git calls.
 _LEAKY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR")
@@ -157,9 +158,11 @@ def commit_over_head(root: Path, paths: list[Path], message: str) -> str | None:
 
 def _commit_tree(root: Path, head: str, stage: list[str], stage_input: str | None, message: str, then) -> str | None:
     """The one way mem commits: HEAD's tree read into a scratch index, `git
-    <stage>` run on it, the tree written and committed on `head`, HEAD moved
-    (only if it is still `head`), then `then()` brings the real index along.
-    None when the tree did not change."""
+    <stage>` run on it, the tree written and committed on `head`, `then()`
+    bringing the real index along, then HEAD moved (only if it is still
+    `head`). None when the tree did not change. The index goes first: a
+    crash between the two leaves the change staged, as `git add` would, where
+    the other order left a HEAD that the next `git commit` would revert."""
     with tempfile.TemporaryDirectory(prefix="mem-index-", dir=git_dir(root)) as scratch:
         env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
         run(["read-tree", head], root, env=env)
@@ -168,9 +171,11 @@ def _commit_tree(root: Path, head: str, stage: list[str], stage_input: str | Non
     if tree == run(["rev-parse", f"{head}^{{tree}}"], root).stdout.strip():
         return None
     new = run(["commit-tree", tree, "-p", head], root, input=message).stdout.strip()
-    # Fails, changing nothing, if HEAD moved since `head` was read.
-    run(["update-ref", "-m", "commit: " + message.splitlines()[0], "HEAD", new, head], root)
+    reached("git.committed")
     then()
+    reached("git.staged")
+    # Fails, changing nothing but the staged paths, if HEAD moved since `head` was read.
+    run(["update-ref", "-m", "commit: " + message.splitlines()[0], "HEAD", new, head], root)
     return new
 
 

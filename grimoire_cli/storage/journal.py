@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..errors import LockTimeout
+from ..faults import reached
 from ..settings import environment
 
 JOURNAL = "journal.json"
@@ -90,7 +91,9 @@ def recover(cache: Path, folders: Iterable[Path]) -> None:
             if os.path.exists(tmp):
                 os.replace(tmp, target)
                 fsync_dir(Path(target).parent)
+                reached("recover.renamed")
         journal.unlink(missing_ok=True)
+    journal.with_suffix(".tmp").unlink(missing_ok=True)  # a journal never put in place: no commit point
     for folder in set(folders):
         if folder.is_dir():
             for stray in folder.glob(f".*{TMP_SUFFIX}"):
@@ -118,6 +121,7 @@ def keep(cache: Path, name: str, value: Any) -> bool:
 def write_atomic(path: Path, data: bytes) -> None:
     """One file on its own: temp, fsync, rename."""
     tmp = _temp_copy(path, data)
+    reached("atomic.temp")
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -137,20 +141,25 @@ def replace_all(cache: Path, files: dict[Path, bytes]) -> None:
     try:
         for path, data in files.items():
             temps.append((_temp_copy(path, data), path))
+            reached("journal.temp")
         with open(journal.with_suffix(".tmp"), "w", encoding="utf-8") as handle:
             handle.write(json.dumps([[tmp, str(path)] for tmp, path in temps]))
             handle.flush()
             os.fsync(handle.fileno())
+        reached("journal.written")
         os.replace(journal.with_suffix(".tmp"), journal)
         fsync_dir(journal.parent)
+        reached("journal.committed")
     except BaseException:
         for tmp, _ in temps:
             Path(tmp).unlink(missing_ok=True)
         raise
     for tmp, path in temps:
         os.replace(tmp, path)
+        reached("journal.renamed")
     for folder in {path.parent for _, path in temps}:
         fsync_dir(folder)
+    reached("journal.landed")
     journal.unlink(missing_ok=True)
 
 

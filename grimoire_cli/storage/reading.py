@@ -57,6 +57,11 @@ def check_inside(root: Path, path: Path, rel: str) -> None:
         raise Damaged(rel, None, f"resolves outside the repository ({real})", "replace the symlink with a regular file", "outside-repository")
 
 
+def unwritable(exc: OSError, folder: str) -> Damaged:
+    """A write the system refused in `folder` (permissions, a full disk), as one error line."""
+    return Damaged(folder, None, f"cannot write: {exc.strerror or exc}", "check the permissions of the grimoire's folders and the free space", "unwritable")
+
+
 def read_stamped(path: Path, rel: str) -> tuple[bytes, Stamp | None]:
     """A file's bytes and the stamp of what was read (None: no such file)."""
     try:

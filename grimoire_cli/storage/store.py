@@ -37,17 +37,15 @@ _ID_WORD = re.compile(r"MEM-\d{8}-\d+")
 # Times an operation runs when the on-disk catalog fails under it (each
 # failure moves this process to an in-memory catalog; see `_retrying`).
 ATTEMPTS = 3
-# Times a write re-reads a file that someone else keeps editing under it.
-REREADS = 3
+REREADS = 3  # times a write re-reads a file that someone else keeps editing under it
 HEADER = """\
 # grimoire: {category} memories, kept by `mem`.
 # A YAML list of entries validated by `mem validate`. {how};
 # never edit content in place: `mem supersede ID "new text"` keeps the history.
 """
 # How the entries of each kind of category are written (README: Kinds).
-_ADD_WITH = {"note": "Add with `mem add -c {category}`", "episode": "Add with `mem episode EVENT`",
-             "procedure": "Add with `mem procedure add FILE`", "task": "Add with `mem task add TEXT`",
-             "summary": "Written by `mem consolidate`", "chat": "Add with `mem chat add ROLE TEXT`",
+_ADD_WITH = {"note": "Add with `mem add -c {category}`", "episode": "Add with `mem episode EVENT`", "procedure": "Add with `mem procedure add FILE`",
+             "task": "Add with `mem task add TEXT`", "summary": "Written by `mem consolidate`", "chat": "Add with `mem chat add ROLE TEXT`",
              "insight": "Written by `mem learn` (by hand: store_insight in Python)"}
 
 
@@ -369,13 +367,12 @@ class Store:
         return HEADER.format(category=f"archived {category}" if archived else category, how=how).encode("utf-8")
 
     def ensure_file(self, category: str, archived: bool = False) -> Path:
-        """The category's file, created with its header comment if missing."""
+        """The category's file, its folder made: a missing file is written, its
+        header comment first, by the commit of the first `write` to it."""
         path = self.category_path(category, archived)
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             self._check_inside(path.parent)
-            journal.write_atomic(path, self.new_file(category, archived))
-            self._fresh.discard(self.config.relative(path))  # it was known as absent
         return path
 
     def write(self, path: Path, changes: dict[str, dict[str, Any] | None] | None = None,
@@ -398,10 +395,12 @@ class Store:
         if not staged:
             return
         # Recorded before the files land: a commit that then fails only skips a number.
-        issued.record(self.config.local_dir, [item.get("id") for one in staged.values()
-                                              for item in (*(new.item for new in one.change.appended), *one.change.changed.values())
-                                              if isinstance(item, dict)])
-        journal.replace_all(self.cache, {path: one.data for path, one in staged.items()})
+        issued.record(self.config.local_dir, [item.get("id") for one in staged.values() for item in
+                                              (*(new.item for new in one.change.appended), *one.change.changed.values()) if isinstance(item, dict)])
+        try:
+            journal.replace_all(self.cache, {path: one.data for path, one in staged.items()})
+        except OSError as exc:  # refused by the system (permissions, a full disk): nothing landed, or a journal the next command finishes
+            raise reading.unwritable(exc, self.config.relative(Path(exc.filename).parent if exc.filename else self.config.storage_dir)) from None
         for path, one in staged.items():
             self._record(path, one)
 
@@ -425,7 +424,8 @@ class Store:
                 self._fresh.add(rel)
             raw, stamp = self._read_stamped(path)
             known = self._retrying(lambda: self.catalog.records().get(rel))
-            if stamp is None:
+            if stamp is None:  # a new file: written with the rest, never alone (a crash would leave it)
+                raw = self.new_file(file.category, file.archived)
                 return rel, raw, content_hash(raw)
             # The splice plan comes from the catalog's rows: they must be the
             # rows of these very bytes. The same stamp says so without hashing.

@@ -189,7 +189,11 @@ class Indexer(Connection):
         """
         with self.transaction() as db:
             row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
-            if row is None or row[0] != before:
+            if row is None and not (change.spans or change.removed or change.changed):
+                # A file this write created (store.ensure_file), or one without items: no rows to follow.
+                self._delete_file(db, path)
+                db.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", (path, *stamp, before))
+            elif row is None or row[0] != before:
                 if row is None or row[0] != digest:
                     self._delete_file(db, path)
                 return
