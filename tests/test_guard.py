@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples, mem
+from fakes import ALNUM, HEX, LETTERS, LOWER_ALNUM, UPPER_ALNUM, fake, fake_uuid
 from grimoire_cli.guard import redact, scan, scan_fields, strip_private
 from grimoire_cli.guard_rules import RULES
 
@@ -69,53 +70,39 @@ def _positives() -> list[tuple[str, str]]:
     ]
 
 
-def _fake(alphabet: str, size: int, seed: int) -> str:
-    """A random string made at run time, so no key-shaped text sits in this file."""
-    import random
-
-    rng = random.Random(seed)
-    return "".join(rng.choice(alphabet) for _ in range(size))
-
-
-HEX = "0123456789abcdef"
-ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-LOWER_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
-UPPER_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-
 def _vendor_fakes() -> list[tuple[str, str]]:
     """One or more fakes per vendor family, each with its documented prefix and length."""
-    uuid = "-".join(_fake(HEX, n, 40 + n) for n in (8, 4, 4, 4, 12))
+    uuid = fake_uuid(40)
     return [
-        ("Mailgun key", "the legacy mailgun key-" + _fake(LOWER_ALNUM, 32, 1)),
-        ("Mailgun key", "MAILGUN=key-" + _fake(HEX, 32, 2)),
+        ("Mailgun key", "the legacy mailgun key-" + fake(LOWER_ALNUM, 32, 1)),
+        ("Mailgun key", "MAILGUN=key-" + fake(HEX, 32, 2)),
         ("Heroku API key", "heroku api key " + uuid),
         ("Heroku API key", "HEROKU_API_KEY " + uuid.upper()),
-        ("Mailchimp API key", "mailchimp " + _fake(HEX, 32, 3) + "-us" + "14"),
-        ("Shopify token", "shop token shpat_" + _fake(HEX, 32, 4)),
-        ("Shopify token", "shpss_" + _fake(HEX, 32, 5)),
-        ("Square token", "square sq0atp-" + _fake(ALNUM, 22, 6)),
-        ("Square token", "sq0csp-" + _fake(ALNUM, 43, 7)),
-        ("DigitalOcean token", "do token dop_v1_" + _fake(HEX, 64, 8)),
-        ("Databricks token", "databricks dapi" + _fake(HEX, 32, 9)),
-        ("Vault token", "VAULT_TOKEN hvs." + _fake(ALNUM, 24, 10)),
-        ("Doppler token", "doppler dp.pt." + _fake(ALNUM, 43, 11)),
-        ("Hugging Face token", "hf_" + _fake("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 34, 12)),
-        ("Linear API key", "lin_api_" + _fake(ALNUM, 40, 13)),
-        ("Postman API key", "PMAK-" + _fake(HEX, 24, 14) + "-" + _fake(HEX, 34, 15)),
-        ("Grafana token", "grafana glsa_" + _fake(ALNUM, 32, 16) + "_" + _fake(HEX, 8, 17)),
-        ("Sentry token", "SENTRY_AUTH sntrys_" + _fake(ALNUM, 40, 18)),
-        ("New Relic key", "NRAK-" + _fake(UPPER_ALNUM, 27, 19)),
-        ("Groq API key", "gsk_" + _fake(ALNUM, 52, 20)),
-        ("Replicate token", "r8_" + _fake(ALNUM, 37, 21)),
-        ("Notion token", "notion ntn_" + _fake(ALNUM, 46, 22)),
-        ("Telegram bot token", "bot " + _fake("123456789", 9, 23) + ":AA" + _fake(ALNUM, 33, 24)),
-        ("age secret key", "AGE-SECRET-KEY-1" + _fake(UPPER_ALNUM, 58, 25)),
-        ("Stripe key", "whsec_" + _fake(ALNUM, 32, 26)),
-        ("GitLab token", "gldt-" + _fake(ALNUM, 20, 27)),
-        ("Azure storage key", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=" + _fake(ALNUM, 43, 28) + "="),
-        ("npm token", "npm_" + _fake(ALNUM, 36, 29)),
-        ("GCP API key", "AIza" + _fake(ALNUM, 35, 30)),
+        ("Mailchimp API key", "mailchimp " + fake(HEX, 32, 3) + "-us" + "14"),
+        ("Shopify token", "shop token shpat_" + fake(HEX, 32, 4)),
+        ("Shopify token", "shpss_" + fake(HEX, 32, 5)),
+        ("Square token", "square sq0atp-" + fake(ALNUM, 22, 6)),
+        ("Square token", "sq0csp-" + fake(ALNUM, 43, 7)),
+        ("DigitalOcean token", "do token dop_v1_" + fake(HEX, 64, 8)),
+        ("Databricks token", "databricks dapi" + fake(HEX, 32, 9)),
+        ("Vault token", "VAULT_TOKEN hvs." + fake(ALNUM, 24, 10)),
+        ("Doppler token", "doppler dp.pt." + fake(ALNUM, 43, 11)),
+        ("Hugging Face token", "hf_" + fake(LETTERS, 34, 12)),
+        ("Linear API key", "lin_api_" + fake(ALNUM, 40, 13)),
+        ("Postman API key", "PMAK-" + fake(HEX, 24, 14) + "-" + fake(HEX, 34, 15)),
+        ("Grafana token", "grafana glsa_" + fake(ALNUM, 32, 16) + "_" + fake(HEX, 8, 17)),
+        ("Sentry token", "SENTRY_AUTH sntrys_" + fake(ALNUM, 40, 18)),
+        ("New Relic key", "NRAK-" + fake(UPPER_ALNUM, 27, 19)),
+        ("Groq API key", "gsk_" + fake(ALNUM, 52, 20)),
+        ("Replicate token", "r8_" + fake(ALNUM, 37, 21)),
+        ("Notion token", "notion ntn_" + fake(ALNUM, 46, 22)),
+        ("Telegram bot token", "bot " + fake("123456789", 9, 23) + ":AA" + fake(ALNUM, 33, 24)),
+        ("age secret key", "AGE-SECRET-KEY-1" + fake(UPPER_ALNUM, 58, 25)),
+        ("Stripe key", "whsec_" + fake(ALNUM, 32, 26)),
+        ("GitLab token", "gldt-" + fake(ALNUM, 20, 27)),
+        ("Azure storage key", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=" + fake(ALNUM, 43, 28) + "="),
+        ("npm token", "npm_" + fake(ALNUM, 36, 29)),
+        ("GCP API key", "AIza" + fake(ALNUM, 35, 30)),
     ]
 
 
@@ -128,13 +115,13 @@ def _assignment_fakes() -> list[tuple[str, str]]:
     forms = ["{k} = {v}", "{k}: {v}", '"{k}": "{v}"', "'{k}': '{v}'", "{k}=>{v}", ":{k} => '{v}'", "export {K}={v}", "{K}={v}", "{k}={v}",
              "--{k} {v}", "--{k}={v}", "  {k}: '{v}'", "set {k} = \"{v}\" before deploying"]
     for i, name in enumerate(names):
-        value = _fake(ALNUM, 10 + i % 9, 100 + i) + "7"
+        value = fake(ALNUM, 10 + i % 9, 100 + i) + "7"
         form = forms[i % len(forms)]
         kind = "secret on a command line" if form.startswith("--") else "password or secret assignment"
         out.append((kind, form.format(k=name, K=name.upper().replace("-", "_").replace(".", "_"), v=value)))
     for i, form in enumerate(forms):
         kind = "secret on a command line" if form.startswith("--") else "password or secret assignment"
-        out.append((kind, form.format(k="password", K="PASSWORD", v=_fake(ALNUM, 12, 200 + i) + "9")))
+        out.append((kind, form.format(k="password", K="PASSWORD", v=fake(ALNUM, 12, 200 + i) + "9")))
     out += [
         ("password or secret assignment", "Note: password: hunter2hunter2"),
         # Issue 21.6: a key name inside SNAKE_CASE, and a plain-word passphrase.
@@ -145,15 +132,15 @@ def _assignment_fakes() -> list[tuple[str, str]]:
         ("password or secret assignment", "password: Correcthorsebatterystaple"),
         ("password or secret assignment", "password=correct-horse-battery-staple"),
         ("password or secret assignment", "db_passphrase: correct_horse_battery"),
-        ("password or secret assignment", "api_token: " + _fake(ALNUM, 40, 300)),
-        ("password or secret assignment", '{"password": "' + _fake(ALNUM, 14, 301) + '"}'),
-        ("authorization header", "curl -H 'Authorization: Bearer " + _fake(ALNUM, 32, 302) + "' https://api.example.com"),
-        ("authorization header", "Authorization: Basic " + _fake(ALNUM, 24, 303) + "=="),
-        ("authorization header", "Proxy-Authorization: Token " + _fake(ALNUM, 28, 304)),
-        ("credentials in a URL", "REDIS_URL=redis://:" + _fake(ALNUM, 16, 305) + "@cache:6379/0"),
-        ("credentials in a URL", "redis://:" + _fake(ALNUM, 16, 306) + "@cache.internal.example.com:6379/0"),
-        ("credentials in a URL", "amqp://guest:" + _fake(ALNUM, 12, 307) + "@rabbit:5672/"),
-        ("credentials in a URL", "mongodb+srv://svc:" + _fake(ALNUM, 12, 308) + "@cluster0.mongodb.net/db"),
+        ("password or secret assignment", "api_token: " + fake(ALNUM, 40, 300)),
+        ("password or secret assignment", '{"password": "' + fake(ALNUM, 14, 301) + '"}'),
+        ("authorization header", "curl -H 'Authorization: Bearer " + fake(ALNUM, 32, 302) + "' https://api.example.com"),
+        ("authorization header", "Authorization: Basic " + fake(ALNUM, 24, 303) + "=="),
+        ("authorization header", "Proxy-Authorization: Token " + fake(ALNUM, 28, 304)),
+        ("credentials in a URL", "REDIS_URL=redis://:" + fake(ALNUM, 16, 305) + "@cache:6379/0"),
+        ("credentials in a URL", "redis://:" + fake(ALNUM, 16, 306) + "@cache.internal.example.com:6379/0"),
+        ("credentials in a URL", "amqp://guest:" + fake(ALNUM, 12, 307) + "@rabbit:5672/"),
+        ("credentials in a URL", "mongodb+srv://svc:" + fake(ALNUM, 12, 308) + "@cluster0.mongodb.net/db"),
     ]
     return out
 
@@ -279,14 +266,14 @@ def test_redact_replaces_each_secret(kind, text):
 
 
 def test_redact_keeps_names_and_hosts():
-    value = _fake(ALNUM, 14, 900) + "3"
+    value = fake(ALNUM, 14, 900) + "3"
     assert redact(f"password: {value} for the db")[0] == "password: [redacted: password or secret assignment] for the db"
     assert redact(f"postgres://app:{value}@db:5432/x")[0] == "postgres://app:[redacted: credentials in a URL]@db:5432/x"
     assert redact("nothing here") == ("nothing here", [])
 
 
 def test_private_sections_are_removed_before_writing(repo):
-    value = _fake(ALNUM, 14, 901)
+    value = fake(ALNUM, 14, 901)
     result = mem("add", "-c", "fact", f"Deploys use the vault <private>root pw {value}</private>at vault.internal")
     assert result.code == 0, result.err
     stored = (repo / "grimoires/loa/memory/facts.yaml").read_text()
@@ -301,7 +288,7 @@ def test_private_sections_are_removed_before_writing(repo):
 
 
 def test_import_strips_private_and_redacts_when_asked(repo, tmp_path):
-    value = _fake(ALNUM, 14, 902) + "5"
+    value = fake(ALNUM, 14, 902) + "5"
     path = tmp_path / "in.jsonl"
     path.write_text(json.dumps({"content": f"the staging password: {value} <private>and more</private>", "category": "fact"}) + "\n")
     refused = mem("import", str(path))
@@ -349,7 +336,7 @@ def test_no_rule_finds_anything_in_a_timestamp(stamp):
     assert scan_fields(fields) == scan_fields(fields, gated=False)
 
 
-HEX = "abcdefab" * 3 + "abcd0123"
+HEXISH = "abcdefab" * 3 + "abcd0123"
 
 
 @pytest.mark.parametrize("text", [
@@ -368,7 +355,7 @@ def test_gates_read_text_as_the_rules_do(text):
 
 @settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(["4111", "1111", "555", "-", " ", "+1 ", "(415) ", ".", "\n", "x", "ssn ", "0", "7", "٤", "T", "Z", ":",
-                                 HEX, "-us1", "123456789", ":AA", "b" * 33, "GB82", "WEST", "sk-", "a1" * 10, "\u017f", "\u0131",
+                                 HEXISH, "-us1", "123456789", ":AA", "b" * 33, "GB82", "WEST", "sk-", "a1" * 10, "\u017f", "\u0131",
                                  "\u0130", "\u212a", "pass", "word = ", "authorization: Bearer "]),
                 max_size=30).map("".join),
        st.lists(st.sampled_from(["123", "45", "-", "6789", " ", "a", "ses-", "2026-01-02T03:04:05Z", "."]), max_size=8).map("".join))
