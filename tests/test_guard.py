@@ -142,6 +142,14 @@ def _assignment_fakes() -> list[tuple[str, str]]:
         ("credentials in a URL", "amqp://guest:" + fake(ALNUM, 12, 307) + "@rabbit:5672/"),
         ("credentials in a URL", "mongodb+srv://svc:" + fake(ALNUM, 12, 308) + "@cluster0.mongodb.net/db"),
     ]
+    # Issue 35: assignment syntaxes of other languages, comparisons, calls, XML, and a name then a random value.
+    syntaxes = ['apikey := "{v}"', "db_token ::= {v}", "API_TOKEN ?= {v}", '$password .= "{v}";', 'props.setProperty("X_TOKEN", "{v}");',
+                "<apiToken>{v}</apiToken>", 'if (token == "{v}") {{', "if ('{v}' !== secret) {{", "if (api_key === `{v}`)", "auth_token {v}",
+                'password "{v}";', 'password = @"{v}";', 'char secret_key[25] = "{v}";', "api_key: `{v}`", "client_secret = {v})",
+                "the session token {v}, valid for a day"]
+    out += [("password or secret assignment", form.format(v=fake(ALNUM, 20, 310 + i) + "7")) for i, form in enumerate(syntaxes)]
+    # A bare value of random characters with brackets in it: read whole, not as code.
+    out.append(("password or secret assignment", "password = " + "m{{" + fake(ALNUM, 6, 330) + ")p$" + fake(ALNUM, 8, 331) + "}}"))
     return out
 
 
@@ -188,6 +196,11 @@ NEGATIVES = [
     "password: mandatory", "password=yourpassword", "token=accesstokenvalue", "password_hint: favouritecolour",
     "set password_policy=minimumlength", "PASSWORD_FILE=secretsdirectory", "PASSWORD_MIN_LENGTH=sixteenletters",
     "password: notapplicable", "password: alsoenforced", "password: not-applicable", "password=PasswordValidatorClass",
+    # Issue 35: the new syntaxes with no literal (names, calls, variables) and prose where a name is followed by words.
+    "the auth token is rotated weekly", "the auth token expires in 3600 seconds", "token == expected_token", "if (token == other.token)",
+    "f(password=get_pw(user))", "dict(secret=load_secret(path))", "secret := os.Getenv(\"SECRET\")", "API_TOKEN ?= $(shell cat .token)",
+    "<apiToken>${API_TOKEN}</apiToken>", 'setProperty("X_TOKEN", System.getenv("X_TOKEN"))', "password reset tokens are sent by email",
+    "the tokenizer bert-base-uncased-v2 splits words", "secret rotation runs nightly via cron", "auth_token SESSION_COOKIE_NAME",
 ]
 
 
