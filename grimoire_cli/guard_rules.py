@@ -19,6 +19,7 @@ checksums: Luhn for cards, mod-97 for IBANs), so ordinary engineering text
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from typing import Callable, NamedTuple
@@ -121,8 +122,11 @@ class Rule(NamedTuple):
 
 # Names that mean a secret, in any spelling: snake, kebab, camel, dotted,
 # upper, with words around them (`DB_PASSWORD`, `clientSecret`, `api-key`).
-_SECRET_NAME = (r"(?:[A-Za-z_][\w.\-]*)?(?:pass(?:word|wd|phrase)|pwd|secret|token|api[_\-. ]?key|apikey|access[_\-.]?key|private[_\-.]?key|"
-                r"auth(?!or|en|ori)|credentials?)(?:[\w.\-]*)")
+# `pass` and `pw` alone only as a word of their own (`REDIS_PASS`, `dbPass`,
+# `MYSQL_PW`, not `bypass`, `passenger`, `compass_heading`).
+_WORD_START = r"(?:(?<![A-Za-z])|(?<=[a-z])(?-i:(?=[A-Z])))"
+_SECRET_NAME = (r"(?:[A-Za-z_][\w.\-]*)?(?:pass(?:word|wd|phrase|code)|" + _WORD_START + r"(?:pass|pw)(?![a-z])|pwd|pswd|secret|token|"
+                r"api[_\-. ]?key|apikey|access[_\-.]?key|private[_\-.]?key|auth(?!or|en|ori)|credentials?)(?:[\w.\-]*)")
 # A quoted value (`"…"`, `'…'`, `` `…` ``, C#'s `@"…"`) is group v1; a bare one
 # is v2, up to a space, a quote or a delimiter, less the closing brackets
 # that end it (`f(password=Xy7…)`), so `m{{h}o)p…` is read whole and
@@ -163,7 +167,7 @@ def _quoted(match: re.Match) -> bool:
 # one run of 16+ letters (`correcthorsebatterystaple`, a capital first at
 # most) or three or more words joined by `-` or `_`. Tokens and keys are
 # never plain words, so only passwords get this reading.
-_PASSWORD_NAME = re.compile(r"(?i)(?:pass(?:word|wd|phrase)|pwd)$")
+_PASSWORD_NAME = re.compile(r"(?i)(?:pass(?:word|wd|phrase|code)?|pwd|pswd|(?<![a-z])pw)$")
 _PASSPHRASE = re.compile(r"[A-Za-z][a-z]{15,63}|[A-Za-z]{2,}(?:[-_][A-Za-z]{2,}){2,}")
 
 
@@ -228,7 +232,21 @@ def _high_entropy_ok(match: re.Match) -> bool:
 
 
 # What every secret-meaning name holds (in any case): the gate of the assignment rules.
-_NAME_LITERALS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+_NAME_LITERALS = ("pass", "pw", "pswd", "secret", "token", "key", "auth", "credential")
+_JWT_START = re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}")
+
+
+def _base64_jwt_ok(match: re.Match) -> bool:
+    """Whether base64 text (`ZXlK…` is `eyJ` encoded) decodes to a JWT's header and payload."""
+    text = match.group()
+    whole = text.rstrip("=")[: len(text.rstrip("=")) // 4 * 4]  # whole 4-character blocks decode on their own
+    try:
+        decoded = base64.b64decode(whole, validate=True).decode("ascii")
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return False
+    return _JWT_START.match(decoded) is not None
+
+
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 # Order matters: the first kind that matches a span claims it.
@@ -273,11 +291,12 @@ RULES: list[Rule] = [
     Rule("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", None, ("sk-ant-",), 0, None),
     Rule("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", lambda m: bool(re.search(r"\d", m.group(0))), ("sk-",), 1, None),
     Rule("JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", None, ("eyJ",), 0, None),
+    Rule("base64-encoded JSON Web Token", r"(?<![A-Za-z0-9+/])ZXlK[A-Za-z0-9+/]{40,}={0,2}", _base64_jwt_ok, ("ZXlK",), 0, None),
     Rule("authorization header", r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+([A-Za-z0-9._~+/=\-]{8,})",
          lambda m: not PLACEHOLDER.match(m.group(1)), ("authorization",), 0, None),
     Rule("credentials in a URL", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'`]*:([^\s/@\"'`]+)@[^\s/@]+",
          lambda m: not PLACEHOLDER.match(m.group(1)), ("://",), 0, None),
-    Rule("secret on a command line", _FLAG, _assigned_ok, ("--",), 0, r"(?i)--[\w.\-]*(?:pass|pwd|secret|token|key|auth|credential)"),
+    Rule("secret on a command line", _FLAG, _assigned_ok, ("--",), 0, r"(?i)--[\w.\-]*(?:pass|pw|pswd|secret|token|key|auth|credential)"),
     Rule("password or secret assignment", _ASSIGNED, _assigned_ok, _NAME_LITERALS, 0, r"(?:=>?|:)[ \t]*@?[\"'`]?[^\s\"'`]{8}"),
     Rule("password or secret assignment", _COMPARED, _assigned_ok, _NAME_LITERALS, 0, r"[\"'`][ \t]*[=!]="),
     Rule("password or secret assignment", _ARGUMENTS, _assigned_ok, _NAME_LITERALS, 0, r"[\"'][ \t]*,[ \t]*@?[\"'`][^\"'`\n]{8}"),

@@ -3,6 +3,7 @@
 Fake secrets are assembled at run time so this file itself holds none.
 """
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -106,6 +107,17 @@ def _vendor_fakes() -> list[tuple[str, str]]:
     ]
 
 
+def _base64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _base64_jwt(seed: int) -> str:
+    """A JWT (made of fakes) encoded once more in base64, as config files and cookies carry one."""
+    header = _base64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    payload = _base64url(json.dumps({"sub": fake(ALNUM, 12, seed)}).encode())
+    return base64.b64encode(f"{header}.{payload}.{fake(ALNUM, 43, seed + 1)}".encode()).decode()
+
+
 def _assignment_fakes() -> list[tuple[str, str]]:
     """A secret given to a secret-meaning name, in every common syntax and spelling."""
     out = []
@@ -148,6 +160,11 @@ def _assignment_fakes() -> list[tuple[str, str]]:
                 'password "{v}";', 'password = @"{v}";', 'char secret_key[25] = "{v}";', "api_key: `{v}`", "client_secret = {v})",
                 "the session token {v}, valid for a day"]
     out += [("password or secret assignment", form.format(v=fake(ALNUM, 20, 310 + i) + "7")) for i, form in enumerate(syntaxes)]
+    # Issue 35: names that mean a password, short or abbreviated.
+    names = ["REDIS_PASS={v}", "DB_PASS: {v}", "MYSQL_PW={v}", "cloudant_pw='{v}'", "db_passwd = {v}", "user_pwd: {v}", "dbPass = '{v}'",
+             "ldap_pswd={v}", "PASSCODE={v}", "db_pass_secure := {v}"]
+    out += [("password or secret assignment", form.format(v=fake(ALNUM, 12, 340 + i) + "3")) for i, form in enumerate(names)]
+    out += [("base64-encoded JSON Web Token", form.format(v=_base64_jwt(350 + i))) for i, form in enumerate(["JWT_B64={v}", "the cookie holds {v} today"])]
     # A bare value of random characters with brackets in it: read whole, not as code.
     out.append(("password or secret assignment", "password = " + "m{{" + fake(ALNUM, 6, 330) + ")p$" + fake(ALNUM, 8, 331) + "}}"))
     return out
@@ -201,6 +218,9 @@ NEGATIVES = [
     "f(password=get_pw(user))", "dict(secret=load_secret(path))", "secret := os.Getenv(\"SECRET\")", "API_TOKEN ?= $(shell cat .token)",
     "<apiToken>${API_TOKEN}</apiToken>", 'setProperty("X_TOKEN", System.getenv("X_TOKEN"))', "password reset tokens are sent by email",
     "the tokenizer bert-base-uncased-v2 splits words", "secret rotation runs nightly via cron", "auth_token SESSION_COOKIE_NAME",
+    # `pass` and `pw` inside other words, and base64 that holds no JWT.
+    "bypass_reason: ticket-12345", "compass_heading: N45W-2024x", "passenger_count: 12a45678", "spw_ratio = 3.5e-2x",
+    "the tests pass: see run-2024-11-05", base64.b64encode(b"eyJust some words that start like a JWT header").decode(),
 ]
 
 
