@@ -247,6 +247,11 @@ def _base64_jwt_ok(match: re.Match) -> bool:
     return _JWT_START.match(decoded) is not None
 
 
+def _discord_ok(match: re.Match) -> bool:
+    first, _, last = match.group().split(".")
+    return any(c.isdigit() for c in first) and any(c.isdigit() for c in last)
+
+
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 # Order matters: the first kind that matches a span claims it.
@@ -290,6 +295,12 @@ RULES: list[Rule] = [
     Rule("Telegram bot token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", None, (":AA",), 8, None),
     Rule("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", None, ("sk-ant-",), 0, None),
     Rule("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", lambda m: bool(re.search(r"\d", m.group(0))), ("sk-",), 1, None),
+    # SoftLayer (IBM Cloud classic): a 64-character key after a SoftLayer key's name, or in its API's URL.
+    Rule("SoftLayer API key", r"(?i)(?:\b(?:softlayer|sl)[_\-]?(?:api[_\-]?)?key[\"']?[ \t]*(?::?=|:)[ \t]*[\"']?|api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/)"
+         r"([a-z0-9]{64})\b", None, ("softlayer", "sl_", "sl-", "slkey", "slapi"), 0, r"[a-zA-Z0-9]{64}"),
+    # A Discord bot token: a user id in base64, a timestamp, an HMAC; digits in the first and last parts tell it from a dotted name.
+    Rule("Discord bot token", r"(?<![\w\-.])[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}(?![\w\-.])", _discord_ok, (), 0,
+         r"\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27}"),
     Rule("JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", None, ("eyJ",), 0, None),
     Rule("base64-encoded JSON Web Token", r"(?<![A-Za-z0-9+/])ZXlK[A-Za-z0-9+/]{40,}={0,2}", _base64_jwt_ok, ("ZXlK",), 0, None),
     Rule("authorization header", r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+([A-Za-z0-9._~+/=\-]{8,})",

@@ -104,7 +104,18 @@ def _vendor_fakes() -> list[tuple[str, str]]:
         ("Azure storage key", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=" + fake(ALNUM, 43, 28) + "="),
         ("npm token", "npm_" + fake(ALNUM, 36, 29)),
         ("GCP API key", "AIza" + fake(ALNUM, 35, 30)),
+        # Issue 35: detect-secrets' SoftLayer and Discord shapes.
+        ("SoftLayer API key", "softlayer_api_key := " + fake(LOWER_ALNUM, 64, 31)),
+        ("SoftLayer API key", 'sl-key: "' + fake(LOWER_ALNUM, 64, 32) + '"'),
+        ("SoftLayer API key", "GET https://api.softlayer.com/soap/v3.1/" + fake(LOWER_ALNUM, 64, 33)),
+        ("Discord bot token", "bot token " + _discord_token(34)),
     ]
+
+
+def _discord_token(seed: int) -> str:
+    """A Discord bot token's shape: a user id in base64, a 6-character timestamp, a 27-character HMAC."""
+    user_id = base64.b64encode(fake("123456789", 18, seed).encode()).decode()
+    return f"{user_id}.{fake(ALNUM, 6, seed + 1)}.{fake(ALNUM, 26, seed + 2)}7"
 
 
 def _base64url(data: bytes) -> str:
@@ -220,7 +231,8 @@ NEGATIVES = [
     "the tokenizer bert-base-uncased-v2 splits words", "secret rotation runs nightly via cron", "auth_token SESSION_COOKIE_NAME",
     # `pass` and `pw` inside other words, and base64 that holds no JWT.
     "bypass_reason: ticket-12345", "compass_heading: N45W-2024x", "passenger_count: 12a45678", "spw_ratio = 3.5e-2x",
-    "the tests pass: see run-2024-11-05", base64.b64encode(b"eyJust some words that start like a JWT header").decode(),
+    "the tests pass: see run-2024-11-05", "OrganizationServiceClient.Client.ExecuteMultipleRequestWithRetry()",
+    "sl_key = sort_key_for(user)", "the SoftLayer key lives in the vault", base64.b64encode(b"eyJust some words that start like a JWT header").decode(),
 ]
 
 
