@@ -185,10 +185,24 @@ _ALPHABET = re.compile(r"(?i)abcdefghij|0123456789")
 _COORDINATE = re.compile(r"[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*)+:[a-z]")
 
 
-def names_no_secret(name: str) -> bool:
-    """Whether a secret-sounding name (`credentialsId`, `public_key`) is one that never holds a secret."""
+# Words that make a name a secret's whatever follows them: `client_secret_id`
+# given 40 random characters holds the secret, not an id of it.
+_SECRET_WORD = frozenset("secret password passwd passphrase pwd pswd pass pw private".split())
+
+
+def clearly_secret(value: str) -> bool:
+    """Whether a value is a credential whatever its name says: 20+ random
+    characters of both cases and digits (not a UUID or a hex digest, which ids are)."""
+    return len(value) >= 20 and any(c.isupper() for c in value) and any(c.islower() for c in value) and random_looking(value)
+
+
+def names_no_secret(name: str, value: str = "") -> bool:
+    """Whether a secret-sounding name (`credentialsId`, `public_key`) is one
+    that never holds a secret — unless it names a secret outright
+    (`client_secret_id`) and `value` is clearly one."""
     words = [word.lower() for word in _WORDS.findall(name)]
-    return bool(words) and (words[-1] in _NOT_SECRET_LAST or any(word in _NOT_SECRET_WORD for word in words))
+    exempt = bool(words) and (words[-1] in _NOT_SECRET_LAST or any(word in _NOT_SECRET_WORD for word in words))
+    return exempt and not (_SECRET_WORD.intersection(words) and clearly_secret(value))
 
 
 def _name(match: re.Match) -> str:
@@ -203,7 +217,7 @@ _COMPARISONS = frozenset(("==", "===", "!=", "!=="))
 
 def _assigned_ok(match: re.Match) -> bool:
     value, name = _value(match), _name(match)
-    if names_no_secret(name) or _ALPHABET.search(value) or _COORDINATE.match(match.group()):
+    if names_no_secret(name, value) or _ALPHABET.search(value) or _COORDINATE.match(match.group()):
         return False
     if match.groupdict().get("op") in _COMPARISONS and not _quoted(match):
         return False  # `token == expected`: a comparison of two names, not a literal
@@ -228,7 +242,8 @@ def _spaced_ok(match: re.Match) -> bool:
 
 
 def _high_entropy_ok(match: re.Match) -> bool:
-    return entropy(match.group(1)) >= 3.5 and not names_no_secret(_name(match)) and not _ALPHABET.search(match.group(1))
+    value = match.group(1)
+    return entropy(value) >= 3.5 and not names_no_secret(_name(match), value) and not _ALPHABET.search(value)
 
 
 # What every secret-meaning name holds (in any case): the gate of the assignment rules.
@@ -301,7 +316,8 @@ RULES: list[Rule] = [
     # A Discord bot token: a user id in base64, a timestamp, an HMAC; digits in the first and last parts tell it from a dotted name.
     Rule("Discord bot token", r"(?<![\w\-.])[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}(?![\w\-.])", _discord_ok, (), 0,
          r"\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27}"),
-    Rule("JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", None, ("eyJ",), 0, None),
+    # Signed or not: an unsigned token (`alg: none`, or its signature cut off) still carries its claims.
+    Rule("JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]{8,})?", None, ("eyJ",), 0, None),
     Rule("base64-encoded JSON Web Token", r"(?<![A-Za-z0-9+/])ZXlK[A-Za-z0-9+/]{40,}={0,2}", _base64_jwt_ok, ("ZXlK",), 0, None),
     Rule("authorization header", r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+([A-Za-z0-9._~+/=\-]{8,})",
          lambda m: not PLACEHOLDER.match(m.group(1)), ("authorization",), 0, None),

@@ -122,11 +122,12 @@ def _base64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def _base64_jwt(seed: int) -> str:
-    """A JWT (made of fakes) encoded once more in base64, as config files and cookies carry one."""
+def _base64_jwt(seed: int, encode: bool = True) -> str:
+    """A JWT (made of fakes) encoded once more in base64, as config files and cookies carry one (`encode=False`: the JWT)."""
     header = _base64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
     payload = _base64url(json.dumps({"sub": fake(ALNUM, 12, seed)}).encode())
-    return base64.b64encode(f"{header}.{payload}.{fake(ALNUM, 43, seed + 1)}".encode()).decode()
+    token = f"{header}.{payload}.{fake(ALNUM, 43, seed + 1)}"
+    return base64.b64encode(token.encode()).decode() if encode else token
 
 
 def _assignment_fakes() -> list[tuple[str, str]]:
@@ -175,7 +176,13 @@ def _assignment_fakes() -> list[tuple[str, str]]:
     names = ["REDIS_PASS={v}", "DB_PASS: {v}", "MYSQL_PW={v}", "cloudant_pw='{v}'", "db_passwd = {v}", "user_pwd: {v}", "dbPass = '{v}'",
              "ldap_pswd={v}", "PASSCODE={v}", "db_pass_secure := {v}"]
     out += [("password or secret assignment", form.format(v=fake(ALNUM, 12, 340 + i) + "3")) for i, form in enumerate(names)]
+    unsigned = _base64_jwt(345, encode=False).rsplit(".", 1)[0]
+    out += [("JSON Web Token", f"the test fixture token {unsigned}"), ("JSON Web Token", f"token={unsigned}.")]
     out += [("base64-encoded JSON Web Token", form.format(v=_base64_jwt(350 + i))) for i, form in enumerate(["JWT_B64={v}", "the cookie holds {v} today"])]
+    # Issue 35: a name that would say "not a secret" (…Id, …Size, public…) but names one outright, given a clearly random value.
+    exempt = ["client_secret_id={v}", '"clientSecretId": "{v}"', "secret_size: {v}", "<clientSecretId>{v}</clientSecretId>",
+              "public_secret: {v}", "db_password_name={v}"]
+    out += [("password or secret assignment", form.format(v=fake(ALNUM, 24, 360 + i) + "Aa1")) for i, form in enumerate(exempt)]
     # A bare value of random characters with brackets in it: read whole, not as code.
     out.append(("password or secret assignment", "password = " + "m{{" + fake(ALNUM, 6, 330) + ")p$" + fake(ALNUM, 8, 331) + "}}"))
     return out
@@ -232,7 +239,10 @@ NEGATIVES = [
     # `pass` and `pw` inside other words, and base64 that holds no JWT.
     "bypass_reason: ticket-12345", "compass_heading: N45W-2024x", "passenger_count: 12a45678", "spw_ratio = 3.5e-2x",
     "the tests pass: see run-2024-11-05", "OrganizationServiceClient.Client.ExecuteMultipleRequestWithRetry()",
-    "sl_key = sort_key_for(user)", "the SoftLayer key lives in the vault", base64.b64encode(b"eyJust some words that start like a JWT header").decode(),
+    "sl_key = sort_key_for(user)", "the SoftLayer key lives in the vault",
+    # Ids, names and hashes of secrets: not random, or a UUID or hex digest as ids are.
+    "clientSecretId: '" + fake_uuid(370) + "'", "private_key_id: " + fake(HEX, 40, 371), "secretName: my-app-secret-2024",
+    "password_hash_size: 64", "SECRET_TYPE=Opaque", base64.b64encode(b"eyJust some words that start like a JWT header").decode(),
 ]
 
 
