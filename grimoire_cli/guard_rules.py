@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import math
 import re
+from collections import Counter
 from typing import Callable, NamedTuple
 
 
@@ -48,8 +49,8 @@ def _iban_ok(text: str) -> bool:
 
 def entropy(value: str) -> float:
     """Shannon entropy of a string's characters, in bits per character."""
-    counts = {ch: value.count(ch) for ch in set(value)}
-    return -sum(c / len(value) * math.log2(c / len(value)) for c in counts.values())
+    size = len(value)
+    return -sum(c / size * math.log2(c / size) for c in Counter(value).values())
 
 
 def _card_ok(text: str) -> bool:

@@ -73,6 +73,17 @@ def test_a_keyword_inside_a_longer_one_opens_its_rules():
         assert {rule.kind for rule in rules.rules if any(k in lower for k in rule.keywords)} <= opened, keyword
 
 
+def test_a_match_already_claimed_is_skipped_before_its_checks():
+    """guard._spans passes the spans grimoire's rules claimed: a gitleaks
+    match inside one is dropped before its entropy and allowlists are
+    checked (the costly part of a scan), and nothing else changes."""
+    text = "PLANETSCALE pscale_tkn_" + fake(ALNUM, 43, 390)
+    found = list(guard_gitleaks.matches(text))
+    assert [kind for kind, *_ in found] == ["planetscale-api-token"]
+    assert list(guard_gitleaks.matches(text, taken=lambda start, end: True)) == []
+    assert list(guard_gitleaks.matches(text, taken=lambda start, end: False)) == found
+
+
 def test_entropy_floor_and_placeholders_are_accepted():
     assert scan("pscale_tkn_" + "a" * 40) == []  # below the rule's entropy floor
     # gitleaks' allowlist takes AWS's documented example key (grimoire's own
