@@ -135,18 +135,20 @@ _SECRET_NAME = (r"(?:[A-Za-z_][\w.\-]*)?(?:pass(?:word|wd|phrase|code)|" + _WORD
 _QUOTED = r"@?(?P<q>[\"'`])(?P<v1>[^\"'`\n]{1,200})(?P=q)"
 _BARE = r"(?P<v2>[^\s\"'`,;]{1,200}?)(?=[)}\]]*(?:[\s\"'`,;]|$))"
 _ASSIGNED = (
-    # name (an index `[]`, `[25]` after it), an optional closing quote, then
-    # an assignment in any language's syntax (`=`, `:`, `=>`, `:=`, `::=`,
-    # `?=`, `.=`) or a comparison (`==`, `===`, `!=`, `!==`: the checks
-    # take only a quoted value after one), then the value.
-    r"(?i)(?<![\w-])(?P<n>" + _SECRET_NAME + r")(?:\[\d*\])?[\"']?[ \t]*(?P<op>=>|::?=|[?.]=|={1,3}|!==?|:(?![:=]))[ \t]*(?:" + _QUOTED + "|" + _BARE + ")"
+    # name (an index `[]`, `[25]` after it, or a string type: Go's
+    # `token string`, TypeScript's `token: string`), an optional closing
+    # quote, then an assignment in any language's syntax (`=`, `:`, `=>`,
+    # `:=`, `::=`, `:::=`, `?=`, `.=`) or a comparison (`==`, `===`, `!=`,
+    # `!==`: the checks take only a quoted value after one), then the value.
+    r"(?i)(?<![\w-])(?P<n>" + _SECRET_NAME + r")(?:\[\d*\]|[ \t]*:?[ \t]*(?-i:string|String|str|&str|\[\]byte)\??)?[\"']?[ \t]*"
+    r"(?P<op>=>|:{1,3}=|[?.]=|={1,3}|!==?|:(?![:=]))[ \t]*(?:" + _QUOTED + "|" + _BARE + ")"
 )
 # A quoted value compared with a secret's name: `if ("…" == password)`.
 _COMPARED = r"(?i)" + _QUOTED + r"[ \t]*(?P<op>={2,3}|!==?)[ \t]*(?P<n>" + _SECRET_NAME + r")"
 # A name and a value given to a call: `setProperty("X_TOKEN", "…")`.
 _ARGUMENTS = r"(?i)[\"'](?P<n>" + _SECRET_NAME + r")[\"'][ \t]*,[ \t]*" + _QUOTED
 # An XML element named like a secret: `<apiToken>…</apiToken>`.
-_ELEMENT = r"(?i)<(?P<n>" + _SECRET_NAME + r")>[ \t]*(?P<v1>[^<\s]{1,200})[ \t]*</"
+_ELEMENT = r"(?i)<(?P<n>" + _SECRET_NAME + r")>\s*(?P<v1>[^<\s]{1,200})\s*</"
 # A name, a space and the value (`auth_token Qm7f…`, `password "…"`): prose
 # reads so too (`the auth token is rotated`), so a bare value must look random.
 _SPACED = r"(?i)(?<![\w-])(?P<n>" + _SECRET_NAME + r")[ \t]+(?:" + _QUOTED + r"|(?P<v2>[A-Za-z0-9+/=_\-]{16,200})(?![^\s,;.)]))"

@@ -170,7 +170,8 @@ def _assignment_fakes() -> list[tuple[str, str]]:
     syntaxes = ['apikey := "{v}"', "db_token ::= {v}", "API_TOKEN ?= {v}", '$password .= "{v}";', 'props.setProperty("X_TOKEN", "{v}");',
                 "<apiToken>{v}</apiToken>", 'if (token == "{v}") {{', "if ('{v}' !== secret) {{", "if (api_key === `{v}`)", "auth_token {v}",
                 'password "{v}";', 'password = @"{v}";', 'char secret_key[25] = "{v}";', "api_key: `{v}`", "client_secret = {v})",
-                "the session token {v}, valid for a day"]
+                "the session token {v}, valid for a day", 'var squareToken string = "{v}"', 'const apiToken: string = "{v}";',
+                'square_TOKEN :::= "{v}"', "<squareToken>\n    {v}\n</squareToken>"]
     out += [("password or secret assignment", form.format(v=fake(ALNUM, 20, 310 + i) + "7")) for i, form in enumerate(syntaxes)]
     # Issue 35: names that mean a password, short or abbreviated.
     names = ["REDIS_PASS={v}", "DB_PASS: {v}", "MYSQL_PW={v}", "cloudant_pw='{v}'", "db_passwd = {v}", "user_pwd: {v}", "dbPass = '{v}'",
