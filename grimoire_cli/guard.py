@@ -152,9 +152,10 @@ def _spans(text: str, rules: list[_Compiled], fields: list[_Field] | None = None
                 continue
             claimed.append((start, end))
             found.append(_Span(compiled.rule.kind, *_secret(match)))
-    for kind, start, end, secret_start, secret_end in guard_gitleaks.matches(text, gated):
-        if any(start < b and a < end for a, b in claimed):
-            continue
+    def taken(start: int, end: int) -> bool:
+        return any(start < b and a < end for a, b in claimed)
+
+    for kind, start, end, secret_start, secret_end in guard_gitleaks.matches(text, gated, taken):
         claimed.append((start, end))
         found.append(_Span(kind, secret_start, secret_end))
     return found

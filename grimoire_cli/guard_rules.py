@@ -19,8 +19,10 @@ checksums: Luhn for cards, mod-97 for IBANs), so ordinary engineering text
 
 from __future__ import annotations
 
+import base64
 import math
 import re
+from collections import Counter
 from typing import Callable, NamedTuple
 
 
@@ -47,8 +49,8 @@ def _iban_ok(text: str) -> bool:
 
 def entropy(value: str) -> float:
     """Shannon entropy of a string's characters, in bits per character."""
-    counts = {ch: value.count(ch) for ch in set(value)}
-    return -sum(c / len(value) * math.log2(c / len(value)) for c in counts.values())
+    size = len(value)
+    return -sum(c / size * math.log2(c / size) for c in Counter(value).values())
 
 
 def _card_ok(text: str) -> bool:
@@ -73,12 +75,33 @@ _CODE = re.compile(r"^[A-Za-z_][\w.]*[(\[{]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^[
 _PLAIN_PUNCTUATION = set("-._/:@")
 
 
+_OPENING = {")": "(", "]": "[", "}": "{"}
+
+
+def _brackets_nest(value: str) -> bool:
+    """Whether every closing bracket in `value` closes the last one opened
+    (brackets left open are fine: a bare value ends at a space)."""
+    opened: list[str] = []
+    for char in value:
+        if char in "([{":
+            opened.append(char)
+        elif char in _OPENING and (not opened or opened.pop() != _OPENING[char]):
+            return False
+    return True
+
+
+def is_code(value: str) -> bool:
+    """Whether an unquoted value is code: a call, subscript or attribute path
+    whose brackets nest (`get_pw(user`, `tokens[0]`), not random text (`m{{h}o)p`)."""
+    return bool(_CODE.match(value)) and _brackets_nest(value)
+
+
 def secretish(value: str, quoted: bool = False) -> bool:
     """Whether the value given to a secret-meaning name looks like a real
     credential: at least 8 characters, no spaces (prose), not a placeholder,
     not code (unless quoted), and either two kinds of character beyond plain
     punctuation (letters and digits, say) or long and random-looking letters."""
-    if len(value) < 8 or PLACEHOLDER.match(value) or (not quoted and _CODE.match(value)) or any(c.isspace() for c in value):
+    if len(value) < 8 or PLACEHOLDER.match(value) or (not quoted and is_code(value)) or any(c.isspace() for c in value):
         return False
     lower = any(c.islower() for c in value)
     upper = any(c.isupper() for c in value)
@@ -100,18 +123,46 @@ class Rule(NamedTuple):
 
 # Names that mean a secret, in any spelling: snake, kebab, camel, dotted,
 # upper, with words around them (`DB_PASSWORD`, `clientSecret`, `api-key`).
-_SECRET_NAME = (r"(?:[A-Za-z_][\w.\-]*)?(?:pass(?:word|wd|phrase)|pwd|secret|token|api[_\-. ]?key|apikey|access[_\-.]?key|private[_\-.]?key|"
-                r"auth(?!or|en|ori)|credentials?)(?:[\w.\-]*)")
+# `pass` and `pw` alone only as a word of their own (`REDIS_PASS`, `dbPass`,
+# `MYSQL_PW`, not `bypass`, `passenger`, `compass_heading`).
+_WORD_START = r"(?:(?<![A-Za-z])|(?<=[a-z])(?-i:(?=[A-Z])))"
+_SECRET_NAME = (r"(?:[A-Za-z_][\w.\-]*)?(?:pass(?:word|wd|phrase|code)|" + _WORD_START + r"(?:pass|pw)(?![a-z])|pwd|pswd|secret|token|"
+                r"api[_\-. ]?key|apikey|access[_\-.]?key|private[_\-.]?key|auth(?!or|en|ori)|credentials?)(?:[\w.\-]*)")
+# A quoted value (`"…"`, `'…'`, `` `…` ``, C#'s `@"…"`) is group v1; a bare one
+# is v2, up to a space, a quote or a delimiter, less the closing brackets
+# that end it (`f(password=Xy7…)`), so `m{{h}o)p…` is read whole and
+# `get_pw(user))` as the call it is.
+_QUOTED = r"@?(?P<q>[\"'`])(?P<v1>[^\"'`\n]{1,200})(?P=q)"
+_BARE = r"(?P<v2>[^\s\"'`,;]{1,200}?)(?=[)}\]]*(?:[\s\"'`,;]|$))"
 _ASSIGNED = (
-    # name, an optional closing quote, `=`, `:` or `=>` (not `==`, `::`, `:=`),
-    # then the value, quoted (group 2 tells) or bare up to a space or delimiter.
-    r"(?i)(?<![\w-])" + _SECRET_NAME + r"[\"']?[ \t]*(?:=>|=(?!=)|:(?![:=]))[ \t]*(?:(?P<q>[\"'])(?P<v1>[^\"'\n]{1,200})(?P=q)|(?P<v2>[^\s\"',;)}\]]{1,200}))"
+    # name (an index `[]`, `[25]` after it, or a string type: Go's
+    # `token string`, TypeScript's `token: string`), an optional closing
+    # quote, then an assignment in any language's syntax (`=`, `:`, `=>`,
+    # `:=`, `::=`, `:::=`, `?=`, `.=`) or a comparison (`==`, `===`, `!=`,
+    # `!==`: the checks take only a quoted value after one), then the value.
+    r"(?i)(?<![\w-])(?P<n>" + _SECRET_NAME + r")(?:\[\d*\]|[ \t]*:?[ \t]*(?-i:string|String|str|&str|\[\]byte)\??)?[\"']?[ \t]*"
+    r"(?P<op>=>|:{1,3}=|[?.]=|={1,3}|!==?|:(?![:=]))[ \t]*(?:" + _QUOTED + "|" + _BARE + ")"
 )
-_FLAG = r"(?i)(?<![\w-])--" + _SECRET_NAME + r"(?:=|[ \t]+)(?:(?P<q>[\"'])(?P<v1>[^\"'\n]{1,200})(?P=q)|(?P<v2>[^\s\"'-][^\s\"']{0,199}))"
+# A quoted value compared with a secret's name: `if ("…" == password)`.
+_COMPARED = r"(?i)" + _QUOTED + r"[ \t]*(?P<op>={2,3}|!==?)[ \t]*(?P<n>" + _SECRET_NAME + r")"
+# A name and a value given to a call: `setProperty("X_TOKEN", "…")`.
+_ARGUMENTS = r"(?i)[\"'](?P<n>" + _SECRET_NAME + r")[\"'][ \t]*,[ \t]*" + _QUOTED
+# An XML element named like a secret: `<apiToken>…</apiToken>`.
+_ELEMENT = r"(?i)<(?P<n>" + _SECRET_NAME + r")>\s*(?P<v1>[^<\s]{1,200})\s*</"
+# A name, a space and the value (`auth_token Qm7f…`, `password "…"`): prose
+# reads so too (`the auth token is rotated`), so a bare value must look random.
+_SPACED = r"(?i)(?<![\w-])(?P<n>" + _SECRET_NAME + r")[ \t]+(?:" + _QUOTED + r"|(?P<v2>[A-Za-z0-9+/=_\-]{16,200})(?![^\s,;.)]))"
+_FLAG = r"(?i)(?<![\w-])--(?P<n>" + _SECRET_NAME + r")(?:=|[ \t]+)(?:(?P<q>[\"'])(?P<v1>[^\"'\n]{1,200})(?P=q)|(?P<v2>[^\s\"'-][^\s\"']{0,199}))"
 
 
 def _value(match: re.Match) -> str:
-    return match.group("v1") if match.group("v1") is not None else match.group("v2")
+    """The value a match gives its name: the quoted one (group v1), else the bare one (v2)."""
+    found = match.groupdict()
+    return found["v1"] if found.get("v1") is not None else found["v2"]
+
+
+def _quoted(match: re.Match) -> bool:
+    return match.groupdict().get("v1") is not None
 
 
 # A name that is a password's (it ends in the word: `DB_PASSWORD`, not
@@ -119,7 +170,7 @@ def _value(match: re.Match) -> str:
 # one run of 16+ letters (`correcthorsebatterystaple`, a capital first at
 # most) or three or more words joined by `-` or `_`. Tokens and keys are
 # never plain words, so only passwords get this reading.
-_PASSWORD_NAME = re.compile(r"(?i)(?:pass(?:word|wd|phrase)|pwd)$")
+_PASSWORD_NAME = re.compile(r"(?i)(?:pass(?:word|wd|phrase|code)?|pwd|pswd|(?<![a-z])pw)$")
 _PASSPHRASE = re.compile(r"[A-Za-z][a-z]{15,63}|[A-Za-z]{2,}(?:[-_][A-Za-z]{2,}){2,}")
 
 
@@ -137,30 +188,86 @@ _ALPHABET = re.compile(r"(?i)abcdefghij|0123456789")
 _COORDINATE = re.compile(r"[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*)+:[a-z]")
 
 
-def names_no_secret(name: str) -> bool:
-    """Whether a secret-sounding name (`credentialsId`, `public_key`) is one that never holds a secret."""
+# Words that make a name a secret's whatever follows them: `client_secret_id`
+# given 40 random characters holds the secret, not an id of it.
+_SECRET_WORD = frozenset("secret password passwd passphrase pwd pswd pass pw private".split())
+
+
+def clearly_secret(value: str) -> bool:
+    """Whether a value is a credential whatever its name says: 20+ random
+    characters of both cases and digits (not a UUID or a hex digest, which ids are)."""
+    return len(value) >= 20 and any(c.isupper() for c in value) and any(c.islower() for c in value) and random_looking(value)
+
+
+def names_no_secret(name: str, value: str = "") -> bool:
+    """Whether a secret-sounding name (`credentialsId`, `public_key`) is one
+    that never holds a secret — unless it names a secret outright
+    (`client_secret_id`) and `value` is clearly one."""
     words = [word.lower() for word in _WORDS.findall(name)]
-    return bool(words) and (words[-1] in _NOT_SECRET_LAST or any(word in _NOT_SECRET_WORD for word in words))
+    exempt = bool(words) and (words[-1] in _NOT_SECRET_LAST or any(word in _NOT_SECRET_WORD for word in words))
+    return exempt and not (_SECRET_WORD.intersection(words) and clearly_secret(value))
 
 
 def _name(match: re.Match) -> str:
-    """The name assigned to in a match (what precedes the first quote, space or operator)."""
+    """The name assigned to in a match: its group `n`, else what precedes the first quote, space or operator."""
+    if "n" in match.re.groupindex:
+        return match.group("n")
     return re.split(r"[\"'\s=:>]", match.group(), maxsplit=1)[0].lstrip("-")
 
 
+_COMPARISONS = frozenset(("==", "===", "!=", "!=="))
+
+
 def _assigned_ok(match: re.Match) -> bool:
-    value = _value(match)
-    if names_no_secret(_name(match)) or _ALPHABET.search(value) or _COORDINATE.match(match.group()):
+    value, name = _value(match), _name(match)
+    if names_no_secret(name, value) or _ALPHABET.search(value) or _COORDINATE.match(match.group()):
         return False
-    if secretish(value, quoted=match.group("v1") is not None):
+    if match.groupdict().get("op") in _COMPARISONS and not _quoted(match):
+        return False  # `token == expected`: a comparison of two names, not a literal
+    if secretish(value, quoted=_quoted(match)):
         return True
-    name = match.string[match.start():match.start("v1" if match.group("v1") is not None else "v2")]
-    name = name.rstrip("\"' \t=:>")
     return bool(_PASSWORD_NAME.search(name) and _PASSPHRASE.fullmatch(value) and not PLACEHOLDER.match(value))
 
 
+def random_looking(value: str) -> bool:
+    """Whether a bare value reads as random, not a word or a name: letters and
+    digits mixed (with both cases, or 24+ characters long) at a high entropy."""
+    lower = any(c.islower() for c in value)
+    upper = any(c.isupper() for c in value)
+    digit = any(c.isdigit() for c in value)
+    mixed = digit and (lower and upper or len(value) >= 24 and (lower or upper))
+    return mixed and entropy(value) >= 3.5 and not PLACEHOLDER.match(value)
+
+
+def _spaced_ok(match: re.Match) -> bool:
+    """A name, a space, a value: a quoted value as after `=`; a bare one only when random (prose reads so too)."""
+    return _assigned_ok(match) and (_quoted(match) or random_looking(_value(match)))
+
+
 def _high_entropy_ok(match: re.Match) -> bool:
-    return entropy(match.group(1)) >= 3.5 and not names_no_secret(_name(match)) and not _ALPHABET.search(match.group(1))
+    value = match.group(1)
+    return entropy(value) >= 3.5 and not names_no_secret(_name(match), value) and not _ALPHABET.search(value)
+
+
+# What every secret-meaning name holds (in any case): the gate of the assignment rules.
+_NAME_LITERALS = ("pass", "pw", "pswd", "secret", "token", "key", "auth", "credential")
+_JWT_START = re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}")
+
+
+def _base64_jwt_ok(match: re.Match) -> bool:
+    """Whether base64 text (`ZXlK…` is `eyJ` encoded) decodes to a JWT's header and payload."""
+    text = match.group()
+    whole = text.rstrip("=")[: len(text.rstrip("=")) // 4 * 4]  # whole 4-character blocks decode on their own
+    try:
+        decoded = base64.b64decode(whole, validate=True).decode("ascii")
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return False
+    return _JWT_START.match(decoded) is not None
+
+
+def _discord_ok(match: re.Match) -> bool:
+    first, _, last = match.group().split(".")
+    return any(c.isdigit() for c in first) and any(c.isdigit() for c in last)
 
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -206,13 +313,25 @@ RULES: list[Rule] = [
     Rule("Telegram bot token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", None, (":AA",), 8, None),
     Rule("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", None, ("sk-ant-",), 0, None),
     Rule("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", lambda m: bool(re.search(r"\d", m.group(0))), ("sk-",), 1, None),
-    Rule("JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", None, ("eyJ",), 0, None),
+    # SoftLayer (IBM Cloud classic): a 64-character key after a SoftLayer key's name, or in its API's URL.
+    Rule("SoftLayer API key", r"(?i)(?:\b(?:softlayer|sl)[_\-]?(?:api[_\-]?)?key[\"']?[ \t]*(?::?=|:)[ \t]*[\"']?|api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/)"
+         r"([a-z0-9]{64})\b", None, ("softlayer", "sl_", "sl-", "slkey", "slapi"), 0, r"[a-zA-Z0-9]{64}"),
+    # A Discord bot token: a user id in base64, a timestamp, an HMAC; digits in the first and last parts tell it from a dotted name.
+    Rule("Discord bot token", r"(?<![\w\-.])[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}(?![\w\-.])", _discord_ok, (), 0,
+         r"\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27}"),
+    # Signed or not: an unsigned token (`alg: none`, or its signature cut off) still carries its claims.
+    Rule("JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]{8,})?", None, ("eyJ",), 0, None),
+    Rule("base64-encoded JSON Web Token", r"(?<![A-Za-z0-9+/])ZXlK[A-Za-z0-9+/]{40,}={0,2}", _base64_jwt_ok, ("ZXlK",), 0, None),
     Rule("authorization header", r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+([A-Za-z0-9._~+/=\-]{8,})",
          lambda m: not PLACEHOLDER.match(m.group(1)), ("authorization",), 0, None),
     Rule("credentials in a URL", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'`]*:([^\s/@\"'`]+)@[^\s/@]+",
          lambda m: not PLACEHOLDER.match(m.group(1)), ("://",), 0, None),
-    Rule("secret on a command line", _FLAG, _assigned_ok, ("--",), 0, r"(?i)--[\w.\-]*(?:pass|pwd|secret|token|key|auth|credential)"),
-    Rule("password or secret assignment", _ASSIGNED, _assigned_ok, ("pass", "pwd", "secret", "token", "key", "auth", "credential"), 0, r"(?:=>?|:)[ \t]*[\"']?[^\s\"']{8}"),
+    Rule("secret on a command line", _FLAG, _assigned_ok, ("--",), 0, r"(?i)--[\w.\-]*(?:pass|pw|pswd|secret|token|key|auth|credential)"),
+    Rule("password or secret assignment", _ASSIGNED, _assigned_ok, _NAME_LITERALS, 0, r"(?:=>?|:)[ \t]*@?[\"'`]?[^\s\"'`]{8}"),
+    Rule("password or secret assignment", _COMPARED, _assigned_ok, _NAME_LITERALS, 0, r"[\"'`][ \t]*[=!]="),
+    Rule("password or secret assignment", _ARGUMENTS, _assigned_ok, _NAME_LITERALS, 0, r"[\"'][ \t]*,[ \t]*@?[\"'`][^\"'`\n]{8}"),
+    Rule("password or secret assignment", _ELEMENT, _assigned_ok, _NAME_LITERALS, 0, r"</"),
+    Rule("password or secret assignment", _SPACED, _spaced_ok, _NAME_LITERALS, 0, r"[ \t](?:@?[\"'`][^\"'`\n]{8}|[A-Za-z0-9+/=_\-]{16})"),
     Rule("high-entropy value for a key-like name", r"(?i)\b[\w.\-]*(?:key|secret|token|passw\w*|credential|auth)[\w.\-]*[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9+/=_\-]{20,})(?![\w+/=\-(.])",
          _high_entropy_ok, ("key", "secret", "token", "passw", "credential", "auth"), 0, r"[A-Za-z0-9+/=_\-]{20}"),
     Rule("email address", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b(?!:)", None, ("@",), 0, None),

@@ -3,6 +3,7 @@
 Fake secrets are assembled at run time so this file itself holds none.
 """
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples, mem
+from fakes import ALNUM, HEX, LETTERS, LOWER_ALNUM, UPPER_ALNUM, fake, fake_uuid
 from grimoire_cli.guard import redact, scan, scan_fields, strip_private
 from grimoire_cli.guard_rules import RULES
 
@@ -69,54 +71,63 @@ def _positives() -> list[tuple[str, str]]:
     ]
 
 
-def _fake(alphabet: str, size: int, seed: int) -> str:
-    """A random string made at run time, so no key-shaped text sits in this file."""
-    import random
-
-    rng = random.Random(seed)
-    return "".join(rng.choice(alphabet) for _ in range(size))
-
-
-HEX = "0123456789abcdef"
-ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-LOWER_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
-UPPER_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-
 def _vendor_fakes() -> list[tuple[str, str]]:
     """One or more fakes per vendor family, each with its documented prefix and length."""
-    uuid = "-".join(_fake(HEX, n, 40 + n) for n in (8, 4, 4, 4, 12))
+    uuid = fake_uuid(40)
     return [
-        ("Mailgun key", "the legacy mailgun key-" + _fake(LOWER_ALNUM, 32, 1)),
-        ("Mailgun key", "MAILGUN=key-" + _fake(HEX, 32, 2)),
+        ("Mailgun key", "the legacy mailgun key-" + fake(LOWER_ALNUM, 32, 1)),
+        ("Mailgun key", "MAILGUN=key-" + fake(HEX, 32, 2)),
         ("Heroku API key", "heroku api key " + uuid),
         ("Heroku API key", "HEROKU_API_KEY " + uuid.upper()),
-        ("Mailchimp API key", "mailchimp " + _fake(HEX, 32, 3) + "-us" + "14"),
-        ("Shopify token", "shop token shpat_" + _fake(HEX, 32, 4)),
-        ("Shopify token", "shpss_" + _fake(HEX, 32, 5)),
-        ("Square token", "square sq0atp-" + _fake(ALNUM, 22, 6)),
-        ("Square token", "sq0csp-" + _fake(ALNUM, 43, 7)),
-        ("DigitalOcean token", "do token dop_v1_" + _fake(HEX, 64, 8)),
-        ("Databricks token", "databricks dapi" + _fake(HEX, 32, 9)),
-        ("Vault token", "VAULT_TOKEN hvs." + _fake(ALNUM, 24, 10)),
-        ("Doppler token", "doppler dp.pt." + _fake(ALNUM, 43, 11)),
-        ("Hugging Face token", "hf_" + _fake("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 34, 12)),
-        ("Linear API key", "lin_api_" + _fake(ALNUM, 40, 13)),
-        ("Postman API key", "PMAK-" + _fake(HEX, 24, 14) + "-" + _fake(HEX, 34, 15)),
-        ("Grafana token", "grafana glsa_" + _fake(ALNUM, 32, 16) + "_" + _fake(HEX, 8, 17)),
-        ("Sentry token", "SENTRY_AUTH sntrys_" + _fake(ALNUM, 40, 18)),
-        ("New Relic key", "NRAK-" + _fake(UPPER_ALNUM, 27, 19)),
-        ("Groq API key", "gsk_" + _fake(ALNUM, 52, 20)),
-        ("Replicate token", "r8_" + _fake(ALNUM, 37, 21)),
-        ("Notion token", "notion ntn_" + _fake(ALNUM, 46, 22)),
-        ("Telegram bot token", "bot " + _fake("123456789", 9, 23) + ":AA" + _fake(ALNUM, 33, 24)),
-        ("age secret key", "AGE-SECRET-KEY-1" + _fake(UPPER_ALNUM, 58, 25)),
-        ("Stripe key", "whsec_" + _fake(ALNUM, 32, 26)),
-        ("GitLab token", "gldt-" + _fake(ALNUM, 20, 27)),
-        ("Azure storage key", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=" + _fake(ALNUM, 43, 28) + "="),
-        ("npm token", "npm_" + _fake(ALNUM, 36, 29)),
-        ("GCP API key", "AIza" + _fake(ALNUM, 35, 30)),
+        ("Mailchimp API key", "mailchimp " + fake(HEX, 32, 3) + "-us" + "14"),
+        ("Shopify token", "shop token shpat_" + fake(HEX, 32, 4)),
+        ("Shopify token", "shpss_" + fake(HEX, 32, 5)),
+        ("Square token", "square sq0atp-" + fake(ALNUM, 22, 6)),
+        ("Square token", "sq0csp-" + fake(ALNUM, 43, 7)),
+        ("DigitalOcean token", "do token dop_v1_" + fake(HEX, 64, 8)),
+        ("Databricks token", "databricks dapi" + fake(HEX, 32, 9)),
+        ("Vault token", "VAULT_TOKEN hvs." + fake(ALNUM, 24, 10)),
+        ("Doppler token", "doppler dp.pt." + fake(ALNUM, 43, 11)),
+        ("Hugging Face token", "hf_" + fake(LETTERS, 34, 12)),
+        ("Linear API key", "lin_api_" + fake(ALNUM, 40, 13)),
+        ("Postman API key", "PMAK-" + fake(HEX, 24, 14) + "-" + fake(HEX, 34, 15)),
+        ("Grafana token", "grafana glsa_" + fake(ALNUM, 32, 16) + "_" + fake(HEX, 8, 17)),
+        ("Sentry token", "SENTRY_AUTH sntrys_" + fake(ALNUM, 40, 18)),
+        ("New Relic key", "NRAK-" + fake(UPPER_ALNUM, 27, 19)),
+        ("Groq API key", "gsk_" + fake(ALNUM, 52, 20)),
+        ("Replicate token", "r8_" + fake(ALNUM, 37, 21)),
+        ("Notion token", "notion ntn_" + fake(ALNUM, 46, 22)),
+        ("Telegram bot token", "bot " + fake("123456789", 9, 23) + ":AA" + fake(ALNUM, 33, 24)),
+        ("age secret key", "AGE-SECRET-KEY-1" + fake(UPPER_ALNUM, 58, 25)),
+        ("Stripe key", "whsec_" + fake(ALNUM, 32, 26)),
+        ("GitLab token", "gldt-" + fake(ALNUM, 20, 27)),
+        ("Azure storage key", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKey=" + fake(ALNUM, 43, 28) + "="),
+        ("npm token", "npm_" + fake(ALNUM, 36, 29)),
+        ("GCP API key", "AIza" + fake(ALNUM, 35, 30)),
+        # Issue 35: detect-secrets' SoftLayer and Discord shapes.
+        ("SoftLayer API key", "softlayer_api_key := " + fake(LOWER_ALNUM, 64, 31)),
+        ("SoftLayer API key", 'sl-key: "' + fake(LOWER_ALNUM, 64, 32) + '"'),
+        ("SoftLayer API key", "GET https://api.softlayer.com/soap/v3.1/" + fake(LOWER_ALNUM, 64, 33)),
+        ("Discord bot token", "bot token " + _discord_token(34)),
     ]
+
+
+def _discord_token(seed: int) -> str:
+    """A Discord bot token's shape: a user id in base64, a 6-character timestamp, a 27-character HMAC."""
+    user_id = base64.b64encode(fake("123456789", 18, seed).encode()).decode()
+    return f"{user_id}.{fake(ALNUM, 6, seed + 1)}.{fake(ALNUM, 26, seed + 2)}7"
+
+
+def _base64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _base64_jwt(seed: int, encode: bool = True) -> str:
+    """A JWT (made of fakes) encoded once more in base64, as config files and cookies carry one (`encode=False`: the JWT)."""
+    header = _base64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    payload = _base64url(json.dumps({"sub": fake(ALNUM, 12, seed)}).encode())
+    token = f"{header}.{payload}.{fake(ALNUM, 43, seed + 1)}"
+    return base64.b64encode(token.encode()).decode() if encode else token
 
 
 def _assignment_fakes() -> list[tuple[str, str]]:
@@ -128,13 +139,13 @@ def _assignment_fakes() -> list[tuple[str, str]]:
     forms = ["{k} = {v}", "{k}: {v}", '"{k}": "{v}"', "'{k}': '{v}'", "{k}=>{v}", ":{k} => '{v}'", "export {K}={v}", "{K}={v}", "{k}={v}",
              "--{k} {v}", "--{k}={v}", "  {k}: '{v}'", "set {k} = \"{v}\" before deploying"]
     for i, name in enumerate(names):
-        value = _fake(ALNUM, 10 + i % 9, 100 + i) + "7"
+        value = fake(ALNUM, 10 + i % 9, 100 + i) + "7"
         form = forms[i % len(forms)]
         kind = "secret on a command line" if form.startswith("--") else "password or secret assignment"
         out.append((kind, form.format(k=name, K=name.upper().replace("-", "_").replace(".", "_"), v=value)))
     for i, form in enumerate(forms):
         kind = "secret on a command line" if form.startswith("--") else "password or secret assignment"
-        out.append((kind, form.format(k="password", K="PASSWORD", v=_fake(ALNUM, 12, 200 + i) + "9")))
+        out.append((kind, form.format(k="password", K="PASSWORD", v=fake(ALNUM, 12, 200 + i) + "9")))
     out += [
         ("password or secret assignment", "Note: password: hunter2hunter2"),
         # Issue 21.6: a key name inside SNAKE_CASE, and a plain-word passphrase.
@@ -145,16 +156,36 @@ def _assignment_fakes() -> list[tuple[str, str]]:
         ("password or secret assignment", "password: Correcthorsebatterystaple"),
         ("password or secret assignment", "password=correct-horse-battery-staple"),
         ("password or secret assignment", "db_passphrase: correct_horse_battery"),
-        ("password or secret assignment", "api_token: " + _fake(ALNUM, 40, 300)),
-        ("password or secret assignment", '{"password": "' + _fake(ALNUM, 14, 301) + '"}'),
-        ("authorization header", "curl -H 'Authorization: Bearer " + _fake(ALNUM, 32, 302) + "' https://api.example.com"),
-        ("authorization header", "Authorization: Basic " + _fake(ALNUM, 24, 303) + "=="),
-        ("authorization header", "Proxy-Authorization: Token " + _fake(ALNUM, 28, 304)),
-        ("credentials in a URL", "REDIS_URL=redis://:" + _fake(ALNUM, 16, 305) + "@cache:6379/0"),
-        ("credentials in a URL", "redis://:" + _fake(ALNUM, 16, 306) + "@cache.internal.example.com:6379/0"),
-        ("credentials in a URL", "amqp://guest:" + _fake(ALNUM, 12, 307) + "@rabbit:5672/"),
-        ("credentials in a URL", "mongodb+srv://svc:" + _fake(ALNUM, 12, 308) + "@cluster0.mongodb.net/db"),
+        ("password or secret assignment", "api_token: " + fake(ALNUM, 40, 300)),
+        ("password or secret assignment", '{"password": "' + fake(ALNUM, 14, 301) + '"}'),
+        ("authorization header", "curl -H 'Authorization: Bearer " + fake(ALNUM, 32, 302) + "' https://api.example.com"),
+        ("authorization header", "Authorization: Basic " + fake(ALNUM, 24, 303) + "=="),
+        ("authorization header", "Proxy-Authorization: Token " + fake(ALNUM, 28, 304)),
+        ("credentials in a URL", "REDIS_URL=redis://:" + fake(ALNUM, 16, 305) + "@cache:6379/0"),
+        ("credentials in a URL", "redis://:" + fake(ALNUM, 16, 306) + "@cache.internal.example.com:6379/0"),
+        ("credentials in a URL", "amqp://guest:" + fake(ALNUM, 12, 307) + "@rabbit:5672/"),
+        ("credentials in a URL", "mongodb+srv://svc:" + fake(ALNUM, 12, 308) + "@cluster0.mongodb.net/db"),
     ]
+    # Issue 35: assignment syntaxes of other languages, comparisons, calls, XML, and a name then a random value.
+    syntaxes = ['apikey := "{v}"', "db_token ::= {v}", "API_TOKEN ?= {v}", '$password .= "{v}";', 'props.setProperty("X_TOKEN", "{v}");',
+                "<apiToken>{v}</apiToken>", 'if (token == "{v}") {{', "if ('{v}' !== secret) {{", "if (api_key === `{v}`)", "auth_token {v}",
+                'password "{v}";', 'password = @"{v}";', 'char secret_key[25] = "{v}";', "api_key: `{v}`", "client_secret = {v})",
+                "the session token {v}, valid for a day", 'var squareToken string = "{v}"', 'const apiToken: string = "{v}";',
+                'square_TOKEN :::= "{v}"', "<squareToken>\n    {v}\n</squareToken>"]
+    out += [("password or secret assignment", form.format(v=fake(ALNUM, 20, 310 + i) + "7")) for i, form in enumerate(syntaxes)]
+    # Issue 35: names that mean a password, short or abbreviated.
+    names = ["REDIS_PASS={v}", "DB_PASS: {v}", "MYSQL_PW={v}", "cloudant_pw='{v}'", "db_passwd = {v}", "user_pwd: {v}", "dbPass = '{v}'",
+             "ldap_pswd={v}", "PASSCODE={v}", "db_pass_secure := {v}"]
+    out += [("password or secret assignment", form.format(v=fake(ALNUM, 12, 340 + i) + "3")) for i, form in enumerate(names)]
+    unsigned = _base64_jwt(345, encode=False).rsplit(".", 1)[0]
+    out += [("JSON Web Token", f"the test fixture token {unsigned}"), ("JSON Web Token", f"token={unsigned}.")]
+    out += [("base64-encoded JSON Web Token", form.format(v=_base64_jwt(350 + i))) for i, form in enumerate(["JWT_B64={v}", "the cookie holds {v} today"])]
+    # Issue 35: a name that would say "not a secret" (…Id, …Size, public…) but names one outright, given a clearly random value.
+    exempt = ["client_secret_id={v}", '"clientSecretId": "{v}"', "secret_size: {v}", "<clientSecretId>{v}</clientSecretId>",
+              "public_secret: {v}", "db_password_name={v}"]
+    out += [("password or secret assignment", form.format(v=fake(ALNUM, 24, 360 + i) + "Aa1")) for i, form in enumerate(exempt)]
+    # A bare value of random characters with brackets in it: read whole, not as code.
+    out.append(("password or secret assignment", "password = " + "m{{" + fake(ALNUM, 6, 330) + ")p$" + fake(ALNUM, 8, 331) + "}}"))
     return out
 
 
@@ -201,6 +232,18 @@ NEGATIVES = [
     "password: mandatory", "password=yourpassword", "token=accesstokenvalue", "password_hint: favouritecolour",
     "set password_policy=minimumlength", "PASSWORD_FILE=secretsdirectory", "PASSWORD_MIN_LENGTH=sixteenletters",
     "password: notapplicable", "password: alsoenforced", "password: not-applicable", "password=PasswordValidatorClass",
+    # Issue 35: the new syntaxes with no literal (names, calls, variables) and prose where a name is followed by words.
+    "the auth token is rotated weekly", "the auth token expires in 3600 seconds", "token == expected_token", "if (token == other.token)",
+    "f(password=get_pw(user))", "dict(secret=load_secret(path))", "secret := os.Getenv(\"SECRET\")", "API_TOKEN ?= $(shell cat .token)",
+    "<apiToken>${API_TOKEN}</apiToken>", 'setProperty("X_TOKEN", System.getenv("X_TOKEN"))', "password reset tokens are sent by email",
+    "the tokenizer bert-base-uncased-v2 splits words", "secret rotation runs nightly via cron", "auth_token SESSION_COOKIE_NAME",
+    # `pass` and `pw` inside other words, and base64 that holds no JWT.
+    "bypass_reason: ticket-12345", "compass_heading: N45W-2024x", "passenger_count: 12a45678", "spw_ratio = 3.5e-2x",
+    "the tests pass: see run-2024-11-05", "OrganizationServiceClient.Client.ExecuteMultipleRequestWithRetry()",
+    "sl_key = sort_key_for(user)", "the SoftLayer key lives in the vault",
+    # Ids, names and hashes of secrets: not random, or a UUID or hex digest as ids are.
+    "clientSecretId: '" + fake_uuid(370) + "'", "private_key_id: " + fake(HEX, 40, 371), "secretName: my-app-secret-2024",
+    "password_hash_size: 64", "SECRET_TYPE=Opaque", base64.b64encode(b"eyJust some words that start like a JWT header").decode(),
 ]
 
 
@@ -279,14 +322,14 @@ def test_redact_replaces_each_secret(kind, text):
 
 
 def test_redact_keeps_names_and_hosts():
-    value = _fake(ALNUM, 14, 900) + "3"
+    value = fake(ALNUM, 14, 900) + "3"
     assert redact(f"password: {value} for the db")[0] == "password: [redacted: password or secret assignment] for the db"
     assert redact(f"postgres://app:{value}@db:5432/x")[0] == "postgres://app:[redacted: credentials in a URL]@db:5432/x"
     assert redact("nothing here") == ("nothing here", [])
 
 
 def test_private_sections_are_removed_before_writing(repo):
-    value = _fake(ALNUM, 14, 901)
+    value = fake(ALNUM, 14, 901)
     result = mem("add", "-c", "fact", f"Deploys use the vault <private>root pw {value}</private>at vault.internal")
     assert result.code == 0, result.err
     stored = (repo / "grimoires/loa/memory/facts.yaml").read_text()
@@ -301,7 +344,7 @@ def test_private_sections_are_removed_before_writing(repo):
 
 
 def test_import_strips_private_and_redacts_when_asked(repo, tmp_path):
-    value = _fake(ALNUM, 14, 902) + "5"
+    value = fake(ALNUM, 14, 902) + "5"
     path = tmp_path / "in.jsonl"
     path.write_text(json.dumps({"content": f"the staging password: {value} <private>and more</private>", "category": "fact"}) + "\n")
     refused = mem("import", str(path))
@@ -349,7 +392,7 @@ def test_no_rule_finds_anything_in_a_timestamp(stamp):
     assert scan_fields(fields) == scan_fields(fields, gated=False)
 
 
-HEX = "abcdefab" * 3 + "abcd0123"
+HEXISH = "abcdefab" * 3 + "abcd0123"
 
 
 @pytest.mark.parametrize("text", [
@@ -368,7 +411,7 @@ def test_gates_read_text_as_the_rules_do(text):
 
 @settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(["4111", "1111", "555", "-", " ", "+1 ", "(415) ", ".", "\n", "x", "ssn ", "0", "7", "٤", "T", "Z", ":",
-                                 HEX, "-us1", "123456789", ":AA", "b" * 33, "GB82", "WEST", "sk-", "a1" * 10, "\u017f", "\u0131",
+                                 HEXISH, "-us1", "123456789", ":AA", "b" * 33, "GB82", "WEST", "sk-", "a1" * 10, "\u017f", "\u0131",
                                  "\u0130", "\u212a", "pass", "word = ", "authorization: Bearer "]),
                 max_size=30).map("".join),
        st.lists(st.sampled_from(["123", "45", "-", "6789", " ", "a", "ses-", "2026-01-02T03:04:05Z", "."]), max_size=8).map("".join))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes import ALNUM, HEX, LOWER, fake, fake_uuid
 from grimoire_cli import guard_gitleaks
 from grimoire_cli.guard import scan, scan_fields
 from grimoire_cli.guard_convert import ConversionError, convert, convert_pattern
@@ -20,28 +21,17 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "grimoire_cli" / "guard_data"
 
 
-def _fake(alphabet: str, size: int, seed: int) -> str:
-    import random
-
-    rng = random.Random(seed)
-    return "".join(rng.choice(alphabet) for _ in range(size))
-
-
-HEX = "0123456789abcdef"
-ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-LOWER = "abcdefghijklmnopqrstuvwxyz"
-
 # Prefixes grimoire's own rules never had: each now refused, bare, by gitleaks' rule.
 NEW_SHAPES = [
-    ("slack-app-token", "xapp-1-" + _fake("ABCDEFGHIJ0123456789", 11, 1) + "-" + _fake("0123456789", 13, 2) + "-" + _fake(HEX, 64, 3)),
-    ("planetscale-password", "pscale_pw_" + _fake(ALNUM, 43, 4)),
-    ("heroku-api-key-v2", "HRKU-AA" + _fake(ALNUM, 58, 5)),
-    ("huggingface-organization-api-token", "api_org_" + _fake(LOWER, 34, 6)),
-    ("planetscale-api-token", "pscale_tkn_" + _fake(ALNUM, 43, 7)),
-    ("1password-service-account-token", "ops_eyJ" + _fake(ALNUM, 260, 8)),
-    ("flyio-access-token", "fo1_" + _fake(ALNUM, 43, 9)),
-    ("sendinblue-api-token", "xkeysib-" + _fake(HEX, 64, 10) + "-" + _fake(ALNUM, 16, 11)),
-    ("azure-ad-client-secret", _fake(ALNUM, 3, 12) + "8Q~" + _fake(ALNUM, 34, 13)),
+    ("slack-app-token", "xapp-1-" + fake("ABCDEFGHIJ0123456789", 11, 1) + "-" + fake("0123456789", 13, 2) + "-" + fake(HEX, 64, 3)),
+    ("planetscale-password", "pscale_pw_" + fake(ALNUM, 43, 4)),
+    ("heroku-api-key-v2", "HRKU-AA" + fake(ALNUM, 58, 5)),
+    ("huggingface-organization-api-token", "api_org_" + fake(LOWER, 34, 6)),
+    ("planetscale-api-token", "pscale_tkn_" + fake(ALNUM, 43, 7)),
+    ("1password-service-account-token", "ops_eyJ" + fake(ALNUM, 260, 8)),
+    ("flyio-access-token", "fo1_" + fake(ALNUM, 43, 9)),
+    ("sendinblue-api-token", "xkeysib-" + fake(HEX, 64, 10) + "-" + fake(ALNUM, 16, 11)),
+    ("azure-ad-client-secret", fake(ALNUM, 3, 12) + "8Q~" + fake(ALNUM, 34, 13)),
 ]
 
 
@@ -59,7 +49,18 @@ def test_the_keyword_gate_changes_no_finding(kind, text):
 
 def test_a_text_without_any_keyword_opens_no_rule():
     assert guard_gitleaks.runnable("the build broke at noon on friday") == []
-    assert len(guard_gitleaks.runnable("the runner disk", gated=False)) == len(guard_gitleaks.ruleset().rules)
+    assert guard_gitleaks.runnable("the build broke at noon on friday", gated=False) == []
+
+
+def test_ungated_a_rule_still_needs_its_keyword():
+    """A keyword is part of a gitleaks rule: without the combined search (the
+    gate), each rule's own keywords are looked for, and findings agree.
+    Hypothesis found 40 hex digits reported ungated as a Sourcegraph token."""
+    digits = "4111" + fake(HEX, 36, 380)
+    assert scan(digits) == scan(digits, gated=False) == []
+    fields = {"content": digits, "tags": [digits[-6:]]}
+    assert scan_fields(fields) == scan_fields(fields, gated=False) == []
+    assert {rule.kind for rule in guard_gitleaks.runnable("sourcegraph " + digits, gated=False)} >= {"sourcegraph-access-token"}
 
 
 def test_a_keyword_inside_a_longer_one_opens_its_rules():
@@ -70,6 +71,17 @@ def test_a_keyword_inside_a_longer_one_opens_its_rules():
         lower = f"say {keyword} here"
         opened = {rule.kind for rule in guard_gitleaks.runnable(lower)}
         assert {rule.kind for rule in rules.rules if any(k in lower for k in rule.keywords)} <= opened, keyword
+
+
+def test_a_match_already_claimed_is_skipped_before_its_checks():
+    """guard._spans passes the spans grimoire's rules claimed: a gitleaks
+    match inside one is dropped before its entropy and allowlists are
+    checked (the costly part of a scan), and nothing else changes."""
+    text = "PLANETSCALE pscale_tkn_" + fake(ALNUM, 43, 390)
+    found = list(guard_gitleaks.matches(text))
+    assert [kind for kind, *_ in found] == ["planetscale-api-token"]
+    assert list(guard_gitleaks.matches(text, taken=lambda start, end: True)) == []
+    assert list(guard_gitleaks.matches(text, taken=lambda start, end: False)) == found
 
 
 def test_entropy_floor_and_placeholders_are_accepted():
@@ -117,23 +129,19 @@ def test_update_rules_fails_loudly_and_writes_nothing(tmp_path):
     assert (DATA / "gitleaks_rules.json").read_bytes() == before
 
 
-def _uuid(seed: int) -> str:
-    return "-".join(_fake(HEX, n, seed + n) for n in (8, 4, 4, 4, 12))
-
-
 # Lines that name a secret without holding one (the kind of line other
 # scanners' tests list as false positives), written for this test.
 BENIGN = [
-    "pipeline { steps { withCredentials([string(credentialsId: '" + _uuid(1) + "', variable: 'TOKEN')]) { sh 'make' } } }",
-    "deployCredentialsId: '" + _uuid(2) + "'",
-    "  \"credentialId\": \"" + _fake(ALNUM, 22, 3) + "\",",
+    "pipeline { steps { withCredentials([string(credentialsId: '" + fake_uuid(1) + "', variable: 'TOKEN')]) { sh 'make' } } }",
+    "deployCredentialsId: '" + fake_uuid(2) + "'",
+    "  \"credentialId\": \"" + fake(ALNUM, 22, 3) + "\",",
     "SECRETS_ID = \"PROD_DB_CRED\"",
     "staging.credentials.url=staging-lb2.internal.example:8443",
-    "public_key = \"" + _fake(ALNUM, 43, 4) + "\"",
-    "publicToken: \"" + _fake(ALNUM, 43, 5) + "\"",
-    "primaryKey=" + _fake(ALNUM, 28, 6),
+    "public_key = \"" + fake(ALNUM, 43, 4) + "\"",
+    "publicToken: \"" + fake(ALNUM, 43, 5) + "\"",
+    "primaryKey=" + fake(ALNUM, 28, 6),
     "encryption.KeySize = AesEncryptionKeySize.Key256Bit;",
-    "\"kms_key_id\": \"" + _uuid(7) + "\",",
+    "\"kms_key_id\": \"" + fake_uuid(7) + "\",",
     "const tokenAlphabet = \"0123456789abcdefghijklmnopqrstuvwxyz-_\"",
     "API_SECRET_NAME = \"BILLING-API-KEY-V2\"",
     "private_key = load_pem_private_key(pem_bytes, password=None) raises on an encrypted key",
