@@ -132,7 +132,7 @@ SHORTEST = [
     ("Notion token", "ntn_", 40, ""),
     ("Anthropic API key", "sk-ant-", 20, ""),
     ("OpenAI API key", "sk-", 20, ""),
-    ("JSON Web Token", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.", 8, ""),
+    # (No bound on a JWT's signature: header.payload alone is a token, unsigned JWTs included; test_guard.py.)
     ("JSON Web Token", "eyJ", 8, ".eyJzdWIiOiIxMjM0In0.SflKxwRJSMeKKF2QT4fw"),
     ("SendGrid key", "SG.", 16, "." + "Q" * 30),
     ("authorization header", "Authorization: Bearer ", 8, ""),
