@@ -10,6 +10,7 @@ archive); a sequence of every write path does.
 from __future__ import annotations
 
 import copy
+import fcntl
 from collections import Counter
 import json
 import os
@@ -34,7 +35,7 @@ from anthropic.types.beta import BetaMemoryTool20250818StrReplaceCommand as StrR
 
 from conftest import catalog_dump, examples, git, mem, mem_process
 from grimoire_cli import Grimoire
-from grimoire_cli.errors import BadInput, Duplicate, Refused
+from grimoire_cli.errors import BadInput, Duplicate, LockTimeout, Refused
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
 from grimoire_cli.local_ids import settle
 from anthropic.lib.tools import ToolError
@@ -791,6 +792,37 @@ class StoreMachine(RuleBasedStateMachine):
         aged = self.g.age(older_than=older_than, most=most)
         assert set(aged.to_dict()["hot_ids"]) <= {m.id for m in self.entries.values() if m.active(self.now)}
         assert self._files(tracked=True) == before, "I8: mem age changed a tracked file"
+
+    @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
+    @rule(what=st.sampled_from(["add", "supersede", "apply", "archive", "remember"]), pick=st.integers(0, 1000))
+    @counted
+    def write_while_locked(self, what, pick):
+        """I9: a write that gives up waiting for the lock another process holds (`MEM_LOCK_TIMEOUT`) leaves every
+        file as it was. flock locks belong to an open file, so a second open of the lock file here is that process."""
+        notes = self._active()
+        if not notes:
+            return False  # nothing to do: not counted as a run (RUNS)
+        chosen = notes[pick % len(notes)]
+        before = self._files()
+        holder = os.open(self.g.store.cache / "write.lock", os.O_RDWR | os.O_CREAT)
+        os.environ["MEM_LOCK_TIMEOUT"] = "0.05"
+        try:
+            fcntl.flock(holder, fcntl.LOCK_EX)
+            with pytest.raises(LockTimeout):
+                if what == "add":
+                    self.g.add(self._text("lock", "held"), "fact")
+                elif what == "supersede":
+                    self.g.supersede(chosen.id, self._text("lock", "held"))
+                elif what == "apply":
+                    self.g.apply(chosen.id, True)
+                elif what == "archive":
+                    self.g.archive([chosen.id], reason="manual", commit=False)
+                else:
+                    self.g.remember("db.pool", "locked out", category="fact")
+        finally:
+            del os.environ["MEM_LOCK_TIMEOUT"]
+            os.close(holder)
+        assert self._files() == before, f"I9: {what} that timed out on the lock changed a file"
 
     @rule(text=st.sampled_from(WORDS))
     @counted
