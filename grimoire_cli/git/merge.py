@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from ..config import LOCAL_DIR
 from ..errors import BadInput, Damaged
-from ..model import format_id, next_id, parse_id, score_of
+from ..model import format_id, parse_id, score_of
 from ..storage import issued_marks
 from ..storage.textedit import Raw, rewrite
 from ..storage.yamlio import emit_entry, parse_entries
@@ -72,7 +72,8 @@ def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str
     as_written = {now["id"]: (at, item) for now, at, item in zip(ours_now, written, our_items)
                   if isinstance(now, dict) and isinstance(now.get("id"), str)}
     renamed_side = ours_now if ours_yields else their_items
-    renumbered = {k: v for k, v in mapping.items() if v in {i.get("id") for i in renamed_side if isinstance(i, dict)}}
+    renamed_ids = {i.get("id") for i in renamed_side if isinstance(i, dict)}  # once: per mapping item it was quadratic
+    renumbered = {k: v for k, v in mapping.items() if v in renamed_ids}
     conflicts: list[str] = []
     changes: dict[str, Any] = {}
     for entry_id, mine in a.items():
@@ -165,15 +166,29 @@ def renumbering(base_ids: dict[str, str], our_ids: dict[str, str], their_ids: di
     Arguments map id -> the entry's text block in each commit. Deterministic:
     every file of one merge computes the same mapping.
     """
-    taken = set(base_ids) | set(our_ids) | set(their_ids) | set(also_taken)
+    numbers = Numbers(set(base_ids) | set(our_ids) | set(their_ids) | set(also_taken))
     mapping: dict[str, str] = {}
     for entry_id in sorted(set(our_ids) & set(their_ids) - set(base_ids)):
         if our_ids[entry_id] == their_ids[entry_id]:
             continue  # the same memory on both sides (a cherry-pick)
-        new = next_id(taken, parse_id(entry_id)[0])
-        taken.add(new)
-        mapping[entry_id] = new
+        mapping[entry_id] = numbers.fresh(parse_id(entry_id)[0])
     return mapping
+
+
+class Numbers:
+    """Fresh ids past every taken one, per day: what `next_id` gives, then adding it to the taken, without
+    rereading them all for each (thousands of same-day collisions in one pull were quadratic: issue 43)."""
+
+    def __init__(self, taken: Iterable[str]):
+        self.highest: dict[str, int] = {}
+        for value in taken:
+            parsed = parse_id(value) if isinstance(value, str) else None
+            if parsed and parsed[1] > self.highest.get(parsed[0], 0):
+                self.highest[parsed[0]] = parsed[1]
+
+    def fresh(self, day: str) -> str:
+        self.highest[day] = self.highest.get(day, 0) + 1
+        return format_id(day, self.highest[day])
 
 
 def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str) -> tuple[dict[str, str], bool]:

@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
-from ..model import next_id, parse_id
+from ..model import parse_id
 from ..storage.yamlio import ANY_ID_LINE
 from . import gitops
-from .merge import LIFECYCLE, mapping_between, merge_entry, renamed
+from .merge import LIFECYCLE, Numbers, mapping_between, merge_entry, renamed
 from .sides import ours_yields
 from .trees import Tree, prior_renames
 
@@ -286,7 +286,7 @@ def _changes(store, root: Path, storage: str, keeper: str, mapping: dict[str, st
 
     # Collisions no driver saw (no file both sides changed): fresh numbers.
     # A damaged file's ids are taken too: its author will restore it (see Store.ids_in_damaged).
-    taken = set(by_id) | set(blocks) | set(mapping) | set(mapping.values()) | store.ids_in_damaged()
+    numbers = Numbers(set(by_id) | set(blocks) | set(mapping) | set(mapping.values()) | store.ids_in_damaged())
     for entry_id, group in sorted(by_id.items()):
         if len(group) < 2 or entry_id in mapping or not parse_id(entry_id):
             continue
@@ -294,9 +294,7 @@ def _changes(store, root: Path, storage: str, keeper: str, mapping: dict[str, st
         if len(theirs) != 1 or len(group) != 2:
             result.notes.append(f"{entry_id} is used by {len(group)} entries and none or several are new; rename by hand, then `mem validate`")
             continue
-        new = next_id(taken, parse_id(entry_id)[0])
-        taken.add(new)
-        mapping[entry_id] = new
+        mapping[entry_id] = numbers.fresh(parse_id(entry_id)[0])
 
     carried: dict[tuple[str, str], dict] = {}
     if versions is not None:
