@@ -18,7 +18,7 @@ from .clock import iso, parse_time
 from .config import Config, is_inside
 from .errors import BadInput, NotFound, Refused
 from .model import (
-    KIND_FIELDS, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_key, check_ttl, derive_summary,
+    KIND_FIELDS, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, SURROGATE_RE, Entry, check_key, check_ttl, derive_summary,
     expires_at, expiry_start, infer_category, is_importance, ordered, normalize_tags, score_of,
 )
 from .request_texts import given_texts, line_texts, not_given, refuse_secrets, without_private
@@ -314,7 +314,7 @@ def _refuse_surrogates(value: Any, where: str = "") -> None:
     surrogate: YAML cannot hold one (it comes from a JSON `\\ud800`, or from
     invalid UTF-8 in an argument)."""
     if isinstance(value, str):
-        if any("\ud800" <= ch <= "\udfff" for ch in value):
+        if SURROGATE_RE.search(value):
             raise BadInput(f"{where or 'a text'} holds a lone surrogate (not a character)", "give valid Unicode (UTF-8) text")
     elif isinstance(value, dict):
         for key, item in value.items():

@@ -109,3 +109,19 @@ def test_a_large_batch_still_notes_near_duplicates_and_an_import_refuses_exact_o
     result = grimoire.import_lines([json.dumps(items[7]), *lines(3, start=500)], skip_invalid=True)
     assert len(result.imported) == 3 and [line for line, _ in result.rejected] == [1]
     assert result.rejected[0][1].startswith(f"an identical memory already exists: {written[7].id}")
+
+
+def test_a_long_list_of_related_ids_is_checked_for_repeats_in_one_pass(grimoire):
+    """`uniqueItems` compared every pair: a condensed entry (`mem compact`) or a
+    summary listing n ids cost n * n / 2 comparisons to check or validate."""
+    from grimoire_cli import schemas
+
+    data = grimoire.add("a condensed memory", "fact").data
+    compared = []
+    for count in (100, 1000):
+        related = {**data, "related_memories": [f"MEM-20261122-{n:03d}" for n in range(1, count + 1)]}
+        compared.append(calls(lambda: schemas.first_problem(related), schemas._same)[0])
+        assert schemas.first_problem(related) is None
+        repeated = {**related, "related_memories": related["related_memories"] + ["MEM-20261122-007"]}
+        assert "non-unique" in schemas.first_problem(repeated)[1]
+    assert compared[1] <= compared[0] + 10, compared
