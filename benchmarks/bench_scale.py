@@ -7,7 +7,8 @@ run exit 1.
     python benchmarks/bench_scale.py [--sizes 1000,10000] [--max 100000] [--only import,export] [--runs 1]
 
 Every entry a path touches is of one day (MEM_NOW fixed): the case where ids
-are numbered past each other. Each path gets a fresh grimoire in a temporary
+are numbered past each other. Seeded entries are spread over the five default
+categories, except where a path reads one (consolidate, the merge driver). Each path gets a fresh grimoire in a temporary
 folder, seeded straight through the store (one write per file, as
 generate.py does), so setting up does not go through the paths measured.
 `check` reuses the grimoire `archive` left (its archive holds the n entries).
@@ -17,12 +18,12 @@ Paths:
 - add_many: `Grimoire.add_many` of n items in one Python process;
 - archive: `mem archive` of n expired entries (with its commit);
 - check: `mem check` with those n entries in the archive, nothing to do;
-- compact: `mem compact --no-summary --keep 10` of n facts (with its commit);
+- compact: `mem compact --no-summary --keep 10` of n entries (with its commit);
 - validate: `mem validate` of n entries, no catalog (a fresh clone);
 - export: `mem export --archived` of n entries;
 - rebuild: `mem list --recent 1` after deleting the catalog (n entries);
 - consolidate: `mem consolidate` whose summarizer (an `sh` script) answers
-  n / 10 facts, on a grimoire of n entries (both grow 10x);
+  n / 10 facts, on a grimoire of n facts (both grow 10x);
 - merge-file: the merge driver on two sides that each add n same-day entries
   (ids colliding) to a file of n entries.
 """
@@ -61,8 +62,13 @@ def texts(count: int, seed: int = 7) -> list[str]:
     return [item["content"] for item in items(count, seed=seed)]
 
 
-def seed(folder: Path, contents: list[str], *, category: str = "fact", timestamp: str = NOW, first: int = 1) -> None:
-    """A committed grimoire in `folder` holding `contents`, all of one day, written straight through the store."""
+CATEGORIES = ("fact", "decision", "learning", "error", "preference")
+
+
+def seed(folder: Path, contents: list[str], *, category: str | None = None, timestamp: str = NOW, first: int = 1, ttl: str | None = None) -> None:
+    """A committed grimoire in `folder` holding `contents`, all of one day,
+    written straight through the store: in `category`, or spread over the
+    five (a file holds at most 32 MB: 100k entries in one would be refused)."""
     from grimoire_cli import Grimoire
     from grimoire_cli.model import format_id
     from grimoire_cli.request import Request, build
@@ -73,10 +79,15 @@ def seed(folder: Path, contents: list[str], *, category: str = "fact", timestamp
         Grimoire.init(folder)
     grimoire = Grimoire.open(folder)
     store, moment, day = grimoire.store, grimoire.now(), timestamp[:10].replace("-", "")
+    by_category: dict[str, list[dict]] = {}
     with store.lock():
-        batch = [build(Request.from_mapping({"content": text, "category": category, "timestamp": timestamp}), grimoire.config,
-                       moment, {}, set(), format_id(day, first + n))[0] for n, text in enumerate(contents)]
-        store.write(store.ensure_file(category), appended=batch)
+        for n, text in enumerate(contents):
+            item = {"content": text, "category": category or CATEGORIES[n % len(CATEGORIES)], "timestamp": timestamp, "ttl": ttl}
+            data = build(Request.from_mapping({k: v for k, v in item.items() if v is not None}), grimoire.config, moment, {}, set(),
+                         format_id(day, first + n))[0]
+            by_category.setdefault(data["category"], []).append(data)
+        for name, batch in by_category.items():
+            store.write(store.ensure_file(name), appended=batch)
     subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
     subprocess.run(["git", "commit", "-qm", "seed"], cwd=folder, check=True, env=ENV)
 
@@ -119,7 +130,7 @@ def case_add_many(folder: Path, n: int) -> list[str]:
 
 
 def case_archive(folder: Path, n: int) -> list[str]:
-    seed(folder, texts(n), category="error", timestamp="2026-06-01T12:00:00Z")  # past the 30 days of errors
+    seed(folder, texts(n), timestamp="2026-06-01T12:00:00Z", ttl="30d")  # expired since November
     warm(folder)
     return [MEM, "archive"]
 
@@ -129,14 +140,14 @@ def case_check(folder: Path, n: int) -> list[str]:
     run([MEM, "archive"], folder)
     seed(folder, texts(10, seed=11))  # a few active entries beside the large archive
     warm(folder)
-    assert (memory(folder) / "archive/errors.yaml").stat().st_size > 100 * n, "the archive is not filled"
+    assert sum(path.stat().st_size for path in (memory(folder) / "archive").glob("*.yaml")) > 100 * n, "the archive is not filled"
     return [MEM, "check"]
 
 
 def case_compact(folder: Path, n: int) -> list[str]:
     seed(folder, texts(n))
     warm(folder)
-    return [MEM, "compact", "--no-summary", "--keep", "10", "-c", "fact"]
+    return [MEM, "compact", "--no-summary", "--keep", "10"]
 
 
 def case_validate(folder: Path, n: int) -> list[str]:
@@ -158,7 +169,7 @@ def case_rebuild(folder: Path, n: int) -> list[str]:
 
 
 def case_consolidate(folder: Path, n: int) -> list[str]:
-    seed(folder, texts(n))
+    seed(folder, texts(n), category="fact")  # the category its facts are checked against
     run([MEM, "init", "--preset", "samaritan"], folder)  # its summary category
     answer = folder / "answer.json"
     answer.write_text(json.dumps({"facts": [{"content": text, "importance": 5} for text in texts(n // 10, seed=13)],
@@ -174,14 +185,14 @@ def case_consolidate(folder: Path, n: int) -> list[str]:
 
 
 def case_merge_file(folder: Path, n: int) -> list[str]:
-    seed(folder, texts(n))
+    seed(folder, texts(n), category="fact")
     facts = memory(folder) / "facts.yaml"
     base = facts.read_text()
     sides = []
     for side, text_seed in (("ours", 17), ("theirs", 19)):
         more = folder / side
         shutil.rmtree(more, ignore_errors=True)
-        seed(more, texts(n, seed=text_seed), first=n + 1)  # the same new ids on both sides
+        seed(more, texts(n, seed=text_seed), category="fact", first=n + 1)  # the same new ids on both sides
         sides.append(memory(more) / "facts.yaml")
     # Each side: the base's n entries, then its own n new ones (the seeded file's own header dropped).
     for side, path in zip(("ours", "theirs"), sides):
@@ -205,7 +216,8 @@ def run(cmd: list[str], cwd: Path) -> float:
     done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd[1:3])} failed ({done.returncode}): {done.stderr.decode(errors='replace').strip()[-2000:]}")
+        said = (done.stderr or done.stdout).decode(errors="replace").strip()
+        raise SystemExit(f"{' '.join(cmd[1:3])} failed ({done.returncode}): {said[-2000:]}")
     return elapsed
 
 

@@ -149,6 +149,7 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     old = batch.existing.get(request.supersedes) if request.supersedes else None
     if old is not None and request.id is None:  # an imported line with its id is a whole entry restated: nothing to carry over
         request = inherit(request, old, config)
+    batch.existing.prefetch(request.related)
     if request.id:
         new_id = check_id(request.id, batch.taken)
     else:
@@ -418,3 +419,15 @@ class _Existing:
 
     def __contains__(self, entry_id: object) -> bool:
         return isinstance(entry_id, str) and self.get(entry_id) is not None
+
+    def prefetch(self, ids: Iterable[str]) -> None:
+        """Read these ids in one catalog query (a condensed entry relates
+        thousands: a query each cost a bulk write one per id)."""
+        unknown = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i not in self.new and i not in self._read]
+        if len(unknown) < 2:
+            return
+        try:
+            found = self.store.by_id(unknown, unique=True)
+        except GrimoireError:
+            return  # an id two entries share: each is then asked for alone, which names it if it matters
+        self._read.update((entry_id, found.get(entry_id)) for entry_id in unknown)

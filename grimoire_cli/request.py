@@ -257,14 +257,13 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         data["superseded_by"] = request.superseded_by
     if (request.archive or {}).get("archived"):
         data.update(archived=True, archived_at=iso(parse_time(request.archive["archived_at"])), archive_reason=request.archive["archive_reason"])
-    related = []
+    related: dict[str, None] = {}  # in the order given, each once (a condensed entry may relate thousands)
     for other in request.related:
         if other not in existing and other not in taken_ids:
             raise NotFound(f"related memory {other} does not exist", "check the id with `mem list`")
-        if other not in related:
-            related.append(other)
+        related[other] = None
     if related:
-        data["related_memories"] = related
+        data["related_memories"] = list(related)
     if request.effectiveness is not None:
         data["effectiveness"] = _check_effectiveness(request.effectiveness)
     if request.metadata is not None:

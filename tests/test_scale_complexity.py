@@ -125,3 +125,16 @@ def test_a_long_list_of_related_ids_is_checked_for_repeats_in_one_pass(grimoire)
         repeated = {**related, "related_memories": related["related_memories"] + ["MEM-20261122-007"]}
         assert "non-unique" in schemas.first_problem(repeated)[1]
     assert compared[1] <= compared[0] + 10, compared
+
+
+def test_an_entry_relating_many_asks_the_catalog_once_for_them(tmp_path, monkeypatch):
+    """A condensed entry (`mem compact`) relates every entry it replaces: each
+    related id was one catalog query, and kept once by a search of the list so far."""
+    queries = []
+    for count in (20, 80):
+        grimoire = grimoire_at(tmp_path, monkeypatch, f"g{count}", holding=count)
+        ids = [entry.id for entry in grimoire.list(recent=count)]
+        relating = {"content": "what the others said, condensed", "category": "fact", "related": ids + ids[:3]}
+        queries.append(calls(lambda: grimoire.add_many([relating]), Store.by_id)[0])
+        assert grimoire.list(recent=1)[0].data["related_memories"] == ids
+    assert queries[1] == queries[0], queries
