@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast soak mutation bench bench-retrieval bench-guard update-rules lint clean
+.PHONY: demo test test-fast soak mutation bench bench-scale bench-retrieval bench-guard update-rules lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,12 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py
 	$(BIN)/python benchmarks/bench_mcp.py
 	$(BIN)/python benchmarks/bench_mcp_start.py
+	$(BIN)/python benchmarks/bench_scale.py
+
+# The bulk paths at 1k and 10k same-day entries and their fitted exponents;
+# a path past 1.2 fails it. `make bench-scale SCALE_MAX=100000` adds 100k.
+bench-scale: $(STAMP)
+	SCALE_MAX=$(SCALE_MAX) $(BIN)/python benchmarks/bench_scale.py
 
 bench-retrieval: $(STAMP)
 	$(BIN)/python benchmarks/bench_retrieval.py

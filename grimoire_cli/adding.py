@@ -14,7 +14,8 @@ from typing import Any, Callable, Iterable, NamedTuple
 
 from .clock import parse_time
 from .errors import BadInput, Duplicate, GrimoireError, Refused
-from .model import Entry, id_day, next_id, normalize_text, parse_id
+from .duplicates import Duplicates, alike_lengths
+from .model import Entry, format_id, id_day, normalize_text, parse_id
 from .request import Request, build
 from .superseding import inherit
 from .storage.catalog.queries import Filter
@@ -22,68 +23,9 @@ from .storage.issued import in_use
 from .storage.store import Store
 
 
-NEAR = 90  # fuzz.ratio at or above which a new memory is a near duplicate
 # A batch of at most this many items looks up, per item, the entries of a
 # length that could be NEAR alike; a larger one reads each category once.
 WINDOWED = 32
-
-
-def alike_lengths(length: int) -> tuple[int, int]:
-    """Lengths a text can have and still be NEAR-alike one of `length`.
-
-    fuzz.ratio is 100 * (1 - d / (a + b)) with the edit distance d at least
-    |a - b|, so 90 needs 9a/11 <= b <= 11a/9; one more each side for rounding.
-    """
-    return 9 * length // 11 - 1, -(-11 * length // 9) + 1
-
-
-class Duplicates:
-    """Exact and near (fuzz.ratio >= 90) duplicate lookup among one category's active entries.
-
-    Holds (id, normalised content) pairs, so checking a batch of n items
-    against m entries costs n lookups, not n * m normalisations.
-    """
-
-    def __init__(self, pairs: Iterable[tuple[str, str]]):
-        self.ids: list[str] = []
-        self.texts: list[str] = []
-        self.exact: dict[str, list[str]] = {}
-        for entry_id, text in pairs:
-            self.add(entry_id, text)
-
-    def add(self, entry_id: str, text: str) -> None:
-        self.ids.append(entry_id)
-        self.texts.append(text)
-        self.exact.setdefault(text, []).append(entry_id)
-
-    def extend(self, pairs: Iterable[tuple[str, str]]) -> None:
-        for pair in pairs:
-            self.add(*pair)
-
-    def remove(self, entry_id: str) -> None:
-        keep = [i for i, other in enumerate(self.ids) if other != entry_id]
-        if len(keep) == len(self.ids):
-            return
-        pairs = [(self.ids[i], self.texts[i]) for i in keep]
-        self.ids, self.texts, self.exact = [], [], {}
-        for pair in pairs:
-            self.add(*pair)
-
-    def of(self, data: dict[str, Any]) -> tuple[str | None, str | None, float]:
-        """(exact duplicate id, nearest near duplicate id, its score), ignoring the entry it supersedes."""
-        text = normalize_text(data["content"])
-        skip = data.get("supersedes")
-        for entry_id in self.exact.get(text, []):
-            if entry_id != skip:
-                return entry_id, None, 100.0
-        if not self.ids:
-            return None, None, 0.0
-        from rapidfuzz import fuzz, process
-
-        for _, score, index in process.extract(text, self.texts, scorer=fuzz.ratio, score_cutoff=NEAR, limit=2):
-            if self.ids[index] != skip:
-                return None, self.ids[index], score
-        return None, None, 0.0
 
 
 def check_id(value: str, taken: set[str]) -> str:
@@ -115,7 +57,7 @@ class Added(list):
 
 def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_invalid: bool = False,
              after: Callable[[list[Entry]], list[Request]] | None = None, dry_run: bool = False, check_all: bool = False,
-             check: Callable[[], None] | None = None) -> Added:
+             check: Callable[[], None] | None = None, near: bool = True) -> Added:
     """Write many entries under one lock, one write per file; all or nothing
     unless `skip_invalid`. `after` makes more requests from the entries
     prepared (a summary listing their ids), checked in the same batch: one of
@@ -123,7 +65,9 @@ def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_in
     numbered, and nothing is written. With `check_all`, every item is checked
     as `skip_invalid` does, and nothing is written when one is rejected.
     `check` runs first under the lock and may raise: a condition of the
-    caller's that no other writer can change before the write lands."""
+    caller's that no other writer can change before the write lands.
+    Without `near`, no near duplicate is looked for (a caller that reports
+    none: each lookup compares the item with every entry of a like length)."""
     from .local_ids import settle
 
     settle(store)  # a local entry whose id a pull gave to a tracked one: renamed before any id is edited or numbered
@@ -132,7 +76,7 @@ def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_in
     with store.lock():
         if check is not None:
             check()
-        batch = _Batch(store, moment, windowed=len(requests) <= WINDOWED)
+        batch = _Batch(store, moment, windowed=len(requests) <= WINDOWED, near=near)
         indexes = []
         for index, request in enumerate(requests):
             try:
@@ -205,6 +149,7 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     old = batch.existing.get(request.supersedes) if request.supersedes else None
     if old is not None and request.id is None:  # an imported line with its id is a whole entry restated: nothing to carry over
         request = inherit(request, old, config)
+    batch.existing.prefetch(request.related)
     if request.id:
         new_id = check_id(request.id, batch.taken)
     else:
@@ -239,7 +184,7 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
     checked = "key" not in data and config.category(data["category"]).kind not in ("episode", "chat", "summary", "insight") \
         if request.dedupe is None else request.dedupe
     checked = checked and not retired
-    exact, near, score = batch.duplicates(data["category"], data["content"]).of(data) if checked else (None, None, 0.0)
+    exact, near, score = batch.duplicates(data["category"], data["content"]).of(data, near=batch.near) if checked else (None, None, 0.0)
     if exact is not None:
         raise Duplicate(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`", exact)
     entry = Entry(data, config.relative(store.category_path(data["category"], bool(data.get("archived")))), None, notes=notes)
@@ -295,10 +240,11 @@ class _Batch:
     is checked as if its items had been added one by one.
     """
 
-    def __init__(self, store: Store, moment: datetime, windowed: bool = False):
+    def __init__(self, store: Store, moment: datetime, windowed: bool = False, near: bool = True):
         self.store = store
         self.moment = moment
         self.windowed = windowed
+        self.near = near
         self.taken = _Taken(store)
         self.existing = _Existing(store)
         self.updates: dict[str, dict[str, Any] | None] = {}  # old id -> its new data (None: removed)
@@ -307,6 +253,7 @@ class _Batch:
         self._new: dict[str, dict[str, str]] = {}  # this batch's entries by category: id -> normalized content
         self._turns: dict[str, int] = {}  # a chat category's last turn so far
         self._keys: dict[str, Entry | None] = {}  # holders by identity (`_identities`)
+        self._held: dict[str, list[str]] = {}  # a holder's id -> the identities it holds in `_keys`
 
     def duplicates(self, category: str, content: str | None = None) -> Duplicates:
         """Active entries of one category (duplicate checks compare within it).
@@ -366,8 +313,13 @@ class _Batch:
         ident, chosen = found[0]
         if ident not in self._keys:
             ids = [i for i in self.store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False) if i not in self.updates]
-            self._keys[ident] = self.existing.get(ids[0]) if ids else None
+            self._hold(ident, self.existing.get(ids[0]) if ids else None)
         return self._keys[ident]
+
+    def _hold(self, ident: str, entry: Entry | None) -> None:
+        self._keys[ident] = entry
+        if entry is not None:
+            self._held.setdefault(entry.id, []).append(ident)
 
     def added(self, entry: Entry, old: Entry | None) -> None:
         if old is not None:
@@ -375,9 +327,10 @@ class _Batch:
             for group in self._groups.values():
                 group.remove(old.id)
             self._new.get(old.category, {}).pop(old.id, None)
-            for key, holder in list(self._keys.items()):
+            for ident in self._held.pop(old.id, ()):
+                holder = self._keys.get(ident)
                 if holder is not None and holder.id == old.id:
-                    self._keys[key] = None
+                    self._keys[ident] = None
         self.taken.add(entry.id)
         self.existing.new[entry.id] = entry
         if entry.archived or entry.superseded_by or entry.is_expired(self.moment):
@@ -386,35 +339,56 @@ class _Batch:
         if entry.category in self._groups:
             self._groups[entry.category].add(entry.id, normalize_text(entry.content))
         for ident, _ in self._identities(entry.category, entry.data):
-            self._keys[ident] = entry
+            self._hold(ident, entry)
 
 
 class _Taken:
-    """Ids in use: the grimoire's (asked of the catalog per day) and this batch's."""
+    """Ids in use: the grimoire's (asked of the catalog once per day) and this batch's.
+
+    Each day's ids are read once and kept with the highest number among
+    them, both updated as the batch adds: numbering one more id costs the
+    same whatever the day already holds (a bulk import of a day's entries
+    stays linear).
+    """
 
     def __init__(self, store: Store):
         self.store = store
         self.new: set[str] = set()
-        self._days: dict[str, set[str]] = {}
+        self._days: dict[str, set[str]] = {}  # day -> the ids in use that day, this batch's included
+        self._added: dict[str, set[str]] = {}  # day -> this batch's ids of that day
+        self._highest: dict[str, int] = {}  # day -> the highest number in use or ever issued that day
         self._issued: dict[str, int] | None = None
 
     def fresh(self, day: str) -> str:
         """A new id of `day`: past every id in use, and past every id this
         clone ever issued, though its entry be gone (storage/issued.py).
         Only numbering looks at those: an id given explicitly may be one."""
-        if self._issued is None:
-            self._issued = self.store.issued()
-        return next_id(self.of_day(day) | in_use(self._issued, day), day)
+        if day not in self._highest:
+            if self._issued is None:
+                self._issued = self.store.issued()
+            numbers = (parsed[1] for parsed in map(parse_id, self.of_day(day) | in_use(self._issued, day)) if parsed and parsed[0] == day)
+            self._highest[day] = max(numbers, default=0)
+        return format_id(day, self._highest[day] + 1)
 
     def of_day(self, day: str) -> set[str]:
         if day not in self._days:
             known = set(self.store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day)))
             # The ids of files too damaged to read count as taken (never reused).
-            self._days[day] = known | {i for i in self.store.ids_in_damaged() if i.startswith(f"MEM-{day}-")}
-        return self._days[day] | {i for i in self.new if i.startswith(f"MEM-{day}-")}
+            known |= {i for i in self.store.ids_in_damaged() if i.startswith(f"MEM-{day}-")}
+            self._days[day] = known | self._added.get(day, set())
+        return self._days[day]
 
     def add(self, entry_id: str) -> None:
         self.new.add(entry_id)
+        parsed = parse_id(entry_id)
+        if parsed is None:
+            return
+        day, number = parsed
+        self._added.setdefault(day, set()).add(entry_id)
+        if day in self._days:
+            self._days[day].add(entry_id)
+        if day in self._highest and number > self._highest[day]:
+            self._highest[day] = number
 
     def __contains__(self, entry_id: object) -> bool:
         if not isinstance(entry_id, str):
@@ -445,3 +419,15 @@ class _Existing:
 
     def __contains__(self, entry_id: object) -> bool:
         return isinstance(entry_id, str) and self.get(entry_id) is not None
+
+    def prefetch(self, ids: Iterable[str]) -> None:
+        """Read these ids in one catalog query (a condensed entry relates
+        thousands: a query each cost a bulk write one per id)."""
+        unknown = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i not in self.new and i not in self._read]
+        if len(unknown) < 2:
+            return
+        try:
+            found = self.store.by_id(unknown, unique=True)
+        except GrimoireError:
+            return  # an id two entries share: each is then asked for alone, which names it if it matters
+        self._read.update((entry_id, found.get(entry_id)) for entry_id in unknown)

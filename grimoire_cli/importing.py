@@ -39,8 +39,9 @@ def import_lines(store: Store, lines: Iterable[str], moment: datetime, *, skip_i
     from .adding import add_many
 
     requests = _links_first(requests)
+    # Near duplicates are not looked for: an import reports none (exact ones are still refused).
     written = add_many(store, [r for _, r in requests], moment, skip_invalid=skip_invalid, check_all=not skip_invalid,
-                       dry_run=bool(result.rejected) and not skip_invalid)
+                       dry_run=bool(result.rejected) and not skip_invalid, near=False)
     result.rejected.extend((requests[rejected.index][0], rejected.message) for rejected in written.rejected)
     result.rejected.sort()
     if result.rejected and not skip_invalid:

@@ -16,6 +16,8 @@ from .clock import iso, parse_time
 from .errors import BadInput
 
 ID_RE = re.compile(r"^MEM-(\d{8})-(\d{3,})\Z")
+# A lone surrogate, which YAML cannot hold (searched in C: a check per character in Python cost a bulk write seconds).
+SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 TAG_RE = re.compile(r"^[a-z0-9-]+\Z")
 KEY_RE = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_-]+)*\Z")
 TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}[mhd])\Z")

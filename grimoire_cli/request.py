@@ -18,7 +18,7 @@ from .clock import iso, parse_time
 from .config import Config, is_inside
 from .errors import BadInput, NotFound, Refused
 from .model import (
-    KIND_FIELDS, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, Entry, check_key, check_ttl, derive_summary,
+    KIND_FIELDS, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, SURROGATE_RE, Entry, check_key, check_ttl, derive_summary,
     expires_at, expiry_start, infer_category, is_importance, ordered, normalize_tags, score_of,
 )
 from .request_texts import given_texts, line_texts, not_given, refuse_secrets, without_private
@@ -257,14 +257,13 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
         data["superseded_by"] = request.superseded_by
     if (request.archive or {}).get("archived"):
         data.update(archived=True, archived_at=iso(parse_time(request.archive["archived_at"])), archive_reason=request.archive["archive_reason"])
-    related = []
+    related: dict[str, None] = {}  # in the order given, each once (a condensed entry may relate thousands)
     for other in request.related:
         if other not in existing and other not in taken_ids:
             raise NotFound(f"related memory {other} does not exist", "check the id with `mem list`")
-        if other not in related:
-            related.append(other)
+        related[other] = None
     if related:
-        data["related_memories"] = related
+        data["related_memories"] = list(related)
     if request.effectiveness is not None:
         data["effectiveness"] = _check_effectiveness(request.effectiveness)
     if request.metadata is not None:
@@ -314,7 +313,7 @@ def _refuse_surrogates(value: Any, where: str = "") -> None:
     surrogate: YAML cannot hold one (it comes from a JSON `\\ud800`, or from
     invalid UTF-8 in an argument)."""
     if isinstance(value, str):
-        if any("\ud800" <= ch <= "\udfff" for ch in value):
+        if SURROGATE_RE.search(value):
             raise BadInput(f"{where or 'a text'} holds a lone surrogate (not a character)", "give valid Unicode (UTF-8) text")
     elif isinstance(value, dict):
         for key, item in value.items():

@@ -82,6 +82,15 @@ def _same(a: object, b: object) -> bool:
     return a == b and not (isinstance(a, (list, dict)) or isinstance(b, (list, dict)))
 
 
+def _repeats(values: list) -> bool:
+    """Whether two items are JSON-equal: one pass over a list of scalars
+    (a summary's related_memories may list thousands of ids), pairwise otherwise."""
+    if all(value is None or isinstance(value, (str, int, float)) for value in values):
+        keys = [(isinstance(value, bool), value) for value in values]  # true is not 1
+        return len(set(keys)) < len(keys)
+    return any(_same(a, b) for i, a in enumerate(values) for b in values[i + 1:])
+
+
 def size_message(value: object, schema: dict) -> "str | None":
     """`N characters, over the limit of M` (or items, or keys) when `value`
     is larger than one of the schema's size keywords allows, else None."""
@@ -162,7 +171,7 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             out.append((path, f"{value!r} should be non-empty" if schema["minItems"] == 1 else f"{value!r} is too short"))
-        if schema.get("uniqueItems") and any(_same(a, b) for i, a in enumerate(value) for b in value[i + 1:]):
+        if schema.get("uniqueItems") and _repeats(value):
             out.append((path, f"{value!r} has non-unique elements"))
         if "items" in schema:
             for index, item in enumerate(value):

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..clock import iso
 from ..errors import Damaged
-from ..model import ordered
+from ..model import SURROGATE_RE, ordered
 
 MAX_DEPTH = 64
 
@@ -388,7 +388,7 @@ def always_exact(value: Any, _depth: int = 0) -> bool:
     if isinstance(value, float):
         return bool(DECIMAL_RE.match(repr(value)))
     if isinstance(value, str):
-        return not _literal_ok(value) and not any("\ud800" <= ch <= "\udfff" for ch in value)
+        return not _literal_ok(value) and not SURROGATE_RE.search(value)
     if isinstance(value, list):
         return all(not isinstance(item, (dict, list)) and always_exact(item) for item in value)
     if isinstance(value, dict):

@@ -1,0 +1,140 @@
+"""The bulk paths' cost per entry does not grow with the data (issue 43).
+
+Nothing here is timed: each test counts calls of the function a quadratic
+loop would call (an id parse, a catalog query) at two sizes, with the
+profiler, so a loop that goes back over the day's ids for every new one
+fails on any machine. `benchmarks/bench_scale.py` times the same paths.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import json
+import random
+from pathlib import Path
+from typing import Callable
+
+from conftest import fresh_repo
+
+from grimoire_cli import Grimoire
+from grimoire_cli.adding import WINDOWED
+from grimoire_cli.duplicates import Duplicates
+from grimoire_cli.model import parse_id
+from grimoire_cli.storage.store import Store
+
+WORDS = "cache index query deploy build runner disk memory timeout retry queue worker schema migration release branch merge".split()
+
+
+def calls(action: Callable[[], object], *functions: Callable) -> list[int]:
+    """How many times `action` called each of `functions` (counted by the profiler, whatever name the caller imported it by)."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        action()
+    finally:
+        profiler.disable()
+    profiler.create_stats()
+    counted = {(code[0], code[1], code[2]): stats[1] for code, stats in profiler.stats.items()}
+    return [counted.get((f.__code__.co_filename, f.__code__.co_firstlineno, f.__code__.co_name), 0) for f in functions]
+
+
+def lines(count: int, start: int = 0, **fields: object) -> list[str]:
+    """`count` JSON Lines of distinct facts (no ids: each one is numbered), none a near duplicate of another."""
+    rng = random.Random(start)
+    return [json.dumps({"content": f"note {n}: " + " ".join(rng.choice(WORDS) for _ in range(12)), "category": "fact", **fields})
+            for n in range(start, start + count)]
+
+
+def grimoire_at(tmp_path: Path, monkeypatch, name: str, holding: int = 0) -> Grimoire:
+    """A fresh grimoire whose day (MEM_NOW's) already holds `holding` facts."""
+    fresh_repo(tmp_path / name, monkeypatch)
+    if holding:
+        Grimoire.open().import_lines(lines(holding, start=10**6))
+    return Grimoire.open()
+
+
+def test_an_import_parses_a_bounded_number_of_ids_per_entry(tmp_path, monkeypatch):
+    per_entry = []
+    for size in (100, 400):
+        grimoire = grimoire_at(tmp_path, monkeypatch, f"g{size}")
+        parses, queries = calls(lambda: grimoire.import_lines(lines(size)), parse_id, Store.ask)
+        assert len(grimoire.list()) == size
+        per_entry.append((parses / size, queries))
+    (small_parses, small_queries), (large_parses, large_queries) = per_entry
+    # Numbering the 400th id of a day parses no more than numbering the 100th (before: every id of the day, each time).
+    assert large_parses <= small_parses + 1, per_entry
+    assert large_queries <= small_queries + 2, per_entry  # the catalog is asked per batch and per day, not per entry
+
+
+def test_numbering_reads_the_days_ids_once(tmp_path, monkeypatch):
+    counts = []
+    for holding in (200, 800):
+        grimoire = grimoire_at(tmp_path, monkeypatch, f"g{holding}", holding=holding)
+        counts.append(calls(lambda: grimoire.import_lines(lines(50)), parse_id)[0])
+        assert parse_id(grimoire.list()[0].id)[1] > holding  # numbered past the day's ids
+    # Each id the day already holds is parsed a bounded number of times in all, not once per new entry.
+    assert counts[1] - counts[0] <= 3 * (800 - 200), counts
+
+
+def test_add_many_parses_a_bounded_number_of_ids_per_entry(tmp_path, monkeypatch):
+    per_entry = []
+    for size in (100, 400):
+        grimoire = grimoire_at(tmp_path, monkeypatch, f"g{size}")
+        items = [json.loads(line) for line in lines(size)]
+        per_entry.append(calls(lambda: grimoire.add_many(items), parse_id)[0] / size)
+    assert per_entry[1] <= per_entry[0] + 1, per_entry
+
+
+def test_superseding_in_a_batch_does_not_rebuild_the_duplicate_lookup(tmp_path, monkeypatch):
+    """Each supersede in a batch took its old entry out of every category's
+    lookup by rebuilding it: a batch re-keying n facts beside a plain one cost n * m."""
+    added, keyed = [], WINDOWED + 8  # a batch that reads the category's lookup once
+    for holding in (100, 400):
+        grimoire = grimoire_at(tmp_path, monkeypatch, f"g{holding}", holding=holding)
+        grimoire.add_many([{"content": f"value {n}", "category": "fact", "key": f"k.{n}"} for n in range(keyed)])
+        batch = [{"content": "a plain fact beside the keyed ones", "category": "fact"}]
+        batch += [{"content": f"new value {n}", "category": "fact", "key": f"k.{n}"} for n in range(keyed)]
+        added.append(calls(lambda: grimoire.add_many(batch), Duplicates.add)[0])
+        assert grimoire.get("k.3").content == "new value 3"
+    # Filling the lookup costs one add per entry it holds; the supersedes cost nothing more.
+    assert added[1] - added[0] <= 400 - 100 + 5, added
+
+
+def test_a_large_batch_still_notes_near_duplicates_and_an_import_refuses_exact_ones(repo):
+    grimoire = Grimoire.open()
+    items = [json.loads(line) for line in lines(WINDOWED + 8)]
+    items.append(dict(items[5], content=items[5]["content"] + "!"))  # one character more: a near duplicate of item 5
+    written = grimoire.add_many(items)
+    assert written[-1].near_duplicate[0] == written[5].id
+    result = grimoire.import_lines([json.dumps(items[7]), *lines(3, start=500)], skip_invalid=True)
+    assert len(result.imported) == 3 and [line for line, _ in result.rejected] == [1]
+    assert result.rejected[0][1].startswith(f"an identical memory already exists: {written[7].id}")
+
+
+def test_a_long_list_of_related_ids_is_checked_for_repeats_in_one_pass(grimoire):
+    """`uniqueItems` compared every pair: a condensed entry (`mem compact`) or a
+    summary listing n ids cost n * n / 2 comparisons to check or validate."""
+    from grimoire_cli import schemas
+
+    data = grimoire.add("a condensed memory", "fact").data
+    compared = []
+    for count in (100, 1000):
+        related = {**data, "related_memories": [f"MEM-20261122-{n:03d}" for n in range(1, count + 1)]}
+        compared.append(calls(lambda: schemas.first_problem(related), schemas._same)[0])
+        assert schemas.first_problem(related) is None
+        repeated = {**related, "related_memories": related["related_memories"] + ["MEM-20261122-007"]}
+        assert "non-unique" in schemas.first_problem(repeated)[1]
+    assert compared[1] <= compared[0] + 10, compared
+
+
+def test_an_entry_relating_many_asks_the_catalog_once_for_them(tmp_path, monkeypatch):
+    """A condensed entry (`mem compact`) relates every entry it replaces: each
+    related id was one catalog query, and kept once by a search of the list so far."""
+    queries = []
+    for count in (20, 80):
+        grimoire = grimoire_at(tmp_path, monkeypatch, f"g{count}", holding=count)
+        ids = [entry.id for entry in grimoire.list(recent=count)]
+        relating = {"content": "what the others said, condensed", "category": "fact", "related": ids + ids[:3]}
+        queries.append(calls(lambda: grimoire.add_many([relating]), Store.by_id)[0])
+        assert grimoire.list(recent=1)[0].data["related_memories"] == ids
+    assert queries[1] == queries[0], queries
