@@ -138,3 +138,51 @@ def test_an_entry_relating_many_asks_the_catalog_once_for_them(tmp_path, monkeyp
         queries.append(calls(lambda: grimoire.add_many([relating]), Store.by_id)[0])
         assert grimoire.list(recent=1)[0].data["related_memories"] == ids
     assert queries[1] == queries[0], queries
+
+
+def _lines_run_in(path_end: str, action: Callable[[], object]) -> int:
+    """Lines executed in the module whose file ends with `path_end` (its comprehensions included): a loop over
+    all entries inside a loop over all entries shows up here, whatever it calls."""
+    import sys
+
+    count = 0
+
+    def trace(frame, event, arg):
+        nonlocal count
+        if not frame.f_code.co_filename.endswith(path_end):
+            return None
+        if event == "line":
+            count += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        action()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def _side(who: str, n: int) -> str:
+    return "".join(f'- id: MEM-20261122-{i:03d}\n  category: fact\n  content: "{who} memory {i}"\n  confidence: 0.8\n'
+                   f'  ttl: permanent\n  source:\n    timestamp: "2026-11-22T10:00:00Z"\n' for i in range(1, n + 1))
+
+
+def test_the_merge_driver_grows_linearly_in_colliding_same_day_ids():
+    """Both sides minted the same n ids; renumbering and merging them runs a number of lines proportional to n
+    (the renumbered report rebuilt its id set per mapping item, and each fresh id reread every taken one)."""
+    from grimoire_cli.git.merge import merge_texts, renumbering
+    from grimoire_cli.git.trees import ids_in
+
+    def work(n: int) -> Callable[[], object]:
+        ours, theirs = _side("ours", n), _side("theirs", n)
+
+        def merge() -> None:
+            mapping = renumbering({}, ids_in(ours), ids_in(theirs))
+            assert len(mapping) == n
+            result = merge_texts("", ours, theirs, "facts.yaml", mapping, ours_yields=True)
+            assert len(result.renumbered) == n and not result.conflicts
+        return merge
+
+    small, large = (_lines_run_in("git/merge.py", work(n)) for n in (100, 400))
+    assert large < 6 * small, (small, large)  # linear: about 4 times; quadratic: about 16
