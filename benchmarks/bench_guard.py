@@ -43,7 +43,8 @@ SHARED = next((up / "shared" / "benchmarks" for up in ROOT.parents if (up / "sha
 def own_lines() -> list[str]:
     """This repository's README, docs and Python lines (non-blank), the fake
     secrets of the guard's own tests left out (they are meant to be found)."""
-    files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(ROOT.rglob("*.py"))]
+    prose = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", ROOT / "benchmarks" / "README.md"]
+    files = [*prose, *sorted((ROOT / "docs").glob("*.md")), *sorted(ROOT.rglob("*.py"))]
     out = []
     for path in files:
         if ".venv" in path.parts or path.name in ("test_guard.py", "test_poison.py") or ".data" in path.parts:

@@ -11,7 +11,7 @@ median, min and max of each, in ms, and the median of each start over the
     python benchmarks/bench_mcp_start.py [--runs 9]
 
 For where the time goes: `python -X importtime -m grimoire_cli mcp`
-(README: Agents, "Start-up").
+(docs/agents.md).
 """
 
 from __future__ import annotations

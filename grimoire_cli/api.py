@@ -179,7 +179,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         of retrieval.min_confidence and its own floor. When nothing is found,
         the result's `filtered_out` says what matched but was left out.
         `since`/`until` bound creation time, as for `list`; `tier` (hot, long,
-        all) keeps one tier of memory (README: Tiers and recipes)."""
+        all) keeps one tier of memory (docs/tiers-and-consolidation.md)."""
         from .search import Hits, filtered_out, hits, ranked
 
         bounds.text(text, "the query")

@@ -33,7 +33,7 @@ DEFAULT_LIFECYCLE = {
     "warn_before_archive_days": 7,
 }
 DEFAULT_STORAGE_DIR = "grimoires/loa/memory"
-# What a category holds beside a note's fields (README: Kinds), and the
+# What a category holds beside a note's fields (docs/agent-personas.md), and the
 # preset that brings a category of each kind.
 KINDS = {"note": None, "episode": "sabre", "procedure": "sabre", "task": "sabre", "summary": "samaritan", "chat": "protea", "insight": "pms"}
 LOCAL_DIR = "local"  # under the storage dir: categories with tracked: false
@@ -172,7 +172,7 @@ class Config:
             found += [self.local_dir, self.local_dir / "archive"]
         return found
 
-    # -- scopes (README: Commands): a scope is a grimoire dir `<scopes>/<name>/memory`
+    # -- scopes (docs/commands.md): a scope is a grimoire dir `<scopes>/<name>/memory`
 
     @property
     def scopes_dir(self) -> Path | None:

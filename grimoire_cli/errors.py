@@ -1,6 +1,6 @@
 """Typed domain errors and the exit codes they map to.
 
-The exit codes are a published contract (the README's table);
+The exit codes are a published contract (docs/reference.md, Exit codes);
 no other module spells one as a number.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 OK = 0
 FOUND_PROBLEMS = 1  # validate found problems, check --strict found something due, an unknown id or key, a search that found nothing
 BAD_INPUT = 2  # bad input or usage, refused content
-DAMAGED = 3  # a damaged grimoire or config; also a grimoire locked too long (README: deviations)
+DAMAGED = 3  # a damaged grimoire or config; also a grimoire locked too long (docs/design.md, Choices worth knowing)
 GIT_FAILED = 4
 EXTERNAL_FAILED = 5  # the external command (a summarizer) failed, timed out or printed no valid JSON
 INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT

@@ -1,8 +1,8 @@
-"""Reading the observation log into the catalog (README: Learning from
-executions): each record becomes a task with its steps, its patterns and
-its corrections, summed per key (`storage/catalog/executions.Batch`) and
-added in one transaction. The catalog reads only what the log gained since
-it last looked, so a warm read costs a few rows whatever the log's size.
+"""Reading the observation log into the catalog (docs/learning.md): each record
+becomes a task with its steps, its patterns and its corrections, summed per key
+(`storage/catalog/executions.Batch`) and added in one transaction. The catalog
+reads only what the log gained since it last looked, so a warm read costs a few
+rows whatever the log's size.
 
 Errors are grouped by their shape: numbers, ids, paths, quoted values and
 e-mail addresses are wildcarded, so `timeout after 30s on /srv/a/1.json`

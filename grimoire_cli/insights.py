@@ -1,6 +1,6 @@
 """`mem learn` (the Persistent Memory System's learn step): evidence from
 the observation log, as the catalog derives it, turned into tracked
-`insight` entries (README: Learning from executions).
+`insight` entries (docs/learning.md).
 
 The rules (`learning` settings):
 - a pattern of `min_usage` (5) tasks or more whose success rate is above

@@ -1,6 +1,6 @@
-"""The facade's methods for learning from executions (README: Learning from
-executions): `Grimoire` inherits them, as it does the kinds'
-(`kinds/facade.py`). The work is done by the module each one names.
+"""The facade's methods for learning from executions (docs/learning.md):
+`Grimoire` inherits them, as it does the kinds' (`kinds/facade.py`). The work
+is done by the module each one names.
 
 The Persistent Memory System's own API names are here too, as the same
 calls: `query_memory` is `recall_all`, `get_memory_pattern` is `patterns`,

@@ -1,7 +1,7 @@
-"""The facade's methods for tiers, forgetting and consolidation (README:
-Tiers and recipes; Samaritan's and Protea's designs): `Grimoire` inherits
-them, as it does the kinds' (`kinds/facade.py`). Each is one call an agent
-runtime makes; the work is done by the module it names.
+"""The facade's methods for tiers, forgetting and consolidation
+(docs/tiers-and-consolidation.md; Samaritan's and Protea's designs): `Grimoire`
+inherits them, as it does the kinds' (`kinds/facade.py`). Each is one call
+an agent runtime makes; the work is done by the module it names.
 """
 
 from __future__ import annotations

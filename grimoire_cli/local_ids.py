@@ -1,4 +1,4 @@
-"""Local entries give way (README: Kinds): a local entry (`tracked: false`)
+"""Local entries give way (docs/agent-personas.md): a local entry (`tracked: false`)
 whose id a tracked entry also has takes a fresh id.
 
 A clone numbers local and tracked entries from one sequence per day, so

@@ -1,7 +1,7 @@
-"""The settings of tiers, forgetting and consolidation (README: Tiers and
-recipes), read from `memory_schema` and checked: `tiers`, `decay`,
-`context`, `consolidate` and `compaction`; and the `MEM_*` environment
-variables, each read and checked here (`environment`).
+"""The settings of tiers, forgetting and consolidation
+(docs/tiers-and-consolidation.md), read from `memory_schema` and checked:
+`tiers`, `decay`, `context`, `consolidate` and `compaction`; and the `MEM_*`
+environment variables, each read and checked here (`environment`).
 
 Each is a small immutable value with the defaults DESIGN §7 names, so a
 config that says nothing behaves exactly as before these settings existed:

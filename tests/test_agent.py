@@ -1,6 +1,6 @@
 """`mem agent install|uninstall|status claude` and `mem agent hook EVENT`:
 Claude Code's settings merged and unmerged, and the hooks fed payloads
-shaped as Claude Code documents them (README: Agents)."""
+shaped as Claude Code documents them (docs/agents.md)."""
 
 from __future__ import annotations
 
@@ -402,7 +402,7 @@ def test_files_install_creates_follow_the_umask_and_existing_ones_keep_their_mod
 
 
 def test_an_older_install_s_server_gets_mem_agent_and_entries_it_saves_are_claude_s(repo):
-    """README's `.mcp.json` example sets MEM_AGENT=claude: what Claude Code saves through the server says so (source.agent)."""
+    """docs/agents.md's `.mcp.json` example sets MEM_AGENT=claude: what Claude Code saves through the server says so (source.agent)."""
     pytest.importorskip("mcp")
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client

@@ -1,4 +1,4 @@
-"""Auto-capture (README: Agents): commit trailers `Decision:`, `Learning:`,
+"""Auto-capture (docs/agents.md): commit trailers `Decision:`, `Learning:`,
 `Error:` become memories through the post-commit hook, as the config's
 auto_capture flags allow; the commit always stands."""
 

@@ -1,6 +1,5 @@
 """`mem compact` (Protea): past the newest N, one condensed entry replaces the
-older ones, which are archived superseded by it, in one commit (README:
-Consolidation and compaction)."""
+older ones, which are archived superseded by it, in one commit (docs/tiers-and-consolidation.md)."""
 
 import json
 import sys

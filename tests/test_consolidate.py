@@ -1,5 +1,5 @@
 """`mem consolidate`: transcripts in, an external summarizer (real scripts the
-tests write), memories and a summary out, in one lock (README: Consolidation)."""
+tests write), memories and a summary out, in one lock (docs/tiers-and-consolidation.md)."""
 
 import json
 import sys

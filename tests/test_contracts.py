@@ -192,7 +192,7 @@ def test_validate_names_the_entry_of_a_conflict_with_odd_id_lines(repo, id_line)
     assert [(p["rule"], p["id"]) for p in problems] == [("merge-conflict", "MEM-20261122-001")]
 
 
-# Every command that searches or lists (README: Exit codes), as a fresh grimoire with every kind of category answers it.
+# Every command that searches or lists (docs/reference.md, Exit codes), as a fresh grimoire with every kind of category answers it.
 SEARCHES = [["query", "postgres"], ["list"], ["episodes"], ["episodes", "postgres"], ["facts"], ["tasks"], ["due"], ["procedures"],
             ["insights"], ["patterns"], ["tools"], ["tools", "psql"], ["recall-all", "postgres"], ["recommend", "restore the db"],
             ["chat", "recent"]]

@@ -251,25 +251,25 @@ def test_a_cache_value_is_not_reported_as_expiring(sabre):
     assert mem("check", "--strict").code == 0
 
 
-def test_the_readme_example_runs(sabre, monkeypatch):
+def test_the_agent_personas_example_runs(sabre, monkeypatch):
     import re
 
     from conftest import ROOT
 
-    block = re.search(r"```python\n(from grimoire_cli import Grimoire\n.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    block = re.search(r"```python\n(from grimoire_cli import Grimoire\n.*?)```", (ROOT / "docs" / "agent-personas.md").read_text(), re.S).group(1)
     assert mem("--scope", "data-analyst", "init").code == 0
     monkeypatch.chdir(sabre)
     namespace: dict = {}
-    exec(compile(block, "README.md", "exec"), namespace)  # the documented calls, as written
+    exec(compile(block, "docs/agent-personas.md", "exec"), namespace)  # the documented calls, as written
     g = namespace["g"]
     assert g.recall("db.users.schema") == {"rows": 12, "cols": ["id", "email"]}
     assert [e.key for e in g.facts("db.*")] == ["db.users.schema"]
     assert g.config.scope == "data-analyst"
     # The episodes and procedures block, in the same session, each line as written.
-    kinds = re.search(r"```python\n(g\.remember_episode.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    kinds = re.search(r"```python\n(g\.remember_episode.*?)```", (ROOT / "docs" / "agent-personas.md").read_text(), re.S).group(1)
     for line in kinds.splitlines():
         call, _, comment = line.partition("#")
-        value = eval(compile(call.strip(), "README.md", "eval"), namespace)
+        value = eval(compile(call.strip(), "docs/agent-personas.md", "eval"), namespace)
         if comment.strip().startswith("["):  # a shown result: the value must be it
             assert value == eval(comment.strip()), line
     assert [e.data["event"] for e in g.recall_episodes()] == ["db-migration"]

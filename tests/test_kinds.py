@@ -1,4 +1,4 @@
-"""Kinds of category, presets, local categories and ttl units (README: Kinds)."""
+"""Kinds of category, presets, local categories and ttl units (docs/agent-personas.md)."""
 
 import json
 from pathlib import Path

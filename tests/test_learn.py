@@ -1,5 +1,5 @@
 """`mem learn`, `mem insights`, `mem correct` and the Persistent Memory
-System's Python API (README: Learning from executions): insights follow the
+System's Python API (docs/learning.md): insights follow the
 evidence, with stable rule ids; the same evidence writes nothing."""
 
 import json

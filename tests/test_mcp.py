@@ -1,6 +1,6 @@
 """`mem mcp`: the real server process driven over stdio by the MCP SDK's own
 client session, checked against what `mem … --json` prints for the same
-call (README: Agents)."""
+call (docs/agents.md)."""
 
 from __future__ import annotations
 
@@ -433,7 +433,7 @@ def test_tool_annotations_say_which_tools_retire_memories_or_reach_outside(repo)
 
 def test_mem_mcp_starts_without_the_sdks_client_and_decorator_server(repo):
     """Start-up (issue 41): the server answers initialize without importing the SDK's client, MCPServer or httpx, which the
-    packages' __init__ would pull in (README: Agents, start-up); imports as Python's -X importtime lists them on stderr."""
+    packages' __init__ would pull in (docs/agents.md); imports as Python's -X importtime lists them on stderr."""
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                   "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
     run = mem_process("mcp", cwd=repo, env={"PYTHONPROFILEIMPORTTIME": "1"}, input=json.dumps(initialize).encode() + b"\n")

@@ -1,5 +1,5 @@
 """grimoire_cli.integrations.anthropic: Anthropic's memory tool over a
-grimoire, driven with the SDK's own command objects (README: Agents)."""
+grimoire, driven with the SDK's own command objects (docs/agents.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`mem observe`: execution records into the local log, checked, redacted,
-all or nothing (README: Learning from executions)."""
+all or nothing (docs/learning.md)."""
 
 import json
 import sys

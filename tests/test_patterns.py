@@ -1,5 +1,5 @@
 """Patterns, parameter insights, known solutions, recommendations and
-recall-all from the observation log (README: Learning from executions):
+recall-all from the observation log (docs/learning.md):
 the numbers equal what the generator put in."""
 
 import json

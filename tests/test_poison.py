@@ -2,7 +2,7 @@
 every write path unless a person accepts it, reported by `mem validate` when
 it arrives by hand or by merge, left out of the context block; the block says
 it is data, and an accepted entry's role markup is shown in look-alike
-characters (README: Instruction-shaped text)."""
+characters (docs/safety.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hot and long-term memory, importance decay, `mem age` (README: Tiers and recipes)."""
+"""Hot and long-term memory, importance decay, `mem age` (docs/tiers-and-consolidation.md)."""
 
 import json
 import shutil

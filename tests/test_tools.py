@@ -1,4 +1,4 @@
-"""Tool memory from the observation log (README: Learning from executions):
+"""Tool memory from the observation log (docs/learning.md):
 statistics equal what the generator put in; errors grouped by shape; the
 catalog reads only what the log gained."""
 
@@ -89,7 +89,7 @@ def test_the_catalog_reads_only_what_the_log_gained(repo):
 
 
 def test_no_runs_and_unknown_tools(repo):
-    empty = mem("tools")  # found nothing: exit 1, as every search does (README: Exit codes)
+    empty = mem("tools")  # found nothing: exit 1, as every search does (docs/reference.md, Exit codes)
     assert empty.code == 1 and empty.out == "" and "no executions observed yet" in empty.err
     _observe(generate(5, seed=1))
     unknown = mem("tools", "warp_drive")  # a tool with no runs is nothing found, not bad input

@@ -1,6 +1,6 @@
 """Commands through which agents and their tools reach the grimoire by
-themselves: capture (commit trailers; README: Git hooks and pre-commit),
-mcp (the MCP server) and agent (Claude Code's hooks; README: Agents)."""
+themselves: capture (commit trailers; docs/project-memory.md),
+mcp (the MCP server) and agent (Claude Code's hooks; docs/agents.md)."""
 
 from __future__ import annotations
 

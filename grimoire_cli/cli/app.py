@@ -227,7 +227,7 @@ def pairs(values: Optional[list], option: str, name: "re.Pattern[str]", example:
 
 
 def found(items) -> None:
-    """A search or listing that found nothing exits 1 (README: Exit codes), once it has printed its `[]` or its note."""
+    """A search or listing that found nothing exits 1 (docs/reference.md, Exit codes), once it has printed its `[]` or its note."""
     if not items:
         raise typer.Exit(FOUND_PROBLEMS)
 

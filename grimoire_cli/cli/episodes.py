@@ -1,4 +1,4 @@
-"""Commands over episodic memory (README: Kinds): `mem episode`, `mem episodes`."""
+"""Commands over episodic memory (docs/agent-personas.md): `mem episode`, `mem episodes`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Commands over tiers, forgetting and consolidation (README: Tiers and
-recipes): age, consolidate, compact, and the chat history."""
+"""Commands over tiers, forgetting and consolidation
+(docs/tiers-and-consolidation.md): age, consolidate, compact, and the chat
+history."""
 
 from __future__ import annotations
 

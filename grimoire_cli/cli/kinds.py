@@ -1,4 +1,4 @@
-"""Commands over the kinds of memory (README: Kinds): keyed facts and prospective tasks."""
+"""Commands over the kinds of memory (docs/agent-personas.md): keyed facts and prospective tasks."""
 
 from __future__ import annotations
 

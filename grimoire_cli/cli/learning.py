@@ -1,4 +1,4 @@
-"""Commands that learn from executions (README: Learning from executions): observe, tools, patterns,
+"""Commands that learn from executions (docs/learning.md): observe, tools, patterns,
 recommend, recall-all, learn, insights, correct."""
 
 from __future__ import annotations

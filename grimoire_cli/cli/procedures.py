@@ -1,4 +1,4 @@
-"""Commands over procedural memory (README: Kinds): `mem procedure add|show`,
+"""Commands over procedural memory (docs/agent-personas.md): `mem procedure add|show`,
 `mem procedures`. None of them executes a step."""
 
 from __future__ import annotations

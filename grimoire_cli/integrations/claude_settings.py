@@ -54,7 +54,7 @@ WORDS = ("session-start", "pre-compact", "session-end", "post-tool-use")  # clau
 _UNQUOTED = re.compile(r"^(/.*\s.*/mem) agent hook (\S+)\Z")
 # Where the git directory remembers the settings files that had `"hooks": {}` before an install.
 EMPTY_HOOKS_RECORD = "grimoire-claude-empty-hooks"
-# The server's env: what it saves is Claude Code's (source.agent), as README's `.mcp.json` example has it.
+# The server's env: what it saves is Claude Code's (source.agent), as docs/agents.md's `.mcp.json` example has it.
 SERVER_ENV = {"MEM_AGENT": "claude"}
 
 

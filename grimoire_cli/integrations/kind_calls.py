@@ -1,4 +1,4 @@
-"""Calls over the kinds of memory (README: Kinds): episodes, procedures,
+"""Calls over the kinds of memory (docs/agent-personas.md): episodes, procedures,
 prospective tasks and events, chat history."""
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """The parts of the MCP SDK that `mem mcp` serves with, imported for a fast
 session start.
 
-Importing them is most of the time a client waits for `initialize`. The
-SDK's package modules, `mcp` and `mcp.server`, import everything: its
-client, the decorator server (MCPServer, ex-FastMCP) and the HTTP stack
-under both (httpx, uvicorn, sse-starlette), none of which a stdio server
-uses. So the modules used are imported beneath empty stand-ins for those two
-packages, which skips their `__init__` and what it pulls in (README: Agents,
-start-up). What is left is the protocol's pydantic models for two protocol
-versions (`mcp_types`, over half the time) and what the low-level server
-module imports at its top, starlette included: only the SDK could defer those.
+Importing them is most of the time a client waits for `initialize`. The SDK's
+package modules, `mcp` and `mcp.server`, import everything: its client, the
+decorator server (MCPServer, ex-FastMCP) and the HTTP stack under both (httpx,
+uvicorn, sse-starlette), none of which a stdio server uses. So the modules used
+are imported beneath empty stand-ins for those two packages, which skips their
+`__init__` and what it pulls in (docs/agents.md). What is left is the
+protocol's pydantic models for two protocol versions (`mcp_types`, over half
+the time) and what the low-level server module imports at its top, starlette
+included: only the SDK could defer those.
 
 If the installed SDK is laid out otherwise, the plain import is used: slower,
 never wrong.

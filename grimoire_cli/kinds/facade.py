@@ -1,9 +1,9 @@
-"""The facade's methods for the kinds of memory (README: Kinds): keyed
+"""The facade's methods for the kinds of memory (docs/agent-personas.md): keyed
 facts, episodes, procedures and prospective tasks; `Grimoire` inherits them, so `api.py` stays the map of the
 commands Loa's protocol defines and this file the map of the rest.
 
 Each method is one call an agent runtime makes (SABRE's helpers are named
-in the README); the work is done by the kind's module.
+in docs/agent-personas.md); the work is done by the kind's module.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ class KindsFacade:
             entry.data = changes.get(entry.id, entry.data)
         return [entry for entry in waiting if entry.id in changes]
 
-    # SABRE's names for the same calls (README: Kinds).
+    # SABRE's names for the same calls (docs/agent-personas.md).
     def schedule_task(self, text: str, **options: Any) -> "Entry":
         return self.add_task(text, **options)
 

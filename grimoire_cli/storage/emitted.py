@@ -13,7 +13,7 @@ comment inside an entry, a literal block, a quoted key, a quoted item in a
 list) is None: the caller parses it as YAML, with its file:line errors.
 
 It reads a grimoire about four times faster than the YAML parser (ruamel's
-C loader; PyYAML's CSafeLoader is no faster): the figures are in the README
+C loader; PyYAML's CSafeLoader is no faster): the figures are in docs/design.md
 and the loa grimoire.
 """
 

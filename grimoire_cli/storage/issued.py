@@ -1,4 +1,4 @@
-"""Ids this clone has issued: never issued again (README: Ids), even once the
+"""Ids this clone has issued: never issued again (docs/teams.md), even once the
 entry that had one is gone from the files (`git checkout --`, `git reset`, a
 hand edit), because people may already cite it.
 

@@ -43,7 +43,7 @@ HEADER = """\
 # A YAML list of entries validated by `mem validate`. {how};
 # never edit content in place: `mem supersede ID "new text"` keeps the history.
 """
-# How the entries of each kind of category are written (README: Kinds).
+# How the entries of each kind of category are written (docs/agent-personas.md).
 _ADD_WITH = {"note": "Add with `mem add -c {category}`", "episode": "Add with `mem episode EVENT`", "procedure": "Add with `mem procedure add FILE`",
              "task": "Add with `mem task add TEXT`", "summary": "Written by `mem consolidate`", "chat": "Add with `mem chat add ROLE TEXT`",
              "insight": "Written by `mem learn` (by hand: store_insight in Python)"}

@@ -1,5 +1,5 @@
-"""The catalog's copy of what the observation log says of each tool (README:
-Learning from executions), and how far into the log it has read.
+"""The catalog's copy of what the observation log says of each tool
+(docs/learning.md), and how far into the log it has read.
 
 The log only grows; each sync adds the lines past the offset kept here, in
 one transaction that first checks no other process added them meanwhile.

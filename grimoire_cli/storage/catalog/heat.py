@@ -1,5 +1,5 @@
 """SQL for what §7 computes at read time: effective importance (decay) and
-the hot tier (README: Tiers, decay and recipes).
+the hot tier (docs/tiers-and-consolidation.md).
 
 Nothing of it is stored: each read derives it from `born`, `importance`,
 `category` and `tags`, so two clones with the same files and the same

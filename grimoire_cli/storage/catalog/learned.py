@@ -1,6 +1,6 @@
 """Reads of what the catalog derived from the observation log beyond tool
 statistics: parameter values, patterns, the tools of each query pattern,
-corrections, errors over all contexts (README: Learning from executions).
+corrections, errors over all contexts (docs/learning.md).
 Written by `executions.Executions.add_batch`; each read gives named rows.
 """
 

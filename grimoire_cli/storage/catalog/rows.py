@@ -84,7 +84,7 @@ def _name_of(item: dict) -> str | None:
 
 
 def kind_texts(item: dict) -> list[str]:
-    """The texts of a kind's fields that search looks at (README: Kinds): an
+    """The texts of a kind's fields that search looks at (docs/agent-personas.md): an
     episode's event, lesson and context values, a task's text and context
     values, a procedure's name, description and steps (what they run, too)."""
     out: list[str] = []
