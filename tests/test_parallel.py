@@ -172,7 +172,10 @@ def test_ctrl_c_during_a_cold_sync_says_so_and_leaves_a_working_catalog(repo):
     import sys
     import time
 
-    text = "".join(entry(n, f"note {n} about the runner disk " * 4) for n in range(1, 12000))  # ~5 MB: seconds to parse
+    # ~15 MB: a cold sync takes seconds even on a fast machine, so each signal below lands while it runs (at
+    # 5 MB a quiet machine could finish before the first one, and the test then saw nothing interrupted).
+    count = 36000
+    text = "".join(entry(n, f"note {n} about the runner disk " * 4) for n in range(1, count))
     (repo / MEMORY / "facts.yaml").write_text(text)
     interrupted = 0
     for delay in (0.3, 0.6, 0.9, 1.2, 1.5):
@@ -188,8 +191,8 @@ def test_ctrl_c_during_a_cold_sync_says_so_and_leaves_a_working_catalog(repo):
         interrupted += 1
         assert (run.returncode, err.decode()) == (130, "error: interrupted\n"), delay
     assert interrupted >= 2
-    after = mem_process("query", "note", "-n", "20000", "--json", cwd=repo)  # the next command finds every entry
-    assert after.returncode == 0 and len(json.loads(after.stdout)) == 11999, after.stderr
+    after = mem_process("query", "note", "-n", str(count), "--json", cwd=repo)  # the next command finds every entry
+    assert after.returncode == 0 and len(json.loads(after.stdout)) == count - 1, after.stderr
 
 
 def _validation_grimoire(repo: Path) -> None:
