@@ -219,6 +219,26 @@ ALLOWED = {"old", "new", "files new, index old, HEAD old", "files new, index new
 
 
 # The canonical multi-file write (import) and a write with a commit (archive)
+def _grimoire(tmp_path: Path, monkeypatch, setup: Callable[[Path], None]) -> Path:
+    """A git repo with a grimoire `setup` filled, in its own folder (copied whole per run), as the working directory."""
+    repo = tmp_path / "base" / "repo"
+    repo.mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    monkeypatch.chdir(repo)
+    assert mem("init").code == 0
+    setup(repo)
+    return repo
+
+
+def _finished(repo: Path, argv: list[str], tmp_path: Path) -> Path:
+    """A copy of `repo` where `argv` ran to its end, uninterrupted: the new state."""
+    done = tmp_path / "done" / "repo"
+    shutil.copytree(repo.parent, done.parent, symlinks=True)
+    finished = _run(done, argv)
+    assert finished.returncode == 0, finished.stderr
+    return done
+
+
 # run in `make test-fast`; the rest, ~2.5 minutes with the memory tool's SDK import, in `make test`.
 FAST = {"import", "archive+commit"}
 
@@ -226,20 +246,11 @@ FAST = {"import", "archive+commit"}
 @pytest.mark.parametrize("path", [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in SCENARIOS])
 def test_a_crash_at_any_step_leaves_the_old_or_the_new_state(path, tmp_path, monkeypatch):
     scenario = SCENARIOS[path]
-    base = tmp_path / "base" / "repo"
-    base.mkdir(parents=True)
-    git("init", "-q", cwd=base)
-    monkeypatch.chdir(base)
-    assert mem("init").code == 0
-    scenario.setup(base)
+    base = _grimoire(tmp_path, monkeypatch, scenario.setup)
     old = _state(base)
     valid_before = mem("validate").code
     argv = scenario.command(base)
-    done = tmp_path / "done" / "repo"
-    shutil.copytree(base.parent, done.parent, symlinks=True)
-    finished = _run(done, argv)
-    assert finished.returncode == 0, finished.stderr
-    new = _state(done)
+    new = _state(_finished(base, argv, tmp_path))
     assert new != old
     rows = MATRIX.setdefault(path, {})
     for step in STEPS:
@@ -277,16 +288,9 @@ def matrix_lines() -> list[str]:
 
 def test_a_crash_during_recovery_is_recovered_by_the_next_command(tmp_path, monkeypatch):
     """Recovery crashed too (after its first rename), then the next command: exactly the new state."""
-    repo = tmp_path / "base" / "repo"
-    repo.mkdir(parents=True)
-    git("init", "-q", cwd=repo)
-    monkeypatch.chdir(repo)
-    assert mem("init").code == 0
-    _seeded(repo)
+    repo = _grimoire(tmp_path, monkeypatch, _seeded)
     argv = _import_file(repo)
-    done = tmp_path / "done" / "repo"
-    shutil.copytree(repo.parent, done.parent, symlinks=True)
-    assert _run(done, argv).returncode == 0
+    done = _finished(repo, argv, tmp_path)
     assert _run(repo, argv, "journal.renamed:1").returncode == CRASHED
     assert _run(repo, [MEM, "validate"], "recover.renamed:1").returncode == CRASHED
     assert (repo / MEMORY / ".cache" / "journal.json").exists()
@@ -303,17 +307,10 @@ def test_a_bad_fault_is_bad_input(repo):
 def test_the_commit_point_names_every_temp_file_and_its_target(tmp_path, monkeypatch):
     """Crashed just after the journal is in place: it lists each changed file's
     temp file (beside it, with the suffix the sweep looks for) and nothing else."""
-    repo = tmp_path / "base" / "repo"
-    repo.mkdir(parents=True)
-    git("init", "-q", cwd=repo)
-    monkeypatch.chdir(repo)
-    assert mem("init").code == 0
-    _seeded(repo)
+    repo = _grimoire(tmp_path, monkeypatch, _seeded)
     argv = _import_file(repo)
     old = _state(repo)
-    done = tmp_path / "done" / "repo"
-    shutil.copytree(repo.parent, done.parent, symlinks=True)
-    assert _run(done, argv).returncode == 0
+    done = _finished(repo, argv, tmp_path)
     changed = {name for name, data in _state(done).files.items() if old.files.get(name) != data}
     assert _run(repo, argv, "journal.committed:1").returncode == CRASHED
     pairs = json.loads((repo / MEMORY / ".cache" / "journal.json").read_text())
