@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
+from conftest import git, mem_process
 from grimoire_cli import Grimoire
 
 SOAK = os.environ.get("HYPOTHESIS_PROFILE") == "soak"
@@ -47,7 +47,9 @@ class Memory:
 
 
 def mem(clone: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["mem", *args], cwd=clone, capture_output=True, text=True)
+    """conftest's `mem_process` in `clone`, its output as text."""
+    done = mem_process(*args, cwd=clone)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
 class Team:

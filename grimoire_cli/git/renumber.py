@@ -190,6 +190,8 @@ def fixup(stores: "list[tuple[str | None, Store]]", hook: str, args: list[str], 
 def _scope_changes(store: "Store", root: Path, git_dir: Path, found: _Plan, result: FixupResult, locks: ExitStack) -> dict[str, dict[str, dict]]:
     """file -> {id: new data} in one scope (its lock taken into `locks` when there is work)."""
     config = store.config
+    if found.only_if_repeated and not _repeated_ids(store):
+        return {}  # a merge made elsewhere: its hooks fixed it, unless it left an id used twice
     storage = os.path.relpath(config.storage_dir, root)
     mapping = mapping_between(root, storage, found.found, prior_renames(git_dir, config.storage_dir) if found.picks else {})
     versions = found.versions or found.found
@@ -198,8 +200,6 @@ def _scope_changes(store: "Store", root: Path, git_dir: Path, found: _Plan, resu
         gitops.run(["diff", "--name-only", versions[0], side, "--", archive], root, check=False).stdout.strip() for side in versions[1:])
     if not mapping and not moved and not _repeated_ids(store):
         return {}  # the usual case: no collision, nothing archived, no catalog work after every merge
-    if found.only_if_repeated and not _repeated_ids(store):
-        return {}
     locks.enter_context(store.lock())
     return _changes(store, root, storage, found.keeper or found.start, mapping, result, versions if moved else None,
                     ours_yield=found.keeper not in (None, found.start))
