@@ -226,8 +226,8 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     summarizer.chmod(0o755)
     session = folder / ".session.jsonl"
     transcript(session)
-    prompt = subprocess.run([sys.executable, "-c", "import sys; from grimoire_cli.consolidation import prompt_for; "
-                             "from grimoire_cli.transcripts import read_transcript; "
+    prompt = subprocess.run([sys.executable, "-c", "import sys; from grimoire_cli.lifecycle.consolidation import prompt_for; "
+                             "from grimoire_cli.lifecycle.transcripts import read_transcript; "
                              "sys.stdout.write(prompt_for(read_transcript(open(sys.argv[1]).read(), 'x'), 60)[0])", str(session)],
                             capture_output=True, text=True, check=True).stdout
     one("summarizer alone (sh)", lambda _: ["sh", "-c", f"{summarizer} < {folder / '.prompt.txt'}"],

@@ -83,8 +83,8 @@ def main() -> int:
     parser.add_argument("--library", action="store_true", help="scan the secret corpora with guard.scan in process, not `mem scan`")
     parser.add_argument("--no-add", action="store_true", help="leave out `mem add` at 10k entries")
     args = parser.parse_args()
-    from grimoire_cli.guard import scan
-    from grimoire_cli.guard_instructions import scan as instructions
+    from grimoire_cli.guard.scan import scan
+    from grimoire_cli.guard.instructions import scan as instructions
 
     for name, lines in corpora().items():
         found_in = [(line, scan(line), instructions(line)) for line in lines]

@@ -70,8 +70,8 @@ def seed(folder: Path, contents: list[str], *, category: str | None = None, time
     written straight through the store: in `category`, or spread over the
     five (a file holds at most 32 MB: 100k entries in one would be refused)."""
     from grimoire_cli import Grimoire
-    from grimoire_cli.model import format_id
-    from grimoire_cli.request import Request, build
+    from grimoire_cli.core.model import format_id
+    from grimoire_cli.memory.request import Request, build
 
     if not (folder / ".git").exists():
         folder.mkdir(parents=True, exist_ok=True)

@@ -110,8 +110,8 @@ def build(folder: Path, count: int, kind: str = "zipf") -> None:
     import subprocess
 
     from grimoire_cli import Grimoire
-    from grimoire_cli.request import Request, build as build_entry
-    from grimoire_cli.model import format_id
+    from grimoire_cli.memory.request import Request, build as build_entry
+    from grimoire_cli.core.model import format_id
 
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q"], cwd=folder, check=True)

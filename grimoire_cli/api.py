@@ -14,32 +14,32 @@ import os
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable
 
-from . import bounds, clock
-from .config import Config, load_config
-from .errors import BadInput, NotFound, Refused, no_memory
-from .kinds.facade import KindsFacade
-from .learning_facade import LearningFacade
-from .lifecycle_facade import LifecycleFacade
-from .model import Entry, sort_key
-from .scoring import words
+from .core import bounds, clock
+from .core.config import Config, load_config
+from .core.errors import BadInput, NotFound, Refused, no_memory
+from .facade.kinds import KindsFacade
+from .facade.learning import LearningFacade
+from .facade.lifecycle import LifecycleFacade
+from .core.model import Entry, sort_key
+from .core.scoring import words
 from .storage.catalog.queries import Filter, Order
 from .storage.store import Store
 
 if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
-    from .adding import Added
-    from .archiving import ArchiveResult, CheckResult
-    from .capture import Captured
-    from .context import Context
-    from .importing import ImportResult
+    from .memory.adding import Added
+    from .lifecycle.archiving import ArchiveResult, CheckResult
+    from .lifecycle.capture import Captured
+    from .retrieval.context import Context
+    from .memory.importing import ImportResult
     from .git.hooks import HooksResult
     from .git.renumber import FixupResult
-    from .lifecycle import Review
-    from .request import Request
-    from .scaffold import InitResult
-    from .scopes import ScopeInfo
-    from .search import Hit
-    from .stats import Stats
-    from .validate import Report
+    from .lifecycle.rules import Review
+    from .memory.request import Request
+    from .memory.scaffold import InitResult
+    from .retrieval.scopes import ScopeInfo
+    from .retrieval.search import Hit
+    from .retrieval.stats import Stats
+    from .memory.validate import Report
 
 
 class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
@@ -67,7 +67,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
              preset: str | None = None) -> "InitResult":
         """Create config, folders, category files, ignore and merge rules;
         never overwrite. A `preset` (sabre) adds its categories to the config first."""
-        from .scaffold import init
+        from .memory.scaffold import init
 
         return init(path, config, scope, preset)
 
@@ -80,14 +80,14 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
     def scopes(self) -> list["ScopeInfo"]:
         """Every scope of the repository, with its counts of entries."""
-        from .scopes import info
+        from .retrieval.scopes import info
 
         return [info(self._scoped(name).store, self.now(), name == self.config.scope) for name in self.config.scopes()]
 
     def query_scopes(self, text: str, scopes: Iterable[str] | None = None, **options: Any) -> "Hits":
         """`query` in each of `scopes` (default: all), best first across them;
         each hit's `scope` says where it is. Options are `query`'s."""
-        from .scopes import merged
+        from .retrieval.scopes import merged
 
         names = list(dict.fromkeys(scopes)) if scopes else self.config.scopes()
         found = [(name, self._scoped(name).query(text, **options)) for name in names]
@@ -180,7 +180,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         the result's `filtered_out` says what matched but was left out.
         `since`/`until` bound creation time, as for `list`; `tier` (hot, long,
         all) keeps one tier of memory (docs/tiers-and-consolidation.md)."""
-        from .search import Hits, filtered_out, hits, ranked
+        from .retrieval.search import Hits, filtered_out, hits, ranked
 
         bounds.text(text, "the query")
         if limit is not None:
@@ -209,16 +209,16 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             bounds.text(text, "the query")
         name = recipe or self.config.settings.context.recipe
         if name is not None:
-            from .recipes import build_recipe
+            from .retrieval.recipes import build_recipe
 
             return build_recipe(self.store, text, budget, self.now(), name)
-        from .context import build
+        from .retrieval.context import build
 
         return build(self.store, text, budget, self.now())
 
     def stats(self) -> "Stats":
         """Counts per category, state and tier; oldest and newest; bytes on disk."""
-        from .stats import stats
+        from .retrieval.stats import stats
 
         return stats(self.store, self.now())
 
@@ -228,7 +228,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
     def review(self) -> "Review":
         """Low-tier, ineffective, expiring-soon and near-duplicate entries."""
-        from .lifecycle import review
+        from .lifecycle.rules import review
 
         return review(self.store.entries(include_archive=False, skip_damaged=True), self.now(), self.config.lifecycle["warn_before_archive_days"],
                       {name: spec.kind for name, spec in self.config.categories.items()})
@@ -237,8 +237,8 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         """Every rule a grimoire must keep, over `paths` (default: the whole
         grimoire). Files of another scope are checked in that scope's
         grimoire (its ids, its links), as the pre-commit hook needs."""
-        from .scopes import by_scope
-        from .validate import Report, expand, validate
+        from .retrieval.scopes import by_scope
+        from .memory.validate import Report, expand, validate
 
         if not paths:
             # A commit a crashed writer left half done is finished first (validate reads files directly).
@@ -261,7 +261,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             metadata: dict[str, Any] | None = None) -> Entry:
         """Remember one thing (the options of `mem add`); returns the written
         entry, with `notes` and `near_duplicate` for the caller."""
-        from .request import Request
+        from .memory.request import Request
 
         request = Request(content, category=category, summary=summary, confidence=confidence, tags=list(tags), ttl=ttl,
                           supersedes=supersedes, key=key, importance=importance, related=list(related), file_path=file_path,
@@ -280,16 +280,16 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         Returns the written entries (a list); with `skip_invalid`, invalid
         items are left out and listed in its `rejected` instead of failing all.
         """
-        from .adding import add_many
-        from .request import Request
+        from .memory.adding import add_many
+        from .memory.request import Request
 
         requests = [item if isinstance(item, Request) else Request.from_mapping(item) if isinstance(item, dict) else _bad(item) for item in items]
         return add_many(self.store, requests, self.now(), skip_invalid=skip_invalid)
 
     def apply(self, entry_id: str, success: bool) -> Entry:
         """Record one application of a memory and whether it helped."""
-        from .adding import update
-        from .lifecycle import apply_outcome
+        from .memory.adding import update
+        from .lifecycle.rules import apply_outcome
 
         with self.store.lock():
             entry = self._find(entry_id, unique=True)
@@ -307,20 +307,20 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         Archived entries land in the archive, as `export --archived` gives them.
         With `redact`, secrets in content and summary are replaced by
         `[redacted: <kind>]` instead of refusing the line."""
-        from .importing import import_lines
+        from .memory.importing import import_lines
 
         return import_lines(self.store, lines, self.now(), skip_invalid=skip_invalid, redact=redact)
 
     def capture(self, commit: str = "HEAD", *, dry_run: bool = False) -> "Captured":
         """The commit's `Decision:`, `Learning:`, `Error:` trailers as memories, as the auto_capture flags allow."""
-        from .capture import capture
+        from .lifecycle.capture import capture
 
         return capture(self.store, commit, self.now(), dry_run=dry_run)
 
     def archive(self, ids: Iterable[str] | None = None, *, reason: str | None = None, dry_run: bool = False,
                 commit: bool = True) -> "ArchiveResult":
         """Move expired and ineffective entries (or `ids`) to the archive and commit just that."""
-        from .archiving import archive
+        from .lifecycle.archiving import archive
 
         return archive(self.store, ids=ids, reason=reason, dry_run=dry_run, commit=commit)
 
@@ -330,7 +330,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         what is due. With `remember` (a session hook, which says only what is
         new), `result.unreported` holds the due ids no earlier remembering
         check reported."""
-        from .archiving import check, unreported
+        from .lifecycle.archiving import check, unreported
 
         result = check(self.store, commit=commit, archive_expired=archive)
         if remember:

@@ -1,6 +1,6 @@
 """Re-vendor gitleaks' rules: `make update-rules GITLEAKS=<checkout of gitleaks>`.
 
-Copies its config/gitleaks.toml and LICENSE into grimoire_cli/guard_data/
+Copies its config/gitleaks.toml and LICENSE into grimoire_cli/guard/data/
 and writes the converted rules (gitleaks_rules.json) with the version they
 came from; stops, writing nothing, on a rule that cannot be converted.
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grimoire_cli.errors import GrimoireError  # noqa: E402
-from grimoire_cli.guard_convert import convert_file  # noqa: E402
+from grimoire_cli.core.errors import GrimoireError  # noqa: E402
+from grimoire_cli.guard.convert import convert_file  # noqa: E402
 
-DATA = ROOT / "grimoire_cli" / "guard_data"
+DATA = ROOT / "grimoire_cli" / "guard" / "data"
 
 
 def main(checkout: str) -> int:

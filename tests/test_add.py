@@ -487,7 +487,7 @@ def test_near_duplicates_are_within_the_lengths_the_check_reads(text, edits):
     no text that alike may fall outside that window."""
     from rapidfuzz import fuzz
 
-    from grimoire_cli.duplicates import NEAR, alike_lengths
+    from grimoire_cli.memory.duplicates import NEAR, alike_lengths
 
     other = text
     for place, kind, char in edits:

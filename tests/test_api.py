@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from grimoire_cli.errors import BadInput, NotFound, Refused
+from grimoire_cli.core.errors import BadInput, NotFound, Refused
 
 
 def test_api_mirrors_commands(grimoire):
@@ -59,7 +59,7 @@ def test_result_types_are_exported():
 
     for name in grimoire_cli.__all__:
         assert getattr(grimoire_cli, name) is not None, name
-    assert grimoire_cli.Hit.__module__ == "grimoire_cli.search" and grimoire_cli.Report.__module__ == "grimoire_cli.validate"
+    assert grimoire_cli.Hit.__module__ == "grimoire_cli.retrieval.search" and grimoire_cli.Report.__module__ == "grimoire_cli.memory.validate"
     with pytest.raises(AttributeError):
         grimoire_cli.NoSuchThing  # noqa: B018
 

@@ -1,16 +1,18 @@
-"""The layout's promises, checked on the source (DESIGN.md §1, STYLE.md 13-17):
-layers that only point down, no import cycles, small modules, SQL only in
-the catalog, exit codes only in errors.py."""
+"""The layout's promises, checked on the source (docs/design.md, CONTRIBUTING.md):
+one folder per layer and arrows that only point down, no import cycles, small
+modules, SQL only in the catalog, exit codes only in core/errors.py."""
 
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "grimoire_cli"
-MAX_LINES = 450
+WARN_LINES = 450
+MAX_LINES = 600
 
 
 def _modules() -> dict[str, Path]:
@@ -63,7 +65,7 @@ def test_the_graph_is_read():
     # The checks below would pass on an empty graph: make sure it is not one.
     assert len(MODULES) > 30
     assert "grimoire_cli.storage.store" in GRAPH["grimoire_cli.api"]
-    assert "grimoire_cli.storage.catalog.queries" in GRAPH["grimoire_cli.search"]
+    assert "grimoire_cli.storage.catalog.queries" in GRAPH["grimoire_cli.retrieval.search"]
 
 
 def test_no_import_cycles():
@@ -73,7 +75,11 @@ def test_no_import_cycles():
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_modules_are_small(name):
+    """Past ~450 lines a module is worth a look (a warning in the summary),
+    not a reason to split one idea in two; past 600 it holds two ideas."""
     lines = MODULES[name].read_text().count("\n")
+    if lines > WARN_LINES:
+        warnings.warn(f"{name} has {lines} lines: does it hold one idea?", stacklevel=1)
     assert lines <= MAX_LINES, f"{name} has {lines} lines; split it by what it holds"
 
 
@@ -84,41 +90,41 @@ def test_sub_package_inits_are_empty():
             assert path.read_text().strip() == "", name
 
 
+# The layers, bottom up: each folder of the package is one, and a module may
+# import only from its own layer and the layers below it. `api.py` (the
+# `Grimoire` facade) sits with `facade/`; `__init__` and `__main__` are the
+# package's doors and are not checked.
+LAYERS = ("core", "storage", "git", "guard", "kinds", "memory", "retrieval", "lifecycle", "learning", "facade", "integrations", "cli")
+TOP_LEVEL = {"api": "facade"}
+
+
 def _layer(name: str) -> str:
     parts = name.split(".")
-    if len(parts) >= 2 and parts[1] in ("storage", "git", "cli", "integrations"):
-        return parts[1]
-    return {"errors": "base", "clock": "base", "model": "base", "config": "base", "config_cache": "base", "settings": "base",
-            "schemas": "base", "scoring": "base", "faults": "base"}.get(parts[-1], "feature")
+    return TOP_LEVEL.get(parts[1], parts[1]) if len(parts) > 1 else ""
+
+
+def test_every_module_is_in_a_layer():
+    # A new folder or a module left at the top must be placed in LAYERS on purpose.
+    outside = sorted(n for n in MODULES if n not in ("grimoire_cli", "grimoire_cli.__main__") and _layer(n) not in LAYERS)
+    assert outside == []
+    assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()} == set(LAYERS)
 
 
 def test_arrows_point_down():
-    """cli -> integrations -> api -> features -> storage/git -> base (model,
-    config, ...); the YAML reader is a leaf the config may use. The
-    integrations (MCP, Claude Code, the memory tool) are front ends as the cli is."""
-    allowed = {
-        "base": {"base"},
-        "storage": {"base", "storage"},
-        "git": {"base", "storage", "git"},
-        "feature": {"base", "storage", "git", "feature"},
-        "integrations": {"base", "storage", "git", "feature", "integrations"},
-        "cli": {"base", "storage", "git", "feature", "integrations", "cli"},
-    }
+    """cli -> integrations -> facade (api) -> learning -> lifecycle ->
+    retrieval -> memory -> kinds -> guard -> git -> storage -> core. The
+    YAML reader is a leaf the config may use. The integrations (MCP, Claude
+    Code, the memory tool) are front ends as the cli is."""
     wrong = []
     for name, deps in GRAPH.items():
         if name in ("grimoire_cli", "grimoire_cli.__main__"):
             continue
-        layer = _layer(name)
         for dep in deps:
-            if dep == "grimoire_cli.storage.yamlio" and name == "grimoire_cli.config":
+            if dep == "grimoire_cli.storage.yamlio" and name == "grimoire_cli.core.config":
                 continue
-            if _layer(dep) not in allowed[layer] or (dep == "grimoire_cli.api" and layer not in ("cli", "integrations")):
-                wrong.append(f"{name} ({layer}) -> {dep} ({_layer(dep)})")
+            if LAYERS.index(_layer(dep)) > LAYERS.index(_layer(name)):
+                wrong.append(f"{name} ({_layer(name)}) -> {dep} ({_layer(dep)})")
     assert wrong == []
-
-
-def test_storage_does_not_import_git():
-    assert [n for n, deps in GRAPH.items() if _layer(n) == "storage" and any(_layer(d) == "git" for d in deps)] == []
 
 
 def test_the_merge_driver_does_not_load_the_storage_engine():
@@ -161,7 +167,7 @@ def test_sql_lives_in_the_catalog():
 def test_exit_codes_are_spelled_only_in_errors():
     found = []
     for name, path in MODULES.items():
-        if name == "grimoire_cli.errors":
+        if name == "grimoire_cli.core.errors":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("Exit", "exit", "_exit"):

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import mem
 from grimoire_cli import Grimoire
-from grimoire_cli.errors import BadInput
+from grimoire_cli.core.errors import BadInput
 from grimoire_cli.integrations.calls import CALLS, invoke
 
 HUGE_NUMBER = 2 ** 70

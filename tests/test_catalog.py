@@ -313,7 +313,7 @@ def test_validate_after_a_hand_edit_rechecks_only_what_changed(repo, monkeypatch
     """Results are kept per entry text: an edit re-checks the entries whose
     text changed; the others' problems move with their lines; the report is
     the one a validation from scratch gives."""
-    from grimoire_cli import entry_rules
+    from grimoire_cli.memory import entry_rules
 
     seed(40)
     facts = MEMORY / "facts.yaml"
@@ -364,9 +364,9 @@ def test_validate_results_depend_on_the_guard_rules():
     to what counts as a secret re-checks every file."""
     import os
 
-    import grimoire_cli.guard_rules as rules
-    from grimoire_cli.config import build_config
-    from grimoire_cli.validate import _rules_version
+    import grimoire_cli.guard.rules as rules
+    from grimoire_cli.core.config import build_config
+    from grimoire_cli.memory.validate import _rules_version
 
     config = build_config({}, Path.cwd(), None)
     before = _rules_version(config)

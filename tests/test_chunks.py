@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import re
 
 from grimoire_cli.storage.chunks import KNOWN, anchor_or_alias, parse_chunked, parse_whole
-from grimoire_cli.errors import Damaged
+from grimoire_cli.core.errors import Damaged
 from grimoire_cli.storage.yamlio import emit_entry, parse_entries
 from conftest import examples
 

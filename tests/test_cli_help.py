@@ -10,7 +10,7 @@ import shlex
 import pytest
 
 from conftest import mem
-from grimoire_cli.errors import BAD_INPUT
+from grimoire_cli.core.errors import BAD_INPUT
 
 PYTHON_TYPES = ("<str>", "<int>", "<float>", "<bool>", "<list[", "<path>")
 

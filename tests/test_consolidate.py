@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, mem
-from grimoire_cli.transcripts import read_transcript
+from grimoire_cli.lifecycle.transcripts import read_transcript
 
 MEMORY = Path("grimoires/loa/memory")
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"  # split so this file holds no secret a scanner would flag
@@ -230,7 +230,7 @@ def test_a_command_that_cannot_start_is_bad_input(samaritan, tmp_path):
 
 
 def test_the_model_is_the_answers_else_the_command_lines(samaritan, tmp_path):
-    from grimoire_cli.consolidation import model_of
+    from grimoire_cli.lifecycle.consolidation import model_of
 
     assert model_of("llm -m gpt-4o-mini --no-stream") == "gpt-4o-mini"
     assert model_of("/usr/local/bin/summarize --model=claude-3 -x") == "claude-3"

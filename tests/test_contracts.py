@@ -10,7 +10,7 @@ import pytest
 
 from conftest import git, mem, mem_process
 from grimoire_cli import Grimoire
-from grimoire_cli.errors import DAMAGED, Damaged
+from grimoire_cli.core.errors import DAMAGED, Damaged
 
 LATER = {"MEM_NOW": "2027-03-01T00:00:00Z"}
 
@@ -46,7 +46,7 @@ def test_lock_timeout_exits_3_with_one_line_and_writes_nothing(repo):
 def test_a_bad_environment_variable_is_bad_input_naming_it(repo, name, value, args):
     """Every MEM_* variable with a form is checked before the command does
     anything: one `error:` line naming it and the form wanted, exit 2, nothing written."""
-    from grimoire_cli.errors import BAD_INPUT
+    from grimoire_cli.core.errors import BAD_INPUT
 
     facts = repo / "grimoires/loa/memory/facts.yaml"
     before = facts.read_bytes()
@@ -69,7 +69,7 @@ def test_every_environment_variable_is_checked_in_one_place_and_documented():
     import re
     from pathlib import Path
 
-    from grimoire_cli.settings import ENVIRONMENT
+    from grimoire_cli.core.settings import ENVIRONMENT
 
     package = Path(__file__).resolve().parent.parent / "grimoire_cli"
     read = {name for path in package.rglob("*.py") for name in re.findall(r"\bMEM_[A-Z_]+\b", path.read_text())}

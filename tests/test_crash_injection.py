@@ -1,6 +1,6 @@
 """Every write path crashed at every step of its protocol (issue 44).
 
-A real `mem` subprocess runs with `MEM_FAULT=<step>:<n>` (grimoire_cli/faults.py),
+A real `mem` subprocess runs with `MEM_FAULT=<step>:<n>` (grimoire_cli/core/faults.py),
 so the nth time it reaches that step it ends with `os._exit`: a crash, not an
 exception some `finally` could tidy up after. For each write path and step,
 n counts up until the command runs to the end (the step has no more
@@ -30,11 +30,11 @@ from typing import Callable, NamedTuple
 import pytest
 
 from conftest import git, mem, with_preset
-from grimoire_cli.faults import CRASHED
+from grimoire_cli.core.faults import CRASHED
 
 MEMORY = Path("grimoires/loa/memory")
 MEM = str(Path(sys.executable).parent / "mem")
-# Every step a write reaches (grimoire_cli/faults.py's callers), in protocol order.
+# Every step a write reaches (grimoire_cli/core/faults.py's callers), in protocol order.
 STEPS = ["atomic.temp", "journal.temp", "journal.written", "journal.committed", "journal.renamed", "journal.landed",
          "git.committed", "git.staged"]
 # write path -> step -> the outcome after the crash at each occurrence.

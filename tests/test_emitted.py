@@ -14,7 +14,7 @@ from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from grimoire_cli.errors import Damaged
+from grimoire_cli.core.errors import Damaged
 from grimoire_cli.storage import emitted, yamlio
 from grimoire_cli.storage.chunks import parse_chunked
 from test_chunks import files

@@ -141,7 +141,7 @@ NOW = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
 @settings(max_examples=examples(200))
 @given(amount=st.integers(0, 999_999), unit=st.sampled_from("mhd"))
 def test_a_relative_window_is_that_long_back_from_now(amount, unit):
-    from grimoire_cli.clock import back_time
+    from grimoire_cli.core.clock import back_time
 
     span = {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount)}[unit]
     try:
@@ -154,8 +154,8 @@ def test_a_relative_window_is_that_long_back_from_now(amount, unit):
 @settings(max_examples=examples(200))
 @given(text=st.text(max_size=20))
 def test_any_window_text_is_a_time_or_one_bad_input(text):
-    from grimoire_cli.clock import back_time
-    from grimoire_cli.errors import BadInput
+    from grimoire_cli.core.clock import back_time
+    from grimoire_cli.core.errors import BadInput
 
     try:
         when = back_time(text, NOW)

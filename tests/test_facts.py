@@ -108,7 +108,7 @@ def test_bad_input_is_one_error_line_and_exit_2(sabre, args, input, message):
 
 def test_library_refuses_values_json_cannot_hold(sabre):
     from grimoire_cli import Grimoire
-    from grimoire_cli.errors import BadInput
+    from grimoire_cli.core.errors import BadInput
 
     g = Grimoire.open(sabre)
     for value in ({1, 2}, float("nan"), {"when": object()}):
@@ -143,7 +143,7 @@ def test_cached_remembers_results_locally(sabre):
 
 def test_cached_does_not_keep_exceptions_and_guards_values(sabre):
     from grimoire_cli import Grimoire
-    from grimoire_cli.errors import Refused
+    from grimoire_cli.core.errors import Refused
 
     g = Grimoire.open(sabre)
     attempts = []
@@ -182,7 +182,7 @@ _json = st.recursive(
 @example(value=[[], "\U00010000"])  # was written as a JSON surrogate pair, which YAML refuses
 def test_any_json_value_comes_back_as_it_went_in(sabre, value):
     from grimoire_cli import Grimoire
-    from grimoire_cli.errors import Refused
+    from grimoire_cli.core.errors import Refused
     from grimoire_cli.kinds.facts import same_value
 
     g = Grimoire.open(sabre)
@@ -221,7 +221,7 @@ def test_a_local_entry_and_a_tracked_one_never_supersede_each_other(sabre, first
 
 def test_cached_needs_a_local_category_and_a_good_key_before_it_runs(repo):
     from grimoire_cli import Grimoire
-    from grimoire_cli.errors import BadInput
+    from grimoire_cli.core.errors import BadInput
 
     g = Grimoire.open(repo)  # plain init: no local category
     with pytest.raises(BadInput, match="no local category"):
@@ -278,7 +278,7 @@ def test_the_agent_personas_example_runs(sabre, monkeypatch):
 
 def test_a_lone_surrogate_anywhere_in_an_entry_is_bad_input(sabre):
     from grimoire_cli import Grimoire
-    from grimoire_cli.errors import BadInput
+    from grimoire_cli.core.errors import BadInput
 
     g = Grimoire.open(sabre)
     before = {p: p.read_bytes() for p in (sabre / MEMORY).glob("*.yaml")}

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from conftest import examples, mem
 from fakes import ALNUM, HEX, LETTERS, LOWER_ALNUM, UPPER_ALNUM, fake, fake_uuid
-from grimoire_cli.guard import redact, scan, scan_fields, strip_private
-from grimoire_cli.guard_rules import RULES
+from grimoire_cli.guard.scan import redact, scan, scan_fields, strip_private
+from grimoire_cli.guard.rules import RULES
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks"
 A = "Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC2eF4"

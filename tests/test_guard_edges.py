@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from grimoire_cli.guard import scan
+from grimoire_cli.guard.scan import scan
 
 
 def kinds(text: str) -> list[str]:

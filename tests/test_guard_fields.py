@@ -13,7 +13,7 @@ from typing import Callable
 import pytest
 
 from conftest import git, mem, with_preset
-from grimoire_cli.errors import GrimoireError
+from grimoire_cli.core.errors import GrimoireError
 
 # Split: this file holds no secret a scanner would flag.
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

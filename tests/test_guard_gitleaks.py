@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from fakes import ALNUM, HEX, LOWER, fake, fake_uuid
-from grimoire_cli import guard_gitleaks
-from grimoire_cli.guard import scan, scan_fields
-from grimoire_cli.guard_convert import ConversionError, convert, convert_pattern
+from grimoire_cli.guard import gitleaks as guard_gitleaks
+from grimoire_cli.guard.scan import scan, scan_fields
+from grimoire_cli.guard.convert import ConversionError, convert, convert_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "grimoire_cli" / "guard_data"
+DATA = ROOT / "grimoire_cli" / "guard" / "data"
 
 
 # Prefixes grimoire's own rules never had: each now refused, bare, by gitleaks' rule.

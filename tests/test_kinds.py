@@ -48,7 +48,7 @@ def test_preset_on_a_config_that_relies_on_the_default_categories(tmp_path, monk
     assert mem("init", "--preset", "sabre").code == 0, "preset"
     text = (tmp_path / ".loa.config.yaml").read_text()
     assert "  retrieval: {min_confidence: 0.5}  # keep me\n" in text and text.endswith("other: 1\n")
-    from grimoire_cli.config import load_config
+    from grimoire_cli.core.config import load_config
 
     names = list(load_config(tmp_path).categories)
     assert names == ["fact", "decision", "learning", "error", "preference", *SABRE]  # the defaults are still there
@@ -73,8 +73,8 @@ def test_a_flow_style_config_is_refused_untouched(repo, text):
 
 
 def test_a_missing_kind_is_bad_input_naming_the_preset(repo):
-    from grimoire_cli.config import load_config
-    from grimoire_cli.errors import BadInput
+    from grimoire_cli.core.config import load_config
+    from grimoire_cli.core.errors import BadInput
 
     with pytest.raises(BadInput) as caught:
         load_config(repo).of_kind("task")
@@ -253,7 +253,7 @@ def test_per_scope_categories(repo):
 def test_the_config_schema_describes_a_preset_config(repo):
     from jsonschema import Draft202012Validator
 
-    from grimoire_cli.schemas import load_schema
+    from grimoire_cli.core.schemas import load_schema
     from grimoire_cli.storage.yamlio import parse_document
 
     assert mem("init", "--preset", "sabre").code == 0

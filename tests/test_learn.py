@@ -146,7 +146,7 @@ def test_learn_needs_an_insight_category(repo):
 
 def test_the_python_api_has_the_persistent_memory_systems_names(pms):
     from grimoire_cli import Grimoire
-    from grimoire_cli.errors import BadInput
+    from grimoire_cli.core.errors import BadInput
 
     g = Grimoire.open(pms)
     g.observe([_task(n, ("pack", "ship")) for n in range(6)])
@@ -236,7 +236,7 @@ def test_corrections_count_once_per_task_and_by_value(pms):
 
 def test_an_insight_is_checked_against_its_kind(pms):
     from grimoire_cli import Grimoire
-    from grimoire_cli.errors import BadInput
+    from grimoire_cli.core.errors import BadInput
 
     g = Grimoire.open(pms)
     with pytest.raises(BadInput, match="insight_type"):

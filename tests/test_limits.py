@@ -12,9 +12,9 @@ from jsonschema import Draft202012Validator
 
 from conftest import ROOT, mem, with_preset
 from grimoire_cli import Grimoire
-from grimoire_cli.errors import BadInput, GrimoireError
+from grimoire_cli.core.errors import BadInput, GrimoireError
 from grimoire_cli.integrations.calls import invoke
-from grimoire_cli.schemas import entry_schema, first_problem
+from grimoire_cli.core.schemas import entry_schema, first_problem
 
 # Longer than any limit, short enough for one command-line argument (128 KiB).
 LONG = "a" * 100_000
@@ -189,7 +189,7 @@ OVERSIZED = [
 
 @pytest.mark.parametrize("kind, fields, says", OVERSIZED)
 def test_the_write_check_and_jsonschema_both_refuse_oversized_fields(kind, fields, says):
-    from grimoire_cli.schemas import limit_problem
+    from grimoire_cli.core.schemas import limit_problem
 
     data = {**BASE, **fields}
     assert list(Draft202012Validator(entry_schema(kind)).iter_errors(data))
@@ -199,7 +199,7 @@ def test_the_write_check_and_jsonschema_both_refuse_oversized_fields(kind, field
 
 
 def test_the_projects_grimoire_and_the_good_examples_keep_the_limits():
-    from grimoire_cli.schemas import limit_problem
+    from grimoire_cli.core.schemas import limit_problem
     from grimoire_cli.storage.yamlio import parse_entries
 
     for folder in (ROOT / "grimoires", ROOT / "tests/examples/good/grimoires"):

@@ -232,7 +232,7 @@ def test_consolidate_reads_only_the_repository_and_this_projects_claude_transcri
 
 def test_the_call_layer_refuses_paths_outside_but_the_cli_reads_what_a_person_names(everything, tmp_path):
     from grimoire_cli import Grimoire
-    from grimoire_cli.errors import BadInput
+    from grimoire_cli.core.errors import BadInput
 
     _summarizing(everything, tmp_path)
     for given in _outside_paths(everything, tmp_path):
@@ -321,7 +321,7 @@ def test_the_call_table_matches_its_functions():
 
 def test_invoke_checks_arguments_before_opening_the_grimoire():
     """Bad arguments are refused before anything is opened (no grimoire is needed to say so)."""
-    from grimoire_cli.errors import BadInput
+    from grimoire_cli.core.errors import BadInput
 
     def never():
         raise AssertionError("opened")

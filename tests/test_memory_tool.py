@@ -24,7 +24,7 @@ from anthropic.types.beta import (  # noqa: E402
 )
 
 from grimoire_cli import Grimoire  # noqa: E402
-from grimoire_cli.errors import BadInput  # noqa: E402
+from grimoire_cli.core.errors import BadInput  # noqa: E402
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool  # noqa: E402
 from grimoire_cli.integrations.calls import invoke  # noqa: E402
 

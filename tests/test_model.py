@@ -35,9 +35,9 @@ from anthropic.types.beta import BetaMemoryTool20250818StrReplaceCommand as StrR
 
 from conftest import catalog_dump, examples, git, mem, mem_process
 from grimoire_cli import Grimoire
-from grimoire_cli.errors import BadInput, Duplicate, LockTimeout, Refused
+from grimoire_cli.core.errors import BadInput, Duplicate, LockTimeout, Refused
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
-from grimoire_cli.local_ids import settle
+from grimoire_cli.memory.local_ids import settle
 from anthropic.lib.tools import ToolError
 
 START = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples, git, mem, mem_process
-from grimoire_cli import validate_files as validating
-from grimoire_cli.errors import Damaged
+from grimoire_cli.memory import validate_files as validating
+from grimoire_cli.core.errors import Damaged
 from grimoire_cli.storage import parallel
 from grimoire_cli.storage.catalog.rows import prepare, word_counts, word_set
 from grimoire_cli.storage.parallel import Job, parse_files
@@ -274,7 +274,7 @@ def _check_dies_on_the_first_slice(index):
 
 def test_validate_with_a_worker_that_dies_checks_its_files_here(repo, monkeypatch):
     from grimoire_cli import Grimoire
-    from grimoire_cli.validate import validate
+    from grimoire_cli.memory.validate import validate
 
     _validation_grimoire(repo)
     reports = []
@@ -303,7 +303,7 @@ def test_ctrl_c_during_a_cold_validate_cancels_the_slices_not_started(repo, monk
     import signal
 
     from grimoire_cli import Grimoire
-    from grimoire_cli.validate import validate
+    from grimoire_cli.memory.validate import validate
 
     _validation_grimoire(repo)
     facts = (repo / MEMORY / "facts.yaml").read_text()

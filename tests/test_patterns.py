@@ -13,8 +13,8 @@ from conftest import ROOT, mem
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from executions import GOALS, generate  # noqa: E402
 
-from grimoire_cli.execution_log import query_pattern  # noqa: E402
-from grimoire_cli.patterns import reliability  # noqa: E402
+from grimoire_cli.learning.execution_log import query_pattern  # noqa: E402
+from grimoire_cli.learning.patterns import reliability  # noqa: E402
 
 QUERY = {"create shipment for facility {n}": "create_shipment_for_facility_*", "quote and ship order {n} to {email}": "quote_and_ship_order_*_to_*",
          "cancel shipment {n} and tell the customer": "cancel_shipment_*_and_tell_the_customer"}

@@ -206,7 +206,7 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, ma
 @given(service=_TEXT, version=_TEXT)
 def test_params_are_substituted_exactly_once_whatever_their_values(service, version):
     from grimoire_cli.kinds.procedures import checklist
-    from grimoire_cli.model import Entry
+    from grimoire_cli.core.model import Entry
 
     entry = Entry({"id": "MEM-20261122-001", "name": "p", "params": ["service", "version"], "steps": [{"name": "Do {service}", "run": "x {service}:{version} {other} ${HOME}"}]})
     steps = checklist(entry, {"service": service, "version": version}).steps

@@ -140,8 +140,8 @@ def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
     import sqlite3
 
     from grimoire_cli.storage.catalog import queries
-    from grimoire_cli.scoring import FIELD_WEIGHTS, TIER_BONUS
-    from grimoire_cli.search import expression
+    from grimoire_cli.core.scoring import FIELD_WEIGHTS, TIER_BONUS
+    from grimoire_cli.retrieval.search import expression
 
     rng = random.Random(5)
     words = "cache runner disk deploy canary build queue token flaky merge".split()
@@ -248,7 +248,7 @@ def test_context_past_the_first_page(repo):
     """`context` orders only a page of entries (what can fit plus misses); the
     count covers all of them, and entries the guard leaves out are replaced
     from beyond the page, in order, with or without a query."""
-    from grimoire_cli.context import MAX_MISSES, SHORTEST_LINE
+    from grimoire_cli.retrieval.context import MAX_MISSES, SHORTEST_LINE
 
     grimoire = Grimoire.open(repo)
     budget = 400
@@ -299,8 +299,8 @@ def test_context_counts_exactly_what_its_selection_left_out(tmp_path_factory, en
     import os
     from datetime import timedelta
 
-    from grimoire_cli.clock import iso, parse_time
-    from grimoire_cli.tiers import split
+    from grimoire_cli.core.clock import iso, parse_time
+    from grimoire_cli.retrieval.tiers import split
 
     path = tmp_path_factory.mktemp("context")
     start = parse_time("2026-11-22T10:00:00Z")
@@ -600,10 +600,10 @@ def test_help_and_query_do_not_import_heavy_modules(repo):
     code = (
         "import sys; from grimoire_cli.cli.main import main; sys.argv=['mem'] + sys.argv[1:];"
         "rc = main(sys.argv[1:]);"
-        "heavy = [m for m in ('git', 'jsonschema', 'rich', 'rapidfuzz', 'ruamel', 'grimoire_cli.guard', 'typer.rich_utils') if m in sys.modules];"
+        "heavy = [m for m in ('git', 'jsonschema', 'rich', 'rapidfuzz', 'ruamel', 'grimoire_cli.guard.scan', 'typer.rich_utils') if m in sys.modules];"
         "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n'); sys.exit(rc)"
     )
-    for args, allowed in ((["--help"], set()), (["query", "sqlite"], set()), (["list"], set()), (["context"], {"grimoire_cli.guard"})):
+    for args, allowed in ((["--help"], set()), (["query", "sqlite"], set()), (["list"], set()), (["context"], {"grimoire_cli.guard.scan"})):
         for attempt in ("cold", "warm"):
             if attempt == "cold":
                 shutil.rmtree(cache, ignore_errors=True)
@@ -674,7 +674,7 @@ def test_words_are_each_word_lowercased(text):
     with Latin accents folded."""
     import re
 
-    from grimoire_cli.scoring import fold, words
+    from grimoire_cli.core.scoring import fold, words
 
     assert words(text) == [fold(w.lower()) for w in re.findall(r"\w+", text)]
 

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, event, example, given, settings, str
 
 from conftest import examples
 from grimoire_cli import Grimoire
-from grimoire_cli.errors import BadInput, Refused
+from grimoire_cli.core.errors import BadInput, Refused
 from grimoire_cli.storage.yamlio import emit_entry, parse_entries
 
 YAML_NASTY = ["- ", ": ", "#", "---", "...", "!!python/object", "*alias", "&anchor", "{", "[", "|", ">", "'", '"', "\\", "\r\n", "\t", " ", "\n", "%", "@", "`", "null", "true", "0x1F", "1e3", "~", "\u2028", "\x85", "é", "🙂"]
@@ -89,7 +89,7 @@ values = st.one_of(scalars, st.lists(scalars, max_size=4),
 
 
 def test_values_ending_in_a_line_break_read_back_exactly():
-    from grimoire_cli.model import KEY_RE, TTL_RE, parse_id
+    from grimoire_cli.core.model import KEY_RE, TTL_RE, parse_id
 
     data = {"id": "MEM-20261122-001", "content": "hello\n", "summary": "A\n", "metadata": {"k": "v\n", "A\n": "MEM-20261122-001\n"}}
     entries, _ = parse_entries(emit_entry(data), "<test>")

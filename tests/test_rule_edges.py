@@ -102,7 +102,7 @@ def test_a_supersede_is_not_warned_as_a_near_duplicate_of_what_it_replaces(repo)
 
 def test_a_side_that_is_not_a_grimoire_list_is_merged_by_lines(tmp_path, monkeypatch):
     """The driver falls back to git's line merge (a hand-broken side), and merges lists entry by entry."""
-    from grimoire_cli.errors import Damaged
+    from grimoire_cli.core.errors import Damaged
 
     git("init", "-q", cwd=tmp_path)
     monkeypatch.chdir(tmp_path)

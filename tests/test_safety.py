@@ -206,7 +206,7 @@ def test_symlinks_leading_outside_are_refused(repo, tmp_path):
                                   "eyJ", "://", "user:pw@", "0", "9", "\n", "key", "AIza", "GB82", "WEST", "_live_", "SG."]),
                 max_size=40).map("".join))
 def test_guard_gates_never_change_findings(text):
-    from grimoire_cli.guard import scan, scan_fields
+    from grimoire_cli.guard.scan import scan, scan_fields
 
     assert scan(text) == scan(text, gated=False)
     fields = {"content": text, "summary": text[::-1], "tags": [text[:5]], "source": {"agent": text[3:]}}

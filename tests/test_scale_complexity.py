@@ -17,9 +17,9 @@ from typing import Callable
 from conftest import fresh_repo
 
 from grimoire_cli import Grimoire
-from grimoire_cli.adding import WINDOWED
-from grimoire_cli.duplicates import Duplicates
-from grimoire_cli.model import parse_id
+from grimoire_cli.memory.adding import WINDOWED
+from grimoire_cli.memory.duplicates import Duplicates
+from grimoire_cli.core.model import parse_id
 from grimoire_cli.storage.store import Store
 
 WORDS = "cache index query deploy build runner disk memory timeout retry queue worker schema migration release branch merge".split()
@@ -114,7 +114,7 @@ def test_a_large_batch_still_notes_near_duplicates_and_an_import_refuses_exact_o
 def test_a_long_list_of_related_ids_is_checked_for_repeats_in_one_pass(grimoire):
     """`uniqueItems` compared every pair: a condensed entry (`mem compact`) or a
     summary listing n ids cost n * n / 2 comparisons to check or validate."""
-    from grimoire_cli import schemas
+    from grimoire_cli.core import schemas
 
     data = grimoire.add("a condensed memory", "fact").data
     compared = []

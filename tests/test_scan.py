@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import mem, mem_process
-from grimoire_cli.scanning import UNPAIRED_PRIVATE, scan_input
+from grimoire_cli.guard.scanning import UNPAIRED_PRIVATE, scan_input
 
 PASSWORD = "Tr0ub4dor" + "&3x"
 SLACK_APP = "xapp-1-" + "A1B2C3D4E5F" + "-" + "1234567890123" + "-" + "ab12cd34" * 8

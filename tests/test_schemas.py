@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from grimoire_cli.config import KINDS
-from grimoire_cli.schemas import entry_validator, first_problem
+from grimoire_cli.core.config import KINDS
+from grimoire_cli.core.schemas import entry_validator, first_problem
 
 BASE = {"id": "MEM-20261122-001", "category": "fact", "summary": "s", "content": "c", "confidence": 0.9, "ttl": "permanent",
         "source": {"session_id": "s", "timestamp": "2026-11-22T10:00:00Z"}}
@@ -73,7 +73,7 @@ STEP_FIELDS = ["tool", "status", "params", "duration_ms", "retries", "error", "x
 def test_the_observation_check_agrees_with_jsonschema(changes, step, dropped):
     from jsonschema import Draft202012Validator
 
-    from grimoire_cli.schemas import load_schema
+    from grimoire_cli.core.schemas import load_schema
 
     schema = load_schema("observation.schema.json")
     data = {**OBSERVATION, "steps": [{**OBSERVATION["steps"][0], **step}], **changes}
@@ -86,7 +86,7 @@ def test_the_observation_check_agrees_with_jsonschema(changes, step, dropped):
 def test_a_keyword_the_write_check_does_not_know_fails_loudly():
     import pytest
 
-    from grimoire_cli.schemas import _known
+    from grimoire_cli.core.schemas import _known
 
     with pytest.raises(ValueError, match="oneOf"):
         _known({"properties": {"a": {"items": {"oneOf": []}}}})

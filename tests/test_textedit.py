@@ -89,7 +89,7 @@ def test_an_archive_finds_its_entries_in_the_committed_text_as_a_search_for_each
     """archive_commit._entries parses only the chunks that name a wanted id,
     found by their id runs (a wanted id may be a prefix of a longer one: 001
     inside 0012); the same chunks as searching the text for every id."""
-    from grimoire_cli.archive_commit import _entries
+    from grimoire_cli.lifecycle.archive_commit import _entries
 
     def ident(n: int) -> str:
         return f"MEM-20260101-{n:03d}" + ("2" if n % 7 == 0 else "")

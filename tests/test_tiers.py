@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples, git, mem
-from grimoire_cli.settings import Decay
+from grimoire_cli.core.settings import Decay
 
 
 def _add(*args, when="2026-11-22T10:00:00Z") -> str:
@@ -165,7 +165,7 @@ def test_the_split_equals_the_rule_worked_out_by_hand(tmp_path_factory, items, h
     import os
 
     from grimoire_cli import Grimoire
-    from grimoire_cli.clock import parse_time
+    from grimoire_cli.core.clock import parse_time
 
     path = tmp_path_factory.mktemp("split")
     git("init", "-q", cwd=path)
@@ -195,7 +195,7 @@ def test_the_split_equals_the_rule_worked_out_by_hand(tmp_path_factory, items, h
 def _back(now, hours):
     from datetime import timedelta
 
-    from grimoire_cli.clock import iso
+    from grimoire_cli.core.clock import iso
 
     return iso(now - timedelta(hours=hours))
 

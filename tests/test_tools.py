@@ -15,7 +15,7 @@ from conftest import ROOT, mem
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from executions import generate, truth  # noqa: E402
 
-from grimoire_cli.execution_log import normalise_error  # noqa: E402
+from grimoire_cli.learning.execution_log import normalise_error  # noqa: E402
 
 LOG = Path("grimoires/loa/memory/local/observations.jsonl")
 

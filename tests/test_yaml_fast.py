@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from grimoire_cli.errors import Damaged
+from grimoire_cli.core.errors import Damaged
 from grimoire_cli.storage import yamlio
 from test_chunks import files
 

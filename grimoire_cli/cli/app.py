@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperCommand
 
 from .. import __version__
-from ..errors import FOUND_PROBLEMS, OK, BadInput, GrimoireError
+from ..core.errors import FOUND_PROBLEMS, OK, BadInput, GrimoireError
 from . import render
 from .coercion import install
 

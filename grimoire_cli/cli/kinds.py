@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import BadInput
+from ..core.errors import BadInput
 from . import render
 from .app import JsonOpt, command, contexts, found, open_grimoire, read_text, task_command
 
@@ -38,7 +38,7 @@ def _json_stdin():
 @command()
 def recall(key: str = typer.Argument(..., metavar="KEY", help="The key."), json: bool = JsonOpt) -> None:
     """Print the value under a key (exit 1 when missing or expired)."""
-    from ..views import recalled
+    from ..facade.views import recalled
 
     grimoire = open_grimoire()
     entry = grimoire.recall_entry(key)
@@ -55,7 +55,7 @@ def facts(
     json: bool = JsonOpt,
 ) -> None:
     """List the keys of active facts, with their values."""
-    from ..views import fact
+    from ..facade.views import fact
 
     grimoire = open_grimoire()
     keyed = grimoire.facts(pattern, categories=category)

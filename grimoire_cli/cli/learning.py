@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import FOUND_PROBLEMS, BadInput
+from ..core.errors import FOUND_PROBLEMS, BadInput
 from . import render
 from .app import JsonOpt, as_hook, command, found, open_grimoire, read_file, read_text
 
@@ -40,7 +40,7 @@ def observe(
 
 
 def _observe_hook(json: bool) -> None:
-    from ..observations import from_claude_hook
+    from ..learning.observations import from_claude_hook
 
     try:
         payload = jsonlib.loads(read_text("-"))
@@ -235,7 +235,7 @@ def correct(
 def _value(text: str) -> object:
     """A value given on the command line as an agent's log would hold it: 5 is
     the number, "true" the flag, anything that is not JSON (NaN too) the text itself."""
-    from ..schemas import json_value
+    from ..core.schemas import json_value
 
     try:
         return json_value(text)

@@ -14,8 +14,8 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
-from ..settings import check_environment
+from ..core.errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
+from ..core.settings import check_environment
 from . import render
 # Importing them registers their commands, in the order `mem --help` lists them.
 from . import memory, kinds, episodes, procedures, forgetting, learning, agents, upkeep  # noqa: F401,I001

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import FOUND_PROBLEMS, BadInput, ImportRefused
+from ..core.errors import FOUND_PROBLEMS, BadInput, ImportRefused
 from . import render
 from .app import JsonOpt, SinceOpt, UntilOpt, command, found, given, open_grimoire, read_file, read_text
 
@@ -53,7 +53,7 @@ def add(
     json: bool = JsonOpt,
 ) -> None:
     """Remember something; prints the new id."""
-    from ..guard_instructions import ACCEPT
+    from ..guard.instructions import ACCEPT
 
     content = read_text(text)
     entry = open_grimoire().add(
@@ -104,7 +104,7 @@ def show(
         else:
             render.out("\n".join(render.entry_line(e, moment) for e in result))
         return
-    from ..views import shown
+    from ..facade.views import shown
 
     view = shown(grimoire, result)
     if json:

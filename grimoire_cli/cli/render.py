@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..model import Entry
+    from ..core.model import Entry
 
 
 def print_json(value: Any) -> None:
@@ -16,7 +16,7 @@ def print_json(value: Any) -> None:
 
 
 def entry_line(entry: Entry, moment: datetime) -> str:
-    from ..model import age_label  # here: `mem --help` never loads the model
+    from ..core.model import age_label  # here: `mem --help` never loads the model
 
     state = entry.state(moment)
     flag = "" if state == "active" else f" [{state}]"

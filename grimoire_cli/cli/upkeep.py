@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput
+from ..core.errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput
 from . import render
 from .app import JsonOpt, Unscoped, as_hook, command, config_option, hooks_command, open_grimoire, scope_option
 
@@ -47,7 +47,7 @@ def scan(
     jsonl: bool = typer.Option(False, "--jsonl", help='Each line is a JSON object whose "text" is one text (it may hold newlines).'),
 ) -> None:
     """Check texts against the guard without storing anything: one JSON verdict a line; exit 1 if any was refused."""
-    from ..scanning import scan_input
+    from ..guard.scanning import scan_input
 
     from .app import read_file, read_text
 

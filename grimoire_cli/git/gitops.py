@@ -12,8 +12,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..errors import GitFailed
-from ..faults import reached
+from ..core.errors import GitFailed
+from ..core.faults import reached
 
 # Variables git sets for hooks that would redirect our own git calls.
 _LEAKY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInput
+from ..core.errors import BadInput
 from . import gitops
 
 MARKER = "# installed by mem (grimoire): do not edit; `mem hooks uninstall` removes it"

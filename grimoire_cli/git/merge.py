@@ -28,9 +28,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
-from ..config import LOCAL_DIR
-from ..errors import BadInput, Damaged
-from ..model import format_id, parse_id, score_of
+from ..core.config import LOCAL_DIR
+from ..core.errors import BadInput, Damaged
+from ..core.model import format_id, parse_id, score_of
 from ..storage import issued_marks
 from ..storage.textedit import Raw, rewrite
 from ..storage.yamlio import emit_entry, parse_entries
@@ -249,7 +249,7 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -
     """Merge as a git driver does: the result replaces the ours file. A
     version that cannot be read is bad input (git always passes three
     files: only a call by hand misses one), and nothing is written."""
-    from ..config import find_root, load_config
+    from ..core.config import find_root, load_config
 
     raw = []
     for label, path in (("BASE", base_path), ("OURS", ours_path), ("THEIRS", theirs_path)):

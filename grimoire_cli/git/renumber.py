@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BadInput
-from ..model import parse_id
+from ..core.errors import BadInput
+from ..core.model import parse_id
 from ..storage.yamlio import ANY_ID_LINE
 from . import gitops
 from .merge import LIFECYCLE, Numbers, mapping_between, merge_entry, renamed

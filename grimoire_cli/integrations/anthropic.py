@@ -39,13 +39,13 @@ try:
 except ImportError:  # pragma: no cover - the extra is installed wherever this module is tested
     raise ImportError("grimoire_cli.integrations.anthropic needs the Anthropic SDK: pip install 'grimoire-cli[anthropic]'") from None
 
-from ..errors import BadInput, GrimoireError
+from ..core.errors import BadInput, GrimoireError
 
 if TYPE_CHECKING:
     from ..api import Grimoire
-    from ..config import Config
-    from ..model import Entry
-    from ..request import Request
+    from ..core.config import Config
+    from ..core.model import Entry
+    from ..memory.request import Request
 
 ROOT = "/memories"
 ROOT_CATEGORY = "learning"  # the home of root-level files, when the config has it as a note category
@@ -101,7 +101,7 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         return f"Here's the content of {command.path} with line numbers:\n{numbered}"
 
     def create(self, command: Any) -> str:
-        from ..request import Request
+        from ..memory.request import Request
 
         place = self._file_path(command.path, writing=True)
         request = Request(command.file_text, category=place.category, metadata={"memory_path": place.stored}, agent=self.agent)
@@ -221,7 +221,7 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         return found
 
     def _supersede(self, old: "Entry", content: str, place: _Place, free: tuple[_Place, str] | None = None) -> "Entry":
-        from ..request import Request
+        from ..memory.request import Request
 
         # The rest (tags, importance, the metadata besides the file name) is carried over as by any supersede.
         request = Request(content, category=place.category, supersedes=old.id, metadata={"memory_path": place.stored}, agent=self.agent)
@@ -230,7 +230,7 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
     def _add(self, request: "Request", *, free: tuple[_Place, str] | None = None) -> "Entry":
         """`request` written; with `free` (a place, the error), refused unless
         no file holds that place's name, checked under the write lock."""
-        from ..adding import add_many
+        from ..memory.adding import add_many
 
         def name_is_free() -> None:
             if free is not None and free[0].name in self._files(free[0]):
@@ -266,7 +266,7 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
 
     def _file_lines(self, folder: str, files: dict[str, "Entry"]) -> list[str]:
         """A line per file (path, id, age: summary), newest first, up to `view_limit` characters."""
-        from ..model import age_label
+        from ..core.model import age_label
 
         moment = self.grimoire.now()
         lines: list[str] = []

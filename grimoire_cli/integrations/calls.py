@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import BadInput
+from ..core.errors import BadInput
 # Importing them registers their calls, in the order tools/list gives them.
 from . import memory_calls, kind_calls, learning_calls  # noqa: F401,I001
 from .registry import CALLS, Call, check_arguments

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import BadInput, Damaged
+from ..core.errors import BadInput, Damaged
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -84,7 +84,7 @@ def _some(ids: list[str], most: int = 5) -> str:
 
 
 def post_tool_use(grimoire: "Grimoire", payload: dict[str, Any]) -> str | None:
-    from ..observations import from_claude_hook
+    from ..learning.observations import from_claude_hook
 
     record = from_claude_hook(payload)
     if record is not None:
@@ -98,7 +98,7 @@ def consolidate_detached(grimoire: "Grimoire", payload: dict[str, Any]) -> str |
     given = payload.get("transcript_path")
     if not isinstance(given, str) or not given:
         raise BadInput("the hook's JSON has no transcript_path", "Claude Code gives one to PreCompact and SessionEnd hooks")
-    from ..transcripts import agent_transcript
+    from ..lifecycle.transcripts import agent_transcript
 
     path = agent_transcript(given, grimoire.config.root)  # `mem consolidate` reads any file it is given: only a transcript of this project
     try:

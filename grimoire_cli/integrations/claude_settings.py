@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInput, Damaged
+from ..core.errors import BadInput, Damaged
 
 SETTINGS = Path(".claude/settings.json")
 SETTINGS_LOCAL = Path(".claude/settings.local.json")

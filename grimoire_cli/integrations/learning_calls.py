@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BadInput
+from ..core.errors import BadInput
 from .registry import boolean, call, integer, search_text, string, strings, typed
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def consolidate(g: "Grimoire", transcript: str | None = None, path: str | None =
     if (transcript is None) == (path is None):
         raise BadInput("give the transcript's text or its path, one of them", "pass transcript or path")
     if path is not None:
-        from ..transcripts import agent_transcript
+        from ..lifecycle.transcripts import agent_transcript
 
         # A model chose this path: only a transcript of this project, never any file the server can read.
         try:

@@ -21,7 +21,7 @@ import importlib.util
 import sys
 from types import ModuleType, SimpleNamespace
 
-from ..errors import BadInput
+from ..core.errors import BadInput
 
 INSTALL_HINT = "install the extra: pip install 'grimoire-cli[mcp]'"
 SKIPPED_PACKAGES = ("mcp", "mcp.server")  # their __init__ imports the client and the HTTP servers

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 from .. import __version__
-from ..errors import OK, BadInput, GrimoireError
+from ..core.errors import OK, BadInput, GrimoireError
 from .calls import CALLS, Opener, invoke
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def _end_session(under_way: set[Future]) -> None:
     thread. A write cut short is safe: the store's writes are atomic (one file
     renamed into place, several through a journal the next command finishes,
     storage/journal.py), and the lock is an flock that dies with the process."""
-    from ..external import stop_running
+    from ..lifecycle.external import stop_running
 
     stop_running()
     wait(list(under_way), timeout=STOP_GRACE)
@@ -151,7 +151,7 @@ def read(grimoire_of: Callable[[], "Grimoire"], uri: str) -> tuple[str, str]:
     """A resource's text and MIME type: the context block, or one entry's JSON."""
     found = _ENTRY_URI.match(uri)
     if found:
-        from ..views import shown
+        from ..facade.views import shown
 
         grimoire = grimoire_of()
         return json.dumps(shown(grimoire, grimoire.show(found.group(1))), ensure_ascii=False), "application/json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..bounds import MAX_BUDGET, MAX_PATTERN, MIN_BUDGET
+from ..core.bounds import MAX_BUDGET, MAX_PATTERN, MIN_BUDGET
 from .registry import (CATEGORIES, CATEGORY, CONFIDENCE, ID, IMPORTANCE, SINCE, TAGS, TTL, UNTIL, boolean, call, integer, search_text,
                        string, strings, typed)
 
@@ -64,7 +64,7 @@ def context(g: "Grimoire", query: str | None = None, budget: int = 400, recipe: 
 @call("show", "One memory by id, archived ones included, with its computed tier and how often it was recalled; with chain, "
        "its whole supersede chain oldest first.", required=("id",), read_only=True, id=ID, chain=boolean("The whole supersede chain."))
 def show(g: "Grimoire", id: str, chain: bool = False) -> Any:
-    from ..views import shown
+    from ..facade.views import shown
 
     if chain:
         moment = g.now()
@@ -110,7 +110,7 @@ def remember(g: "Grimoire", key: str, value: Any, **options: Any) -> Any:
 @call("recall", "The value under a dotted key; an error when it is missing or expired.", required=("key",), read_only=True,
        key=string("The key."))
 def recall(g: "Grimoire", key: str) -> Any:
-    from ..views import recalled
+    from ..facade.views import recalled
 
     return recalled(key, g.recall_entry(key))
 
@@ -118,7 +118,7 @@ def recall(g: "Grimoire", key: str) -> Any:
 @call("facts", "The keys of active facts (remember) with their values; a glob pattern narrows them.", read_only=True,
        pattern=string("Glob over keys, like 'db.*' (default: every key).", maxLength=MAX_PATTERN), categories=CATEGORIES)
 def facts(g: "Grimoire", pattern: str | None = None, categories: list[str] | None = None) -> Any:
-    from ..views import fact
+    from ..facade.views import fact
 
     moment = g.now()
     return [fact(entry, moment) for entry in g.facts(pattern, categories=categories)]

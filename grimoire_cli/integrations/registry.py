@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..bounds import MAX_COUNT, MAX_TEXT
-from ..errors import BadInput
+from ..core.bounds import MAX_COUNT, MAX_TEXT
+from ..core.errors import BadInput
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def check_arguments(spec: Call, arguments: dict[str, Any]) -> None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
-    from ..schemas import size_message
+    from ..core.schemas import size_message
 
     error = best_match(Draft202012Validator(spec.schema).iter_errors(arguments))
     if error is not None:

@@ -16,11 +16,11 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BadInput
+from ..core.errors import BadInput
 from ..storage.catalog.queries import Filter, Order
 
 if TYPE_CHECKING:
-    from ..model import Entry
+    from ..core.model import Entry
     from ..storage.store import Store
 
 ROLE_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}\Z")

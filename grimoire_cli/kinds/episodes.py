@@ -7,23 +7,17 @@ episode, never a duplicate. Its content is one readable line made of its
 fields (what `mem list` and `mem context` show); search indexes the fields
 themselves too (`catalog.rows.kind_texts`), so `mem episodes QUERY` ranks
 by the same BM25 over event, lesson and context values as `mem query`,
-blended with recency. Without a query, episodes come newest first.
+blended with recency (`search.ranked_or_newest`). Without a query, episodes
+come newest first.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import BadInput
-from ..scoring import recency_of
-from ..storage.catalog.queries import Filter, Order
+from ..core.errors import BadInput
 from .tasks import check_event
-
-if TYPE_CHECKING:
-    from ..search import Hit
-    from ..storage.store import Store
 
 OUTCOMES = ("success", "failure", "unknown")
 _CONTEXT_SHOWN = 300  # characters of context in the content line; the field keeps it all
@@ -37,7 +31,7 @@ def check_outcome(outcome: str) -> str:
 
 def context_json(text: str) -> dict[str, Any]:
     """`--context-json`: a JSON object."""
-    from ..schemas import json_value
+    from ..core.schemas import json_value
 
     try:
         value = json_value(text)
@@ -71,17 +65,3 @@ def content_of(fields: dict[str, Any]) -> str:
         shown = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in context.items())
         line += f" [{shown[:_CONTEXT_SHOWN]}{'…' if len(shown) > _CONTEXT_SHOWN else ''}]"
     return line
-
-
-def episodes(store: "Store", text: str | None, chosen: Filter, moment: datetime, *, recency_weight: float, limit: int) -> list["Hit"]:
-    """The chosen episodes that match `text`, best first (BM25 blended with
-    recency, as `mem query`); without a text, newest first, each scored by
-    its recency alone."""
-    from ..search import Hit, hits, ranked
-
-    if text is not None and text.strip():
-        return hits(store, ranked(store, text, chosen, recency_weight=recency_weight, limit=limit, include_archive=False))
-    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, limit), include_archive=False)
-    loaded = store.load(rowids)
-    epoch = moment.timestamp()
-    return [Hit(loaded[r], recency_of(loaded[r].born, epoch), {"recency": recency_of(loaded[r].born, epoch)}) for r in rowids if r in loaded]

@@ -16,9 +16,9 @@ import re
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from ..config import Category, Config
-from ..errors import BadInput, NotFound
-from ..model import Entry, check_key, fact_summary
+from ..core.config import Category, Config
+from ..core.errors import BadInput, NotFound
+from ..core.model import Entry, check_key
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
 
@@ -84,21 +84,6 @@ def holder(store: Store, key: str, moment: datetime) -> Entry | None:
     chosen = Filter(at=moment.timestamp(), key=key)
     rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, 1), include_archive=False)
     return store.load(rowids).get(rowids[0]) if rowids else None
-
-
-def request_for(config: Config, key: str, value: Any, category: str | None, ttl: str | None, current: Entry | None,
-                **options: Any) -> Any:
-    """The add request that remembers `value` under `key` (checked by the
-    caller), or None when `current` already holds that value in that category."""
-    from ..request import Request
-
-    text = value_text(value)
-    spec = fact_category(config, category or (current.category if current is not None else None))
-    if current is not None and current.category == spec.name and same_value(value_of(current), value) \
-            and (ttl is None or ttl == current.data.get("ttl")):
-        return None
-    metadata = None if isinstance(value, str) else {"value": value}
-    return Request(text, category=spec.name, key=key, ttl=ttl, summary=fact_summary(key, text), metadata=metadata, **options)
 
 
 def recall(store: Store, key: str, moment: datetime) -> Entry:

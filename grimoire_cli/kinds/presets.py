@@ -16,8 +16,8 @@ from pathlib import Path
 from string import Template
 from typing import Any, NamedTuple
 
-from ..config import CONFIG_NAME, DEFAULT_CATEGORIES, build_config
-from ..errors import BadInput, Damaged
+from ..core.config import CONFIG_NAME, DEFAULT_CATEGORIES, build_config
+from ..core.errors import BadInput, Damaged
 from ..storage import journal
 from ..storage.yamlio import parse_document
 

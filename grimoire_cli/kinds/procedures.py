@@ -26,8 +26,8 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from ..errors import BadInput, Damaged
-from ..model import Entry
+from ..core.errors import BadInput, Damaged
+from ..core.model import Entry
 
 FIELDS = ("name", "description", "params", "steps", "tags")
 STEP_FIELDS = ("name", "description", "run", "condition")

@@ -17,9 +17,9 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ..clock import iso, parse_time
-from ..errors import BadInput, no_memory
-from ..model import Entry, epoch, expires_at, expiry_start, ttl_delta
+from ..core.clock import iso, parse_time
+from ..core.errors import BadInput, no_memory
+from ..core.model import Entry, epoch, expires_at, expiry_start, ttl_delta
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
 

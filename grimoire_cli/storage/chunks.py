@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, NamedTuple
 
-from ..errors import Damaged
+from ..core.errors import Damaged
 from .emitted import COMMENT, decode
 from .yamlio import is_item_line, last_line, parse_entries
 

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from ..model import parse_id
+from ..core.model import parse_id
 from .issued_marks import FILE, highest, in_use  # noqa: F401 - the reads, for callers of this module
 from .journal import write_atomic
 

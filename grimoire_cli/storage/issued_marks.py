@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..model import format_id, parse_id
+from ..core.model import format_id, parse_id
 
 FILE = "issued-ids.json"
 

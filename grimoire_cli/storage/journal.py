@@ -21,9 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ..errors import LockTimeout
-from ..faults import reached
-from ..settings import environment
+from ..core.errors import LockTimeout
+from ..core.faults import reached
+from ..core.settings import environment
 
 JOURNAL = "journal.json"
 LOCK_FILE = "write.lock"

@@ -30,8 +30,8 @@ import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
-from ..errors import Damaged
-from ..settings import environment
+from ..core.errors import Damaged
+from ..core.settings import environment
 from .catalog.rows import Prepared, prepare, word_counts, word_set
 from .chunks import OTHER_BREAKS, Chunk, Placed, anchor_or_alias, chunk_text, item_starts, make_chunks, parse_chunked, preamble_ok
 from .emitted import decode

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from ..config import is_inside
-from ..errors import Damaged
+from ..core.config import is_inside
+from ..core.errors import Damaged
 from .layout import Stamp
 
 # Bigger files are reported, not parsed: mem never writes one, and parsing

@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, TypeVar
 
-from ..config import Config
-from ..errors import Damaged
-from ..model import Entry
+from ..core.config import Config
+from ..core.errors import Damaged
+from ..core.model import Entry
 from . import issued, journal, reading
 from .catalog.catalog import Catalog
 from .catalog.connection import Stale

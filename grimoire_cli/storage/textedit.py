@@ -13,7 +13,7 @@ import re
 from bisect import bisect_left
 from typing import Any
 
-from ..errors import BadInput, Damaged
+from ..core.errors import BadInput, Damaged
 from .chunks import chunk_text, data_hash, text_hash
 from .layout import Appended, FileChange, Layout
 from .yamlio import emit_entry, emit_fields, is_exact_emission, parse_entries

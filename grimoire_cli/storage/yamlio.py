@@ -15,9 +15,9 @@ import re
 from datetime import date, datetime
 from typing import Any
 
-from ..clock import iso
-from ..errors import Damaged
-from ..model import SURROGATE_RE, ordered
+from ..core.clock import iso
+from ..core.errors import Damaged
+from ..core.model import SURROGATE_RE, ordered
 
 MAX_DEPTH = 64
 

@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any
 
-from ...settings import Decay, Tiers
+from ...core.settings import Decay, Tiers
 from .rows import TAG_SEPARATOR
 
 _WILD = set("*?[")

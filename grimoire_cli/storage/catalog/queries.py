@@ -13,8 +13,8 @@ import json
 import sqlite3
 from typing import Any, Iterable, Mapping
 
-from ...scoring import FIELD_WEIGHTS, RECENCY_HALF_LIFE_DAYS, TIER_BONUS, recency_of
-from ...settings import Decay, Tiers
+from ...core.scoring import FIELD_WEIGHTS, RECENCY_HALF_LIFE_DAYS, TIER_BONUS, recency_of
+from ...core.settings import Decay, Tiers
 from ..layout import Layout
 from .connection import Connection
 from .heat import decay_params, hot_sql, importance_sql, register

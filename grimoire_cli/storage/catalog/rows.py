@@ -9,8 +9,8 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, Callable, Iterable, NamedTuple
 
-from ...model import Entry, epoch, normalize_text, parse_id, state_of
-from ...scoring import aliases, words
+from ...core.model import Entry, epoch, normalize_text, parse_id, state_of
+from ...core.scoring import aliases, words
 
 # Tags are kept as one string, each tag between separators, so a tag filter
 # is an `instr` in SQL (no JSON1 needed from the platform's SQLite).

@@ -1,0 +1,153 @@
+"""Lifecycle rules: effectiveness, archive fields, what is due at session start.
+
+Pure functions over entries and a moment; `api` applies them to the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+
+from ..core.clock import iso
+from ..core.errors import BadInput
+from ..core.model import ARCHIVE_REASONS, Entry, normalize_text, ordered, score_of
+
+if TYPE_CHECKING:
+    from ..storage.catalog.rows import Light
+
+
+def apply_outcome(data: dict[str, Any], success: bool, moment: datetime) -> dict[str, Any]:
+    """The entry with one more application recorded."""
+    old = data.get("effectiveness") or {}
+    applications = int(old.get("applications", 0)) + 1
+    successes = int(old.get("successes", 0)) + (1 if success else 0)
+    new = dict(data)
+    new["effectiveness"] = {
+        "applications": applications,
+        "successes": successes,
+        "score": score_of(applications, successes),
+        "last_applied": iso(moment),
+    }
+    return new
+
+
+def check_reason(reason: str) -> str:
+    """An archive reason, refused unless it is one of ARCHIVE_REASONS."""
+    if reason not in ARCHIVE_REASONS:
+        raise BadInput(f"bad reason {reason!r}", f"use one of: {', '.join(ARCHIVE_REASONS)}")
+    return reason
+
+
+def archived_data(data: dict[str, Any], reason: str, moment: datetime) -> dict[str, Any]:
+    """The entry as the archive holds it (`reason` already checked)."""
+    new = dict(data)
+    new["archived"] = True
+    new["archived_at"] = iso(moment)
+    new["archive_reason"] = reason
+    return ordered(new)  # in the file's order, so the catalog's row equals a re-read's
+
+
+SHORT_LIFE = 86400  # seconds: see expiring_within
+
+
+def expiring_within(entry: Entry | Light, moment: datetime, days: int) -> bool:
+    """Whether an active entry expires within `days`. An entry that lives a
+    day or less (a ttl in minutes or hours: a cache value) is never said to
+    be expiring: with a warning window of days it would be from the moment
+    it is written, and its expiry is the point of it."""
+    if entry.expires is None or not entry.is_active(moment):
+        return False
+    if entry.born is not None and entry.expires - entry.born <= SHORT_LIFE:
+        return False
+    return entry.expires <= moment.timestamp() + days * 86400
+
+
+def archive_reason(entry: Entry | Light, moment: datetime) -> str | None:
+    """Why `mem archive` would move this entry by itself, if it would."""
+    if entry.archived or entry.superseded_by:
+        return None
+    if entry.is_expired(moment):
+        return "expired"
+    if entry.tier == "ineffective":
+        return "ineffective"
+    return None
+
+
+def near_duplicates(entries: list[Entry], threshold: float = 90) -> list[tuple[Entry, Entry, float]]:
+    """Pairs of active entries in one category whose texts are ≥ threshold alike."""
+    from rapidfuzz import fuzz, process
+
+    pairs = []
+    by_category: dict[str, list[Entry]] = {}
+    for entry in entries:
+        by_category.setdefault(entry.category, []).append(entry)
+    for group in by_category.values():
+        texts = [normalize_text(e.content) for e in group]
+        for i, text in enumerate(texts):
+            for _, score, j in process.extract(text, texts[i + 1 :], scorer=fuzz.ratio, score_cutoff=threshold, limit=None):
+                pairs.append((group[i], group[i + 1 + j], score))
+    return pairs
+
+
+# What resolves a near-duplicate pair, by kind: `mem supersede` writes notes only
+# (an entry of another kind needs its kind's fields, which the text has not).
+_FIXES = {"note": "supersede one: `mem supersede ID TEXT`", "task": "cancel one: `mem task cancel ID`",
+          "episode": "if it happened once, archive one: `mem archive ID --reason manual`"}
+_ARCHIVE = "archive one: `mem archive ID --reason manual`"
+
+
+class NearDuplicate(NamedTuple):
+    """Two active entries of one category whose texts are `score`% alike, and what resolves the pair."""
+
+    a: Entry
+    b: Entry
+    score: float
+    fix: str
+
+
+@dataclass
+class Review:
+    """What `mem review` lists: entries by section, and near-duplicate pairs."""
+
+    low: list[Entry] = field(default_factory=list)
+    ineffective: list[Entry] = field(default_factory=list)
+    expiring: list[Entry] = field(default_factory=list)
+    duplicates: list[NearDuplicate] = field(default_factory=list)
+
+    def entries(self) -> list[Entry]:
+        seen: dict[str, Entry] = {}
+        for entry in [*self.ineffective, *self.low, *self.expiring, *(pair.b for pair in self.duplicates)]:
+            seen.setdefault(entry.id, entry)
+        return list(seen.values())
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """Entry objects, each with `review`: the sections it is in and the
+        entries it nearly duplicates (the pair's other side, with the score)."""
+        out = []
+        for entry in self.entries():
+            sections = [name for name, group in (("ineffective", self.ineffective), ("low", self.low), ("expiring", self.expiring))
+                        if any(e.id == entry.id for e in group)]
+            near = [{"id": (b if a.id == entry.id else a).id, "score": round(score, 1), "fix": fix}
+                    for a, b, score, fix in self.duplicates if entry.id in (a.id, b.id)]
+            if near:
+                sections.append("near-duplicate")
+            out.append({**entry.to_dict(), "review": {"sections": sections, "near_duplicates": near}})
+        return out
+
+
+def review(entries: Iterable[Entry], moment: datetime, warn_days: int, kinds: dict[str, str] | None = None) -> Review:
+    """What `mem review` lists; `kinds` (category -> kind) chooses what each near-duplicate pair is told to do."""
+    active = [e for e in entries if e.is_active(moment)]
+    result = Review()
+    for entry in active:
+        if entry.tier == "low":
+            result.low.append(entry)
+        elif entry.tier == "ineffective":
+            result.ineffective.append(entry)
+        if expiring_within(entry, moment, warn_days):
+            result.expiring.append(entry)
+    kinds = kinds or {}
+    result.duplicates = [NearDuplicate(a, b, score, _FIXES.get(kinds.get(a.category, "note"), _ARCHIVE))
+                         for a, b, score in near_duplicates(active)]
+    return result

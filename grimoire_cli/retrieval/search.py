@@ -1,0 +1,237 @@
+"""Ranked retrieval: BM25 (SQLite FTS5, porter stemmer) with typo tolerance,
+blended with recency, confidence, importance and effectiveness tier.
+
+The blend, per candidate that matched at least one query term:
+
+    relevance = bm25 / best bm25 of this query          (0..1]
+    recency   = 0.5 ** (age_days / 30)                  (1 today, 0.5 a month ago)
+    prior     = 0.10 * (confidence - 0.5)
+              + 0.05 * (effective importance - 5) / 5   (decayed: settings.Decay)
+              + tier bonus (high +0.10, medium +0.03, low -0.05, ineffective -0.15)
+    score     = (1 - w) * relevance + w * recency + prior   (w = retrieval.recency_weight)
+
+Relevance dominates; the other parts order near-ties. Whole-text fuzzy
+ratios (rapidfuzz WRatio) are never used: they rank like random (the
+grimoire records the measurement).
+
+The index is the catalog's FTS5 table, kept between commands; the blend
+runs in SQL (`queries.Queries.rank`, weights in `scoring`), so only the
+hits asked for are decoded. The best bm25 is taken over the entries that
+pass the filters; the vocabulary for typo correction is every word of
+every entry in the catalog.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Iterable
+
+from ..core.model import Entry
+from ..core.scoring import SPACELESS_RE, STOP_WORDS, TIER_BONUS, grams, identifiers, recency_of, words
+from ..storage.catalog.queries import STATES, Filter, Order, Ranked
+
+if TYPE_CHECKING:
+    from ..storage.store import Store
+
+
+class Hit:
+    """One ranked entry, its score and the score's parts."""
+
+    __slots__ = ("entry", "score", "parts", "scope")
+
+    def __init__(self, entry: Entry, score: float, parts: dict[str, float] | None = None, scope: str | None = None):
+        self.entry = entry
+        self.score = score
+        self.parts = {} if parts is None else parts
+        self.scope = scope  # set by a query across scopes
+
+    def __repr__(self) -> str:
+        return f"Hit(entry={self.entry!r}, score={self.score!r}, parts={self.parts!r})"
+
+    def to_dict(self, explain: bool = False, moment: datetime | None = None) -> dict:
+        """The entry object with its `score` (and `explain`: the parts); with
+        `moment`, also its state and tier (`Entry.view`)."""
+        data = self.entry.view(moment) if moment is not None else self.entry.to_dict()
+        data["score"] = round(self.score, 6)
+        if self.scope is not None:
+            data["scope"] = self.scope
+        if explain:
+            data["explain"] = {k: round(v, 6) for k, v in self.parts.items()}
+        return data
+
+
+# Shorter words are not typo-corrected (one edit away is most of the
+# vocabulary) and, unknown, are searched as prefixes only from this length.
+_MIN_CORRECTED = 4
+_MIN_PREFIX = 2
+
+
+def terms(store: "Store", text: str) -> list[str]:
+    """Query terms as FTS5 fragments: stop words dropped, unknown words mapped
+    to a near vocabulary word; an unknown word with no near one (a partial
+    word, or one too short to correct) that matches nothing as it is (not
+    even through the stemmer) is searched as a prefix; a camelCase or
+    snake_case identifier (`scoring.identifiers`) as its parts and its joined
+    form; a run of a script without spaces as its character pairs."""
+    compounds = identifiers(text)
+    joined = {"".join(parts) for parts, _ in compounds}
+    raw = [w for w in words(text) if w not in STOP_WORDS] or words(text)
+    snake = {w.replace("_", "") for w in raw if "_" in w} & joined  # asked below as their parts and joined form
+    vocabulary: list[str] | None = None
+    out = []
+    for word in raw:
+        if word.replace("_", "") in snake:
+            continue
+        if not word.isascii() and SPACELESS_RE.search(word):
+            # Its runs are asked below, whole (a Thai word splits at its tone marks).
+            out.extend(_quoted(piece) for piece in SPACELESS_RE.split(word) if piece)
+            continue
+        term = _quoted(word)
+        if word.isdigit() or _known(store, word):
+            out.append(term)
+            continue
+        nearest = None
+        if len(word) >= _MIN_CORRECTED:
+            if vocabulary is None:
+                vocabulary = store.ask(lambda catalog, _: catalog.vocabulary())
+            nearest = _nearest(word, vocabulary)
+        if nearest is not None:
+            term = _quoted(nearest)
+        elif len(word) >= _MIN_PREFIX and not store.ask(lambda catalog, paths: catalog.matches_any(term, paths)):
+            term += "*"
+        out.append(term)
+    for parts, camel in compounds:
+        # A camelCase or snake_case word finds its parts written next to each
+        # other (a phrase) and its joined form. Kebab-case and dotted words
+        # are already asked as their words, which find every spelling (the
+        # index holds joined and camelCase parts); asking the joined form too
+        # counted them twice and lowered LoCoMo.
+        if camel or "".join(parts) in snake:
+            out.extend((_quoted(" ".join(parts)), _quoted("".join(parts))))
+    if not text.isascii():
+        for run in SPACELESS_RE.findall(text):
+            # As the index holds it (`scoring.aliases`): the phrase of its
+            # character pairs; a lone character as a prefix of them.
+            out.append(_quoted(" ".join(grams(run)[:-1])) if len(run) > 1 else _quoted(run) + "*")
+    return list(dict.fromkeys(out))
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _known(store: "Store", word: str) -> bool:
+    """Whether a word is in the vocabulary (active and archived entries); the
+    archive is read only for a word the active files do not hold (a first
+    command after a clone need not index an archive to run a query)."""
+    if store.ask(lambda catalog, paths: catalog.knows(word, paths), include_archive=False):
+        return True
+    return store.ask(lambda catalog, paths: catalog.knows(word, paths))
+
+
+def expression(store: "Store", text: str) -> str | None:
+    """The FTS5 query for a text: its terms OR-ed."""
+    found = terms(store, text)
+    if not found:
+        return None
+    return " OR ".join(found)
+
+
+def _nearest(word: str, vocabulary: list[str]) -> str | None:
+    """The vocabulary word one edit away (a swap counts as one), if any."""
+    if not vocabulary:
+        return None
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    found = process.extractOne(word, vocabulary, scorer=OSA.distance, score_cutoff=1)
+    return found[0] if found else None
+
+
+class Hits(list):
+    """Hits best first. When there are none, `filtered_out` says how many
+    entries match the text but were left out, per filter that left them out
+    (`confidence`, `expired`, `superseded`, `archived`, `category`, `tag`,
+    `time`, `tier`, `importance`;
+    each counted with only that filter lifted; `together` when no one filter
+    alone let any through, but all lifted at once do)."""
+
+    def __init__(self, found: Iterable[Hit] = (), filtered_out: dict[str, int] | None = None):
+        super().__init__(found)
+        self.filtered_out: dict[str, int] = {} if filtered_out is None else filtered_out
+
+
+def filtered_out(store: "Store", text: str, chosen: Filter, *, recency_weight: float, include_archive: bool) -> dict[str, int]:
+    """How many entries match `text` outside `chosen`, per filter that kept them out.
+    Only asked when a query found nothing, to say why."""
+    lifted = {}
+    if chosen.min_confidence is not None:
+        lifted["confidence"] = (chosen.but(min_confidence=None, floors={}), include_archive)
+    for state in ("expired", "superseded"):
+        if state not in chosen.states:
+            lifted[state] = (chosen.but(states=chosen.states | {state}), include_archive)
+    if "archived" not in chosen.states:
+        lifted["archived"] = (chosen.but(states=chosen.states | {"archived"}), True)
+    if chosen.categories or chosen.excluded:
+        lifted["category"] = (chosen.but(categories=(), excluded=()), include_archive)
+    if chosen.tags:
+        lifted["tag"] = (chosen.but(tags=()), include_archive)
+    if chosen.since is not None or chosen.until is not None:
+        lifted["time"] = (chosen.but(since=None, until=None), include_archive)
+    if chosen.tier is not None:
+        lifted["tier"] = (chosen.but(tier=None), include_archive)
+    if chosen.min_importance is not None:
+        lifted["importance"] = (chosen.but(min_importance=None), include_archive)
+
+    def matches(wider: Filter, archive: bool) -> int:
+        return ranked(store, text, wider, recency_weight=recency_weight, limit=1, include_archive=archive).total
+
+    counts = {reason: n for reason, (wider, archive) in lifted.items() if (n := matches(wider, archive))}
+    if not counts and len(lifted) > 1:
+        everything = chosen.but(min_confidence=None, floors={}, states=STATES, categories=(), excluded=(), tags=(), since=None, until=None,
+                                tier=None, min_importance=None)
+        if n := matches(everything, True):
+            counts["together"] = n
+    return counts
+
+
+class Ranking(list):
+    """Ranked rows (`queries.Ranked`) best first, not yet loaded; `total`
+    counts every match, also those past a limit."""
+
+    total: int = 0
+
+
+def ranked(store: "Store", text: str, chosen: Filter, *, recency_weight: float, limit: int | None, include_archive: bool,
+           query: str | None = None) -> Ranking:
+    """The chosen entries that match the text, best first (not loaded);
+    `query`: the text's FTS5 expression, when the caller has worked it out."""
+    out = Ranking()
+    query = query or expression(store, text)
+    if query is None:
+        return out
+    rows, total = store.ask(lambda catalog, paths: catalog.rank(paths, query, chosen, recency_weight=recency_weight, limit=limit),
+                             include_archive=include_archive)
+    out.extend(rows)
+    out.total = total
+    return out
+
+
+def hits(store: "Store", scored: list[Ranked]) -> list[Hit]:
+    """Load the entries of ranked rows, keeping their order."""
+    entries = store.load([s.rowid for s in scored])
+    return [Hit(entries[s.rowid], s.score, {"bm25": s.bm25, "relevance": s.relevance, "recency": s.recency, "prior": s.prior,
+                                            "tier": TIER_BONUS.get(entries[s.rowid].tier, 0.0)})
+            for s in scored if s.rowid in entries]
+
+
+def ranked_or_newest(store: "Store", text: str | None, chosen: Filter, moment: datetime, *, recency_weight: float, limit: int) -> list[Hit]:
+    """The chosen entries that match `text`, best first (BM25 blended with
+    recency, as `mem query`); without a text, newest first, each scored by
+    its recency alone (`mem episodes`)."""
+    if text is not None and text.strip():
+        return hits(store, ranked(store, text, chosen, recency_weight=recency_weight, limit=limit, include_archive=False))
+    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, limit), include_archive=False)
+    loaded = store.load(rowids)
+    epoch = moment.timestamp()
+    return [Hit(loaded[r], recency_of(loaded[r].born, epoch), {"recency": recency_of(loaded[r].born, epoch)}) for r in rowids if r in loaded]
