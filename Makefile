@@ -5,12 +5,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast soak mutation bench bench-scale bench-retrieval bench-guard update-rules lint clean
+.PHONY: demo test test-fast soak mutation bench bench-scale bench-retrieval bench-guard update-rules lint format validate-memory clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,mcp,anthropic]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,mcp,anthropic]'
 	# An editable install leaves the sources uncompiled; compile them as pip
 	# does for a regular install (a .pyc is used even under PYTHONDONTWRITEBYTECODE).
 	$(BIN)/python -m compileall -q grimoire_cli > /dev/null
@@ -70,7 +70,20 @@ bench-guard: $(STAMP)
 update-rules: $(STAMP)
 	$(BIN)/python scripts/update_rules.py $(GITLEAKS)
 
+# The code: formatted as ruff formats it, its lint rules, and types
+# ([tool.ruff] and [tool.mypy] in pyproject.toml). `make format` applies the
+# formatter and the fixes ruff can make itself.
+LINTED := grimoire_cli tests benchmarks scripts
 lint: $(STAMP)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/ruff check $(LINTED)
+
+format: $(STAMP)
+	$(BIN)/ruff format $(LINTED)
+	$(BIN)/ruff check --fix $(LINTED)
+
+# This project's own grimoire (its design decisions), validated by mem itself.
+validate-memory: $(STAMP)
 	$(BIN)/mem validate grimoires/loa/memory
 
 clean:

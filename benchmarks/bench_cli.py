@@ -36,18 +36,27 @@ MEM = str(Path(sys.executable).parent / "mem")
 # compiled before measuring, and PYTHONDONTWRITEBYTECODE (set on this machine)
 # is dropped so a stale .pyc is refreshed, not recompiled on every run (that
 # alone cost mem ~50 ms a command that the floor never paid).
-ENV = dict({k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, MEM_NOW="2026-12-31T00:00:00Z", MEM_SESSION_ID="bench", GIT_AUTHOR_NAME="bench",
-           GIT_AUTHOR_EMAIL="bench@example.invalid", GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.invalid")
+ENV = dict(
+    {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    MEM_NOW="2026-12-31T00:00:00Z",
+    MEM_SESSION_ID="bench",
+    GIT_AUTHOR_NAME="bench",
+    GIT_AUTHOR_EMAIL="bench@example.invalid",
+    GIT_COMMITTER_NAME="bench",
+    GIT_COMMITTER_EMAIL="bench@example.invalid",
+)
 
 
 def run(cmd: list[str], cwd: Path) -> float:
     # Output goes to a pipe, as to a terminal or an agent: GNU grep sees a
     # /dev/null stdout and stops at its first match, which is not a search.
     started = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, env=ENV)
     elapsed = (time.perf_counter() - started) * 1000
     if done.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd[1:])} failed ({done.returncode}): {done.stderr.decode(errors='replace').strip()}")
+        raise SystemExit(
+            f"{' '.join(cmd[1:])} failed ({done.returncode}): {done.stderr.decode(errors='replace').strip()}"
+        )
     return elapsed
 
 
@@ -120,11 +129,39 @@ printf '{"facts": [{"content": "bench fact %s one", "importance": 6, "topic": "b
 def transcript(path: Path, turns: int = 60) -> None:
     lines = []
     for n in range(turns // 2):
-        lines.append({"type": "user", "sessionId": "bench", "message": {"role": "user", "content": f"question {n}: why does the runner run out of disk during the cache step? " * 3}})
-        lines.append({"type": "assistant", "sessionId": "bench", "message": {"role": "assistant", "content": [
-            {"type": "text", "text": f"answer {n}: the cache step keeps every layer; prune it first. " * 4},
-            {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": "df -h"}}]}})
-        lines.append({"type": "user", "sessionId": "bench", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "x" * 400}]}})
+        lines.append(
+            {
+                "type": "user",
+                "sessionId": "bench",
+                "message": {
+                    "role": "user",
+                    "content": f"question {n}: why does the runner run out of disk during the cache step? " * 3,
+                },
+            }
+        )
+        lines.append(
+            {
+                "type": "assistant",
+                "sessionId": "bench",
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": f"answer {n}: the cache step keeps every layer; prune it first. " * 4},
+                        {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": "df -h"}},
+                    ],
+                },
+            }
+        )
+        lines.append(
+            {
+                "type": "user",
+                "sessionId": "bench",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "x" * 400}],
+                },
+            }
+        )
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
 
 
@@ -135,7 +172,9 @@ def ids(folder: Path, *args: str) -> list[str]:
     return [item["id"] for item in json.loads(done.stdout)]
 
 
-def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | None = None) -> list[tuple[str, float, float | None, float, float]]:
+def measure(
+    size: int, kind: str, runs: int, cold_runs: int, only: set[str] | None = None
+) -> list[tuple[str, float, float | None, float, float]]:
     from generate import build
 
     folder = DATA / f"{kind}{size}"
@@ -145,7 +184,7 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
         build(folder, size, kind)
         print(f"generated {size} entries in {time.perf_counter() - started:.1f} s", flush=True)
     memory = folder / "grimoires/loa/memory"
-    drop = lambda: shutil.rmtree(memory / ".cache", ignore_errors=True)  # noqa: E731
+    drop = lambda: shutil.rmtree(memory / ".cache", ignore_errors=True)
     rows: list[tuple[str, float, float | None, float, float]] = []
 
     def wanted(name: str) -> bool:
@@ -182,7 +221,15 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
             return
         FLOORS.clear()
         RATIOS.clear()
-        rows.append((name, median(make_cmd, folder, runs, before=before), None, statistics.median(FLOORS), statistics.median(RATIOS)))
+        rows.append(
+            (
+                name,
+                median(make_cmd, folder, runs, before=before),
+                None,
+                statistics.median(FLOORS),
+                statistics.median(RATIOS),
+            )
+        )
 
     one("query after editing 1 file", lambda _: [MEM, "query", "flaky runner disk"], before=touch_one)
     one("validate after editing 1 file", lambda _: [MEM, "validate"], before=touch_one)
@@ -208,7 +255,11 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     both("mem episodes --event --since", lambda: [MEM, "episodes", "--event", "ci-3", "--since", "30d"])
     both("mem procedure show", lambda: [MEM, "procedure", "show", "bench-runbook-3", "--param", "path=/tmp/x"])
     both("mem procedures", lambda: [MEM, "procedures"])
-    both("mem episode", lambda: [MEM, "episode", "ci-bench", "--learned", f"run {time.time_ns()}", "--outcome", "success"], reader)
+    both(
+        "mem episode",
+        lambda: [MEM, "episode", "ci-bench", "--learned", f"run {time.time_ns()}", "--outcome", "success"],
+        reader,
+    )
 
     # Samaritan and Protea (issue 17): the protea preset and 50 generations; a
     # second config, the same but with tiers on; a 60-turn transcript.
@@ -217,7 +268,11 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
             subprocess.run([MEM, "init", "--preset", preset], cwd=folder, env=ENV, check=True, capture_output=True)
         subprocess.run([sys.executable, "-c", SEED_PROTEA], cwd=folder, env=ENV, check=True)
     tiers = folder / ".tiers.config.yaml"
-    tiers.write_text((folder / ".loa.config.yaml").read_text().replace("memory_schema:\n", "memory_schema:\n  tiers: {enabled: true}\n", 1))
+    tiers.write_text(
+        (folder / ".loa.config.yaml")
+        .read_text()
+        .replace("memory_schema:\n", "memory_schema:\n  tiers: {enabled: true}\n", 1)
+    )
     both("mem context --recipe evolution", lambda: [MEM, "context", "--recipe", "evolution"])
     both("mem context (tiers on)", lambda: [MEM, "--config", str(tiers), "context"])
     both("mem query --tier long", lambda: [MEM, "query", "flaky runner disk", "--tier", "long"])
@@ -226,12 +281,24 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     summarizer.chmod(0o755)
     session = folder / ".session.jsonl"
     transcript(session)
-    prompt = subprocess.run([sys.executable, "-c", "import sys; from grimoire_cli.lifecycle.consolidation import prompt_for; "
-                             "from grimoire_cli.lifecycle.transcripts import read_transcript; "
-                             "sys.stdout.write(prompt_for(read_transcript(open(sys.argv[1]).read(), 'x'), 60)[0])", str(session)],
-                            capture_output=True, text=True, check=True).stdout
-    one("summarizer alone (sh)", lambda _: ["sh", "-c", f"{summarizer} < {folder / '.prompt.txt'}"],
-        before=lambda: (folder / ".prompt.txt").write_text(prompt))
+    prompt = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from grimoire_cli.lifecycle.consolidation import prompt_for; "
+            "from grimoire_cli.lifecycle.transcripts import read_transcript; "
+            "sys.stdout.write(prompt_for(read_transcript(open(sys.argv[1]).read(), 'x'), 60)[0])",
+            str(session),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    one(
+        "summarizer alone (sh)",
+        lambda _: ["sh", "-c", f"{summarizer} < {folder / '.prompt.txt'}"],
+        before=lambda: (folder / ".prompt.txt").write_text(prompt),
+    )
     both("mem consolidate (60 turns)", lambda: [MEM, "consolidate", str(session), "--with", str(summarizer)], reader)
 
     # The Persistent Memory System (issue 18): 10,000 generated execution records in one call.
@@ -245,7 +312,7 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     steps = folder / ".steps100k.jsonl"
     if not steps.exists():
         records, total = generate(60000, seed=18), 0
-        for count, record in enumerate(records, 1):
+        for count, record in enumerate(records, 1):  # noqa: B007 (count is read after the loop)
             total += len(record["steps"])
             if total >= 100000:
                 break
@@ -253,7 +320,8 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     if any(wanted(name) for name in ("tools", "recommend", "patterns", "learn")):
         subprocess.run([MEM, "init", "--preset", "pms"], cwd=folder, env=ENV, check=True, capture_output=True)
         (memory / "local" / "observations.jsonl").unlink(missing_ok=True)
-        subprocess.run([MEM, "observe", str(steps)], cwd=folder, env=ENV, check=True, capture_output=True)  # checked and redacted, as mem keeps it
+        # Checked and redacted, as mem keeps it
+        subprocess.run([MEM, "observe", str(steps)], cwd=folder, env=ENV, check=True, capture_output=True)
     both("mem tools", lambda: [MEM, "tools"])
     both("mem recommend", lambda: [MEM, "recommend", "create shipment", "--context", "support"])
     both("mem patterns", lambda: [MEM, "patterns", "--min-usage", "100"])
@@ -273,14 +341,32 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     # before each run, so each run starts a detached consolidation (waited out
     # before the next run: only the hook's own time is measured).
     hooked = folder / ".agent.config.yaml"
-    hooked.write_text((folder / ".loa.config.yaml").read_text().replace(
-        "memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {json.dumps(str(summarizer))}}}\n", 1))
+    hooked.write_text(
+        (folder / ".loa.config.yaml")
+        .read_text()
+        .replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {json.dumps(str(summarizer))}}}\n", 1)
+    )
     payloads = folder / ".hook-payloads"
     payloads.mkdir(exist_ok=True)
-    for event, more in (("session-start", {"source": "startup"}), ("pre-compact", {"trigger": "auto"}),
-                        ("post-tool-use", {"tool_name": "Bash", "tool_input": {"command": "make test"}, "tool_response": {"stdout": "ok"}})):
-        (payloads / event).write_text(json.dumps({"session_id": "bench-hooks", "transcript_path": str(session), "cwd": str(folder),
-                                                  "hook_event_name": event, **more}))
+    for event, more in (
+        ("session-start", {"source": "startup"}),
+        ("pre-compact", {"trigger": "auto"}),
+        (
+            "post-tool-use",
+            {"tool_name": "Bash", "tool_input": {"command": "make test"}, "tool_response": {"stdout": "ok"}},
+        ),
+    ):
+        (payloads / event).write_text(
+            json.dumps(
+                {
+                    "session_id": "bench-hooks",
+                    "transcript_path": str(session),
+                    "cwd": str(folder),
+                    "hook_event_name": event,
+                    **more,
+                }
+            )
+        )
 
     def hook(event: str, config: Path | None = None) -> list[str]:
         given = f"--config {config} " if config else ""
@@ -299,8 +385,16 @@ def measure(size: int, kind: str, runs: int, cold_runs: int, only: set[str] | No
     fresh = iter(ids(folder, "-c", "fact"))  # permanent: never run out to expiry
     both("mem add", lambda: [MEM, "add", "-c", "fact", f"bench fact {time.time_ns()} about the cache"], reader)
     both("mem apply", lambda: [MEM, "apply", next(fresh), "--success"], reader)
-    both("mem supersede", lambda: [MEM, "supersede", next(fresh), f"revised at {time.time_ns()}: the runner disk is small"], reader)
-    both("mem archive (10, commit)", lambda: [MEM, "archive", *[next(fresh) for _ in range(10)], "--reason", "manual"], reader)
+    both(
+        "mem supersede",
+        lambda: [MEM, "supersede", next(fresh), f"revised at {time.time_ns()}: the runner disk is small"],
+        reader,
+    )
+    both(
+        "mem archive (10, commit)",
+        lambda: [MEM, "archive", *[next(fresh) for _ in range(10)], "--reason", "manual"],
+        reader,
+    )
     one("grep -ri", lambda _: ["grep", "-ri", "runner", "grimoires"])
     return rows
 
@@ -310,22 +404,38 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--text", default="zipf", help="comma-separated kinds of generated text: zipf, dense")
     parser.add_argument("--runs", type=int, default=9)
-    parser.add_argument("--cold-runs", type=int, default=0, help="runs of each cold cell (default: --runs; fewer at 100k saves minutes)")
-    parser.add_argument("--only", default="", help="comma-separated words: measure only the rows whose name holds one (e.g. query,context)")
+    parser.add_argument(
+        "--cold-runs", type=int, default=0, help="runs of each cold cell (default: --runs; fewer at 100k saves minutes)"
+    )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated words: measure only the rows whose name holds one (e.g. query,context)",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "grimoire_cli")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "grimoire_cli")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     from generate import match_fractions
 
     for kind in args.text.split(","):
         shares = match_fractions(kind=kind)
         for size in [int(s) for s in args.sizes.split(",")]:
-            rows = measure(size, kind, args.runs, args.cold_runs or args.runs, {w for w in args.only.split(",") if w} or None)
+            rows = measure(
+                size, kind, args.runs, args.cold_runs or args.runs, {w for w in args.only.split(",") if w} or None
+            )
             py_pass = statistics.median(run([sys.executable, "-c", "pass"], HERE) for _ in range(args.runs))
-            print(f"\n{size} entries, {kind} text (the query matches {100 * shares['flaky runner disk']:.0f} % of entries, the context "
-                  f"query {100 * shares['deploy canary']:.0f} %); medians of {args.runs} runs ({args.cold_runs or args.runs} cold); "
-                  f"python -c pass {py_pass:.0f} ms")
-            print("floor: a trivial Typer command, run right after each warm run; ratio = median over runs of run / its floor")
+            print(
+                f"\n{size} entries, {kind} text (the query matches {100 * shares['flaky runner disk']:.0f} % of entries, the context "
+                f"query {100 * shares['deploy canary']:.0f} %); medians of {args.runs} runs ({args.cold_runs or args.runs} cold); "
+                f"python -c pass {py_pass:.0f} ms"
+            )
+            print(
+                "floor: a trivial Typer command, run right after each warm run; ratio = median over runs of run / its floor"
+            )
             print(f"{'command':<30} {'warm ms':>8} {'cold ms':>8} {'floor ms':>9} {'warm/floor':>11}")
             for name, warm, cold, floor, ratio in rows:
                 cold_text = f"{cold:8.0f}" if cold is not None else f"{'':>8}"

@@ -41,15 +41,19 @@ def measure(folder: Path, kinds_of) -> list[str]:
     ds = _rows(folder, "detect_secrets_cases.jsonl")
     benign = {name: _rows(folder, name) for name in ("benign_dev.jsonl", "must_accept.jsonl")}
     negatives = [r["text"] for r in _rows(folder, "gitleaks_fp.jsonl") + [r for r in ds if not r["label"]]]
-    ways = {"as written": lambda r: r["text"], "bare": lambda r: r["secret"], "in prose": lambda r: f"Deploy uses {r['secret']}",
-            "after an assignment": lambda r: f"config: api_key = {r['secret']}"}
+    ways = {
+        "as written": lambda r: r["text"],
+        "bare": lambda r: r["secret"],
+        "in prose": lambda r: f"Deploy uses {r['secret']}",
+        "after an assignment": lambda r: f"config: api_key = {r['secret']}",
+    }
     texts = [build(r) for way, build in ways.items() for r in tp if way == "as written" or r.get("secret")]
     texts += [r["text"] for r in ds] + [r["text"] for rows in benign.values() for r in rows] + negatives
     started = time.perf_counter()
     verdicts = dict(zip(texts, kinds_of(texts)))
     elapsed = time.perf_counter() - started
-    refused = lambda text: bool(verdicts[text])  # noqa: E731
-    scan = lambda text: [_Kind(kind) for kind in verdicts[text]]  # noqa: E731
+    refused = lambda text: bool(verdicts[text])
+    scan = lambda text: [_Kind(kind) for kind in verdicts[text]]
     lines, misses = [], defaultdict(Counter)
     for way, build in ways.items():
         cases = [r for r in tp if way == "as written" or r.get("secret")]
@@ -63,7 +67,9 @@ def measure(folder: Path, kinds_of) -> list[str]:
         if way == "bare":
             prefixed = [r for r in cases if has_literal_prefix(r.get("regex", ""))]
             found = sum(1 for r in prefixed if refused(r["secret"]))
-            lines.append(f"  bare, rules whose secret has a literal prefix: {found}/{len(prefixed)} = {100 * found / max(len(prefixed), 1):.1f} %")
+            lines.append(
+                f"  bare, rules whose secret has a literal prefix: {found}/{len(prefixed)} = {100 * found / max(len(prefixed), 1):.1f} %"
+            )
     positives = [r for r in ds if r["label"]]
     found = sum(1 for r in positives if refused(r["text"]))
     lines.append(f"detect-secrets positive cases: {found}/{len(positives)} = {100 * found / len(positives):.1f} %")
@@ -73,8 +79,12 @@ def measure(folder: Path, kinds_of) -> list[str]:
         lines.extend(f"    refused: {', '.join(f.kind for f in scan(text))}: {text[:110]}" for text in bad)
     placeholders = [text for text in negatives if _PLACEHOLDER.search(text)]
     accepted = sum(1 for text in placeholders if not refused(text))
-    lines.append(f"placeholders (scanners' negatives with xxxx, EXAMPLE, <…>, ${{…}}): {accepted}/{len(placeholders)} accepted")
-    lines.append(f"throughput: {len(texts) / elapsed:,.0f} texts/s ({len(texts)} texts, {elapsed:.2f} s, all of the above in one run)")
+    lines.append(
+        f"placeholders (scanners' negatives with xxxx, EXAMPLE, <…>, ${{…}}): {accepted}/{len(placeholders)} accepted"
+    )
+    lines.append(
+        f"throughput: {len(texts) / elapsed:,.0f} texts/s ({len(texts)} texts, {elapsed:.2f} s, all of the above in one run)"
+    )
     lines.append("misses by rule (as written / bare / in prose / after an assignment):")
     for rule, counts in sorted(misses.items(), key=lambda item: -sum(item[1].values())):
         lines.append(f"    {rule}: " + " / ".join(str(counts[way]) for way in ways))

@@ -64,8 +64,12 @@ async def measure(folder: Path, calls: int) -> dict[str, tuple[list[float], list
                     middle = time.perf_counter()
                     expected = local[name]()
                     ended = time.perf_counter()
-                    if result.is_error or (name == "query" and [h["id"] for h in answer] != [h["id"] for h in expected]):
-                        raise SystemExit(f"{name}: the server's answer differs from the library's: {result.content[0].text[:200]}")
+                    if result.is_error or (
+                        name == "query" and [h["id"] for h in answer] != [h["id"] for h in expected]
+                    ):
+                        raise SystemExit(
+                            f"{name}: the server's answer differs from the library's: {result.content[0].text[:200]}"
+                        )
                     if n >= 5:
                         remote_ms.append((middle - started) * 1000)
                         local_ms.append((ended - middle) * 1000)
@@ -79,7 +83,11 @@ def main() -> int:
     parser.add_argument("--text", default="zipf")
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "grimoire_cli")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "grimoire_cli")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     folder = DATA / f"{args.text}{args.size}"
     if not (folder / ".loa.config.yaml").exists():
         from generate import build
@@ -92,14 +100,21 @@ def main() -> int:
 
     found = anyio.run(measure, folder, args.calls)
     print(f"\nmem mcp over stdio, {args.size} entries ({args.text}), {args.calls} calls each; ms")
-    print(f"{'call':<9} {'mcp p50':>8} {'mcp p95':>8} {'api p50':>8} {'api p95':>8} {'+p50':>6} {'+p95':>6} {'paired p50':>11} {'paired p95':>11}")
+    print(
+        f"{'call':<9} {'mcp p50':>8} {'mcp p95':>8} {'api p50':>8} {'api p95':>8} {'+p50':>6} {'+p95':>6} {'paired p50':>11} {'paired p95':>11}"
+    )
     for name, (remote, local) in found.items():
-        paired = [r - l for r, l in zip(remote, local)]
+        paired = [r - here for r, here in zip(remote, local)]
         row = [statistics.median(remote), percentile(remote, 0.95), statistics.median(local), percentile(local, 0.95)]
-        print(f"{name:<9} {row[0]:8.1f} {row[1]:8.1f} {row[2]:8.1f} {row[3]:8.1f} {row[0] - row[2]:6.1f} {row[1] - row[3]:6.1f} "
-              f"{statistics.median(paired):11.1f} {percentile(paired, 0.95):11.1f}", flush=True)
-    print("+p50, +p95: what MCP adds at that percentile (target: +p95 <= 10 ms); paired: each round trip minus the in-process\n"
-          "call made right after it, whose p95 also holds the noise of two processes sharing the machine's cores")
+        print(
+            f"{name:<9} {row[0]:8.1f} {row[1]:8.1f} {row[2]:8.1f} {row[3]:8.1f} {row[0] - row[2]:6.1f} {row[1] - row[3]:6.1f} "
+            f"{statistics.median(paired):11.1f} {percentile(paired, 0.95):11.1f}",
+            flush=True,
+        )
+    print(
+        "+p50, +p95: what MCP adds at that percentile (target: +p95 <= 10 ms); paired: each round trip minus the in-process\n"
+        "call made right after it, whose p95 also holds the noise of two processes sharing the machine's cores"
+    )
     return 0
 
 

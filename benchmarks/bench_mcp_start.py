@@ -30,21 +30,29 @@ sys.path.insert(0, str(HERE))
 
 from bench_cli import ENV, MEM  # noqa: E402
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+}
 
 
 def session_start(folder: Path) -> float:
     """Milliseconds from spawning `mem mcp` to reading its initialize response."""
     started = time.perf_counter()
-    server = subprocess.Popen([MEM, "mcp"], cwd=folder, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [MEM, "mcp"], cwd=folder, env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     server.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
     server.stdin.flush()
     line = server.stdout.readline()
     elapsed = (time.perf_counter() - started) * 1000
     server.stdin.close()
     if server.wait(timeout=30) != 0 or json.loads(line or b"{}").get("id") != 1:
-        raise SystemExit(f"mem mcp did not answer initialize: {line[:200]!r} {server.stderr.read().decode(errors='replace')[:500]}")
+        raise SystemExit(
+            f"mem mcp did not answer initialize: {line[:200]!r} {server.stderr.read().decode(errors='replace')[:500]}"
+        )
     return elapsed
 
 
@@ -58,7 +66,11 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "grimoire_cli")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "grimoire_cli")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         subprocess.run(["git", "init", "-q"], cwd=folder, check=True)

@@ -108,15 +108,19 @@ def main() -> int:
             rejected = len(added.rejected)
             if rejected:
                 print(f"{sample['sample_id']}: {rejected} turns not written (duplicates or refused)")
-    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
+    mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
     latencies.sort()
     print(f"queries: {len(metrics['r5'])}  conversations: {len(samples)}  largest: {memories} memories")
     print(f"{'split':<12} {'n':>4} {'R@5':>6} {'R@10':>6} {'MRR':>6}")
-    print(f"{'overall':<12} {len(metrics['r5']):>4} {mean(metrics['r5']):6.3f} {mean(metrics['r10']):6.3f} {mean(metrics['mrr']):6.3f}")
+    print(
+        f"{'overall':<12} {len(metrics['r5']):>4} {mean(metrics['r5']):6.3f} {mean(metrics['r10']):6.3f} {mean(metrics['mrr']):6.3f}"
+    )
     for cat, name in CATEGORIES.items():
         m = per_cat[cat]
         print(f"{name:<12} {len(m['r5']):>4} {mean(m['r5']):6.3f} {mean(m['r10']):6.3f} {mean(m['mrr']):6.3f}")
-    print(f"index build (add_many + first query) per conversation: median {statistics.median(build_times) * 1000:.0f} ms")
+    print(
+        f"index build (add_many + first query) per conversation: median {statistics.median(build_times) * 1000:.0f} ms"
+    )
     p95 = latencies[int(0.95 * (len(latencies) - 1))]
     print(f"per-query latency in process: p50 {statistics.median(latencies):.2f} ms  p95 {p95:.2f} ms")
     return 0

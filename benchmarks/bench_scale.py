@@ -40,8 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -49,9 +49,15 @@ MEM = str(BIN / "mem")
 NOW = "2026-12-31T12:00:00Z"
 DAY = "20261231"
 LIMIT = 1.2  # the highest exponent a path may show
-ENV = dict({k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, MEM_NOW=NOW, MEM_SESSION_ID="bench",
-           GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.invalid", GIT_COMMITTER_NAME="bench",
-           GIT_COMMITTER_EMAIL="bench@example.invalid")
+ENV = dict(
+    {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    MEM_NOW=NOW,
+    MEM_SESSION_ID="bench",
+    GIT_AUTHOR_NAME="bench",
+    GIT_AUTHOR_EMAIL="bench@example.invalid",
+    GIT_COMMITTER_NAME="bench",
+    GIT_COMMITTER_EMAIL="bench@example.invalid",
+)
 SUMMARIZER = "#!/bin/sh\ncat > /dev/null\ncat {answer}\n"
 
 
@@ -65,7 +71,15 @@ def texts(count: int, seed: int = 7) -> list[str]:
 CATEGORIES = ("fact", "decision", "learning", "error", "preference")
 
 
-def seed(folder: Path, contents: list[str], *, category: str | None = None, timestamp: str = NOW, first: int = 1, ttl: str | None = None) -> None:
+def seed(
+    folder: Path,
+    contents: list[str],
+    *,
+    category: str | None = None,
+    timestamp: str = NOW,
+    first: int = 1,
+    ttl: str | None = None,
+) -> None:
     """A committed grimoire in `folder` holding `contents`, all of one day,
     written straight through the store: in `category`, or spread over the
     five (a file holds at most 32 MB: 100k entries in one would be refused)."""
@@ -82,9 +96,20 @@ def seed(folder: Path, contents: list[str], *, category: str | None = None, time
     by_category: dict[str, list[dict]] = {}
     with store.lock():
         for n, text in enumerate(contents):
-            item = {"content": text, "category": category or CATEGORIES[n % len(CATEGORIES)], "timestamp": timestamp, "ttl": ttl}
-            data = build(Request.from_mapping({k: v for k, v in item.items() if v is not None}), grimoire.config, moment, {}, set(),
-                         format_id(day, first + n))[0]
+            item = {
+                "content": text,
+                "category": category or CATEGORIES[n % len(CATEGORIES)],
+                "timestamp": timestamp,
+                "ttl": ttl,
+            }
+            data = build(
+                Request.from_mapping({k: v for k, v in item.items() if v is not None}),
+                grimoire.config,
+                moment,
+                {},
+                set(),
+                format_id(day, first + n),
+            )[0]
             by_category.setdefault(data["category"], []).append(data)
         for name, batch in by_category.items():
             store.write(store.ensure_file(name), appended=batch)
@@ -109,7 +134,9 @@ def warm(folder: Path) -> None:
 def case_import(folder: Path, n: int) -> list[str]:
     seed(folder, [])
     lines = folder / "lines.jsonl"
-    lines.write_text("".join(json.dumps({"content": text, "category": "fact", "tags": ["bench"]}) + "\n" for text in texts(n)))
+    lines.write_text(
+        "".join(json.dumps({"content": text, "category": "fact", "tags": ["bench"]}) + "\n" for text in texts(n))
+    )
     warm(folder)
     return [MEM, "import", str(lines)]
 
@@ -140,7 +167,9 @@ def case_check(folder: Path, n: int) -> list[str]:
     run([MEM, "archive"], folder)
     seed(folder, texts(10, seed=11))  # a few active entries beside the large archive
     warm(folder)
-    assert sum(path.stat().st_size for path in (memory(folder) / "archive").glob("*.yaml")) > 100 * n, "the archive is not filled"
+    assert sum(path.stat().st_size for path in (memory(folder) / "archive").glob("*.yaml")) > 100 * n, (
+        "the archive is not filled"
+    )
     return [MEM, "check"]
 
 
@@ -172,14 +201,27 @@ def case_consolidate(folder: Path, n: int) -> list[str]:
     seed(folder, texts(n), category="fact")  # the category its facts are checked against
     run([MEM, "init", "--preset", "samaritan"], folder)  # its summary category
     answer = folder / "answer.json"
-    answer.write_text(json.dumps({"facts": [{"content": text, "importance": 5} for text in texts(n // 10, seed=13)],
-                                  "summary": "a bench session"}))
+    answer.write_text(
+        json.dumps(
+            {
+                "facts": [{"content": text, "importance": 5} for text in texts(n // 10, seed=13)],
+                "summary": "a bench session",
+            }
+        )
+    )
     summarizer = folder / "summarizer.sh"
     summarizer.write_text(SUMMARIZER.format(answer=answer))
     summarizer.chmod(0o755)
     session = folder / "session.jsonl"
-    session.write_text("".join(json.dumps({"type": role, "sessionId": "bench", "message": {"role": role, "content": f"turn {t}: the cache step"}}) + "\n"
-                               for t, role in enumerate(["user", "assistant"] * 10)))
+    session.write_text(
+        "".join(
+            json.dumps(
+                {"type": role, "sessionId": "bench", "message": {"role": role, "content": f"turn {t}: the cache step"}}
+            )
+            + "\n"
+            for t, role in enumerate(["user", "assistant"] * 10)
+        )
+    )
     warm(folder)
     return [MEM, "consolidate", str(session), "--with", str(summarizer)]
 
@@ -199,13 +241,26 @@ def case_merge_file(folder: Path, n: int) -> list[str]:
         added = path.read_text().split("\n- ", 1)[1]
         (folder / f"{side}.yaml").write_text(base.rstrip("\n") + "\n- " + added)
     (folder / "base.yaml").write_text(base)
-    return [MEM, "merge-file", str(folder / "base.yaml"), str(folder / "ours.yaml"), str(folder / "theirs.yaml"),
-            "grimoires/loa/memory/facts.yaml"]
+    return [
+        MEM,
+        "merge-file",
+        str(folder / "base.yaml"),
+        str(folder / "ours.yaml"),
+        str(folder / "theirs.yaml"),
+        "grimoires/loa/memory/facts.yaml",
+    ]
 
 
 CASES: dict[str, Callable[[Path, int], list[str]]] = {
-    "import": case_import, "add_many": case_add_many, "archive": case_archive, "check": case_check, "compact": case_compact,
-    "validate": case_validate, "export": case_export, "rebuild": case_rebuild, "consolidate": case_consolidate,
+    "import": case_import,
+    "add_many": case_add_many,
+    "archive": case_archive,
+    "check": case_check,
+    "compact": case_compact,
+    "validate": case_validate,
+    "export": case_export,
+    "rebuild": case_rebuild,
+    "consolidate": case_consolidate,
     "merge-file": case_merge_file,
 }
 RESETS = {"validate": drop_catalog, "rebuild": drop_catalog}  # before each further run
@@ -213,7 +268,7 @@ RESETS = {"validate": drop_catalog, "rebuild": drop_catalog}  # before each furt
 
 def run(cmd: list[str], cwd: Path) -> float:
     started = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, env=ENV)
     elapsed = time.perf_counter() - started
     if done.returncode not in ((0, 1) if cmd[0] == MEM else (0,)):  # mem's 1 is "problems found"; Python's, a traceback
         said = (done.stderr or done.stdout).decode(errors="replace").strip()
@@ -242,13 +297,22 @@ def exponent(points: list[tuple[int, float]]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--max", type=int, default=int(os.environ.get("SCALE_MAX", "0") or 0), help="add this size (e.g. 100000; SCALE_MAX)")
+    parser.add_argument(
+        "--max",
+        type=int,
+        default=int(os.environ.get("SCALE_MAX", "0") or 0),
+        help="add this size (e.g. 100000; SCALE_MAX)",
+    )
     parser.add_argument("--only", default="", help="comma-separated paths: " + ", ".join(CASES))
     parser.add_argument("--runs", type=int, default=1, help="runs per cell (median)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     os.environ.update(ENV)  # the seeding in this process: the same clock and author
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "grimoire_cli")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "grimoire_cli")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     sizes = sorted({int(s) for s in args.sizes.split(",")} | ({args.max} if args.max else set()))
     names = [name for name in CASES if not args.only or name in args.only.split(",")]
     print(f"{'path':<12}" + "".join(f"{f'{n:,}':>10}" for n in sizes) + f"{'exponent':>10}", flush=True)
@@ -259,7 +323,13 @@ def main() -> int:
             slope = exponent(points)
             if slope > LIMIT:
                 failed.append(name)
-            print(f"{name:<12}" + "".join(f"{t:9.2f}s" for _, t in points) + f"{slope:10.2f}" + (" > 1.2" if slope > LIMIT else ""), flush=True)
+            print(
+                f"{name:<12}"
+                + "".join(f"{t:9.2f}s" for _, t in points)
+                + f"{slope:10.2f}"
+                + (" > 1.2" if slope > LIMIT else ""),
+                flush=True,
+            )
     if failed:
         print(f"exponent above {LIMIT}: {', '.join(failed)}", file=sys.stderr)
         return 1

@@ -18,7 +18,7 @@ import argparse
 import json
 import random
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 CONTEXTS = ("shipping", "billing", "support")
@@ -30,9 +30,16 @@ TOOLS = {
     "cancel_shipment": (0.30, 0.30, 300),
     "send_email": (0.05, 0.05, 80),
 }
-PLANS = (("list_facilities", "create_shipment"), ("get_rates", "create_shipment", "send_email"), ("cancel_shipment", "send_email"))
-GOALS = {PLANS[0]: "create shipment for facility {n}", PLANS[1]: "quote and ship order {n} to {email}",
-         PLANS[2]: "cancel shipment {n} and tell the customer"}
+PLANS = (
+    ("list_facilities", "create_shipment"),
+    ("get_rates", "create_shipment", "send_email"),
+    ("cancel_shipment", "send_email"),
+)
+GOALS = {
+    PLANS[0]: "create shipment for facility {n}",
+    PLANS[1]: "quote and ship order {n} to {email}",
+    PLANS[2]: "cancel shipment {n} and tell the customer",
+}
 ERRORS = {
     "list_facilities": ("facility {n} not found",),
     "get_rates": ("HTTP 429 from rates.example.com, retry after {n} ms",),
@@ -50,7 +57,7 @@ def _error(tool: str, rng: random.Random) -> str:
 
 def generate(count: int, seed: int = 7, start: datetime | None = None) -> list[dict[str, Any]]:
     rng = random.Random(seed)
-    start = start or datetime(2026, 11, 16, tzinfo=timezone.utc)
+    start = start or datetime(2026, 11, 16, tzinfo=UTC)
     records = []
     for n in range(count):
         plan = rng.choice(PLANS)
@@ -63,18 +70,31 @@ def generate(count: int, seed: int = 7, start: datetime | None = None) -> list[d
             params: dict[str, Any] = {"id": rng.randint(1, 5000)}
             if carrier:
                 params["carrier"] = carrier
-            step = {"tool": tool, "params": params, "status": "failed" if bad else "completed",
-                    "duration_ms": round(rng.expovariate(1 / mean), 1), "retries": rng.randint(1, 3) if bad else rng.choice((0, 0, 0, 1)),
-                    "error": _error(tool, rng) if bad else None}
+            step = {
+                "tool": tool,
+                "params": params,
+                "status": "failed" if bad else "completed",
+                "duration_ms": round(rng.expovariate(1 / mean), 1),
+                "retries": rng.randint(1, 3) if bad else rng.choice((0, 0, 0, 1)),
+                "error": _error(tool, rng) if bad else None,
+            }
             steps.append(step)
             if bad:
                 failed = True
                 break
         at = start + timedelta(seconds=n * 60)
-        records.append({"task_id": f"task-{n:06d}", "goal": GOALS[plan].format(n=rng.randint(100, 99999), email=f"user{n}@example.com"),
-                        "context": context, "agent": "bench-agent", "outcome": "failure" if failed else "success",
-                        "started_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "duration_ms": round(sum(s["duration_ms"] for s in steps), 1),
-                        "steps": steps})
+        records.append(
+            {
+                "task_id": f"task-{n:06d}",
+                "goal": GOALS[plan].format(n=rng.randint(100, 99999), email=f"user{n}@example.com"),
+                "context": context,
+                "agent": "bench-agent",
+                "outcome": "failure" if failed else "success",
+                "started_at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "duration_ms": round(sum(s["duration_ms"] for s in steps), 1),
+                "steps": steps,
+            }
+        )
     return records
 
 
@@ -83,7 +103,10 @@ def truth(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for record in records:
         for step in record["steps"]:
-            tool = out.setdefault(step["tool"], {"executions": 0, "successes": 0, "failures": 0, "durations": [], "retries": [], "contexts": {}})
+            tool = out.setdefault(
+                step["tool"],
+                {"executions": 0, "successes": 0, "failures": 0, "durations": [], "retries": [], "contexts": {}},
+            )
             ok = step["status"] == "completed"
             tool["executions"] += 1
             tool["successes" if ok else "failures"] += 1

@@ -44,7 +44,11 @@ FUNCTION_SHARE = 0.45  # of the tokens of English prose
 
 def _pseudo_words(count: int, rng: random.Random) -> list[str]:
     """Pronounceable made-up words: a long tail that no query in the benchmark hits."""
-    onsets, vowels, codas = "b c d f g h k l m n p r s t v w z br cl dr gr pl st tr".split(), "a e i o u ai ea ou".split(), ["", "n", "r", "s", "t", "l", "m", "nd", "st"]
+    onsets, vowels, codas = (
+        "b c d f g h k l m n p r s t v w z br cl dr gr pl st tr".split(),
+        "a e i o u ai ea ou".split(),
+        ["", "n", "r", "s", "t", "l", "m", "nd", "st"],
+    )
     out: set[str] = set()
     while len(out) < count:
         word = "".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(rng.randint(2, 3))) + rng.choice(codas)
@@ -69,8 +73,12 @@ def _zipf_sampler(rng: random.Random):
     for word, rank in sorted(QUERY_RANKS.items(), key=lambda item: item[1]):
         content.insert(rank - 1, word)
     content = content[:CONTENT_WORDS]
-    content_weights = list(itertools.accumulate(1 / (rank + ZIPF_OFFSET) ** ZIPF_EXPONENT for rank in range(1, len(content) + 1)))
-    function_weights = list(itertools.accumulate(1 / (rank + ZIPF_OFFSET) ** ZIPF_EXPONENT for rank in range(1, len(FUNCTION_WORDS) + 1)))
+    content_weights = list(
+        itertools.accumulate(1 / (rank + ZIPF_OFFSET) ** ZIPF_EXPONENT for rank in range(1, len(content) + 1))
+    )
+    function_weights = list(
+        itertools.accumulate(1 / (rank + ZIPF_OFFSET) ** ZIPF_EXPONENT for rank in range(1, len(FUNCTION_WORDS) + 1))
+    )
 
     def draw() -> str:
         if rng.random() < FUNCTION_SHARE:
@@ -89,13 +97,15 @@ def items(count: int, seed: int = 7, kind: str = "zipf") -> list[dict]:
         category = CATEGORIES[i % 5]
         # A timestamp spread over the past year; errors older than 30 days are expired.
         day = rng.randint(0, 364)
-        out.append({
-            "content": f"Memory {i}: " + " ".join(words) + ".",
-            "category": category,
-            "confidence": 0.95,
-            "tags": rng.sample(TAGS, k=rng.randint(1, 3)),
-            "timestamp": f"2026-{1 + day // 31 % 12:02d}-{1 + day % 28:02d}T{rng.randint(0, 23):02d}:00:00Z",
-        })
+        out.append(
+            {
+                "content": f"Memory {i}: " + " ".join(words) + ".",
+                "category": category,
+                "confidence": 0.95,
+                "tags": rng.sample(TAGS, k=rng.randint(1, 3)),
+                "timestamp": f"2026-{1 + day // 31 % 12:02d}-{1 + day % 28:02d}T{rng.randint(0, 23):02d}:00:00Z",
+            }
+        )
     return out
 
 
@@ -110,8 +120,9 @@ def build(folder: Path, count: int, kind: str = "zipf") -> None:
     import subprocess
 
     from grimoire_cli import Grimoire
-    from grimoire_cli.memory.request import Request, build as build_entry
     from grimoire_cli.core.model import format_id
+    from grimoire_cli.memory.request import Request
+    from grimoire_cli.memory.request import build as build_entry
 
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
@@ -125,7 +136,9 @@ def build(folder: Path, count: int, kind: str = "zipf") -> None:
         for item in items(count, kind=kind):
             day = item["timestamp"][:10].replace("-", "")
             per_day[day] = per_day.get(day, 0) + 1
-            data, _ = build_entry(Request.from_mapping(item), grimoire.config, moment, {}, set(), format_id(day, per_day[day]))
+            data, _ = build_entry(
+                Request.from_mapping(item), grimoire.config, moment, {}, set(), format_id(day, per_day[day])
+            )
             by_category.setdefault(data["category"], []).append(data)
         for category, batch in by_category.items():
             store.write(store.ensure_file(category), appended=batch)
@@ -134,7 +147,11 @@ def build(folder: Path, count: int, kind: str = "zipf") -> None:
     for entry in written[: min(200, max(1, count // 50))]:
         grimoire.supersede(entry.id, entry.content + " (revised)")
     subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
-    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-qm", "grimoire"], cwd=folder, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-qm", "grimoire"],
+        cwd=folder,
+        check=True,
+    )
 
 
 def match_fractions(count: int = 20000, kind: str = "zipf") -> dict[str, float]:

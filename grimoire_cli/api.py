@@ -11,35 +11,36 @@ they call. Those are imported where used, so `import grimoire_cli` and a
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from .core import bounds, clock
 from .core.config import Config, load_config
 from .core.errors import BadInput, NotFound, Refused, no_memory
+from .core.model import Entry, sort_key
+from .core.scoring import words
 from .facade.kinds import KindsFacade
 from .facade.learning import LearningFacade
 from .facade.lifecycle import LifecycleFacade
-from .core.model import Entry, sort_key
-from .core.scoring import words
 from .storage.catalog.queries import Filter, Order
 from .storage.store import Store
 
 if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
-    from .memory.adding import Added
-    from .lifecycle.archiving import ArchiveResult, CheckResult
-    from .lifecycle.capture import Captured
-    from .retrieval.context import Context
-    from .memory.importing import ImportResult
     from .git.hooks import HooksResult
     from .git.renumber import FixupResult
+    from .lifecycle.archiving import ArchiveResult, CheckResult
+    from .lifecycle.capture import Captured
     from .lifecycle.rules import Review
+    from .memory.adding import Added
+    from .memory.importing import ImportResult
     from .memory.request import Request
     from .memory.scaffold import InitResult
-    from .retrieval.scopes import ScopeInfo
-    from .retrieval.search import Hit
-    from .retrieval.stats import Stats
     from .memory.validate import Report
+    from .retrieval.context import Context
+    from .retrieval.scopes import ScopeInfo
+    from .retrieval.search import Hits
+    from .retrieval.stats import Stats
 
 
 class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
@@ -53,8 +54,14 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         self.store = Store(config)
 
     @classmethod
-    def open(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None, *, scope: str | None = None,
-             must_exist: bool = True) -> "Grimoire":
+    def open(
+        cls,
+        path: str | os.PathLike = ".",
+        config: str | os.PathLike | None = None,
+        *,
+        scope: str | None = None,
+        must_exist: bool = True,
+    ) -> Grimoire:
         """The grimoire of the repository holding `path`, its config found as
         the CLI finds it (`config` or MEM_CONFIG win), in `scope` (or
         MEM_SCOPE; default: the config's own, `loa`). Without `must_exist`
@@ -63,28 +70,34 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         return cls(load_config(path, config, scope, must_exist))
 
     @classmethod
-    def init(cls, path: str | os.PathLike = ".", config: str | os.PathLike | None = None, *, scope: str | None = None,
-             preset: str | None = None) -> "InitResult":
+    def init(
+        cls,
+        path: str | os.PathLike = ".",
+        config: str | os.PathLike | None = None,
+        *,
+        scope: str | None = None,
+        preset: str | None = None,
+    ) -> InitResult:
         """Create config, folders, category files, ignore and merge rules;
         never overwrite. A `preset` (sabre) adds its categories to the config first."""
         from .memory.scaffold import init
 
         return init(path, config, scope, preset)
 
-    def in_scope(self, scope: str) -> "Grimoire":
+    def in_scope(self, scope: str) -> Grimoire:
         """The same repository's grimoire of another scope (it must exist)."""
         return Grimoire(load_config(self.config.root, self.config.path, scope))
 
-    def _scoped(self, name: str) -> "Grimoire":
+    def _scoped(self, name: str) -> Grimoire:
         return self if name == self.config.scope else self.in_scope(name)
 
-    def scopes(self) -> list["ScopeInfo"]:
+    def scopes(self) -> list[ScopeInfo]:
         """Every scope of the repository, with its counts of entries."""
         from .retrieval.scopes import info
 
         return [info(self._scoped(name).store, self.now(), name == self.config.scope) for name in self.config.scopes()]
 
-    def query_scopes(self, text: str, scopes: Iterable[str] | None = None, **options: Any) -> "Hits":
+    def query_scopes(self, text: str, scopes: Iterable[str] | None = None, **options: Any) -> Hits:
         """`query` in each of `scopes` (default: all), best first across them;
         each hit's `scope` says where it is. Options are `query`'s."""
         from .retrieval.scopes import merged
@@ -130,25 +143,49 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             raise no_memory(entry_id, hint)
         return found
 
-    def list(self, *, categories: Iterable[str] | None = None, tags: Iterable[str] | None = None, archived: bool = False,
-             expired: bool = False, superseded: bool = False, recent: int | None = None, since: str | datetime | None = None,
-             until: str | datetime | None = None) -> list[Entry]:
+    def list(
+        self,
+        *,
+        categories: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        archived: bool = False,
+        expired: bool = False,
+        superseded: bool = False,
+        recent: int | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+    ) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived:
         only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time.
         Chat messages only when `categories` names their category (`chat_recent` quotes them)."""
         if recent is not None:
             bounds.whole(recent, "--recent")
-        states = {"archived"} if archived else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
+        states = (
+            {"archived"}
+            if archived
+            else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
+        )
         chosen = self._filter(states, categories, tags, since=since, until=until)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
-        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent), include_archive=archived)
+        rowids = self.store.ask(
+            lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent), include_archive=archived
+        )
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
 
-    def _filter(self, states: set[str], categories: Iterable[str] | None, tags: Iterable[str] | None,
-                min_confidence: float | None = None, floors: dict[str, float] | None = None, *,
-                since: str | datetime | None = None, until: str | datetime | None = None, tier: str | None = None) -> Filter:
+    def _filter(
+        self,
+        states: set[str],
+        categories: Iterable[str] | None,
+        tags: Iterable[str] | None,
+        min_confidence: float | None = None,
+        floors: dict[str, float] | None = None,
+        *,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        tier: str | None = None,
+    ) -> Filter:
         """In one of `states` now, of the categories (checked against the config),
         with all the tags, created within `since`..`until` (`clock.window`), in
         the `tier` (hot, long; None or all: either); importance decays (settings.Decay)."""
@@ -157,9 +194,19 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         settings = self.config.settings
         if tier not in (None, "all", "hot", "long"):
             raise BadInput(f"unknown tier {tier!r}", "use hot, long or all")
-        return Filter(at=moment.timestamp(), states=states, categories=[self.config.category(c).name for c in categories or []],
-                      tags=tags or (), min_confidence=min_confidence, floors=floors, since=low, until=high, decay=settings.decay,
-                      tier=None if tier in (None, "all") else tier, tiers=settings.tiers)
+        return Filter(
+            at=moment.timestamp(),
+            states=states,
+            categories=[self.config.category(c).name for c in categories or []],
+            tags=tags or (),
+            min_confidence=min_confidence,
+            floors=floors,
+            since=low,
+            until=high,
+            decay=settings.decay,
+            tier=None if tier in (None, "all") else tier,
+            tiers=settings.tiers,
+        )
 
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
@@ -170,10 +217,21 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             raise NotFound(f"no active memory with key {key!r}", "see the keys with `mem facts`")
         return found
 
-    def query(self, text: str, *, limit: int | None = None, categories: Iterable[str] | None = None, tags: Iterable[str] | None = None,
-              min_confidence: float | None = None, include_expired: bool = False, include_superseded: bool = False,
-              archived: bool = False, since: str | datetime | None = None, until: str | datetime | None = None,
-              tier: str | None = None) -> "Hits":
+    def query(
+        self,
+        text: str,
+        *,
+        limit: int | None = None,
+        categories: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        min_confidence: float | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        archived: bool = False,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        tier: str | None = None,
+    ) -> Hits:
         """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply
         first. Without `min_confidence`, each category is filtered at the lower
         of retrieval.min_confidence and its own floor. When nothing is found,
@@ -192,17 +250,29 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         if limit is None:
             limit = self.config.retrieval["max_per_query"]
         retrieval = self.config.retrieval
-        states = {"active"} | ({"expired"} if include_expired else set()) | ({"superseded"} if include_superseded else set())
+        states = (
+            {"active"} | ({"expired"} if include_expired else set()) | ({"superseded"} if include_superseded else set())
+        )
         if archived:
             states.add("archived")
-        chosen = self._filter(states, categories, tags, *self.config.confidence_filter(min_confidence), since=since, until=until, tier=tier)
+        chosen = self._filter(
+            states,
+            categories,
+            tags,
+            *self.config.confidence_filter(min_confidence),
+            since=since,
+            until=until,
+            tier=tier,
+        )
         weight = float(retrieval["recency_weight"])
         found = ranked(self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived)
         if found:
             return Hits(hits(self.store, found))
-        return Hits(filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived))
+        return Hits(
+            filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived)
+        )
 
-    def context(self, text: str | None = None, *, budget: int = 400, recipe: str | None = None) -> "Context":
+    def context(self, text: str | None = None, *, budget: int = 400, recipe: str | None = None) -> Context:
         """A `## Active Memory` block of the best active entries within `budget`
         tokens; with a `recipe` (context.recipes; default context.recipe), its sections in order."""
         if text is not None:
@@ -216,7 +286,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
         return build(self.store, text, budget, self.now())
 
-    def stats(self) -> "Stats":
+    def stats(self) -> Stats:
         """Counts per category, state and tier; oldest and newest; bytes on disk."""
         from .retrieval.stats import stats
 
@@ -226,19 +296,23 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         """Every entry (active files; the archive too with `archived`), oldest first."""
         return sorted(self.store.entries(include_archive=archived), key=sort_key)
 
-    def review(self) -> "Review":
+    def review(self) -> Review:
         """Low-tier, ineffective, expiring-soon and near-duplicate entries."""
         from .lifecycle.rules import review
 
-        return review(self.store.entries(include_archive=False, skip_damaged=True), self.now(), self.config.lifecycle["warn_before_archive_days"],
-                      {name: spec.kind for name, spec in self.config.categories.items()})
+        return review(
+            self.store.entries(include_archive=False, skip_damaged=True),
+            self.now(),
+            self.config.lifecycle["warn_before_archive_days"],
+            {name: spec.kind for name, spec in self.config.categories.items()},
+        )
 
-    def validate(self, paths: Iterable[str] | None = None) -> "Report":
+    def validate(self, paths: Iterable[str] | None = None) -> Report:
         """Every rule a grimoire must keep, over `paths` (default: the whole
         grimoire). Files of another scope are checked in that scope's
         grimoire (its ids, its links), as the pre-commit hook needs."""
-        from .retrieval.scopes import by_scope
         from .memory.validate import Report, expand, validate
+        from .retrieval.scopes import by_scope
 
         if not paths:
             # A commit a crashed writer left half done is finished first (validate reads files directly).
@@ -254,27 +328,74 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
     # -- writing -------------------------------------------------------------
 
-    def add(self, content: str, category: str | None = None, *, summary: str | None = None, confidence: float | None = None,
-            tags: Iterable[str] = (), ttl: str | None = None, supersedes: str | None = None, key: str | None = None,
-            importance: int | None = None, related: Iterable[str] = (), file_path: str | None = None, lines: str | None = None,
-            session_id: str | None = None, agent: str | None = None, phase: str | None = None,
-            metadata: dict[str, Any] | None = None) -> Entry:
+    def add(
+        self,
+        content: str,
+        category: str | None = None,
+        *,
+        summary: str | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] = (),
+        ttl: str | None = None,
+        supersedes: str | None = None,
+        key: str | None = None,
+        importance: int | None = None,
+        related: Iterable[str] = (),
+        file_path: str | None = None,
+        lines: str | None = None,
+        session_id: str | None = None,
+        agent: str | None = None,
+        phase: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Entry:
         """Remember one thing (the options of `mem add`); returns the written
         entry, with `notes` and `near_duplicate` for the caller."""
         from .memory.request import Request
 
-        request = Request(content, category=category, summary=summary, confidence=confidence, tags=list(tags), ttl=ttl,
-                          supersedes=supersedes, key=key, importance=importance, related=list(related), file_path=file_path,
-                          lines=lines, session_id=session_id, agent=agent, phase=phase, metadata=metadata)
+        request = Request(
+            content,
+            category=category,
+            summary=summary,
+            confidence=confidence,
+            tags=list(tags),
+            ttl=ttl,
+            supersedes=supersedes,
+            key=key,
+            importance=importance,
+            related=list(related),
+            file_path=file_path,
+            lines=lines,
+            session_id=session_id,
+            agent=agent,
+            phase=phase,
+            metadata=metadata,
+        )
         return self.add_many([request])[0]
 
-    def supersede(self, entry_id: str, content: str, *, summary: str | None = None, confidence: float | None = None,
-                  tags: Iterable[str] = (), ttl: str | None = None, importance: int | None = None) -> Entry:
+    def supersede(
+        self,
+        entry_id: str,
+        content: str,
+        *,
+        summary: str | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] = (),
+        ttl: str | None = None,
+        importance: int | None = None,
+    ) -> Entry:
         """A new memory replacing `entry_id`, in its category; the old one stays
         for audit. What is not given is carried over (`superseding.inherit`)."""
-        return self.add(content, supersedes=entry_id, summary=summary, confidence=confidence, tags=tags, ttl=ttl, importance=importance)
+        return self.add(
+            content,
+            supersedes=entry_id,
+            summary=summary,
+            confidence=confidence,
+            tags=tags,
+            ttl=ttl,
+            importance=importance,
+        )
 
-    def add_many(self, items: Iterable["Request | dict[str, Any]"], *, skip_invalid: bool = False) -> "Added":
+    def add_many(self, items: Iterable[Request | dict[str, Any]], *, skip_invalid: bool = False) -> Added:
         """Write many entries under one lock, one write per file; all or nothing.
 
         Returns the written entries (a list); with `skip_invalid`, invalid
@@ -283,13 +404,16 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         from .memory.adding import add_many
         from .memory.request import Request
 
-        requests = [item if isinstance(item, Request) else Request.from_mapping(item) if isinstance(item, dict) else _bad(item) for item in items]
+        requests = [
+            item if isinstance(item, Request) else Request.from_mapping(item) if isinstance(item, dict) else _bad(item)
+            for item in items
+        ]
         return add_many(self.store, requests, self.now(), skip_invalid=skip_invalid)
 
     def apply(self, entry_id: str, success: bool) -> Entry:
         """Record one application of a memory and whether it helped."""
-        from .memory.adding import update
         from .lifecycle.rules import apply_outcome
+        from .memory.adding import update
 
         with self.store.lock():
             entry = self._find(entry_id, unique=True)
@@ -300,7 +424,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             entry.data = new
             return entry
 
-    def import_lines(self, lines: Iterable[str], *, skip_invalid: bool = False, redact: bool = False) -> "ImportResult":
+    def import_lines(self, lines: Iterable[str], *, skip_invalid: bool = False, redact: bool = False) -> ImportResult:
         """Import JSON Lines entries; all or nothing unless `skip_invalid`.
         Every line is checked before anything is written, and every problem
         found is reported with its line number (`ImportRefused.rejected`).
@@ -311,20 +435,21 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
         return import_lines(self.store, lines, self.now(), skip_invalid=skip_invalid, redact=redact)
 
-    def capture(self, commit: str = "HEAD", *, dry_run: bool = False) -> "Captured":
+    def capture(self, commit: str = "HEAD", *, dry_run: bool = False) -> Captured:
         """The commit's `Decision:`, `Learning:`, `Error:` trailers as memories, as the auto_capture flags allow."""
         from .lifecycle.capture import capture
 
         return capture(self.store, commit, self.now(), dry_run=dry_run)
 
-    def archive(self, ids: Iterable[str] | None = None, *, reason: str | None = None, dry_run: bool = False,
-                commit: bool = True) -> "ArchiveResult":
+    def archive(
+        self, ids: Iterable[str] | None = None, *, reason: str | None = None, dry_run: bool = False, commit: bool = True
+    ) -> ArchiveResult:
         """Move expired and ineffective entries (or `ids`) to the archive and commit just that."""
         from .lifecycle.archiving import archive
 
         return archive(self.store, ids=ids, reason=reason, dry_run=dry_run, commit=commit)
 
-    def check(self, *, commit: bool = True, archive: bool = True, remember: bool = False) -> "CheckResult":
+    def check(self, *, commit: bool = True, archive: bool = True, remember: bool = False) -> CheckResult:
         """Session start: archive expired entries (auto_archive, unless not
         `archive`, or git is mid-operation or on a detached HEAD) and report
         what is due. With `remember` (a session hook, which says only what is
@@ -337,14 +462,14 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             result.unreported = unreported(self.store, result)
         return result
 
-    def check_scopes(self, **options: Any) -> dict[str | None, "CheckResult"]:
+    def check_scopes(self, **options: Any) -> dict[str | None, CheckResult]:
         """`check` (same options) in every scope of the repository, by scope name."""
         names = self.config.scopes() or [self.config.scope]
         return {name: (self._scoped(name) if name is not None else self).check(**options) for name in names}
 
     # -- git -----------------------------------------------------------------
 
-    def hooks(self, action: str) -> "HooksResult":
+    def hooks(self, action: str) -> HooksResult:
         """Install, uninstall or show mem's git hooks and merge driver in this clone."""
         from .git import gitops, hooks
 
@@ -354,20 +479,28 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         if action == "install":
             # Every scope's grimoire files, when the layout has scopes (a pathspec).
             scopes = self.config.scopes_dir
-            watched = f":(glob){self.config.relative(scopes)}/*/memory/**" if scopes is not None else self.config.relative(self.config.storage_dir)
+            watched = (
+                f":(glob){self.config.relative(scopes)}/*/memory/**"
+                if scopes is not None
+                else self.config.relative(self.config.storage_dir)
+            )
             return hooks.install(root, watched)
         if action in ("uninstall", "status"):
             return getattr(hooks, action)(root)
         raise BadInput(f"unknown hooks action {action!r}", "use install, uninstall or status")
 
-    def merge_fixup(self, hook: str, args: Iterable[str] = (), stdin: str = "", *, all_scopes: bool = False) -> "FixupResult":
+    def merge_fixup(
+        self, hook: str, args: Iterable[str] = (), stdin: str = "", *, all_scopes: bool = False
+    ) -> FixupResult:
         """Run by mem's git hooks after a merge, rebase or cherry-pick: renumber
         colliding ids in files the merge driver never saw; with `all_scopes`
         (the hooks), in every scope, another scope's ids labelled `scope:ID`."""
         from .git.renumber import fixup
 
         names = self.config.scopes() if all_scopes else []
-        stores = [(None if name == self.config.scope else name, self._scoped(name).store) for name in names] or [(None, self.store)]
+        stores = [(None if name == self.config.scope else name, self._scoped(name).store) for name in names] or [
+            (None, self.store)
+        ]
         return fixup(stores, hook, list(args), stdin)
 
 

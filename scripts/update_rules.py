@@ -24,10 +24,17 @@ DATA = ROOT / "grimoire_cli" / "guard" / "data"
 
 def main(checkout: str) -> int:
     source = Path(checkout)
-    version = subprocess.run(["git", "-C", str(source), "describe", "--tags", "--always"], capture_output=True, text=True).stdout.strip()
-    commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(
+        ["git", "-C", str(source), "describe", "--tags", "--always"], capture_output=True, text=True
+    ).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     try:
-        rules = convert_file(source / "config" / "gitleaks.toml", f"gitleaks {version or 'unknown version'} ({commit or 'unknown commit'}), MIT licence")
+        rules = convert_file(
+            source / "config" / "gitleaks.toml",
+            f"gitleaks {version or 'unknown version'} ({commit or 'unknown commit'}), MIT licence",
+        )
     except GrimoireError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

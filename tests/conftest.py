@@ -48,8 +48,10 @@ def isolated_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_TEMPLATE_DIR", "")
     for name, value in {
-        "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@test.invalid",
-        "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "author@test.invalid",
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@test.invalid",
+        "GIT_COMMITTER_NAME": "Test Author",
+        "GIT_COMMITTER_EMAIL": "author@test.invalid",
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("MEM_NOW", NOW)
@@ -78,11 +80,20 @@ def mem(*args: str, input: str | bytes | None = None, env: dict | None = None) -
         return Run(code, out.getvalue().decode(), err.getvalue().decode())
 
 
-def mem_process(*args: str, cwd: Path, input: bytes | None = None, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+def mem_process(
+    *args: str, cwd: Path, input: bytes | None = None, env: dict | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
     """The installed console script in a real subprocess."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([str(Path(sys.executable).parent / "mem"), *map(str, args)], cwd=cwd, input=input, capture_output=True, env=full_env, timeout=timeout)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "mem"), *map(str, args)],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=full_env,
+        timeout=timeout,
+    )
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -130,12 +141,20 @@ def catalog_dump(repo: Path) -> dict:
     """Everything in the scope loa's catalog except row numbers (to compare an
     incrementally kept catalog with a rebuild)."""
     with sqlite3.connect(repo / "grimoires/loa/memory/.cache" / "index.sqlite3") as db:
-        entries = db.execute("SELECT e.path, s.path, s.idx, s.start, s.stop, s.id, s.chunk, mapping, archived, e.id, category, key, confidence, "
-                             "importance, tier, born, expires, superseded_by, tags, seq, norm, data FROM entries e "
-                             "JOIN spans s ON s.rowid = e.rowid ORDER BY s.path, s.idx").fetchall()
-        assert len(entries) == db.execute("SELECT count(*) FROM entries").fetchone()[0] == db.execute("SELECT count(*) FROM spans").fetchone()[0]
-        fts = db.execute("SELECT s.path, s.idx, f.summary, f.content, f.tags, f.aliases FROM fts f JOIN spans s ON s.rowid = f.rowid "
-                         "ORDER BY s.path, s.idx").fetchall()
+        entries = db.execute(
+            "SELECT e.path, s.path, s.idx, s.start, s.stop, s.id, s.chunk, mapping, archived, e.id, category, key, confidence, "
+            "importance, tier, born, expires, superseded_by, tags, seq, norm, data FROM entries e "
+            "JOIN spans s ON s.rowid = e.rowid ORDER BY s.path, s.idx"
+        ).fetchall()
+        assert (
+            len(entries)
+            == db.execute("SELECT count(*) FROM entries").fetchone()[0]
+            == db.execute("SELECT count(*) FROM spans").fetchone()[0]
+        )
+        fts = db.execute(
+            "SELECT s.path, s.idx, f.summary, f.content, f.tags, f.aliases FROM fts f JOIN spans s ON s.rowid = f.rowid "
+            "ORDER BY s.path, s.idx"
+        ).fetchall()
         count = db.execute("SELECT count(*) FROM fts").fetchone()[0]
         words = db.execute("SELECT word, path, n FROM words ORDER BY word, path").fetchall()
         files = db.execute("SELECT path, size, hash FROM files ORDER BY path").fetchall()
@@ -151,9 +170,13 @@ def pytest_terminal_summary(terminalreporter) -> None:
     model = sys.modules.get("test_model")
     if model is not None and model.STEPS[0]:
         terminalreporter.write_line(f"model test (test_model.py): {model.STEPS[0]:,} steps checked")
-        terminalreporter.write_line("  rules that did their work: " + ", ".join(f"{name} {n}" for name, n in model.RUNS.most_common()))
+        terminalreporter.write_line(
+            "  rules that did their work: " + ", ".join(f"{name} {n}" for name, n in model.RUNS.most_common())
+        )
     crashes = sys.modules.get("test_crash_injection")
     if crashes is not None and crashes.MATRIX:
-        terminalreporter.write_line("crash injection (test_crash_injection.py), write path -> step: outcome after recovery (n = 1, 2, ...):")
+        terminalreporter.write_line(
+            "crash injection (test_crash_injection.py), write path -> step: outcome after recovery (n = 1, 2, ...):"
+        )
         for line in crashes.matrix_lines():
             terminalreporter.write_line("  " + line)

@@ -5,10 +5,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import examples, git, mem, mem_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import examples, git, mem, mem_process
 
 FACTS = Path("grimoires/loa/memory/facts.yaml")
 DECISIONS = Path("grimoires/loa/memory/decisions.yaml")
@@ -38,10 +37,37 @@ def test_every_option_lands_in_the_entry(repo):
     (repo / "src/app.py").write_text("x = 1\n")
     first = add_json("-c", "fact", "The cache lives in .git")
     entry = add_json(
-        "-c", "learning", "Retry the flaky upload step twice",
-        "-s", "Retry uploads", "--confidence", "0.95", "-t", "CI Flaky", "-t", "ci_flaky", "-t", "uploads",
-        "--ttl", "10d", "--importance", "8", "--related", first["id"], "--file", "src/app.py", "--lines", "3-9",
-        "--session-id", "s-42", "--agent", "claude", "--phase", "implement", "--key", "ci.retries",
+        "-c",
+        "learning",
+        "Retry the flaky upload step twice",
+        "-s",
+        "Retry uploads",
+        "--confidence",
+        "0.95",
+        "-t",
+        "CI Flaky",
+        "-t",
+        "ci_flaky",
+        "-t",
+        "uploads",
+        "--ttl",
+        "10d",
+        "--importance",
+        "8",
+        "--related",
+        first["id"],
+        "--file",
+        "src/app.py",
+        "--lines",
+        "3-9",
+        "--session-id",
+        "s-42",
+        "--agent",
+        "claude",
+        "--phase",
+        "implement",
+        "--key",
+        "ci.retries",
     )
     assert entry["summary"] == "Retry uploads"
     assert entry["confidence"] == 0.95
@@ -51,14 +77,25 @@ def test_every_option_lands_in_the_entry(repo):
     assert entry["related_memories"] == [first["id"]]
     assert entry["key"] == "ci.retries"
     assert entry["source"] == {
-        "session_id": "s-42", "timestamp": "2026-11-22T10:00:00Z", "agent": "claude", "phase": "implement",
-        "file_path": "src/app.py", "line_range": "3-9",
+        "session_id": "s-42",
+        "timestamp": "2026-11-22T10:00:00Z",
+        "agent": "claude",
+        "phase": "implement",
+        "file_path": "src/app.py",
+        "line_range": "3-9",
     }
     assert mem("validate").code == 0
 
 
 def test_source_from_environment(repo):
-    result = mem("add", "-c", "fact", "Deploys go through staging", "--json", env={"MEM_AGENT": "bot", "MEM_PHASE": "review", "MEM_SESSION_ID": "env-ses"})
+    result = mem(
+        "add",
+        "-c",
+        "fact",
+        "Deploys go through staging",
+        "--json",
+        env={"MEM_AGENT": "bot", "MEM_PHASE": "review", "MEM_SESSION_ID": "env-ses"},
+    )
     entry = json.loads(result.out)
     assert entry["source"]["agent"] == "bot"
     assert entry["source"]["phase"] == "review"
@@ -98,7 +135,10 @@ def test_category_inferred_and_announced(repo):
 
 
 def test_ids_unique_across_categories_and_archive_and_per_day(repo):
-    ids = [mem("add", "-c", c, f"memory number {i} about {c}", "--confidence", "1").out.strip() for i, c in enumerate(["fact", "decision", "fact", "error"])]
+    ids = [
+        mem("add", "-c", c, f"memory number {i} about {c}", "--confidence", "1").out.strip()
+        for i, c in enumerate(["fact", "decision", "fact", "error"])
+    ]
     assert ids == [f"MEM-20261122-00{n}" for n in range(1, 5)]
     archive = repo / "grimoires/loa/memory/archive/facts.yaml"
     archive.write_text(
@@ -174,8 +214,10 @@ def test_append_keeps_comments_and_changes_no_existing_line(repo):
     git("commit", "-qm", "base", cwd=repo)
     assert mem("add", "-c", "fact", "second fact, unrelated to the first").code == 0
     diff = git("diff", "--unified=0", "--", str(FACTS), cwd=repo)
-    changed = [l for l in diff.splitlines() if l.startswith(("+", "-")) and not l.startswith(("+++", "---"))]
-    assert changed and all(l.startswith("+") for l in changed)
+    changed = [
+        line for line in diff.splitlines() if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))
+    ]
+    assert changed and all(line.startswith("+") for line in changed)
     assert "# a human comment" in FACTS.read_text() and "# I am sure" in FACTS.read_text()
 
 
@@ -195,15 +237,41 @@ def test_supersede_writes_both_ends_and_chain(repo):
 
 
 def test_supersede_inherits_what_the_old_entry_carried_unless_given(repo):
-    old = mem("add", "-c", "learning", "redis listens on port 6379 here", "-t", "redis", "--ttl", "10d", "--importance", "8",
-              "--confidence", "0.9").out.strip()
+    old = mem(
+        "add",
+        "-c",
+        "learning",
+        "redis listens on port 6379 here",
+        "-t",
+        "redis",
+        "--ttl",
+        "10d",
+        "--importance",
+        "8",
+        "--confidence",
+        "0.9",
+    ).out.strip()
     new = json.loads(mem("supersede", old, "redis listens on port 6380 here", "--json").out)
     assert (new["tags"], new["ttl"], new["importance"], new["confidence"]) == (["redis"], "10d", 8, 0.9)
     assert new["expires_at"] == "2026-12-02T10:00:00Z"  # the ttl counts from the new entry
     assert [e["id"] for e in json.loads(mem("list", "-t", "redis", "--json").out)] == [new["id"]]
     # What the command gives wins.
-    newer = json.loads(mem("supersede", new["id"], "redis listens on port 6381 here", "-t", "cache", "--ttl", "30d",
-                           "--importance", "3", "--confidence", "0.75", "--json").out)
+    newer = json.loads(
+        mem(
+            "supersede",
+            new["id"],
+            "redis listens on port 6381 here",
+            "-t",
+            "cache",
+            "--ttl",
+            "30d",
+            "--importance",
+            "3",
+            "--confidence",
+            "0.75",
+            "--json",
+        ).out
+    )
     assert (newer["tags"], newer["ttl"], newer["importance"], newer["confidence"]) == (["cache"], "30d", 3, 0.75)
 
 
@@ -224,7 +292,9 @@ def test_a_superseded_typed_value_is_not_carried_over(grimoire):
 
 
 def test_supersede_keeps_metadata_but_a_new_one_wins(grimoire):
-    old = grimoire.add("Deploys go through the blue-green switch", "decision", confidence=0.95, metadata={"adr": "ADR-7"})
+    old = grimoire.add(
+        "Deploys go through the blue-green switch", "decision", confidence=0.95, metadata={"adr": "ADR-7"}
+    )
     assert grimoire.supersede(old.id, "Deploys go through the canary switch").data["metadata"] == {"adr": "ADR-7"}
 
 
@@ -239,7 +309,9 @@ def test_metadata_is_merged_key_by_key_and_a_typed_value_replaced(grimoire):
 
 def test_supersede_does_not_carry_what_the_new_category_refuses(repo):
     assert mem("init", "--preset", "sabre").code == 0
-    old = mem("add", "-c", "semantic", "the cache warms in ten minutes", "--ttl", "12h", "--confidence", "0.6").out.strip()
+    old = mem(
+        "add", "-c", "semantic", "the cache warms in ten minutes", "--ttl", "12h", "--confidence", "0.6"
+    ).out.strip()
     new = json.loads(mem("add", "the cache warms in five minutes", "-c", "fact", "--supersedes", old, "--json").out)
     # Loa's fact takes days only, and its floor is 0.8: its own defaults apply.
     assert (new["ttl"], new["confidence"]) == ("permanent", 0.8)
@@ -248,8 +320,12 @@ def test_supersede_does_not_carry_what_the_new_category_refuses(repo):
 def test_supersede_of_a_task_keeps_its_trigger_and_takes_the_new_text(sabre):
     old = mem("task", "add", "renew the cert", "--due", "+1h", "--context", "team=ops").out.strip()
     new = json.loads(mem("supersede", old, "renew the cert and its key", "--json").out)
-    assert (new["task"], new["trigger"], new["status"], new["context"]) == \
-        ("renew the cert and its key", "time:2026-11-22T11:00:00Z", "pending", {"team": "ops"})
+    assert (new["task"], new["trigger"], new["status"], new["context"]) == (
+        "renew the cert and its key",
+        "time:2026-11-22T11:00:00Z",
+        "pending",
+        {"team": "ops"},
+    )
     due = json.loads(mem("due", "--json", env={"MEM_NOW": "2026-11-22T12:00:00Z"}).out)
     assert [t["id"] for t in due] == [new["id"]]
     assert mem("validate").code == 0
@@ -260,7 +336,9 @@ def test_a_record_kind_is_not_superseded_by_a_text_and_the_hint_says_what_works(
     if kind_of == "episode":
         old = mem("episode", "deploy", "--outcome", "success").out.strip()
     else:
-        old = json.loads(mem("procedure", "add", "-", "--json", input='{"name": "deploy", "steps": [{"name": "build"}]}').out)["id"]
+        old = json.loads(
+            mem("procedure", "add", "-", "--json", input='{"name": "deploy", "steps": [{"name": "build"}]}').out
+        )["id"]
     result = mem("supersede", old, "something else")
     assert result.code == 2 and result.err.startswith("error:") and f"{old} is a" in result.err
     assert ("mem episode" if kind_of == "episode" else "mem procedure add") in result.err
@@ -273,7 +351,7 @@ def test_supersede_edit_touches_only_added_lines(repo):
     git("commit", "-qm", "base", cwd=repo)
     mem("supersede", old, "The queue is Redis streams")
     diff = git("diff", "--unified=0", "--", str(FACTS), cwd=repo)
-    removed = [l for l in diff.splitlines() if l.startswith("-") and not l.startswith("---")]
+    removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
     assert removed == []
     assert "+  superseded_by: " in diff
 
@@ -302,9 +380,11 @@ def test_key_supersedes_active_keyed_entry_and_get(repo):
 
 def test_list_filters_and_order(repo):
     a = mem("add", "-c", "fact", "alpha fact", "-t", "one").out.strip()
-    b = mem("add", "-c", "error", "beta error happened", "-t", "two", env={"MEM_NOW": "2026-11-22T11:00:00Z"}).out.strip()
+    b = mem(
+        "add", "-c", "error", "beta error happened", "-t", "two", env={"MEM_NOW": "2026-11-22T11:00:00Z"}
+    ).out.strip()
     c = mem("add", "-c", "fact", "gamma fact", "-t", "two", env={"MEM_NOW": "2026-11-22T12:00:00Z"}).out.strip()
-    ids = lambda *args: [e["id"] for e in json.loads(mem("list", *args, "--json").out)]  # noqa: E731
+    ids = lambda *args: [e["id"] for e in json.loads(mem("list", *args, "--json").out)]
     assert ids() == [c, b, a]
     assert ids("-c", "fact") == [c, a]
     assert ids("-t", "two") == [c, b]
@@ -349,8 +429,15 @@ def test_ids_in_a_damaged_file_are_never_reused(repo):
     assert mem("validate").code == 0
     # an explicit id held by the damaged file is refused too
     FACTS.write_text(text.replace("  summary: The API", '  summary: "The API'))
-    line = json.dumps({"id": "MEM-20261122-001", "category": "decision", "content": "Imported decision about Kong", "confidence": 0.9,
-                       "source": {"session_id": "s", "timestamp": "2026-11-22T09:00:00Z"}})
+    line = json.dumps(
+        {
+            "id": "MEM-20261122-001",
+            "category": "decision",
+            "content": "Imported decision about Kong",
+            "confidence": 0.9,
+            "source": {"session_id": "s", "timestamp": "2026-11-22T09:00:00Z"},
+        }
+    )
     imported = mem("import", "-", input=line + "\n")
     assert imported.code == 2 and "MEM-20261122-001" in imported.err
 
@@ -360,7 +447,10 @@ def test_a_damaged_file_that_cannot_be_read_stops_new_ids(repo):
     # read at all, so no id can be called free: exit 3 naming the file.
     mem("add", "-c", "fact", "The API gateway is Kong 3.4")
     FACTS.write_bytes(FACTS.read_bytes().replace(b"Kong", b"K\xffng"))
-    assert mem("add", "-c", "decision", "We keep Kong config in git", "--confidence", "0.95").out.strip() == "MEM-20261122-002"
+    assert (
+        mem("add", "-c", "decision", "We keep Kong config in git", "--confidence", "0.95").out.strip()
+        == "MEM-20261122-002"
+    )
     outside = repo.parent / "outside.yaml"
     outside.write_text("- id: MEM-20261122-003\n")
     FACTS.unlink()
@@ -371,12 +461,14 @@ def test_a_damaged_file_that_cannot_be_read_stops_new_ids(repo):
     assert DECISIONS.read_bytes() == before
 
 
-@pytest.mark.parametrize("command", [("supersede", "{id}", "The cache lives in valkey now"), ("apply", "{id}", "--success"),
-                                     ("archive", "{id}")])
+@pytest.mark.parametrize(
+    "command",
+    [("supersede", "{id}", "The cache lives in valkey now"), ("apply", "{id}", "--success"), ("archive", "{id}")],
+)
 def test_writes_to_an_id_two_entries_share_are_refused(repo, command):
     # Issue 21.2: supersede and apply edited whichever copy came first.
     entry_id = mem("add", "-c", "fact", "The cache lives in redis").out.strip()
-    copy = FACTS.read_text()[FACTS.read_text().index("- id:"):]
+    copy = FACTS.read_text()[FACTS.read_text().index("- id:") :]
     learnings = repo / "grimoires/loa/memory/learnings.yaml"
     learnings.write_text(learnings.read_text() + copy)
     before = {path: path.read_bytes() for path in (FACTS, learnings)}
@@ -402,8 +494,12 @@ def test_bad_config_exit_3(repo):
 
 def test_custom_category_from_config(repo):
     config = repo / ".loa.config.yaml"
-    config.write_text(config.read_text().replace(
-        "    preference:", "    runbook:    {storage_file: runbooks.yaml, ttl: permanent, confidence_required: 0.5}\n    preference:"))
+    config.write_text(
+        config.read_text().replace(
+            "    preference:",
+            "    runbook:    {storage_file: runbooks.yaml, ttl: permanent, confidence_required: 0.5}\n    preference:",
+        )
+    )
     result = mem("add", "-c", "runbook", "Restart the worker with systemctl restart worker")
     assert result.code == 0, result.err
     assert (repo / "grimoires/loa/memory/runbooks.yaml").read_text().count("- id:") == 1
@@ -412,8 +508,18 @@ def test_custom_category_from_config(repo):
 
 def test_concurrent_adds_all_succeed_with_distinct_ids(repo):
     procs = [
-        subprocess.Popen([str(Path(sys.executable).parent / "mem"), "add", "-c", "fact", f"parallel fact number {i} with distinct words {i * 7919}"],
-                         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "mem"),
+                "add",
+                "-c",
+                "fact",
+                f"parallel fact number {i} with distinct words {i * 7919}",
+            ],
+            cwd=repo,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for i in range(12)
     ]
     outs = [p.communicate(timeout=120) for p in procs]
@@ -435,7 +541,7 @@ def test_an_id_once_issued_is_never_issued_again(repo):
     ignore.write_text(ignore.read_text().replace("local/", ""))  # a grimoire from before `local/` was ignored
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "init", cwd=repo)
-    discard = lambda: git("checkout", "-q", "--", "grimoires", cwd=repo)  # noqa: E731
+    discard = lambda: git("checkout", "-q", "--", "grimoires", cwd=repo)
     issued = []
     for text in ("The parser reads tabs as four spaces", "The lexer keeps comments", "The tokenizer splits on dots"):
         issued.append(mem("add", "-c", "fact", text).out.strip())
@@ -449,10 +555,18 @@ def test_an_id_once_issued_is_never_issued_again(repo):
     discard()
     assert mem("supersede", kept, "The cache is rebuilt from the changed files only").out.strip() == "MEM-20261122-006"
     # Restoring a discarded memory with its own id is not issuing it: accepted.
-    line = json.dumps({"id": "MEM-20261122-002", "category": "fact", "content": "The lexer keeps comments", "confidence": 0.9,
-                       "source": {"session_id": "s", "timestamp": "2026-11-22T09:00:00Z"}})
+    line = json.dumps(
+        {
+            "id": "MEM-20261122-002",
+            "category": "fact",
+            "content": "The lexer keeps comments",
+            "confidence": 0.9,
+            "source": {"session_id": "s", "timestamp": "2026-11-22T09:00:00Z"},
+        }
+    )
     assert mem("import", "-", input=line + "\n").code == 0
-    assert git("status", "--porcelain", "--untracked-files=all", cwd=repo) == " M grimoires/loa/memory/facts.yaml\n"  # the record is git-ignored
+    # The record is git-ignored
+    assert git("status", "--porcelain", "--untracked-files=all", cwd=repo) == " M grimoires/loa/memory/facts.yaml\n"
     # Without the record (a fresh clone), the files decide, as before.
     (repo / "grimoires/loa/memory/local/issued-ids.json").unlink()
     discard()
@@ -464,8 +578,21 @@ def test_concurrent_writers_never_issue_an_id_twice_across_discards(repo):
     git("commit", "-qm", "init", cwd=repo)
     ids = []
     for round in range(2):
-        procs = [subprocess.Popen([str(Path(sys.executable).parent / "mem"), "add", "-c", "fact", f"round {round} fact {i} words {i * 7919}"],
-                                  cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(6)]
+        procs = [
+            subprocess.Popen(
+                [
+                    str(Path(sys.executable).parent / "mem"),
+                    "add",
+                    "-c",
+                    "fact",
+                    f"round {round} fact {i} words {i * 7919}",
+                ],
+                cwd=repo,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for i in range(6)
+        ]
         outs = [p.communicate(timeout=120) for p in procs]
         assert [p.returncode for p in procs] == [0] * 6, [o[1] for o in outs]
         ids += [o[0].decode().strip() for o in outs]
@@ -474,14 +601,22 @@ def test_concurrent_writers_never_issue_an_id_twice_across_discards(repo):
 
 
 def test_python_m_entry_point(repo):
-    result = subprocess.run([sys.executable, "-m", "grimoire_cli", "add", "-c", "fact", "python -m works"], cwd=repo, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "grimoire_cli", "add", "-c", "fact", "python -m works"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0 and result.stdout.strip().startswith("MEM-")
     result = mem_process("show", "MEM-20200101-001", cwd=repo)
     assert result.returncode == 1 and result.stderr.decode().startswith("error:") and b"Traceback" not in result.stderr
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(st.text(min_size=1, max_size=120), st.lists(st.tuples(st.integers(0, 200), st.sampled_from(["insert", "delete"]), st.characters()), max_size=30))
+@given(
+    st.text(min_size=1, max_size=120),
+    st.lists(st.tuples(st.integers(0, 200), st.sampled_from(["insert", "delete"]), st.characters()), max_size=30),
+)
 def test_near_duplicates_are_within_the_lengths_the_check_reads(text, edits):
     """A single `add` reads only entries of a length that could be 90 % alike;
     no text that alike may fall outside that window."""
@@ -492,7 +627,7 @@ def test_near_duplicates_are_within_the_lengths_the_check_reads(text, edits):
     other = text
     for place, kind, char in edits:
         place %= len(other) + 1
-        other = other[:place] + char + other[place:] if kind == "insert" else other[:place] + other[place + 1:]
+        other = other[:place] + char + other[place:] if kind == "insert" else other[:place] + other[place + 1 :]
     if fuzz.ratio(text, other) >= NEAR:
         low, high = alike_lengths(len(text))
         assert low <= len(other) <= high

@@ -30,7 +30,9 @@ def test_add_many_one_lock_all_or_nothing(grimoire):
     assert (grimoire.config.storage_dir / "facts.yaml").read_bytes() == before
     with pytest.raises(Refused):
         grimoire.add_many([{"content": "new one", "category": "fact"}, {"content": "new one", "category": "fact"}])
-    written = grimoire.add_many([{"content": "ok one", "category": "fact"}, {"content": "", "category": "fact"}], skip_invalid=True)
+    written = grimoire.add_many(
+        [{"content": "ok one", "category": "fact"}, {"content": "", "category": "fact"}], skip_invalid=True
+    )
     assert [e.content for e in written] == ["ok one"] and written.rejected[0].index == 1
 
 
@@ -46,8 +48,22 @@ def test_wheel_ships_schemas(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(root)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(root),
+        ],
+        check=True,
+        capture_output=True,
+    )
     wheel = next(tmp_path.glob("grimoire_cli-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "grimoire_cli/schemas/memory.schema.json" in names
@@ -59,7 +75,10 @@ def test_result_types_are_exported():
 
     for name in grimoire_cli.__all__:
         assert getattr(grimoire_cli, name) is not None, name
-    assert grimoire_cli.Hit.__module__ == "grimoire_cli.retrieval.search" and grimoire_cli.Report.__module__ == "grimoire_cli.memory.validate"
+    assert (
+        grimoire_cli.Hit.__module__ == "grimoire_cli.retrieval.search"
+        and grimoire_cli.Report.__module__ == "grimoire_cli.memory.validate"
+    )
     with pytest.raises(AttributeError):
         grimoire_cli.NoSuchThing  # noqa: B018
 

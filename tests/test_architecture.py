@@ -94,7 +94,20 @@ def test_sub_package_inits_are_empty():
 # import only from its own layer and the layers below it. `api.py` (the
 # `Grimoire` facade) sits with `facade/`; `__init__` and `__main__` are the
 # package's doors and are not checked.
-LAYERS = ("core", "storage", "git", "guard", "kinds", "memory", "retrieval", "lifecycle", "learning", "facade", "integrations", "cli")
+LAYERS = (
+    "core",
+    "storage",
+    "git",
+    "guard",
+    "kinds",
+    "memory",
+    "retrieval",
+    "lifecycle",
+    "learning",
+    "facade",
+    "integrations",
+    "cli",
+)
 TOP_LEVEL = {"api": "facade"}
 
 
@@ -105,7 +118,9 @@ def _layer(name: str) -> str:
 
 def test_every_module_is_in_a_layer():
     # A new folder or a module left at the top must be placed in LAYERS on purpose.
-    outside = sorted(n for n in MODULES if n not in ("grimoire_cli", "grimoire_cli.__main__") and _layer(n) not in LAYERS)
+    outside = sorted(
+        n for n in MODULES if n not in ("grimoire_cli", "grimoire_cli.__main__") and _layer(n) not in LAYERS
+    )
     assert outside == []
     assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()} == set(LAYERS)
 
@@ -129,7 +144,9 @@ def test_arrows_point_down():
 
 def test_the_merge_driver_does_not_load_the_storage_engine():
     reached = _reachable("grimoire_cli.git.merge")
-    engine = {"grimoire_cli.storage.store", "grimoire_cli.storage.journal"} | {m for m in MODULES if m.startswith("grimoire_cli.storage.catalog")}
+    engine = {"grimoire_cli.storage.store", "grimoire_cli.storage.journal"} | {
+        m for m in MODULES if m.startswith("grimoire_cli.storage.catalog")
+    }
     assert reached & engine == set()
     assert "grimoire_cli.storage.textedit" in reached  # it does edit text, through the pure module
 
@@ -170,10 +187,18 @@ def test_exit_codes_are_spelled_only_in_errors():
         if name == "grimoire_cli.core.errors":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("Exit", "exit", "_exit"):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in (
+                "Exit",
+                "exit",
+                "_exit",
+            ):
                 if any(isinstance(arg, ast.Constant) and isinstance(arg.value, int) for arg in node.args):
                     found.append(f"{name}:{node.lineno}")
-            if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant) and type(node.value.value) is int \
-                    and name.startswith("grimoire_cli.cli"):
+            if (
+                isinstance(node, ast.Return)
+                and isinstance(node.value, ast.Constant)
+                and type(node.value.value) is int
+                and name.startswith("grimoire_cli.cli")
+            ):
                 found.append(f"{name}:{node.lineno} returns a number")
     assert found == []

@@ -6,13 +6,13 @@ is one `error:` line, exit 2 — never an SQLite traceback."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import mem
+
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput
 from grimoire_cli.integrations.calls import CALLS, invoke
 
-HUGE_NUMBER = 2 ** 70
+HUGE_NUMBER = 2**70
 HUGE_TEXT = "a " * 60_000
 HUGE_GLOB = "a" * 60_000
 ID = "MEM-20261122-001"
@@ -73,7 +73,20 @@ def _numeric_options() -> set[tuple[str, str]]:
 
 
 def test_the_table_names_every_numeric_option():
-    words = {"add", "supersede", "list", "query", "context", "episodes", "age", "compact", "patterns", "recommend", "chat", "recent"}
+    words = {
+        "add",
+        "supersede",
+        "list",
+        "query",
+        "context",
+        "episodes",
+        "age",
+        "compact",
+        "patterns",
+        "recommend",
+        "chat",
+        "recent",
+    }
     tabled = {(" ".join(w for w in before if w in words), option) for before, option in NUMERIC_OPTIONS}
     assert _numeric_options() == tabled
 
@@ -84,8 +97,13 @@ def test_an_out_of_range_number_is_one_error_line(full, before, option, value):
     files = grimoire_files(full)
     result = mem(*before, option, str(value))
     assert result.code == 2, (result.out, result.err)
-    assert result.err.startswith("error: ") and result.err.count("\n") == 1 and "Traceback" not in result.err, result.err
-    assert ("must be" in result.err and str(value if option not in ("--confidence", "--min-confidence") else float(value)) in result.err)
+    assert result.err.startswith("error: ") and result.err.count("\n") == 1 and "Traceback" not in result.err, (
+        result.err
+    )
+    assert (
+        "must be" in result.err
+        and str(value if option not in ("--confidence", "--min-confidence") else float(value)) in result.err
+    )
     assert grimoire_files(full) == files
 
 
@@ -102,7 +120,9 @@ SEARCH_TEXTS = [
 @pytest.mark.parametrize("args, says", SEARCH_TEXTS, ids=lambda v: v[0] if isinstance(v, tuple) else None)
 def test_an_oversized_search_text_is_one_error_line(full, args, says):
     result = mem(*args)
-    assert result.code == 2 and result.err.startswith(f"error: {says}") and result.err.count("\n") == 1, result.err[:300]
+    assert result.code == 2 and result.err.startswith(f"error: {says}") and result.err.count("\n") == 1, result.err[
+        :300
+    ]
 
 
 def test_the_limits_themselves_are_accepted(full):
@@ -134,8 +154,12 @@ NUMERIC_ARGUMENTS = [
 
 
 def test_every_numeric_tool_argument_is_bounded():
-    numeric = {(name, arg) for name, call in CALLS.items() for arg, schema in call.schema["properties"].items()
-               if schema.get("type") in ("integer", "number")}
+    numeric = {
+        (name, arg)
+        for name, call in CALLS.items()
+        for arg, schema in call.schema["properties"].items()
+        if schema.get("type") in ("integer", "number")
+    }
     assert numeric == {(name, arg) for name, _, arg in NUMERIC_ARGUMENTS}
     for name, arg in numeric:
         schema = CALLS[name].schema["properties"][arg]
@@ -155,9 +179,15 @@ def test_an_out_of_range_tool_argument_is_refused_before_the_call(full, name, ot
     assert grimoire_files(full) == files
 
 
-TOOL_TEXTS = [("query", {"text": HUGE_TEXT}), ("context", {"query": HUGE_TEXT}), ("episodes", {"query": HUGE_TEXT}),
-              ("recommend", {"action": HUGE_TEXT}), ("recommend", {"action": "x", "context": HUGE_TEXT}),
-              ("recall_all", {"query": HUGE_TEXT}), ("facts", {"pattern": HUGE_GLOB})]
+TOOL_TEXTS = [
+    ("query", {"text": HUGE_TEXT}),
+    ("context", {"query": HUGE_TEXT}),
+    ("episodes", {"query": HUGE_TEXT}),
+    ("recommend", {"action": HUGE_TEXT}),
+    ("recommend", {"action": "x", "context": HUGE_TEXT}),
+    ("recall_all", {"query": HUGE_TEXT}),
+    ("facts", {"pattern": HUGE_GLOB}),
+]
 
 
 @pytest.mark.parametrize("name, arguments", TOOL_TEXTS, ids=lambda v: v if isinstance(v, str) else None)
@@ -189,8 +219,17 @@ def test_the_python_api_checks_numbers_before_any_work(full, name, call, value):
         call(Grimoire.open(full), value)
 
 
-@pytest.mark.parametrize("call", [lambda g: g.query(HUGE_TEXT), lambda g: g.context(HUGE_TEXT), lambda g: g.episodes(HUGE_TEXT),
-                                  lambda g: g.recommend(HUGE_TEXT), lambda g: g.recall_all(HUGE_TEXT), lambda g: g.facts(HUGE_GLOB)])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda g: g.query(HUGE_TEXT),
+        lambda g: g.context(HUGE_TEXT),
+        lambda g: g.episodes(HUGE_TEXT),
+        lambda g: g.recommend(HUGE_TEXT),
+        lambda g: g.recall_all(HUGE_TEXT),
+        lambda g: g.facts(HUGE_GLOB),
+    ],
+)
 def test_the_python_api_checks_search_texts(full, call):
     with pytest.raises(BadInput, match="characters, over the limit of"):
         call(Grimoire.open(full))

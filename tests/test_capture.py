@@ -36,10 +36,13 @@ def test_the_post_commit_hook_captures_each_trailer_sourced_to_the_commit(repo):
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "init", cwd=repo)
     assert mem("hooks", "install").code == 0
-    sha, _ = _commit(repo, "Move the cache to Redis\n\nLonger body text here.\n\n"
-                           "Decision: Sessions live in Redis, not in the app servers' memory\n"
-                           "Learning: The old cache lost sessions on every deploy\n"
-                           "Signed-off-by: Dev <dev@example.com>\n")
+    sha, _ = _commit(
+        repo,
+        "Move the cache to Redis\n\nLonger body text here.\n\n"
+        "Decision: Sessions live in Redis, not in the app servers' memory\n"
+        "Learning: The old cache lost sessions on every deploy\n"
+        "Signed-off-by: Dev <dev@example.com>\n",
+    )
     [decision], [learning] = _entries("decision"), _entries("learning")
     assert decision["content"] == "Sessions live in Redis, not in the app servers' memory"
     assert learning["content"] == "The old cache lost sessions on every deploy"
@@ -66,13 +69,21 @@ def test_only_the_trailer_block_counts_and_a_plain_commit_costs_nothing(repo):
 
 def test_flags_off_capture_nothing_and_each_flag_is_its_own(repo):
     text = CONFIG.read_text()
-    CONFIG.write_text(text.replace("auto_capture: {decisions: true, errors: true, learnings: true}",
-                                   "auto_capture: {decisions: false, errors: true, learnings: false}"))
+    CONFIG.write_text(
+        text.replace(
+            "auto_capture: {decisions: true, errors: true, learnings: true}",
+            "auto_capture: {decisions: false, errors: true, learnings: false}",
+        )
+    )
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "init", cwd=repo)
     assert mem("hooks", "install").code == 0
-    _, err = _commit(repo, "Fix the build\n\nDecision: Pin the compiler\nError: The nightly compiler broke the build on ARM\n")
-    assert _entries("decision") == [] and [e["content"] for e in _entries("error")] == ["The nightly compiler broke the build on ARM"]
+    _, err = _commit(
+        repo, "Fix the build\n\nDecision: Pin the compiler\nError: The nightly compiler broke the build on ARM\n"
+    )
+    assert _entries("decision") == [] and [e["content"] for e in _entries("error")] == [
+        "The nightly compiler broke the build on ARM"
+    ]
     assert "auto_capture.decisions is off" in err
     CONFIG.write_text(text.replace("auto_capture: {decisions: true,", "auto_capture: {decision: true,"))
     typo = mem("capture", "--dry-run")
@@ -83,8 +94,11 @@ def test_a_trailer_with_a_secret_is_refused_and_the_commit_stands(repo):
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "init", cwd=repo)
     assert mem("hooks", "install").code == 0
-    sha, err = _commit(repo, "Rotate keys\n\nLearning: the staging token was ghp_abcdefghijklmnopqrstuvwxyz0123456789 all along\n"
-                             "Decision: Keys are rotated monthly <private>by Ann</private>\n")
+    sha, err = _commit(
+        repo,
+        "Rotate keys\n\nLearning: the staging token was ghp_abcdefghijklmnopqrstuvwxyz0123456789 all along\n"
+        "Decision: Keys are rotated monthly <private>by Ann</private>\n",
+    )
     assert git("rev-parse", "HEAD", cwd=repo).strip() == sha
     assert _entries("learning") == [] and "not captured: Learning (trailer 1)" in err
     assert "ghp_" not in err  # a refused trailer is named, never echoed
@@ -94,7 +108,9 @@ def test_a_trailer_with_a_secret_is_refused_and_the_commit_stands(repo):
 def test_a_commit_mem_made_is_never_captured(repo):
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "init", cwd=repo)
-    git("commit", "-q", "--allow-empty", "-m", "mem archive: 1 memory\n\nDecision: not a trailer of anybody's", cwd=repo)
+    git(
+        "commit", "-q", "--allow-empty", "-m", "mem archive: 1 memory\n\nDecision: not a trailer of anybody's", cwd=repo
+    )
     result = json.loads(mem("capture", "--json").out)
     assert result["written"] == [] and result["skipped"] == [{"trailer": "*", "reason": "a commit mem made"}]
 
@@ -133,11 +149,20 @@ def test_a_rebase_or_cherry_pick_replaying_a_captured_commit_captures_nothing(re
 def test_trailers_after_a_markdown_rule_and_in_other_encodings_are_read(repo):
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "init", cwd=repo)
-    git("commit", "-q", "--allow-empty", "-m", "Divider\n\nBody\n\n---\n\nDecision: Use a divider-safe parser", cwd=repo)
-    assert [e["content"] for e in json.loads(mem("capture", "--dry-run", "--json").out)["written"]] == ["Use a divider-safe parser"]
+    git(
+        "commit", "-q", "--allow-empty", "-m", "Divider\n\nBody\n\n---\n\nDecision: Use a divider-safe parser", cwd=repo
+    )
+    assert [e["content"] for e in json.loads(mem("capture", "--dry-run", "--json").out)["written"]] == [
+        "Use a divider-safe parser"
+    ]
     message = "Latin caf\xe9\n\nDecision: Use the caf\xe9 server\n".encode("latin-1")
-    subprocess.run(["git", "-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "--allow-empty", "-F", "-"], cwd=repo, input=message,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "--allow-empty", "-F", "-"],
+        cwd=repo,
+        input=message,
+        check=True,
+        capture_output=True,
+    )
     result = mem("capture", "--dry-run", "--json")
     assert result.code == 0, result.err
     assert [e["content"] for e in json.loads(result.out)["written"]] == ["Use the caf\u00e9 server"]

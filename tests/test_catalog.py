@@ -5,8 +5,6 @@ And writes keep it exactly equal to a catalog rebuilt from the files.
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import shutil
 import sqlite3
@@ -14,10 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from conftest import catalog_dump, examples, mem, mem_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import catalog_dump, examples, mem, mem_process
 
 MEMORY = Path("grimoires/loa/memory")
 
@@ -26,7 +24,11 @@ def seed(count: int = 12) -> list[str]:
     ids = []
     for i in range(count):
         category = ["fact", "decision", "learning", "preference"][i % 4]
-        ids.append(mem("add", "-c", category, "-t", f"t{i % 3}", f"note {i} about the sqlite cache and runner disk {i * 7}").out.strip())
+        ids.append(
+            mem(
+                "add", "-c", category, "-t", f"t{i % 3}", f"note {i} about the sqlite cache and runner disk {i * 7}"
+            ).out.strip()
+        )
     return ids
 
 
@@ -113,9 +115,12 @@ def test_a_changed_file_is_parsed_only_where_it_changed(repo, monkeypatch):
     db = sqlite3.connect(MEMORY / ".cache" / "index.sqlite3")
     before = fact_rows(db)
     text = facts.read_text()
-    edited = text.replace("note 4 about", "note 4 (edited by hand) about") + "# a comment\n" + \
-        "- id: MEM-20261122-900\n  category: fact\n  summary: pasted\n  content: pasted by hand\n  confidence: 0.9\n" \
+    edited = (
+        text.replace("note 4 about", "note 4 (edited by hand) about")
+        + "# a comment\n"
+        + "- id: MEM-20261122-900\n  category: fact\n  summary: pasted\n  content: pasted by hand\n  confidence: 0.9\n"
         "  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
+    )
     facts.write_text(edited)
     decoded.clear()
     parsed.clear()
@@ -149,8 +154,11 @@ def test_a_file_that_changed_throughout_is_parsed_once(repo, monkeypatch):
     db = sqlite3.connect(MEMORY / ".cache" / "index.sqlite3")
     before = fact_rows(db)
     # Entries 0, 4, 8, ... are facts; all but the first change, a comment in each.
-    edited = facts.read_text().replace("runner disk", "runner volume").replace("note 0 about the sqlite cache and runner volume",
-                                                                                "note 0 about the sqlite cache and runner disk")
+    edited = (
+        facts.read_text()
+        .replace("runner disk", "runner volume")
+        .replace("note 0 about the sqlite cache and runner volume", "note 0 about the sqlite cache and runner disk")
+    )
     edited = edited.replace("runner volume", "runner volume  # by hand")
     facts.write_text(edited)
     parsed.clear()
@@ -187,12 +195,16 @@ def test_hand_edits_pull_and_checkout_are_seen(repo):
     facts.write_text(text.replace("note 0 about", "NOTE 0 about"))
     assert "NOTE 0 about" in mem("show", ids[0], "--json").out
     # An entry appended by hand is found by query.
-    facts.write_text(facts.read_text() + "\n- id: MEM-20261122-900\n  category: fact\n  summary: hand written zebra fact\n"
-                     "  content: hand written zebra fact\n  confidence: 1.0\n  ttl: permanent\n"
-                     "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    facts.write_text(
+        facts.read_text() + "\n- id: MEM-20261122-900\n  category: fact\n  summary: hand written zebra fact\n"
+        "  content: hand written zebra fact\n  confidence: 1.0\n  ttl: permanent\n"
+        "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
+    )
     assert "MEM-20261122-900" in mem("query", "zebra").out
     # Re-reading a changed file keeps unchanged rows: still equal to a rebuild.
-    facts.write_text(facts.read_text().replace("note 4 about", "note four about").replace("NOTE 0 about", "Note 0 about"))
+    facts.write_text(
+        facts.read_text().replace("note 4 about", "note four about").replace("NOTE 0 about", "Note 0 about")
+    )
     mem("list", "--archived")
     mem("list")
     kept = catalog_dump(repo)
@@ -239,8 +251,16 @@ def test_processes_rebuilding_at_once_agree(repo):
     seed(20)
     expected = mem("query", "sqlite runner", "--json").out
     shutil.rmtree(MEMORY / ".cache")
-    procs = [subprocess.Popen([str(Path(sys.executable).parent / "mem"), "query", "sqlite runner", "--json"], cwd=repo,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    procs = [
+        subprocess.Popen(
+            [str(Path(sys.executable).parent / "mem"), "query", "sqlite runner", "--json"],
+            cwd=repo,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
     assert all(out == expected for out, _ in outs)
@@ -278,7 +298,9 @@ def test_writes_keep_the_catalog_equal_to_a_rebuild(repo, ops):
         if op == "add" or not active:
             grimoire.add(words, category=["fact", "learning", "decision"][pick % 3], tags=[f"t{pick % 4}"])
         elif op == "add_many":
-            grimoire.add_many([{"content": f"{words} one", "category": "fact"}, {"content": f"{words} two", "category": "error"}])
+            grimoire.add_many(
+                [{"content": f"{words} one", "category": "fact"}, {"content": f"{words} two", "category": "error"}]
+            )
         elif op == "supersede":
             grimoire.supersede(active[pick % len(active)], words + " revised")
         elif op == "apply":
@@ -286,7 +308,7 @@ def test_writes_keep_the_catalog_equal_to_a_rebuild(repo, ops):
         elif op == "archive":
             grimoire.archive([active[pick % len(active)]], reason="manual", commit=False)
         elif op == "archive_many":  # several rows of one file removed in one write: their words counted out together
-            grimoire.archive(sorted(set(active[pick % len(active)::3]))[:4], reason="manual", commit=False)
+            grimoire.archive(sorted(set(active[pick % len(active) :: 3]))[:4], reason="manual", commit=False)
     incremental = catalog_dump(repo)
     shutil.rmtree(repo / MEMORY / ".cache")
     Grimoire.open(repo).entries()  # rebuild every file, archive included
@@ -318,7 +340,11 @@ def test_validate_after_a_hand_edit_rechecks_only_what_changed(repo, monkeypatch
     seed(40)
     facts = MEMORY / "facts.yaml"
     text = facts.read_text()
-    facts.write_text(text.replace("confidence: 0.8", "confidence: 0.2", 1)[::-1].replace("8.0 :ecnedifnoc", "2.0 :ecnedifnoc", 1)[::-1])
+    facts.write_text(
+        text.replace("confidence: 0.8", "confidence: 0.2", 1)[::-1].replace("8.0 :ecnedifnoc", "2.0 :ecnedifnoc", 1)[
+            ::-1
+        ]
+    )
     first = json.loads(mem("validate", "--format", "json").out)["problems"]
     assert [p["rule"] for p in first] == ["confidence-floor", "confidence-floor"]
     checked = spy(monkeypatch, entry_rules, "check_entry", lambda config, data, *rest: data.get("id"))
@@ -356,7 +382,9 @@ def test_changed_config_is_read_again(repo):
     text = config.read_text()
     assert mem("add", "-c", "fact", "a fact with low confidence", "--confidence", "0.75").code != 0
     config.write_text(text.replace("confidence_required: 0.8", "confidence_required: 0.7", 1))
-    assert mem("add", "-c", "fact", "a fact with low confidence", "--confidence", "0.75").code == 0, mem_process("validate", cwd=repo).stderr
+    assert mem("add", "-c", "fact", "a fact with low confidence", "--confidence", "0.75").code == 0, mem_process(
+        "validate", cwd=repo
+    ).stderr
 
 
 def test_validate_results_depend_on_the_guard_rules():

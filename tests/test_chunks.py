@@ -7,15 +7,15 @@ a dash alone on its line, content that spans chunks); then edited at random.
 
 from __future__ import annotations
 
+import re
+
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import re
-
-from grimoire_cli.storage.chunks import KNOWN, anchor_or_alias, parse_chunked, parse_whole
 from grimoire_cli.core.errors import Damaged
+from grimoire_cli.storage.chunks import KNOWN, anchor_or_alias, parse_chunked, parse_whole
 from grimoire_cli.storage.yamlio import emit_entry, parse_entries
-from conftest import examples
 
 ODD_BLOCKS = [
     "- # a comment after the dash\n  id: MEM-20260101-900\n  content: odd one\n",
@@ -23,17 +23,36 @@ ODD_BLOCKS = [
     "- id: MEM-20260101-902\n  content: |+\n    keeps its trailing lines\n\n",
     "- {id: MEM-20260101-903, content: flow mapping}\n",
     "- id: MEM-20260101-904\n  tags:\n  - a\n  - b\n",
-    "- id: MEM-20260101-905\n  content: \"quoted\n    over two lines\"\n",
+    '- id: MEM-20260101-905\n  content: "quoted\n    over two lines"\n',
     "- just a string\n",
     "- id: MEM-20260101-906\n  content: plain scalar\n    over two lines\n",
 ]
 NOISE = ["# a comment\n", "\n", "  # an indented comment\n", "#\n", "# a carriage\r return\n"]
-BREAKERS = ["  \xa0\n", "# \x01\n", "---\n", "%YAML 1.2\n", "key: value\n", "- id: [unclosed\n", "\t- tab\n", "- &a anchor\n", "- *a\n", "  stray: indented\n", "x\r\n"]
+BREAKERS = [
+    "  \xa0\n",
+    "# \x01\n",
+    "---\n",
+    "%YAML 1.2\n",
+    "key: value\n",
+    "- id: [unclosed\n",
+    "\t- tab\n",
+    "- &a anchor\n",
+    "- *a\n",
+    "  stray: indented\n",
+    "x\r\n",
+]
 
 
 def entry(n: int, content: str) -> str:
-    return emit_entry({"id": f"MEM-20260101-{n:03d}", "category": "fact", "content": content, "confidence": 0.9,
-                       "source": {"session_id": "s", "timestamp": "2026-01-01T00:00:00Z"}})
+    return emit_entry(
+        {
+            "id": f"MEM-20260101-{n:03d}",
+            "category": "fact",
+            "content": content,
+            "confidence": 0.9,
+            "source": {"session_id": "s", "timestamp": "2026-01-01T00:00:00Z"},
+        }
+    )
 
 
 pieces = st.one_of(
@@ -83,7 +102,9 @@ def test_chunked_parse_equals_the_whole_parse(before, after, trailing_newline):
     # An offset is where the entry's first line starts in the file's bytes.
     data = after.encode("utf-8", "surrogatepass")
     for _, (start, _), _, offset in placed:
-        assert offset == len("\n".join(after.split("\n")[: start - 1]).encode("utf-8", "surrogatepass")) + (1 if start > 1 else 0)
+        assert offset == len("\n".join(after.split("\n")[: start - 1]).encode("utf-8", "surrogatepass")) + (
+            1 if start > 1 else 0
+        )
         assert data[offset:].startswith(b"-")
 
 

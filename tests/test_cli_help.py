@@ -8,8 +8,8 @@ import re
 import shlex
 
 import pytest
-
 from conftest import mem
+
 from grimoire_cli.core.errors import BAD_INPUT
 
 PYTHON_TYPES = ("<str>", "<int>", "<float>", "<bool>", "<list[", "<path>")
@@ -92,7 +92,11 @@ def test_arguments_show_plain_names():
     assert ("--confidence F", "0.0-1.0; defaults to the category's floor.") in _rows(add, "Options")
 
 
-@pytest.mark.parametrize("args", [["add", "- we keep a list item"], ["add", "-c", "fact", "-v is verbose"]], ids=["list-item", "after-options"])
+@pytest.mark.parametrize(
+    "args",
+    [["add", "- we keep a list item"], ["add", "-c", "fact", "-v is verbose"]],
+    ids=["list-item", "after-options"],
+)
 def test_text_starting_with_a_dash_gets_a_hint_that_works(repo, args):
     text = args[-1]
     refused = mem(*args)
@@ -120,24 +124,35 @@ def test_only_words_that_cannot_be_options_are_refused(repo):
     assert json.loads(mem("show", dashed.out.strip(), "--json").out)["summary"] == "- a dashed summary"
 
 
-@pytest.mark.parametrize("args, message, hint", [
-    (["add", "x", "--confidence", "abc"], "Invalid value for '--confidence'", "mem add --help"),
-    (["add", "x", "--bogus"], "No such option: --bogus", "mem add --help"),
-    (["nosuch"], "No such command 'nosuch'.", "mem --help"),
-    (["show"], "Missing argument 'ID'.", "mem show --help"),
-    (["list", "--recent"], "Option '--recent' requires an argument.", "mem list --help"),
-    (["--scope", "loa", "task", "add", "--due"], "Option '--due' requires an argument.", "mem task add --help"),
-    (["task", "nosuch"], "No such command 'nosuch'.", "mem task --help"),
-])
+@pytest.mark.parametrize(
+    "args, message, hint",
+    [
+        (["add", "x", "--confidence", "abc"], "Invalid value for '--confidence'", "mem add --help"),
+        (["add", "x", "--bogus"], "No such option: --bogus", "mem add --help"),
+        (["nosuch"], "No such command 'nosuch'.", "mem --help"),
+        (["show"], "Missing argument 'ID'.", "mem show --help"),
+        (["list", "--recent"], "Option '--recent' requires an argument.", "mem list --help"),
+        (["--scope", "loa", "task", "add", "--due"], "Option '--due' requires an argument.", "mem task add --help"),
+        (["task", "nosuch"], "No such command 'nosuch'.", "mem task --help"),
+    ],
+)
 def test_usage_errors_are_one_error_line_with_a_hint(repo, args, message, hint):
     result = mem(*args)
     assert (result.code, result.out) == (BAD_INPUT, "")
-    assert result.err.startswith(f"error: {message}") and result.err.endswith(f"(hint: see `{hint}`)\n") and result.err.count("\n") == 1, result.err
+    assert (
+        result.err.startswith(f"error: {message}")
+        and result.err.endswith(f"(hint: see `{hint}`)\n")
+        and result.err.count("\n") == 1
+    ), result.err
 
 
 def test_no_arguments_still_show_the_help():
     result = mem()
-    assert result.code == BAD_INPUT and result.err.startswith("Usage: mem [OPTIONS] COMMAND [ARGS]...") and "Commands:" in result.err
+    assert (
+        result.code == BAD_INPUT
+        and result.err.startswith("Usage: mem [OPTIONS] COMMAND [ARGS]...")
+        and "Commands:" in result.err
+    )
 
 
 def test_every_command_takes_scope_after_its_name():

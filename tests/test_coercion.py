@@ -4,17 +4,16 @@ import math
 import os
 import subprocess
 import sys
-from typing import List, Optional
 
 import pytest
 import typer
+from conftest import git, mem, with_preset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer import _coercion
 from typer._click import Context
 from typer._click.exceptions import BadParameter
 
-from conftest import git, mem, with_preset
 from grimoire_cli.cli import coercion
 from grimoire_cli.cli.app import app as mem_app  # noqa: F401 (importing it installs the plain coercion)
 
@@ -29,7 +28,7 @@ def _command():
         count: int = typer.Option(0),
         share: float = typer.Option(0.0),
         flag: bool = typer.Option(False),
-        tags: Optional[List[str]] = typer.Option(None),
+        tags: list[str] | None = typer.Option(None),
         bounded: int = typer.Option(1, min=1, max=9),
     ):
         pass
@@ -69,11 +68,28 @@ def test_it_is_installed_on_this_typer_and_only_for_plain_parameters():
 
 
 def test_well_formed_values_take_the_plain_path():
-    for annotation, value, expected in ((str, "a b", "a b"), (int, "-42", -42), (int, 7, 7), (float, "0.25", 0.25),
-                                        (float, 3, 3.0), (bool, True, True), (List[str], ("a", "b"), ["a", "b"])):
+    for annotation, value, expected in (
+        (str, "a b", "a b"),
+        (int, "-42", -42),
+        (int, 7, 7),
+        (float, "0.25", 0.25),
+        (float, 3, 3.0),
+        (bool, True, True),
+        (list[str], ("a", "b"), ["a", "b"]),
+    ):
         assert coercion.plain_value(annotation, value) == expected
-    for annotation, value in ((int, "007"), (int, " 5"), (int, "1_000"), (int, "٣"), (float, "1e3"), (float, "nan"), (float, ".5"),
-                              (bool, "yes"), (str, b"bytes"), (List[str], ("a", 1))):
+    for annotation, value in (
+        (int, "007"),
+        (int, " 5"),
+        (int, "1_000"),
+        (int, "٣"),
+        (float, "1e3"),
+        (float, "nan"),
+        (float, ".5"),
+        (bool, "yes"),
+        (str, b"bytes"),
+        (list[str], ("a", 1)),
+    ):
         assert coercion.plain_value(annotation, value) is coercion._MISS, (annotation, value)
 
 
@@ -112,7 +128,9 @@ def test_text_and_lists_coerce_exactly_as_typer_does(text, items):
 
 def test_a_malformed_number_gets_typers_own_error(repo):
     result = mem("query", "runner", "-n", "ten")
-    assert result.code == 2 and "Invalid value for '-n' / '--limit': Input should be a valid integer" in result.err, result.err
+    assert result.code == 2 and "Invalid value for '-n' / '--limit': Input should be a valid integer" in result.err, (
+        result.err
+    )
     assert mem("query", "runner", "--min-confidence", "high").code == 2
 
 
@@ -124,7 +142,12 @@ def test_warm_reads_import_no_heavy_module(repo):
     """Issue 20: a warm query, context, get, recall, due or check pays for no
     framework or library it does not use (options of every plain type given)."""
     with_preset(repo, "sabre")
-    assert mem("add", "-c", "fact", "-t", "disk", "--key", "runner.disk", "the runner disk fills up after ninety builds").code == 0
+    assert (
+        mem(
+            "add", "-c", "fact", "-t", "disk", "--key", "runner.disk", "the runner disk fills up after ninety builds"
+        ).code
+        == 0
+    )
     assert mem("remember", "deploy.window", "friday evening").code == 0
     assert mem("task", "add", "Rotate the runner logs", "--due", "+1h").code == 0
     git("add", "-A", cwd=repo)
@@ -144,8 +167,10 @@ def test_warm_reads_import_no_heavy_module(repo):
         ["check"],
     )
     for args in commands:
-        for attempt in ("first", "warm"):
-            result = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=repo, env=later)
+        for _attempt in ("first", "warm"):
+            result = subprocess.run(
+                [sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=repo, env=later
+            )
             assert result.returncode == 0 and result.stdout, (args, result.stderr)
         heavy = set(result.stderr.split("HEAVY=")[1].strip().split(",")) - {""}
         assert heavy == set(), (args, heavy)

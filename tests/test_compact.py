@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import git, mem
 
 MEMORY = Path("grimoires/loa/memory")
@@ -20,12 +19,35 @@ def generations(repo):
     git("commit", "-q", "-m", "start", cwd=repo)
     ids = []
     for n in range(1, 9):
-        result = mem("add", "-c", "observation", f"Generation {n} scored {n * 7} on the maze", "-t", "maze", "--importance", str(n % 10 + 1),
-                     env={"MEM_NOW": f"2026-11-{n:02d}T10:00:00Z"})
+        result = mem(
+            "add",
+            "-c",
+            "observation",
+            f"Generation {n} scored {n * 7} on the maze",
+            "-t",
+            "maze",
+            "--importance",
+            str(n % 10 + 1),
+            env={"MEM_NOW": f"2026-11-{n:02d}T10:00:00Z"},
+        )
         ids.append(result.out.strip())
-    keyed = mem("add", "-c", "observation", "--key", "maze.best", "Generation 8 is the best", env={"MEM_NOW": "2026-10-01T10:00:00Z"})
+    keyed = mem(
+        "add",
+        "-c",
+        "observation",
+        "--key",
+        "maze.best",
+        "Generation 8 is the best",
+        env={"MEM_NOW": "2026-10-01T10:00:00Z"},
+    )
     for n in range(3):
-        mem("add", "-c", "directive", f"Directive {n}: keep mutations small", env={"MEM_NOW": f"2026-10-0{n + 1}T10:00:00Z"})
+        mem(
+            "add",
+            "-c",
+            "directive",
+            f"Directive {n}: keep mutations small",
+            env={"MEM_NOW": f"2026-10-0{n + 1}T10:00:00Z"},
+        )
     return ids, keyed.out.strip()
 
 
@@ -44,11 +66,15 @@ def test_no_summary_compaction_is_one_commit_of_grimoire_paths(generations, repo
     condensed = done["categories"]["observation"]["condensed"]
     assert done["categories"]["observation"]["replaced"] == ids[:5]  # oldest first; the keyed one stays
     assert condensed["related_memories"] == ids[:5] and condensed["tags"] == ["maze"]
-    assert condensed["content"].startswith("5 observation memories from 2026-11-01 to 2026-11-05, condensed: Generation 1 scored 7")
+    assert condensed["content"].startswith(
+        "5 observation memories from 2026-11-01 to 2026-11-05, condensed: Generation 1 scored 7"
+    )
     assert condensed["importance"] == 6  # the highest of those it replaces
     assert git("rev-list", "--count", f"{before}..HEAD", cwd=repo).strip() == "1"
     assert git("show", "--name-only", "--format=", "HEAD", cwd=repo).split() == [
-        "grimoires/loa/memory/archive/observations.yaml", "grimoires/loa/memory/observations.yaml"]
+        "grimoires/loa/memory/archive/observations.yaml",
+        "grimoires/loa/memory/observations.yaml",
+    ]
     assert git("log", "-1", "--format=%s", cwd=repo).strip() == "mem compact: 5 memories condensed into 1"
     archived = {e["id"]: e for e in map(json.loads, mem("export", "--archived").out.splitlines()) if e.get("archived")}
     assert set(archived) == set(ids[:5])
@@ -69,12 +95,16 @@ def test_a_summarizer_condenses_them(generations, repo, tmp_path):
     ids, _ = generations
     prompt = tmp_path / "prompt.txt"
     script = tmp_path / "condense.py"
-    script.write_text(f"#!{sys.executable}\nimport json, sys\nprompt = sys.stdin.read()\nopen({str(prompt)!r}, 'w').write(prompt)\n"
-                      "print(json.dumps({'content': 'Scores rose by 7 a generation.', 'summary': 'Scores rose steadily', 'importance': 7}))\n")
+    script.write_text(
+        f"#!{sys.executable}\nimport json, sys\nprompt = sys.stdin.read()\nopen({str(prompt)!r}, 'w').write(prompt)\n"
+        "print(json.dumps({'content': 'Scores rose by 7 a generation.', 'summary': 'Scores rose steadily', 'importance': 7}))\n"
+    )
     script.chmod(0o755)
     result = mem("compact", "-c", "observation", "--keep", "6", "--with", str(script))
     assert result.code == 0, result.err
-    assert result.out.startswith("condensed 2 observation memories into MEM-20261122-001: Scores rose steadily\ncommitted ")
+    assert result.out.startswith(
+        "condensed 2 observation memories into MEM-20261122-001: Scores rose steadily\ncommitted "
+    )
     sent = prompt.read_text()
     assert sent.startswith("You are the memory") and f"- {ids[0]} (2026-11-01): Generation 1 scored 7" in sent
     assert sent.index(ids[0]) < sent.index(ids[1]) and ids[2] not in sent
@@ -93,7 +123,11 @@ def test_dry_run_and_bad_input_write_nothing(generations, repo, tmp_path):
     cases = [
         (["--keep", "0", "--no-summary"], 2, "--keep must be a whole number from 1 to 1000000, not 0"),
         (["-c", "directive", "--no-summary"], 2, "directive is never compacted (compaction.categories says all)"),
-        (["-c", "task", "--no-summary"], 2, "task is never compacted (compaction.categories says all)"),  # Protea's records
+        (
+            ["-c", "task", "--no-summary"],
+            2,
+            "task is never compacted (compaction.categories says all)",
+        ),  # Protea's records
         (["--keep", "3"], 2, "no summarizer command configured"),
         (["--keep", "3", "--with", "no-such-condenser"], 2, "command not found: no-such-condenser"),
         (["--keep", "3", "--with", str(failing)], 5, "exited with 1"),
@@ -108,7 +142,10 @@ def test_dry_run_and_bad_input_write_nothing(generations, repo, tmp_path):
 def test_an_unknown_category_is_named_before_a_missing_summarizer(generations, repo):
     result = mem("compact", "-c", "nosuch")
     assert result.code == 2 and len(result.err.splitlines()) == 1, result.err
-    assert result.err.startswith("error: unknown category 'nosuch' (hint: use one of: fact, decision, ") and "observation" in result.err
+    assert (
+        result.err.startswith("error: unknown category 'nosuch' (hint: use one of: fact, decision, ")
+        and "observation" in result.err
+    )
 
 
 def test_a_dry_run_runs_no_summarizer(generations, repo, tmp_path):
@@ -150,7 +187,13 @@ def test_validate_still_flags_a_superseded_by_nothing_names(repo):
 
 def test_several_categories_in_one_run_get_their_own_ids(generations, repo):
     for n in range(4):
-        mem("add", "-c", "crash_log", f"Generation {n} crashed in mutate number {n}", env={"MEM_NOW": f"2026-11-0{n + 1}T11:00:00Z"})
+        mem(
+            "add",
+            "-c",
+            "crash_log",
+            f"Generation {n} crashed in mutate number {n}",
+            env={"MEM_NOW": f"2026-11-0{n + 1}T11:00:00Z"},
+        )
     result = mem("compact", "--keep", "2", "--no-summary", "--json")
     assert result.code == 0, result.err
     done = json.loads(result.out)["categories"]

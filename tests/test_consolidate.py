@@ -6,18 +6,22 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import git, mem
+
 from grimoire_cli.lifecycle.transcripts import read_transcript
 
 MEMORY = Path("grimoires/loa/memory")
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"  # split so this file holds no secret a scanner would flag
 
 ANSWER = {
-    "facts": [{"content": "The user's dog is called Rex", "importance": 6, "topic": "pets"},
-              {"content": "The staging database runs postgres 16", "importance": 4, "key": "db.staging.engine"}],
+    "facts": [
+        {"content": "The user's dog is called Rex", "importance": 6, "topic": "pets"},
+        {"content": "The staging database runs postgres 16", "importance": 4, "key": "db.staging.engine"},
+    ],
     "decisions": [{"content": "We deploy on tuesdays only", "importance": 8, "tags": ["deploy"]}],
-    "episodes": [{"content": "The friday deploy broke checkout", "importance": 7, "event": "deploy", "outcome": "failure"}],
+    "episodes": [
+        {"content": "The friday deploy broke checkout", "importance": 7, "event": "deploy", "outcome": "failure"}
+    ],
     "procedures": [],
     "preferences": [{"content": "The user prefers short answers", "importance": 5, "confidence": 0.9}],
     "summary": "A chat about the dog, the staging database and deploy days.",
@@ -40,15 +44,47 @@ def _answering(folder: Path, answer: dict, keep_prompt: Path | None = None) -> s
 
 def _claude_code(path: Path, session: str = "sess-42", turns: int = 6) -> Path:
     """A Claude Code session log: text turns, tool calls and results between them, a summary line, a meta line."""
-    lines = [{"type": "summary", "summary": "Earlier work", "leafUuid": "x"},
-             {"type": "user", "isMeta": True, "sessionId": session, "message": {"role": "user", "content": "<command-name>/clear</command-name>"}}]
+    lines = [
+        {"type": "summary", "summary": "Earlier work", "leafUuid": "x"},
+        {
+            "type": "user",
+            "isMeta": True,
+            "sessionId": session,
+            "message": {"role": "user", "content": "<command-name>/clear</command-name>"},
+        },
+    ]
     for n in range(turns):
-        lines.append({"type": "user", "sessionId": session, "message": {"role": "user", "content": f"question {n} about deploys"}})
-        lines.append({"type": "assistant", "sessionId": session, "message": {"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": f"answer {n}"},
-            {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": "ls"}}]}})
-        lines.append({"type": "user", "sessionId": session, "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"t{n}", "content": "TOOL NOISE"}]}})
+        lines.append(
+            {
+                "type": "user",
+                "sessionId": session,
+                "message": {"role": "user", "content": f"question {n} about deploys"},
+            }
+        )
+        lines.append(
+            {
+                "type": "assistant",
+                "sessionId": session,
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "thinking", "thinking": "hmm"},
+                        {"type": "text", "text": f"answer {n}"},
+                        {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": "ls"}},
+                    ],
+                },
+            }
+        )
+        lines.append(
+            {
+                "type": "user",
+                "sessionId": session,
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "TOOL NOISE"}],
+                },
+            }
+        )
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     return path
 
@@ -71,8 +107,16 @@ def test_transcript_formats_and_tool_noise(tmp_path):
     assert (claude.format, claude.session_id, len(claude.messages)) == ("claude-code", "sess-42", 12)
     assert claude.messages[:2] == [("user", "question 0 about deploys"), ("assistant", "answer 0")]
     assert not any("NOISE" in m.text or "clear" in m.text or m.text == "hmm" for m in claude.messages)
-    listed = read_transcript(json.dumps([{"role": "user", "content": "a"}, {"role": "tool", "content": "x"},
-                                         {"role": "assistant", "content": [{"type": "text", "text": "b"}]}]), "t.json")
+    listed = read_transcript(
+        json.dumps(
+            [
+                {"role": "user", "content": "a"},
+                {"role": "tool", "content": "x"},
+                {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+            ]
+        ),
+        "t.json",
+    )
     assert (listed.format, listed.messages) == ("json", [("user", "a"), ("assistant", "b")])
     lines = read_transcript('{"role": "human", "content": "a"}\n\n{"role": "ai", "content": "b"}\n', "t.jsonl")
     assert (lines.format, lines.messages) == ("jsonl", [("user", "a"), ("assistant", "b")])
@@ -102,7 +146,11 @@ def test_a_session_is_consolidated_with_its_id_and_a_summary_listing_what_was_sa
     by_content = {e["content"]: e for e in entries.values()}
     assert by_content["The user's dog is called Rex"]["tags"] == ["pets"]  # a topic is a tag
     episode = by_content["deploy (failure): The friday deploy broke checkout"]
-    assert (episode["category"], episode["event"], episode["learned"]) == ("episode", "deploy", "The friday deploy broke checkout")
+    assert (episode["category"], episode["event"], episode["learned"]) == (
+        "episode",
+        "deploy",
+        "The friday deploy broke checkout",
+    )
     assert by_content["The user prefers short answers"]["confidence"] == 0.9
     assert mem("validate").code == 0
 
@@ -110,8 +158,14 @@ def test_a_session_is_consolidated_with_its_id_and_a_summary_listing_what_was_sa
 def test_secrets_duplicates_and_keys(samaritan, tmp_path):
     mem("add", "-c", "decision", "We deploy on tuesdays only")
     old = mem("add", "-c", "fact", "--key", "db.staging.engine", "The staging database runs postgres 15").out.strip()
-    answer = {**ANSWER, "facts": [*ANSWER["facts"], {"content": f"The deploy key is {AWS}", "importance": 9},
-                                  {"content": "not a tag", "importance": 3, "tags": ["!!!"]}]}
+    answer = {
+        **ANSWER,
+        "facts": [
+            *ANSWER["facts"],
+            {"content": f"The deploy key is {AWS}", "importance": 9},
+            {"content": "not a tag", "importance": 3, "tags": ["!!!"]},
+        ],
+    }
     result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer))
     assert result.code == 0, result.err
     assert "Summarized 12 messages → 4 memories saved (1 duplicate, 2 refused)" in result.out
@@ -123,7 +177,12 @@ def test_secrets_duplicates_and_keys(samaritan, tmp_path):
     assert new["content"] == "The staging database runs postgres 16" and new["supersedes"] == old
     again = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer), "--json")
     done = json.loads(again.out)
-    assert (len(done["saved"]), len(done["duplicates"]), done["summary"]) == (0, 5, None)  # the key's value too; the summary stands
+    # The key's value too; the summary stands
+    assert (len(done["saved"]), len(done["duplicates"]), done["summary"]) == (
+        0,
+        5,
+        None,
+    )
 
 
 def test_a_dry_run_shows_and_writes_nothing(samaritan, tmp_path):
@@ -142,16 +201,25 @@ def test_all_or_nothing_a_summary_that_cannot_be_written_fails_the_batch(samarit
     assert _files(samaritan) == before
 
 
-@pytest.mark.parametrize("body, code, message", [
-    ("time.sleep(30)", 5, "did not answer within 1s; nothing was written"),
-    ("sys.stderr.write('model overloaded\\n'); sys.exit(1)", 5, "exited with 1: model overloaded; nothing was written"),
-    ("print('{\"facts\": [')", 5, "printed no valid JSON"),
-    ("print(json.dumps({'facts': [{'content': 'x'}]}))", 5, "facts[0] without an importance from 1 to 10"),
-    ("print(json.dumps([1, 2]))", 5, "is a JSON list, not an object"),
-])
+@pytest.mark.parametrize(
+    "body, code, message",
+    [
+        ("time.sleep(30)", 5, "did not answer within 1s; nothing was written"),
+        (
+            "sys.stderr.write('model overloaded\\n'); sys.exit(1)",
+            5,
+            "exited with 1: model overloaded; nothing was written",
+        ),
+        ("print('{\"facts\": [')", 5, "printed no valid JSON"),
+        ("print(json.dumps({'facts': [{'content': 'x'}]}))", 5, "facts[0] without an importance from 1 to 10"),
+        ("print(json.dumps([1, 2]))", 5, "is a JSON list, not an object"),
+    ],
+)
 def test_a_failing_summarizer_writes_nothing(samaritan, tmp_path, body, code, message):
     config = samaritan / ".loa.config.yaml"
-    config.write_text(config.read_text().replace("memory_schema:\n", "memory_schema:\n  consolidate: {timeout: 1}\n", 1))
+    config.write_text(
+        config.read_text().replace("memory_schema:\n", "memory_schema:\n  consolidate: {timeout: 1}\n", 1)
+    )
     before = _files(samaritan)
     result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _script(tmp_path, "bad.py", body))
     assert result.code == code and message in result.err, result.err
@@ -170,19 +238,33 @@ def test_bad_input_is_one_line_and_writes_nothing(samaritan, tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("  \n")
     short = tmp_path / "short.json"
-    short.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
-                                 {"role": "user", "content": "bye"}]))
+    short.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": "bye"},
+            ]
+        )
+    )
     cases = [
         (["consolidate", tmp_path / "missing.jsonl", "--with", script], 2, "no such file"),
         (["consolidate", empty, "--with", script], 2, "is empty"),
-        (["consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", "no-such-summarizer -m x"], 2, "command not found: no-such-summarizer"),
+        (
+            ["consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", "no-such-summarizer -m x"],
+            2,
+            "command not found: no-such-summarizer",
+        ),
         (["consolidate", _claude_code(tmp_path / "s.jsonl")], 2, "no summarizer command configured"),
     ]
     for args, code, message in cases:
         result = mem(*args)
         assert result.code == code and message in result.err and len(result.err.splitlines()) == 1, (args, result.err)
     skipped = mem("consolidate", short, "--with", _script(tmp_path, "never.py", "sys.exit(3)"))  # never run
-    assert skipped.code == 0 and skipped.out == "not summarized: 3 messages, fewer than 4 (consolidate.min_messages); nothing saved\n"
+    assert (
+        skipped.code == 0
+        and skipped.out == "not summarized: 3 messages, fewer than 4 (consolidate.min_messages); nothing saved\n"
+    )
     assert _files(samaritan) == before
 
 
@@ -193,15 +275,27 @@ def test_without_a_summary_category_the_preset_is_named(repo, tmp_path):
 
 def test_the_last_turns_only_private_sections_gone_secrets_redacted(samaritan, tmp_path):
     config = samaritan / ".loa.config.yaml"
-    config.write_text(config.read_text().replace("memory_schema:\n", "memory_schema:\n  consolidate: {max_turns: 4}\n", 1))
+    config.write_text(
+        config.read_text().replace("memory_schema:\n", "memory_schema:\n  consolidate: {max_turns: 4}\n", 1)
+    )
     transcript = tmp_path / "t.json"
-    transcript.write_text(json.dumps([{"role": "user", "content": f"message {n}"} for n in range(8)] + [
-        {"role": "user", "content": f"my key is {AWS} <private>the pin is 1234</private> ok"}]))
+    transcript.write_text(
+        json.dumps(
+            [{"role": "user", "content": f"message {n}"} for n in range(8)]
+            + [{"role": "user", "content": f"my key is {AWS} <private>the pin is 1234</private> ok"}]
+        )
+    )
     prompt = tmp_path / "prompt.txt"
     result = mem("consolidate", transcript, "--with", _answering(tmp_path, ANSWER, prompt), "--json")
     assert json.loads(result.out)["messages"] == 4 and json.loads(result.out)["redacted"] == 1
     sent = prompt.read_text()
-    assert "message 4" not in sent and "message 5" in sent and "pin" not in sent and AWS not in sent and "[redacted:" in sent
+    assert (
+        "message 4" not in sent
+        and "message 5" in sent
+        and "pin" not in sent
+        and AWS not in sent
+        and "[redacted:" in sent
+    )
 
 
 def test_the_python_api_takes_messages(samaritan, tmp_path):
@@ -236,12 +330,16 @@ def test_the_model_is_the_answers_else_the_command_lines(samaritan, tmp_path):
     assert model_of("/usr/local/bin/summarize --model=claude-3 -x") == "claude-3"
     assert model_of("/home/me/bin/summarize.py --flag") == "summarize.py"
     answer = {k: v for k, v in ANSWER.items() if k != "model"}
-    done = json.loads(mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer), "--json").out)
+    done = json.loads(
+        mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer), "--json").out
+    )
     assert done["summary"]["model"] == "summarizer.py"
 
 
 def test_a_key_given_twice_keeps_the_last_and_a_rerun_writes_nothing(samaritan, tmp_path):
-    answer = {"facts": [{"content": "v1", "importance": 5, "key": "a.b"}, {"content": "v2", "importance": 5, "key": "a.b"}]}
+    answer = {
+        "facts": [{"content": "v1", "importance": 5, "key": "a.b"}, {"content": "v2", "importance": 5, "key": "a.b"}]
+    }
     script = _answering(tmp_path, answer)
     first = json.loads(mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", script, "--json").out)
     assert [e["content"] for e in first["saved"]] == ["v2"]
@@ -251,7 +349,7 @@ def test_a_key_given_twice_keeps_the_last_and_a_rerun_writes_nothing(samaritan, 
 
 
 def test_a_transcript_without_messages_is_bad_input(samaritan, tmp_path):
-    for text in ('{"messages": "x"}', '{"a": 1}\n{"b": 2}\n', '[1, 2]'):
+    for text in ('{"messages": "x"}', '{"a": 1}\n{"b": 2}\n', "[1, 2]"):
         path = tmp_path / "t.json"
         path.write_text(text)
         result = mem("consolidate", path, "--with", _answering(tmp_path, ANSWER))
@@ -263,12 +361,17 @@ def test_the_same_transcript_twice_writes_nothing_the_second_time_and_says_so(sa
     answer = {**ANSWER, "procedures": [procedure]}
     transcript = _claude_code(tmp_path / "s.jsonl")
     first = mem("consolidate", transcript, "--with", _answering(tmp_path, answer))
-    assert first.code == 0 and "Summarized 12 messages → 6 memories saved (0 duplicates, 0 refused); summary MEM-20261122-007" in first.out
+    assert (
+        first.code == 0
+        and "Summarized 12 messages → 6 memories saved (0 duplicates, 0 refused); summary MEM-20261122-007" in first.out
+    )
     before = _files(samaritan)
     again = mem("consolidate", transcript, "--with", _answering(tmp_path, answer))
     assert again.code == 0, again.err
-    assert again.out.strip() == ("Summarized 12 messages → 0 memories saved (6 duplicates, 0 refused); "
-                                 "nothing new since summary MEM-20261122-007, nothing written")
+    assert again.out.strip() == (
+        "Summarized 12 messages → 0 memories saved (6 duplicates, 0 refused); "
+        "nothing new since summary MEM-20261122-007, nothing written"
+    )
     assert "skipped procedures[0]: the same as MEM-20261122-005" in again.err
     assert _files(samaritan) == before  # no copy of the procedure superseding it, no second summary
     # A procedure that did change is a new version, and the run gets its summary.

@@ -7,8 +7,8 @@ import json
 import time
 
 import pytest
-
 from conftest import git, mem, mem_process
+
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import DAMAGED, Damaged
 
@@ -23,26 +23,35 @@ def test_lock_timeout_exits_3_with_one_line_and_writes_nothing(repo):
     with open(cache / "write.lock", "a+") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         started = time.monotonic()
-        result = mem_process("add", "-c", "fact", "The lock is held by another process", cwd=repo, env={"MEM_LOCK_TIMEOUT": "0.2"})
+        result = mem_process(
+            "add", "-c", "fact", "The lock is held by another process", cwd=repo, env={"MEM_LOCK_TIMEOUT": "0.2"}
+        )
         waited = time.monotonic() - started
     # It waited for the lock (0.2 s), and not the default 30 s: MEM_LOCK_TIMEOUT is honoured.
     assert 0.2 <= waited < 10, waited
     err = result.stderr.decode()
     assert result.returncode == DAMAGED == 3
-    assert err.startswith("error: another mem process has held the grimoire lock") and err.count("\n") == 1 and "retry" in err
+    assert (
+        err.startswith("error: another mem process has held the grimoire lock")
+        and err.count("\n") == 1
+        and "retry" in err
+    )
     assert facts.read_bytes() == before
 
 
-@pytest.mark.parametrize("name, value, args", [
-    ("MEM_LOCK_TIMEOUT", "abc", ("add", "-c", "fact", "The lock waits for a while")),
-    ("MEM_LOCK_TIMEOUT", "-1", ("add", "-c", "fact", "The lock waits for a while")),
-    ("MEM_LOCK_TIMEOUT", "nan", ("list",)),
-    ("MEM_PARSE_WORKERS", "abc", ("list",)),
-    ("MEM_PARSE_WORKERS", "0", ("validate",)),
-    ("MEM_NOW", "yesterday", ("list",)),
-    ("MEM_SCOPE", "../elsewhere", ("list",)),
-    ("MEM_LOCK_TIMEOUT", "abc", ("merge-file", "/nonexistent", "a", "b")),  # a command that opens no grimoire
-])
+@pytest.mark.parametrize(
+    "name, value, args",
+    [
+        ("MEM_LOCK_TIMEOUT", "abc", ("add", "-c", "fact", "The lock waits for a while")),
+        ("MEM_LOCK_TIMEOUT", "-1", ("add", "-c", "fact", "The lock waits for a while")),
+        ("MEM_LOCK_TIMEOUT", "nan", ("list",)),
+        ("MEM_PARSE_WORKERS", "abc", ("list",)),
+        ("MEM_PARSE_WORKERS", "0", ("validate",)),
+        ("MEM_NOW", "yesterday", ("list",)),
+        ("MEM_SCOPE", "../elsewhere", ("list",)),
+        ("MEM_LOCK_TIMEOUT", "abc", ("merge-file", "/nonexistent", "a", "b")),  # a command that opens no grimoire
+    ],
+)
 def test_a_bad_environment_variable_is_bad_input_naming_it(repo, name, value, args):
     """Every MEM_* variable with a form is checked before the command does
     anything: one `error:` line naming it and the form wanted, exit 2, nothing written."""
@@ -53,12 +62,20 @@ def test_a_bad_environment_variable_is_bad_input_naming_it(repo, name, value, ar
     result = mem_process(*args, cwd=repo, env={name: value})
     err = result.stderr.decode()
     assert result.returncode == BAD_INPUT == 2, err
-    assert err.startswith(f"error: {name} is not ") and f"{value!r}" in err and f"write it like {name}=" in err and err.count("\n") == 1, err
+    assert (
+        err.startswith(f"error: {name} is not ")
+        and f"{value!r}" in err
+        and f"write it like {name}=" in err
+        and err.count("\n") == 1
+    ), err
     assert facts.read_bytes() == before and result.stdout == b""
 
 
 def test_good_environment_values_are_used(repo):
-    assert mem("add", "-c", "fact", "A lock timeout in seconds may be a fraction", env={"MEM_LOCK_TIMEOUT": "2.5"}).code == 0
+    assert (
+        mem("add", "-c", "fact", "A lock timeout in seconds may be a fraction", env={"MEM_LOCK_TIMEOUT": "2.5"}).code
+        == 0
+    )
     assert mem("list", env={"MEM_PARSE_WORKERS": "1", "MEM_LOCK_TIMEOUT": " "}).code == 0  # blank: as if unset
     assert mem("add", "--help", env={"MEM_NOW": "yesterday"}).code == 0  # help never needs the environment
 
@@ -98,7 +115,12 @@ def test_archive_json_carries_reasons_dry_run_and_notes(repo):
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "memories", cwd=repo)
     done = json.loads(mem("archive", kept, "--reason", "manual", "--json").out)
-    assert done["reasons"] == {kept: "manual"} and done["dry_run"] is False and len(done["commit"]) == 40 and done["notes"] == []
+    assert (
+        done["reasons"] == {kept: "manual"}
+        and done["dry_run"] is False
+        and len(done["commit"]) == 40
+        and done["notes"] == []
+    )
 
 
 @pytest.mark.git
@@ -120,7 +142,11 @@ def test_review_json_carries_sections_and_near_duplicate_pairs(repo):
     items = {item["id"]: item for item in json.loads(mem("review", "--json").out)}
     assert items[weak]["review"] == {"sections": ["low"], "near_duplicates": []}
     pair = items[second]["review"]
-    assert pair["sections"] == ["near-duplicate"] and pair["near_duplicates"][0]["id"] == first and pair["near_duplicates"][0]["score"] >= 90
+    assert (
+        pair["sections"] == ["near-duplicate"]
+        and pair["near_duplicates"][0]["id"] == first
+        and pair["near_duplicates"][0]["score"] >= 90
+    )
     assert items[second]["content"].endswith("builds")  # still the entry object DESIGN.md §3 promises
 
 
@@ -130,9 +156,11 @@ def test_add_json_carries_the_near_duplicate_warning(repo):
     second = mem("add", "-c", "fact", "The build cache lives in the ci-cache buckets", "--json")
     data = json.loads(second.out)
     assert data["near_duplicate"]["id"] == first["id"] and data["near_duplicate"]["score"] >= 90
-    assert data["notes"] == [line[len("warning: "):] for line in second.err.splitlines()]
+    assert data["notes"] == [line[len("warning: ") :] for line in second.err.splitlines()]
     inferred = json.loads(mem("add", "We decided to pin the runner image", "--json").out)
-    assert inferred["category"] == "decision" and inferred["notes"] == ["category inferred: decision (use -c to choose)"]
+    assert inferred["category"] == "decision" and inferred["notes"] == [
+        "category inferred: decision (use -c to choose)"
+    ]
     newer = json.loads(mem("supersede", first["id"], "The build cache moved to the ci-cache-v2 bucket", "--json").out)
     assert newer["supersedes"] == first["id"] and newer["near_duplicate"] is None
 
@@ -144,13 +172,18 @@ def test_stats_prints_json_or_readable_text(repo):
     assert data["entries"] == 2 and data["categories"] == {"fact": {"active": 1}, "decision": {"active": 1}}
     text = mem("stats").out
     assert "{" not in text and "'" not in text
-    assert text.splitlines()[0].startswith("2 entries,") and any(line.split() == ["decision", "1", "active"] for line in text.splitlines())
+    assert text.splitlines()[0].startswith("2 entries,") and any(
+        line.split() == ["decision", "1", "active"] for line in text.splitlines()
+    )
 
 
-@pytest.mark.parametrize("text, line, kind", [
-    ("- id: MEM-20261122-001\n  content: [unclosed\n", 3, "yaml"),  # where the parser notices it
-    ("- id: MEM-20261122-001\n  content: ok\n- \xff\n", 3, "encoding"),
-])
+@pytest.mark.parametrize(
+    "text, line, kind",
+    [
+        ("- id: MEM-20261122-001\n  content: [unclosed\n", 3, "yaml"),  # where the parser notices it
+        ("- id: MEM-20261122-001\n  content: ok\n- \xff\n", 3, "encoding"),
+    ],
+)
 def test_damaged_carries_path_line_and_kind(repo, text, line, kind):
     path = repo / "grimoires/loa/memory/facts.yaml"
     path.write_bytes(text.encode("utf-8", "surrogateescape") if kind == "yaml" else text.encode("latin-1"))
@@ -168,8 +201,14 @@ def test_damaged_survives_pickling():
 
     error = Damaged("grimoires/loa/memory/facts.yaml", 7, "not valid YAML: x", "fix it", "yaml")
     again = pickle.loads(pickle.dumps(error))
-    assert (again.path, again.line, again.problem, again.hint, again.kind, str(again)) == \
-        (error.path, error.line, error.problem, error.hint, error.kind, str(error))
+    assert (again.path, again.line, again.problem, again.hint, again.kind, str(again)) == (
+        error.path,
+        error.line,
+        error.problem,
+        error.hint,
+        error.kind,
+        str(error),
+    )
 
 
 def test_a_filter_on_lengths_is_refused_where_the_table_lacks_them(grimoire):
@@ -178,7 +217,8 @@ def test_a_filter_on_lengths_is_refused_where_the_table_lacks_them(grimoire):
     grimoire.add("The API runs on port 8080", category="fact")
     chosen = Filter(at=grimoire.now().timestamp(), lengths=(1, 100))
     assert grimoire.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen)) == [
-        ("MEM-20261122-001", "the api runs on port 8080")]
+        ("MEM-20261122-001", "the api runs on port 8080")
+    ]
     with pytest.raises(ValueError):
         grimoire.store.ask(lambda catalog, paths: catalog.ids(paths, chosen))
     assert not grimoire.store.catalog.in_memory  # a caller's mistake is not a database failure
@@ -187,15 +227,31 @@ def test_a_filter_on_lengths_is_refused_where_the_table_lacks_them(grimoire):
 @pytest.mark.parametrize("id_line", ["- id: MEM-20261122-001\r", "- id: MEM-20261122-001  # kept by bob"])
 def test_validate_names_the_entry_of_a_conflict_with_odd_id_lines(repo, id_line):
     path = repo / "grimoires/loa/memory/facts.yaml"
-    path.write_text(f"<<<<<<< ours\n{id_line}\n  content: a\n=======\n- id: MEM-20261122-002\n  content: b\n>>>>>>> theirs\n")
+    path.write_text(
+        f"<<<<<<< ours\n{id_line}\n  content: a\n=======\n- id: MEM-20261122-002\n  content: b\n>>>>>>> theirs\n"
+    )
     problems = json.loads(mem("validate", "--json").out)["problems"]
     assert [(p["rule"], p["id"]) for p in problems] == [("merge-conflict", "MEM-20261122-001")]
 
 
 # Every command that searches or lists (docs/reference.md, Exit codes), as a fresh grimoire with every kind of category answers it.
-SEARCHES = [["query", "postgres"], ["list"], ["episodes"], ["episodes", "postgres"], ["facts"], ["tasks"], ["due"], ["procedures"],
-            ["insights"], ["patterns"], ["tools"], ["tools", "psql"], ["recall-all", "postgres"], ["recommend", "restore the db"],
-            ["chat", "recent"]]
+SEARCHES = [
+    ["query", "postgres"],
+    ["list"],
+    ["episodes"],
+    ["episodes", "postgres"],
+    ["facts"],
+    ["tasks"],
+    ["due"],
+    ["procedures"],
+    ["insights"],
+    ["patterns"],
+    ["tools"],
+    ["tools", "psql"],
+    ["recall-all", "postgres"],
+    ["recommend", "restore the db"],
+    ["chat", "recent"],
+]
 
 
 def test_a_search_that_finds_nothing_exits_1_and_json_still_prints_the_empty_answer(repo):
@@ -205,13 +261,33 @@ def test_a_search_that_finds_nothing_exits_1_and_json_still_prints_the_empty_ans
         text, as_json = mem(*words), mem(*words, "--json")
         assert (text.code, text.out, as_json.code) == (1, "", 1), (words, text, as_json)
         answer = json.loads(as_json.out)
-        assert answer == [] or not any(answer.get(k) for k in ("patterns", "tools", "insights", "preferences", "recommendations")), words
+        assert answer == [] or not any(
+            answer.get(k) for k in ("patterns", "tools", "insights", "preferences", "recommendations")
+        ), words
     mem("add", "-c", "fact", "We restore postgres from the nightly dump", "--key", "db.restore")
     mem("episode", "db-restored", "--learned", "postgres restores take ten minutes", "--outcome", "success")
-    mem("observe", "-", input=json.dumps({"task_id": "t1", "goal": "restore the db", "outcome": "success",
-                                          "steps": [{"tool": "psql", "status": "completed"}]}) + "\n")
+    mem(
+        "observe",
+        "-",
+        input=json.dumps(
+            {
+                "task_id": "t1",
+                "goal": "restore the db",
+                "outcome": "success",
+                "steps": [{"tool": "psql", "status": "completed"}],
+            }
+        )
+        + "\n",
+    )
     mem("chat", "add", "user", "Restore postgres, please")
-    for words in (["query", "postgres"], ["list"], ["episodes", "postgres"], ["facts"], ["tools", "psql"], ["recommend", "restore the db"],
-                  ["chat", "recent"]):
+    for words in (
+        ["query", "postgres"],
+        ["list"],
+        ["episodes", "postgres"],
+        ["facts"],
+        ["tools", "psql"],
+        ["recommend", "restore the db"],
+        ["chat", "recent"],
+    ):
         result = mem(*words)
         assert result.code == 0 and result.out, (words, result)

@@ -24,19 +24,28 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import pytest
-
 from conftest import git, mem, with_preset
+
 from grimoire_cli.core.faults import CRASHED
 
 MEMORY = Path("grimoires/loa/memory")
 MEM = str(Path(sys.executable).parent / "mem")
 # Every step a write reaches (grimoire_cli/core/faults.py's callers), in protocol order.
-STEPS = ["atomic.temp", "journal.temp", "journal.written", "journal.committed", "journal.renamed", "journal.landed",
-         "git.committed", "git.staged"]
+STEPS = [
+    "atomic.temp",
+    "journal.temp",
+    "journal.written",
+    "journal.committed",
+    "journal.renamed",
+    "journal.landed",
+    "git.committed",
+    "git.staged",
+]
 # write path -> step -> the outcome after the crash at each occurrence.
 MATRIX: dict[str, dict[str, list[str]]] = {}
 
@@ -61,8 +70,12 @@ def _seeded(repo: Path) -> None:
 
 
 def _import_file(repo: Path) -> list[str]:
-    lines = [json.dumps({"content": f"imported memory {n} about step {n * 13}", "category": ["fact", "decision", "learning"][n % 3]})
-             for n in range(6)]
+    lines = [
+        json.dumps(
+            {"content": f"imported memory {n} about step {n * 13}", "category": ["fact", "decision", "learning"][n % 3]}
+        )
+        for n in range(6)
+    ]
     lines.append(json.dumps({"content": "an imported replacement of the first fact", "supersedes": "MEM-20261122-001"}))
     source = repo.parent / "import.jsonl"
     source.write_text("\n".join(lines) + "\n")
@@ -72,8 +85,18 @@ def _import_file(repo: Path) -> list[str]:
 def _protea(repo: Path) -> None:
     assert mem("init", "--preset", "protea").code == 0
     for n in range(1, 7):
-        assert mem("add", "-c", "observation", f"Generation {n} scored {n * 7} on the maze", "-t", "maze",
-                   env={"MEM_NOW": f"2026-11-{n:02d}T10:00:00Z"}).code == 0
+        assert (
+            mem(
+                "add",
+                "-c",
+                "observation",
+                f"Generation {n} scored {n * 7} on the maze",
+                "-t",
+                "maze",
+                env={"MEM_NOW": f"2026-11-{n:02d}T10:00:00Z"},
+            ).code
+            == 0
+        )
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "seed", cwd=repo)
 
@@ -81,15 +104,24 @@ def _protea(repo: Path) -> None:
 def _consolidating(repo: Path) -> None:
     with_preset(repo, "samaritan")
     with_preset(repo, "sabre")
-    answer = {"facts": [{"content": "The user's dog is called Rex", "importance": 6}],
-              "decisions": [{"content": "We deploy on tuesdays only", "importance": 8}],
-              "episodes": [{"content": "The friday deploy broke checkout", "importance": 7, "event": "deploy", "outcome": "failure"}],
-              "procedures": [], "preferences": [{"content": "The user prefers short answers", "importance": 5}],
-              "summary": "A chat about the dog and deploy days.", "model": "test-model-1"}
+    answer = {
+        "facts": [{"content": "The user's dog is called Rex", "importance": 6}],
+        "decisions": [{"content": "We deploy on tuesdays only", "importance": 8}],
+        "episodes": [
+            {"content": "The friday deploy broke checkout", "importance": 7, "event": "deploy", "outcome": "failure"}
+        ],
+        "procedures": [],
+        "preferences": [{"content": "The user prefers short answers", "importance": 5}],
+        "summary": "A chat about the dog and deploy days.",
+        "model": "test-model-1",
+    }
     script = repo.parent / "summarizer.py"
     script.write_text(f"#!{sys.executable}\nimport sys\nsys.stdin.read()\nprint({json.dumps(answer)!r})\n")
     script.chmod(0o755)
-    turns = [{"role": role, "content": f"turn {n} about the dog and deploys"} for n, role in enumerate(["user", "assistant"] * 3)]
+    turns = [
+        {"role": role, "content": f"turn {n} about the dog and deploys"}
+        for n, role in enumerate(["user", "assistant"] * 3)
+    ]
     (repo.parent / "chat.json").write_text(json.dumps(turns))
 
 
@@ -112,8 +144,14 @@ def _tool(command: str) -> list[str]:
 
 def _tool_files(repo: Path) -> None:
     for path in ("decision/database.md", "fact/queues.md"):
-        assert subprocess.run(_tool(f"Create(command='create', path='/memories/{path}', file_text='About {path}.')"),
-                              cwd=repo, capture_output=True).returncode == 0
+        assert (
+            subprocess.run(
+                _tool(f"Create(command='create', path='/memories/{path}', file_text='About {path}.')"),
+                cwd=repo,
+                capture_output=True,
+            ).returncode
+            == 0
+        )
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "seed", cwd=repo)
 
@@ -142,15 +180,37 @@ SCENARIOS = {
     "add": Scenario(_seeded, lambda repo: [MEM, "add", "-c", "fact", "a new fact about the cache"]),
     "import": Scenario(_seeded, _import_file),
     "supersede": Scenario(_seeded, lambda repo: [MEM, "supersede", "MEM-20261122-001", "the queue layer is now kafka"]),
-    "supersede-across-files": Scenario(_seeded, lambda repo: [MEM, "add", "-c", "learning", "--supersedes", "MEM-20261122-001",
-                                                             "the queue layer taught us to batch"]),
-    "archive+commit": Scenario(_seeded, lambda repo: [MEM, "archive", "MEM-20261122-001", "MEM-20261122-002", "--reason", "manual"]),
-    "compact+commit": Scenario(_protea, lambda repo: [MEM, "compact", "-c", "observation", "--keep", "2", "--no-summary"]),
-    "consolidate": Scenario(_consolidating, lambda repo: [MEM, "consolidate", str(repo.parent / "chat.json"),
-                                                         "--with", str(repo.parent / "summarizer.py")]),
-    "memory-tool-rename": Scenario(_tool_files, lambda repo: _tool(
-        "Rename(command='rename', old_path='/memories/decision/database.md', new_path='/memories/fact/database.md')")),
-    "memory-tool-delete": Scenario(_tool_files, lambda repo: _tool("Delete(command='delete', path='/memories/fact/queues.md')")),
+    "supersede-across-files": Scenario(
+        _seeded,
+        lambda repo: [
+            MEM,
+            "add",
+            "-c",
+            "learning",
+            "--supersedes",
+            "MEM-20261122-001",
+            "the queue layer taught us to batch",
+        ],
+    ),
+    "archive+commit": Scenario(
+        _seeded, lambda repo: [MEM, "archive", "MEM-20261122-001", "MEM-20261122-002", "--reason", "manual"]
+    ),
+    "compact+commit": Scenario(
+        _protea, lambda repo: [MEM, "compact", "-c", "observation", "--keep", "2", "--no-summary"]
+    ),
+    "consolidate": Scenario(
+        _consolidating,
+        lambda repo: [MEM, "consolidate", str(repo.parent / "chat.json"), "--with", str(repo.parent / "summarizer.py")],
+    ),
+    "memory-tool-rename": Scenario(
+        _tool_files,
+        lambda repo: _tool(
+            "Rename(command='rename', old_path='/memories/decision/database.md', new_path='/memories/fact/database.md')"
+        ),
+    ),
+    "memory-tool-delete": Scenario(
+        _tool_files, lambda repo: _tool("Delete(command='delete', path='/memories/fact/queues.md')")
+    ),
     "merge-fixup": Scenario(_diverged, lambda repo: [MEM, "merge-fixup", "post-merge", "0"]),
 }
 
@@ -168,7 +228,13 @@ def _state(repo: Path) -> State:
     files = {}
     for path in sorted(repo.rglob("*")):
         rel = path.relative_to(repo)
-        if path.is_file() and rel.parts[0] != ".git" and ".cache" not in rel.parts and "local" not in rel.parts and path.suffix != ".mem-tmp":
+        if (
+            path.is_file()
+            and rel.parts[0] != ".git"
+            and ".cache" not in rel.parts
+            and "local" not in rel.parts
+            and path.suffix != ".mem-tmp"
+        ):
             files[rel.as_posix()] = path.read_bytes()
     return State(files, git("rev-parse", "HEAD^{tree}", cwd=repo), git("ls-files", "-s", cwd=repo))
 
@@ -180,7 +246,11 @@ def _run(repo: Path, argv: list[str], fault: str | None = None) -> subprocess.Co
 
 def _outcome(after: State, old: State, new: State) -> str:
     """`old`, `new`, or which part is which (files first: git is never ahead of them)."""
-    parts = {"files": (after.files, old.files, new.files), "index": (after.index, old.index, new.index), "HEAD": (after.head, old.head, new.head)}
+    parts = {
+        "files": (after.files, old.files, new.files),
+        "index": (after.index, old.index, new.index),
+        "HEAD": (after.head, old.head, new.head),
+    }
     said = {}
     for name, (now, before, later) in parts.items():
         assert now in (before, later), f"{name} is neither the old nor the new state: {_differing(now, before, later)}"
@@ -194,8 +264,10 @@ def _differing(now, before, later) -> object:
     """What differs from the old and from the new state (the files' names, for a message)."""
     if not isinstance(now, dict):
         return now
-    return {"not old": sorted(k for k in {*now, *before} if now.get(k) != before.get(k)),
-            "not new": sorted(k for k in {*now, *later} if now.get(k) != later.get(k))}
+    return {
+        "not old": sorted(k for k in {*now, *before} if now.get(k) != before.get(k)),
+        "not new": sorted(k for k in {*now, *later} if now.get(k) != later.get(k)),
+    }
 
 
 def _leftovers(repo: Path) -> list[str]:
@@ -243,7 +315,9 @@ def _finished(repo: Path, argv: list[str], tmp_path: Path) -> Path:
 FAST = {"import", "archive+commit"}
 
 
-@pytest.mark.parametrize("path", [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in SCENARIOS])
+@pytest.mark.parametrize(
+    "path", [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in SCENARIOS]
+)
 def test_a_crash_at_any_step_leaves_the_old_or_the_new_state(path, tmp_path, monkeypatch):
     scenario = SCENARIOS[path]
     base = _grimoire(tmp_path, monkeypatch, scenario.setup)
@@ -317,5 +391,8 @@ def test_the_commit_point_names_every_temp_file_and_its_target(tmp_path, monkeyp
     assert {Path(target).relative_to(repo.resolve()).as_posix() for _, target in pairs} == changed
     for tmp, target in pairs:
         assert Path(tmp).parent == Path(target).parent and Path(tmp).name.startswith(f".{Path(target).name}.")
-        assert tmp.endswith(".mem-tmp") and Path(tmp).read_bytes() == (done / Path(target).relative_to(repo.resolve())).read_bytes()
+        assert (
+            tmp.endswith(".mem-tmp")
+            and Path(tmp).read_bytes() == (done / Path(target).relative_to(repo.resolve())).read_bytes()
+        )
     assert _state(repo).files == old.files  # nothing renamed yet

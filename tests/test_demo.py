@@ -13,7 +13,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_demo_runs_and_writes_no_escape_codes_into_a_pipe(tmp_path):
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "TMPDIR": str(tmp_path)}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "TMPDIR": str(tmp_path),
+    }
     done = subprocess.run(["bash", str(ROOT / "scripts/demo.sh")], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "\x1b[" not in done.stdout + done.stderr  # issue 21.9: raw ANSI codes in a pipe

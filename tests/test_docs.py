@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md"]
+DOCS = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "benchmarks" / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    ROOT / "CHANGELOG.md",
+]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~)")
 
@@ -61,7 +67,9 @@ def test_every_relative_link_resolves(doc):
 
 def test_the_link_checker_sees_a_broken_link(tmp_path):
     doc = tmp_path / "a.md"
-    doc.write_text("# Title\n\nSee [b](b.md), [here](#title), [gone](#nope), `[code](c.md)`.\n\n```\n# not a heading\n[not](a-link.md)\n```\n")
+    doc.write_text(
+        "# Title\n\nSee [b](b.md), [here](#title), [gone](#nope), `[code](c.md)`.\n\n```\n# not a heading\n[not](a-link.md)\n```\n"
+    )
     assert [t for _, t in links(doc)] == ["b.md", "#title", "#nope"]
     assert anchors(doc) == {"title"}
     assert anchor("JSON shapes (`--json`)") == "json-shapes---json"

@@ -9,16 +9,15 @@ import math
 from collections import Counter
 
 import pytest
-
+from conftest import examples
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
+from test_chunks import files
+from test_yaml_fast import documents
 
-from conftest import examples
 from grimoire_cli.core.errors import Damaged
 from grimoire_cli.storage import emitted, yamlio
 from grimoire_cli.storage.chunks import parse_chunked
-from test_chunks import files
-from test_yaml_fast import documents
 
 
 def typed(value):
@@ -41,16 +40,55 @@ def yaml_reading(text: str):
     return items[0] if len(items) == 1 else None
 
 
-KEYS = st.one_of(st.sampled_from(["id", "content", "tags", "source", "a b", "x.y", "n(1)", "null", "True", "1", "é", "a: b", "-x", ""]),
-                 st.text(max_size=6))
+KEYS = st.one_of(
+    st.sampled_from(
+        ["id", "content", "tags", "source", "a b", "x.y", "n(1)", "null", "True", "1", "é", "a: b", "-x", ""]
+    ),
+    st.text(max_size=6),
+)
 CHARS = st.characters(exclude_categories=())  # surrogates and control characters included
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(), st.sampled_from([0.95, 1e-05, 1e20, -0.0, 12.5]),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.sampled_from([0.95, 1e-05, 1e20, -0.0, 12.5]),
     st.text(CHARS, max_size=20),
-    st.sampled_from(["permanent", "yes", "No", "null", "~", "007", "1_000", "0x1F", "1e3", "2026-01-01", "a b", "a  b", "a ", " a",
-                     'say "hi"', "back\\slash", "tab\there", "two\nlines", "ends\n", "\u2028", "\ufeff", "🙂", "#x", "a #b", "a: b"]),
+    st.sampled_from(
+        [
+            "permanent",
+            "yes",
+            "No",
+            "null",
+            "~",
+            "007",
+            "1_000",
+            "0x1F",
+            "1e3",
+            "2026-01-01",
+            "a b",
+            "a  b",
+            "a ",
+            " a",
+            'say "hi"',
+            "back\\slash",
+            "tab\there",
+            "two\nlines",
+            "ends\n",
+            "\u2028",
+            "\ufeff",
+            "🙂",
+            "#x",
+            "a #b",
+            "a: b",
+        ]
+    ),
 )
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3)), max_leaves=8)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3)),
+    max_leaves=8,
+)
 ENTRIES = st.dictionaries(KEYS, VALUES, min_size=1, max_size=6)
 
 
@@ -58,10 +96,20 @@ ENTRIES = st.dictionaries(KEYS, VALUES, min_size=1, max_size=6)
 # any script), numbers, nested mappings.
 WRITTEN = st.dictionaries(
     st.sampled_from(["id", "content", "summary", "tags", "source", "confidence", "ttl", "metadata", "a b", "x.y"]),
-    st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.sampled_from([0.95, 0.5, 12.25]),
-                           st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=30)),
-                 lambda inner: st.dictionaries(st.sampled_from(["session_id", "timestamp", "k"]), inner, max_size=3), max_leaves=6),
-    min_size=1, max_size=8)
+    st.recursive(
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(),
+            st.sampled_from([0.95, 0.5, 12.25]),
+            st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=30),
+        ),
+        lambda inner: st.dictionaries(st.sampled_from(["session_id", "timestamp", "k"]), inner, max_size=3),
+        max_leaves=6,
+    ),
+    min_size=1,
+    max_size=8,
+)
 
 
 def mutations(text: str) -> st.SearchStrategy[str]:
@@ -69,9 +117,9 @@ def mutations(text: str) -> st.SearchStrategy[str]:
     at = st.integers(0, max(len(text) - 1, 0))
     odd = st.sampled_from(list(" \t\n\"'\\#:-[]{},&*|>!%@`0aZé\x85\u2028") + ["  ", "- ", ": ", "\n  ", "\n- ", "\n#"])
     return st.one_of(
-        st.tuples(at, odd).map(lambda pair: text[: pair[0]] + pair[1] + text[pair[0]:]),
-        at.map(lambda i: text[:i] + text[i + 1:]),
-        st.tuples(at, odd).map(lambda pair: text[: pair[0]] + pair[1] + text[pair[0] + 1:]),
+        st.tuples(at, odd).map(lambda pair: text[: pair[0]] + pair[1] + text[pair[0] :]),
+        at.map(lambda i: text[:i] + text[i + 1 :]),
+        st.tuples(at, odd).map(lambda pair: text[: pair[0]] + pair[1] + text[pair[0] + 1 :]),
     )
 
 
@@ -112,7 +160,8 @@ def test_what_decode_accepts_yaml_reads_the_same():
     @example("- id: x\n# a BOM \ufeff\n")
     @example("- " + "a" * 1100 + ": 1\n")  # past YAML's 1,024-character implicit key
     @example("- a: " + "1" * 5000 + "\n")  # past Python's 4,300-digit integers
-    @example("- " + "".join(f"{'  ' * n}k{n}:\n" for n in range(70))[:-2] + " deep\n")  # past the loader's nesting depth
+    # Past the loader's nesting depth
+    @example("- " + "".join(f"{'  ' * n}k{n}:\n" for n in range(70))[:-2] + " deep\n")
     def check(text):
         tally["tried"] += 1
         decoded = emitted.decode(text)
@@ -131,12 +180,14 @@ def test_lines_before_the_first_entry_are_read_as_yaml_reads_them(preamble):
     text = preamble + "".join(yamlio.emit_entry({"id": f"MEM-20260101-{n:03d}", "content": "x"}) for n in range(1, 4))
     errors = errors_of(text)
     assert len(errors) == 2 and errors[0] == errors[1], errors
-    assert parse_chunked("# fine\n\n   \n  # indented\n" + text[len(preamble):], "f.yaml", {})[0].item["id"] == "MEM-20260101-001"
+    assert (
+        parse_chunked("# fine\n\n   \n  # indented\n" + text[len(preamble) :], "f.yaml", {})[0].item["id"]
+        == "MEM-20260101-001"
+    )
 
 
 @settings(max_examples=examples(600), deadline=None)
-@given(WRITTEN,
-       st.lists(st.sampled_from(["ci", "db", "deploy", "a.b", "x-y"]), max_size=4))
+@given(WRITTEN, st.lists(st.sampled_from(["ci", "db", "deploy", "a.b", "x-y"]), max_size=4))
 def test_what_mem_writes_decode_reads_without_yaml(data, tags):
     """Entries as `mem` writes them (printable text with quotes, backslashes
     and tabs; numbers; nested mappings; plain tags) are all read here."""
@@ -178,12 +229,17 @@ def printable(ch: str) -> bool:
     """YAML's printable characters, less the line breaks NEL, LS and PS and
     the byte order mark: what the emitter writes as itself."""
     code = ord(ch)
-    return (0x20 <= code <= 0x7E or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
-            or (0xE000 <= code <= 0xFFFD and code != 0xFEFF) or code >= 0x10000)
+    return (
+        0x20 <= code <= 0x7E
+        or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
+        or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
+        or code >= 0x10000
+    )
 
 
 def test_quote_escapes_exactly_the_unprintable_characters():
     """The regular expressions of `quote` and of literal blocks against their definition, over every code point."""
+
     def reference(ch: str) -> str:
         if ch in '"\\':
             return "\\" + ch
@@ -215,7 +271,10 @@ def errors_of(text: str) -> list[str]:
 
 
 def test_a_file_mixing_written_and_hand_written_entries_reads_as_yaml_reads_it():
-    written = "".join(yamlio.emit_entry({"id": f"MEM-20260101-{n:03d}", "content": f"note {n}", "confidence": 0.9}) for n in range(1, 10))
+    written = "".join(
+        yamlio.emit_entry({"id": f"MEM-20260101-{n:03d}", "content": f"note {n}", "confidence": 0.9})
+        for n in range(1, 10)
+    )
     hand = "- id: MEM-20260101-050\n  content: |\n    line one\n    line two\n  tags:\n    - a\n"
     text = written + hand + written.replace("MEM-20260101-0", "MEM-20260101-1")
     placed = parse_chunked(text, "<t>", {})

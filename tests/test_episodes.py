@@ -1,14 +1,13 @@
 """Episodic memory (SABRE): mem episode / episodes, and --since/--until on list, query and episodes."""
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import examples, git, mem
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import examples, git, mem
 
 EPISODES = Path("grimoires/loa/memory/episodes.yaml")
 
@@ -22,17 +21,44 @@ def _episode(*args, when: str | None = None) -> str:
 @pytest.fixture
 def three(sabre):
     """Three episodes: an old failure, a deploy, a recent success of the old event."""
-    old = _episode("db-migration", "--context", "table=users", "--context", "env=prod", "--learned",
-                   "Lock timeout on the users table; run migrations off-peak", "--outcome", "failure", when="2026-10-01T10:00:00Z")
-    deploy = _episode("deploy", "--context-json", '{"service": "api", "replicas": 3}', "--learned", "The blue green switch took 40 seconds",
-                      "--outcome", "success", when="2026-11-15T10:00:00Z")
+    old = _episode(
+        "db-migration",
+        "--context",
+        "table=users",
+        "--context",
+        "env=prod",
+        "--learned",
+        "Lock timeout on the users table; run migrations off-peak",
+        "--outcome",
+        "failure",
+        when="2026-10-01T10:00:00Z",
+    )
+    deploy = _episode(
+        "deploy",
+        "--context-json",
+        '{"service": "api", "replicas": 3}',
+        "--learned",
+        "The blue green switch took 40 seconds",
+        "--outcome",
+        "success",
+        when="2026-11-15T10:00:00Z",
+    )
     recent = _episode("db-migration", "--context", "table=orders", "--outcome", "success", when="2026-11-21T10:00:00Z")
     return old, deploy, recent
 
 
 def test_an_episode_keeps_its_fields_and_a_readable_content(sabre):
-    entry_id = _episode("deploy", "--context", "service=api", "--context-json", '{"service": "web", "replicas": 3}',
-                        "--learned", "Drain the queue first", "--outcome", "failure")
+    entry_id = _episode(
+        "deploy",
+        "--context",
+        "service=api",
+        "--context-json",
+        '{"service": "web", "replicas": 3}',
+        "--learned",
+        "Drain the queue first",
+        "--outcome",
+        "failure",
+    )
     shown = json.loads(mem("show", entry_id, "--json").out)
     assert (shown["event"], shown["outcome"], shown["learned"]) == ("deploy", "failure", "Drain the queue first")
     assert shown["context"] == {"service": "api", "replicas": 3}  # a --context pair wins over the same key in JSON
@@ -67,7 +93,7 @@ def test_episodes_rank_by_event_lesson_and_context_values(three):
 
 def test_episodes_filter_by_event_and_time(three):
     old, deploy, recent = three
-    ids = lambda *args: [h["id"] for h in json.loads(mem("episodes", *args, "--json").out)]  # noqa: E731
+    ids = lambda *args: [h["id"] for h in json.loads(mem("episodes", *args, "--json").out)]
     assert ids("--event", "db-migration") == [recent, old]
     assert ids("--since", "30d") == [recent, deploy]  # now is 2026-11-22T10:00Z
     assert ids("--until", "2026-11-15") == [deploy, old]  # a date alone includes that day
@@ -79,8 +105,12 @@ def test_episodes_filter_by_event_and_time(three):
 
 
 def test_since_and_until_filter_list_and_query(repo):
-    assert mem("add", "-c", "fact", "The deploy uses blue green slots", env={"MEM_NOW": "2026-11-01T10:00:00Z"}).code == 0
-    newer = mem("add", "-c", "fact", "The deploy pipeline runs on tuesdays", env={"MEM_NOW": "2026-11-20T10:00:00Z"}).out.strip()
+    assert (
+        mem("add", "-c", "fact", "The deploy uses blue green slots", env={"MEM_NOW": "2026-11-01T10:00:00Z"}).code == 0
+    )
+    newer = mem(
+        "add", "-c", "fact", "The deploy pipeline runs on tuesdays", env={"MEM_NOW": "2026-11-20T10:00:00Z"}
+    ).out.strip()
     assert [e["id"] for e in json.loads(mem("list", "--since", "7d", "--json").out)] == [newer]
     assert len(json.loads(mem("list", "--until", "2026-11-20", "--json").out)) == 2
     assert [h["id"] for h in json.loads(mem("query", "deploy", "--since", "2026-11-15", "--json").out)] == [newer]
@@ -88,29 +118,35 @@ def test_since_and_until_filter_list_and_query(repo):
     assert "2 created outside the time window (--since/--until)" in missed.err
 
 
-@pytest.mark.parametrize("args, message", [
-    (("list", "--since", "yesterday"), "cannot read --since 'yesterday'"),
-    (("query", "deploy", "--until", "soon"), "cannot read --until 'soon'"),
-    (("list", "--since", "2026-11-20", "--until", "2026-11-01"), "is after --until"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("list", "--since", "yesterday"), "cannot read --since 'yesterday'"),
+        (("query", "deploy", "--until", "soon"), "cannot read --until 'soon'"),
+        (("list", "--since", "2026-11-20", "--until", "2026-11-01"), "is after --until"),
+    ],
+)
 def test_a_bad_time_window_is_one_error_line(repo, args, message):
     result = mem(*args)
     assert result.code == 2 and message in result.err and len(result.err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("args, message", [
-    (("episode", "Deploy Failed"), "bad event name"),
-    (("episode", "deploy", "--outcome", "meh"), "bad outcome 'meh'"),
-    (("episode", "deploy", "--context", "novalue"), "bad --context"),
-    (("episode", "deploy", "--context-json", "[1]"), "--context-json must be a JSON object"),
-    (("episode", "deploy", "--context-json", "{"), "--context-json is not JSON"),
-    (("episode", "deploy", "--context-json", '{"a": NaN}'), "NaN is not a JSON number"),
-    (("episode", "deploy", "--context-json", '{"a": -Infinity}'), "-Infinity is not a JSON number"),
-    (("episode", "deploy", "--learned", " "), "--learned is empty"),
-    (("episode", "deploy", "--learned", "the key is AKIAIOSFODNN7EXAMPLE"), "refusing to store a secret"),
-    (("episodes", "--event", "Bad Event"), "bad event name"),
-    (("episodes", "-n", "0"), "the limit must be a whole number from 1 to"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("episode", "Deploy Failed"), "bad event name"),
+        (("episode", "deploy", "--outcome", "meh"), "bad outcome 'meh'"),
+        (("episode", "deploy", "--context", "novalue"), "bad --context"),
+        (("episode", "deploy", "--context-json", "[1]"), "--context-json must be a JSON object"),
+        (("episode", "deploy", "--context-json", "{"), "--context-json is not JSON"),
+        (("episode", "deploy", "--context-json", '{"a": NaN}'), "NaN is not a JSON number"),
+        (("episode", "deploy", "--context-json", '{"a": -Infinity}'), "-Infinity is not a JSON number"),
+        (("episode", "deploy", "--learned", " "), "--learned is empty"),
+        (("episode", "deploy", "--learned", "the key is AKIAIOSFODNN7EXAMPLE"), "refusing to store a secret"),
+        (("episodes", "--event", "Bad Event"), "bad event name"),
+        (("episodes", "-n", "0"), "the limit must be a whole number from 1 to"),
+    ],
+)
 def test_bad_episode_input_writes_nothing(sabre, args, message):
     before = EPISODES.read_bytes()
     result = mem(*args)
@@ -135,7 +171,7 @@ def test_the_python_api_names_sabre_uses(sabre):
     assert g.recall_episodes(since="2026-11-23") == []
 
 
-NOW = datetime(2026, 11, 22, 10, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 
 
 @settings(max_examples=examples(200))
@@ -147,7 +183,7 @@ def test_a_relative_window_is_that_long_back_from_now(amount, unit):
     try:
         expected = NOW - span
     except OverflowError:  # before year 1: the beginning of time
-        expected = datetime.min.replace(tzinfo=timezone.utc)
+        expected = datetime.min.replace(tzinfo=UTC)
     assert back_time(f"{amount}{unit}", NOW) == expected
 
 

@@ -4,10 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import examples, git, mem
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
-from conftest import examples, git, mem
 
 MEMORY = Path("grimoires/loa/memory")
 
@@ -75,8 +74,14 @@ def test_short_ttls_expire(sabre):
     gone = mem("recall", "build.status", env={"MEM_NOW": "2026-11-22T10:11:00Z"})
     assert gone.code == 1 and "missing or expired" in gone.err
     # after it expired, remembering the same value writes a new entry
-    assert json.loads(mem("remember", "build.status", "green", "--ttl", "10m", "--json",
-                          env={"MEM_NOW": "2026-11-22T10:11:00Z"}).out)["written"] is True
+    assert (
+        json.loads(
+            mem(
+                "remember", "build.status", "green", "--ttl", "10m", "--json", env={"MEM_NOW": "2026-11-22T10:11:00Z"}
+            ).out
+        )["written"]
+        is True
+    )
 
 
 def test_facts_lists_keys_by_glob(sabre):
@@ -84,20 +89,27 @@ def test_facts_lists_keys_by_glob(sabre):
         assert mem("remember", key, value).code == 0
     assert mem("facts", "db.*").out == "db.engine = postgres\ndb.port = 5432\n"
     listed = json.loads(mem("facts", "--json").out)
-    assert [(e["key"], e["value"]) for e in listed] == [("db.engine", "postgres"), ("db.port", "5432"), ("user.name", "Ada")]
+    assert [(e["key"], e["value"]) for e in listed] == [
+        ("db.engine", "postgres"),
+        ("db.port", "5432"),
+        ("user.name", "Ada"),
+    ]
     assert mem("facts", "-c", "fact").out == ""
     assert mem("facts", "DB/*").code == 2
 
 
-@pytest.mark.parametrize("args,input,message", [
-    (["remember", "Not.Lower", "x"], None, "bad key"),
-    (["remember", "a..b", "x"], None, "bad key"),
-    (["remember", "a.b", "-"], "{not json", "stdin is not a JSON value"),
-    (["remember", "a.b", "   "], None, "the value is empty"),
-    (["remember", "a.b", "x", "--ttl", "soon"], None, "bad ttl"),
-    (["remember", "a.b", "x", "-c", "nope"], None, "unknown category"),
-    (["recall", "Bad Key"], None, "bad key"),
-])
+@pytest.mark.parametrize(
+    "args,input,message",
+    [
+        (["remember", "Not.Lower", "x"], None, "bad key"),
+        (["remember", "a..b", "x"], None, "bad key"),
+        (["remember", "a.b", "-"], "{not json", "stdin is not a JSON value"),
+        (["remember", "a.b", "   "], None, "the value is empty"),
+        (["remember", "a.b", "x", "--ttl", "soon"], None, "bad ttl"),
+        (["remember", "a.b", "x", "-c", "nope"], None, "unknown category"),
+        (["recall", "Bad Key"], None, "bad key"),
+    ],
+)
 def test_bad_input_is_one_error_line_and_exit_2(sabre, args, input, message):
     before = (sabre / MEMORY / "semantic.yaml").read_bytes()
     result = mem(*args, input=input)
@@ -170,9 +182,14 @@ def test_cached_does_not_keep_exceptions_and_guards_values(sabre):
 
 
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
     | st.text(st.characters(codec="utf-8", exclude_categories=["Cc", "Cs"]), min_size=1, max_size=30).filter(str.strip),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text("abcdefgh", min_size=1, max_size=5), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text("abcdefgh", min_size=1, max_size=5), inner, max_size=4)
+    ),
     max_leaves=8,
 )
 
@@ -191,11 +208,20 @@ def test_any_json_value_comes_back_as_it_went_in(sabre, value):
     except Refused:  # the guard refused something that reads like a secret or PII
         return
     assert same_value(g.recall("prop.value"), value)
-    assert same_value(Grimoire.open(sabre).recall("prop.value"), value)  # read back from the file by a fresh catalog sync
+    # Read back from the file by a fresh catalog sync
+    assert same_value(Grimoire.open(sabre).recall("prop.value"), value)
 
 
 def test_private_sections_never_reach_a_typed_value(sabre):
-    assert mem("remember", "cfg.door", "-", input='{"note": "the side door <private>code 4711</private>", "n": ["a <private>x</private>"]}').code == 0
+    assert (
+        mem(
+            "remember",
+            "cfg.door",
+            "-",
+            input='{"note": "the side door <private>code 4711</private>", "n": ["a <private>x</private>"]}',
+        ).code
+        == 0
+    )
     text = (sabre / MEMORY / "semantic.yaml").read_text()
     assert "4711" not in text and "<private>" not in text
     assert json.loads(mem("recall", "cfg.door").out) == {"note": "the side door ", "n": ["a "]}
@@ -209,7 +235,9 @@ def test_a_lone_surrogate_is_bad_input_not_damage(sabre):
     assert (sabre / MEMORY / "semantic.yaml").read_bytes() == before
 
 
-@pytest.mark.parametrize("first,second", [([], ["-c", "cache", "--ttl", "1h"]), (["-c", "cache", "--ttl", "1h"], ["-c", "semantic"])])
+@pytest.mark.parametrize(
+    "first,second", [([], ["-c", "cache", "--ttl", "1h"]), (["-c", "cache", "--ttl", "1h"], ["-c", "semantic"])]
+)
 def test_a_local_entry_and_a_tracked_one_never_supersede_each_other(sabre, first, second):
     assert mem("remember", "db.x", "hello", *first).code == 0
     refused = mem("remember", "db.x", "bye", *second)
@@ -256,7 +284,11 @@ def test_the_agent_personas_example_runs(sabre, monkeypatch):
 
     from conftest import ROOT
 
-    block = re.search(r"```python\n(from grimoire_cli import Grimoire\n.*?)```", (ROOT / "docs" / "agent-personas.md").read_text(), re.S).group(1)
+    block = re.search(
+        r"```python\n(from grimoire_cli import Grimoire\n.*?)```",
+        (ROOT / "docs" / "agent-personas.md").read_text(),
+        re.S,
+    ).group(1)
     assert mem("--scope", "data-analyst", "init").code == 0
     monkeypatch.chdir(sabre)
     namespace: dict = {}
@@ -266,7 +298,9 @@ def test_the_agent_personas_example_runs(sabre, monkeypatch):
     assert [e.key for e in g.facts("db.*")] == ["db.users.schema"]
     assert g.config.scope == "data-analyst"
     # The episodes and procedures block, in the same session, each line as written.
-    kinds = re.search(r"```python\n(g\.remember_episode.*?)```", (ROOT / "docs" / "agent-personas.md").read_text(), re.S).group(1)
+    kinds = re.search(
+        r"```python\n(g\.remember_episode.*?)```", (ROOT / "docs" / "agent-personas.md").read_text(), re.S
+    ).group(1)
     for line in kinds.splitlines():
         call, _, comment = line.partition("#")
         value = eval(compile(call.strip(), "docs/agent-personas.md", "eval"), namespace)
@@ -282,8 +316,11 @@ def test_a_lone_surrogate_anywhere_in_an_entry_is_bad_input(sabre):
 
     g = Grimoire.open(sabre)
     before = {p: p.read_bytes() for p in (sabre / MEMORY).glob("*.yaml")}
-    for options in ({"content": "K\udcffng is the gateway"}, {"content": "Kong is the gateway", "summary": "K\udcffng"},
-                    {"content": "Kong is the gateway", "metadata": {"note": ["x\ud800"]}}):
+    for options in (
+        {"content": "K\udcffng is the gateway"},
+        {"content": "Kong is the gateway", "summary": "K\udcffng"},
+        {"content": "Kong is the gateway", "metadata": {"note": ["x\ud800"]}},
+    ):
         with pytest.raises(BadInput, match="lone surrogate"):
             g.add(category="fact", **options)
     assert {p: p.read_bytes() for p in (sabre / MEMORY).glob("*.yaml")} == before

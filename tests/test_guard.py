@@ -9,13 +9,13 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import examples, mem
+from fakes import ALNUM, HEX, LETTERS, LOWER_ALNUM, UPPER_ALNUM, fake, fake_uuid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import examples, mem
-from fakes import ALNUM, HEX, LETTERS, LOWER_ALNUM, UPPER_ALNUM, fake, fake_uuid
-from grimoire_cli.guard.scan import redact, scan, scan_fields, strip_private
 from grimoire_cli.guard.rules import RULES
+from grimoire_cli.guard.scan import redact, scan, scan_fields, strip_private
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "benchmarks"
 A = "Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC2eF4"
@@ -45,7 +45,12 @@ def _positives() -> list[tuple[str, str]]:
         ("OpenAI API key", "OPENAI_API_KEY=sk-proj-" + A + "T3BlbkFJ" + A),
         ("OpenAI API key", "sk-" + "Tz8" + "a" * 45),
         ("Anthropic API key", "sk-ant-api03-" + A + "-" + A),
-        ("JSON Web Token", "Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ" + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"),
+        (
+            "JSON Web Token",
+            "Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+            + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        ),
         ("private key block", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"),
         ("private key block", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"),
         ("private key block", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF"),
@@ -133,11 +138,50 @@ def _base64_jwt(seed: int, encode: bool = True) -> str:
 def _assignment_fakes() -> list[tuple[str, str]]:
     """A secret given to a secret-meaning name, in every common syntax and spelling."""
     out = []
-    names = ["password", "passwd", "pwd", "secret", "token", "api_key", "api-key", "apiKey", "API_KEY", "api_token", "apiToken",
-             "access_key", "accessKey", "private_key", "privateKey", "client_secret", "clientSecret", "auth", "auth_token", "authToken",
-             "credential", "credentials", "DB_PASSWORD", "db.password", "passphrase", "SECRET_KEY", "github_token"]
-    forms = ["{k} = {v}", "{k}: {v}", '"{k}": "{v}"', "'{k}': '{v}'", "{k}=>{v}", ":{k} => '{v}'", "export {K}={v}", "{K}={v}", "{k}={v}",
-             "--{k} {v}", "--{k}={v}", "  {k}: '{v}'", "set {k} = \"{v}\" before deploying"]
+    names = [
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "token",
+        "api_key",
+        "api-key",
+        "apiKey",
+        "API_KEY",
+        "api_token",
+        "apiToken",
+        "access_key",
+        "accessKey",
+        "private_key",
+        "privateKey",
+        "client_secret",
+        "clientSecret",
+        "auth",
+        "auth_token",
+        "authToken",
+        "credential",
+        "credentials",
+        "DB_PASSWORD",
+        "db.password",
+        "passphrase",
+        "SECRET_KEY",
+        "github_token",
+    ]
+    forms = [
+        "{k} = {v}",
+        "{k}: {v}",
+        '"{k}": "{v}"',
+        "'{k}': '{v}'",
+        "{k}=>{v}",
+        ":{k} => '{v}'",
+        "export {K}={v}",
+        "{K}={v}",
+        "{k}={v}",
+        "--{k} {v}",
+        "--{k}={v}",
+        "  {k}: '{v}'",
+        'set {k} = "{v}" before deploying',
+    ]
     for i, name in enumerate(names):
         value = fake(ALNUM, 10 + i % 9, 100 + i) + "7"
         form = forms[i % len(forms)]
@@ -158,7 +202,10 @@ def _assignment_fakes() -> list[tuple[str, str]]:
         ("password or secret assignment", "db_passphrase: correct_horse_battery"),
         ("password or secret assignment", "api_token: " + fake(ALNUM, 40, 300)),
         ("password or secret assignment", '{"password": "' + fake(ALNUM, 14, 301) + '"}'),
-        ("authorization header", "curl -H 'Authorization: Bearer " + fake(ALNUM, 32, 302) + "' https://api.example.com"),
+        (
+            "authorization header",
+            "curl -H 'Authorization: Bearer " + fake(ALNUM, 32, 302) + "' https://api.example.com",
+        ),
         ("authorization header", "Authorization: Basic " + fake(ALNUM, 24, 303) + "=="),
         ("authorization header", "Proxy-Authorization: Token " + fake(ALNUM, 28, 304)),
         ("credentials in a URL", "REDIS_URL=redis://:" + fake(ALNUM, 16, 305) + "@cache:6379/0"),
@@ -167,25 +214,74 @@ def _assignment_fakes() -> list[tuple[str, str]]:
         ("credentials in a URL", "mongodb+srv://svc:" + fake(ALNUM, 12, 308) + "@cluster0.mongodb.net/db"),
     ]
     # Issue 35: assignment syntaxes of other languages, comparisons, calls, XML, and a name then a random value.
-    syntaxes = ['apikey := "{v}"', "db_token ::= {v}", "API_TOKEN ?= {v}", '$password .= "{v}";', 'props.setProperty("X_TOKEN", "{v}");',
-                "<apiToken>{v}</apiToken>", 'if (token == "{v}") {{', "if ('{v}' !== secret) {{", "if (api_key === `{v}`)", "auth_token {v}",
-                'password "{v}";', 'password = @"{v}";', 'char secret_key[25] = "{v}";', "api_key: `{v}`", "client_secret = {v})",
-                "the session token {v}, valid for a day", 'var squareToken string = "{v}"', 'const apiToken: string = "{v}";',
-                'square_TOKEN :::= "{v}"', "<squareToken>\n    {v}\n</squareToken>"]
-    out += [("password or secret assignment", form.format(v=fake(ALNUM, 20, 310 + i) + "7")) for i, form in enumerate(syntaxes)]
+    syntaxes = [
+        'apikey := "{v}"',
+        "db_token ::= {v}",
+        "API_TOKEN ?= {v}",
+        '$password .= "{v}";',
+        'props.setProperty("X_TOKEN", "{v}");',
+        "<apiToken>{v}</apiToken>",
+        'if (token == "{v}") {{',
+        "if ('{v}' !== secret) {{",
+        "if (api_key === `{v}`)",
+        "auth_token {v}",
+        'password "{v}";',
+        'password = @"{v}";',
+        'char secret_key[25] = "{v}";',
+        "api_key: `{v}`",
+        "client_secret = {v})",
+        "the session token {v}, valid for a day",
+        'var squareToken string = "{v}"',
+        'const apiToken: string = "{v}";',
+        'square_TOKEN :::= "{v}"',
+        "<squareToken>\n    {v}\n</squareToken>",
+    ]
+    out += [
+        ("password or secret assignment", form.format(v=fake(ALNUM, 20, 310 + i) + "7"))
+        for i, form in enumerate(syntaxes)
+    ]
     # Issue 35: names that mean a password, short or abbreviated.
-    names = ["REDIS_PASS={v}", "DB_PASS: {v}", "MYSQL_PW={v}", "cloudant_pw='{v}'", "db_passwd = {v}", "user_pwd: {v}", "dbPass = '{v}'",
-             "ldap_pswd={v}", "PASSCODE={v}", "db_pass_secure := {v}"]
-    out += [("password or secret assignment", form.format(v=fake(ALNUM, 12, 340 + i) + "3")) for i, form in enumerate(names)]
+    names = [
+        "REDIS_PASS={v}",
+        "DB_PASS: {v}",
+        "MYSQL_PW={v}",
+        "cloudant_pw='{v}'",
+        "db_passwd = {v}",
+        "user_pwd: {v}",
+        "dbPass = '{v}'",
+        "ldap_pswd={v}",
+        "PASSCODE={v}",
+        "db_pass_secure := {v}",
+    ]
+    out += [
+        ("password or secret assignment", form.format(v=fake(ALNUM, 12, 340 + i) + "3")) for i, form in enumerate(names)
+    ]
     unsigned = _base64_jwt(345, encode=False).rsplit(".", 1)[0]
     out += [("JSON Web Token", f"the test fixture token {unsigned}"), ("JSON Web Token", f"token={unsigned}.")]
-    out += [("base64-encoded JSON Web Token", form.format(v=_base64_jwt(350 + i))) for i, form in enumerate(["JWT_B64={v}", "the cookie holds {v} today"])]
+    out += [
+        ("base64-encoded JSON Web Token", form.format(v=_base64_jwt(350 + i)))
+        for i, form in enumerate(["JWT_B64={v}", "the cookie holds {v} today"])
+    ]
     # Issue 35: a name that would say "not a secret" (…Id, …Size, public…) but names one outright, given a clearly random value.
-    exempt = ["client_secret_id={v}", '"clientSecretId": "{v}"', "secret_size: {v}", "<clientSecretId>{v}</clientSecretId>",
-              "public_secret: {v}", "db_password_name={v}"]
-    out += [("password or secret assignment", form.format(v=fake(ALNUM, 24, 360 + i) + "Aa1")) for i, form in enumerate(exempt)]
+    exempt = [
+        "client_secret_id={v}",
+        '"clientSecretId": "{v}"',
+        "secret_size: {v}",
+        "<clientSecretId>{v}</clientSecretId>",
+        "public_secret: {v}",
+        "db_password_name={v}",
+    ]
+    out += [
+        ("password or secret assignment", form.format(v=fake(ALNUM, 24, 360 + i) + "Aa1"))
+        for i, form in enumerate(exempt)
+    ]
     # A bare value of random characters with brackets in it: read whole, not as code.
-    out.append(("password or secret assignment", "password = " + "m{{" + fake(ALNUM, 6, 330) + ")p$" + fake(ALNUM, 8, 331) + "}}"))
+    out.append(
+        (
+            "password or secret assignment",
+            "password = " + "m{{" + fake(ALNUM, 6, 330) + ")p$" + fake(ALNUM, 8, 331) + "}}",
+        )
+    )
     return out
 
 
@@ -211,7 +307,9 @@ NEGATIVES = [
     "commit 3f2a9c1e0b7d4e5f6a7b8c9d0e1f2a3b4c5d6e7f fixed it",
     "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
     # Digit runs inside a hex digest or a file name that pass Luhn (the model test's condensed summaries): not cards.
-    "condensed 3e4111111111111111c0d9a8b7e6f5a4b3c2d1e0f9", "image 9f4111111111111111ab.png", "build_4111111111111111_x",
+    "condensed 3e4111111111111111c0d9a8b7e6f5a4b3c2d1e0f9",
+    "image 9f4111111111111111ab.png",
+    "build_4111111111111111_x",
     "uuid 123e4567-e89b-12d3-a456-426614174000",
     "see MEM-20261122-001 and version 1.2.3, python 3.11.7",
     "https://github.com/pre-commit/pre-commit/issues/1234",
@@ -221,29 +319,71 @@ NEGATIVES = [
     "password: <your password>",
     "api_key=${API_KEY}",
     # Placeholders and code that names a secret: no secret in them.
-    "password: ***", "password = changeme", "token: $GITHUB_TOKEN", "secret: {{ vault_secret }}", "export API_KEY=${API_KEY}",
-    "token = tokens[0]", "password: str", "def secret_key(self) -> str:", "api_key = os.environ['API_KEY']",
-    "self.password = password", "token = self._token_for(user)", "secret = (span.kind, joined[start:end])",
-    "password: required for the admin console", "the token expires after 3600 seconds", "--token $TOKEN",
-    "Authorization: Bearer $TOKEN", "Authorization: Bearer <token>", "postgres://app:<password>@db:5432/app",
-    "redis://localhost:6379/0", "the passwordless login flow (see auth.md)", "credentials: see the vault, path secret/data/ci",
+    "password: ***",
+    "password = changeme",
+    "token: $GITHUB_TOKEN",
+    "secret: {{ vault_secret }}",
+    "export API_KEY=${API_KEY}",
+    "token = tokens[0]",
+    "password: str",
+    "def secret_key(self) -> str:",
+    "api_key = os.environ['API_KEY']",
+    "self.password = password",
+    "token = self._token_for(user)",
+    "secret = (span.kind, joined[start:end])",
+    "password: required for the admin console",
+    "the token expires after 3600 seconds",
+    "--token $TOKEN",
+    "Authorization: Bearer $TOKEN",
+    "Authorization: Bearer <token>",
+    "postgres://app:<password>@db:5432/app",
+    "redis://localhost:6379/0",
+    "the passwordless login flow (see auth.md)",
+    "credentials: see the vault, path secret/data/ci",
     "GIT_AUTHOR_NAME: Test Author",
     # A plain word after a password name that is not a passphrase: short, a placeholder, or a token's name.
-    "password: mandatory", "password=yourpassword", "token=accesstokenvalue", "password_hint: favouritecolour",
-    "set password_policy=minimumlength", "PASSWORD_FILE=secretsdirectory", "PASSWORD_MIN_LENGTH=sixteenletters",
-    "password: notapplicable", "password: alsoenforced", "password: not-applicable", "password=PasswordValidatorClass",
+    "password: mandatory",
+    "password=yourpassword",
+    "token=accesstokenvalue",
+    "password_hint: favouritecolour",
+    "set password_policy=minimumlength",
+    "PASSWORD_FILE=secretsdirectory",
+    "PASSWORD_MIN_LENGTH=sixteenletters",
+    "password: notapplicable",
+    "password: alsoenforced",
+    "password: not-applicable",
+    "password=PasswordValidatorClass",
     # Issue 35: the new syntaxes with no literal (names, calls, variables) and prose where a name is followed by words.
-    "the auth token is rotated weekly", "the auth token expires in 3600 seconds", "token == expected_token", "if (token == other.token)",
-    "f(password=get_pw(user))", "dict(secret=load_secret(path))", "secret := os.Getenv(\"SECRET\")", "API_TOKEN ?= $(shell cat .token)",
-    "<apiToken>${API_TOKEN}</apiToken>", 'setProperty("X_TOKEN", System.getenv("X_TOKEN"))', "password reset tokens are sent by email",
-    "the tokenizer bert-base-uncased-v2 splits words", "secret rotation runs nightly via cron", "auth_token SESSION_COOKIE_NAME",
+    "the auth token is rotated weekly",
+    "the auth token expires in 3600 seconds",
+    "token == expected_token",
+    "if (token == other.token)",
+    "f(password=get_pw(user))",
+    "dict(secret=load_secret(path))",
+    'secret := os.Getenv("SECRET")',
+    "API_TOKEN ?= $(shell cat .token)",
+    "<apiToken>${API_TOKEN}</apiToken>",
+    'setProperty("X_TOKEN", System.getenv("X_TOKEN"))',
+    "password reset tokens are sent by email",
+    "the tokenizer bert-base-uncased-v2 splits words",
+    "secret rotation runs nightly via cron",
+    "auth_token SESSION_COOKIE_NAME",
     # `pass` and `pw` inside other words, and base64 that holds no JWT.
-    "bypass_reason: ticket-12345", "compass_heading: N45W-2024x", "passenger_count: 12a45678", "spw_ratio = 3.5e-2x",
-    "the tests pass: see run-2024-11-05", "OrganizationServiceClient.Client.ExecuteMultipleRequestWithRetry()",
-    "sl_key = sort_key_for(user)", "the SoftLayer key lives in the vault",
+    "bypass_reason: ticket-12345",
+    "compass_heading: N45W-2024x",
+    "passenger_count: 12a45678",
+    "spw_ratio = 3.5e-2x",
+    "the tests pass: see run-2024-11-05",
+    "OrganizationServiceClient.Client.ExecuteMultipleRequestWithRetry()",
+    "sl_key = sort_key_for(user)",
+    "the SoftLayer key lives in the vault",
     # Ids, names and hashes of secrets: not random, or a UUID or hex digest as ids are.
-    "clientSecretId: '" + fake_uuid(370) + "'", "private_key_id: " + fake(HEX, 40, 371), "secretName: my-app-secret-2024",
-    "password_hash_size: 64", "SECRET_TYPE=Opaque", base64.b64encode(b"eyJust some words that start like a JWT header").decode(),
+    "clientSecretId: '" + fake_uuid(370) + "'",
+    "private_key_id: " + fake(HEX, 40, 371),
+    "secretName: my-app-secret-2024",
+    "password_hash_size: 64",
+    "SECRET_TYPE=Opaque",
+    base64.b64encode(b"eyJust some words that start like a JWT header").decode(),
 ]
 
 
@@ -276,7 +416,9 @@ def test_add_refuses_without_echoing(repo):
     assert "a1B2" not in (repo / "grimoires/loa/memory/facts.yaml").read_text()
 
 
-@pytest.mark.parametrize("assignment", ["DB_PASSWORD=s3cr3tPassw0rd!", "POSTGRES_PASSWORD=Xk9#mP2vLq", "password=correcthorsebatterystaple"])
+@pytest.mark.parametrize(
+    "assignment", ["DB_PASSWORD=s3cr3tPassw0rd!", "POSTGRES_PASSWORD=Xk9#mP2vLq", "password=correcthorsebatterystaple"]
+)
 def test_add_and_validate_refuse_passwords_in_snake_case_and_passphrases(repo, assignment):
     # Issue 21.6: these were stored, and validate (the pre-commit hook) passed them.
     facts = repo / "grimoires/loa/memory/facts.yaml"
@@ -284,9 +426,11 @@ def test_add_and_validate_refuse_passwords_in_snake_case_and_passphrases(repo, a
     result = mem("add", "-c", "fact", f"Set {assignment} for the db")
     assert result.code == 2 and "password or secret assignment" in result.err
     assert facts.read_bytes() == before
-    facts.write_text(before.decode() + "- id: MEM-20261122-001\n  category: fact\n  summary: db\n"
-                     f"  content: Set {assignment} for the db\n  confidence: 0.9\n  ttl: permanent\n"
-                     "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    facts.write_text(
+        before.decode() + "- id: MEM-20261122-001\n  category: fact\n  summary: db\n"
+        f"  content: Set {assignment} for the db\n  confidence: 0.9\n  ttl: permanent\n"
+        "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
+    )
     validate = mem("validate")
     assert validate.code == 1 and "facts.yaml:" in validate.out and "password or secret assignment" in validate.out
 
@@ -307,9 +451,18 @@ def test_own_code_and_prose_pass():
 def test_one_finding_per_secret_where_the_user_wrote_it(repo):
     result = mem("add", "-c", "fact", "Note: password: hunter2hunter2")
     assert result.code == 2
-    assert result.err.count("password or secret assignment") == 1 and "line 1, col 17" in result.err and "in content" in result.err
+    assert (
+        result.err.count("password or secret assignment") == 1
+        and "line 1, col 17" in result.err
+        and "in content" in result.err
+    )
     assert "hunter2" not in result.err
-    found = scan_fields({"content": "the key is " + "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "summary": "the key is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"})
+    found = scan_fields(
+        {
+            "content": "the key is " + "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+            "summary": "the key is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        }
+    )
     assert [(name, f.kind) for name, f in found] == [("content", "GitHub token")]
 
 
@@ -323,7 +476,9 @@ def test_redact_replaces_each_secret(kind, text):
 
 def test_redact_keeps_names_and_hosts():
     value = fake(ALNUM, 14, 900) + "3"
-    assert redact(f"password: {value} for the db")[0] == "password: [redacted: password or secret assignment] for the db"
+    assert (
+        redact(f"password: {value} for the db")[0] == "password: [redacted: password or secret assignment] for the db"
+    )
     assert redact(f"postgres://app:{value}@db:5432/x")[0] == "postgres://app:[redacted: credentials in a URL]@db:5432/x"
     assert redact("nothing here") == ("nothing here", [])
 
@@ -335,8 +490,12 @@ def test_private_sections_are_removed_before_writing(repo):
     stored = (repo / "grimoires/loa/memory/facts.yaml").read_text()
     assert value not in stored and "root pw" not in stored and "<private>" not in stored
     assert "Deploys use the vault at vault.internal" in stored
-    assert strip_private("a <PRIVATE>x\ny</Private> b <private>z</private>") == "a b "  # mid-sentence: one space left, not two
-    assert strip_private("keep\t<private>x</private> this") == "keep this" and strip_private("a<private>x</private> b") == "a b"
+    # Mid-sentence: one space left, not two
+    assert strip_private("a <PRIVATE>x\ny</Private> b <private>z</private>") == "a b "
+    assert (
+        strip_private("keep\t<private>x</private> this") == "keep this"
+        and strip_private("a<private>x</private> b") == "a b"
+    )
     unclosed = mem("add", "-c", "fact", "first line\nkeep <private>this never closes")
     assert unclosed.code == 2 and "<private> at line 2, col 6 has no </private>" in unclosed.err
     stray = mem("add", "-c", "fact", "a </private> alone")
@@ -346,7 +505,9 @@ def test_private_sections_are_removed_before_writing(repo):
 def test_import_strips_private_and_redacts_when_asked(repo, tmp_path):
     value = fake(ALNUM, 14, 902) + "5"
     path = tmp_path / "in.jsonl"
-    path.write_text(json.dumps({"content": f"the staging password: {value} <private>and more</private>", "category": "fact"}) + "\n")
+    path.write_text(
+        json.dumps({"content": f"the staging password: {value} <private>and more</private>", "category": "fact"}) + "\n"
+    )
     refused = mem("import", str(path))
     assert refused.code == 2 and "password or secret assignment" in refused.err
     done = mem("import", str(path), "--redact", "--json")
@@ -370,9 +531,11 @@ def test_a_number_is_found_in_its_own_field_whatever_the_digits_elsewhere():
     """The digit-gated rules run over only the fields holding their digits:
     a phone number in a short field, digits in others, and the reverse."""
     phone = "+1 415 555 0134"
-    cases = [{"content": "ring me", "source": {"agent": phone}, "tags": ["a1", "b2"]},
-             {"content": f"ring {phone} later", "summary": "no digits here", "source": {"session_id": "ses-5390167e266e"}},
-             {"content": "x" * 400 + " 4111 1111 1111 1111", "summary": "card 99"}]
+    cases = [
+        {"content": "ring me", "source": {"agent": phone}, "tags": ["a1", "b2"]},
+        {"content": f"ring {phone} later", "summary": "no digits here", "source": {"session_id": "ses-5390167e266e"}},
+        {"content": "x" * 400 + " 4111 1111 1111 1111", "summary": "card 99"},
+    ]
     for fields in cases:
         found = scan_fields(fields)
         assert found == scan_fields(fields, gated=False) and found, fields
@@ -387,22 +550,29 @@ def test_no_rule_finds_anything_in_a_timestamp(stamp):
     """Why scan_fields skips the schema's timestamps: no rule, ungated,
     finds anything in one, nor across one and the text around it."""
     assert scan(stamp, gated=False) == []
-    fields = {"content": f"deployed at {stamp} by ops", "summary": "+1 415 555", "source": {"session_id": "ses-4111", "timestamp": stamp},
-              "expires_at": stamp}
+    fields = {
+        "content": f"deployed at {stamp} by ops",
+        "summary": "+1 415 555",
+        "source": {"session_id": "ses-4111", "timestamp": stamp},
+        "expires_at": stamp,
+    }
     assert scan_fields(fields) == scan_fields(fields, gated=False)
 
 
 HEXISH = "abcdefab" * 3 + "abcd0123"
 
 
-@pytest.mark.parametrize("text", [
-    "mailchimp " + "abcdefab" * 4 + "-us1",  # a Mailchimp key needs one digit, not nine
-    "pa\u017f\u017fword = Xy7!abcdEF",  # re's (?i) reads ſ as s, ı and İ as i, K as k
-    "author\u0131zation: Bearer abcdefgh12345",
-    "AUTHOR\u0130ZATION: Bearer abcdefgh12345",
-    "aw\u017f_secret_access_key = AKIAabcdefghijklmnopqrstuvwxyz0123456789",
-    "aws_secret_access_key = " + "A" * 39 + "\u212a",  # a shape read with the pattern's case-insensitivity
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mailchimp " + "abcdefab" * 4 + "-us1",  # a Mailchimp key needs one digit, not nine
+        "pa\u017f\u017fword = Xy7!abcdEF",  # re's (?i) reads ſ as s, ı and İ as i, K as k
+        "author\u0131zation: Bearer abcdefgh12345",
+        "AUTHOR\u0130ZATION: Bearer abcdefgh12345",
+        "aw\u017f_secret_access_key = AKIAabcdefghijklmnopqrstuvwxyz0123456789",
+        "aws_secret_access_key = " + "A" * 39 + "\u212a",  # a shape read with the pattern's case-insensitivity
+    ],
+)
 def test_gates_read_text_as_the_rules_do(text):
     assert scan(text) == scan(text, gated=False) != []
     fields = {"content": text, "source": {"session_id": "ses-1", "timestamp": "2024-01-01T00:00:00Z"}}
@@ -410,13 +580,57 @@ def test_gates_read_text_as_the_rules_do(text):
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(st.lists(st.sampled_from(["4111", "1111", "555", "-", " ", "+1 ", "(415) ", ".", "\n", "x", "ssn ", "0", "7", "٤", "T", "Z", ":",
-                                 HEXISH, "-us1", "123456789", ":AA", "b" * 33, "GB82", "WEST", "sk-", "a1" * 10, "\u017f", "\u0131",
-                                 "\u0130", "\u212a", "pass", "word = ", "authorization: Bearer "]),
-                max_size=30).map("".join),
-       st.lists(st.sampled_from(["123", "45", "-", "6789", " ", "a", "ses-", "2026-01-02T03:04:05Z", "."]), max_size=8).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "4111",
+                "1111",
+                "555",
+                "-",
+                " ",
+                "+1 ",
+                "(415) ",
+                ".",
+                "\n",
+                "x",
+                "ssn ",
+                "0",
+                "7",
+                "٤",
+                "T",
+                "Z",
+                ":",
+                HEXISH,
+                "-us1",
+                "123456789",
+                ":AA",
+                "b" * 33,
+                "GB82",
+                "WEST",
+                "sk-",
+                "a1" * 10,
+                "\u017f",
+                "\u0131",
+                "\u0130",
+                "\u212a",
+                "pass",
+                "word = ",
+                "authorization: Bearer ",
+            ]
+        ),
+        max_size=30,
+    ).map("".join),
+    st.lists(
+        st.sampled_from(["123", "45", "-", "6789", " ", "a", "ses-", "2026-01-02T03:04:05Z", "."]), max_size=8
+    ).map("".join),
+)
 def test_digit_gates_per_field_never_change_findings(content, other):
     """Numbers split over fields, digits spread across them, stamps beside them."""
-    fields = {"content": content, "summary": other, "tags": [other[:4], content[-6:]],
-              "source": {"session_id": other[::-1], "timestamp": "2026-01-02T03:04:05Z"}}
+    fields = {
+        "content": content,
+        "summary": other,
+        "tags": [other[:4], content[-6:]],
+        "source": {"session_id": other[::-1], "timestamp": "2026-01-02T03:04:05Z"},
+    }
     assert scan_fields(fields) == scan_fields(fields, gated=False)

@@ -61,7 +61,7 @@ def _iban(country: str, bban: str) -> str:
 
 
 def _grouped(text: str) -> str:
-    return " ".join(text[i:i + 4] for i in range(0, len(text), 4))
+    return " ".join(text[i : i + 4] for i in range(0, len(text), 4))
 
 
 def test_an_iban_is_fifteen_to_thirty_four_characters_with_a_valid_checksum():
@@ -93,9 +93,13 @@ def _luhn_digit(partial: str) -> str:
 
 def test_a_card_number_is_thirteen_to_nineteen_digits_passing_luhn():
     thirteen, twelve = "4" + "2" * 11, "4" + "2" * 10
-    _pair(f"card {thirteen + _luhn_digit(thirteen)} ok", f"card {twelve + _luhn_digit(twelve)} ok", "payment card number")
+    _pair(
+        f"card {thirteen + _luhn_digit(thirteen)} ok", f"card {twelve + _luhn_digit(twelve)} ok", "payment card number"
+    )
     nineteen, twenty = "4" + "1234567890" + "1234567", "4" + "1234567890" + "12345678"
-    _pair(f"card {nineteen + _luhn_digit(nineteen)} ok", f"card {twenty + _luhn_digit(twenty)} ok", "payment card number")
+    _pair(
+        f"card {nineteen + _luhn_digit(nineteen)} ok", f"card {twenty + _luhn_digit(twenty)} ok", "payment card number"
+    )
     wrong_first = "1" + "2" * 11
     assert kinds(f"card {wrong_first + _luhn_digit(wrong_first)} ok") == []  # cards start 3, 4, 5 or 6
 
@@ -139,6 +143,10 @@ SHORTEST = [
 ]
 
 
-@pytest.mark.parametrize("kind, before, least, after", SHORTEST, ids=[f"{kind}:{before[:8]}" for kind, before, _, _ in SHORTEST])
+@pytest.mark.parametrize(
+    "kind, before, least, after", SHORTEST, ids=[f"{kind}:{before[:8]}" for kind, before, _, _ in SHORTEST]
+)
 def test_a_token_rule_flags_its_shortest_match_and_not_one_character_less(kind, before, least, after):
-    _pair(f"the value is {before}{_body(least)}{after} here", f"the value is {before}{_body(least - 1)}{after} here", kind)
+    _pair(
+        f"the value is {before}{_body(least)}{after} here", f"the value is {before}{_body(least - 1)}{after} here", kind
+    )

@@ -7,12 +7,12 @@ quotes the secret, and leaves no trace of it in any file of the repository."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
 from conftest import git, mem, with_preset
+
 from grimoire_cli.core.errors import GrimoireError
 
 # Split: this file holds no secret a scanner would flag.
@@ -37,22 +37,26 @@ def _line(**fields) -> str:
 
 def _cli(*args: str, input: str | None = None) -> Callable[[str], tuple[int, str]]:
     """A `mem` command with the secret put where `{}` is."""
+
     def run(secret: str) -> tuple[int, str]:
         result = mem(*(a.replace("{}", secret) for a in args), input=input.replace("{}", secret) if input else None)
         return result.code, result.err
+
     return run
 
 
 def _library(call: Callable[..., object]) -> Callable[[str], tuple[int, str]]:
     """A library call (the MCP call layer, the memory tool) given the secret: its error's exit code and line."""
+
     def run(secret: str) -> tuple[int, str]:
         try:
             call(secret)
         except GrimoireError as exc:
             return exc.exit_code, f"error: {exc}"
-        except Exception as exc:  # the memory tool's ToolError carries the error line  # noqa: BLE001
+        except Exception as exc:  # the memory tool's ToolError carries the error line
             return 2 if str(exc).startswith("error: ") else -1, str(exc)
         return 0, ""
+
     return run
 
 
@@ -70,8 +74,11 @@ def _memory_tool(path: str, text: str = "The build cache lives on the runner") -
     from grimoire_cli import Grimoire
     from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
 
-    return _library(lambda secret: GrimoireMemoryTool(Grimoire.open(".")).execute(
-        Create(command="create", path=path.replace("{}", secret), file_text=text)))
+    return _library(
+        lambda secret: GrimoireMemoryTool(Grimoire.open(".")).execute(
+            Create(command="create", path=path.replace("{}", secret), file_text=text)
+        )
+    )
 
 
 # (write path, the field the refusal names, how to give the secret in it)
@@ -86,49 +93,176 @@ CASES = [
     ("supersede", "summary", lambda: _cli("supersede", OLD, "The staging database runs postgres 16", "-s", "db {}")),
     ("remember", "key", lambda: _cli("remember", "{}", "5432")),
     ("task", "context", lambda: _cli("task", "add", "--next-session", "check the backups", "--context", "{}=db")),
-    ("task", "context.where", lambda: _cli("task", "add", "--next-session", "check the backups", "--context", "where={}")),
+    (
+        "task",
+        "context.where",
+        lambda: _cli("task", "add", "--next-session", "check the backups", "--context", "where={}"),
+    ),
     ("episode", "tags", lambda: _cli("episode", "deploy-failed", "--learned", "warm the cache", "-t", "{}")),
     ("episode", "context", lambda: _cli("episode", "deploy-failed", "--context", "{}=api")),
     ("episode", "context.service", lambda: _cli("episode", "deploy-failed", "--context", "service={}")),
-    ("episode", "context.deep.er", lambda: _cli("episode", "deploy-failed", "--context-json", '{"deep": {"er": "{}"}}')),
+    (
+        "episode",
+        "context.deep.er",
+        lambda: _cli("episode", "deploy-failed", "--context-json", '{"deep": {"er": "{}"}}'),
+    ),
     ("episode", "learned", lambda: _cli("episode", "deploy-failed", "--learned", "use {} next time")),
-    ("procedure", "steps.run", lambda: _cli("procedure", "add", "-", input="name: ship\nsteps:\n  - name: build\n    run: export K={}\n")),
+    (
+        "procedure",
+        "steps.run",
+        lambda: _cli("procedure", "add", "-", input="name: ship\nsteps:\n  - name: build\n    run: export K={}\n"),
+    ),
     ("procedure", "steps.name", lambda: _cli("procedure", "add", "-", input="name: ship\nsteps:\n  - name: push {}\n")),
-    ("procedure", "tags", lambda: _cli("procedure", "add", "-", input="name: ship\ntags: ['{}']\nsteps:\n  - name: build\n")),
-    ("procedure", "description", lambda: _cli("procedure", "add", "-", input="name: ship\ndescription: with {}\nsteps:\n  - name: build\n")),
-    ("import", "tags", lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", tags=["{}"]))),
+    (
+        "procedure",
+        "tags",
+        lambda: _cli("procedure", "add", "-", input="name: ship\ntags: ['{}']\nsteps:\n  - name: build\n"),
+    ),
+    (
+        "procedure",
+        "description",
+        lambda: _cli("procedure", "add", "-", input="name: ship\ndescription: with {}\nsteps:\n  - name: build\n"),
+    ),
+    (
+        "import",
+        "tags",
+        lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", tags=["{}"])),
+    ),
     ("import", "key", lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", key="{}"))),
-    ("import", "source.session_id", lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", source={"session_id": "{}"}))),
-    ("import", "source.agent", lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", agent="{}"))),
-    ("import", "metadata.note", lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", metadata={"note": "{}"}))),
-    ("import", "metadata", lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", metadata={"{}": 1}))),
-    ("import", "context.service", lambda: _cli("import", "-", input=_line(content="deploy failed", category="episode", event="deploy-failed",
-                                                                          outcome="failure", context={"service": "{}"}))),
-    ("import", "steps.run", lambda: _cli("import", "-", input=_line(content="ship. Steps: 1. build", category="procedure", name="ship",
-                                                                    steps=[{"name": "build", "run": "{}"}]))),
-    ("import", "context", lambda: _cli("import", "-", input=_line(content="check backups", category="task", task="check backups",
-                                                                  trigger="session-start", status="pending", context={"{}": "db"}))),
-    ("import", "archive_reason", lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", archived=True,
-                                                                        archived_at="2026-11-21T10:00:00Z", archive_reason="{}"))),
+    (
+        "import",
+        "source.session_id",
+        lambda: _cli(
+            "import", "-", input=_line(content="The cache is warm", category="fact", source={"session_id": "{}"})
+        ),
+    ),
+    (
+        "import",
+        "source.agent",
+        lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", agent="{}")),
+    ),
+    (
+        "import",
+        "metadata.note",
+        lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", metadata={"note": "{}"})),
+    ),
+    (
+        "import",
+        "metadata",
+        lambda: _cli("import", "-", input=_line(content="The cache is warm", category="fact", metadata={"{}": 1})),
+    ),
+    (
+        "import",
+        "context.service",
+        lambda: _cli(
+            "import",
+            "-",
+            input=_line(
+                content="deploy failed",
+                category="episode",
+                event="deploy-failed",
+                outcome="failure",
+                context={"service": "{}"},
+            ),
+        ),
+    ),
+    (
+        "import",
+        "steps.run",
+        lambda: _cli(
+            "import",
+            "-",
+            input=_line(
+                content="ship. Steps: 1. build",
+                category="procedure",
+                name="ship",
+                steps=[{"name": "build", "run": "{}"}],
+            ),
+        ),
+    ),
+    (
+        "import",
+        "context",
+        lambda: _cli(
+            "import",
+            "-",
+            input=_line(
+                content="check backups",
+                category="task",
+                task="check backups",
+                trigger="session-start",
+                status="pending",
+                context={"{}": "db"},
+            ),
+        ),
+    ),
+    (
+        "import",
+        "archive_reason",
+        lambda: _cli(
+            "import",
+            "-",
+            input=_line(
+                content="The cache is warm",
+                category="fact",
+                archived=True,
+                archived_at="2026-11-21T10:00:00Z",
+                archive_reason="{}",
+            ),
+        ),
+    ),
     ("memory tool", "metadata.memory_path", lambda: _memory_tool("/memories/fact/{}.md")),
-    ("mcp save", "tags", lambda: _mcp("save", lambda s: {"content": "The cache is warm", "category": "fact", "tags": [s]})),
+    (
+        "mcp save",
+        "tags",
+        lambda: _mcp("save", lambda s: {"content": "The cache is warm", "category": "fact", "tags": [s]}),
+    ),
     ("mcp save", "key", lambda: _mcp("save", lambda s: {"content": "The cache is warm", "category": "fact", "key": s})),
-    ("mcp save", "source.session_id", lambda: _mcp("save", lambda s: {"content": "The cache is warm", "category": "fact", "session_id": s})),
-    ("mcp save", "source.agent", lambda: _mcp("save", lambda s: {"content": "The cache is warm", "category": "fact", "agent": s})),
-    ("mcp supersede", "tags", lambda: _mcp("supersede", lambda s: {"id": OLD, "content": "The staging database runs postgres 16", "tags": [s]})),
+    (
+        "mcp save",
+        "source.session_id",
+        lambda: _mcp("save", lambda s: {"content": "The cache is warm", "category": "fact", "session_id": s}),
+    ),
+    (
+        "mcp save",
+        "source.agent",
+        lambda: _mcp("save", lambda s: {"content": "The cache is warm", "category": "fact", "agent": s}),
+    ),
+    (
+        "mcp supersede",
+        "tags",
+        lambda: _mcp(
+            "supersede", lambda s: {"id": OLD, "content": "The staging database runs postgres 16", "tags": [s]}
+        ),
+    ),
     ("mcp remember", "key", lambda: _mcp("remember", lambda s: {"key": s, "value": 5432})),
     ("mcp episode", "tags", lambda: _mcp("episode", lambda s: {"event": "deploy-failed", "tags": [s]})),
     ("mcp episode", "context", lambda: _mcp("episode", lambda s: {"event": "deploy-failed", "context": {s: "api"}})),
-    ("mcp task", "context", lambda: _mcp("task_schedule", lambda s: {"text": "check the backups", "next_session": True, "context": {s: "db"}})),
-    ("mcp procedure", "steps.run", lambda: _mcp("procedure_add", lambda s: {"document": {"name": "ship", "steps": [{"name": "b", "run": s}]}})),
+    (
+        "mcp task",
+        "context",
+        lambda: _mcp(
+            "task_schedule", lambda s: {"text": "check the backups", "next_session": True, "context": {s: "db"}}
+        ),
+    ),
+    (
+        "mcp procedure",
+        "steps.run",
+        lambda: _mcp("procedure_add", lambda s: {"document": {"name": "ship", "steps": [{"name": "b", "run": s}]}}),
+    ),
 ]
 
 
 def _traces(repo: Path, secret: str) -> list[str]:
     """Files of the repository (tracked, the caches, the local state; not .git) holding the secret in any form a write makes of it."""
     forms = {secret, secret.lower(), secret.lower().replace("_", "-")}
-    return [str(path) for path in repo.rglob("*")
-            if path.is_file() and ".git" not in path.relative_to(repo).parts and any(form.encode() in path.read_bytes() for form in forms)]
+    return [
+        str(path)
+        for path in repo.rglob("*")
+        if path.is_file()
+        and ".git" not in path.relative_to(repo).parts
+        and any(form.encode() in path.read_bytes() for form in forms)
+    ]
 
 
 @pytest.mark.parametrize("secret, kind", [(GITHUB, "GitHub token"), (AWS, "AWS access key id")], ids=["github", "aws"])
@@ -161,8 +295,12 @@ def test_a_secret_in_a_tag_is_refused_by_the_real_mcp_server(written):
     async def run():
         async with session(written) as client:
             for secret in (GITHUB, AWS):
-                refused = await answer_of(client, "save", {"content": "The cache is warm", "category": "fact", "tags": ["ci", secret]})
-                assert refused[0] == "error" and refused[2] == 2 and " in tags " in refused[1] and secret not in refused[1]
+                refused = await answer_of(
+                    client, "save", {"content": "The cache is warm", "category": "fact", "tags": ["ci", secret]}
+                )
+                assert (
+                    refused[0] == "error" and refused[2] == 2 and " in tags " in refused[1] and secret not in refused[1]
+                )
 
     anyio.run(run)
     assert _traces(written, GITHUB) == _traces(written, AWS) == []

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fakes import ALNUM, HEX, LOWER, fake, fake_uuid
+
 from grimoire_cli.guard import gitleaks as guard_gitleaks
-from grimoire_cli.guard.scan import scan, scan_fields
 from grimoire_cli.guard.convert import ConversionError, convert, convert_pattern
+from grimoire_cli.guard.scan import scan, scan_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "grimoire_cli" / "guard" / "data"
@@ -23,7 +23,10 @@ DATA = ROOT / "grimoire_cli" / "guard" / "data"
 
 # Prefixes grimoire's own rules never had: each now refused, bare, by gitleaks' rule.
 NEW_SHAPES = [
-    ("slack-app-token", "xapp-1-" + fake("ABCDEFGHIJ0123456789", 11, 1) + "-" + fake("0123456789", 13, 2) + "-" + fake(HEX, 64, 3)),
+    (
+        "slack-app-token",
+        "xapp-1-" + fake("ABCDEFGHIJ0123456789", 11, 1) + "-" + fake("0123456789", 13, 2) + "-" + fake(HEX, 64, 3),
+    ),
     ("planetscale-password", "pscale_pw_" + fake(ALNUM, 43, 4)),
     ("heroku-api-key-v2", "HRKU-AA" + fake(ALNUM, 58, 5)),
     ("huggingface-organization-api-token", "api_org_" + fake(LOWER, 34, 6)),
@@ -39,7 +42,9 @@ NEW_SHAPES = [
 def test_a_vendor_prefix_gitleaks_knows_is_refused_bare_and_in_prose(kind, text):
     assert kind in {f.kind for f in scan(text)}
     assert kind in {f.kind for f in scan(f"Deploy uses {text} for now")}
-    assert [kind] == [f.kind for _, f in scan_fields({"content": f"uses {text}", "summary": "ok"})]  # one finding per secret
+    assert [kind] == [
+        f.kind for _, f in scan_fields({"content": f"uses {text}", "summary": "ok"})
+    ]  # one finding per secret
 
 
 @pytest.mark.parametrize("kind, text", NEW_SHAPES, ids=[k for k, _ in NEW_SHAPES])
@@ -60,7 +65,9 @@ def test_ungated_a_rule_still_needs_its_keyword():
     assert scan(digits) == scan(digits, gated=False) == []
     fields = {"content": digits, "tags": [digits[-6:]]}
     assert scan_fields(fields) == scan_fields(fields, gated=False) == []
-    assert {rule.kind for rule in guard_gitleaks.runnable("sourcegraph " + digits, gated=False)} >= {"sourcegraph-access-token"}
+    assert {rule.kind for rule in guard_gitleaks.runnable("sourcegraph " + digits, gated=False)} >= {
+        "sourcegraph-access-token"
+    }
 
 
 def test_a_keyword_inside_a_longer_one_opens_its_rules():
@@ -102,12 +109,15 @@ def test_the_vendored_ruleset_names_its_version_and_licence():
         assert rule.pattern.pattern == rule.source  # every rule compiles
 
 
-@pytest.mark.parametrize("go, python", [
-    (r"[[:alnum:]]{4}\z", r"[a-zA-Z0-9]{4}\Z"),
-    (r"\bab_(?i)[a-z]{3}", r"\bab_(?i:[a-z]{3})"),
-    (r"(?:x_(?i)[a-z]+|y|w)z", r"(?:x_(?i:[a-z]+)|(?i:y)|(?i:w))z"),
-    (r"(?i)key-[a-z]", r"(?i)key-[a-z]"),
-])
+@pytest.mark.parametrize(
+    "go, python",
+    [
+        (r"[[:alnum:]]{4}\z", r"[a-zA-Z0-9]{4}\Z"),
+        (r"\bab_(?i)[a-z]{3}", r"\bab_(?i:[a-z]{3})"),
+        (r"(?:x_(?i)[a-z]+|y|w)z", r"(?:x_(?i:[a-z]+)|(?i:y)|(?i:w))z"),
+        (r"(?i)key-[a-z]", r"(?i)key-[a-z]"),
+    ],
+)
 def test_re2_is_converted_to_python(go, python):
     assert convert_pattern(go) == python
 
@@ -120,10 +130,14 @@ def test_a_rule_that_cannot_be_converted_stops_the_conversion_naming_it(go):
 
 def test_update_rules_fails_loudly_and_writes_nothing(tmp_path):
     (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "gitleaks.toml").write_text("[[rules]]\nid = 'bad-one'\nregex = '''\\p{Greek}'''\nkeywords = ['x']\n")
+    (tmp_path / "config" / "gitleaks.toml").write_text(
+        "[[rules]]\nid = 'bad-one'\nregex = '''\\p{Greek}'''\nkeywords = ['x']\n"
+    )
     (tmp_path / "LICENSE").write_text("x")
     before = (DATA / "gitleaks_rules.json").read_bytes()
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "update_rules.py"), str(tmp_path)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "update_rules.py"), str(tmp_path)], capture_output=True, text=True
+    )
     assert done.returncode == 2
     assert done.stderr.startswith("error: gitleaks rule bad-one") and "Traceback" not in done.stderr
     assert (DATA / "gitleaks_rules.json").read_bytes() == before
@@ -132,23 +146,25 @@ def test_update_rules_fails_loudly_and_writes_nothing(tmp_path):
 # Lines that name a secret without holding one (the kind of line other
 # scanners' tests list as false positives), written for this test.
 BENIGN = [
-    "pipeline { steps { withCredentials([string(credentialsId: '" + fake_uuid(1) + "', variable: 'TOKEN')]) { sh 'make' } } }",
+    "pipeline { steps { withCredentials([string(credentialsId: '"
+    + fake_uuid(1)
+    + "', variable: 'TOKEN')]) { sh 'make' } } }",
     "deployCredentialsId: '" + fake_uuid(2) + "'",
-    "  \"credentialId\": \"" + fake(ALNUM, 22, 3) + "\",",
-    "SECRETS_ID = \"PROD_DB_CRED\"",
+    '  "credentialId": "' + fake(ALNUM, 22, 3) + '",',
+    'SECRETS_ID = "PROD_DB_CRED"',
     "staging.credentials.url=staging-lb2.internal.example:8443",
-    "public_key = \"" + fake(ALNUM, 43, 4) + "\"",
-    "publicToken: \"" + fake(ALNUM, 43, 5) + "\"",
+    'public_key = "' + fake(ALNUM, 43, 4) + '"',
+    'publicToken: "' + fake(ALNUM, 43, 5) + '"',
     "primaryKey=" + fake(ALNUM, 28, 6),
     "encryption.KeySize = AesEncryptionKeySize.Key256Bit;",
-    "\"kms_key_id\": \"" + fake_uuid(7) + "\",",
-    "const tokenAlphabet = \"0123456789abcdefghijklmnopqrstuvwxyz-_\"",
-    "API_SECRET_NAME = \"BILLING-API-KEY-V2\"",
+    '"kms_key_id": "' + fake_uuid(7) + '",',
+    'const tokenAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz-_"',
+    'API_SECRET_NAME = "BILLING-API-KEY-V2"',
     "private_key = load_pem_private_key(pem_bytes, password=None) raises on an encrypted key",
-    "dependency \"Maven - io.jsonwebtoken:jjwt-impl-0.12.3\"",
+    'dependency "Maven - io.jsonwebtoken:jjwt-impl-0.12.3"',
     "see https://example.org/media/2/41/2019-xoxo-conference-3.jpg",
     "-e REDIS_PASSWORD=`vault kv get -field=pw secret/redis`",
-    "curl \"https://host:9000\";@next",
+    'curl "https://host:9000";@next',
 ]
 
 

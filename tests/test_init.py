@@ -2,7 +2,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import git, mem
 
 CATEGORY_FILES = ["facts.yaml", "decisions.yaml", "learnings.yaml", "errors.yaml", "preferences.yaml"]
@@ -61,6 +60,7 @@ def test_cache_is_ignored_by_git(repo: Path):
 def test_version_prints_without_a_command(tmp_path):
     # Issue 21.7: `mem --version` said "Missing command." and exited 2.
     from conftest import mem_process
+
     from grimoire_cli import __version__
 
     result = mem_process("--version", cwd=tmp_path)
@@ -68,7 +68,9 @@ def test_version_prints_without_a_command(tmp_path):
     assert "--version" in mem("--help").out
 
 
-@pytest.mark.parametrize("args", [("add", "-c", "fact", "Loose fact here"), ("list",), ("query", "loose"), ("archive",)])
+@pytest.mark.parametrize(
+    "args", [("add", "-c", "fact", "Loose fact here"), ("list",), ("query", "loose"), ("archive",)]
+)
 def test_commands_outside_a_grimoire_refuse_and_create_nothing(tmp_path, monkeypatch, args):
     # Issue 21.8: `mem add` in a folder without a grimoire created grimoires/.
     monkeypatch.chdir(tmp_path)

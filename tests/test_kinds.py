@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import git, mem
 
 MEMORY = Path("grimoires/loa/memory")
@@ -26,7 +25,14 @@ def test_preset_adds_its_categories_with_comments_and_files(repo):
     assert text.startswith(before.split("  auto_capture")[0])  # the user's lines, alignment and all, are kept
     assert "# SABRE (mem init --preset sabre)" in text
     assert "task: {kind: task, storage_file: tasks.yaml" in text and "# prospective" in text
-    for name in ("semantic.yaml", "episodes.yaml", "procedures.yaml", "tasks.yaml", "summaries.yaml", "local/cache.yaml"):
+    for name in (
+        "semantic.yaml",
+        "episodes.yaml",
+        "procedures.yaml",
+        "tasks.yaml",
+        "summaries.yaml",
+        "local/cache.yaml",
+    ):
         assert (repo / MEMORY / name).read_text().startswith("# grimoire:"), name
     assert "local/" in (repo / MEMORY / ".gitignore").read_text().splitlines()
     assert mem("validate").code == 0
@@ -44,7 +50,9 @@ def test_preset_is_idempotent(repo):
 def test_preset_on_a_config_that_relies_on_the_default_categories(tmp_path, monkeypatch):
     git("init", "-q", cwd=tmp_path)
     monkeypatch.chdir(tmp_path)
-    (tmp_path / ".loa.config.yaml").write_text("# mine\nmemory_schema:\n  retrieval: {min_confidence: 0.5}  # keep me\nother: 1\n")
+    (tmp_path / ".loa.config.yaml").write_text(
+        "# mine\nmemory_schema:\n  retrieval: {min_confidence: 0.5}  # keep me\nother: 1\n"
+    )
     assert mem("init", "--preset", "sabre").code == 0, "preset"
     text = (tmp_path / ".loa.config.yaml").read_text()
     assert "  retrieval: {min_confidence: 0.5}  # keep me\n" in text and text.endswith("other: 1\n")
@@ -62,8 +70,13 @@ def test_an_unknown_preset_writes_nothing(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("text", ["memory_schema:\n  categories: {fact: {}, decision: {}}\n",
-                                  "memory_schema: {enabled: true, storage_dir: grimoires/loa/memory}\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "memory_schema:\n  categories: {fact: {}, decision: {}}\n",
+        "memory_schema: {enabled: true, storage_dir: grimoires/loa/memory}\n",
+    ],
+)
 def test_a_flow_style_config_is_refused_untouched(repo, text):
     config = repo / ".loa.config.yaml"
     config.write_text(text)
@@ -99,7 +112,10 @@ def _hand_write(repo: Path, name: str, text: str) -> Path:
 
 def test_validate_checks_each_kinds_fields_with_their_lines(repo):
     assert mem("init", "--preset", "sabre").code == 0
-    _hand_write(repo, "tasks.yaml", """\
+    _hand_write(
+        repo,
+        "tasks.yaml",
+        """\
 - id: MEM-20261122-001
   category: task
   summary: Rotate the logs
@@ -110,8 +126,12 @@ def test_validate_checks_each_kinds_fields_with_their_lines(repo):
   task: Rotate the logs
   status: someday
   source: {session_id: s, timestamp: "2026-11-22T10:00:00Z"}
-""")
-    _hand_write(repo, "episodes.yaml", """\
+""",
+    )
+    _hand_write(
+        repo,
+        "episodes.yaml",
+        """\
 - id: MEM-20261122-002
   category: episode
   summary: The deploy failed
@@ -130,7 +150,8 @@ def test_validate_checks_each_kinds_fields_with_their_lines(repo):
   ttl: 180d
   expires_at: "2027-05-21T10:00:00Z"
   source: {session_id: s, timestamp: "2026-11-22T10:00:00Z"}
-""")
+""",
+    )
     report = json.loads(mem("validate", "--format", "json").out)
     found = {(p["file"].split("/")[-1], p["line"], p["id"]) for p in report["problems"]}
     tasks_start = (repo / MEMORY / "tasks.yaml").read_text().split("\n").index("- id: MEM-20261122-001") + 1
@@ -140,7 +161,10 @@ def test_validate_checks_each_kinds_fields_with_their_lines(repo):
     missing = [p["message"] for p in report["problems"] if p["id"] == "MEM-20261122-003"]
     assert any("'event' is a required property" in m for m in missing)
     # A note category takes none of these fields.
-    _hand_write(repo, "facts.yaml", """\
+    _hand_write(
+        repo,
+        "facts.yaml",
+        """\
 - id: MEM-20261122-004
   category: fact
   summary: A fact with an event
@@ -149,7 +173,8 @@ def test_validate_checks_each_kinds_fields_with_their_lines(repo):
   ttl: permanent
   event: deploy
   source: {session_id: s, timestamp: "2026-11-22T10:00:00Z"}
-""")
+""",
+    )
     problems = json.loads(mem("validate", "--format", "json").out)["problems"]
     assert any(p["id"] == "MEM-20261122-004" and "'event' was unexpected" in p["message"] for p in problems)
 
@@ -159,7 +184,10 @@ def test_ttl_units_in_hours_and_minutes(repo):
     added = mem("add", "-c", "cache", "--ttl", "90m", "The build cache is warm", "--json")
     assert added.code == 0, added.err
     assert json.loads(added.out)["expires_at"] == "2026-11-22T11:30:00Z"
-    assert json.loads(mem("add", "-c", "semantic", "--ttl", "12h", "The queue is paused", "--json").out)["expires_at"] == "2026-11-22T22:00:00Z"
+    assert (
+        json.loads(mem("add", "-c", "semantic", "--ttl", "12h", "The queue is paused", "--json").out)["expires_at"]
+        == "2026-11-22T22:00:00Z"
+    )
     assert mem("list", "-c", "cache", env={"MEM_NOW": "2026-11-22T11:29:00Z"}).out.count("MEM-") == 1
     assert mem("list", "-c", "cache", env={"MEM_NOW": "2026-11-22T11:31:00Z"}).out == ""
     assert mem("validate").code == 0
@@ -169,7 +197,10 @@ def test_loa_categories_keep_days(repo):
     refused = mem("add", "-c", "fact", "--ttl", "12h", "The queue is paused for the night")
     assert refused.code == 2 and "Loa's fact category takes days" in refused.err
     assert mem("add", "-c", "fact", "--ttl", "2w", "The queue is paused").code == 2
-    _hand_write(repo, "facts.yaml", """\
+    _hand_write(
+        repo,
+        "facts.yaml",
+        """\
 - id: MEM-20261122-001
   category: fact
   summary: Short-lived
@@ -178,7 +209,8 @@ def test_loa_categories_keep_days(repo):
   ttl: 2h
   expires_at: "2026-11-22T12:00:00Z"
   source: {session_id: s, timestamp: "2026-11-22T10:00:00Z"}
-""")
+""",
+    )
     problems = json.loads(mem("validate", "--format", "json").out)["problems"]
     assert [(p["rule"], p["line"]) for p in problems] == [("ttl", 9)]
     (repo / ".loa.config.yaml").write_text("memory_schema:\n  categories:\n    fact: {ttl: 12h}\n")
@@ -237,7 +269,10 @@ def test_a_clean_clone_without_local_files_validates(repo, tmp_path):
 
 def test_per_scope_categories(repo):
     config = repo / ".loa.config.yaml"
-    config.write_text(config.read_text() + "  scopes:\n    coder:\n      categories:\n        snippet: {storage_file: snippets.yaml}\n")
+    config.write_text(
+        config.read_text()
+        + "  scopes:\n    coder:\n      categories:\n        snippet: {storage_file: snippets.yaml}\n"
+    )
     assert mem("--scope", "coder", "init").code == 0
     assert (repo / "grimoires/coder/memory/snippets.yaml").exists()
     assert not (repo / MEMORY / "snippets.yaml").exists()
@@ -258,7 +293,10 @@ def test_the_config_schema_describes_a_preset_config(repo):
 
     assert mem("init", "--preset", "sabre").code == 0
     config = repo / ".loa.config.yaml"
-    config.write_text(config.read_text() + "  scopes:\n    coder:\n      categories:\n        snippet: {storage_file: snippets.yaml}\n")
+    config.write_text(
+        config.read_text()
+        + "  scopes:\n    coder:\n      categories:\n        snippet: {storage_file: snippets.yaml}\n"
+    )
     validator = Draft202012Validator(load_schema("config.schema.json"))
     assert list(validator.iter_errors(parse_document(config.read_text(), "config")[0])) == []
     config.write_text(config.read_text().replace("kind: task", "kind: chore"))

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import git, mem, with_preset
 
 LOG = Path("grimoires/loa/memory/local/observations.jsonl")
@@ -20,9 +19,21 @@ def pms(repo):
 def _task(n, plan, ok=True, goal=None, context="shipping"):
     steps = [{"tool": tool, "status": "completed", "duration_ms": 10} for tool in plan]
     if not ok:
-        steps[-1] = {"tool": plan[-1], "status": "failed", "duration_ms": 10, "error": f"timeout after {n}s on /srv/x/{n}.json"}
-    return {"task_id": f"{plan[0]}-{n}", "goal": goal or f"{plan[0]} order {n}", "context": context, "outcome": "success" if ok else "failure",
-            "started_at": f"2026-11-20T10:{n % 60:02d}:00Z", "duration_ms": 10 * len(plan), "steps": steps}
+        steps[-1] = {
+            "tool": plan[-1],
+            "status": "failed",
+            "duration_ms": 10,
+            "error": f"timeout after {n}s on /srv/x/{n}.json",
+        }
+    return {
+        "task_id": f"{plan[0]}-{n}",
+        "goal": goal or f"{plan[0]} order {n}",
+        "context": context,
+        "outcome": "success" if ok else "failure",
+        "started_at": f"2026-11-20T10:{n % 60:02d}:00Z",
+        "duration_ms": 10 * len(plan),
+        "steps": steps,
+    }
 
 
 def _observe(records):
@@ -52,7 +63,10 @@ def test_learn_follows_the_evidence_and_the_same_evidence_writes_nothing(pms):
     # pack → ship: its query pattern and its plan (the tool sequence is the plan: said once);
     # bill: its query pattern only (a one-tool plan is the tool's own success rate, which tool memory says)
     assert sorted(e["applies_to"] for e in insights.values()) == [
-        "plan_pattern: pack → ship", "query_pattern: bill_order_*", "query_pattern: pack_order_*"]
+        "plan_pattern: pack → ship",
+        "query_pattern: bill_order_*",
+        "query_pattern: pack_order_*",
+    ]
     assert len(first["added"]) == 3 and first["superseded"] == {} and first["archived"] == []
     logged = {json.loads(line)["task_id"] for line in LOG.read_text().splitlines()}
     for entry in insights.values():
@@ -70,13 +84,21 @@ def test_learn_follows_the_evidence_and_the_same_evidence_writes_nothing(pms):
     _observe([_task(10, ("pack", "ship"), ok=False)])
     before = _insights()
     moved = _learn()
-    changed = {rid for rid, e in before.items() if e["applies_to"] in ("plan_pattern: pack → ship", "query_pattern: pack_order_*")}
+    changed = {
+        rid
+        for rid, e in before.items()
+        if e["applies_to"] in ("plan_pattern: pack → ship", "query_pattern: pack_order_*")
+    }
     assert set(moved["superseded"]) == {before[rid]["id"] for rid in changed}
     assert moved["unchanged"] == 1 and moved["archived"] == []
     after = _insights()
     assert set(after) == set(before)  # the rule ids are stable
     for rid in changed:
-        assert after[rid]["supersedes"] == before[rid]["id"] and after[rid]["confidence"] == 0.91 and "91%" in after[rid]["content"]
+        assert (
+            after[rid]["supersedes"] == before[rid]["id"]
+            and after[rid]["confidence"] == 0.91
+            and "91%" in after[rid]["content"]
+        )
     for rid in set(before) - changed:
         assert after[rid]["id"] == before[rid]["id"]
     _commit(pms)
@@ -104,7 +126,9 @@ def test_a_frequent_error_is_a_warning_naming_the_known_solution(pms):
     assert '"timeout after <n>s on <path>" in 25% of its runs' in warning["content"]
     assert set(warning["evidence"]) == {f"label-{n}" for n in range(0, 20, 4)}
     # a known solution raises the confidence: the warning is superseded
-    solution = json.loads(mem("add", "-c", "error", "-t", "label", "--json", "Label timeouts clear when retried after a minute").out)["id"]
+    solution = json.loads(
+        mem("add", "-c", "error", "-t", "label", "--json", "Label timeouts clear when retried after a minute").out
+    )["id"]
     again = _learn()
     assert list(again["superseded"]) == [warning["id"]]
     new = next(e for e in _insights().values() if e["insight_type"] == "warning")
@@ -121,7 +145,9 @@ def test_preferences_need_enough_consistent_corrections_and_a_contradiction_stop
     assert [e["insight_type"] for e in learned["added"]] == ["preference"]
     preference = learned["added"][0]
     assert preference["applies_to"] == "billing: carrier" and preference["confidence"] == 0.75
-    assert preference["content"] == 'In billing, carrier should be "dhl", not "fedex": the user corrected it consistently.'
+    assert (
+        preference["content"] == 'In billing, carrier should be "dhl", not "fedex": the user corrected it consistently.'
+    )
     logged = {json.loads(line)["task_id"] for line in LOG.read_text().splitlines()}
     assert len(preference["evidence"]) == 3 and set(preference["evidence"]) <= logged
     # a correction to another value contradicts them: the preference is archived
@@ -131,7 +157,9 @@ def test_preferences_need_enough_consistent_corrections_and_a_contradiction_stop
 
 
 def test_the_configured_number_of_corrections_is_the_rule(pms):
-    config = Path("grimoires/loa/config.yaml") if Path("grimoires/loa/config.yaml").exists() else Path(".loa.config.yaml")
+    config = (
+        Path("grimoires/loa/config.yaml") if Path("grimoires/loa/config.yaml").exists() else Path(".loa.config.yaml")
+    )
     text = config.read_text()
     assert "memory_schema:" in text
     config.write_text(text.replace("memory_schema:\n", "memory_schema:\n  learning: {min_corrections: 1}\n", 1))
@@ -154,7 +182,9 @@ def test_the_python_api_has_the_persistent_memory_systems_names(pms):
     recommended = g.get_tool_recommendations("shipping", "pack order")
     assert [r.tool for r in recommended.tools] == ["pack", "ship"]
     assert set(g.query_memory("pack")) == {"patterns", "tools", "insights", "preferences"}
-    hand = g.store_insight("Pack fragile goods in double boxes", insight_type="rule", applies_to="pack", evidence=["pack-1"])
+    hand = g.store_insight(
+        "Pack fragile goods in double boxes", insight_type="rule", applies_to="pack", evidence=["pack-1"]
+    )
     other = g.store_insight("Never ship lithium batteries by air", insight_type="rule", applies_to="pack")
     assert hand.data["rule_id"].startswith("manual-") and hand.data["validated"] is False
     assert other.data["rule_id"] != hand.data["rule_id"]  # two insights about one tool stand side by side
@@ -163,7 +193,11 @@ def test_the_python_api_has_the_persistent_memory_systems_names(pms):
     # learn leaves insights written by hand alone; storing one again under its rule id supersedes it
     again = g.store_insight("Weigh every parcel twice", insight_type="rule", applies_to="pack", rule_id="manual-weigh")
     assert again.supersedes == named.id
-    assert {e.data["rule_id"] for e in g.insights(type="rule")} == {hand.data["rule_id"], other.data["rule_id"], "manual-weigh"}
+    assert {e.data["rule_id"] for e in g.insights(type="rule")} == {
+        hand.data["rule_id"],
+        other.data["rule_id"],
+        "manual-weigh",
+    }
     with pytest.raises(BadInput, match="mem learn makes"):
         g.store_insight("x y z", insight_type="warning", applies_to="deploy", rule_id="warn-0123456789ab")
 
@@ -186,7 +220,11 @@ def test_insights_of_a_type_there_is_none_of_say_that_others_exist(pms):
     _observe([_task(n, ("pack", "ship")) for n in range(10)])
     assert len(_learn()["added"]) == 2  # best practices, no preference
     result = mem("insights", "--type", "preference")
-    assert (result.code, result.out, result.err) == (1, "", "no insights of type preference; 2 others (`mem insights` lists every one)\n")
+    assert (result.code, result.out, result.err) == (
+        1,
+        "",
+        "no insights of type preference; 2 others (`mem insights` lists every one)\n",
+    )
     assert json.loads(mem("insights", "--type", "preference", "--json").out) == []
     assert len(mem("insights", "--type", "best_practice").out.splitlines()) == 4  # two insights, two lines each
 
@@ -206,7 +244,7 @@ def test_two_active_insights_of_one_rule_fail_validate(pms):
     _learn()
     path = Path("grimoires/loa/memory/insights.yaml")
     text = path.read_text()
-    first = text[text.index("- id:"):]
+    first = text[text.index("- id:") :]
     first = first[: first.index("\n- id:", 1) + 1] if "\n- id:" in first[1:] else first
     copy = first.replace(first.split()[2], "MEM-20261120-099", 1)
     path.write_text(text + copy)
@@ -216,15 +254,22 @@ def test_two_active_insights_of_one_rule_fail_validate(pms):
 
 def test_corrections_count_once_per_task_and_by_value(pms):
     # one record saying the same correction three times is one piece of evidence
-    record = {"task_id": "t1", "outcome": "success", "context": "shipping", "steps": [],
-              "corrections": [{"field": "weight", "original": 4, "corrected": 5}] * 3}
+    record = {
+        "task_id": "t1",
+        "outcome": "success",
+        "context": "shipping",
+        "steps": [],
+        "corrections": [{"field": "weight", "original": 4, "corrected": 5}] * 3,
+    }
     _observe([record])
     assert _learn()["added"] == []
     # typed values: `mem correct weight 5` is the number 5, as an agent's log says it
     for _ in range(2):
         assert mem("correct", "weight", "5", "--original", "4", "--context", "shipping").code == 0
     learned = _learn()["added"]
-    assert [e["content"] for e in learned] == ['In shipping, weight should be 5, not 4: the user corrected it consistently.']
+    assert [e["content"] for e in learned] == [
+        "In shipping, weight should be 5, not 4: the user corrected it consistently."
+    ]
     log = LOG.read_bytes()
     # blank field or value: one error with a hint, no schema path, nothing logged
     for args in (("", "x"), ("  ", "x"), ("carrier", ""), ("carrier", " "), ("carrier", '""')):

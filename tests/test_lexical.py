@@ -22,17 +22,17 @@ def found(text: str) -> list[str]:
 def test_a_partial_word_or_one_too_short_to_correct_matches_as_a_prefix(repo):
     database = add("PostgreSQL 16 is the database")
     runner = add("The runner restarts nightly")
-    assert found("postgre") == [database]           # a partial last word
+    assert found("postgre") == [database]  # a partial last word
     assert found("which db is postgre") == [database]
-    assert found("pos") == [database]               # too short to correct
+    assert found("pos") == [database]  # too short to correct
     assert set(found("postgre nightly")) == {database, runner}
     assert database in mem("context", "postgre").out
     # a word that matches as it is is not widened
     cat = add("The cat sleeps on the server")
-    assert found("cat") == [cat]                    # not "category" below
+    assert found("cat") == [cat]  # not "category" below
     add("category rules apply")
     assert found("cat") == [cat]
-    assert found("runners") == [runner]             # typo correction first
+    assert found("runners") == [runner]  # typo correction first
     assert found("zebra") == []
 
 
@@ -69,13 +69,13 @@ def test_scripts_without_spaces_are_found_by_any_part(repo):
     japanese = add("日本語のメモ")
     ramen = add("東京でラーメンを食べた")
     thai = add("ภาษาไทยง่ายมาก")
-    assert found("日本語") == [japanese]            # the start of a run
-    assert found("メモ") == [japanese]              # its end
-    assert found("ラーメン") == [ramen]              # its middle
-    assert found("本") == [japanese]                # one character
-    assert found("Tokyo東京") == [ramen]            # a run inside a mixed word
+    assert found("日本語") == [japanese]  # the start of a run
+    assert found("メモ") == [japanese]  # its end
+    assert found("ラーメン") == [ramen]  # its middle
+    assert found("本") == [japanese]  # one character
+    assert found("Tokyo東京") == [ramen]  # a run inside a mixed word
     assert found("ไทย") == [thai] and found("ง่าย") == [thai]
-    assert found("中国語") == []                     # no pair of it is written anywhere
+    assert found("中国語") == []  # no pair of it is written anywhere
     assert found("語の") == [japanese]
     assert japanese in mem("context", "日本語").out
 
@@ -102,12 +102,12 @@ def test_accents_are_folded_before_typo_correction(repo):
     assert found("CRÈME") == [dessert]
     assert found("crime") == [crime]
     assert found("cafe") == [cafe] and found("café") == [cafe]
-    assert found("nguyen") == [owner]               # two marks on one letter
+    assert found("nguyen") == [owner]  # two marks on one letter
     assert dessert in mem("context", "creme").out
 
 
 def test_a_thai_word_is_asked_whole_with_its_tone_marks(repo):
     easy = add("ภาษาไทยง่ายมาก")
-    add("ขายของ")                                    # holds "าย", not "ง่าย"
+    add("ขายของ")  # holds "าย", not "ง่าย"
     assert found("ง่าย") == [easy]
-    assert found("ภาษาไทยงาย") == []               # a tone mark is part of the word
+    assert found("ภาษาไทยงาย") == []  # a tone mark is part of the word

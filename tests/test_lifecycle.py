@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import git, mem
 
 pytestmark = pytest.mark.git  # archive commits, git hooks, pre-commit
@@ -30,7 +29,7 @@ def test_apply_updates_effectiveness_in_place(repo):
     assert shown["effectiveness"]["score"] == 67
     assert shown["effectiveness"]["last_applied"] == "2026-11-22T10:00:00Z"
     diff = git("diff", "--unified=0", cwd=repo)
-    assert [l for l in diff.splitlines() if l.startswith("-") and not l.startswith("---")] == []
+    assert [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")] == []
     assert mem("apply", entry).code == 2
     assert mem("apply", "MEM-20200101-001", "--success").code == 1
     assert mem("validate").code == 0
@@ -58,20 +57,39 @@ def test_review_suggests_for_near_duplicates_what_works_for_their_kind(repo):
         assert mem("init", "--preset", preset).code == 0
     ids = {}
     for n, tail in enumerate(("cache", "caches")):
-        ids["episode", n] = mem("episode", "deploy", "--learned", f"The friday deploy broke checkout because of the {tail}").out.strip()
-        ids["fact", n] = mem("add", "-c", "fact", f"The staging database runs postgres sixteen on the {tail} host").out.strip()
-    summaries = "\n".join(json.dumps({"category": "summary", "content": f"A chat about the deploy of the checkout service on {day}",
-                                      "session_id": f"s{n}", "message_count": 4, "memories": []})
-                          for n, day in enumerate(("friday", "fridays")))
+        ids["episode", n] = mem(
+            "episode", "deploy", "--learned", f"The friday deploy broke checkout because of the {tail}"
+        ).out.strip()
+        ids["fact", n] = mem(
+            "add", "-c", "fact", f"The staging database runs postgres sixteen on the {tail} host"
+        ).out.strip()
+    summaries = "\n".join(
+        json.dumps(
+            {
+                "category": "summary",
+                "content": f"A chat about the deploy of the checkout service on {day}",
+                "session_id": f"s{n}",
+                "message_count": 4,
+                "memories": [],
+            }
+        )
+        for n, day in enumerate(("friday", "fridays"))
+    )
     assert mem("import", "-", input=summaries + "\n").code == 0
     text = mem("review").out
-    fixes = {line.split(", ", 1)[1].split(")", 1)[0]: line.split(": ", 1)[1] for line in text.splitlines() if " ~ " in line}
-    assert fixes == {"fact": "supersede one: `mem supersede ID TEXT`",
-                     "episode": "if it happened once, archive one: `mem archive ID --reason manual`",
-                     "summary": "archive one: `mem archive ID --reason manual`"}
+    fixes = {
+        line.split(", ", 1)[1].split(")", 1)[0]: line.split(": ", 1)[1] for line in text.splitlines() if " ~ " in line
+    }
+    assert fixes == {
+        "fact": "supersede one: `mem supersede ID TEXT`",
+        "episode": "if it happened once, archive one: `mem archive ID --reason manual`",
+        "summary": "archive one: `mem archive ID --reason manual`",
+    }
     assert f"  {ids['episode', 0]} ~ {ids['episode', 1]} (" in text and "(supersede one)" not in text
     by_id = {item["id"]: item["review"]["near_duplicates"] for item in json.loads(mem("review", "--json").out)}
-    assert by_id[ids["episode", 1]] == [{"id": ids["episode", 0], "score": by_id[ids["episode", 1]][0]["score"], "fix": fixes["episode"]}]
+    assert by_id[ids["episode", 1]] == [
+        {"id": ids["episode", 0], "score": by_id[ids["episode", 1]][0]["score"], "fix": fixes["episode"]}
+    ]
     # What is suggested works; what was suggested before does not, for an episode.
     assert mem("supersede", ids["episode", 0], "The friday deploy broke checkout").code == 2
     assert mem("supersede", ids["fact", 0], "The staging database runs postgres sixteen").code == 0
@@ -97,8 +115,10 @@ def test_archive_commits_only_grimoire_files(repo):
     assert data["archived"] == [expired] and data["commit"]
     files = git("show", "--name-only", "--format=%B", "HEAD", cwd=repo)
     assert expired in files
-    assert sorted(l for l in files.splitlines() if l.startswith("grimoires")) == [
-        "grimoires/loa/memory/archive/errors.yaml", "grimoires/loa/memory/errors.yaml"]
+    assert sorted(line for line in files.splitlines() if line.startswith("grimoires")) == [
+        "grimoires/loa/memory/archive/errors.yaml",
+        "grimoires/loa/memory/errors.yaml",
+    ]
     status = git("status", "--porcelain", cwd=repo)
     assert "A  staged.txt" in status and " M grimoires/loa/memory/facts.yaml" in status
     archived = json.loads(mem("show", expired, "--json").out)
@@ -135,8 +155,13 @@ def test_archive_outside_git(tmp_path, monkeypatch):
     result = mem("archive", "--json", env=LATER)
     assert result.code == 0
     # Everything the text says is in the JSON too: the reason, and the note.
-    assert json.loads(result.out) == {"archived": [entry], "commit": None, "reasons": {entry: "expired"}, "dry_run": False,
-                                      "notes": ["not a git repository: archived without a commit"]}
+    assert json.loads(result.out) == {
+        "archived": [entry],
+        "commit": None,
+        "reasons": {entry: "expired"},
+        "dry_run": False,
+        "notes": ["not a git repository: archived without a commit"],
+    }
     assert "without a commit" in result.err
 
 
@@ -158,8 +183,17 @@ def test_check_quiet_when_nothing_due(repo):
     mem("add", "-c", "fact", "Nothing expires here")
     result = mem("check")
     assert result.code == 0 and result.out == "" and result.err == ""
-    assert json.loads(mem("check", "--json").out) == {"expired": [], "expiring": [], "review": [], "archived": [], "due": [], "tasks": [],
-                                                      "commit": None, "notes": [], "renamed": {}}
+    assert json.loads(mem("check", "--json").out) == {
+        "expired": [],
+        "expiring": [],
+        "review": [],
+        "archived": [],
+        "due": [],
+        "tasks": [],
+        "commit": None,
+        "notes": [],
+        "renamed": {},
+    }
 
 
 def test_check_archives_and_reports(repo):
@@ -185,6 +219,7 @@ def test_check_without_auto_archive(repo):
 
 # --- hooks --------------------------------------------------------------------
 
+
 def mem_env(extra=None):
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
@@ -200,7 +235,9 @@ def test_acceptance_checkout_hook_archives_expired_in_own_commit(repo):
     assert mem("hooks", "install").code == 0
     (repo / "work.txt").write_text("my staged work\n")
     git("add", "work.txt", cwd=repo)
-    subprocess.run(["git", "checkout", "-q", "-b", "feature"], cwd=repo, env=mem_env(LATER), check=True, capture_output=True)
+    subprocess.run(
+        ["git", "checkout", "-q", "-b", "feature"], cwd=repo, env=mem_env(LATER), check=True, capture_output=True
+    )
     log = git("log", "-1", "--format=%s%n%b", "--name-only", cwd=repo)
     assert log.startswith("mem archive: 1 memory") and error in log
     assert "work.txt" not in log
@@ -225,7 +262,7 @@ def test_installing_the_hooks_again_says_already_installed(repo):
 def test_hooks_chain_existing_and_uninstall_restores(repo):
     hook = repo / ".git/hooks/post-checkout"
     hook.parent.mkdir(parents=True, exist_ok=True)
-    hook.write_text("#!/bin/sh\necho legacy-ran >> \"$(git rev-parse --show-toplevel)/legacy.log\"\n")
+    hook.write_text('#!/bin/sh\necho legacy-ran >> "$(git rev-parse --show-toplevel)/legacy.log"\n')
     hook.chmod(0o755)
     original = hook.read_bytes()
     assert mem("hooks", "install").code == 0
@@ -251,7 +288,9 @@ def test_precommit_hook_blocks_invalid_grimoire(repo):
     assert mem("hooks", "install").code == 0
     commit_all(repo)
     facts = repo / MEMORY / "facts.yaml"
-    facts.write_text(facts.read_text() + "- id: MEM-20261122-001\n  category: fact\n  content: token ghp_" + "a1B2" * 9 + "\n")
+    facts.write_text(
+        facts.read_text() + "- id: MEM-20261122-001\n  category: fact\n  content: token ghp_" + "a1B2" * 9 + "\n"
+    )
     git("add", "-A", cwd=repo)
     blocked = subprocess.run(["git", "commit", "-qm", "bad"], cwd=repo, env=mem_env(), capture_output=True, text=True)
     assert blocked.returncode != 0 and "secret" in blocked.stdout + blocked.stderr
@@ -273,7 +312,9 @@ def test_session_hook_respects_config_and_never_blocks(repo):
     assert git("rev-parse", "HEAD", cwd=repo) == before
     # A broken grimoire does not block a checkout either.
     (repo / MEMORY / "facts.yaml").write_text("- [broken\n")
-    done = subprocess.run(["git", "checkout", "-q", "-b", "z"], cwd=repo, env=mem_env(LATER), capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "checkout", "-q", "-b", "z"], cwd=repo, env=mem_env(LATER), capture_output=True, text=True
+    )
     assert done.returncode == 0
 
 
@@ -288,7 +329,9 @@ def test_pre_commit_framework_hook(repo, tmp_path):
     mem("add", "-c", "fact", "pre-commit runs mem validate")
     git("add", "-A", cwd=repo)
     env = mem_env({"PRE_COMMIT_HOME": str(tmp_path / "pc-home")})
-    run = lambda: subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=env, capture_output=True, text=True)  # noqa: E731
+    run = lambda: subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=env, capture_output=True, text=True
+    )
     good = run()
     assert good.returncode == 0, good.stdout + good.stderr
     facts = repo / MEMORY / "facts.yaml"
@@ -317,11 +360,26 @@ def test_inherited_git_variables_do_not_leak(repo, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     git("init", "-q", cwd=other)
-    leaky = mem_env({**LATER, "GIT_DIR": str(other / ".git"), "GIT_INDEX_FILE": str(other / ".git/index"), "GIT_WORK_TREE": str(other)})
-    result = subprocess.run([str(Path(sys.executable).parent / "mem"), "archive", "--json"], cwd=repo, env=leaky, capture_output=True, text=True)
+    leaky = mem_env(
+        {
+            **LATER,
+            "GIT_DIR": str(other / ".git"),
+            "GIT_INDEX_FILE": str(other / ".git/index"),
+            "GIT_WORK_TREE": str(other),
+        }
+    )
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "mem"), "archive", "--json"],
+        cwd=repo,
+        env=leaky,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert entry in git("log", "-1", "--format=%B", cwd=repo)
-    assert subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=other, capture_output=True).returncode != 0
+    assert (
+        subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=other, capture_output=True).returncode != 0
+    )
 
 
 FLOW = """[{id: MEM-20261122-001, category: fact, summary: one, content: first fact here, confidence: 0.9, ttl: permanent,
@@ -350,15 +408,24 @@ def test_writes_refuse_a_layout_they_cannot_edit_by_lines(repo, layout):
     facts.write_text(layout)
     assert mem("validate").code == 1 and "[layout]" in mem("validate").out
     assert "first fact here" in mem("show", "MEM-20261122-001").out
-    for args in (["apply", "MEM-20261122-001", "--success"], ["supersede", "MEM-20261122-001", "first fact, revised"],
-                 ["add", "-c", "fact", "a third fact about the runner"], ["archive", "MEM-20261122-001", "--reason", "manual", "--no-commit"]):
+    for args in (
+        ["apply", "MEM-20261122-001", "--success"],
+        ["supersede", "MEM-20261122-001", "first fact, revised"],
+        ["add", "-c", "fact", "a third fact about the runner"],
+        ["archive", "MEM-20261122-001", "--reason", "manual", "--no-commit"],
+    ):
         result = mem(*args)
         assert result.code == 3, (args, result.out, result.err)
-        assert result.err.startswith("error: ") and "block style" in result.err and len(result.err.strip().splitlines()) == 1
+        assert (
+            result.err.startswith("error: ")
+            and "block style" in result.err
+            and len(result.err.strip().splitlines()) == 1
+        )
         assert facts.read_text() == layout
 
 
 # --- issue 21: hooks never commit mid-operation; archive commits hold only the move
+
 
 def run_git(repo, *args, env=None):
     return subprocess.run(["git", *args], cwd=repo, env=mem_env(env), capture_output=True, text=True)
@@ -379,7 +446,9 @@ def expired_with_hooks(repo, commits=6):
 
 
 def archive_commits(repo):
-    return [line for line in git("log", "--all", "--format=%s", cwd=repo).splitlines() if line.startswith("mem archive")]
+    return [
+        line for line in git("log", "--all", "--format=%s", cwd=repo).splitlines() if line.startswith("mem archive")
+    ]
 
 
 def test_session_hook_never_commits_during_bisect(repo):
@@ -397,7 +466,10 @@ def test_session_hook_never_commits_during_bisect(repo):
             break
     assert archive_commits(repo) == []
     assert git("status", "--porcelain", cwd=repo) == ""  # nothing archived in the tree either
-    assert "not archiving now: a bisect is in progress" in said and f"mem: 1 memory expired: run `mem archive` ({entry})" in said
+    assert (
+        "not archiving now: a bisect is in progress" in said
+        and f"mem: 1 memory expired: run `mem archive` ({entry})" in said
+    )
     assert said.count("1 memory expired") == 1  # said once, not at every step
     assert run_git(repo, "bisect", "reset", env=LATER).returncode == 0
     assert git("rev-parse", "HEAD", cwd=repo) == tip and archive_commits(repo) == []  # no commit left on the branch
@@ -439,8 +511,10 @@ def test_archive_commit_holds_only_the_move_from_head(repo):
     before = {name: git("show", f"HEAD:{MEMORY}/{name}", cwd=repo) for name in ("errors.yaml", "facts.yaml")}
     new = mem("add", "-c", "fact", "Uncommitted fact about deploys").out.strip()
     errors = repo / MEMORY / "errors.yaml"
-    password = ("- id: MEM-20261122-050\n  category: error\n  summary: db login failed\n  content: login with DB_PASSWORD=s3cr3tPassw0rd! failed\n"
-                "  confidence: 0.9\n  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    password = (
+        "- id: MEM-20261122-050\n  category: error\n  summary: db login failed\n  content: login with DB_PASSWORD=s3cr3tPassw0rd! failed\n"
+        "  confidence: 0.9\n  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
+    )
     errors.write_text("# a hand comment\n" + errors.read_text() + password)
     done = run_git(repo, "checkout", "-q", "-b", "other", env=LATER)
     assert done.returncode == 0, done.stderr
@@ -451,12 +525,18 @@ def test_archive_commit_holds_only_the_move_from_head(repo):
     assert gone not in committed and kept in committed
     assert "hand comment" not in committed and "DB_PASSWORD" not in committed
     # exactly HEAD's errors.yaml without the archived entry's lines
-    block = before["errors.yaml"][before["errors.yaml"].index(f"- id: {gone}"):before["errors.yaml"].index(f"- id: {kept}")]
+    block = before["errors.yaml"][
+        before["errors.yaml"].index(f"- id: {gone}") : before["errors.yaml"].index(f"- id: {kept}")
+    ]
     assert committed == before["errors.yaml"].replace(block, "")
     assert git("show", f"HEAD:{MEMORY}/facts.yaml", cwd=repo) == before["facts.yaml"]
     assert gone in git("show", f"HEAD:{MEMORY}/archive/errors.yaml", cwd=repo)
     # the work tree keeps every other edit, uncommitted, and the move too
-    assert git("status", "--porcelain", cwd=repo).split("\n") == [f" M {MEMORY}/errors.yaml", f" M {MEMORY}/facts.yaml", ""]
+    assert git("status", "--porcelain", cwd=repo).split("\n") == [
+        f" M {MEMORY}/errors.yaml",
+        f" M {MEMORY}/facts.yaml",
+        "",
+    ]
     diff = git("diff", "-U0", cwd=repo)
     assert "+# a hand comment" in diff and "DB_PASSWORD" in diff and new in diff and gone not in diff
     text = errors.read_text()
@@ -495,7 +575,9 @@ def test_archive_without_a_commit_when_a_file_has_staged_changes_or_was_never_co
     fresh = mem("add", "-c", "error", "The upload step timed out").out.strip()
     result = json.loads(mem("archive", "--json", env=LATER).out)
     assert result["commit"] and any(fresh in note and "never committed" in note for note in result["notes"])
-    assert committed in git("show", "--format=%B", "-s", "HEAD", cwd=repo) and fresh not in git("show", "HEAD", cwd=repo)
+    assert committed in git("show", "--format=%B", "-s", "HEAD", cwd=repo) and fresh not in git(
+        "show", "HEAD", cwd=repo
+    )
     assert mem("validate", env=LATER).code == 0
 
 
@@ -525,7 +607,11 @@ def test_archive_commit_and_work_tree_append_in_the_same_order(repo):
     second = mem("add", "-c", "error", "The upload step timed out").out.strip()
     errors = repo / MEMORY / "errors.yaml"
     text = errors.read_text()
-    head, a, b = text[: text.index("- id:")], text[text.index(f"- id: {first}"):text.index(f"- id: {second}")], text[text.index(f"- id: {second}"):]
+    head, a, b = (
+        text[: text.index("- id:")],
+        text[text.index(f"- id: {first}") : text.index(f"- id: {second}")],
+        text[text.index(f"- id: {second}") :],
+    )
     errors.write_text(head + b + a)
     commit_all(repo, "memories, second first")
     result = json.loads(mem("archive", "--json", env=LATER).out)
@@ -573,8 +659,12 @@ def test_a_bad_entry_that_is_not_archived_does_not_block_the_archive_commit(repo
     commit_all(repo, "init")
     gone = mem("add", "-c", "error", "The nightly build ran out of disk").out.strip()
     errors = repo / MEMORY / "errors.yaml"  # the same file the archive edits
-    errors.write_text(errors.read_text() + "- id: MEM-20261122-040\n  category: error\n  summary: s\n  content: token ghp_" + "a1B2" * 9 +
-                      "\n  confidence: 0.9\n  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    errors.write_text(
+        errors.read_text()
+        + "- id: MEM-20261122-040\n  category: error\n  summary: s\n  content: token ghp_"
+        + "a1B2" * 9
+        + "\n  confidence: 0.9\n  ttl: permanent\n  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
+    )
     commit_all(repo, "a secret slipped in (no hook installed)")
     result = json.loads(mem("archive", "--json", env=LATER).out)
     assert result["archived"] == [gone] and result["commit"], result["notes"]
@@ -606,15 +696,26 @@ def _conflict(repo, operation):
     assert stopped.returncode != 0, stopped.stdout  # stopped on the conflict, as intended
 
 
-@pytest.mark.parametrize("operation, why", [("merge", "a merge is in progress"), ("cherry-pick", "a cherry-pick is in progress"),
-                                            ("revert", "a revert is in progress"), ("am", "git am is in progress")])
+@pytest.mark.parametrize(
+    "operation, why",
+    [
+        ("merge", "a merge is in progress"),
+        ("cherry-pick", "a cherry-pick is in progress"),
+        ("revert", "a revert is in progress"),
+        ("am", "git am is in progress"),
+    ],
+)
 def test_no_archive_commit_while_git_is_mid_operation(repo, operation, why):
     entry = mem("add", "-c", "error", "The nightly build ran out of disk").out.strip()
     commit_all(repo, "init")
     _conflict(repo, operation)
     head = git("rev-parse", "HEAD", cwd=repo)
     checked = json.loads(mem("check", "--json", env=LATER).out)
-    assert checked["archived"] == [] and checked["notes"] == [f"not archiving now: {why}"] and checked["expired"] == [entry]
+    assert (
+        checked["archived"] == []
+        and checked["notes"] == [f"not archiving now: {why}"]
+        and checked["expired"] == [entry]
+    )
     archived = json.loads(mem("archive", "--json", env=LATER).out)
     assert archived["archived"] == [entry] and archived["commit"] is None
     assert archived["notes"] == [f"archived without a commit: {why}"]

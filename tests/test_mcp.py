@@ -16,13 +16,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from conftest import git, mem, mem_process, with_preset
 from jsonschema import Draft202012Validator
 
-from conftest import git, mem, mem_process, with_preset
 from grimoire_cli.integrations.calls import CALLS, invoke
 
 pytest.importorskip("mcp")
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 MEM = str(Path(sys.executable).parent / "mem")
 
@@ -62,15 +62,72 @@ def everything(repo) -> Path:
     for preset in ("sabre", "protea", "samaritan"):
         assert mem("init", "--preset", preset).code == 0
     with_preset(repo, "pms")
-    assert mem("add", "-c", "decision", "--confidence", "0.9", "-t", "db", "We use PostgreSQL 16 for the orders database").code == 0
-    assert mem("add", "-c", "learning", "Run the migrations before the API tests or they fail", "-t", "tests", "--importance", "7").code == 0
+    assert (
+        mem(
+            "add", "-c", "decision", "--confidence", "0.9", "-t", "db", "We use PostgreSQL 16 for the orders database"
+        ).code
+        == 0
+    )
+    assert (
+        mem(
+            "add",
+            "-c",
+            "learning",
+            "Run the migrations before the API tests or they fail",
+            "-t",
+            "tests",
+            "--importance",
+            "7",
+        ).code
+        == 0
+    )
     assert mem("remember", "db.port", "5432").code == 0
-    assert mem("episode", "deploy-failed", "--context", "service=api", "--learned", "the cache needs a warm-up", "--outcome", "failure").code == 0
-    assert mem("procedure", "add", "-", input="name: deploy\ndescription: ship it\nsteps:\n  - name: build\n    run: make build\n"
-                                               "  - name: release {service}\n").code == 0
+    assert (
+        mem(
+            "episode",
+            "deploy-failed",
+            "--context",
+            "service=api",
+            "--learned",
+            "the cache needs a warm-up",
+            "--outcome",
+            "failure",
+        ).code
+        == 0
+    )
+    assert (
+        mem(
+            "procedure",
+            "add",
+            "-",
+            input="name: deploy\ndescription: ship it\nsteps:\n  - name: build\n    run: make build\n"
+            "  - name: release {service}\n",
+        ).code
+        == 0
+    )
     assert mem("task", "add", "--next-session", "check the nightly backup").code == 0
-    assert mem("observe", "-", input=json.dumps({"task_id": "t1", "goal": "create shipment 7", "outcome": "success", "steps": [
-        {"tool": "create_shipment", "params": {"carrier": "ups"}, "status": "completed", "duration_ms": 120}]})).code == 0
+    assert (
+        mem(
+            "observe",
+            "-",
+            input=json.dumps(
+                {
+                    "task_id": "t1",
+                    "goal": "create shipment 7",
+                    "outcome": "success",
+                    "steps": [
+                        {
+                            "tool": "create_shipment",
+                            "params": {"carrier": "ups"},
+                            "status": "completed",
+                            "duration_ms": 120,
+                        }
+                    ],
+                }
+            ),
+        ).code
+        == 0
+    )
     return repo
 
 
@@ -89,7 +146,11 @@ def test_every_read_answers_exactly_as_the_cli_json(everything):
         ("recall", {"key": "db.port"}, ["recall", "db.port"]),
         ("facts", {"pattern": "db.*"}, ["facts", "db.*"]),
         ("episodes", {"query": "deploy"}, ["episodes", "deploy"]),
-        ("procedure", {"name": "deploy", "params": {"service": "api"}}, ["procedure", "show", "deploy", "--param", "service=api"]),
+        (
+            "procedure",
+            {"name": "deploy", "params": {"service": "api"}},
+            ["procedure", "show", "deploy", "--param", "service=api"],
+        ),
         ("procedures", {}, ["procedures"]),
         ("tasks_pending", {}, ["tasks"]),
         ("tasks_due", {}, ["due"]),
@@ -124,11 +185,23 @@ def test_writes_go_through_the_library_and_answer_in_the_cli_shape(everything):
 
     async def run():
         async with session(everything) as client:
-            saved = await answer_of(client, "save", {"content": "Deploys go out on Tuesdays", "category": "decision", "confidence": 0.95,
-                                                  "tags": ["deploy"]})
-            assert set(saved) == set(cli_json("add", "-c", "decision", "--confidence", "0.9", "-t", "review", "Reviews need two approvals"))
+            saved = await answer_of(
+                client,
+                "save",
+                {
+                    "content": "Deploys go out on Tuesdays",
+                    "category": "decision",
+                    "confidence": 0.95,
+                    "tags": ["deploy"],
+                },
+            )
+            assert set(saved) == set(
+                cli_json("add", "-c", "decision", "--confidence", "0.9", "-t", "review", "Reviews need two approvals")
+            )
             assert cli_json("show", saved["id"])["content"] == "Deploys go out on Tuesdays"
-            newer = await answer_of(client, "supersede", {"id": old, "content": "Run the migrations before any test suite"})
+            newer = await answer_of(
+                client, "supersede", {"id": old, "content": "Run the migrations before any test suite"}
+            )
             assert cli_json("show", old)["superseded_by"] == newer["id"]
             assert (newer["tags"], newer["importance"]) == (["tests"], 7)  # carried over, as `mem supersede` does
             applied = await answer_of(client, "apply", {"id": saved["id"], "success": True})
@@ -136,18 +209,31 @@ def test_writes_go_through_the_library_and_answer_in_the_cli_shape(everything):
             kept = await answer_of(client, "remember", {"key": "db.pool", "value": {"size": 20}})
             assert cli_json("recall", "db.pool")["value"] == {"size": 20} and kept["written"] is True
             assert (await answer_of(client, "remember", {"key": "db.pool", "value": {"size": 20}}))["written"] is False
-            episode = await answer_of(client, "episode", {"event": "db.migration", "outcome": "success", "context": {"table": "users"}})
+            episode = await answer_of(
+                client, "episode", {"event": "db.migration", "outcome": "success", "context": {"table": "users"}}
+            )
             assert cli_json("show", episode["id"])["event"] == "db.migration"
-            runbook = {"name": "rollback", "description": "undo a release", "steps": [{"name": "revert", "run": "git revert HEAD"}]}
+            runbook = {
+                "name": "rollback",
+                "description": "undo a release",
+                "steps": [{"name": "revert", "run": "git revert HEAD"}],
+            }
             assert (await answer_of(client, "procedure_add", {"document": runbook}))["written"] is True
             assert cli_json("procedure", "show", "rollback")["steps"][0]["run"] == "git revert HEAD"
             scheduled = await answer_of(client, "task_schedule", {"text": "rotate the logs", "on": "deploy"})
-            assert (await answer_of(client, "event", {"name": "deploy"})) == {"event": "deploy", "due": [scheduled["id"]]}
+            assert (await answer_of(client, "event", {"name": "deploy"})) == {
+                "event": "deploy",
+                "due": [scheduled["id"]],
+            }
             assert (await answer_of(client, "task_done", {"id": task}))["status"] == "done"
             assert (await answer_of(client, "task_cancel", {"id": scheduled["id"]}))["status"] == "cancelled"
             assert (await answer_of(client, "chat_add", {"role": "user", "text": "hello there"}))["role"] == "user"
-            record = {"task_id": "t2", "goal": "create shipment 8", "outcome": "failure",
-                      "steps": [{"tool": "create_shipment", "status": "failed", "error": "carrier timeout"}]}
+            record = {
+                "task_id": "t2",
+                "goal": "create shipment 8",
+                "outcome": "failure",
+                "steps": [{"tool": "create_shipment", "status": "failed", "error": "carrier timeout"}],
+            }
             assert (await answer_of(client, "observe", {"records": [record]}))["records"] == 1
             assert cli_json("tools", "create_shipment")[0]["executions"] == 2
             correction = await answer_of(client, "correct", {"field": "carrier", "value": "fedex", "context": "eu"})
@@ -162,11 +248,17 @@ def test_writes_go_through_the_library_and_answer_in_the_cli_shape(everything):
 def test_consolidate_runs_the_configured_summarizer_only(everything, tmp_path):
     """consolidate takes a transcript by text or path and runs consolidate.command; no tool argument chooses a command."""
     script = tmp_path / "summarize.py"
-    answer = {"decisions": [{"content": "The team ships on Fridays", "importance": 6}], "summary": "Shipping days.", "model": "m-1"}
+    answer = {
+        "decisions": [{"content": "The team ships on Fridays", "importance": 6}],
+        "summary": "Shipping days.",
+        "model": "m-1",
+    }
     script.write_text(f"import sys, json\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
     config = everything / ".loa.config.yaml"
     command = json.dumps(f"{sys.executable} {script}")
-    config.write_text(config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {command}}}\n", 1))
+    config.write_text(
+        config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {command}}}\n", 1)
+    )
     transcript = _chat(everything / "chat.jsonl")
 
     async def run():
@@ -184,19 +276,32 @@ def test_consolidate_runs_the_configured_summarizer_only(everything, tmp_path):
 
 def _chat(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(json.dumps({"role": r, "content": f"message {i} about shipping days"})
-                              for i, r in enumerate(["user", "assistant"] * 3)) + "\n")
+    path.write_text(
+        "\n".join(
+            json.dumps({"role": r, "content": f"message {i} about shipping days"})
+            for i, r in enumerate(["user", "assistant"] * 3)
+        )
+        + "\n"
+    )
     return path
 
 
 def _summarizing(repo: Path, folder: Path) -> None:
     """consolidate.command: a script that answers one decision, and records that it ran."""
     script = folder / "summarize.py"
-    answer = {"decisions": [{"content": "The team ships on Fridays", "importance": 6}], "summary": "Shipping days.", "model": "m-1"}
-    script.write_text(f"import sys, json\nopen({str(folder / 'ran')!r}, 'a').write(sys.stdin.read())\nprint(json.dumps({answer!r}))\n")
+    answer = {
+        "decisions": [{"content": "The team ships on Fridays", "importance": 6}],
+        "summary": "Shipping days.",
+        "model": "m-1",
+    }
+    script.write_text(
+        f"import sys, json\nopen({str(folder / 'ran')!r}, 'a').write(sys.stdin.read())\nprint(json.dumps({answer!r}))\n"
+    )
     config = repo / ".loa.config.yaml"
     command = json.dumps(f"{sys.executable} {script}")
-    config.write_text(config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {command}}}\n", 1))
+    config.write_text(
+        config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {command}}}\n", 1)
+    )
 
 
 def _outside_paths(repo: Path, tmp_path: Path) -> list[str]:
@@ -213,16 +318,23 @@ def test_consolidate_reads_only_the_repository_and_this_projects_claude_transcri
     transcripts of this project; anything else is one error line (exit code 2), nothing summarised, nothing stored."""
     _summarizing(everything, tmp_path)
     before = git("status", "--porcelain", cwd=everything)
-    mine = _chat(Path.home() / ".claude/projects" / re.sub(r"[^A-Za-z0-9]", "-", str(everything.resolve())) / "sess.jsonl")
+    mine = _chat(
+        Path.home() / ".claude/projects" / re.sub(r"[^A-Za-z0-9]", "-", str(everything.resolve())) / "sess.jsonl"
+    )
 
     async def run():
         async with session(everything) as client:
             for given in _outside_paths(everything, tmp_path):
                 refused = await answer_of(client, "consolidate", {"path": given})
                 assert refused[0] == "error" and refused[2] == 2, (given, refused)
-                assert refused[1] == (f"error: the transcript path {given!r} is outside the repository and Claude Code's transcripts of "
-                                      "this project (hint: give a transcript inside the repository, or its text)")
-            assert not (tmp_path / "ran").exists() and git("status", "--porcelain", cwd=everything) == before + "?? innocent.jsonl\n"
+                assert refused[1] == (
+                    f"error: the transcript path {given!r} is outside the repository and Claude Code's transcripts of "
+                    "this project (hint: give a transcript inside the repository, or its text)"
+                )
+            assert (
+                not (tmp_path / "ran").exists()
+                and git("status", "--porcelain", cwd=everything) == before + "?? innocent.jsonl\n"
+            )
             result = await answer_of(client, "consolidate", {"path": str(mine)})
             assert [entry["content"] for entry in result["saved"]] == ["The team ships on Fridays"]
 
@@ -249,8 +361,14 @@ def test_errors_are_tool_errors_with_the_cli_line_and_exit_code(everything):
 
     async def run():
         async with session(everything) as client:
-            assert await answer_of(client, "show", {"id": "MEM-20990101-001"}) == ("error", *cli_error("show", "MEM-20990101-001"))
-            assert await answer_of(client, "save", {"content": secret, "category": "fact"}) == ("error", *cli_error("add", "-c", "fact", secret))
+            assert await answer_of(client, "show", {"id": "MEM-20990101-001"}) == (
+                "error",
+                *cli_error("show", "MEM-20990101-001"),
+            )
+            assert await answer_of(client, "save", {"content": secret, "category": "fact"}) == (
+                "error",
+                *cli_error("add", "-c", "fact", secret),
+            )
             assert await answer_of(client, "recall", {"key": "no.such"}) == ("error", *cli_error("recall", "no.such"))
             bad = await answer_of(client, "query", {"text": "x", "limit": 0})
             assert bad[0] == "error" and bad[1].startswith("error: bad arguments for query: limit:") and bad[2] == 2
@@ -293,10 +411,14 @@ def test_without_the_extra_or_a_grimoire_mem_mcp_says_what_to_do(tmp_path, repo)
     """No MCP SDK: exit 2 and the install hint. No grimoire: the usual error before serving."""
     blocker = tmp_path / "blocker"
     blocker.mkdir()
-    (blocker / "mcp.py").write_text("raise ImportError(\"No module named 'mcp'\")\n")  # as if the extra were not installed
+    # As if the extra were not installed
+    (blocker / "mcp.py").write_text("raise ImportError(\"No module named 'mcp'\")\n")
     run = mem_process("mcp", cwd=repo, env={"PYTHONPATH": str(blocker)}, input=b"")
     assert run.returncode == 2
-    assert run.stderr.decode() == "error: mem mcp needs the MCP SDK, which is not installed (hint: install the extra: pip install 'grimoire-cli[mcp]')\n"
+    assert (
+        run.stderr.decode()
+        == "error: mem mcp needs the MCP SDK, which is not installed (hint: install the extra: pip install 'grimoire-cli[mcp]')\n"
+    )
     empty = tmp_path / "empty"
     empty.mkdir()
     git("init", "-q", cwd=empty)
@@ -334,9 +456,27 @@ def test_invoke_checks_arguments_before_opening_the_grimoire():
 
 def started_server(cwd: Path) -> subprocess.Popen:
     """`mem mcp` in a real process, the initialize handshake done over its stdin and stdout."""
-    server = subprocess.Popen([MEM, "mcp"], cwd=cwd, env=dict(os.environ), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    send(server, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+    server = subprocess.Popen(
+        [MEM, "mcp"],
+        cwd=cwd,
+        env=dict(os.environ),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    send(
+        server,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        },
+    )
     assert json.loads(server.stdout.readline())["id"] == 1
     send(server, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     return server
@@ -373,14 +513,29 @@ def test_a_signal_mid_call_stops_the_summarizer_and_writes_nothing(everything, t
     """Issue 41.8: a signal during consolidate kills its summarizer (and what it started) and ends the server within a second; nothing is written."""
     started = tmp_path / "summarizer.pid"
     script = tmp_path / "slow.py"
-    script.write_text(f"import os, sys, time\nsys.stdin.read()\nopen({str(started)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    script.write_text(
+        f"import os, sys, time\nsys.stdin.read()\nopen({str(started)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
+    )
     config = everything / ".loa.config.yaml"
     command = json.dumps(f"{sys.executable} {script}")
-    config.write_text(config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {command}}}\n", 1))
+    config.write_text(
+        config.read_text().replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {command}}}\n", 1)
+    )
     before = mem("list", "--json").out
     server = started_server(everything)
-    transcript = "\n".join(json.dumps({"role": r, "content": f"message {i} about shipping days"}) for i, r in enumerate(["user", "assistant"] * 3))
-    send(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "consolidate", "arguments": {"transcript": transcript}}})
+    transcript = "\n".join(
+        json.dumps({"role": r, "content": f"message {i} about shipping days"})
+        for i, r in enumerate(["user", "assistant"] * 3)
+    )
+    send(
+        server,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "consolidate", "arguments": {"transcript": transcript}},
+        },
+    )
     deadline = time.monotonic() + 30
     while not started.exists() or not started.read_text():
         assert time.monotonic() < deadline and server.poll() is None
@@ -397,12 +552,25 @@ def test_a_signal_mid_call_stops_the_summarizer_and_writes_nothing(everything, t
 def test_a_signal_right_after_a_write_leaves_it_whole_or_absent(everything):
     """Issue 41.8: SIGTERM while a save may be writing: the server ends at once and the grimoire validates, the entry there or not."""
     server = started_server(everything)
-    send(server, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                  "params": {"name": "save", "arguments": {"content": "The cache is warmed before each deploy", "category": "learning"}}})
+    send(
+        server,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "save",
+                "arguments": {"content": "The cache is warmed before each deploy", "category": "learning"},
+            },
+        },
+    )
     took, code = seconds_to_end(server, signal.SIGTERM)
     assert code == 0 and took < 1.0, took
     assert mem("validate").code == 0
-    assert len([hit for hit in cli_json("query", "cache warmed deploy") if "warmed before each deploy" in hit["content"]]) <= 1
+    assert (
+        len([hit for hit in cli_json("query", "cache warmed deploy") if "warmed before each deploy" in hit["content"]])
+        <= 1
+    )
 
 
 def _alive(pid: int) -> bool:
@@ -423,22 +591,47 @@ def test_tool_annotations_say_which_tools_retire_memories_or_reach_outside(repo)
 
     hints = anyio.run(run)
     destructive = {name for name, a in hints.items() if a.destructive_hint}
-    assert {"learn", "apply", "supersede", "remember", "procedure_add", "consolidate", "task_done", "task_cancel"} <= destructive
+    assert {
+        "learn",
+        "apply",
+        "supersede",
+        "remember",
+        "procedure_add",
+        "consolidate",
+        "task_done",
+        "task_cancel",
+    } <= destructive
     assert not destructive & {"save", "episode", "task_schedule", "observe", "correct", "chat_add", "query", "context"}
     assert [name for name, a in hints.items() if a.open_world_hint] == ["consolidate"]
-    assert all(a.read_only_hint and a.idempotent_hint and not a.destructive_hint for name, a in hints.items() if name in ("query", "show", "insights"))
-    assert hints["remember"].idempotent_hint and hints["procedure_add"].idempotent_hint and not hints["save"].idempotent_hint
+    assert all(
+        a.read_only_hint and a.idempotent_hint and not a.destructive_hint
+        for name, a in hints.items()
+        if name in ("query", "show", "insights")
+    )
+    assert (
+        hints["remember"].idempotent_hint
+        and hints["procedure_add"].idempotent_hint
+        and not hints["save"].idempotent_hint
+    )
     assert not any(a.read_only_hint for name, a in hints.items() if name in ("learn", "save", "consolidate", "apply"))
 
 
 def test_mem_mcp_starts_without_the_sdks_client_and_decorator_server(repo):
     """Start-up (issue 41): the server answers initialize without importing the SDK's client, MCPServer or httpx, which the
     packages' __init__ would pull in (docs/agents.md); imports as Python's -X importtime lists them on stderr."""
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
-    run = mem_process("mcp", cwd=repo, env={"PYTHONPROFILEIMPORTTIME": "1"}, input=json.dumps(initialize).encode() + b"\n")
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
+    }
+    run = mem_process(
+        "mcp", cwd=repo, env={"PYTHONPROFILEIMPORTTIME": "1"}, input=json.dumps(initialize).encode() + b"\n"
+    )
     assert run.returncode == 0 and json.loads(run.stdout)["result"]["serverInfo"]["name"] == "grimoire"
-    imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.decode().splitlines() if line.startswith("import time:")}
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in run.stderr.decode().splitlines() if line.startswith("import time:")
+    }
     assert {"mcp_types", "mcp.server.lowlevel.server", "mcp.server.stdio"} <= imported
     assert not {name for name in imported if name.startswith(("mcp.client", "mcp.server.mcpserver", "httpx"))}
 

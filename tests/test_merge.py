@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import git, mem_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.git]  # clones of one remote pushing, pulling, rebasing: ~100 s
@@ -70,14 +69,19 @@ def remote_and_clones(tmp_path: Path, seed_with) -> tuple[Path, Path, object]:
 @pytest.fixture
 def team(tmp_path):
     """A bare remote with a seeded grimoire, and two clones with mem's hooks and driver."""
+
     def seed_with(seed: Path) -> list[str]:
         run_mem(seed, "init")
-        return [run_mem(seed, "add", "-c", CATEGORIES[i % 5], f"base memory {i} on subject {i * 17}") for i in range(10)]
+        return [
+            run_mem(seed, "add", "-c", CATEGORIES[i % 5], f"base memory {i} on subject {i * 17}") for i in range(10)
+        ]
 
     return remote_and_clones(tmp_path, seed_with)
 
 
-def work(clone: Path, who: str, base: list[str], supersede: list[str], apply: list[str], archive: list[str] = ()) -> None:
+def work(
+    clone: Path, who: str, base: list[str], supersede: list[str], apply: list[str], archive: list[str] = ()
+) -> None:
     for i in range(20):
         run_mem(clone, "add", "-c", CATEGORIES[i % 5], "-t", who, f"{who} learned thing {i} about module {who}-{i * 7}")
     for entry_id in supersede:
@@ -85,7 +89,13 @@ def work(clone: Path, who: str, base: list[str], supersede: list[str], apply: li
     for entry_id in apply:
         # Each side applies at its own moment: identical effectiveness on both
         # sides (same last_applied) is taken as one change seen twice (a cherry-pick).
-        done = mem_process("apply", entry_id, "--success", cwd=clone, env={"MEM_NOW": f"2026-11-22T1{1 if who == 'alice' else 2}:00:00Z"})
+        done = mem_process(
+            "apply",
+            entry_id,
+            "--success",
+            cwd=clone,
+            env={"MEM_NOW": f"2026-11-22T1{1 if who == 'alice' else 2}:00:00Z"},
+        )
         assert done.returncode == 0, done.stderr
     git("add", "-A", cwd=clone)
     git("commit", "-qm", f"{who}'s memories", cwd=clone)
@@ -125,7 +135,7 @@ def test_two_clones_same_day_end_identical(team, pull):
 
 
 def test_cherry_pick_renumbers_colliding_ids(team):
-    alice, bob, base = team
+    alice, _bob, _base = team
     git("checkout", "-q", "-b", "side", cwd=alice)
     first = run_mem(alice, "add", "-c", "fact", "side branch fact about caching")
     run_mem(alice, "supersede", first, "side branch fact about caching, revised")
@@ -205,13 +215,17 @@ def test_merge_file_with_a_missing_or_unreadable_version_is_bad_usage(tmp_path):
     `error:` line naming it, exit 2 (not 1, a conflict), ours untouched."""
     ours = tmp_path / "ours.yaml"
     ours.write_text("- id: MEM-20261122-001\n  content: ours\n")
-    for args, label in [(["/nonexistent", str(ours), str(ours)], "BASE /nonexistent"),
-                        ([str(ours), str(ours), str(tmp_path / "gone.yaml")], "THEIRS"),
-                        ([str(ours), str(tmp_path), str(ours)], "OURS")]:
+    for args, label in [
+        (["/nonexistent", str(ours), str(ours)], "BASE /nonexistent"),
+        ([str(ours), str(ours), str(tmp_path / "gone.yaml")], "THEIRS"),
+        ([str(ours), str(tmp_path), str(ours)], "OURS"),
+    ]:
         done = mem_process("merge-file", *args, "facts.yaml", cwd=tmp_path)
         err = done.stderr.decode()
         assert done.returncode == 2, err
-        assert err.startswith(f"error: merge-file cannot read {label}") and err.count("\n") == 1 and "Traceback" not in err, err
+        assert (
+            err.startswith(f"error: merge-file cannot read {label}") and err.count("\n") == 1 and "Traceback" not in err
+        ), err
         assert ours.read_text() == "- id: MEM-20261122-001\n  content: ours\n"
 
 
@@ -263,7 +277,7 @@ def test_ci_recipe(tmp_path):
 
 
 def test_rebase_of_several_commits_keeps_renames_across_picks(team):
-    alice, bob, base = team
+    alice, bob, _base = team
     mine = run_mem(alice, "add", "-c", "fact", "alice's fact about the scheduler")
     git("commit", "-qam", "alice fact", cwd=alice)
     git("push", "-q", "origin", "HEAD:main", cwd=alice)
@@ -291,7 +305,9 @@ def test_rebase_of_several_commits_keeps_renames_across_picks(team):
 def cross_file_work(clone: Path, who: str) -> dict[str, str]:
     """Four new memories, each side in files the other never touches (but
     facts.yaml, which both do), linked across files; returns role -> content."""
-    contents = {role: f"{who}'s {role} about component {who}-{role}" for role in ("fact", "other", "linked", "replacement")}
+    contents = {
+        role: f"{who}'s {role} about component {who}-{role}" for role in ("fact", "other", "linked", "replacement")
+    }
     other = "decision" if who == "alice" else "preference"
     linked = "learning" if who == "alice" else "preference"
     replacement = "error" if who == "alice" else "preference"
@@ -299,7 +315,9 @@ def cross_file_work(clone: Path, who: str) -> dict[str, str]:
     second = run_mem(clone, "add", "-c", other, contents["other"])
     run_mem(clone, "add", "-c", linked, "--related", second, "--related", fact, contents["linked"])
     # alice supersedes her fact from errors.yaml (a cross-file chain); bob his preference.
-    run_mem(clone, "add", "-c", replacement, "--supersedes", fact if who == "alice" else second, contents["replacement"])
+    run_mem(
+        clone, "add", "-c", replacement, "--supersedes", fact if who == "alice" else second, contents["replacement"]
+    )
     git("add", "-A", cwd=clone)
     git("commit", "-qm", f"{who}'s linked memories", cwd=clone)
     return contents
@@ -315,7 +333,7 @@ def check_links(entries: dict[str, dict], contents: dict[str, str], who: str) ->
 
 @pytest.mark.parametrize("pull", [["pull", "--no-rebase", "-q"], ["pull", "--rebase", "-q"]], ids=["merge", "rebase"])
 def test_files_only_one_side_changed_are_renumbered_with_their_references(team, pull):
-    alice, bob, base = team
+    alice, bob, _base = team
     alices = cross_file_work(alice, "alice")
     git("push", "-q", "origin", "HEAD:main", cwd=alice)
     bobs = cross_file_work(bob, "bob")
@@ -337,7 +355,9 @@ def test_files_only_one_side_changed_are_renumbered_with_their_references(team, 
     # Alice's ids were published (pushed) first: bob's yield whether he merges or rebases (issue 42).
     assert {entries[f"MEM-20261122-{n:03d}"]["content"] for n in range(11, 15)} == set(alices.values())
     log = git("log", "--format=%s", "-3", cwd=bob)
-    assert log.splitlines()[0].startswith("mem: renumber memory ids that collided in the " + ("merge" if pull[1] == "--no-rebase" else "rebase"))
+    assert log.splitlines()[0].startswith(
+        "mem: renumber memory ids that collided in the " + ("merge" if pull[1] == "--no-rebase" else "rebase")
+    )
     assert_clean(alice, bob)
 
 
@@ -355,13 +375,17 @@ def test_cherry_pick_of_files_main_never_touched_is_renumbered(team):
     entries = export(alice)
     assert len({e["id"] for e in entries.values()}) == len(entries) == 10 + 8
     check_links(entries, contents, "alice")
-    assert all(entries[e]["content"].startswith("main's own preference") for e in ("MEM-20261122-011", "MEM-20261122-014"))
-    assert git("log", "--format=%s", "-1", cwd=alice).startswith("mem: renumber memory ids that collided in the cherry-pick")
+    assert all(
+        entries[e]["content"].startswith("main's own preference") for e in ("MEM-20261122-011", "MEM-20261122-014")
+    )
+    assert git("log", "--format=%s", "-1", cwd=alice).startswith(
+        "mem: renumber memory ids that collided in the cherry-pick"
+    )
     assert_clean(alice)
 
 
 def test_concluding_a_conflicted_merge_stages_the_renumbering_into_it(team):
-    alice, bob, base = team
+    alice, bob, _base = team
     for clone, words in ((alice, "alice says the cache is redis"), (bob, "bob says the cache is memcached")):
         path = clone / MEMORY / "facts.yaml"
         path.write_text(path.read_text().replace("content: base memory 0 on subject 0", f"content: {words}"))
@@ -393,7 +417,9 @@ def test_merge_fixup_refuses_an_unknown_hook_and_is_quiet_outside_a_merge(team):
     alice, _, _ = team
     done = mem_process("merge-fixup", "post-checkout", cwd=alice)
     assert done.returncode == 2
-    assert done.stderr.decode().startswith("error: unknown hook 'post-checkout'") and done.stderr.decode().count("\n") == 1
+    assert (
+        done.stderr.decode().startswith("error: unknown hook 'post-checkout'") and done.stderr.decode().count("\n") == 1
+    )
     done = mem_process("merge-fixup", "post-merge", "0", "--json", cwd=alice)  # HEAD is no merge commit
     assert done.returncode == 0 and json.loads(done.stdout)["operation"] is None
 
@@ -422,10 +448,18 @@ def test_archive_on_one_side_keeps_the_other_sides_supersede_and_applications(te
     assert replacement == bobs  # both minted the same id: one was renumbered
     assert alices["id"] != bobs_entry["id"]
     # Archived by bob, superseded and applied by alice: all of it survives.
-    assert entries[base[7]]["archived"] and entries[base[7]]["superseded_by"] == alices["id"] and alices["supersedes"] == base[7]
+    assert (
+        entries[base[7]]["archived"]
+        and entries[base[7]]["superseded_by"] == alices["id"]
+        and alices["supersedes"] == base[7]
+    )
     assert entries[base[8]]["archived"] and entries[base[8]]["effectiveness"]["applications"] == 1
     # Archived by alice, superseded and applied by bob: likewise.
-    assert entries[base[4]]["archived"] and entries[base[4]]["superseded_by"] == bobs_entry["id"] and bobs_entry["supersedes"] == base[4]
+    assert (
+        entries[base[4]]["archived"]
+        and entries[base[4]]["superseded_by"] == bobs_entry["id"]
+        and bobs_entry["supersedes"] == base[4]
+    )
     assert entries[base[4]]["effectiveness"]["applications"] == 1
     assert_clean(alice, bob)
 
@@ -433,6 +467,7 @@ def test_archive_on_one_side_keeps_the_other_sides_supersede_and_applications(te
 def test_two_scopes_merged_on_two_branches_keep_both_valid(tmp_path):
     """Ids are unique per scope: the driver renumbers a scope's collisions
     from that scope's files, not from the default scope's."""
+
     def seed_with(seed: Path) -> None:
         run_mem(seed, "init")
         run_mem(seed, "--scope", "coder", "init")
@@ -451,7 +486,9 @@ def test_two_scopes_merged_on_two_branches_keep_both_valid(tmp_path):
     for scope in ("coder", "loa"):
         assert mem_process("--scope", scope, "validate", cwd=bob).returncode == 0, scope
     coder = {item["content"] for item in map(json.loads, run_mem(bob, "--scope", "coder", "export").splitlines())}
-    assert coder == {"the coder scope starts with one memory"} | {f"{who} coder note {i} about module {who}-{i * 7}" for who in ("alice", "bob") for i in range(3)}
+    assert coder == {"the coder scope starts with one memory"} | {
+        f"{who} coder note {i} about module {who}-{i * 7}" for who in ("alice", "bob") for i in range(3)
+    }
     ids = [item["id"] for item in map(json.loads, run_mem(bob, "--scope", "coder", "export").splitlines())]
     assert len(ids) == len(set(ids)) == 7
 
@@ -459,6 +496,7 @@ def test_two_scopes_merged_on_two_branches_keep_both_valid(tmp_path):
 def test_merge_fixup_renumbers_every_scope_in_one_commit(tmp_path):
     """Files only one side changed never reach the driver; the post-merge
     hook renumbers the side that yields in each scope (ids are per scope), in one commit."""
+
     def seed_with(seed: Path) -> None:
         run_mem(seed, "init")
         run_mem(seed, "--scope", "coder", "init")
@@ -466,16 +504,32 @@ def test_merge_fixup_renumbers_every_scope_in_one_commit(tmp_path):
     alice, bob, _ = remote_and_clones(tmp_path, seed_with)
     for clone, category in ((alice, "fact"), (bob, "decision")):  # other files per side: git takes each whole
         for scope in ("loa", "coder"):
-            run_mem(clone, "--scope", scope, "add", "-c", category, "--confidence", "0.95", f"{clone.name} says {scope} needs {category}s")
+            run_mem(
+                clone,
+                "--scope",
+                scope,
+                "add",
+                "-c",
+                category,
+                "--confidence",
+                "0.95",
+                f"{clone.name} says {scope} needs {category}s",
+            )
         git("add", "-A", cwd=clone)
         git("commit", "-qm", f"{clone.name}'s memories", cwd=clone)
     git("push", "-q", "origin", "HEAD:main", cwd=alice)
     git("pull", "--no-rebase", "-q", cwd=bob)
     for scope in ("loa", "coder"):
         assert mem_process("--scope", scope, "validate", cwd=bob).returncode == 0, scope
-        ids = {item["content"]: item["id"] for item in map(json.loads, run_mem(bob, "--scope", scope, "export").splitlines())}
+        ids = {
+            item["content"]: item["id"]
+            for item in map(json.loads, run_mem(bob, "--scope", scope, "export").splitlines())
+        }
         # alice pushed first: her ids are published and stay; bob's yield (issue 42)
-        assert ids == {f"alice says {scope} needs facts": "MEM-20261122-001", f"bob says {scope} needs decisions": "MEM-20261122-002"}
+        assert ids == {
+            f"alice says {scope} needs facts": "MEM-20261122-001",
+            f"bob says {scope} needs decisions": "MEM-20261122-002",
+        }
     log = git("log", "-1", "--format=%B", cwd=bob)
     assert log.startswith("mem: renumber memory ids that collided in the merge")
     assert "MEM-20261122-001 -> MEM-20261122-002" in log and "coder:MEM-20261122-001 -> coder:MEM-20261122-002" in log

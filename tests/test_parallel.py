@@ -11,16 +11,16 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import examples, git, mem, mem_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_chunks import ODD_BLOCKS, entry, files
 
-from conftest import examples, git, mem, mem_process
-from grimoire_cli.memory import validate_files as validating
 from grimoire_cli.core.errors import Damaged
+from grimoire_cli.memory import validate_files as validating
 from grimoire_cli.storage import parallel
 from grimoire_cli.storage.catalog.rows import prepare, word_counts, word_set
 from grimoire_cli.storage.parallel import Job, parse_files
-from test_chunks import ODD_BLOCKS, entry, files
 
 MEMORY = Path("grimoires/loa/memory")
 
@@ -50,7 +50,9 @@ def _here(jobs: list[Job]) -> list:
 
 
 def test_a_large_file_is_cut_into_slices_parsed_elsewhere_to_the_same_items():
-    text = "# notes\n\n" + "".join(entry(n, f"note {n} " * (n % 5 + 1)) + ("# between\n\n" if n % 7 == 0 else "") for n in range(1, 300))
+    text = "# notes\n\n" + "".join(
+        entry(n, f"note {n} " * (n % 5 + 1)) + ("# between\n\n" if n % 7 == 0 else "") for n in range(1, 300)
+    )
     text += "".join(block for block in ODD_BLOCKS if not block.startswith("- {"))
     jobs = [Job("a.yaml", text, {}), Job("b.yaml", "".join(entry(n, "other") for n in range(300, 340)), {})]
     assert len(parallel.cut(jobs, 2)) > 4  # the forked path, with slices of both files
@@ -90,7 +92,15 @@ def _catalog(repo: Path) -> dict:
 def test_a_cold_catalog_built_on_several_cores_is_the_same_catalog(repo):
     """Through the real `mem`: the rows, their numbers, the index and the answers."""
     for n in range(60):
-        assert mem("add", "-c", ["fact", "decision", "learning"][n % 3], f"note {n} about the runner disk and cache {n * 7}").code == 0
+        assert (
+            mem(
+                "add",
+                "-c",
+                ["fact", "decision", "learning"][n % 3],
+                f"note {n} about the runner disk and cache {n * 7}",
+            ).code
+            == 0
+        )
     listed = [line.split()[0] for line in mem("list").out.splitlines() if line.startswith("MEM-")]
     assert mem("archive", *listed[:8], "--reason", "manual").code == 0  # an archive file, its rows marked archived
     git("add", "-A", cwd=repo)
@@ -114,10 +124,16 @@ def test_a_catalog_read_without_yaml_is_the_catalog_yaml_gives(repo, monkeypatch
     from grimoire_cli.storage import chunks
 
     for n in range(40):
-        assert mem("add", "-c", ["fact", "decision"][n % 2], f"note {n} about the runner \"disk\" \\ tab\there {n * 7}").code == 0
+        assert (
+            mem("add", "-c", ["fact", "decision"][n % 2], f'note {n} about the runner "disk" \\ tab\there {n * 7}').code
+            == 0
+        )
     facts = repo / MEMORY / "facts.yaml"
-    facts.write_text(facts.read_text() + "- id: MEM-20261122-900\n  category: fact\n  content: |\n    by hand\n    two lines\n  confidence: 0.9\n"
-                     "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    facts.write_text(
+        facts.read_text()
+        + "- id: MEM-20261122-900\n  category: fact\n  content: |\n    by hand\n    two lines\n  confidence: 0.9\n"
+        "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
+    )
     catalogs = []
     for reader in (chunks.decode, lambda text: None):
         monkeypatch.setattr(chunks, "decode", reader)
@@ -177,6 +193,7 @@ def test_ctrl_c_during_a_cold_sync_says_so_and_leaves_a_working_catalog(repo):
     count = 36000
     text = "".join(entry(n, f"note {n} about the runner disk " * 4) for n in range(1, count))
     (repo / MEMORY / "facts.yaml").write_text(text)
+
     def as_from_a_terminal() -> None:
         # Ctrl-C from a terminal reaches a process whose SIGINT is not ignored or blocked; a child inherits an
         # ignored or blocked SIGINT from this test process, and in the full suite something before this test
@@ -189,9 +206,15 @@ def test_ctrl_c_during_a_cold_sync_says_so_and_leaves_a_working_catalog(repo):
     for delay in (0.3, 0.6, 0.9, 1.2, 1.5):
         for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
             cache.unlink()
-        run = subprocess.Popen([str(Path(sys.executable).parent / "mem"), "context"], cwd=repo, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, MEM_PARSE_WORKERS="2"),
-                               preexec_fn=as_from_a_terminal)
+        run = subprocess.Popen(
+            [str(Path(sys.executable).parent / "mem"), "context"],
+            cwd=repo,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=dict(os.environ, MEM_PARSE_WORKERS="2"),
+            preexec_fn=as_from_a_terminal,
+        )
         time.sleep(delay)
         os.killpg(run.pid, signal.SIGINT)
         _, err = run.communicate(timeout=60)
@@ -213,8 +236,16 @@ def _validation_grimoire(repo: Path) -> None:
     from grimoire_cli.storage.yamlio import emit_entry
 
     def one(n: int, content: str, category: str = "fact", **more) -> str:
-        return emit_entry({"id": f"MEM-20260101-{n:03d}", "category": category, "content": content, "confidence": 0.9,
-                           "source": {"session_id": "s", "timestamp": "2026-01-01T00:00:00Z"}, **more})
+        return emit_entry(
+            {
+                "id": f"MEM-20260101-{n:03d}",
+                "category": category,
+                "content": content,
+                "confidence": 0.9,
+                "source": {"session_id": "s", "timestamp": "2026-01-01T00:00:00Z"},
+                **more,
+            }
+        )
 
     facts = ["# facts\n\n"]
     for n in range(1, 400):
@@ -230,13 +261,17 @@ def _validation_grimoire(repo: Path) -> None:
         if n % 43 == 0:
             block = block.replace("  confidence:", "  # a comment YAML reads\n  confidence:")
         facts.append(block + ("# between\n\n" if n % 7 == 0 else ""))
-    facts.append("- id: MEM-20260101-900\n  category: fact\n  content: |\n    by hand\n    token = Xk9mP2vLq7Rt\n  confidence: 0.9\n"
-                 "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    facts.append(
+        "- id: MEM-20260101-900\n  category: fact\n  content: |\n    by hand\n    token = Xk9mP2vLq7Rt\n  confidence: 0.9\n"
+        "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
+    )
     (repo / MEMORY / "facts.yaml").write_text("".join(facts))
     decisions = "".join(one(n, f"decision {n} on the cache " * 6, "decision") for n in range(400, 700))
     decisions = decisions.replace("- id: MEM-20260101-650\n", "- id: MEM-20260101-650\n  tags: &t [a]\n", 1)
     (repo / MEMORY / "decisions.yaml").write_text(decisions + one(10, "decision reusing a fact's id", "decision"))
-    (repo / MEMORY / "errors.yaml").write_text(one(800, "an error") + "<<<<<<< HEAD\n" + one(801, "ours") + "=======\n" + one(801, "theirs") + ">>>>>>> b\n")
+    (repo / MEMORY / "errors.yaml").write_text(
+        one(800, "an error") + "<<<<<<< HEAD\n" + one(801, "ours") + "=======\n" + one(801, "theirs") + ">>>>>>> b\n"
+    )
 
 
 def test_validate_on_several_cores_reports_what_one_process_reports(repo):
@@ -249,7 +284,9 @@ def test_validate_on_several_cores_reports_what_one_process_reports(repo):
     # or YAML), one of decisions (its anchor) does not, so that file is checked whole.
     assert len(parallel.cut([Job("facts.yaml", facts, {})], 2)) > 8
     assert all(parallel.read_slice(piece, "facts.yaml") for piece in parallel.cut([Job("facts.yaml", facts, {})], 2))
-    assert [parallel.read_slice(piece, "d.yaml") is None for piece in parallel.cut([Job("d.yaml", decisions, {})], 2)].count(True) == 1
+    assert [
+        parallel.read_slice(piece, "d.yaml") is None for piece in parallel.cut([Job("d.yaml", decisions, {})], 2)
+    ].count(True) == 1
     reports = []
     for workers in ("1", "2", "2"):
         for cache in (repo / MEMORY / ".cache").glob("index.sqlite3*"):
@@ -307,7 +344,11 @@ def test_ctrl_c_during_a_cold_validate_cancels_the_slices_not_started(repo, monk
 
     _validation_grimoire(repo)
     facts = (repo / MEMORY / "facts.yaml").read_text()
-    slices = len(parallel.cut([Job("facts.yaml", facts, {}), Job("d.yaml", (repo / MEMORY / "decisions.yaml").read_text(), {})], 2))
+    slices = len(
+        parallel.cut(
+            [Job("facts.yaml", facts, {}), Job("d.yaml", (repo / MEMORY / "decisions.yaml").read_text(), {})], 2
+        )
+    )
     log = tmp_path / "checked"
     monkeypatch.setenv("CHECKED_LOG", str(log))
     monkeypatch.setenv("MEM_PARSE_WORKERS", "2")

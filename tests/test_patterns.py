@@ -7,17 +7,21 @@ import sys
 from collections import defaultdict
 
 import pytest
-
 from conftest import ROOT, mem
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from executions import GOALS, generate  # noqa: E402
+import itertools
 
-from grimoire_cli.learning.execution_log import query_pattern  # noqa: E402
-from grimoire_cli.learning.patterns import reliability  # noqa: E402
+from executions import GOALS, generate
 
-QUERY = {"create shipment for facility {n}": "create_shipment_for_facility_*", "quote and ship order {n} to {email}": "quote_and_ship_order_*_to_*",
-         "cancel shipment {n} and tell the customer": "cancel_shipment_*_and_tell_the_customer"}
+from grimoire_cli.learning.execution_log import query_pattern
+from grimoire_cli.learning.patterns import reliability
+
+QUERY = {
+    "create shipment for facility {n}": "create_shipment_for_facility_*",
+    "quote and ship order {n} to {email}": "quote_and_ship_order_*_to_*",
+    "cancel shipment {n} and tell the customer": "cancel_shipment_*_and_tell_the_customer",
+}
 
 
 def _observe(records) -> None:
@@ -42,11 +46,16 @@ def _truth(records):
 
     for record in records:
         tools = [s["tool"] for s in record["steps"]]
-        goal = next(template for plan, template in plans.items() if tuple(tools) == plan[: len(tools)] and
-                    (len(tools) == len(plan) or record["outcome"] == "failure") and _fits(template, record["goal"]))
+        goal = next(
+            template
+            for plan, template in plans.items()
+            if tuple(tools) == plan[: len(tools)]
+            and (len(tools) == len(plan) or record["outcome"] == "failure")
+            and _fits(template, record["goal"])
+        )
         count(("query_pattern", QUERY[goal]), record)
         count(("plan_pattern", " → ".join(tools)), record)
-        for a, b in zip(tools, tools[1:]):
+        for a, b in itertools.pairwise(tools):
             count(("tool_sequence", f"{a} → {b}"), record)
     return found
 
@@ -79,11 +88,17 @@ def test_patterns_equal_what_the_generator_put_in(repo):
     assert usages == sorted(usages, reverse=True)
     plans = json.loads(mem("patterns", "--type", "plan_pattern", "--min-usage", "100", "--json").out)
     assert plans and {p["type"] for p in plans} == {"plan_pattern"} and min(p["usage"] for p in plans) >= 100
-    assert {p["pattern"] for p in plans} == {k[1] for k, t in want.items() if k[0] == "plan_pattern" and t["usage"] >= 100}
+    assert {p["pattern"] for p in plans} == {
+        k[1] for k, t in want.items() if k[0] == "plan_pattern" and t["usage"] >= 100
+    }
 
 
 def test_a_query_pattern_wildcards_codes_numbers_addresses_and_redactions():
-    assert query_pattern("Create shipment for facility 12") == query_pattern("create shipment for facility 7") == "create_shipment_for_facility_*"
+    assert (
+        query_pattern("Create shipment for facility 12")
+        == query_pattern("create shipment for facility 7")
+        == "create_shipment_for_facility_*"
+    )
     assert query_pattern("ship ORD-2231 to ann@example.com") == "ship_*_to_*"
     assert query_pattern("email [redacted: email address] now") == "email_*_now"
     assert query_pattern("order 12 34 56") == "order_*"
@@ -91,7 +106,11 @@ def test_a_query_pattern_wildcards_codes_numbers_addresses_and_redactions():
 
 
 def test_a_retry_logged_as_its_own_step_is_one_step_of_the_plan(repo):
-    steps = [{"tool": "a", "status": "failed", "error": "x"}, {"tool": "a", "status": "completed"}, {"tool": "b", "status": "completed"}]
+    steps = [
+        {"tool": "a", "status": "failed", "error": "x"},
+        {"tool": "a", "status": "completed"},
+        {"tool": "b", "status": "completed"},
+    ]
     _observe([{"task_id": "t1", "goal": "do it", "outcome": "success", "steps": steps}])
     got = {(p["type"], p["pattern"]): p for p in json.loads(mem("patterns", "--json").out)}
     assert set(got) == {("query_pattern", "do_it"), ("plan_pattern", "a → b"), ("tool_sequence", "a → b")}
@@ -120,7 +139,15 @@ def test_parameter_insights_name_the_value_that_goes_with_success(repo):
 
 def test_known_solutions_are_error_memories_tagged_with_the_tool(repo):
     _observe(generate(200, seed=2))
-    added = mem("add", "-c", "error", "-t", "create-shipment", "--json", "Label timeouts on create_shipment clear when the carrier API is retried after 60s")
+    added = mem(
+        "add",
+        "-c",
+        "error",
+        "-t",
+        "create-shipment",
+        "--json",
+        "Label timeouts on create_shipment clear when the carrier API is retried after 60s",
+    )
     assert added.code == 0, added.err
     entry_id = json.loads(added.out)["id"]
     mem("add", "-c", "error", "-t", "other", "An unrelated failure of the build cache")
@@ -132,25 +159,49 @@ def test_known_solutions_are_error_memories_tagged_with_the_tool(repo):
 def test_tools_text_shows_the_parameter_insights_and_known_solutions(repo):
     records = generate(900, seed=3)
     _observe(records)
-    entry_id = mem("add", "-c", "error", "-t", "create-shipment", "Label timeouts on create_shipment clear when retried after 60s").out.strip()
+    entry_id = mem(
+        "add", "-c", "error", "-t", "create-shipment", "Label timeouts on create_shipment clear when retried after 60s"
+    ).out.strip()
     tool = json.loads(mem("tools", "create_shipment", "--json").out)[0]
     best, worst = tool["parameters"][0]["best"], tool["parameters"][0]["worst"]
     text = mem("tools", "create_shipment").out.splitlines()
     # what --json has, the text has too
-    assert (f"  param carrier: best {best['value']} ({100 * best['success_rate']:.1f}% ok over {best['runs']} runs), "
-            f"worst fedex ({100 * worst['success_rate']:.1f}% ok over {worst['runs']} runs)") in text
+    assert (
+        f"  param carrier: best {best['value']} ({100 * best['success_rate']:.1f}% ok over {best['runs']} runs), "
+        f"worst fedex ({100 * worst['success_rate']:.1f}% ok over {worst['runs']} runs)"
+    ) in text
     assert f"  known solution {entry_id}: Label timeouts on create_shipment clear when retried after 60s" in text
 
 
 def test_one_run_and_one_task_are_singular(repo):
-    _observe([{"task_id": "t-1", "goal": "pack order 7", "context": "shipping", "outcome": "success", "started_at": "2026-11-20T10:00:00Z",
-               "duration_ms": 10, "steps": [{"tool": "pack", "status": "completed", "duration_ms": 10}]}])
+    _observe(
+        [
+            {
+                "task_id": "t-1",
+                "goal": "pack order 7",
+                "context": "shipping",
+                "outcome": "success",
+                "started_at": "2026-11-20T10:00:00Z",
+                "duration_ms": 10,
+                "steps": [{"tool": "pack", "status": "completed", "duration_ms": 10}],
+            }
+        ]
+    )
     tools = mem("tools").out
-    assert tools.startswith("pack: 1 run, 100.0% ok") and "  in shipping: 1 run, 100.0% ok" in tools and "1 runs" not in tools
+    assert (
+        tools.startswith("pack: 1 run, 100.0% ok")
+        and "  in shipping: 1 run, 100.0% ok" in tools
+        and "1 runs" not in tools
+    )
     patterns = mem("patterns").out
     assert "  1 task, 100.0% ok" in patterns and "1 tasks" not in patterns
     recalled = mem("recall-all", "pack order").out
-    assert "1 task)" in recalled and "- pack: 1 run, 100.0% ok" in recalled and "1 tasks" not in recalled and "1 runs" not in recalled
+    assert (
+        "1 task)" in recalled
+        and "- pack: 1 run, 100.0% ok" in recalled
+        and "1 tasks" not in recalled
+        and "1 runs" not in recalled
+    )
     assert "over 1 run in" in mem("recommend", "pack", "--context", "shipping").out
 
 
@@ -173,46 +224,78 @@ def test_recommend_ranks_by_success_in_the_context_and_falls_back_with_a_note(re
     want = sorted(("get_rates", "create_shipment", "send_email"), key=lambda t: (-rates[t][0], -rates[t][1], t))
     assert [r["tool"] for r in got["recommendations"]] == want
     assert [r["success_rate"] for r in got["recommendations"]] == [round(rates[t][0], 4) for t in want]
-    assert all(r["context"] == "support" and "quote_and_ship_order_*_to_*" in r["reason"] for r in got["recommendations"])
+    assert all(
+        r["context"] == "support" and "quote_and_ship_order_*_to_*" in r["reason"] for r in got["recommendations"]
+    )
     assert got["note"] is None
     # a context with no runs: all contexts, and the answer says so
     fallback = json.loads(mem("recommend", "quote and ship", "--context", "nowhere", "--json").out)
     assert fallback["note"] == "no runs of these tools in 'nowhere': success rates over all contexts"
     overall = _rates(records, None)
     assert [(r["tool"], r["success_rate"], r["runs"], r["context"]) for r in fallback["recommendations"]] == [
-        (t, round(overall[t][0], 4), overall[t][1], None) for t in sorted(want, key=lambda t: (-overall[t][0], -overall[t][1], t))]
+        (t, round(overall[t][0], 4), overall[t][1], None)
+        for t in sorted(want, key=lambda t: (-overall[t][0], -overall[t][1], t))
+    ]
     # a tool named by the action
     named = json.loads(mem("recommend", "send email", "--json").out)
-    assert named["recommendations"][0]["tool"] == "send_email" and "name matches" in named["recommendations"][0]["reason"]
+    assert (
+        named["recommendations"][0]["tool"] == "send_email" and "name matches" in named["recommendations"][0]["reason"]
+    )
     # no evidence
     none = mem("recommend", "frobnicate widgets", "--json")
     assert none.code == 1  # no tool to recommend: nothing found
-    assert json.loads(none.out) == {"action": "frobnicate widgets", "context": None, "recommendations": [],
-                                    "note": "no evidence for 'frobnicate widgets': no observed tool or task goal matches it"}
+    assert json.loads(none.out) == {
+        "action": "frobnicate widgets",
+        "context": None,
+        "recommendations": [],
+        "note": "no evidence for 'frobnicate widgets': no observed tool or task goal matches it",
+    }
     bad = mem("recommend", "a to")
     assert bad.code == 2 and bad.err.startswith("error: no words to match")
     assert mem("recommend", "send email", "-n", "0").code == 2
     # each tool's reason names the matching pattern whose tasks ran it
-    reasons = {r["tool"]: r["reason"] for r in json.loads(mem("recommend", "shipment", "--json").out)["recommendations"]}
+    reasons = {
+        r["tool"]: r["reason"] for r in json.loads(mem("recommend", "shipment", "--json").out)["recommendations"]
+    }
     assert reasons["list_facilities"] == "used by tasks like create_shipment_for_facility_*"
     assert reasons["cancel_shipment"] in ("its name matches 'shipment'",)
 
 
 def test_recommend_ranks_the_tools_the_action_names_first(repo):
     def task(n, steps, goal):
-        return {"task_id": f"t-{goal[:5]}-{n}", "goal": goal, "context": "shipping", "outcome": "success", "started_at": "2026-11-20T10:00:00Z",
-                "duration_ms": 10, "steps": [{"tool": tool, "status": "completed" if ok else "failed", "duration_ms": 5} for tool, ok in steps]}
+        return {
+            "task_id": f"t-{goal[:5]}-{n}",
+            "goal": goal,
+            "context": "shipping",
+            "outcome": "success",
+            "started_at": "2026-11-20T10:00:00Z",
+            "duration_ms": 10,
+            "steps": [
+                {"tool": tool, "status": "completed" if ok else "failed", "duration_ms": 5} for tool, ok in steps
+            ],
+        }
 
     # list_facilities always succeeds in the tasks that create shipments; create_shipment half the time; createShipment never
-    records = [task(n, [("list_facilities", True), ("create_shipment", n % 2 == 0)], f"create shipment for facility {n}") for n in range(6)]
+    records = [
+        task(n, [("list_facilities", True), ("create_shipment", n % 2 == 0)], f"create shipment for facility {n}")
+        for n in range(6)
+    ]
     records.append(task(0, [("createShipment", False)], "migrate the old client"))
     _observe(records)
     got = json.loads(mem("recommend", "create shipment", "--json").out)["recommendations"]
     # named by the action first (camelCase too), each group by success rate; then the tools its tasks ran
-    assert [(r["tool"], r["success_rate"]) for r in got] == [("create_shipment", 0.5), ("createShipment", 0.0), ("list_facilities", 1.0)]
+    assert [(r["tool"], r["success_rate"]) for r in got] == [
+        ("create_shipment", 0.5),
+        ("createShipment", 0.0),
+        ("list_facilities", 1.0),
+    ]
     assert got[0]["reason"] == got[1]["reason"] == "its name matches 'create shipment'"
     assert got[2]["reason"] == "used by tasks like create_shipment_for_facility_*"
-    assert mem("recommend", "create shipment").out.splitlines()[0].startswith("1. create_shipment: 50.0% ok over 6 runs; its name matches")
+    assert (
+        mem("recommend", "create shipment")
+        .out.splitlines()[0]
+        .startswith("1. create_shipment: 50.0% ok over 6 runs; its name matches")
+    )
 
 
 def test_recommend_on_generated_logs_puts_the_named_tool_first(repo):
@@ -237,10 +320,18 @@ def test_recall_all_answers_patterns_tools_insights_and_preferences_at_once(repo
     assert mem("recall-all", "x", "--types", ",").code == 2
 
 
-@pytest.mark.parametrize("args, message", [
-    (("patterns", "--type", "gossip"), "unknown pattern type 'gossip'"),
-    (("patterns", "--min-usage", "0"), "--min-usage must be a whole number from 1 to"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("patterns", "--type", "gossip"), "unknown pattern type 'gossip'"),
+        (("patterns", "--min-usage", "0"), "--min-usage must be a whole number from 1 to"),
+    ],
+)
 def test_bad_pattern_options_are_one_error_line(repo, args, message):
     result = mem(*args)
-    assert result.code == 2 and result.err.startswith("error:") and message in result.err and len(result.err.strip().splitlines()) == 1
+    assert (
+        result.code == 2
+        and result.err.startswith("error:")
+        and message in result.err
+        and len(result.err.strip().splitlines()) == 1
+    )

@@ -4,10 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import examples, git, mem
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import examples, git, mem
 
 PROCEDURES = Path("grimoires/loa/memory/procedures.yaml")
 RUNBOOK = """\
@@ -35,17 +34,29 @@ def test_a_runbook_is_kept_and_shown_as_a_checklist(sabre, tmp_path):
     shown = json.loads(mem("show", entry_id, "--json").out)
     assert shown["name"] == "deploy-service" and shown["params"] == ["service", "version"]  # found in the steps
     assert shown["steps"][2] == {"name": "Tell the channel"}  # a bare line is a step's name
-    assert shown["content"] == "deploy-service: Ship one service to production. Steps: 1. Run the tests; 2. Build the image; 3. Tell the channel"
+    assert (
+        shown["content"]
+        == "deploy-service: Ship one service to production. Steps: 1. Run the tests; 2. Build the image; 3. Tell the channel"
+    )
     checklist = mem("procedure", "show", "deploy-service", "--param", "service=api", "--param", "version=1.2")
     assert checklist.code == 0
     assert checklist.out.splitlines() == [
-        f"deploy-service ({entry_id})", "Ship one service to production",
-        "1. [ ] Run the tests", "   run: make test",
-        "2. [ ] Build the image", "   only if: the tests passed", "   run: docker build -t api:1.2 .",
+        f"deploy-service ({entry_id})",
+        "Ship one service to production",
+        "1. [ ] Run the tests",
+        "   run: make test",
+        "2. [ ] Build the image",
+        "   only if: the tests passed",
+        "   run: docker build -t api:1.2 .",
         "3. [ ] Tell the channel",
     ]
-    as_json = json.loads(mem("procedure", "show", "deploy-service", "--param", "service=api", "--param", "version=1.2", "--json").out)
-    assert as_json["steps"][1]["run"] == "docker build -t api:1.2 ." and as_json["params"] == {"service": "api", "version": "1.2"}
+    as_json = json.loads(
+        mem("procedure", "show", "deploy-service", "--param", "service=api", "--param", "version=1.2", "--json").out
+    )
+    assert as_json["steps"][1]["run"] == "docker build -t api:1.2 ." and as_json["params"] == {
+        "service": "api",
+        "version": "1.2",
+    }
     assert mem("validate").code == 0
     assert git("status", "--porcelain", cwd=sabre).split() == ["M", str(PROCEDURES)]
 
@@ -57,40 +68,63 @@ def test_showing_never_writes_or_runs_anything(sabre, tmp_path):
     git("commit", "-qm", "procedure", cwd=sabre)
     assert mem("procedure", "show", "touchy").code == 0 and mem("procedures").code == 0
     assert not marker.exists() and git("status", "--porcelain", cwd=sabre) == ""
-    helps = {args: " ".join(mem(*args, "--help").out.split()) for args in (("procedure",), ("procedure", "add"), ("procedure", "show"))}
+    helps = {
+        args: " ".join(mem(*args, "--help").out.split())
+        for args in (("procedure",), ("procedure", "add"), ("procedure", "show"))
+    }
     assert "mem never executes a step: a runbook from git is data, not code" in helps[("procedure",)]
-    assert "Nothing is executed" in helps[("procedure", "add")] and "mem executes none of it" in helps[("procedure", "show")]
+    assert (
+        "Nothing is executed" in helps[("procedure", "add")]
+        and "mem executes none of it" in helps[("procedure", "show")]
+    )
 
 
 def test_missing_and_unknown_params_are_named(sabre, tmp_path):
     _add(tmp_path / "deploy.yaml")
     missing = mem("procedure", "show", "deploy-service", "--param", "service=api")
-    assert missing.code == 2 and "missing param {version} for deploy-service" in missing.err and "--param version=VALUE" in missing.err
+    assert (
+        missing.code == 2
+        and "missing param {version} for deploy-service" in missing.err
+        and "--param version=VALUE" in missing.err
+    )
     both = mem("procedure", "show", "deploy-service")
     assert "missing params {service}, {version}" in both.err
-    unknown = mem("procedure", "show", "deploy-service", "--param", "service=a", "--param", "version=1", "--param", "region=eu")
+    unknown = mem(
+        "procedure", "show", "deploy-service", "--param", "service=a", "--param", "version=1", "--param", "region=eu"
+    )
     assert unknown.code == 2 and "does not take region (it takes service, version)" in unknown.err
     assert mem("procedure", "show", "nothing-here").code == 1
 
 
 def test_the_description_is_filled_too_and_template_shows_it_as_written(sabre, tmp_path):
-    entry_id = _add(tmp_path / "deploy.yaml", RUNBOOK.replace("Ship one service to production", "Ship {service} to production"))
+    entry_id = _add(
+        tmp_path / "deploy.yaml", RUNBOOK.replace("Ship one service to production", "Ship {service} to production")
+    )
     filled = mem("procedure", "show", "deploy-service", "--param", "service=api", "--param", "version=1.2")
     assert filled.code == 0 and filled.out.splitlines()[1] == "Ship api to production" and "{" not in filled.out
-    as_json = json.loads(mem("procedure", "show", "deploy-service", "--param", "service=api", "--param", "version=1.2", "--json").out)
+    as_json = json.loads(
+        mem("procedure", "show", "deploy-service", "--param", "service=api", "--param", "version=1.2", "--json").out
+    )
     assert as_json["description"] == "Ship api to production"
     # without every param: still refused, and the hint names --template
     refused = mem("procedure", "show", "deploy-service")
     assert refused.code == 2 and "missing params {service}, {version}" in refused.err and "--template" in refused.err
     template = mem("procedure", "show", "deploy-service", "--template")
     assert template.code == 0, template.err
-    assert template.out.splitlines()[:3] == [f"deploy-service ({entry_id})", "Ship {service} to production",
-                                             "template: fill {service}, {version} with --param service=VALUE --param version=VALUE"]
+    assert template.out.splitlines()[:3] == [
+        f"deploy-service ({entry_id})",
+        "Ship {service} to production",
+        "template: fill {service}, {version} with --param service=VALUE --param version=VALUE",
+    ]
     assert "   run: docker build -t {service}:{version} ." in template.out.splitlines()
     # a template fills the params it is given and leaves the others marked
     partly = json.loads(mem("procedure", "show", "deploy-service", "--template", "--param", "version=2", "--json").out)
-    assert partly["params"] == {"service": None, "version": "2"} and partly["steps"][1]["run"] == "docker build -t {service}:2 ."
-    assert mem("procedure", "show", "deploy-service", "--template", "--param", "region=eu").code == 2  # unknown: still refused
+    assert (
+        partly["params"] == {"service": None, "version": "2"}
+        and partly["steps"][1]["run"] == "docker build -t {service}:2 ."
+    )
+    # Unknown: still refused
+    assert mem("procedure", "show", "deploy-service", "--template", "--param", "region=eu").code == 2
 
 
 def test_a_param_only_the_description_uses_is_a_param(sabre, tmp_path):
@@ -127,36 +161,53 @@ def test_success_rate_comes_from_apply(sabre, tmp_path):
     assert mem("apply", entry_id, "--failure").code == 0
     line = mem("procedures").out
     assert line.startswith("deploy-service") and "1/2 ok" in line and entry_id in line
-    assert "1/2 succeeded" in mem("procedure", "show", "deploy-service", "--param", "service=a", "--param", "version=1").out
+    assert (
+        "1/2 succeeded"
+        in mem("procedure", "show", "deploy-service", "--param", "service=a", "--param", "version=1").out
+    )
 
 
 def test_json_from_stdin_is_a_procedure_too(sabre):
-    document = {"name": "rotate-keys", "description": "Rotate a key", "params": ["key"],
-                "steps": [{"name": "Rotate", "run": "vault rotate {key}"}], "tags": ["security"]}
+    document = {
+        "name": "rotate-keys",
+        "description": "Rotate a key",
+        "params": ["key"],
+        "steps": [{"name": "Rotate", "run": "vault rotate {key}"}],
+        "tags": ["security"],
+    }
     result = mem("procedure", "add", "-", input=json.dumps(document))
     assert result.code == 0, result.err
     shown = json.loads(mem("show", result.out.strip(), "--json").out)
     assert shown["tags"] == ["security"] and shown["params"] == ["key"]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[1, 2]", "a procedure is a mapping with name and steps"),
-    ("name: x\nsteps: 3\n", "steps is not a list of steps"),
-    ("name: x\nsteps: []\n", "steps is not a list of steps"),
-    ("name: x\nsteps: [a, {run: ls}]\n", "step 2 is not a step with a name"),
-    ("name: x\nsteps: [{name: a, shell: ls}]\n", "step 1 has unknown field shell"),
-    ("name: x\nsteps: [a]\nowner: me\n", "unknown field owner in a procedure"),
-    ("name: Deploy It\nsteps: [a]\n", "needs a name that is a lowercase slug"),
-    ("name: x\nsteps: [a\n", "<stdin>:3: not valid YAML"),
-    ("name: x\nsteps: [{name: a, run: 12}]\n", "step 1's run is not text"),
-    ("name: x\ndescription: the token is ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\nsteps: [a]\n", "refusing to store a secret"),
-    ("name: x\ndescription: 123\nsteps: [a]\n", "description is not text"),
-    ("name: x\ntags: 5\nsteps: [a]\n", "tags is not a list of words"),
-    ("name: x\ntags: deploy\nsteps: [a]\n", "tags is not a list of words"),
-    ("name: x\ntags: [null]\nsteps: [a]\n", "tags is not a list of words"),
-    ("name: x\nparams: service\nsteps: [a]\n", "params is not a list of names"),
-    ("", "a procedure is a mapping with name and steps: a list of {name, run?, description?, condition?}, not empty"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[1, 2]", "a procedure is a mapping with name and steps"),
+        ("name: x\nsteps: 3\n", "steps is not a list of steps"),
+        ("name: x\nsteps: []\n", "steps is not a list of steps"),
+        ("name: x\nsteps: [a, {run: ls}]\n", "step 2 is not a step with a name"),
+        ("name: x\nsteps: [{name: a, shell: ls}]\n", "step 1 has unknown field shell"),
+        ("name: x\nsteps: [a]\nowner: me\n", "unknown field owner in a procedure"),
+        ("name: Deploy It\nsteps: [a]\n", "needs a name that is a lowercase slug"),
+        ("name: x\nsteps: [a\n", "<stdin>:3: not valid YAML"),
+        ("name: x\nsteps: [{name: a, run: 12}]\n", "step 1's run is not text"),
+        (
+            "name: x\ndescription: the token is ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\nsteps: [a]\n",
+            "refusing to store a secret",
+        ),
+        ("name: x\ndescription: 123\nsteps: [a]\n", "description is not text"),
+        ("name: x\ntags: 5\nsteps: [a]\n", "tags is not a list of words"),
+        ("name: x\ntags: deploy\nsteps: [a]\n", "tags is not a list of words"),
+        ("name: x\ntags: [null]\nsteps: [a]\n", "tags is not a list of words"),
+        ("name: x\nparams: service\nsteps: [a]\n", "params is not a list of names"),
+        (
+            "",
+            "a procedure is a mapping with name and steps: a list of {name, run?, description?, condition?}, not empty",
+        ),
+    ],
+)
 def test_a_bad_procedure_is_one_error_and_writes_nothing(sabre, text, message):
     before = PROCEDURES.read_bytes()
     result = mem("procedure", "add", "-", input=text)
@@ -187,9 +238,16 @@ def test_the_python_api_names_sabre_uses(sabre):
     from grimoire_cli import Grimoire
 
     g = Grimoire.open(sabre)
-    saved = g.remember_procedure("rotate-keys", ["Open the vault", {"name": "Rotate", "run": "vault rotate {key}"}], "Rotate a key")
+    saved = g.remember_procedure(
+        "rotate-keys", ["Open the vault", {"name": "Rotate", "run": "vault rotate {key}"}], "Rotate a key"
+    )
     assert saved.written and saved.entry.data["params"] == ["key"]
-    assert g.remember_procedure("rotate-keys", ["Open the vault", {"name": "Rotate", "run": "vault rotate {key}"}], "Rotate a key").written is False
+    assert (
+        g.remember_procedure(
+            "rotate-keys", ["Open the vault", {"name": "Rotate", "run": "vault rotate {key}"}], "Rotate a key"
+        ).written
+        is False
+    )
     assert g.recall_procedure("rotate-keys", key="db").steps[1] == {"name": "Rotate", "run": "vault rotate db"}
     assert [e.data["name"] for e in g.list_procedures()] == ["rotate-keys"]
     stats = g.memory_stats().to_dict()
@@ -205,10 +263,17 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, ma
 @settings(max_examples=examples(100))
 @given(service=_TEXT, version=_TEXT)
 def test_params_are_substituted_exactly_once_whatever_their_values(service, version):
-    from grimoire_cli.kinds.procedures import checklist
     from grimoire_cli.core.model import Entry
+    from grimoire_cli.kinds.procedures import checklist
 
-    entry = Entry({"id": "MEM-20261122-001", "name": "p", "params": ["service", "version"], "steps": [{"name": "Do {service}", "run": "x {service}:{version} {other} ${HOME}"}]})
+    entry = Entry(
+        {
+            "id": "MEM-20261122-001",
+            "name": "p",
+            "params": ["service", "version"],
+            "steps": [{"name": "Do {service}", "run": "x {service}:{version} {other} ${HOME}"}],
+        }
+    )
     steps = checklist(entry, {"service": service, "version": version}).steps
     assert steps == [{"name": f"Do {service}", "run": f"x {service}:{version} {{other}} ${{HOME}}"}]
 
@@ -224,7 +289,7 @@ def test_query_finds_a_procedure_by_what_its_steps_say(sabre, tmp_path):
 def test_validate_reports_two_active_versions_of_one_name(sabre, tmp_path):
     first = _add(tmp_path / "deploy.yaml")
     text = PROCEDURES.read_text()
-    block = text[text.index(f"- id: {first}"):]
+    block = text[text.index(f"- id: {first}") :]
     PROCEDURES.write_text(text + block.replace(first, "MEM-20261122-009"))  # a copy by hand, both active
     report = json.loads(mem("validate", "--format", "json").out)
     problems = [(p["rule"], p["id"]) for p in report["problems"]]

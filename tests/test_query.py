@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import examples, fresh_repo, git, mem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,9 +13,15 @@ from grimoire_cli import Grimoire
 
 def seed():
     ids = {}
-    ids["fts"] = mem("add", "-c", "decision", "We use SQLite FTS5 for full text search", "-t", "search", "--confidence", "0.95").out.strip()
-    ids["deploy"] = mem("add", "-c", "fact", "Deployments run from the release branch every Tuesday", "-t", "deploy").out.strip()
-    ids["disk"] = mem("add", "-c", "error", "The nightly build failed because the runner disk was full", "-t", "ci").out.strip()
+    ids["fts"] = mem(
+        "add", "-c", "decision", "We use SQLite FTS5 for full text search", "-t", "search", "--confidence", "0.95"
+    ).out.strip()
+    ids["deploy"] = mem(
+        "add", "-c", "fact", "Deployments run from the release branch every Tuesday", "-t", "deploy"
+    ).out.strip()
+    ids["disk"] = mem(
+        "add", "-c", "error", "The nightly build failed because the runner disk was full", "-t", "ci"
+    ).out.strip()
     ids["tabs"] = mem("add", "-c", "preference", "Indent YAML with two spaces, never tabs").out.strip()
     return ids
 
@@ -30,11 +35,11 @@ def query_ids(*args, env=None):
 
 def test_relevance_stemming_and_typos(repo):
     ids = seed()
-    assert query_ids("searching")[0] == ids["fts"]           # stemming
+    assert query_ids("searching")[0] == ids["fts"]  # stemming
     assert query_ids("deployment tuesdays")[0] == ids["deploy"]
-    assert query_ids("serach")[0] == ids["fts"]              # two letters swapped
-    assert query_ids("deplyments")[0] == ids["deploy"]       # one letter missing
-    assert query_ids("nightlly")[0] == ids["disk"]           # one extra letter
+    assert query_ids("serach")[0] == ids["fts"]  # two letters swapped
+    assert query_ids("deplyments")[0] == ids["deploy"]  # one letter missing
+    assert query_ids("nightlly")[0] == ids["disk"]  # one extra letter
     assert set(query_ids("the of and")) == {ids["disk"], ids["deploy"]}  # only stop words: they are searched after all
     assert query_ids("zebra quantum") == []
 
@@ -48,7 +53,9 @@ def test_filters_apply_first(repo):
     later = {"MEM_NOW": "2027-01-05T00:00:00Z"}
     assert query_ids("nightly build", env=later) == []
     assert query_ids("nightly build", "--include-expired", env=later) == [ids["disk"]]
-    new = mem("supersede", ids["fts"], "We use SQLite FTS5 with porter stemming for search", "--confidence", "0.95").out.strip()
+    new = mem(
+        "supersede", ids["fts"], "We use SQLite FTS5 with porter stemming for search", "--confidence", "0.95"
+    ).out.strip()
     assert query_ids("sqlite") == [new]
     assert set(query_ids("sqlite", "--include-superseded")) == {new, ids["fts"]}
     assert len(query_ids("the", "-n", "1")) <= 1
@@ -65,7 +72,10 @@ def test_an_entry_at_its_category_floor_is_not_hidden_by_the_global_default(repo
     # the user's own threshold applies to every category
     hidden = mem("query", "conventional commits", "--min-confidence", "0.6")
     assert hidden.code == 1 and hidden.out == ""
-    assert hidden.err == 'no memories match "conventional commits"; filtered out: 1 below confidence 0.6 (--min-confidence)\n'
+    assert (
+        hidden.err
+        == 'no memories match "conventional commits"; filtered out: 1 below confidence 0.6 (--min-confidence)\n'
+    )
     # the default between the floor and the entry: the entry is found either way
     (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.55}\n")
     assert query_ids("conventional commits") == [entry_id]
@@ -76,9 +86,11 @@ def test_an_entry_at_its_category_floor_is_not_hidden_by_the_global_default(repo
     # a category whose floor is above the default is filtered at the default: a
     # hand-written fact at 0.7 (its floor is 0.8) is found under 0.6, not under 0.75
     facts = repo / "grimoires/loa/memory/facts.yaml"
-    facts.write_text(facts.read_text() + "- id: MEM-20261122-090\n  category: fact\n  summary: conventional commits are linted\n"
-                     "  content: conventional commits are linted in CI\n  confidence: 0.7\n  ttl: permanent\n"
-                     "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n")
+    facts.write_text(
+        facts.read_text() + "- id: MEM-20261122-090\n  category: fact\n  summary: conventional commits are linted\n"
+        "  content: conventional commits are linted in CI\n  confidence: 0.7\n  ttl: permanent\n"
+        "  source: {session_id: s, timestamp: '2026-11-22T09:00:00Z'}\n"
+    )
     (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.6}\n")
     assert "MEM-20261122-090" in query_ids("conventional commits linted")
     (repo / ".loa.config.yaml").write_text("memory_schema:\n  retrieval: {min_confidence: 0.75}\n")
@@ -87,26 +99,44 @@ def test_an_entry_at_its_category_floor_is_not_hidden_by_the_global_default(repo
 
 def test_empty_results_say_on_stderr_what_filtered_them_out(repo):
     ids = seed()
+
     def why(*args, env=None):
         result = mem("query", *args, env=env)
         assert result.code == 1 and result.out == "", result.out
         return result.err.strip()
 
     assert why("zebra quantum") == 'no memories match "zebra quantum"'
-    assert why("nightly build", env={"MEM_NOW": "2027-01-05T00:00:00Z"}) == \
-        'no memories match "nightly build"; filtered out: 1 expired (--include-expired)'
-    assert why("runner disk", "-c", "fact") == 'no memories match "runner disk"; filtered out: 1 in other categories (-c)'
+    assert (
+        why("nightly build", env={"MEM_NOW": "2027-01-05T00:00:00Z"})
+        == 'no memories match "nightly build"; filtered out: 1 expired (--include-expired)'
+    )
+    assert (
+        why("runner disk", "-c", "fact") == 'no memories match "runner disk"; filtered out: 1 in other categories (-c)'
+    )
     assert why("search", "-t", "deploy") == 'no memories match "search"; filtered out: 1 without the tags (-t)'
-    assert why("search", "-t", "deploy", "-c", "error") == 'no memories match "search"; filtered out: 1 by these filters together'
+    assert (
+        why("search", "-t", "deploy", "-c", "error")
+        == 'no memories match "search"; filtered out: 1 by these filters together'
+    )
     mem("supersede", ids["deploy"], "Deployments run from main every Wednesday")
     assert why("tuesday") == 'no memories match "tuesday"; filtered out: 1 superseded (--include-superseded)'
     assert mem("archive", ids["tabs"]).code == 0
     assert why("tabs") == 'no memories match "tabs"; filtered out: 1 archived (--archived)'
     as_json = mem("query", "tabs", "--json")
     assert json.loads(as_json.out) == [] and "1 archived" in as_json.err
-    assert mem("context", "zebra quantum").out == "" and mem("context", "zebra quantum").err == 'no memories match "zebra quantum"\n'
-    assert mem("context", "tabs").err == 'no memories match "tabs"; filtered out: 1 archived\n'  # context has no --archived
-    assert json.loads(mem("context", "zebra", "--json").out) == {"text": "", "included": [], "left_out": 0, "tokens": 0, "budget": 400}
+    assert (
+        mem("context", "zebra quantum").out == ""
+        and mem("context", "zebra quantum").err == 'no memories match "zebra quantum"\n'
+    )
+    # Context has no --archived
+    assert mem("context", "tabs").err == 'no memories match "tabs"; filtered out: 1 archived\n'
+    assert json.loads(mem("context", "zebra", "--json").out) == {
+        "text": "",
+        "included": [],
+        "left_out": 0,
+        "tokens": 0,
+        "budget": 400,
+    }
 
 
 def test_a_long_query_is_echoed_short(repo):
@@ -114,7 +144,8 @@ def test_a_long_query_is_echoed_short(repo):
     long = "zebra   quantum\n" + "x" * 5000
     for command in ("query", "context"):
         result = mem(command, long)
-        assert result.err == 'no memories match "zebra quantum ' + "x" * 45 + '…"\n', result.err  # 60 characters, one line
+        # 60 characters, one line
+        assert result.err == 'no memories match "zebra quantum ' + "x" * 45 + '…"\n', result.err
 
 
 @pytest.mark.parametrize("text", ["", "   ", "!!!"])
@@ -139,9 +170,9 @@ def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
     import random
     import sqlite3
 
-    from grimoire_cli.storage.catalog import queries
     from grimoire_cli.core.scoring import FIELD_WEIGHTS, TIER_BONUS
     from grimoire_cli.retrieval.search import expression
+    from grimoire_cli.storage.catalog import queries
 
     rng = random.Random(5)
     words = "cache runner disk deploy canary build queue token flaky merge".split()
@@ -149,10 +180,16 @@ def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
     items = []
     for n in range(150):
         day = 1 + n % 28
-        items.append({"content": f"note {n} " + " ".join(rng.choice(words) for _ in range(rng.randint(3, 12))),
-                      "category": ["fact", "learning", "error", "decision"][n % 4], "confidence": rng.choice([0.95, 0.9, 0.99, 1.0]),
-                      "importance": rng.randint(1, 10), "tags": [rng.choice(["ci", "db", "ops"])],
-                      "timestamp": f"2026-{1 + n % 10:02d}-{day:02d}T{n % 24:02d}:00:00Z"})
+        items.append(
+            {
+                "content": f"note {n} " + " ".join(rng.choice(words) for _ in range(rng.randint(3, 12))),
+                "category": ["fact", "learning", "error", "decision"][n % 4],
+                "confidence": rng.choice([0.95, 0.9, 0.99, 1.0]),
+                "importance": rng.randint(1, 10),
+                "tags": [rng.choice(["ci", "db", "ops"])],
+                "timestamp": f"2026-{1 + n % 10:02d}-{day:02d}T{n % 24:02d}:00:00Z",
+            }
+        )
     written = grimoire.add_many(items)
     for number, entry in enumerate(written[:6]):  # tiers: high (3 of 3) and medium (2 of 3)
         for success in (True, True, number % 2 == 0):
@@ -167,17 +204,40 @@ def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
     assert decay.every_days == 7 and decay.floor == 3
     db = grimoire.store.catalog.db
     entries = {e.id: e for e in grimoire.entries()}
-    cases = [("cache runner", {}), ("deploy canary flaky", {"categories": ["error", "learning"]}), ("merge queue", {"tags": ["ci"]}),
-             ("token build disk", {"min_confidence": 0.95}), ("cache", {"include_expired": True, "include_superseded": True, "archived": True})]
+    cases = [
+        ("cache runner", {}),
+        ("deploy canary flaky", {"categories": ["error", "learning"]}),
+        ("merge queue", {"tags": ["ci"]}),
+        ("token build disk", {"min_confidence": 0.95}),
+        ("cache", {"include_expired": True, "include_superseded": True, "archived": True}),
+    ]
     for text, options in cases:
         match = expression(grimoire.store, text)
-        bm25 = dict(db.execute("SELECT e.id, -bm25(fts, 1.0, 1.0, 0.5, 1.0) FROM fts JOIN entries e ON e.rowid = fts.rowid WHERE fts MATCH ?", (match,)))
+        bm25 = dict(
+            db.execute(
+                "SELECT e.id, -bm25(fts, 1.0, 1.0, 0.5, 1.0) FROM fts JOIN entries e ON e.rowid = fts.rowid WHERE fts MATCH ?",
+                (match,),
+            )
+        )
         assert FIELD_WEIGHTS == (1.0, 1.0, 0.5, 1.0)
-        states = {"active"} | {s for s, flag in (("expired", "include_expired"), ("superseded", "include_superseded"), ("archived", "archived")) if options.get(flag)}
+        states = {"active"} | {
+            s
+            for s, flag in (
+                ("expired", "include_expired"),
+                ("superseded", "include_superseded"),
+                ("archived", "archived"),
+            )
+            if options.get(flag)
+        }
         floor = options.get("min_confidence", grimoire.config.retrieval["min_confidence"])
-        kept = [entries[i] for i in bm25 if entries[i].state(moment) in states and entries[i].confidence >= floor
-                and (not options.get("categories") or entries[i].category in options["categories"])
-                and all(t in entries[i].tags for t in options.get("tags", []))]
+        kept = [
+            entries[i]
+            for i in bm25
+            if entries[i].state(moment) in states
+            and entries[i].confidence >= floor
+            and (not options.get("categories") or entries[i].category in options["categories"])
+            and all(t in entries[i].tags for t in options.get("tags", []))
+        ]
         assert kept, text
         top = max(bm25[e.id] for e in kept)
         expected = []
@@ -225,9 +285,9 @@ def test_context_budget_and_order(repo):
 
 
 def test_context_budget_property(repo):
-    from hypothesis import given, settings, strategies as st
-
     from conftest import examples
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     seed()
     from grimoire_cli import Grimoire
@@ -254,8 +314,17 @@ def test_context_past_the_first_page(repo):
     budget = 400
     page = budget // SHORTEST_LINE + MAX_MISSES + 1
     count = page + 60
-    grimoire.add_many([{"content": f"cache note {n:03d} on the build runner", "category": "decision", "confidence": 0.95,
-                        "importance": 10 if n < page + 20 else 1 + n % 9} for n in range(count)])
+    grimoire.add_many(
+        [
+            {
+                "content": f"cache note {n:03d} on the build runner",
+                "category": "decision",
+                "confidence": 0.95,
+                "importance": 10 if n < page + 20 else 1 + n % 9,
+            }
+            for n in range(count)
+        ]
+    )
     # A secret written by hand into each of the first page + 20 (importance 10): the guard must drop them all.
     path = repo / "grimoires/loa/memory/decisions.yaml"
     secret = "AKIA" + "IOSFODNN7EXAMPLQ"
@@ -283,13 +352,28 @@ _WORDS = ["planner", "cache", "deploy", "queue"]
 
 
 @settings(max_examples=examples(30), deadline=None)
-@given(entries=st.lists(st.tuples(st.sampled_from(["fact", "decision", "observation", "directive"]), st.integers(1, 10),
-                                  st.integers(0, 150), st.sampled_from(_WORDS)), max_size=10),
-       tasks=st.lists(st.integers(1, 100), max_size=4), chats=st.lists(st.integers(0, 30), max_size=3),
-       samaritan=st.booleans(), tiers_on=st.booleans(), later=st.integers(0, 96), budget=st.integers(20, 600),
-       query=st.none() | st.sampled_from(_WORDS + ["nothing matches this"]), recipe=st.booleans())
-def test_context_counts_exactly_what_its_selection_left_out(tmp_path_factory, entries, tasks, chats, samaritan, tiers_on, later,
-                                                           budget, query, recipe):
+@given(
+    entries=st.lists(
+        st.tuples(
+            st.sampled_from(["fact", "decision", "observation", "directive"]),
+            st.integers(1, 10),
+            st.integers(0, 150),
+            st.sampled_from(_WORDS),
+        ),
+        max_size=10,
+    ),
+    tasks=st.lists(st.integers(1, 100), max_size=4),
+    chats=st.lists(st.integers(0, 30), max_size=3),
+    samaritan=st.booleans(),
+    tiers_on=st.booleans(),
+    later=st.integers(0, 96),
+    budget=st.integers(20, 600),
+    query=st.none() | st.sampled_from(_WORDS + ["nothing matches this"]),
+    recipe=st.booleans(),
+)
+def test_context_counts_exactly_what_its_selection_left_out(
+    tmp_path_factory, entries, tasks, chats, samaritan, tiers_on, later, budget, query, recipe
+):
     """Whatever the grimoire, tiers, tasks and budget: left_out >= 0, shown +
     left_out = the selection (active, not chat, hot with tiers on, of
     context.min_importance, matching the query; plus the tasks due now,
@@ -307,14 +391,24 @@ def test_context_counts_exactly_what_its_selection_left_out(tmp_path_factory, en
     cwd = os.getcwd()
     os.chdir(path)
     try:
-        for preset in ("sabre", "protea") + (("samaritan",) if samaritan else ()):  # sabre first: `task` is its prospective kind
+        # Sabre first: `task` is its prospective kind
+        for preset in ("sabre", "protea") + (("samaritan",) if samaritan else ()):
             assert mem("init", "--preset", preset).code == 0
         if samaritan and not tiers_on:
             config = path / ".loa.config.yaml"
             config.write_text(config.read_text().replace("enabled: true", "enabled: false"))
         g = Grimoire.open(path)
-        g.add_many([{"content": f"Note {n} about the {word}", "category": category, "importance": importance,
-                     "timestamp": iso(start - timedelta(hours=hours))} for n, (category, importance, hours, word) in enumerate(entries)])
+        g.add_many(
+            [
+                {
+                    "content": f"Note {n} about the {word}",
+                    "category": category,
+                    "importance": importance,
+                    "timestamp": iso(start - timedelta(hours=hours)),
+                }
+                for n, (category, importance, hours, word) in enumerate(entries)
+            ]
+        )
         for n, hours in enumerate(tasks):
             g.add_task(f"Task {n} for the {_WORDS[n % 4]}", due=f"+{hours}h")
         with pytest.MonkeyPatch.context() as patch:
@@ -326,10 +420,18 @@ def test_context_counts_exactly_what_its_selection_left_out(tmp_path_factory, en
             ctx = g.context(query, budget=budget, recipe="evolution" if recipe else None)
             chosen = g.config.settings
             hot, long = split(g.store, moment)
-            pool = {e.id: e for e in g.entries(include_archive=False) if e.id in (set(hot) if chosen.tiers.enabled else set(hot + long))}
+            pool = {
+                e.id: e
+                for e in g.entries(include_archive=False)
+                if e.id in (set(hot) if chosen.tiers.enabled else set(hot + long))
+            }
             least = chosen.context.min_importance
-            selected = {i for i, e in pool.items() if e.category != "chat"
-                        and (least is None or chosen.decay.of(e.importance, moment.timestamp() - e.born) >= least)}
+            selected = {
+                i
+                for i, e in pool.items()
+                if e.category != "chat"
+                and (least is None or chosen.decay.of(e.importance, moment.timestamp() - e.born) >= least)
+            }
             if query is not None:
                 selected &= {hit.entry.id for hit in g.query(query, limit=1000)}
             if recipe:  # a recipe's categories only
@@ -379,7 +481,15 @@ def _grimoire_of_every_state(repo, tmp_path):
         ids[name] = result.out.strip()
 
     for n in range(1, 6):
-        add(f"gen{n}", "-c", "observation", f"Generation {n} scored {n * 7} on the maze", "-t", "maze", at=f"2026-11-0{n}T10:00:00Z")
+        add(
+            f"gen{n}",
+            "-c",
+            "observation",
+            f"Generation {n} scored {n * 7} on the maze",
+            "-t",
+            "maze",
+            at=f"2026-11-0{n}T10:00:00Z",
+        )
     add("port", "-c", "fact", "--key", "svc.port", "6379")
     add("port2", "-c", "fact", "--key", "svc.port", "6380", at="2026-11-02T10:00:00Z")
     add("old", "-c", "decision", "We deploy on Tuesdays", "--confidence", "0.95")
@@ -394,14 +504,18 @@ def _grimoire_of_every_state(repo, tmp_path):
     assert mem("archive", ids["manual"], "--reason", "manual").code == 0
     assert mem("archive", ids["retired"]).code == 0  # superseded, its successor active
     add("again", "-c", "fact", "The staging host is blue", at="2026-11-22T10:00:00Z")  # archived text, active again
-    add("stale", "-c", "fact", "--ttl", "1d", "The cache is warm", at="2026-11-20T10:00:00Z")  # expired, not archived yet
+    # Expired, not archived yet
+    add("stale", "-c", "fact", "--ttl", "1d", "The cache is warm", at="2026-11-20T10:00:00Z")
     add("fresh", "-c", "fact", "The cache is warm", at="2026-11-22T10:00:00Z")  # no duplicate of an expired one
     add("skewed", "-c", "fact", "The queue holds 10 jobs", at="2026-11-21T10:00:00Z")
-    result = mem("supersede", ids["skewed"], "The queue holds 20 jobs", env={"MEM_NOW": "2026-11-01T12:00:00Z"})  # a clock behind
+    # A clock behind
+    result = mem("supersede", ids["skewed"], "The queue holds 20 jobs", env={"MEM_NOW": "2026-11-01T12:00:00Z"})
     ids["successor"] = result.out.strip()
     script = tmp_path / "condense.py"
-    script.write_text(f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\n"
-                      "print(json.dumps({'content': 'Scores rose by 7 a generation.', 'summary': 'Scores rose steadily', 'importance': 7}))\n")
+    script.write_text(
+        f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\n"
+        "print(json.dumps({'content': 'Scores rose by 7 a generation.', 'summary': 'Scores rose steadily', 'importance': 7}))\n"
+    )
     script.chmod(0o755)
     result = mem("compact", "-c", "observation", "--keep", "2", "--with", str(script), "--json")
     assert result.code == 0, result.err
@@ -413,7 +527,11 @@ def test_export_archived_round_trips_every_state_into_an_empty_grimoire(repo, tm
     ids = _grimoire_of_every_state(repo, tmp_path)
     exported = mem("export", "--archived").out
     reasons = {e["id"]: e.get("archive_reason") for e in map(json.loads, exported.splitlines())}
-    assert reasons[ids["short"]] == "expired" and reasons[ids["manual"]] == "manual" and reasons[ids["retired"]] == "superseded"
+    assert (
+        reasons[ids["short"]] == "expired"
+        and reasons[ids["manual"]] == "manual"
+        and reasons[ids["retired"]] == "superseded"
+    )
     assert reasons[ids["gen1"]] == "superseded" and reasons[ids["gen5"]] is None and reasons[ids["again"]] is None
     order = [e["id"] for e in map(json.loads, exported.splitlines())]
     assert order.index(ids["successor"]) < order.index(ids["skewed"])  # the file names an entry before it is given
@@ -423,14 +541,18 @@ def test_export_archived_round_trips_every_state_into_an_empty_grimoire(repo, tm
     assert result.code == 0, result.err
     assert len(json.loads(result.out)["imported"]) == len(exported.splitlines())
     assert mem("export", "--archived").out == exported
-    assert sorted(e["id"] for e in json.loads(mem("list", "--archived", "--json").out)) == archived  # in the archive files
+    # In the archive files
+    assert sorted(e["id"] for e in json.loads(mem("list", "--archived", "--json").out)) == archived
     assert (fresh / "grimoires/loa/memory/archive/observations.yaml").exists()
     assert mem("validate").code == 0
     assert json.loads(mem("get", "svc.port", "--json").out)["id"] == ids["port2"]  # the key's holder, as it was
 
 
-round_trip_step = st.tuples(st.sampled_from(["add", "add", "key", "supersede", "apply", "archive", "later", "compact"]),
-                            st.integers(0, 40), st.booleans())
+round_trip_step = st.tuples(
+    st.sampled_from(["add", "add", "key", "supersede", "apply", "archive", "later", "compact"]),
+    st.integers(0, 40),
+    st.booleans(),
+)
 
 
 @settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -478,33 +600,51 @@ def test_export_without_the_archive_names_what_an_import_lacks(repo, tmp_path, m
     fresh_repo(tmp_path / "fresh", monkeypatch, "protea")
     result = mem("import", "-", input=exported)
     # The condensed entry names archived ones, a successor the one it superseded: said, with the way out, nothing written.
-    assert result.code == 2 and result.err.count("\n") == 1 and "related memory" in result.err and "mem export --archived" in result.err
+    assert (
+        result.code == 2
+        and result.err.count("\n") == 1
+        and "related memory" in result.err
+        and "mem export --archived" in result.err
+    )
     assert mem("export", "--archived").out == ""
 
 
 def test_import_checks_every_field_and_tells_every_bad_line(repo, tmp_path):
-    lines = ["", "",
-             json.dumps({"category": "fact", "content": "tags a number", "tags": 5}),
-             json.dumps({"category": "fact", "content": "tags a string", "tags": "notalist"}),
-             json.dumps({"category": "fact", "content": "tags a mapping", "tags": {"a": 1}}),
-             json.dumps({"category": "fact", "content": "an unknown field", "colour": "blue"}),
-             json.dumps({"category": "fact", "content": "A good line", "tags": ["Deploy Day"]}),
-             json.dumps({"category": "fact", "content": "", "confidence": "high"}),
-             json.dumps({"category": "fact", "content": "bad source", "source": "cli", "importance": 11}),
-             "[1, 2]"]
+    lines = [
+        "",
+        "",
+        json.dumps({"category": "fact", "content": "tags a number", "tags": 5}),
+        json.dumps({"category": "fact", "content": "tags a string", "tags": "notalist"}),
+        json.dumps({"category": "fact", "content": "tags a mapping", "tags": {"a": 1}}),
+        json.dumps({"category": "fact", "content": "an unknown field", "colour": "blue"}),
+        json.dumps({"category": "fact", "content": "A good line", "tags": ["Deploy Day"]}),
+        json.dumps({"category": "fact", "content": "", "confidence": "high"}),
+        json.dumps({"category": "fact", "content": "bad source", "source": "cli", "importance": 11}),
+        "[1, 2]",
+    ]
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(lines) + "\n")
     before = (repo / "grimoires/loa/memory/facts.yaml").read_bytes()
     result = mem("import", str(path))
     assert result.code == 2 and "Traceback" not in result.err
     error = [line for line in result.err.splitlines() if line.startswith("error:")]
-    assert len(error) == 1 and error[0].startswith("error: 7 invalid lines, nothing imported: line 3: tags: 5 is not of type 'array'")
-    told = {int(line.split(":")[1].split()[-1]): line for line in result.err.splitlines() if line.startswith("warning: line ")}
+    assert len(error) == 1 and error[0].startswith(
+        "error: 7 invalid lines, nothing imported: line 3: tags: 5 is not of type 'array'"
+    )
+    told = {
+        int(line.split(":")[1].split()[-1]): line
+        for line in result.err.splitlines()
+        if line.startswith("warning: line ")
+    }
     assert sorted(told) == [3, 4, 5, 6, 8, 9, 10]  # every one, by its line in the file
     assert "'notalist' is not of type 'array'" in told[4] and "{'a': 1} is not of type 'array'" in told[5]
     assert "unknown field 'colour'" in told[6] and "metadata" in told[6]
-    assert "confidence: 'high' is not of type 'number'" in told[8] and "content is empty" not in told[8]  # the fields first, then the rest
-    assert "source: 'cli' is not of type 'object'" in told[9] and "importance: 11 is greater than the maximum of 10" in told[9]
+    # The fields first, then the rest
+    assert "confidence: 'high' is not of type 'number'" in told[8] and "content is empty" not in told[8]
+    assert (
+        "source: 'cli' is not of type 'object'" in told[9]
+        and "importance: 11 is greater than the maximum of 10" in told[9]
+    )
     assert "a line must be a JSON object" in told[10]
     assert (repo / "grimoires/loa/memory/facts.yaml").read_bytes() == before
     result = mem("import", str(path), "--skip-invalid", "--json")
@@ -515,12 +655,21 @@ def test_import_checks_every_field_and_tells_every_bad_line(repo, tmp_path):
 
 
 def test_import_keeps_what_the_schema_allows_and_takes_null_for_absent(repo):
-    line = {"category": "fact", "content": "Kept whole", "summary": None, "tags": ["Deploy Day"],
-            "source": {"session_id": "s1", "timestamp": "2026-11-20T12:00:00+02:00", "tool": "importer", "agent": None}}
+    line = {
+        "category": "fact",
+        "content": "Kept whole",
+        "summary": None,
+        "tags": ["Deploy Day"],
+        "source": {"session_id": "s1", "timestamp": "2026-11-20T12:00:00+02:00", "tool": "importer", "agent": None},
+    }
     result = mem("import", "-", input=json.dumps(line))
     assert result.code == 0, result.err
     (entry,) = map(json.loads, mem("export").out.splitlines())
-    assert entry["source"] == {"session_id": "s1", "timestamp": "2026-11-20T10:00:00Z", "tool": "importer"}  # source may hold more
+    assert entry["source"] == {
+        "session_id": "s1",
+        "timestamp": "2026-11-20T10:00:00Z",
+        "tool": "importer",
+    }  # source may hold more
     assert entry["summary"] == "Kept whole" and entry["tags"] == ["deploy-day"]
     assert mem("validate").code == 0
 
@@ -528,18 +677,35 @@ def test_import_keeps_what_the_schema_allows_and_takes_null_for_absent(repo):
 def test_import_takes_the_documented_shorthands_for_source(repo):
     """Found by a fresh-clone tour: `session_id` (a summary's own field too) was
     refused as a note's field instead of taken as source.session_id."""
-    line = {"category": "fact", "content": "Taken from the shorthands", "session_id": "s9", "agent": "bot", "phase": "review",
-            "timestamp": "2026-11-20T12:00:00Z"}
+    line = {
+        "category": "fact",
+        "content": "Taken from the shorthands",
+        "session_id": "s9",
+        "agent": "bot",
+        "phase": "review",
+        "timestamp": "2026-11-20T12:00:00Z",
+    }
     result = mem("import", "-", input=json.dumps(line))
     assert result.code == 0, result.err
     (entry,) = map(json.loads, mem("export").out.splitlines())
-    assert entry["source"] == {"session_id": "s9", "timestamp": "2026-11-20T12:00:00Z", "agent": "bot", "phase": "review"}
+    assert entry["source"] == {
+        "session_id": "s9",
+        "timestamp": "2026-11-20T12:00:00Z",
+        "agent": "bot",
+        "phase": "review",
+    }
 
 
 def test_a_line_skipped_for_a_dangling_superseded_by_leaves_what_it_superseded_alone(repo):
     """Found by a review: --skip-invalid dropped the line but still marked the entry it superseded."""
     first = mem("add", "-c", "fact", "The first fact here").out.strip()
-    line = {"id": "MEM-20261122-050", "category": "fact", "content": "second", "supersedes": first, "superseded_by": "MEM-20261122-099"}
+    line = {
+        "id": "MEM-20261122-050",
+        "category": "fact",
+        "content": "second",
+        "supersedes": first,
+        "superseded_by": "MEM-20261122-099",
+    }
     result = mem("import", "-", "--skip-invalid", input=json.dumps(line))
     assert result.code == 1 and "superseded_by MEM-20261122-099" in result.err
     assert "superseded_by" not in json.loads(mem("show", first, "--json").out)
@@ -548,8 +714,14 @@ def test_a_line_skipped_for_a_dangling_superseded_by_leaves_what_it_superseded_a
 
 def test_import_tells_problems_found_past_the_fields_at_their_lines(repo):
     good = json.dumps({"category": "fact", "content": "Fine and new"})
-    lines = ["", json.dumps({"category": "fact", "content": ""}), good, json.dumps({"category": "fact", "content": "x", "related": ["MEM-20200101-001"]}),
-             json.dumps({"category": "fact", "content": "Fine and new"}), json.dumps({"category": "nosuch", "content": "y"})]
+    lines = [
+        "",
+        json.dumps({"category": "fact", "content": ""}),
+        good,
+        json.dumps({"category": "fact", "content": "x", "related": ["MEM-20200101-001"]}),
+        json.dumps({"category": "fact", "content": "Fine and new"}),
+        json.dumps({"category": "nosuch", "content": "y"}),
+    ]
     result = mem("import", "-", input="\n".join(lines))
     assert result.code == 2
     assert result.err.startswith("error: 4 invalid lines, nothing imported: line 2: content is empty")
@@ -562,7 +734,9 @@ def test_import_all_or_nothing_and_skip_invalid(repo, tmp_path):
     good = json.dumps({"content": "Imported fact one", "category": "fact"})
     bad = json.dumps({"content": "", "category": "fact"})
     path = tmp_path / "in.jsonl"
-    path.write_text("\n".join([good, "{not json", bad, json.dumps({"content": "Imported fact two", "category": "fact"})]) + "\n")
+    path.write_text(
+        "\n".join([good, "{not json", bad, json.dumps({"content": "Imported fact two", "category": "fact"})]) + "\n"
+    )
     before = (repo / "grimoires/loa/memory/facts.yaml").read_bytes()
     result = mem("import", str(path))
     assert result.code == 2 and "line 2" in result.err and "nothing imported" in result.err
@@ -574,11 +748,18 @@ def test_import_all_or_nothing_and_skip_invalid(repo, tmp_path):
 
 @pytest.mark.slow
 def test_import_many_lines_one_write_per_file(repo, tmp_path, monkeypatch):
-    lines = [json.dumps({"content": f"bulk memory {i} about topic {i % 17} and detail {i * 31}", "category": ["fact", "learning"][i % 2]}) for i in range(5000)]
+    lines = [
+        json.dumps(
+            {
+                "content": f"bulk memory {i} about topic {i % 17} and detail {i * 31}",
+                "category": ["fact", "learning"][i % 2],
+            }
+        )
+        for i in range(5000)
+    ]
     path = tmp_path / "bulk.jsonl"
     path.write_text("\n".join(lines))
     from grimoire_cli import Grimoire
-
     from grimoire_cli.storage import journal
 
     grimoire = Grimoire.open(repo)
@@ -587,7 +768,11 @@ def test_import_many_lines_one_write_per_file(repo, tmp_path, monkeypatch):
     monkeypatch.setattr(journal, "_temp_copy", lambda p, t: (writes.append(p.name), original(p, t))[1])
     result = grimoire.import_lines(path.read_text().splitlines())
     assert len(result.imported) == 5000
-    assert sorted(writes) == ["facts.yaml", "issued-ids.json", "learnings.yaml"]  # and the record of the ids issued, once
+    assert sorted(writes) == [
+        "facts.yaml",
+        "issued-ids.json",
+        "learnings.yaml",
+    ]  # and the record of the ids issued, once
     assert grimoire.validate().ok
 
 
@@ -603,7 +788,12 @@ def test_help_and_query_do_not_import_heavy_modules(repo):
         "heavy = [m for m in ('git', 'jsonschema', 'rich', 'rapidfuzz', 'ruamel', 'grimoire_cli.guard.scan', 'typer.rich_utils') if m in sys.modules];"
         "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n'); sys.exit(rc)"
     )
-    for args, allowed in ((["--help"], set()), (["query", "sqlite"], set()), (["list"], set()), (["context"], {"grimoire_cli.guard.scan"})):
+    for args, allowed in (
+        (["--help"], set()),
+        (["query", "sqlite"], set()),
+        (["list"], set()),
+        (["context"], {"grimoire_cli.guard.scan"}),
+    ):
         for attempt in ("cold", "warm"):
             if attempt == "cold":
                 shutil.rmtree(cache, ignore_errors=True)
@@ -621,16 +811,15 @@ def test_help_and_query_do_not_import_heavy_modules(repo):
 def test_warm_add_does_not_import_the_yaml_parser(repo):
     """A plain add appends text the emitter writes exactly by construction: no YAML parse."""
     seed()
-    code = (
-        "import sys; from grimoire_cli.cli.main import main;"
-        "rc = main(sys.argv[1:]);"
-    )
+    code = "import sys; from grimoire_cli.cli.main import main;rc = main(sys.argv[1:]);"
     probe = (
         "import sys, atexit; atexit.register(lambda: sys.stderr.write('HEAVY=' + ','.join("
         "m for m in ('ruamel', 'jsonschema', 'git', 'rich') if m in sys.modules) + '\\n'));"
     )
     for n, text in enumerate(["the cache warms in ninety seconds", "deploys pause during the freeze window"]):
-        result = subprocess.run([sys.executable, "-c", probe + code, "add", "-c", "fact", text], capture_output=True, text=True, cwd=repo)
+        result = subprocess.run(
+            [sys.executable, "-c", probe + code, "add", "-c", "fact", text], capture_output=True, text=True, cwd=repo
+        )
         assert result.stdout.startswith("MEM-"), result.stderr
         heavy = set(result.stderr.split("HEAVY=")[1].strip().split(",")) - {""}
         if n == 1:  # the first run may parse YAML to fill the catalog
@@ -649,7 +838,11 @@ def test_warm_apply_and_supersede_do_not_import_the_yaml_parser(repo):
         "m for m in ('ruamel', 'jsonschema', 'git', 'rich') if m in sys.modules) + '\\n'));"
         "from grimoire_cli.cli.main import main; rc = main(sys.argv[1:]); sys.exit(rc)"
     )
-    for args in (["apply", first, "--success"], ["apply", first, "--failure"], ["supersede", second, "releases are tagged from release branches"]):
+    for args in (
+        ["apply", first, "--success"],
+        ["apply", first, "--failure"],
+        ["supersede", second, "releases are tagged from release branches"],
+    ):
         result = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=repo)
         assert result.returncode == 0, result.stderr
         heavy = set(result.stderr.split("HEAVY=")[1].strip().split(",")) - {""}

@@ -3,22 +3,65 @@
 import random
 from collections import Counter
 
-from hypothesis import HealthCheck, assume, event, example, given, settings, strategies as st
-
 from conftest import examples
+from hypothesis import HealthCheck, assume, event, example, given, settings
+from hypothesis import strategies as st
+
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput, Refused
 from grimoire_cli.storage.yamlio import emit_entry, parse_entries
 
-YAML_NASTY = ["- ", ": ", "#", "---", "...", "!!python/object", "*alias", "&anchor", "{", "[", "|", ">", "'", '"', "\\", "\r\n", "\t", " ", "\n", "%", "@", "`", "null", "true", "0x1F", "1e3", "~", "\u2028", "\x85", "é", "🙂"]
-texts = st.lists(st.one_of(st.sampled_from(YAML_NASTY), st.text(min_size=1, max_size=12)), min_size=1, max_size=12).map("".join)
+YAML_NASTY = [
+    "- ",
+    ": ",
+    "#",
+    "---",
+    "...",
+    "!!python/object",
+    "*alias",
+    "&anchor",
+    "{",
+    "[",
+    "|",
+    ">",
+    "'",
+    '"',
+    "\\",
+    "\r\n",
+    "\t",
+    " ",
+    "\n",
+    "%",
+    "@",
+    "`",
+    "null",
+    "true",
+    "0x1F",
+    "1e3",
+    "~",
+    "\u2028",
+    "\x85",
+    "é",
+    "🙂",
+]
+texts = st.lists(st.one_of(st.sampled_from(YAML_NASTY), st.text(min_size=1, max_size=12)), min_size=1, max_size=12).map(
+    "".join
+)
 
 
 @settings(max_examples=examples(300), deadline=None)
 @given(texts)
 def test_emitted_entry_parses_back_identical(text):
-    data = {"id": "MEM-20261122-001", "category": "fact", "summary": "s", "content": text, "confidence": 0.9,
-            "ttl": "permanent", "tags": ["a"], "source": {"session_id": text[:20] or "s", "timestamp": "2026-11-22T10:00:00Z"}}
+    data = {
+        "id": "MEM-20261122-001",
+        "category": "fact",
+        "summary": "s",
+        "content": text,
+        "confidence": 0.9,
+        "ttl": "permanent",
+        "tags": ["a"],
+        "source": {"session_id": text[:20] or "s", "timestamp": "2026-11-22T10:00:00Z"},
+    }
     entries, _ = parse_entries(emit_entry(data), "<test>")
     assert entries == [data]
 
@@ -82,16 +125,31 @@ def test_apply_keeps_comments_elsewhere(repo, comment):
 # before a final newline, which once let "hello\n" out unquoted (read back
 # as "hello"), for values and keys alike.
 ENDING_IN_NEWLINE = st.sampled_from(["hello\n", "A\n", "MEM-20261122-001\n", "ci\n", "a b\n", "x\n\n"])
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), texts, st.text(max_size=20),
-                    ENDING_IN_NEWLINE)
-values = st.one_of(scalars, st.lists(scalars, max_size=4),
-                   st.dictionaries(st.one_of(st.text(min_size=1, max_size=8), ENDING_IN_NEWLINE), scalars, max_size=3))
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    texts,
+    st.text(max_size=20),
+    ENDING_IN_NEWLINE,
+)
+values = st.one_of(
+    scalars,
+    st.lists(scalars, max_size=4),
+    st.dictionaries(st.one_of(st.text(min_size=1, max_size=8), ENDING_IN_NEWLINE), scalars, max_size=3),
+)
 
 
 def test_values_ending_in_a_line_break_read_back_exactly():
     from grimoire_cli.core.model import KEY_RE, TTL_RE, parse_id
 
-    data = {"id": "MEM-20261122-001", "content": "hello\n", "summary": "A\n", "metadata": {"k": "v\n", "A\n": "MEM-20261122-001\n"}}
+    data = {
+        "id": "MEM-20261122-001",
+        "content": "hello\n",
+        "summary": "A\n",
+        "metadata": {"k": "v\n", "A\n": "MEM-20261122-001\n"},
+    }
     entries, _ = parse_entries(emit_entry(data), "<test>")
     assert entries == [data]
     # Nor do the checks of ids, keys and ttls let a final line break through.
@@ -101,7 +159,13 @@ def test_values_ending_in_a_line_break_read_back_exactly():
 
 entry_fields = st.dictionaries(st.from_regex(r"[a-z_]{1,10}", fullmatch=True), values, max_size=6)
 # Fields of each kind for `always_exact`, so both branches below run under any profile.
-EXACT_FIELDS = {"summary": "plain words", "confidence": 0.9, "importance": 3, "tags": ["ci", "db"], "metadata": {"owner": "ops"}}
+EXACT_FIELDS = {
+    "summary": "plain words",
+    "confidence": 0.9,
+    "importance": 3,
+    "tags": ["ci", "db"],
+    "metadata": {"owner": "ops"},
+}
 PARSE_CHECKED_FIELDS = {"content": "two\nlines", "confidence": 1e-05}
 
 

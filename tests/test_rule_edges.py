@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import git, mem, mem_process, with_preset
+
 from grimoire_cli.git.merge import merge_entry, merge_texts
 from grimoire_cli.storage.yamlio import parse_entries
 
@@ -117,19 +117,36 @@ def test_a_side_that_is_not_a_grimoire_list_is_merged_by_lines(tmp_path, monkeyp
         done = mem_process("merge-file", str(base), str(ours), str(theirs), "facts.yaml", cwd=tmp_path)
         assert done.returncode == code, done.stderr
         merged = ours.read_text()
-        assert merged == "just: a mapping\n" if code == 0 else merged.startswith("<<<<<<< ours\n") and "just: a mapping" in merged
+        assert (
+            merged == "just: a mapping\n"
+            if code == 0
+            else merged.startswith("<<<<<<< ours\n") and "just: a mapping" in merged
+        )
     # Both sides lists: entry by entry, theirs' new entry appended (no line conflict at the end of the file).
     ours.write_text(entry + "- id: MEM-20261122-002\n  content: y\n")
     theirs.write_text(entry + "- id: MEM-20261122-003\n  content: z\n")
     base.write_text(entry)
     assert mem_process("merge-file", str(base), str(ours), str(theirs), "facts.yaml", cwd=tmp_path).returncode == 0
-    assert [item["id"] for item in parse_entries(ours.read_text(), "x")[0]] == ["MEM-20261122-001", "MEM-20261122-002", "MEM-20261122-003"]
+    assert [item["id"] for item in parse_entries(ours.read_text(), "x")[0]] == [
+        "MEM-20261122-001",
+        "MEM-20261122-002",
+        "MEM-20261122-003",
+    ]
 
 
 def test_a_merge_keeps_the_later_last_applied_whichever_side_has_it():
-    base = {"id": "MEM-20261122-001", "effectiveness": {"applications": 1, "successes": 1, "last_applied": "2026-11-20T10:00:00Z"}}
-    ours = {"id": "MEM-20261122-001", "effectiveness": {"applications": 2, "successes": 2, "last_applied": "2026-11-21T10:00:00Z"}}
-    theirs = {"id": "MEM-20261122-001", "effectiveness": {"applications": 2, "successes": 1, "last_applied": "2026-11-22T10:00:00Z"}}
+    base = {
+        "id": "MEM-20261122-001",
+        "effectiveness": {"applications": 1, "successes": 1, "last_applied": "2026-11-20T10:00:00Z"},
+    }
+    ours = {
+        "id": "MEM-20261122-001",
+        "effectiveness": {"applications": 2, "successes": 2, "last_applied": "2026-11-21T10:00:00Z"},
+    }
+    theirs = {
+        "id": "MEM-20261122-001",
+        "effectiveness": {"applications": 2, "successes": 1, "last_applied": "2026-11-22T10:00:00Z"},
+    }
     merged, conflict = merge_entry(base, ours, theirs)
     assert not conflict and merged["effectiveness"]["last_applied"] == "2026-11-22T10:00:00Z"
     assert merged["effectiveness"]["applications"] == 3 and merged["effectiveness"]["successes"] == 2
@@ -154,7 +171,11 @@ def test_a_query_says_what_its_time_window_filtered_out(repo):
     assert mem("query", "deploy", "--since", "2026-11-01").code == 0
     for option, moment in (("--since", "2026-12-01"), ("--until", "2026-11-01")):
         done = mem("query", "deploy", option, moment)
-        assert done.code == 1 and done.err == 'no memories match "deploy"; filtered out: 2 created outside the time window (--since/--until)\n'
+        assert (
+            done.code == 1
+            and done.err
+            == 'no memories match "deploy"; filtered out: 2 created outside the time window (--since/--until)\n'
+        )
 
 
 def test_a_query_says_what_its_tier_filtered_out(repo):

@@ -13,10 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import examples, git, mem, mem_process
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import examples, git, mem, mem_process
 
 pytestmark = pytest.mark.slow  # an import killed at 30 moments (~50 s) and twenty concurrent writers
 
@@ -32,21 +31,35 @@ def _entries(repo: Path) -> dict[str, dict]:
 
 def _grimoire_files(folder: Path) -> set[str]:
     """Every file of a grimoire folder (local state included) but its cache."""
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and ".cache" not in p.relative_to(folder).parts}
+    return {
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and ".cache" not in p.relative_to(folder).parts
+    }
 
 
 def test_import_killed_at_30_moments_is_all_or_nothing(repo, tmp_path):
     # Some existing entries, and an import touching every category that also
     # supersedes one of them (so an existing file is rewritten, not only appended).
     for i in range(6):
-        assert mem("add", "-c", ["fact", "decision", "learning"][i % 3], f"existing memory number {i} about queues").code == 0
+        assert (
+            mem("add", "-c", ["fact", "decision", "learning"][i % 3], f"existing memory number {i} about queues").code
+            == 0
+        )
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "seed", cwd=repo)
     before = _entries(repo)
     target = sorted(before)[0]
-    lines = [json.dumps({"content": f"imported memory {i} about the deploy pipeline step {i * 13}",
-                         "category": ["fact", "decision", "learning", "error", "preference"][i % 5], "tags": [f"batch{i % 7}"]})
-             for i in range(600)]
+    lines = [
+        json.dumps(
+            {
+                "content": f"imported memory {i} about the deploy pipeline step {i * 13}",
+                "category": ["fact", "decision", "learning", "error", "preference"][i % 5],
+                "tags": [f"batch{i % 7}"],
+            }
+        )
+        for i in range(600)
+    ]
     lines.append(json.dumps({"content": "imported memory that replaces an existing one", "supersedes": target}))
     source = tmp_path / "import.jsonl"
     source.write_text("\n".join(lines) + "\n")
@@ -75,7 +88,9 @@ def test_import_killed_at_30_moments_is_all_or_nothing(repo, tmp_path):
     for attempt, moment in enumerate(moments):
         shutil.rmtree(repo / MEMORY)
         shutil.copytree(snapshot, repo / MEMORY)
-        process = subprocess.Popen([MEM, "import", str(source)], cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [MEM, "import", str(source)], cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         time.sleep(moment)
         process.send_signal(signal.SIGKILL)
         process.wait()
@@ -98,8 +113,12 @@ def test_import_killed_at_30_moments_is_all_or_nothing(repo, tmp_path):
 
 
 def test_twenty_processes_mixing_writes_lose_nothing(repo):
-    seeds = [mem("add", "-c", ["fact", "learning", "decision", "preference"][i % 4], f"seed memory {i} on topic {i * 31}").out.strip()
-             for i in range(24)]
+    seeds = [
+        mem(
+            "add", "-c", ["fact", "learning", "decision", "preference"][i % 4], f"seed memory {i} on topic {i * 31}"
+        ).out.strip()
+        for i in range(24)
+    ]
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "seed", cwd=repo)
     commands = []
@@ -112,7 +131,10 @@ def test_twenty_processes_mixing_writes_lose_nothing(repo):
     for i in range(4):
         commands.append(["archive", seeds[16 + i], "--reason", "manual"])
     assert len(commands) == 20
-    procs = [subprocess.Popen([MEM, *cmd], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cmd in commands]
+    procs = [
+        subprocess.Popen([MEM, *cmd], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for cmd in commands
+    ]
     results = [(p.wait(timeout=120), p.stdout.read(), p.stderr.read()) for p in procs]
     assert all(code == 0 for code, _, _ in results), [(c, e) for c, _, e in results if c]
     entries = _entries(repo)
@@ -141,6 +163,7 @@ def _limited(seconds: int, megabytes: int):
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (megabytes * 2**20, megabytes * 2**20))
         resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
+
     return apply
 
 
@@ -153,8 +176,14 @@ def test_a_50_mb_file_is_reported_in_bounded_time_and_memory(repo):
             handle.write(entry.format(n=n, pad=pad))
     assert (MEMORY / "facts.yaml").stat().st_size > 50 * 2**20
     started = time.perf_counter()
-    done = subprocess.run([MEM, "validate", "--format", "json"], cwd=repo, capture_output=True, text=True,
-                          preexec_fn=_limited(60, 1024), timeout=120)
+    done = subprocess.run(
+        [MEM, "validate", "--format", "json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(60, 1024),
+        timeout=120,
+    )
     elapsed = time.perf_counter() - started
     assert done.returncode == 3, done.stderr
     problem = json.loads(done.stdout)["problems"][0]
@@ -168,12 +197,20 @@ def test_non_utf8_and_hostile_yaml_are_reported_not_run(repo, tmp_path):
     marker = tmp_path / "executed"
     (MEMORY / "facts.yaml").write_bytes(b"- id: MEM-20260101-001\n  content: caf\xe9\n")
     (MEMORY / "errors.yaml").write_text(f"- !!python/object/apply:os.system ['touch {marker}']\n")
-    (MEMORY / "learnings.yaml").write_text("- &a [x, x, x, x, x, x, x, x, x]\n- &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-                                            "- &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n- [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n")
+    (MEMORY / "learnings.yaml").write_text(
+        "- &a [x, x, x, x, x, x, x, x, x]\n- &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+        "- &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n- [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+    )
     (MEMORY / "preferences.yaml").write_text("- " * 5000 + "deep\n")
     (MEMORY / "decisions.yaml").write_text("id: MEM-20260101-002\ncontent: a mapping, not a list\n")
-    done = subprocess.run([MEM, "validate", "--format", "json"], cwd=repo, capture_output=True, text=True,
-                          preexec_fn=_limited(30, 1024), timeout=60)
+    done = subprocess.run(
+        [MEM, "validate", "--format", "json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(30, 1024),
+        timeout=60,
+    )
     assert done.returncode == 3, done.stderr
     problems = {Path(p["file"]).name: p for p in json.loads(done.stdout)["problems"]}
     assert problems["facts.yaml"]["rule"] == "encoding" and problems["facts.yaml"]["line"] == 2
@@ -202,9 +239,41 @@ def test_symlinks_leading_outside_are_refused(repo, tmp_path):
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(st.lists(st.sampled_from(["sk-", "AKIA", "token", ": ", "=", "@", "-", "+1 ", "(555) ", "4111", "1111", " ", "x", "ghp_",
-                                  "eyJ", "://", "user:pw@", "0", "9", "\n", "key", "AIza", "GB82", "WEST", "_live_", "SG."]),
-                max_size=40).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "sk-",
+                "AKIA",
+                "token",
+                ": ",
+                "=",
+                "@",
+                "-",
+                "+1 ",
+                "(555) ",
+                "4111",
+                "1111",
+                " ",
+                "x",
+                "ghp_",
+                "eyJ",
+                "://",
+                "user:pw@",
+                "0",
+                "9",
+                "\n",
+                "key",
+                "AIza",
+                "GB82",
+                "WEST",
+                "_live_",
+                "SG.",
+            ]
+        ),
+        max_size=40,
+    ).map("".join)
+)
 def test_guard_gates_never_change_findings(text):
     from grimoire_cli.guard.scan import scan, scan_fields
 
@@ -218,8 +287,10 @@ def test_a_half_done_commit_is_finished_before_anything_reads(repo):
     assert mem("add", "-c", "fact", "kept fact about queues").code == 0
     facts = MEMORY / "facts.yaml"
     before = facts.read_text()
-    added = before + ("- id: MEM-20261122-002\n  category: fact\n  summary: landed by recovery\n  content: landed by recovery\n"
-                      "  confidence: 0.9\n  ttl: permanent\n  source:\n    session_id: s\n    timestamp: \"2026-11-22T10:00:00Z\"\n")
+    added = before + (
+        "- id: MEM-20261122-002\n  category: fact\n  summary: landed by recovery\n  content: landed by recovery\n"
+        '  confidence: 0.9\n  ttl: permanent\n  source:\n    session_id: s\n    timestamp: "2026-11-22T10:00:00Z"\n'
+    )
     # Killed after the journal: the commit is finished by the next command, even a read.
     tmp = facts.with_name(".facts.yaml.abc123.mem-tmp")
     tmp.write_text(added)

@@ -11,15 +11,15 @@ from __future__ import annotations
 import cProfile
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from conftest import fresh_repo
 
 from grimoire_cli import Grimoire
+from grimoire_cli.core.model import parse_id
 from grimoire_cli.memory.adding import WINDOWED
 from grimoire_cli.memory.duplicates import Duplicates
-from grimoire_cli.core.model import parse_id
 from grimoire_cli.storage.store import Store
 
 WORDS = "cache index query deploy build runner disk memory timeout retry queue worker schema migration release branch merge".split()
@@ -41,8 +41,12 @@ def calls(action: Callable[[], object], *functions: Callable) -> list[int]:
 def lines(count: int, start: int = 0, **fields: object) -> list[str]:
     """`count` JSON Lines of distinct facts (no ids: each one is numbered), none a near duplicate of another."""
     rng = random.Random(start)
-    return [json.dumps({"content": f"note {n}: " + " ".join(rng.choice(WORDS) for _ in range(12)), "category": "fact", **fields})
-            for n in range(start, start + count)]
+    return [
+        json.dumps(
+            {"content": f"note {n}: " + " ".join(rng.choice(WORDS) for _ in range(12)), "category": "fact", **fields}
+        )
+        for n in range(start, start + count)
+    ]
 
 
 def grimoire_at(tmp_path: Path, monkeypatch, name: str, holding: int = 0) -> Grimoire:
@@ -164,8 +168,11 @@ def _lines_run_in(path_end: str, action: Callable[[], object]) -> int:
 
 
 def _side(who: str, n: int) -> str:
-    return "".join(f'- id: MEM-20261122-{i:03d}\n  category: fact\n  content: "{who} memory {i}"\n  confidence: 0.8\n'
-                   f'  ttl: permanent\n  source:\n    timestamp: "2026-11-22T10:00:00Z"\n' for i in range(1, n + 1))
+    return "".join(
+        f'- id: MEM-20261122-{i:03d}\n  category: fact\n  content: "{who} memory {i}"\n  confidence: 0.8\n'
+        f'  ttl: permanent\n  source:\n    timestamp: "2026-11-22T10:00:00Z"\n'
+        for i in range(1, n + 1)
+    )
 
 
 def test_the_merge_driver_grows_linearly_in_colliding_same_day_ids():
@@ -182,6 +189,7 @@ def test_the_merge_driver_grows_linearly_in_colliding_same_day_ids():
             assert len(mapping) == n
             result = merge_texts("", ours, theirs, "facts.yaml", mapping, ours_yields=True)
             assert len(result.renumbered) == n and not result.conflicts
+
         return merge
 
     small, large = (_lines_run_in("git/merge.py", work(n)) for n in (100, 400))

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import fresh_repo, git, mem
 
 MEMORY = Path("grimoires/loa/memory")
@@ -21,7 +20,11 @@ def _add(*args) -> str:
 def test_a_timed_task_becomes_due_at_its_time(sabre):
     entry_id = _add("Rotate the logs", "--due", "+1h", "--context", "host=db1")
     shown = json.loads(mem("show", entry_id, "--json").out)
-    assert (shown["trigger"], shown["status"], shown["due_at"]) == ("time:2026-11-22T11:00:00Z", "pending", "2026-11-22T11:00:00Z")
+    assert (shown["trigger"], shown["status"], shown["due_at"]) == (
+        "time:2026-11-22T11:00:00Z",
+        "pending",
+        "2026-11-22T11:00:00Z",
+    )
     assert shown["context"] == {"host": "db1"} and "expires_at" not in shown  # a waiting task never expires
     early = mem("due")
     assert early.code == 1 and early.out == ""
@@ -51,7 +54,9 @@ def test_a_next_session_task_is_due_at_check(sabre):
     assert mem("due", env=monkey_next).out.startswith(entry_id)
     check = json.loads(mem("check", "--json", env=monkey_next).out)
     assert check["due"][0] == entry_id
-    assert check["tasks"] == [{"id": entry_id, "task": "Say hello to the new teammate", "trigger": "session-start", "due_at": None}]
+    assert check["tasks"] == [
+        {"id": entry_id, "task": "Say hello to the new teammate", "trigger": "session-start", "due_at": None}
+    ]
     text = mem("check", env=monkey_next).out
     assert text.splitlines()[0].startswith(f"mem: task due at session start: {entry_id}")
 
@@ -66,7 +71,8 @@ def test_due_tasks_come_first_in_check_and_context(sabre):
     block = mem("context", env=later).out.splitlines()
     assert block[2] == f"- {entry_id} (task, task due now): Rotate the logs"  # under the header and the data note
     queried = json.loads(mem("context", "deploy", "--json", env=later).out)
-    assert queried["included"][0] == entry_id and queried["left_out"] == 0  # shown though it does not match, counted once
+    # Shown though it does not match, counted once
+    assert queried["included"][0] == entry_id and queried["left_out"] == 0
     before = mem("context", "deploy", "--json").out
     assert entry_id not in json.loads(before)["included"]  # not due yet: only what matches
 
@@ -79,7 +85,9 @@ def test_done_and_cancel_are_edits_in_place_then_archived_after_the_ttl(sabre):
     diff = git("diff", "-U0", cwd=sabre)
     added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert sorted(line.split(":")[0] for line in added) == ["+  done_at", "+  expires_at", "+  status"]
-    assert [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")] == ["-  status: pending"]
+    assert [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")] == [
+        "-  status: pending"
+    ]
     assert json.loads(mem("task", "cancel", cancelled, "--json").out)["status"] == "cancelled"
     assert mem("tasks").out == ""
     assert len(json.loads(mem("tasks", "--all", "--json").out)) == 2
@@ -92,16 +100,19 @@ def test_done_and_cancel_are_edits_in_place_then_archived_after_the_ttl(sabre):
     assert mem("validate").code == 0
 
 
-@pytest.mark.parametrize("args,message", [
-    (["task", "add", "x", "--due", "2026-11-01T00:00:00Z"], "not in the future"),
-    (["task", "add", "x", "--due", "soon"], "cannot read --due"),
-    (["task", "add", "x"], "exactly one trigger"),
-    (["task", "add", "x", "--due", "+1h", "--next-session"], "exactly one trigger"),
-    (["task", "add", "x", "--on", "Not An Event"], "bad event name"),
-    (["task", "add", "x", "--on", "e", "--context", "novalue"], "bad --context"),
-    (["task", "add", "x", "--on", "e", "-c", "fact"], "of kind note, not task"),
-    (["event", "Bad/Event"], "bad event name"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["task", "add", "x", "--due", "2026-11-01T00:00:00Z"], "not in the future"),
+        (["task", "add", "x", "--due", "soon"], "cannot read --due"),
+        (["task", "add", "x"], "exactly one trigger"),
+        (["task", "add", "x", "--due", "+1h", "--next-session"], "exactly one trigger"),
+        (["task", "add", "x", "--on", "Not An Event"], "bad event name"),
+        (["task", "add", "x", "--on", "e", "--context", "novalue"], "bad --context"),
+        (["task", "add", "x", "--on", "e", "-c", "fact"], "of kind note, not task"),
+        (["event", "Bad/Event"], "bad event name"),
+    ],
+)
 def test_bad_task_input_is_one_error_line_and_exit_2(sabre, args, message):
     before = (sabre / TASKS).read_bytes()
     result = mem(*args)
@@ -140,7 +151,12 @@ def test_library_calls(sabre):
 
 
 def test_private_sections_never_reach_a_task(sabre):
-    entry_id = _add("Call Bob <private>door code 4711</private> today", "--next-session", "--context", "note=<private>pin 1234</private>ok")
+    entry_id = _add(
+        "Call Bob <private>door code 4711</private> today",
+        "--next-session",
+        "--context",
+        "note=<private>pin 1234</private>ok",
+    )
     text = (sabre / TASKS).read_text()
     assert "4711" not in text and "1234" not in text and "<private>" not in text
     assert json.loads(mem("show", entry_id, "--json").out)["context"] == {"note": "ok"}
@@ -153,13 +169,22 @@ def test_a_finished_task_survives_export_and_import(sabre, tmp_path, monkeypatch
     fresh_repo(tmp_path / "other", monkeypatch, "sabre")
     assert mem("import", "-", input=exported).code == 0
     shown = json.loads(mem("show", entry_id, "--json").out)
-    assert (shown["status"], shown["done_at"], shown["expires_at"]) == ("done", "2026-11-22T10:00:00Z", "2026-12-22T10:00:00Z")
+    assert (shown["status"], shown["done_at"], shown["expires_at"]) == (
+        "done",
+        "2026-11-22T10:00:00Z",
+        "2026-12-22T10:00:00Z",
+    )
     assert mem("validate").code == 0
 
 
 def test_a_time_trigger_without_due_at_is_due_at_its_time(sabre):
-    line = {"category": "task", "content": "Pay the invoice", "task": "Pay the invoice", "trigger": "time:2026-11-22T12:00:00Z",
-            "status": "pending"}
+    line = {
+        "category": "task",
+        "content": "Pay the invoice",
+        "task": "Pay the invoice",
+        "trigger": "time:2026-11-22T12:00:00Z",
+        "status": "pending",
+    }
     assert mem("import", "-", input=json.dumps(line)).code == 0
     assert mem("due").code == 1
     later = mem("due", env={"MEM_NOW": "2026-11-22T12:00:00Z"})

@@ -22,21 +22,59 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from conftest import git, mem_process
+
 from grimoire_cli import Grimoire
 
 SOAK = os.environ.get("HYPOTHESIS_PROFILE") == "soak"
 CLONES, ROUNDS = (8, 10) if SOAK else (4, 4)
 SEEDS = [int(seed) for seed in os.environ.get("TEAM_SEEDS", "1,2").split(",")]  # TEAM_SEEDS=3,4,5 to try others
-WORDS = ("deploy", "cache", "schema", "runner", "queue", "index", "branch", "lint", "review", "kafka", "redis", "nginx", "proxy",
-         "vault", "docker", "helm", "terraform", "grafana", "loki", "tempo", "celery", "django", "flask", "react", "webpack",
-         "babel", "eslint", "mypy", "ruff", "pytest", "tox", "nox", "poetry", "pip", "wheel", "sdist", "cython", "numpy")
+WORDS = (
+    "deploy",
+    "cache",
+    "schema",
+    "runner",
+    "queue",
+    "index",
+    "branch",
+    "lint",
+    "review",
+    "kafka",
+    "redis",
+    "nginx",
+    "proxy",
+    "vault",
+    "docker",
+    "helm",
+    "terraform",
+    "grafana",
+    "loki",
+    "tempo",
+    "celery",
+    "django",
+    "flask",
+    "react",
+    "webpack",
+    "babel",
+    "eslint",
+    "mypy",
+    "ruff",
+    "pytest",
+    "tox",
+    "nox",
+    "poetry",
+    "pip",
+    "wheel",
+    "sdist",
+    "cython",
+    "numpy",
+)
 
 
 @dataclass
 class Memory:
     """What should be true of one memory, whoever holds it."""
+
     author: str
     archived: bool = False
     superseded_by: str | None = None  # contents, never ids: ids are what the merges may change
@@ -75,7 +113,9 @@ class Team:
 
     def view(self, clone: Path) -> dict[str, object]:
         """content -> entry, as this clone sees them now (active ones)."""
-        return {e.content: e for e in Grimoire.open(clone).entries() if not e.archived and not e.data.get("superseded_by")}
+        return {
+            e.content: e for e in Grimoire.open(clone).entries() if not e.archived and not e.data.get("superseded_by")
+        }
 
     def text(self, who: str) -> str:
         self.counter += 1
@@ -109,7 +149,9 @@ class Team:
             # Each apply at its own second, as people work (ids stay same-day): the merge takes two identical
             # effectiveness records, last_applied included, for one change seen twice (a cherry-pick).
             self.counter += 1
-            os.environ["MEM_NOW"] = f"2026-11-22T{10 + self.counter // 3600:02d}:{self.counter // 60 % 60:02d}:{self.counter % 60:02d}Z"
+            os.environ["MEM_NOW"] = (
+                f"2026-11-22T{10 + self.counter // 3600:02d}:{self.counter // 60 % 60:02d}:{self.counter % 60:02d}Z"
+            )
             g.apply(seen[content].id, success)
             self.memories[content].applications += 1
             self.memories[content].successes += int(success)
@@ -126,11 +168,17 @@ class Team:
     def sync(self, clone: Path) -> None:
         for _ in range(10):
             how = self.rng.choice(["--no-rebase", "--rebase"])
-            pulled = subprocess.run(["git", "pull", "-q", how, "--no-edit", "origin", "main"], cwd=clone, capture_output=True, text=True)
+            pulled = subprocess.run(
+                ["git", "pull", "-q", how, "--no-edit", "origin", "main"], cwd=clone, capture_output=True, text=True
+            )
             assert pulled.returncode == 0, f"{clone.name}: git pull {how} failed:\n{pulled.stdout}{pulled.stderr}"
             checked = mem(clone, "validate")
-            assert checked.returncode == 0, f"{clone.name} after pull {how}: mem validate:\n{checked.stdout}{checked.stderr}"
-            pushed = subprocess.run(["git", "push", "-q", "origin", "HEAD:main"], cwd=clone, capture_output=True, text=True)
+            assert checked.returncode == 0, (
+                f"{clone.name} after pull {how}: mem validate:\n{checked.stdout}{checked.stderr}"
+            )
+            pushed = subprocess.run(
+                ["git", "push", "-q", "origin", "HEAD:main"], cwd=clone, capture_output=True, text=True
+            )
             if pushed.returncode == 0:
                 return
         raise AssertionError(f"{clone.name} could not push")
@@ -142,8 +190,14 @@ class Team:
             self.sync(clone)
         for clone in self.clones:  # the last pushes reach every clone
             git("pull", "-q", "--no-rebase", "origin", "main", cwd=clone)
-        files = [{p.relative_to(c).as_posix(): p.read_bytes() for p in sorted((c / "grimoires").rglob("*.yaml"))
-                  if "local" not in p.name} for c in self.clones]
+        files = [
+            {
+                p.relative_to(c).as_posix(): p.read_bytes()
+                for p in sorted((c / "grimoires").rglob("*.yaml"))
+                if "local" not in p.name
+            }
+            for c in self.clones
+        ]
         entries = list(Grimoire.open(self.clones[0]).store.entries(include_archive=True))
         by_content: dict[str, list] = {}
         for entry in entries:
@@ -157,16 +211,27 @@ class Team:
         for content, model in self.memories.items():
             entry = by_content[content][0]
             data = entry.data
-            got = {"archived": bool(entry.archived), "superseded_by": content_of.get(data.get("superseded_by")),
-                   "supersedes": content_of.get(data.get("supersedes")),
-                   "applications": (data.get("effectiveness") or {}).get("applications", 0),
-                   "successes": (data.get("effectiveness") or {}).get("successes", 0),
-                   "related": sorted(content_of.get(r, r) for r in data.get("related_memories") or [])}
-            want = {"archived": model.archived, "superseded_by": model.superseded_by,
-                    "supersedes": model.supersedes, "applications": model.applications, "successes": model.successes,
-                    "related": sorted(model.related)}
+            got = {
+                "archived": bool(entry.archived),
+                "superseded_by": content_of.get(data.get("superseded_by")),
+                "supersedes": content_of.get(data.get("supersedes")),
+                "applications": (data.get("effectiveness") or {}).get("applications", 0),
+                "successes": (data.get("effectiveness") or {}).get("successes", 0),
+                "related": sorted(content_of.get(r, r) for r in data.get("related_memories") or []),
+            }
+            want = {
+                "archived": model.archived,
+                "superseded_by": model.superseded_by,
+                "supersedes": model.supersedes,
+                "applications": model.applications,
+                "successes": model.successes,
+                "related": sorted(model.related),
+            }
             if got != want:
-                wrong.append(f"{entry.id} {content!r}: " + ", ".join(f"{k} {got[k]!r} != {want[k]!r}" for k in want if got[k] != want[k]))
+                wrong.append(
+                    f"{entry.id} {content!r}: "
+                    + ", ".join(f"{k} {got[k]!r} != {want[k]!r}" for k in want if got[k] != want[k])
+                )
         assert not wrong, f"{len(wrong)} of {len(self.memories)} memories wrong:\n" + "\n".join(wrong)
         assert all(f == files[0] for f in files), "the clones differ after the final sync"
 
@@ -185,6 +250,7 @@ def test_a_team_of_clones_keeps_every_memory_and_every_link(tmp_path, seed):
 
 
 # -- the git flows one by one: which side yields, and why it is safe -----------------
+
 
 def _clone(remote: Path, path: Path, hooks: bool = True) -> Path:
     git("clone", "-q", str(remote), str(path), cwd=remote.parent)
@@ -243,12 +309,18 @@ def test_a_stale_clones_writes_land_on_the_memories_it_meant(remote, how):
     assert mem(carol, "validate").returncode == 0
 
     ids = _ids(carol)
-    assert ids["alice: the cache is redis"] == "MEM-20261122-001" and ids["bob: the queue is kafka"] == _ids(bob)["bob: the queue is kafka"]
+    assert (
+        ids["alice: the cache is redis"] == "MEM-20261122-001"
+        and ids["bob: the queue is kafka"] == _ids(bob)["bob: the queue is kafka"]
+    )
     entries = {e.content: e.data for e in Grimoire.open(carol).store.entries(include_archive=True)}
     old, new = entries["carol: the runner is arm64"], entries["carol: the runner is x86"]
     assert old["superseded_by"] == new["id"] and new["supersedes"] == old["id"]
     assert old["effectiveness"]["applications"] == 1
-    assert "superseded_by" not in entries["alice: the cache is redis"] and "effectiveness" not in entries["alice: the cache is redis"]
+    assert (
+        "superseded_by" not in entries["alice: the cache is redis"]
+        and "effectiveness" not in entries["alice: the cache is redis"]
+    )
 
 
 def test_merging_main_into_a_pushed_branch_keeps_mains_ids(remote):
@@ -266,7 +338,10 @@ def test_merging_main_into_a_pushed_branch_keeps_mains_ids(remote):
     git("merge", "-q", "--no-edit", "origin/main", cwd=bob)
     assert mem(bob, "validate").returncode == 0
     ids = _ids(bob)
-    assert ids["alice: releases are tagged on main"] == "MEM-20261122-001" and ids["bob: feature flags live in unleash"] != "MEM-20261122-001"
+    assert (
+        ids["alice: releases are tagged on main"] == "MEM-20261122-001"
+        and ids["bob: feature flags live in unleash"] != "MEM-20261122-001"
+    )
 
 
 def test_a_clone_without_hooks_is_named_by_validate_and_repaired_by_merge_fixup(remote):
@@ -280,7 +355,11 @@ def test_a_clone_without_hooks_is_named_by_validate_and_repaired_by_merge_fixup(
     _commit(bob, "bob")
     git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main", cwd=bob)
     checked = mem(bob, "validate")
-    assert checked.returncode == 1 and "[duplicate-id] MEM-20261122-001" in checked.stdout and "mem merge-fixup post-merge" in checked.stdout
+    assert (
+        checked.returncode == 1
+        and "[duplicate-id] MEM-20261122-001" in checked.stdout
+        and "mem merge-fixup post-merge" in checked.stdout
+    )
     fixed = mem(bob, "merge-fixup", "post-merge")
     assert fixed.returncode == 0, fixed.stderr
     assert "renumbered ours' MEM-20261122-001 to MEM-20261122-002" in fixed.stderr

@@ -9,10 +9,10 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
 from grimoire_cli.storage import textedit
 from grimoire_cli.storage.chunks import parse_reusing
 from grimoire_cli.storage.textedit import Raw, replacement_lines
@@ -55,8 +55,14 @@ def _reference(text: str, ids: list, spans: list, old: dict, changes: dict) -> t
 
 
 def _entry(n: int, words: int) -> dict:
-    return {"id": f"MEM-20260101-{n:03d}", "category": "fact", "content": " ".join(["runner disk"] * words), "confidence": 0.9,
-            "tags": ["ci"] * (n % 2), "source": {"session_id": "s", "timestamp": "2026-01-01T00:00:00Z"}}
+    return {
+        "id": f"MEM-20260101-{n:03d}",
+        "category": "fact",
+        "content": " ".join(["runner disk"] * words),
+        "confidence": 0.9,
+        "tags": ["ci"] * (n % 2),
+        "source": {"session_id": "s", "timestamp": "2026-01-01T00:00:00Z"},
+    }
 
 
 GAPS = ["", "\n", "# a comment\n", "\n\n", "# trailing\n\n", "  # indented\n"]
@@ -64,7 +70,10 @@ ACTIONS = st.sampled_from(["keep", "keep", "remove", "edit", "raw"])
 
 
 @settings(max_examples=examples(300), deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 6), st.sampled_from(GAPS), ACTIONS), min_size=1, max_size=25), st.sampled_from(GAPS))
+@given(
+    st.lists(st.tuples(st.integers(1, 6), st.sampled_from(GAPS), ACTIONS), min_size=1, max_size=25),
+    st.sampled_from(GAPS),
+)
 def test_splicing_in_one_pass_gives_what_splicing_step_by_step_gives(plan, head):
     text = head + "".join(emit_entry(_entry(n, words)) + gap for n, (words, gap, _) in enumerate(plan, 1))
     _, placed = parse_reusing(text, "t.yaml", None)
@@ -83,8 +92,13 @@ def test_splicing_in_one_pass_gives_what_splicing_step_by_step_gives(plan, head)
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 30), st.sampled_from(["", "supersedes", "related", "prose"])), min_size=1, max_size=15),
-       st.sets(st.integers(1, 40), max_size=8), st.booleans())
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 30), st.sampled_from(["", "supersedes", "related", "prose"])), min_size=1, max_size=15
+    ),
+    st.sets(st.integers(1, 40), max_size=8),
+    st.booleans(),
+)
 def test_an_archive_finds_its_entries_in_the_committed_text_as_a_search_for_each_id_would(plan, chosen, odd):
     """archive_commit._entries parses only the chunks that name a wanted id,
     found by their id runs (a wanted id may be a prefix of a longer one: 001

@@ -5,10 +5,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import examples, git, mem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import examples, git, mem
 from grimoire_cli.core.settings import Decay
 
 
@@ -81,7 +81,10 @@ def test_the_split_by_age_pin_and_retention(aged, repo):
 
 
 def test_at_most_hot_max_are_hot_and_the_least_important_ages_first(repo):
-    ids = [_add("-c", "fact", f"The queue note number {n}", "--importance", str(n), when="2026-11-22T09:00:00Z") for n in range(1, 6)]
+    ids = [
+        _add("-c", "fact", f"The queue note number {n}", "--importance", str(n), when="2026-11-22T09:00:00Z")
+        for n in range(1, 6)
+    ]
     _config(repo, "  tiers: {hot_max: 3}\n")
     assert set(_hits("queue", "--tier", "hot")) == set(ids[2:])
     aged = json.loads(mem("age", "--dry-run", "--json").out)
@@ -94,7 +97,7 @@ def test_topic_is_a_tag_filter(aged):
 
 
 def test_mem_age_reports_what_moved_since_it_last_looked_and_a_dry_run_records_nothing(aged, repo):
-    young, old, pinned, tagged = aged
+    young, _old, pinned, _tagged = aged
     first = mem("age")
     assert first.code == 0 and first.out.startswith("2 hot, 2 long-term") and "first `mem age` here" in first.out
     later = {"MEM_NOW": "2026-11-24T11:00:00Z"}
@@ -105,7 +108,10 @@ def test_mem_age_reports_what_moved_since_it_last_looked_and_a_dry_run_records_n
     assert json.loads(mem("age", "--json", env=later).out)["moved_to_long"] == []
     tight = json.loads(mem("age", "--json", "--older-than", "1h", "--max", "0", env=later).out)
     assert (tight["hot"], tight["moved_to_long"]) == (0, [pinned])
-    assert mem("age", "--older-than", "soon").err == "error: cannot read --older-than 'soon' (hint: give a span like 24h, 2d or 90m)\n"
+    assert (
+        mem("age", "--older-than", "soon").err
+        == "error: cannot read --older-than 'soon' (hint: give a span like 24h, 2d or 90m)\n"
+    )
     assert git("status", "--porcelain", "--untracked-files=no", cwd=repo) == ""
 
 
@@ -128,12 +134,23 @@ def test_context_with_tiers_on_injects_hot_memories_only(aged, repo):
 
 def test_samaritan_context_most_important_first_limited_and_above_the_floor(repo):
     assert mem("init", "--preset", "samaritan").code == 0
-    ids = [_add("-c", "fact", f"Fact number {n} about the deploy", "--importance", str(1 + n % 10), when="2026-11-22T09:00:00Z")
-           for n in range(20)]
+    ids = [
+        _add(
+            "-c",
+            "fact",
+            f"Fact number {n} about the deploy",
+            "--importance",
+            str(1 + n % 10),
+            when="2026-11-22T09:00:00Z",
+        )
+        for n in range(20)
+    ]
     block = json.loads(mem("context", "--json").out)
     importance = {i: 1 + n % 10 for n, i in enumerate(ids)}
     assert len(block["included"]) == 15
-    assert [importance[i] for i in block["included"]] == sorted((importance[i] for i in block["included"]), reverse=True)
+    assert [importance[i] for i in block["included"]] == sorted(
+        (importance[i] for i in block["included"]), reverse=True
+    )
     assert min(importance[i] for i in block["included"]) >= 3
 
 
@@ -148,8 +165,17 @@ def test_reads_leave_the_tree_clean_and_two_clones_compute_the_same(aged, repo, 
     for where in (repo, clone):
         with pytest.MonkeyPatch.context() as patch:
             patch.chdir(where)
-            outputs.append([mem(*args, env=later).out for args in (("context",), ("query", "queue", "--tier", "long", "--json"),
-                                                                     ("age", "--dry-run", "--json"), ("stats", "--json"))])
+            outputs.append(
+                [
+                    mem(*args, env=later).out
+                    for args in (
+                        ("context",),
+                        ("query", "queue", "--tier", "long", "--json"),
+                        ("age", "--dry-run", "--json"),
+                        ("stats", "--json"),
+                    )
+                ]
+            )
             assert git("status", "--porcelain", cwd=where) == ""
     assert outputs[0][:3] == outputs[1][:3]
     assert json.loads(outputs[0][3])["split"] == json.loads(outputs[1][3])["split"]
@@ -157,8 +183,14 @@ def test_reads_leave_the_tree_clean_and_two_clones_compute_the_same(aged, repo, 
 
 
 @settings(max_examples=examples(30), deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 10), st.integers(0, 200), st.sampled_from(["", "keep-a", "x"])), min_size=1, max_size=12),
-       st.integers(0, 6))
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 10), st.integers(0, 200), st.sampled_from(["", "keep-a", "x"])),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(0, 6),
+)
 def test_the_split_equals_the_rule_worked_out_by_hand(tmp_path_factory, items, hot_max):
     """Hot = young (per its retention) or pinned, at most hot_max of them by
     effective importance then newest; the catalog's SQL against Python."""
@@ -176,8 +208,18 @@ def test_the_split_equals_the_rule_worked_out_by_hand(tmp_path_factory, items, h
         _config(path, f"  tiers: {{hot_max: {hot_max}, hot_hours: 24, tags: {{'keep-*': 72}}}}\n")
         grimoire = Grimoire.open(path)
         now = parse_time("2026-11-22T10:00:00Z")
-        written = grimoire.add_many([{"content": f"item {n}", "category": "fact", "importance": imp, "tags": [tag] if tag else [],
-                                      "timestamp": _back(now, hours)} for n, (imp, hours, tag) in enumerate(items)])
+        written = grimoire.add_many(
+            [
+                {
+                    "content": f"item {n}",
+                    "category": "fact",
+                    "importance": imp,
+                    "tags": [tag] if tag else [],
+                    "timestamp": _back(now, hours),
+                }
+                for n, (imp, hours, tag) in enumerate(items)
+            ]
+        )
         decay = Decay()
         rows = []
         for entry in written:
@@ -217,12 +259,20 @@ def test_due_tasks_the_tiers_hide_are_shown_and_counted_once(repo):
     for preset in ("sabre", "samaritan"):
         assert mem("init", "--preset", preset).code == 0
     _add("-c", "fact", "The gateway listens on port 8080")
-    tasks = [mem("task", "add", name, "--due", "+1h").out.strip() for name in ("Rotate the logs", "Renew the certificate")]
+    tasks = [
+        mem("task", "add", name, "--due", "+1h").out.strip() for name in ("Rotate the logs", "Renew the certificate")
+    ]
     later = {"MEM_NOW": "2026-11-25T10:00:00Z"}
     block = json.loads(mem("context", "--json", env=later).out)
     assert (block["included"], block["left_out"]) == (tasks, 0)
-    assert block["text"].endswith("- MEM-20261122-003 (task, task due now): Renew the certificate\n_all hot memories with importance 3+ shown_\n")
-    small = json.loads(mem("context", "--json", "--budget", "54", env=later).out)  # room for one task: the other is left out
-    assert (len(small["included"]), small["left_out"]) == (1, 1) and small["text"].endswith("_1 more memory left out (`mem query` finds them)_\n")
-    queried = json.loads(mem("context", "port", "--json", env=later).out)  # the fact is long-term: the query's selection is the tasks
+    assert block["text"].endswith(
+        "- MEM-20261122-003 (task, task due now): Renew the certificate\n_all hot memories with importance 3+ shown_\n"
+    )
+    # Room for one task: the other is left out
+    small = json.loads(mem("context", "--json", "--budget", "54", env=later).out)
+    assert (len(small["included"]), small["left_out"]) == (1, 1) and small["text"].endswith(
+        "_1 more memory left out (`mem query` finds them)_\n"
+    )
+    # The fact is long-term: the query's selection is the tasks
+    queried = json.loads(mem("context", "port", "--json", env=later).out)
     assert (queried["included"], queried["left_out"]) == (tasks, 0)

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import NOW, ROOT
 
 NOBODY = 65534
@@ -34,9 +33,17 @@ def _as_nobody() -> list[str]:
 
 
 def _environment(home: Path) -> dict[str, str]:
-    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MEM_NOW": NOW, "MEM_SESSION_ID": "test-session",
-           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_TEMPLATE_DIR": "",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), sysconfig.get_paths()["purelib"]]), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "MEM_NOW": NOW,
+        "MEM_SESSION_ID": "test-session",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_TEMPLATE_DIR": "",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), sysconfig.get_paths()["purelib"]]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
         env[name] = os.environ.get(name, "test")
     return env
@@ -50,8 +57,12 @@ def _runner(home: Path) -> tuple[list[str], str] | str:
         return "running as root and setpriv is not installed: no way to drop the privileges"
     for python in CANDIDATES:
         if Path(python).exists():
-            tried = subprocess.run([*_as_nobody(), python, "-c", "import ruamel.yaml, typer, rapidfuzz, grimoire_cli"],
-                                   env=_environment(home), capture_output=True, cwd=home)
+            tried = subprocess.run(
+                [*_as_nobody(), python, "-c", "import ruamel.yaml, typer, rapidfuzz, grimoire_cli"],
+                env=_environment(home),
+                capture_output=True,
+                cwd=home,
+            )
             if tried.returncode == 0:
                 return _as_nobody(), python
     return f"running as root and no Python nobody may run with mem's packages (tried {', '.join(CANDIDATES)})"
@@ -66,8 +77,14 @@ class Unprivileged:
         self.env = _environment(folder / "home")
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([*self.prefix, *args], cwd=self.repo if self.repo.exists() else self.folder, env={**self.env, **(env or {})},
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [*self.prefix, *args],
+            cwd=self.repo if self.repo.exists() else self.folder,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     def mem(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         return self.run(self.python, "-m", "grimoire_cli", *args, env=env)
@@ -96,7 +113,9 @@ def nobody():
 
 
 def _one_error_line(done: subprocess.CompletedProcess) -> str:
-    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), (
+        done.stderr
+    )
     return done.stderr
 
 
@@ -104,7 +123,10 @@ def test_an_unreadable_grimoire_file_is_reported_with_its_place(nobody):
     facts = nobody.repo / MEMORY / "facts.yaml"
     assert nobody.run("chmod", "000", str(facts)).returncode == 0
     checked = nobody.mem("validate")
-    assert checked.returncode == 3 and "grimoires/loa/memory/facts.yaml:1: [unreadable] cannot read: Permission denied" in checked.stdout
+    assert (
+        checked.returncode == 3
+        and "grimoires/loa/memory/facts.yaml:1: [unreadable] cannot read: Permission denied" in checked.stdout
+    )
     listed = nobody.mem("list")
     assert "warning: skipped a damaged file (run `mem validate`): grimoires/loa/memory/facts.yaml:1" in listed.stderr
     assert "Traceback" not in listed.stderr
@@ -119,8 +141,10 @@ def test_a_grimoire_folder_mem_may_not_write_in_is_one_error_line_and_nothing_wr
     finally:
         nobody.run("chmod", "755", str(memory))
     assert done.returncode == 3
-    assert _one_error_line(done) == ("error: grimoires/loa/memory: cannot write: Permission denied "
-                                     "(hint: check the permissions of the grimoire's folders and the free space)\n")
+    assert _one_error_line(done) == (
+        "error: grimoires/loa/memory: cannot write: Permission denied "
+        "(hint: check the permissions of the grimoire's folders and the free space)\n"
+    )
     assert {p.name: p.read_bytes() for p in memory.iterdir() if p.is_file()} == before
     assert nobody.mem("validate").returncode == 0
 

@@ -7,8 +7,17 @@ MEMORY = Path("grimoires/loa/memory")
 
 
 def entry(id, category="fact", **extra):
-    lines = [f"- id: {id}", f"  category: {category}", "  summary: a summary", "  content: some content",
-             "  confidence: 0.9", "  ttl: permanent", "  source:", "    session_id: s", '    timestamp: "2026-11-20T10:00:00Z"']
+    lines = [
+        f"- id: {id}",
+        f"  category: {category}",
+        "  summary: a summary",
+        "  content: some content",
+        "  confidence: 0.9",
+        "  ttl: permanent",
+        "  source:",
+        "    session_id: s",
+        '    timestamp: "2026-11-20T10:00:00Z"',
+    ]
     lines += [f"  {k}: {v}" for k, v in extra.items()]
     return "\n".join(lines) + "\n"
 
@@ -54,13 +63,25 @@ def test_each_rule_reported_with_file_and_line(repo):
     )
     result, found = problems()
     assert result.code == 1
-    assert {"duplicate-id", "category-file", "dangling-reference", "supersede-link", "schema", "id-format",
-            "confidence-floor", "expires-at", "secret"} <= set(rules(found))
+    assert {
+        "duplicate-id",
+        "category-file",
+        "dangling-reference",
+        "supersede-link",
+        "schema",
+        "id-format",
+        "confidence-floor",
+        "expires-at",
+        "secret",
+    } <= set(rules(found))
     by_rule = {p["rule"]: p for p in found}
     assert by_rule["duplicate-id"]["line"] == 11 and by_rule["duplicate-id"]["file"].endswith("facts.yaml")
     assert by_rule["secret"]["id"] == "MEM-20261120-008"
     assert "bob@example.org" not in result.out
-    assert by_rule["confidence-floor"]["line"] == (MEMORY / "facts.yaml").read_text().split("\n").index("  confidence: 0.1") + 1
+    assert (
+        by_rule["confidence-floor"]["line"]
+        == (MEMORY / "facts.yaml").read_text().split("\n").index("  confidence: 0.1") + 1
+    )
 
 
 def test_github_format(repo):
@@ -115,20 +136,40 @@ def test_read_commands_pass_over_a_damaged_file_and_validate_reports_it(repo):
     assert mem("task", "add", "rotate the keys", "--due", "+1h").code == 0
     assert mem("episode", "deploy", "--learned", "it went fine").code == 0
     (MEMORY / "decisions.yaml").write_text(entry("MEM-20261120-001", category="decision") + "- id: [broken\n")
-    reads = [("list",), ("list", "--archived"), ("query", "parser"), ("context",), ("stats",), ("stats", "--json"), ("show", fact),
-             ("show", fact, "--chain"), ("get", "parser.tabs"), ("recall", "build.jobs"), ("facts",), ("tasks",), ("episodes",),
-             ("scopes",), ("review",), ("recall-all", "parser")]
+    reads = [
+        ("list",),
+        ("list", "--archived"),
+        ("query", "parser"),
+        ("context",),
+        ("stats",),
+        ("stats", "--json"),
+        ("show", fact),
+        ("show", fact, "--chain"),
+        ("get", "parser.tabs"),
+        ("recall", "build.jobs"),
+        ("facts",),
+        ("tasks",),
+        ("episodes",),
+        ("scopes",),
+        ("review",),
+        ("recall-all", "parser"),
+    ]
     finds_nothing = {("list", "--archived"), ("recall-all", "parser")}  # exit 1, as when no file is damaged
     for args in reads:
         result = mem(*args)
         assert result.code == (1 if args in finds_nothing else 0), (args, result.err)
         warnings = [line for line in result.err.splitlines() if line.startswith(("warning:", "error:"))]
-        assert len(warnings) == 1 and warnings[0].startswith("warning: skipped a damaged file") \
-            and "decisions.yaml" in warnings[0], (args, result.err)
+        assert (
+            len(warnings) == 1
+            and warnings[0].startswith("warning: skipped a damaged file")
+            and "decisions.yaml" in warnings[0]
+        ), (args, result.err)
     assert json.loads(mem("stats", "--json").out)["categories"]["fact"] == {"active": 1}
     assert "parser" in mem("query", "parser").out
     result, found = problems()
-    assert result.code == 3 and [p["file"] for p in found if p["rule"] == "yaml"] == ["grimoires/loa/memory/decisions.yaml"]
+    assert result.code == 3 and [p["file"] for p in found if p["rule"] == "yaml"] == [
+        "grimoires/loa/memory/decisions.yaml"
+    ]
     strict = mem("check", "--strict")
     assert strict.code != 0 and "decisions.yaml" in strict.err
 
@@ -152,12 +193,15 @@ def test_a_layout_mem_cannot_write_is_reported_so_a_clean_validate_means_writes_
     entry_id = json.loads(first.out)["id"]
     path = MEMORY / "facts.yaml"
     canonical = path.read_text()
-    indented = "".join(("  " + line if line.strip() and not line.startswith("#") else line) for line in canonical.splitlines(True))
+    indented = "".join(
+        ("  " + line if line.strip() and not line.startswith("#") else line) for line in canonical.splitlines(True)
+    )
     for text, line in ((indented, 4), (f"[{{id: {entry_id}, category: fact}}]\n", 1)):
         path.write_text(text)
         result, found = problems()
-        assert result.code == 1 and [(p["file"], p["line"], p["rule"]) for p in found if p["rule"] == "layout"] == \
-            [(str(path), line, "layout")], found
+        assert result.code == 1 and [(p["file"], p["line"], p["rule"]) for p in found if p["rule"] == "layout"] == [
+            (str(path), line, "layout")
+        ], found
         assert "block style" in next(p["message"] for p in found if p["rule"] == "layout")
     path.write_text(indented)
     refused = mem("supersede", entry_id, "the deploy runs hourly")

@@ -47,7 +47,11 @@ def mcp() -> None:
 
 
 AgentArg = typer.Argument(..., metavar="AGENT", help="The agent: claude (Claude Code).")
-LocalOpt = typer.Option(False, "--local", help="This clone only: .claude/settings.local.json (git-ignored), no MCP server in the shared .mcp.json.")
+LocalOpt = typer.Option(
+    False,
+    "--local",
+    help="This clone only: .claude/settings.local.json (git-ignored), no MCP server in the shared .mcp.json.",
+)
 
 
 def _agent_files(action: str, agent: str, json: bool, local: bool) -> None:
@@ -90,7 +94,9 @@ def agent_status(agent: str = AgentArg, local: bool = LocalOpt, json: bool = Jso
 
 
 @agent_command("hook")
-def agent_hook(event: str = typer.Argument(..., metavar="EVENT", help="session-start, pre-compact, session-end or post-tool-use.")) -> None:
+def agent_hook(
+    event: str = typer.Argument(..., metavar="EVENT", help="session-start, pre-compact, session-end or post-tool-use."),
+) -> None:
     """Run as a Claude Code hook: read its JSON on stdin. Never fails the session: a problem is one line on stderr."""
     from ..integrations import claude_hooks
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from functools import cache, partial
-from typing import Callable, Optional
 
 import typer
 from typer.core import TyperCommand
@@ -77,7 +77,7 @@ class Unscoped(Command):
     scoped = False
 
 
-def _scope_after(value: Optional[str]) -> None:
+def _scope_after(value: str | None) -> None:
     """`mem COMMAND --scope NAME`: the scope `mem --scope NAME COMMAND` sets (the app's callback has run by now)."""
     if value is None:
         return
@@ -92,9 +92,16 @@ def _scope_param():
     probe = typer.Typer()
 
     @probe.command()
-    def scoped(scope: Optional[str] = typer.Option(None, "--scope", metavar="NAME", expose_value=False, callback=_scope_after,
-                                                   help="The scope (persona) to work in, as `mem --scope NAME` does "
-                                                        "(default: MEM_SCOPE, else the config's).")) -> None:
+    def scoped(
+        scope: str | None = typer.Option(
+            None,
+            "--scope",
+            metavar="NAME",
+            expose_value=False,
+            callback=_scope_after,
+            help="The scope (persona) to work in, as `mem --scope NAME` does (default: MEM_SCOPE, else the config's).",
+        ),
+    ) -> None:
         """Only declares the option."""
 
     return typer.main.get_command(probe).params[0]
@@ -103,19 +110,30 @@ def _scope_param():
 app = typer.Typer(**APP_SETTINGS)
 hooks_app = typer.Typer(help="Install, remove or inspect mem's git hooks.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(hooks_app, name="hooks")
-task_app = typer.Typer(help="Add, finish or cancel a prospective task (see also `mem tasks`, `mem due`, `mem event`).",
-                       no_args_is_help=True, rich_markup_mode=None)
+task_app = typer.Typer(
+    help="Add, finish or cancel a prospective task (see also `mem tasks`, `mem due`, `mem event`).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(task_app, name="task")
 procedure_app = typer.Typer(
     help="Keep runbooks (procedures) and show them as checklists. mem never executes a step: a runbook from git is data, "
-         "not code; report how following one went with `mem apply ID --success|--failure`.",
-    no_args_is_help=True, rich_markup_mode=None)
+    "not code; report how following one went with `mem apply ID --success|--failure`.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(procedure_app, name="procedure")
-chat_app = typer.Typer(help="Keep the conversation's last messages (a local category of kind chat, gone after its ttl).",
-                       no_args_is_help=True, rich_markup_mode=None)
+chat_app = typer.Typer(
+    help="Keep the conversation's last messages (a local category of kind chat, gone after its ttl).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(chat_app, name="chat")
-agent_app = typer.Typer(help="Connect an AI agent (Claude Code) to this grimoire: its hooks and the MCP server.",
-                        no_args_is_help=True, rich_markup_mode=None)
+agent_app = typer.Typer(
+    help="Connect an AI agent (Claude Code) to this grimoire: its hooks and the MCP server.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(agent_app, name="agent")
 command = partial(app.command, cls=Command)  # every command of `mem`, with the help above
 hooks_command = partial(hooks_app.command, cls=Command)
@@ -126,10 +144,14 @@ agent_command = partial(agent_app.command, cls=Command)
 
 JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
 # Options several commands share (one declaration, one help text).
-SinceOpt = typer.Option(None, "--since", metavar="WHEN", help="Only those created since: 30d, 48h, 90m back, or an ISO date or time.")
-UntilOpt = typer.Option(None, "--until", metavar="WHEN", help="Only those created until then (a date alone includes that day).")
+SinceOpt = typer.Option(
+    None, "--since", metavar="WHEN", help="Only those created since: 30d, 48h, 90m back, or an ISO date or time."
+)
+UntilOpt = typer.Option(
+    None, "--until", metavar="WHEN", help="Only those created until then (a date alone includes that day)."
+)
 
-_state: dict[str, Optional[str]] = {"config": None, "scope": None}
+_state: dict[str, str | None] = {"config": None, "scope": None}
 opened: list = []  # grimoires this invocation used, for the damaged-file warning
 
 
@@ -143,20 +165,28 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="Config file (default: .loa.config.yaml found upward; or MEM_CONFIG)."),
-    scope: Optional[str] = typer.Option(None, "--scope", metavar="NAME",
-                                        help="The scope (persona) to work in: grimoires/NAME/memory (default: MEM_SCOPE, else the config's)."),
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version),
+    config: str | None = typer.Option(
+        None, "--config", metavar="PATH", help="Config file (default: .loa.config.yaml found upward; or MEM_CONFIG)."
+    ),
+    scope: str | None = typer.Option(
+        None,
+        "--scope",
+        metavar="NAME",
+        help="The scope (persona) to work in: grimoires/NAME/memory (default: MEM_SCOPE, else the config's).",
+    ),
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+    ),
 ) -> None:
     _state["config"] = config
     _state["scope"] = scope
 
 
-def config_option() -> Optional[str]:
+def config_option() -> str | None:
     return _state["config"]
 
 
-def scope_option() -> Optional[str]:
+def scope_option() -> str | None:
     return _state["scope"]
 
 
@@ -175,11 +205,11 @@ def as_hook(name: str, work: Callable[[], None]) -> None:
     stderr naming the hook, and the exit code stays 0."""
     try:
         work()
-    except Exception as exc:  # noqa: BLE001 - see above
+    except Exception as exc:
         render.warn(f"{name}: {exc if isinstance(exc, GrimoireError) else f'{type(exc).__name__}: {exc}'}")
 
 
-def read_text(text: Optional[str]) -> str:
+def read_text(text: str | None) -> str:
     """The argument, or stdin for '-' (or for nothing, when piped)."""
     if text is None or text == "-":
         if text is None and sys.stdin.isatty():
@@ -202,7 +232,9 @@ def read_file(file: str, what: str) -> str:
     except FileNotFoundError:
         raise BadInput(f"no such file: {file}", f"give {what}'s path, or '-' to read it from stdin") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}", f"give {what} as a readable UTF-8 file") from None
+        raise BadInput(
+            f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}", f"give {what} as a readable UTF-8 file"
+        ) from None
 
 
 # `--context K=V` keys (kinds.schema.json's context) and `--param K=V` names (a procedure's {slug}s).
@@ -210,12 +242,12 @@ CONTEXT_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,80}\Z")
 PARAM_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,79}\Z")
 
 
-def contexts(values: Optional[list]) -> dict[str, str]:
+def contexts(values: list | None) -> dict[str, str]:
     """`--context K=V` values (a task's, an episode's) as a mapping."""
     return pairs(values, "--context", CONTEXT_KEY, "key=value, like table=users")
 
 
-def pairs(values: Optional[list], option: str, name: "re.Pattern[str]", example: str) -> dict[str, str]:
+def pairs(values: list | None, option: str, name: re.Pattern[str], example: str) -> dict[str, str]:
     """Repeated `option K=V` values as a mapping (a later K wins)."""
     out: dict[str, str] = {}
     for pair in values or []:

@@ -19,7 +19,7 @@ internals have another shape; mem then runs at Typer's own speed.
 from __future__ import annotations
 
 import re
-from typing import Any, List
+from typing import Any
 
 _INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")  # ASCII digits, no sign or space games: int() and pydantic agree
 _FLOAT = re.compile(r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?")
@@ -43,7 +43,7 @@ def plain_value(annotation: Any, value: Any) -> Any:
         return float(value) if kind is str and _FLOAT.fullmatch(value) else _MISS
     if annotation is bool:
         return value if kind is bool else _MISS
-    if annotation == List[str] or annotation == list[str]:
+    if annotation == list[str] or annotation == list[str]:
         if kind in (list, tuple) and all(type(item) is str for item in value):
             return list(value)
         return _MISS

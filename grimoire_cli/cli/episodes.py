@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 from . import render
@@ -13,12 +11,18 @@ from .app import JsonOpt, SinceOpt, UntilOpt, command, contexts, found, open_gri
 @command()
 def episode(
     event: str = typer.Argument(..., metavar="EVENT", help="What happened, as a slug: deploy-failed, db.migration."),
-    context: Optional[List[str]] = typer.Option(None, "--context", metavar="K=V", help="What the situation was (repeatable)."),
-    context_json: Optional[str] = typer.Option(None, "--context-json", metavar="JSON", help="Context as a JSON object (--context pairs win)."),
-    learned: Optional[str] = typer.Option(None, "--learned", metavar="TEXT", help="What was learned from it."),
+    context: list[str] | None = typer.Option(
+        None, "--context", metavar="K=V", help="What the situation was (repeatable)."
+    ),
+    context_json: str | None = typer.Option(
+        None, "--context-json", metavar="JSON", help="Context as a JSON object (--context pairs win)."
+    ),
+    learned: str | None = typer.Option(None, "--learned", metavar="TEXT", help="What was learned from it."),
     outcome: str = typer.Option("unknown", "--outcome", metavar="O", help="success, failure or unknown."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="A category of kind episode (default: the first)."),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable)."),
+    category: str | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="A category of kind episode (default: the first)."
+    ),
+    tag: list[str] | None = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable)."),
     json: bool = JsonOpt,
 ) -> None:
     """Record an episode: an event, its context, its outcome and the lesson; prints its id."""
@@ -26,7 +30,9 @@ def episode(
 
     merged = {**(parse_json(context_json) if context_json is not None else {}), **contexts(context)}
     grimoire = open_grimoire()
-    entry = grimoire.add_episode(event, context=merged, learned=learned, outcome=outcome, category=category, tags=tag or ())
+    entry = grimoire.add_episode(
+        event, context=merged, learned=learned, outcome=outcome, category=category, tags=tag or ()
+    )
     if json:
         render.print_json(entry.view(grimoire.now()))
     else:
@@ -35,12 +41,12 @@ def episode(
 
 @command()
 def episodes(
-    text: Optional[str] = typer.Argument(None, metavar="QUERY", help="What to look for (default: newest first)."),
-    event: Optional[str] = typer.Option(None, "--event", metavar="EVENT", help="Only episodes of this event."),
-    since: Optional[str] = SinceOpt,
-    until: Optional[str] = UntilOpt,
+    text: str | None = typer.Argument(None, metavar="QUERY", help="What to look for (default: newest first)."),
+    event: str | None = typer.Option(None, "--event", metavar="EVENT", help="Only episodes of this event."),
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
     limit: int = typer.Option(10, "-n", "--limit", metavar="N", help="At most N episodes."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this episode category."),
+    category: str | None = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this episode category."),
     json: bool = JsonOpt,
 ) -> None:
     """Episodes like QUERY (BM25 over event, lesson and context, blended with recency), or the newest."""

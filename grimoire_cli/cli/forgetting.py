@@ -4,8 +4,6 @@ history."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from . import render
@@ -14,10 +12,16 @@ from .app import JsonOpt, chat_command, command, found, open_grimoire, read_file
 
 @command()
 def age(
-    older_than: Optional[str] = typer.Option(None, "--older-than", metavar="SPAN",
-                                             help="For this run, nothing younger than SPAN (24h, 2d) stays hot by age alone."),
-    most: Optional[int] = typer.Option(None, "--max", metavar="N", help="For this run, at most N hot memories."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show the split without recording it for the next `mem age`."),
+    older_than: str | None = typer.Option(
+        None,
+        "--older-than",
+        metavar="SPAN",
+        help="For this run, nothing younger than SPAN (24h, 2d) stays hot by age alone.",
+    ),
+    most: int | None = typer.Option(None, "--max", metavar="N", help="For this run, at most N hot memories."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show the split without recording it for the next `mem age`."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Show the hot / long-term split and what moved since the last `mem age` (nothing is written to the grimoire)."""
@@ -27,12 +31,18 @@ def age(
         render.print_json(result.to_dict())
         return
     tiers = result.tiers
-    render.out(f"{len(result.hot)} hot, {len(result.long)} long-term (hot: younger than {tiers.hot_hours:g}h or importance "
-               f">= {tiers.pin_importance}; at most {tiers.hot_max})")
+    render.out(
+        f"{len(result.hot)} hot, {len(result.long)} long-term (hot: younger than {tiers.hot_hours:g}h or importance "
+        f">= {tiers.pin_importance}; at most {tiers.hot_max})"
+    )
     if result.moved_to_long is None:
-        render.out("first `mem age` here: the split is recorded" if result.recorded else "no earlier `mem age` to compare with")
+        render.out(
+            "first `mem age` here: the split is recorded" if result.recorded else "no earlier `mem age` to compare with"
+        )
         return
-    render.out(f"since {result.since}: {len(result.moved_to_long)} moved to long-term, {len(result.moved_to_hot or [])} back to hot")
+    render.out(
+        f"since {result.since}: {len(result.moved_to_long)} moved to long-term, {len(result.moved_to_hot or [])} back to hot"
+    )
     if result.moved_to_long:
         moment = grimoire.now()
         for entry in grimoire.show_many(result.moved_to_long):
@@ -41,18 +51,29 @@ def age(
 
 @command()
 def consolidate(
-    transcript: str = typer.Argument("-", metavar="TRANSCRIPT|-", help="Claude Code JSONL, JSON/JSONL {role, content}, or plain text; '-' reads stdin."),
-    with_: Optional[str] = typer.Option(None, "--with", metavar="CMD",
-                                        help="The summarizer: prompt on stdin, JSON on stdout (default: consolidate.command)."),
-    session_id: Optional[str] = typer.Option(None, "--session-id", metavar="ID", help="The session the memories come from (default: the transcript's)."),
+    transcript: str = typer.Argument(
+        "-",
+        metavar="TRANSCRIPT|-",
+        help="Claude Code JSONL, JSON/JSONL {role, content}, or plain text; '-' reads stdin.",
+    ),
+    with_: str | None = typer.Option(
+        None,
+        "--with",
+        metavar="CMD",
+        help="The summarizer: prompt on stdin, JSON on stdout (default: consolidate.command).",
+    ),
+    session_id: str | None = typer.Option(
+        None, "--session-id", metavar="ID", help="The session the memories come from (default: the transcript's)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be saved; write nothing."),
     json: bool = JsonOpt,
 ) -> None:
     """Save what a conversation taught: an external summarizer extracts facts, decisions, episodes, procedures, preferences."""
     grimoire = open_grimoire()
     text = read_file(transcript, "the transcript")
-    result = grimoire.consolidate(text, command=with_, session_id=session_id, dry_run=dry_run,
-                                  where="stdin" if transcript == "-" else transcript)
+    result = grimoire.consolidate(
+        text, command=with_, session_id=session_id, dry_run=dry_run, where="stdin" if transcript == "-" else transcript
+    )
     if json:
         render.print_json(result.to_dict())
         return
@@ -73,10 +94,18 @@ def consolidate(
 
 @command()
 def compact(
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this category (default: every one that may be)."),
-    keep: Optional[int] = typer.Option(None, "--keep", metavar="N", help="Keep the newest N active entries of each (default: compaction.keep)."),
-    with_: Optional[str] = typer.Option(None, "--with", metavar="CMD", help="The summarizer (default: consolidate.command)."),
-    no_summary: bool = typer.Option(False, "--no-summary", help="Condense from the entries' own summaries: no command."),
+    category: str | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="Only this category (default: every one that may be)."
+    ),
+    keep: int | None = typer.Option(
+        None, "--keep", metavar="N", help="Keep the newest N active entries of each (default: compaction.keep)."
+    ),
+    with_: str | None = typer.Option(
+        None, "--with", metavar="CMD", help="The summarizer (default: consolidate.command)."
+    ),
+    no_summary: bool = typer.Option(
+        False, "--no-summary", help="Condense from the entries' own summaries: no command."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be condensed; write nothing."),
     json: bool = JsonOpt,
 ) -> None:
@@ -90,8 +119,10 @@ def compact(
         render.out("nothing to compact")
     for name, entry in result.condensed.items():
         count = len(result.replaced[name])
-        render.out(f"{'would condense' if dry_run else 'condensed'} {render.count(count, f'{name} memory', f'{name} memories')} into {entry.id}: "
-                   f"{entry.summary}")
+        render.out(
+            f"{'would condense' if dry_run else 'condensed'} {render.count(count, f'{name} memory', f'{name} memories')} into {entry.id}: "
+            f"{entry.summary}"
+        )
     for note in result.notes:
         render.note(note)
     if result.commit:
@@ -101,8 +132,12 @@ def compact(
 @chat_command("add")
 def chat_add(
     role: str = typer.Argument(..., metavar="ROLE", help="Who said it: user, assistant, system..."),
-    text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="The message; '-' (or nothing, when piped) reads stdin."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="A category of kind chat (default: the first)."),
+    text: str | None = typer.Argument(
+        None, metavar="TEXT|-", help="The message; '-' (or nothing, when piped) reads stdin."
+    ),
+    category: str | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="A category of kind chat (default: the first)."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Keep one message; prints its id. Expired messages are pruned by the same write."""
@@ -117,7 +152,7 @@ def chat_add(
 @chat_command("recent")
 def chat_recent(
     count: int = typer.Option(5, "-n", metavar="N", help="How many messages (default 5)."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this chat category."),
+    category: str | None = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this chat category."),
     json: bool = JsonOpt,
 ) -> None:
     """The last N messages still within their ttl, oldest first."""

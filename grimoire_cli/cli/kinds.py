@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json as jsonlib
 import sys
-from typing import List, Optional
 
 import typer
 
@@ -17,14 +16,20 @@ from .app import JsonOpt, command, contexts, found, open_grimoire, read_text, ta
 def remember(
     key: str = typer.Argument(..., metavar="KEY", help="Dotted lowercase key, like db.users.schema."),
     value: str = typer.Argument(..., metavar="VALUE|-", help="The value as text; '-' reads a JSON value from stdin."),
-    ttl: Optional[str] = typer.Option(None, "--ttl", metavar="TTL", help="How long it holds: '10m', '12h', '30d' or 'permanent'."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Category (default: semantic, else fact)."),
+    ttl: str | None = typer.Option(
+        None, "--ttl", metavar="TTL", help="How long it holds: '10m', '12h', '30d' or 'permanent'."
+    ),
+    category: str | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="Category (default: semantic, else fact)."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Keep a value under a key; a new value supersedes the old, the same value writes nothing."""
     grimoire = open_grimoire()
     result = grimoire.remember(key, _json_stdin() if value == "-" else value, ttl=ttl, category=category)
-    render.kept(result, json, grimoire.now(), f"unchanged: {key} already holds this value ({result.entry.id}); nothing written")
+    render.kept(
+        result, json, grimoire.now(), f"unchanged: {key} already holds this value ({result.entry.id}); nothing written"
+    )
 
 
 def _json_stdin():
@@ -32,7 +37,10 @@ def _json_stdin():
     try:
         return jsonlib.loads(raw)
     except ValueError as exc:
-        raise BadInput(f"stdin is not a JSON value ({exc.args[0]})", 'pipe JSON in, e.g. echo \'{"rows": 12}\' | mem remember KEY -') from None
+        raise BadInput(
+            f"stdin is not a JSON value ({exc.args[0]})",
+            "pipe JSON in, e.g. echo '{\"rows\": 12}' | mem remember KEY -",
+        ) from None
 
 
 @command()
@@ -50,8 +58,12 @@ def recall(key: str = typer.Argument(..., metavar="KEY", help="The key."), json:
 
 @command()
 def facts(
-    pattern: Optional[str] = typer.Argument(None, metavar="PATTERN", help="Glob over keys, like 'db.*' (default: every key)."),
-    category: Optional[List[str]] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."),
+    pattern: str | None = typer.Argument(
+        None, metavar="PATTERN", help="Glob over keys, like 'db.*' (default: every key)."
+    ),
+    category: list[str] | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """List the keys of active facts, with their values."""
@@ -72,13 +84,20 @@ def facts(
 
 # -- prospective tasks -----------------------------------------------------------
 
+
 def _task_line(entry) -> str:
     from ..kinds.tasks import due_at
 
     data = entry.data
     trigger = str(data.get("trigger", ""))
     due = due_at(entry)
-    when = f"due {due}" if due else "at the next session" if trigger == "session-start" else f"on {trigger.removeprefix('event:')}"
+    when = (
+        f"due {due}"
+        if due
+        else "at the next session"
+        if trigger == "session-start"
+        else f"on {trigger.removeprefix('event:')}"
+    )
     status = "" if data.get("status") == "pending" else f" [{data.get('status')}]"
     return f"{entry.id}  {when:<26} {data.get('task', entry.content)}{status}"
 
@@ -89,17 +108,23 @@ def _task_json(entries, moment) -> None:
 
 @task_command("add")
 def task_add(
-    text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="What to do; '-' reads stdin."),
-    due: Optional[str] = typer.Option(None, "--due", metavar="WHEN", help="When: +30m, +1h, +2d or an ISO time."),
-    on: Optional[str] = typer.Option(None, "--on", metavar="EVENT", help="When `mem event EVENT` fires."),
+    text: str | None = typer.Argument(None, metavar="TEXT|-", help="What to do; '-' reads stdin."),
+    due: str | None = typer.Option(None, "--due", metavar="WHEN", help="When: +30m, +1h, +2d or an ISO time."),
+    on: str | None = typer.Option(None, "--on", metavar="EVENT", help="When `mem event EVENT` fires."),
     next_session: bool = typer.Option(False, "--next-session", help="At the next session start (`mem check`)."),
-    context: Optional[List[str]] = typer.Option(None, "--context", metavar="K=V", help="Context for whoever does it (repeatable)."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="A category of kind task (default: the first)."),
+    context: list[str] | None = typer.Option(
+        None, "--context", metavar="K=V", help="Context for whoever does it (repeatable)."
+    ),
+    category: str | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="A category of kind task (default: the first)."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Schedule a task with one trigger: --due, --on or --next-session; prints its id."""
     grimoire = open_grimoire()
-    entry = grimoire.add_task(read_text(text), due=due, on=on, next_session=next_session, context=contexts(context), category=category)
+    entry = grimoire.add_task(
+        read_text(text), due=due, on=on, next_session=next_session, context=contexts(context), category=category
+    )
     if json:
         render.print_json(entry.view(grimoire.now()))
     else:
@@ -122,13 +147,18 @@ def task_done(entry_id: str = typer.Argument(..., metavar="ID", help="A pending 
 
 
 @task_command("cancel")
-def task_cancel(entry_id: str = typer.Argument(..., metavar="ID", help="A pending task."), json: bool = JsonOpt) -> None:
+def task_cancel(
+    entry_id: str = typer.Argument(..., metavar="ID", help="A pending task."), json: bool = JsonOpt
+) -> None:
     """Cancel a pending task (archived after the category's ttl)."""
     _end(entry_id, "cancelled", json)
 
 
 @command()
-def tasks(every: bool = typer.Option(False, "--all", help="Also done and cancelled tasks not yet archived."), json: bool = JsonOpt) -> None:
+def tasks(
+    every: bool = typer.Option(False, "--all", help="Also done and cancelled tasks not yet archived."),
+    json: bool = JsonOpt,
+) -> None:
     """List pending tasks, due ones first."""
     grimoire = open_grimoire()
     listed = grimoire.tasks(every=every)
@@ -154,7 +184,9 @@ def due(json: bool = JsonOpt) -> None:
 
 
 @command()
-def event(name: str = typer.Argument(..., metavar="NAME", help="The event, e.g. deploy or data.loaded."), json: bool = JsonOpt) -> None:
+def event(
+    name: str = typer.Argument(..., metavar="NAME", help="The event, e.g. deploy or data.loaded."), json: bool = JsonOpt
+) -> None:
     """Fire an event: the pending tasks waiting for it become due now."""
     grimoire = open_grimoire()
     fired = grimoire.fire(name)

@@ -4,7 +4,6 @@ recommend, recall-all, learn, insights, correct."""
 from __future__ import annotations
 
 import json as jsonlib
-from typing import Optional
 
 import typer
 
@@ -16,7 +15,9 @@ from .app import JsonOpt, as_hook, command, found, open_grimoire, read_file, rea
 @command()
 def observe(
     file: str = typer.Argument("-", metavar="FILE|-", help="Execution records, JSON Lines; '-' reads stdin."),
-    claude_hook: bool = typer.Option(False, "--claude-hook", help="Read one Claude Code PostToolUse payload on stdin: a one-step record."),
+    claude_hook: bool = typer.Option(
+        False, "--claude-hook", help="Read one Claude Code PostToolUse payload on stdin: a one-step record."
+    ),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Append the valid records, report the rest."),
     json: bool = JsonOpt,
 ) -> None:
@@ -31,8 +32,10 @@ def observe(
     if json:
         render.print_json(result.to_dict())
     else:
-        render.out(f"observed {render.count(result.records, 'record', 'records')} ({render.count(result.steps, 'step', 'steps')})"
-                   + (f", {result.redacted} redacted (secrets or personal data)" if result.redacted else ""))
+        render.out(
+            f"observed {render.count(result.records, 'record', 'records')} ({render.count(result.steps, 'step', 'steps')})"
+            + (f", {result.redacted} redacted (secrets or personal data)" if result.redacted else "")
+        )
         for number, message in result.rejected:
             render.warn(f"line {number}: {message}")
     if result.rejected:
@@ -45,7 +48,9 @@ def _observe_hook(json: bool) -> None:
     try:
         payload = jsonlib.loads(read_text("-"))
     except ValueError as exc:
-        raise BadInput(f"stdin is not JSON ({exc.args[0]})", "pipe in the JSON Claude Code gives a PostToolUse hook") from None
+        raise BadInput(
+            f"stdin is not JSON ({exc.args[0]})", "pipe in the JSON Claude Code gives a PostToolUse hook"
+        ) from None
     record = from_claude_hook(payload)
     if record is None:
         return  # another event: nothing to record
@@ -56,31 +61,47 @@ def _observe_hook(json: bool) -> None:
 
 @command()
 def tools(
-    name: Optional[str] = typer.Argument(None, metavar="NAME", help="Only this tool."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="C", help="Only runs in this context."),
+    name: str | None = typer.Argument(None, metavar="NAME", help="Only this tool."),
+    context: str | None = typer.Option(None, "--context", metavar="C", help="Only runs in this context."),
     json: bool = JsonOpt,
 ) -> None:
     """Tool memory from the observation log: runs, success rate, durations, retries, per context, common errors."""
     memories = open_grimoire().tools(name, context=context)
     if not memories:
-        render.note("no executions observed yet (see `mem observe`)" if name is None and context is None else
-                    f"no runs of {name or 'any tool'!r} observed" + (f" in {context!r}" if context is not None else "")
-                    + " (see the tools and contexts with `mem tools`)")
+        render.note(
+            "no executions observed yet (see `mem observe`)"
+            if name is None and context is None
+            else f"no runs of {name or 'any tool'!r} observed"
+            + (f" in {context!r}" if context is not None else "")
+            + " (see the tools and contexts with `mem tools`)"
+        )
     if json:
         render.print_json([memory.to_dict() for memory in memories])
         found(memories)
         return
     for memory in memories:
-        timing = f"mean {memory.mean_ms:.0f} ms, p50 {memory.p50_ms:.0f}, p95 {memory.p95_ms:.0f}" if memory.mean_ms is not None else "no durations"
-        render.out(f"{memory.tool}: {render.count(memory.executions, 'run', 'runs')}, {100 * memory.success_rate:.1f}% ok, {timing}, "
-                   f"{memory.mean_retries:.2f} retries")
+        timing = (
+            f"mean {memory.mean_ms:.0f} ms, p50 {memory.p50_ms:.0f}, p95 {memory.p95_ms:.0f}"
+            if memory.mean_ms is not None
+            else "no durations"
+        )
+        render.out(
+            f"{memory.tool}: {render.count(memory.executions, 'run', 'runs')}, {100 * memory.success_rate:.1f}% ok, {timing}, "
+            f"{memory.mean_retries:.2f} retries"
+        )
         for label, per in memory.contexts.items():
-            render.out(f"  in {label or '(no context)'}: {render.count(per['executions'], 'run', 'runs')}, {100 * per['success_rate']:.1f}% ok")
+            render.out(
+                f"  in {label or '(no context)'}: {render.count(per['executions'], 'run', 'runs')}, {100 * per['success_rate']:.1f}% ok"
+            )
         for error in memory.errors:
-            render.out(f"  error x{error['count']} ({100 * error['share']:.0f}% of failures; {', '.join(error['contexts'])}): {error['error']}")
+            render.out(
+                f"  error x{error['count']} ({100 * error['share']:.0f}% of failures; {', '.join(error['contexts'])}): {error['error']}"
+            )
         for insight in memory.parameters:
             best, worst = insight["best"], insight["worst"]
-            render.out(f"  param {insight['param']}: best {_shown(best['value'])} ({_rate(best)}), worst {_shown(worst['value'])} ({_rate(worst)})")
+            render.out(
+                f"  param {insight['param']}: best {_shown(best['value'])} ({_rate(best)}), worst {_shown(worst['value'])} ({_rate(worst)})"
+            )
         for solution in memory.known_solutions:
             render.out(f"  known solution {solution['id']}: {solution['summary']}")
     found(memories)
@@ -97,7 +118,7 @@ def _rate(value: dict) -> str:
 
 @command()
 def patterns(
-    type: Optional[str] = typer.Option(None, "--type", metavar="T", help="query_pattern, plan_pattern or tool_sequence."),
+    type: str | None = typer.Option(None, "--type", metavar="T", help="query_pattern, plan_pattern or tool_sequence."),
     min_usage: int = typer.Option(1, "--min-usage", metavar="N", help="Only patterns of at least N tasks."),
     json: bool = JsonOpt,
 ) -> None:
@@ -108,19 +129,23 @@ def patterns(
         found(listed)
         return
     if not listed:
-        render.note("no patterns observed yet (see `mem observe`)" if min_usage == 1 and type is None else "no pattern matches")
+        render.note(
+            "no patterns observed yet (see `mem observe`)" if min_usage == 1 and type is None else "no pattern matches"
+        )
     for p in listed:
         timing = f", mean {p.mean_ms:.0f} ms" if p.mean_ms is not None else ""
         render.out(f"{p.type:<14} {p.pattern}")
-        render.out(f"  {render.count(p.usage, 'task', 'tasks')}, {100 * p.success_rate:.1f}% ok (reliability {p.reliability:.2f}){timing}, {p.mean_steps:.1f} steps, "
-                   f"{p.first_seen or '?'} .. {p.last_seen or '?'}")
+        render.out(
+            f"  {render.count(p.usage, 'task', 'tasks')}, {100 * p.success_rate:.1f}% ok (reliability {p.reliability:.2f}){timing}, {p.mean_steps:.1f} steps, "
+            f"{p.first_seen or '?'} .. {p.last_seen or '?'}"
+        )
     found(listed)
 
 
 @command()
 def recommend(
     action: str = typer.Argument(..., metavar="ACTION", help="What is to be done, in words (e.g. 'create shipment')."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="C", help="Rank by success in this context."),
+    context: str | None = typer.Option(None, "--context", metavar="C", help="Rank by success in this context."),
     limit: int = typer.Option(5, "-n", "--limit", metavar="N", help="At most N tools."),
     json: bool = JsonOpt,
 ) -> None:
@@ -134,14 +159,18 @@ def recommend(
         render.note(result.note)
     for n, r in enumerate(result.tools, 1):
         where = f" in {r.context}" if r.context is not None else ""
-        render.out(f"{n}. {r.tool}: {100 * r.success_rate:.1f}% ok over {render.count(r.runs, 'run', 'runs')}{where}; {r.reason}")
+        render.out(
+            f"{n}. {r.tool}: {100 * r.success_rate:.1f}% ok over {render.count(r.runs, 'run', 'runs')}{where}; {r.reason}"
+        )
     found(result.tools)
 
 
 @command("recall-all")
 def recall_all(
     query: str = typer.Argument(..., metavar="QUERY", help="What to recall, in words."),
-    types: Optional[str] = typer.Option(None, "--types", metavar="T,…", help="Some of patterns,tools,insights,preferences (default: all)."),
+    types: str | None = typer.Option(
+        None, "--types", metavar="T,…", help="Some of patterns,tools,insights,preferences (default: all)."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Patterns, tool memory, insights and preferences about a query, in one answer."""
@@ -150,15 +179,21 @@ def recall_all(
     if json:
         render.print_json(recalled)
     elif not any(recalled.values()):
-        render.note(f'nothing recalled about "{render.shortened(query)}" (patterns, tools, insights and preferences come from `mem observe` and `mem learn`)')
+        render.note(
+            f'nothing recalled about "{render.shortened(query)}" (patterns, tools, insights and preferences come from `mem observe` and `mem learn`)'
+        )
     else:
         for kind, items in ((kind, items) for kind, items in recalled.items() if items):
             render.out(f"## {kind} ({len(items)})")
             for item in items:
                 if kind == "patterns":
-                    render.out(f"- {item['type']}: {item['pattern']} ({100 * item['success_rate']:.1f}% ok, {render.count(item['usage'], 'task', 'tasks')})")
+                    render.out(
+                        f"- {item['type']}: {item['pattern']} ({100 * item['success_rate']:.1f}% ok, {render.count(item['usage'], 'task', 'tasks')})"
+                    )
                 elif kind == "tools":
-                    render.out(f"- {item['tool']}: {render.count(item['executions'], 'run', 'runs')}, {100 * item['success_rate']:.1f}% ok")
+                    render.out(
+                        f"- {item['tool']}: {render.count(item['executions'], 'run', 'runs')}, {100 * item['success_rate']:.1f}% ok"
+                    )
                 else:
                     render.out(f"- {item['id']}: {item['summary']}")
     found(any(recalled.values()))
@@ -166,7 +201,9 @@ def recall_all(
 
 @command()
 def learn(
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="The insight category (default: the first)."),
+    category: str | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="The insight category (default: the first)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written; write nothing."),
     json: bool = JsonOpt,
 ) -> None:
@@ -179,20 +216,25 @@ def learn(
     replaced = {new: old for old, new in result.superseded.items()}
     for entry in result.added:
         how = f"supersedes {replaced[entry.id]}" if entry.id in replaced else "new"
-        render.out(f"{would}write {entry.id} ({entry.data['insight_type']}, {how}, confidence {entry.confidence:g}): {entry.summary}")
+        render.out(
+            f"{would}write {entry.id} ({entry.data['insight_type']}, {how}, confidence {entry.confidence:g}): {entry.summary}"
+        )
     for entry_id in result.archived:
         render.out(f"{would}archive {entry_id} (ineffective: its evidence fell below the rule)")
     new = len(result.added) - len(result.superseded)
-    render.out(f"learn: {new} new, {len(result.superseded)} superseded, {len(result.archived)} archived, {result.unchanged} unchanged"
-               + (" (dry run: nothing written)" if dry_run else "") + (f"; commit {result.commit[:12]}" if result.commit else ""))
+    render.out(
+        f"learn: {new} new, {len(result.superseded)} superseded, {len(result.archived)} archived, {result.unchanged} unchanged"
+        + (" (dry run: nothing written)" if dry_run else "")
+        + (f"; commit {result.commit[:12]}" if result.commit else "")
+    )
     for line in result.notes:
         render.note(line)
 
 
 @command()
 def insights(
-    type: Optional[str] = typer.Option(None, "--type", metavar="T", help="best_practice, warning, preference or rule."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this insight category."),
+    type: str | None = typer.Option(None, "--type", metavar="T", help="best_practice, warning, preference or rule."),
+    category: str | None = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this insight category."),
     json: bool = JsonOpt,
 ) -> None:
     """The active insights, newest first."""
@@ -204,11 +246,15 @@ def insights(
         others = len(grimoire.insights()) if not listed and (type or category) else 0
         if others:  # "yet" would be wrong: the filters left out the ones there are
             which = (f" of type {type}" if type else "") + (f" in {category}" if category else "")
-            render.note(f"no insights{which}; {others} other{'' if others == 1 else 's'} (`mem insights` lists every one)")
+            render.note(
+                f"no insights{which}; {others} other{'' if others == 1 else 's'} (`mem insights` lists every one)"
+            )
         elif not listed:
             render.note("no insights yet (see `mem learn`)")
         for e in listed:
-            render.out(f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {e.data.get('applies_to', '')}")
+            render.out(
+                f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {e.data.get('applies_to', '')}"
+            )
             render.out(f"  {e.content}")
     found(listed)
 
@@ -216,20 +262,32 @@ def insights(
 @command()
 def correct(
     field: str = typer.Argument(..., metavar="FIELD", help="What was corrected (e.g. carrier)."),
-    corrected: str = typer.Argument(..., metavar="VALUE", help="What it should have been: JSON when it is JSON (5, true, [1, 2]), else text."),
-    original: Optional[str] = typer.Option(None, "--original", metavar="V", help="What it was (read as VALUE is)."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="C", help="Where the correction applies."),
-    task_id: Optional[str] = typer.Option(None, "--task-id", metavar="ID", help="The task it corrects (default: a new id)."),
+    corrected: str = typer.Argument(
+        ..., metavar="VALUE", help="What it should have been: JSON when it is JSON (5, true, [1, 2]), else text."
+    ),
+    original: str | None = typer.Option(None, "--original", metavar="V", help="What it was (read as VALUE is)."),
+    context: str | None = typer.Option(None, "--context", metavar="C", help="Where the correction applies."),
+    task_id: str | None = typer.Option(
+        None, "--task-id", metavar="ID", help="The task it corrects (default: a new id)."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Record one correction by hand; `mem learn` makes a preference of enough consistent ones."""
-    result = open_grimoire().correct(field, _value(corrected), original=_value(original) if original is not None else None, context=context,
-                                     task_id=task_id)
+    result = open_grimoire().correct(
+        field,
+        _value(corrected),
+        original=_value(original) if original is not None else None,
+        context=context,
+        task_id=task_id,
+    )
     if json:
         render.print_json(result.to_dict())
         return
-    render.out(f"recorded a correction of {field}" + (f" in {context}" if context else "")
-               + (f", {result.redacted} redacted (secrets or personal data)" if result.redacted else ""))
+    render.out(
+        f"recorded a correction of {field}"
+        + (f" in {context}" if context else "")
+        + (f", {result.redacted} redacted (secrets or personal data)" if result.redacted else "")
+    )
 
 
 def _value(text: str) -> object:

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional
 
 import typer
 
 from ..core.errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
 from ..core.settings import check_environment
-from . import render
+
 # Importing them registers their commands, in the order `mem --help` lists them.
-from . import memory, kinds, episodes, procedures, forgetting, learning, agents, upkeep  # noqa: F401,I001
+from . import agents, episodes, forgetting, kinds, learning, memory, procedures, render, upkeep  # noqa: F401
 from .app import APP_SETTINGS, app, opened
 
 try:  # Typer 0.29 carries its own copy of click; older ones use click itself
@@ -27,7 +26,7 @@ except ImportError:  # pragma: no cover - depends on the installed Typer
     from click import exceptions as clicks
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run `mem` with `argv`; returns the exit code. Domain errors become one `error:` line."""
     words = sys.argv[1:] if argv is None else argv
     dashed = _dashed_text(words)
@@ -61,7 +60,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write("error: interrupted\n")
         return INTERRUPTED
     else:
-        return _ended(returned if isinstance(returned, int) else OK)  # a typer.Exit's code; a command's own return is None
+        # A typer.Exit's code; a command's own return is None
+        return _ended(returned if isinstance(returned, int) else OK)
     finally:
         opened.clear()  # the grimoires this run used: the next in-process run starts with none
 
@@ -77,7 +77,7 @@ def _ended(code: int) -> int:
     return code
 
 
-def _command_path(argv: List[str]) -> str:
+def _command_path(argv: list[str]) -> str:
     """`mem task add` for a usage error click raised without its context (an option missing its value)."""
     command, path, words = typer.main.get_command(app), ["mem"], iter(argv)
     for word in words:
@@ -107,7 +107,7 @@ def _warn_skipped() -> None:
                 render.warn(f"skipped a damaged file (run `mem validate`): {damaged.message}")
 
 
-def _dashed_text(argv: List[str]) -> Optional[str]:
+def _dashed_text(argv: list[str]) -> str | None:
     """The error for text that starts with a dash (`mem add "- a list item"`),
     which click would read as an unknown option; None when there is none.
     A word before `--` with whitespace before any `=` cannot be an option."""
@@ -126,7 +126,7 @@ def _dashed_text(argv: List[str]) -> Optional[str]:
             import shlex
 
             # The same command with the text moved behind `--` (the text itself only when it fits on the line).
-            fixed = shlex.join(argv[:position] + argv[position + 1:] + ["--", word if word.isprintable() else "TEXT"])
+            fixed = shlex.join(argv[:position] + argv[position + 1 :] + ["--", word if word.isprintable() else "TEXT"])
             # Only add and supersede read their text from stdin.
             piped = "; or pipe it in with -" if any(w in ("add", "supersede") for w in argv[:position]) else ""
             return f"{json.dumps(word, ensure_ascii=False)} starts with a dash, so it reads as an option (hint: put -- before it: mem {fixed}{piped})"
@@ -150,7 +150,7 @@ def _options_with_values() -> set:
     return found
 
 
-def _app_for(argv: List[str]) -> typer.Typer:
+def _app_for(argv: list[str]) -> typer.Typer:
     """The app with only the command being run: Typer builds (and inspects)
     every registered command on each call; help, errors and unknown names
     get the full app."""
@@ -166,7 +166,9 @@ def _app_for(argv: List[str]) -> typer.Typer:
             break
     if name is None or any(a in ("-h", "--help") for a in argv):
         return app
-    chosen = [info for info in app.registered_commands if (info.name or info.callback.__name__.replace("_", "-")) == name]
+    chosen = [
+        info for info in app.registered_commands if (info.name or info.callback.__name__.replace("_", "-")) == name
+    ]
     groups = [info for info in app.registered_groups if info.name == name]  # mem task, mem agent, ...
     if not chosen and not groups:
         return app
@@ -188,7 +190,7 @@ def run() -> None:
         sys.exit(OK)
 
 
-def _agent_hook(words: List[str]) -> bool:
+def _agent_hook(words: list[str]) -> bool:
     """`mem agent hook …` or `mem observe --claude-hook`: run by an agent, they never fail its session (`as_hook`)."""
     if "hook" not in words and "--claude-hook" not in words:
         return False  # the usual case, without building the command tree

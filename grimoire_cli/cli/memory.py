@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json as jsonlib
 import sys
-from typing import List, Optional
 
 import typer
 
@@ -27,29 +26,42 @@ def _report_written(entry, json: bool) -> None:
 SummaryOpt = typer.Option(None, "-s", "--summary", metavar="TEXT", help="One-line summary (derived when omitted).")
 ConfidenceOpt = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; defaults to the category's floor.")
 TagOpt = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable).")
-TtlOpt = typer.Option(None, "--ttl", metavar="TTL", help="'permanent', or like '30d', '12h', '10m' (Loa's five categories: days).")
+TtlOpt = typer.Option(
+    None, "--ttl", metavar="TTL", help="'permanent', or like '30d', '12h', '10m' (Loa's five categories: days)."
+)
 ImportanceOpt = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5).")
 
 
 @command()
 def add(
-    text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="The memory; '-' (or nothing, when piped) reads stdin."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Category (inferred from the wording when omitted)."),
-    summary: Optional[str] = SummaryOpt,
-    confidence: Optional[float] = ConfidenceOpt,
-    tag: Optional[List[str]] = TagOpt,
-    ttl: Optional[str] = TtlOpt,
-    supersedes: Optional[str] = typer.Option(None, "--supersedes", metavar="ID", help="Id this memory replaces."),
-    key: Optional[str] = typer.Option(None, "--key", metavar="KEY", help="Dotted key; replaces the active entry with that key."),
-    importance: Optional[int] = ImportanceOpt,
-    related: Optional[List[str]] = typer.Option(None, "--related", metavar="ID", help="Related memory id (repeatable)."),
-    file: Optional[str] = typer.Option(None, "--file", metavar="PATH", help="Source file this memory is about."),
-    lines: Optional[str] = typer.Option(None, "--lines", metavar="A-B", help="Line range in --file."),
-    session_id: Optional[str] = typer.Option(None, "--session-id", metavar="ID", help="Session id (default MEM_SESSION_ID)."),
-    agent: Optional[str] = typer.Option(None, "--agent", metavar="NAME", help="Agent name (default MEM_AGENT)."),
-    phase: Optional[str] = typer.Option(None, "--phase", metavar="NAME", help="Phase (default MEM_PHASE)."),
-    accept_instructions: bool = typer.Option(False, "--accept-instructions",
-                                             help="Store instruction-shaped text the guard refuses (a memory about prompt injection, say)."),
+    text: str | None = typer.Argument(
+        None, metavar="TEXT|-", help="The memory; '-' (or nothing, when piped) reads stdin."
+    ),
+    category: str | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="Category (inferred from the wording when omitted)."
+    ),
+    summary: str | None = SummaryOpt,
+    confidence: float | None = ConfidenceOpt,
+    tag: list[str] | None = TagOpt,
+    ttl: str | None = TtlOpt,
+    supersedes: str | None = typer.Option(None, "--supersedes", metavar="ID", help="Id this memory replaces."),
+    key: str | None = typer.Option(
+        None, "--key", metavar="KEY", help="Dotted key; replaces the active entry with that key."
+    ),
+    importance: int | None = ImportanceOpt,
+    related: list[str] | None = typer.Option(None, "--related", metavar="ID", help="Related memory id (repeatable)."),
+    file: str | None = typer.Option(None, "--file", metavar="PATH", help="Source file this memory is about."),
+    lines: str | None = typer.Option(None, "--lines", metavar="A-B", help="Line range in --file."),
+    session_id: str | None = typer.Option(
+        None, "--session-id", metavar="ID", help="Session id (default MEM_SESSION_ID)."
+    ),
+    agent: str | None = typer.Option(None, "--agent", metavar="NAME", help="Agent name (default MEM_AGENT)."),
+    phase: str | None = typer.Option(None, "--phase", metavar="NAME", help="Phase (default MEM_PHASE)."),
+    accept_instructions: bool = typer.Option(
+        False,
+        "--accept-instructions",
+        help="Store instruction-shaped text the guard refuses (a memory about prompt injection, say).",
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Remember something; prints the new id."""
@@ -60,9 +72,20 @@ def add(
         content,
         category,
         **given(
-            summary=summary, confidence=confidence, tags=tag or None, ttl=ttl, supersedes=supersedes, key=key,
-            importance=importance, related=related or None, file_path=file, lines=lines,
-            session_id=session_id, agent=agent, phase=phase, metadata={ACCEPT: True} if accept_instructions else None,
+            summary=summary,
+            confidence=confidence,
+            tags=tag or None,
+            ttl=ttl,
+            supersedes=supersedes,
+            key=key,
+            importance=importance,
+            related=related or None,
+            file_path=file,
+            lines=lines,
+            session_id=session_id,
+            agent=agent,
+            phase=phase,
+            metadata={ACCEPT: True} if accept_instructions else None,
         ),
     )
     _report_written(entry, json)
@@ -71,19 +94,29 @@ def add(
 @command()
 def supersede(
     entry_id: str = typer.Argument(..., metavar="ID", help="The memory to replace."),
-    text: Optional[str] = typer.Argument(None, metavar="TEXT|-", help="The new memory; '-' (or nothing, when piped) reads stdin."),
-    summary: Optional[str] = SummaryOpt,
-    confidence: Optional[float] = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0 (default: the old memory's)."),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag, repeatable (default: the old memory's tags)."),
-    ttl: Optional[str] = typer.Option(None, "--ttl", metavar="TTL", help="How long it holds, from now (default: the old memory's ttl)."),
-    importance: Optional[int] = typer.Option(None, "--importance", metavar="N", help="1-10 (default: the old memory's)."),
+    text: str | None = typer.Argument(
+        None, metavar="TEXT|-", help="The new memory; '-' (or nothing, when piped) reads stdin."
+    ),
+    summary: str | None = SummaryOpt,
+    confidence: float | None = typer.Option(
+        None, "--confidence", metavar="F", help="0.0-1.0 (default: the old memory's)."
+    ),
+    tag: list[str] | None = typer.Option(
+        None, "-t", "--tag", metavar="TAG", help="Tag, repeatable (default: the old memory's tags)."
+    ),
+    ttl: str | None = typer.Option(
+        None, "--ttl", metavar="TTL", help="How long it holds, from now (default: the old memory's ttl)."
+    ),
+    importance: int | None = typer.Option(None, "--importance", metavar="N", help="1-10 (default: the old memory's)."),
     json: bool = JsonOpt,
 ) -> None:
     """Replace a memory with a new one (same category); the old one stays for audit.
     What an option does not give (key, tags, ttl, importance, confidence, metadata) is the old memory's."""
     content = read_text(text)
     entry = open_grimoire().supersede(
-        entry_id, content, **given(summary=summary, confidence=confidence, tags=tag or None, ttl=ttl, importance=importance)
+        entry_id,
+        content,
+        **given(summary=summary, confidence=confidence, tags=tag or None, ttl=ttl, importance=importance),
     )
     _report_written(entry, json)
 
@@ -118,20 +151,32 @@ def show(
 
 @command("list")
 def list_(
-    category: Optional[List[str]] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", metavar="TAG", help="Only entries with all these tags (repeatable)."),
+    category: list[str] | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."
+    ),
+    tag: list[str] | None = typer.Option(
+        None, "-t", "--tag", metavar="TAG", help="Only entries with all these tags (repeatable)."
+    ),
     archived: bool = typer.Option(False, "--archived", help="List the archive instead."),
     expired: bool = typer.Option(False, "--expired", help="Include expired entries."),
     superseded: bool = typer.Option(False, "--superseded", help="Include superseded entries."),
-    recent: Optional[int] = typer.Option(None, "--recent", metavar="N", help="Only the N newest."),
-    since: Optional[str] = SinceOpt,
-    until: Optional[str] = UntilOpt,
+    recent: int | None = typer.Option(None, "--recent", metavar="N", help="Only the N newest."),
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
     json: bool = JsonOpt,
 ) -> None:
     """List memories, newest first (active only unless asked)."""
     grimoire = open_grimoire()
-    entries = grimoire.list(categories=category, tags=tag, archived=archived, expired=expired, superseded=superseded, recent=recent,
-                            since=since, until=until)
+    entries = grimoire.list(
+        categories=category,
+        tags=tag,
+        archived=archived,
+        expired=expired,
+        superseded=superseded,
+        recent=recent,
+        since=since,
+        until=until,
+    )
     moment = grimoire.now()
     if json:
         render.print_json([e.view(moment) for e in entries])
@@ -142,7 +187,10 @@ def list_(
 
 
 @command()
-def get(key: str = typer.Argument(..., metavar="KEY", help="The dotted key (as given to `mem add --key`)."), json: bool = JsonOpt) -> None:
+def get(
+    key: str = typer.Argument(..., metavar="KEY", help="The dotted key (as given to `mem add --key`)."),
+    json: bool = JsonOpt,
+) -> None:
     """Print the content of the active memory with this key (exit 1 when none)."""
     grimoire = open_grimoire()
     entry = grimoire.get(key)
@@ -168,43 +216,81 @@ def apply(
         render.print_json(entry.view(grimoire.now()))
     else:
         eff = entry.data["effectiveness"]
-        render.out(f"{entry.id}: {eff['successes']}/{eff['applications']} successes, score {eff['score']}, tier {entry.tier}")
+        render.out(
+            f"{entry.id}: {eff['successes']}/{eff['applications']} successes, score {eff['score']}, tier {entry.tier}"
+        )
 
 
 @command()
 def query(
     text: str = typer.Argument(..., metavar="TEXT", help="What to look for."),
-    category: Optional[List[str]] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."),
-    tag: Optional[List[str]] = typer.Option(None, "-t", "--tag", "--topic", metavar="TAG",
-                                            help="Only entries with all these tags (repeatable); a topic is a tag."),
-    min_confidence: Optional[float] = typer.Option(None, "--min-confidence", metavar="F",
-                                                   help="Skip memories less sure than this (default: retrieval.min_confidence)."),
-    limit: Optional[int] = typer.Option(None, "-n", "--limit", metavar="N", help="At most N hits (default: retrieval.max_per_query)."),
+    category: list[str] | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."
+    ),
+    tag: list[str] | None = typer.Option(
+        None,
+        "-t",
+        "--tag",
+        "--topic",
+        metavar="TAG",
+        help="Only entries with all these tags (repeatable); a topic is a tag.",
+    ),
+    min_confidence: float | None = typer.Option(
+        None,
+        "--min-confidence",
+        metavar="F",
+        help="Skip memories less sure than this (default: retrieval.min_confidence).",
+    ),
+    limit: int | None = typer.Option(
+        None, "-n", "--limit", metavar="N", help="At most N hits (default: retrieval.max_per_query)."
+    ),
     explain: bool = typer.Option(False, "--explain", help="Show each score part."),
     include_expired: bool = typer.Option(False, "--include-expired", help="Also rank expired memories."),
-    include_superseded: bool = typer.Option(False, "--include-superseded", help="Also rank memories a newer one replaced."),
+    include_superseded: bool = typer.Option(
+        False, "--include-superseded", help="Also rank memories a newer one replaced."
+    ),
     archived: bool = typer.Option(False, "--archived", help="Search the archive too."),
-    scope: Optional[str] = typer.Option(None, "--scope", metavar="A,B", help="Rank across these scopes; each hit says its scope."),
+    scope: str | None = typer.Option(
+        None, "--scope", metavar="A,B", help="Rank across these scopes; each hit says its scope."
+    ),
     all_scopes: bool = typer.Option(False, "--all-scopes", help="Rank across every scope."),
-    since: Optional[str] = SinceOpt,
-    until: Optional[str] = UntilOpt,
-    tier: Optional[str] = typer.Option(None, "--tier", metavar="hot|long|all",
-                                       help="Only hot memories (what `mem context` injects) or long-term ones (default: all)."),
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+    tier: str | None = typer.Option(
+        None,
+        "--tier",
+        metavar="hot|long|all",
+        help="Only hot memories (what `mem context` injects) or long-term ones (default: all).",
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Ranked retrieval: BM25 with stemming and typo tolerance, blended with recency and quality."""
     grimoire = open_grimoire()
-    options = dict(limit=limit, categories=category, tags=tag, min_confidence=min_confidence, include_expired=include_expired,
-                   include_superseded=include_superseded, archived=archived, since=since, until=until, tier=tier)
+    options = dict(
+        limit=limit,
+        categories=category,
+        tags=tag,
+        min_confidence=min_confidence,
+        include_expired=include_expired,
+        include_superseded=include_superseded,
+        archived=archived,
+        since=since,
+        until=until,
+        tier=tier,
+    )
     if scope or all_scopes:
         if scope and all_scopes:
             raise BadInput("--scope and --all-scopes ask for two sets of scopes", "give one of them")
-        hits = grimoire.query_scopes(text, [s.strip() for s in scope.split(",") if s.strip()] if scope else None, **options)
+        hits = grimoire.query_scopes(
+            text, [s.strip() for s in scope.split(",") if s.strip()] if scope else None, **options
+        )
     else:
         hits = grimoire.query(text, **options)
     moment = grimoire.now()
     if not hits:
-        render.note(_nothing_found(text, hits.filtered_out, min_confidence, grimoire.config.retrieval["min_confidence"]))
+        render.note(
+            _nothing_found(text, hits.filtered_out, min_confidence, grimoire.config.retrieval["min_confidence"])
+        )
     if json:
         render.print_json([hit.to_dict(explain, moment) for hit in hits])
     else:
@@ -217,21 +303,33 @@ def query(
 
 
 # What lifts each filter that can hide a match (see search.Hits).
-_LIFTS = {"expired": ("expired", " (--include-expired)"), "superseded": ("superseded", " (--include-superseded)"),
-          "archived": ("archived", " (--archived)"), "category": ("in other categories", " (-c)"), "tag": ("without the tags", " (-t)"),
-          "time": ("created outside the time window", " (--since/--until)"),
-          "tier": ("in the other tier", " (--tier all)"), "importance": ("below context.min_importance", ""),
-          "together": ("by these filters together", "")}
+_LIFTS = {
+    "expired": ("expired", " (--include-expired)"),
+    "superseded": ("superseded", " (--include-superseded)"),
+    "archived": ("archived", " (--archived)"),
+    "category": ("in other categories", " (-c)"),
+    "tag": ("without the tags", " (-t)"),
+    "time": ("created outside the time window", " (--since/--until)"),
+    "tier": ("in the other tier", " (--tier all)"),
+    "importance": ("below context.min_importance", ""),
+    "together": ("by these filters together", ""),
+}
 
 
-def _nothing_found(text: str, filtered_out: dict[str, int], given: float | None, default: float, options: bool = True) -> str:
+def _nothing_found(
+    text: str, filtered_out: dict[str, int], given: float | None, default: float, options: bool = True
+) -> str:
     """The stderr line for a query that found nothing: what matched but was
     filtered out, by what, and (`options`: `mem query`'s) the option that lifts it."""
     line = f'no memories match "{render.shortened(text)}"'
     reasons = []
     for reason, count in filtered_out.items():
         if reason == "confidence":
-            threshold = f"{given:g} (--min-confidence)" if given is not None else f"{default:g} (retrieval.min_confidence or the category's floor)"
+            threshold = (
+                f"{given:g} (--min-confidence)"
+                if given is not None
+                else f"{default:g} (retrieval.min_confidence or the category's floor)"
+            )
             reasons.append(f"{count} below confidence {threshold}")
         else:
             label, option = _LIFTS[reason]
@@ -241,18 +339,25 @@ def _nothing_found(text: str, filtered_out: dict[str, int], given: float | None,
 
 @command()
 def context(
-    text: Optional[str] = typer.Argument(None, metavar="QUERY", help="Rank by relevance to this (default: by value)."),
+    text: str | None = typer.Argument(None, metavar="QUERY", help="Rank by relevance to this (default: by value)."),
     budget: int = typer.Option(400, "--budget", metavar="TOKENS", help="Token budget (estimated as characters / 4)."),
-    recipe: Optional[str] = typer.Option(None, "--recipe", metavar="NAME",
-                                         help="Fill the sections of context.recipes.NAME in order (default: context.recipe, else by value)."),
+    recipe: str | None = typer.Option(
+        None,
+        "--recipe",
+        metavar="NAME",
+        help="Fill the sections of context.recipes.NAME in order (default: context.recipe, else by value).",
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """A `## Active Memory` markdown block for an LLM prompt, best first, within the budget."""
     grimoire = open_grimoire()
     result = grimoire.context(text, budget=budget, recipe=recipe)
     if not result.text:  # nothing matched (not: nothing fitted the budget; the block says that)
-        render.note(_nothing_found(text, result.filtered_out, None, grimoire.config.retrieval["min_confidence"], options=False)
-                    if text and text.strip() else f"no {result.what}")
+        render.note(
+            _nothing_found(text, result.filtered_out, None, grimoire.config.retrieval["min_confidence"], options=False)
+            if text and text.strip()
+            else f"no {result.what}"
+        )
     if json:
         render.print_json(result.to_dict())
     else:
@@ -263,7 +368,9 @@ def context(
 def import_(
     file: str = typer.Argument(..., metavar="FILE|-", help="JSON Lines, one entry per line."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Write the valid lines, report the rest."),
-    redact: bool = typer.Option(False, "--redact", help="Replace secrets in content and summary with [redacted: <kind>] instead of refusing."),
+    redact: bool = typer.Option(
+        False, "--redact", help="Replace secrets in content and summary with [redacted: <kind>] instead of refusing."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Import entries from JSON Lines (all or nothing unless --skip-invalid)."""
@@ -278,7 +385,10 @@ def import_(
     if json:
         render.print_json(result.to_dict())
     else:
-        render.out(f"imported {render.count(len(result.imported), 'entry', 'entries')}" + (f" ({render.count(result.redacted, 'secret', 'secrets')} redacted)" if result.redacted else ""))
+        render.out(
+            f"imported {render.count(len(result.imported), 'entry', 'entries')}"
+            + (f" ({render.count(result.redacted, 'secret', 'secrets')} redacted)" if result.redacted else "")
+        )
         for number, message in result.rejected:
             render.warn(f"line {number}: {message}")
     if result.rejected:
@@ -310,4 +420,6 @@ def scopes(json: bool = JsonOpt) -> None:
         render.print_json([scope.to_dict() for scope in found])
         return
     for scope in found:
-        render.out(f"{'*' if scope.current else ' '} {scope.name:<20} {scope.active:>6} active {scope.entries:>7} in all  {scope.path}")
+        render.out(
+            f"{'*' if scope.current else ' '} {scope.name:<20} {scope.active:>6} active {scope.entries:>7} in all  {scope.path}"
+        )

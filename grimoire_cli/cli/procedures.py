@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 from . import render
@@ -13,27 +11,44 @@ from .app import PARAM_NAME, JsonOpt, command, found, open_grimoire, pairs, proc
 
 @procedure_command("add")
 def procedure_add(
-    file: str = typer.Argument(..., metavar="FILE|-", help="A YAML or JSON runbook: name, description, params?, steps: [{name, run?, "
-                                                          "description?, condition?}]; '-' reads stdin."),
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="A category of kind procedure (default: the first)."),
+    file: str = typer.Argument(
+        ...,
+        metavar="FILE|-",
+        help="A YAML or JSON runbook: name, description, params?, steps: [{name, run?, "
+        "description?, condition?}]; '-' reads stdin.",
+    ),
+    category: str | None = typer.Option(
+        None, "-c", "--category", metavar="CAT", help="A category of kind procedure (default: the first)."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Keep a runbook; a new version of a named procedure supersedes the old. Prints its id. Nothing is executed."""
     text, where = read_file(file, "the runbook"), "<stdin>" if file == "-" else file
     grimoire = open_grimoire()
     saved = grimoire.add_procedure(text, where=where, category=category)
-    render.kept(saved, json, grimoire.now(), f"unchanged: {saved.entry.data.get('name')} is already this version ({saved.entry.id}); nothing written")
+    render.kept(
+        saved,
+        json,
+        grimoire.now(),
+        f"unchanged: {saved.entry.data.get('name')} is already this version ({saved.entry.id}); nothing written",
+    )
 
 
 @procedure_command("show")
 def procedure_show(
     name: str = typer.Argument(..., metavar="NAME", help="The procedure's name."),
-    param: Optional[List[str]] = typer.Option(None, "--param", metavar="K=V", help="A value for {K} in the steps (repeatable)."),
-    template: bool = typer.Option(False, "--template", help="As written: the {params} not given stay as they are, named on a template: line."),
+    param: list[str] | None = typer.Option(
+        None, "--param", metavar="K=V", help="A value for {K} in the steps (repeatable)."
+    ),
+    template: bool = typer.Option(
+        False, "--template", help="As written: the {params} not given stay as they are, named on a template: line."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Print a procedure as a numbered checklist, its {params} filled in. mem executes none of it."""
-    found = open_grimoire().procedure(name, pairs(param, "--param", PARAM_NAME, "name=value, like service=api"), template=template)
+    found = open_grimoire().procedure(
+        name, pairs(param, "--param", PARAM_NAME, "name=value, like service=api"), template=template
+    )
     if json:
         render.print_json(found.to_dict())
         return
@@ -43,7 +58,7 @@ def procedure_show(
 
 @command()
 def procedures(
-    category: Optional[str] = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this procedure category."),
+    category: str | None = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this procedure category."),
     json: bool = JsonOpt,
 ) -> None:
     """List the active procedures: name, steps, success rate (from `mem apply`), id."""
@@ -57,8 +72,14 @@ def procedures(
     else:
         for entry in listed:
             effect = entry.data.get("effectiveness") or {}
-            rate = f"{effect['successes']}/{effect['applications']} ok" if effect.get("applications") else "not yet applied"
+            rate = (
+                f"{effect['successes']}/{effect['applications']} ok"
+                if effect.get("applications")
+                else "not yet applied"
+            )
             steps = len(entry.data.get("steps") or [])
-            render.out(f"{str(entry.data.get('name')):<24} {steps:>2} step{'s' if steps != 1 else ' '}  {rate:<16} {entry.id}  "
-                       f"{entry.data.get('description') or ''}".rstrip())
+            render.out(
+                f"{entry.data.get('name')!s:<24} {steps:>2} step{'s' if steps != 1 else ' '}  {rate:<16} {entry.id}  "
+                f"{entry.data.get('description') or ''}".rstrip()
+            )
     found(listed)

@@ -68,7 +68,7 @@ def shortened(text: str, most: int = 60) -> str:
     """A text the user gave, echoed on one short line: whitespace runs made one
     space, cut to `most` characters with an ellipsis."""
     line = " ".join(text.split())
-    return line if len(line) <= most else line[:most - 1].rstrip() + "…"
+    return line if len(line) <= most else line[: most - 1].rstrip() + "…"
 
 
 def count(n: int, one: str, many: str) -> str:

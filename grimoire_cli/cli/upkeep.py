@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
 
 import typer
 
@@ -16,8 +15,12 @@ from .app import JsonOpt, Unscoped, as_hook, command, config_option, hooks_comma
 
 @command()
 def init(
-    preset: Optional[str] = typer.Option(None, "--preset", metavar="NAME",
-                                         help="Also add a memory design's categories and settings to the config: sabre, samaritan, protea, pms."),
+    preset: str | None = typer.Option(
+        None,
+        "--preset",
+        metavar="NAME",
+        help="Also add a memory design's categories and settings to the config: sabre, samaritan, protea, pms.",
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Create the config, grimoire folders, category files and merge rules (idempotent)."""
@@ -38,17 +41,20 @@ def init(
     if result.existing:  # one line: a preset run on an existing grimoire keeps a dozen files
         render.out(f"kept {render.count(len(result.existing), 'existing file', 'existing files')}")
     if not result.git:
-        render.note("note: not a git repository: mem will not commit archives or install hooks here (run `git init` to have them)")
+        render.note(
+            "note: not a git repository: mem will not commit archives or install hooks here (run `git init` to have them)"
+        )
 
 
 @command()
 def scan(
-    file: Optional[str] = typer.Argument(None, metavar="FILE", help="The texts, one a line ('-' or nothing: stdin)."),
-    jsonl: bool = typer.Option(False, "--jsonl", help='Each line is a JSON object whose "text" is one text (it may hold newlines).'),
+    file: str | None = typer.Argument(None, metavar="FILE", help="The texts, one a line ('-' or nothing: stdin)."),
+    jsonl: bool = typer.Option(
+        False, "--jsonl", help='Each line is a JSON object whose "text" is one text (it may hold newlines).'
+    ),
 ) -> None:
     """Check texts against the guard without storing anything: one JSON verdict a line; exit 1 if any was refused."""
     from ..guard.scanning import scan_input
-
     from .app import read_file, read_text
 
     verdicts = scan_input(read_text(None) if file is None else read_file(file, "the input"), jsonl)
@@ -58,10 +64,14 @@ def scan(
 
 @command()
 def validate(
-    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH", help="Files or folders (default: the whole grimoire)."),
+    paths: list[str] | None = typer.Argument(
+        None, metavar="PATH", help="Files or folders (default: the whole grimoire)."
+    ),
     format: str = typer.Option("text", "--format", metavar="FORMAT", help="text, json or github."),
     json: bool = typer.Option(False, "--json", help="Print machine-readable JSON (the same as --format json)."),
-    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print problems only: no summary line when all is well (the pre-commit hook)."),
+    quiet: bool = typer.Option(
+        False, "-q", "--quiet", help="Print problems only: no summary line when all is well (the pre-commit hook)."
+    ),
 ) -> None:
     """Check grimoire files: schema, ids, links, categories, floors, secrets."""
     if format not in ("text", "json", "github"):
@@ -82,14 +92,20 @@ def validate(
             render.out(str(problem))
         if not (quiet and report.ok):  # the verdict is the result: on stdout, as check-jsonschema prints its own
             state = "ok" if report.ok else render.count(len(report.problems), "problem", "problems")
-            render.out(f"{render.count(len(report.files), 'file', 'files')}, {render.count(report.entries, 'entry', 'entries')}: {state}")
+            render.out(
+                f"{render.count(len(report.files), 'file', 'files')}, {render.count(report.entries, 'entry', 'entries')}: {state}"
+            )
     raise typer.Exit(DAMAGED if report.damaged else OK if report.ok else FOUND_PROBLEMS)
 
 
 @command()
 def archive(
-    ids: Optional[List[str]] = typer.Argument(None, metavar="ID", help="Archive these (default: every expired or ineffective entry)."),
-    reason: Optional[str] = typer.Option(None, "--reason", metavar="REASON", help="expired, superseded, ineffective or manual (with ids)."),
+    ids: list[str] | None = typer.Argument(
+        None, metavar="ID", help="Archive these (default: every expired or ineffective entry)."
+    ),
+    reason: str | None = typer.Option(
+        None, "--reason", metavar="REASON", help="expired, superseded, ineffective or manual (with ids)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would move; change nothing."),
     no_commit: bool = typer.Option(False, "--no-commit", help="Move the entries but do not commit."),
     json: bool = JsonOpt,
@@ -114,8 +130,12 @@ def archive(
 def check(
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when anything is due."),
     no_archive: bool = typer.Option(False, "--no-archive", help="Report expired memories; archive nothing."),
-    all_scopes: bool = typer.Option(False, "--all-scopes", help="Check every scope (the session hooks do); --json: {scope: result}."),
-    hook: bool = typer.Option(False, "--hook", hidden=True, help="Run as a git hook: never fail; say only what is new."),
+    all_scopes: bool = typer.Option(
+        False, "--all-scopes", help="Check every scope (the session hooks do); --json: {scope: result}."
+    ),
+    hook: bool = typer.Option(
+        False, "--hook", hidden=True, help="Run as a git hook: never fail; say only what is new."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Session start: archive expired memories, warn about expiring and weak ones.
@@ -124,12 +144,15 @@ def check(
     their own, except on a detached HEAD or while git is in the middle of a
     bisect, rebase, merge, cherry-pick, revert or am: then they are only
     reported."""
+
     def checked() -> tuple:
         grimoire = open_grimoire()
         if hook and not grimoire.config.lifecycle["check_on_session_start"]:
             return grimoire, {}
         options = dict(archive=not no_archive, remember=hook)
-        return grimoire, grimoire.check_scopes(**options) if all_scopes else {grimoire.config.scope: grimoire.check(**options)}
+        return grimoire, grimoire.check_scopes(**options) if all_scopes else {
+            grimoire.config.scope: grimoire.check(**options)
+        }
 
     if hook:  # a session hook never fails the checkout or merge
         found: list = []
@@ -142,7 +165,11 @@ def check(
     if not results:
         return
     if json:
-        render.print_json({name: result.to_dict() for name, result in results.items()} if all_scopes else next(iter(results.values())).to_dict())
+        render.print_json(
+            {name: result.to_dict() for name, result in results.items()}
+            if all_scopes
+            else next(iter(results.values())).to_dict()
+        )
     else:
         for name, result in results.items():
             # Another scope's lines say whose they are.
@@ -163,11 +190,15 @@ def _print_check(result, new: set[str], hook: bool, who: str) -> None:
         if not hook or new or result.archived:
             render.note(f"{who}: {note}")
     if result.archived:
-        render.out(f"{who}: archived {render.count(len(result.archived), 'expired memory', 'expired memories')}: {', '.join(result.archived)}"
-                   + (f" (commit {result.commit[:12]})" if result.commit else ""))
-    for ids, one, many in ((result.expiring, "memory expires soon", "memories expire soon"),
-                           (result.review, "memory to review (`mem review`)", "memories to review (`mem review`)"),
-                           (result.unarchived, "memory expired: run `mem archive`", "memories expired: run `mem archive`")):
+        render.out(
+            f"{who}: archived {render.count(len(result.archived), 'expired memory', 'expired memories')}: {', '.join(result.archived)}"
+            + (f" (commit {result.commit[:12]})" if result.commit else "")
+        )
+    for ids, one, many in (
+        (result.expiring, "memory expires soon", "memories expire soon"),
+        (result.review, "memory to review (`mem review`)", "memories to review (`mem review`)"),
+        (result.unarchived, "memory expired: run `mem archive`", "memories expired: run `mem archive`"),
+    ):
         if ids and new & set(ids):  # a hook repeats nothing it said last time
             render.out(f"{who}: {render.count(len(ids), one, many)} ({', '.join(ids)})")
 
@@ -181,7 +212,11 @@ def review(json: bool = JsonOpt) -> None:
         render.print_json(result.to_list())
         return
     moment = grimoire.now()
-    sections = [("ineffective (archived by the next `mem archive`)", result.ineffective), ("low effectiveness", result.low), ("expiring soon", result.expiring)]
+    sections = [
+        ("ineffective (archived by the next `mem archive`)", result.ineffective),
+        ("low effectiveness", result.low),
+        ("expiring soon", result.expiring),
+    ]
     for title, entries in sections:
         if entries:
             render.out(f"{title}:")
@@ -238,15 +273,21 @@ def merge_file(
     for old, new in sorted(result.renumbered.items()):
         render.note(f"{path}: renumbered {result.side}' {old} to {new} (the other side's {old} keeps its id)")
     for entry_id in result.conflicts:
-        render.warn(f"{path}: conflict in {entry_id}: both sides changed it; edit the file, keep one version, then `mem validate`")
+        render.warn(
+            f"{path}: conflict in {entry_id}: both sides changed it; edit the file, keep one version, then `mem validate`"
+        )
     raise typer.Exit(FOUND_PROBLEMS if result.conflicts else OK)
 
 
 @command("merge-fixup")
 def merge_fixup(
-    hook: str = typer.Argument(..., metavar="HOOK", help="The git hook running it: post-merge, post-rewrite, post-commit or pre-commit."),
-    args: Optional[List[str]] = typer.Argument(None, metavar="ARG", help="The hook's own arguments."),
-    all_scopes: bool = typer.Option(False, "--all-scopes", help="Every scope (the hooks do); another scope's ids read scope:ID."),
+    hook: str = typer.Argument(
+        ..., metavar="HOOK", help="The git hook running it: post-merge, post-rewrite, post-commit or pre-commit."
+    ),
+    args: list[str] | None = typer.Argument(None, metavar="ARG", help="The hook's own arguments."),
+    all_scopes: bool = typer.Option(
+        False, "--all-scopes", help="Every scope (the hooks do); another scope's ids read scope:ID."
+    ),
     json: bool = JsonOpt,
 ) -> None:
     """Run by mem's git hooks: after a merge, rebase or cherry-pick, renumber
@@ -257,9 +298,13 @@ def merge_fixup(
         render.print_json(result.to_dict())
         return
     for old, new in sorted(result.renumbered.items()):
-        render.note(f"mem: renumbered {result.side}' {old} to {new} after the {result.operation} (the other side's {old} keeps its id)")
+        render.note(
+            f"mem: renumbered {result.side}' {old} to {new} after the {result.operation} (the other side's {old} keeps its id)"
+        )
     for entry_id in result.lifecycle:
-        render.note(f"mem: {entry_id} was archived on one side: it keeps the other side's superseded_by and effectiveness")
+        render.note(
+            f"mem: {entry_id} was archived on one side: it keeps the other side's superseded_by and effectiveness"
+        )
     if result.commit:
         render.note(f"mem: committed the renumbering as {result.commit[:12]}")
     elif result.staged:

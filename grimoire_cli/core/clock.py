@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from .errors import BadInput
 
@@ -19,8 +19,8 @@ def parse_time(text: str) -> datetime:
     except ValueError:
         raise BadInput(f"not an ISO-8601 time: {text!r}", "write it like 2026-01-31T12:00:00Z") from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
 
 
 def now() -> datetime:
@@ -30,13 +30,15 @@ def now() -> datetime:
         try:
             return parse_time(fixed)
         except BadInput:
-            raise BadInput(f"MEM_NOW is not an ISO-8601 time: {fixed!r}", "unset it or write it like MEM_NOW=2026-01-31T12:00:00Z") from None
-    return datetime.now(timezone.utc).replace(microsecond=0)
+            raise BadInput(
+                f"MEM_NOW is not an ISO-8601 time: {fixed!r}", "unset it or write it like MEM_NOW=2026-01-31T12:00:00Z"
+            ) from None
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def iso(moment: datetime) -> str:
     """UTC ISO-8601 with a `Z`, second precision (the stored form)."""
-    return moment.astimezone(timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 _BACK = {"m": 60, "h": 3600, "d": 86400}
@@ -60,21 +62,29 @@ def back_time(text: str, moment: datetime, option: str = "--since", *, end: bool
         try:
             return moment - timedelta(seconds=seconds)
         except OverflowError:  # before year 1: since the beginning
-            return datetime.min.replace(tzinfo=timezone.utc)
+            return datetime.min.replace(tzinfo=UTC)
     try:
         when = parse_time(value)
     except BadInput:
-        raise BadInput(f"cannot read {option} {text!r}", "give 30d, 48h, 90m back from now, or a date like 2026-11-01") from None
+        raise BadInput(
+            f"cannot read {option} {text!r}", "give 30d, 48h, 90m back from now, or a date like 2026-11-01"
+        ) from None
     if end and len(value) == 10:  # a date alone: through its last second
         when = when.replace(hour=23, minute=59, second=59)
     return when
 
 
-def window(since: "str | datetime | None", until: "str | datetime | None", moment: datetime) -> tuple[float | None, float | None]:
+def window(
+    since: str | datetime | None, until: str | datetime | None, moment: datetime
+) -> tuple[float | None, float | None]:
     """`--since`/`--until` as POSIX seconds (None: open), each a `back_time`
     text or a datetime; refused when the window is empty."""
     low = (since if isinstance(since, datetime) else back_time(since, moment, "--since")) if since is not None else None
-    high = (until if isinstance(until, datetime) else back_time(until, moment, "--until", end=True)) if until is not None else None
+    high = (
+        (until if isinstance(until, datetime) else back_time(until, moment, "--until", end=True))
+        if until is not None
+        else None
+    )
     if low is not None and high is not None and low > high:
         raise BadInput(f"--since {iso(low)} is after --until {iso(high)}", "swap them, or widen the window")
     return (low.timestamp() if low is not None else None, high.timestamp() if high is not None else None)

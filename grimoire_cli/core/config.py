@@ -35,7 +35,15 @@ DEFAULT_LIFECYCLE = {
 DEFAULT_STORAGE_DIR = "grimoires/loa/memory"
 # What a category holds beside a note's fields (docs/agent-personas.md), and the
 # preset that brings a category of each kind.
-KINDS = {"note": None, "episode": "sabre", "procedure": "sabre", "task": "sabre", "summary": "samaritan", "chat": "protea", "insight": "pms"}
+KINDS = {
+    "note": None,
+    "episode": "sabre",
+    "procedure": "sabre",
+    "task": "sabre",
+    "summary": "samaritan",
+    "chat": "protea",
+    "insight": "pms",
+}
 LOCAL_DIR = "local"  # under the storage dir: categories with tracked: false
 
 DEFAULT_CONFIG_TEXT = """\
@@ -84,13 +92,34 @@ class Category(NamedTuple):
 class Config:
     """Resolved configuration; every path is absolute and inside `root`."""
 
-    __slots__ = ("root", "path", "storage_dir", "archive_dir", "categories", "retrieval", "lifecycle", "enabled",
-                 "base_categories", "scope_categories", "settings")
+    __slots__ = (
+        "archive_dir",
+        "base_categories",
+        "categories",
+        "enabled",
+        "lifecycle",
+        "path",
+        "retrieval",
+        "root",
+        "scope_categories",
+        "settings",
+        "storage_dir",
+    )
 
-    def __init__(self, root: Path, path: Path | None, storage_dir: Path, archive_dir: Path, categories: dict[str, Category],
-                 retrieval: dict[str, Any] | None = None, lifecycle: dict[str, Any] | None = None, enabled: bool = True,
-                 base_categories: dict[str, Category] | None = None, scope_categories: dict[str, dict[str, Category]] | None = None,
-                 settings: Settings | None = None):
+    def __init__(
+        self,
+        root: Path,
+        path: Path | None,
+        storage_dir: Path,
+        archive_dir: Path,
+        categories: dict[str, Category],
+        retrieval: dict[str, Any] | None = None,
+        lifecycle: dict[str, Any] | None = None,
+        enabled: bool = True,
+        base_categories: dict[str, Category] | None = None,
+        scope_categories: dict[str, dict[str, Category]] | None = None,
+        settings: Settings | None = None,
+    ):
         self.root = root
         self.path = path
         self.storage_dir = storage_dir
@@ -117,7 +146,9 @@ class Config:
         if given is not None:
             return given, {}
         threshold = float(self.retrieval["min_confidence"])
-        return threshold, {c.name: c.confidence_required for c in self.categories.values() if c.confidence_required < threshold}
+        return threshold, {
+            c.name: c.confidence_required for c in self.categories.values() if c.confidence_required < threshold
+        }
 
     def category(self, name: str) -> Category:
         try:
@@ -141,15 +172,21 @@ class Config:
         if name is not None:
             category = self.category(name)
             if category.kind != kind:
-                raise BadInput(f"category {name!r} is of kind {category.kind}, not {kind}",
-                               f"name a {kind} category ({', '.join(self.names_of_kind(kind)) or 'none configured'})")
+                raise BadInput(
+                    f"category {name!r} is of kind {category.kind}, not {kind}",
+                    f"name a {kind} category ({', '.join(self.names_of_kind(kind)) or 'none configured'})",
+                )
             return category
         for category in self.categories.values():
             if category.kind == kind:
                 return category
         preset = KINDS.get(kind)
-        raise BadInput(f"no category of kind {kind} in this grimoire",
-                       f"run `mem init --preset {preset}` to add one" if preset else f"add one under memory_schema.categories with kind: {kind}")
+        raise BadInput(
+            f"no category of kind {kind} in this grimoire",
+            f"run `mem init --preset {preset}` to add one"
+            if preset
+            else f"add one under memory_schema.categories with kind: {kind}",
+        )
 
     def names_of_kind(self, kind: str) -> list[str]:
         return [c.name for c in self.categories.values() if c.kind == kind]
@@ -185,21 +222,34 @@ class Config:
         """This grimoire's scope (the default layout's is `loa`)."""
         return self.storage_dir.parent.name if self.scopes_dir is not None else None
 
-    def for_scope(self, name: str) -> "Config":
+    def for_scope(self, name: str) -> Config:
         """The same settings over another scope's grimoire (its archive where
         this one's is, relative to the storage dir)."""
         check_scope(name)
         if self.scopes_dir is None:
-            raise BadInput(f"scopes need a storage_dir laid out as <folder>/<scope>/memory, not {self.relative(self.storage_dir)}",
-                           "set memory_schema.storage_dir to e.g. grimoires/loa/memory")
+            raise BadInput(
+                f"scopes need a storage_dir laid out as <folder>/<scope>/memory, not {self.relative(self.storage_dir)}",
+                "set memory_schema.storage_dir to e.g. grimoires/loa/memory",
+            )
         storage = self.scopes_dir / name / "memory"
         try:
             archive = storage / self.archive_dir.relative_to(self.storage_dir)
         except ValueError:
             archive = storage / "archive"
         categories = {**self.base_categories, **self.scope_categories.get(name, {})}
-        return Config(self.root, self.path, storage, archive, categories, self.retrieval, self.lifecycle, self.enabled,
-                      self.base_categories, self.scope_categories, self.settings)
+        return Config(
+            self.root,
+            self.path,
+            storage,
+            archive,
+            categories,
+            self.retrieval,
+            self.lifecycle,
+            self.enabled,
+            self.base_categories,
+            self.scope_categories,
+            self.settings,
+        )
 
     def scopes(self) -> list[str]:
         """The scopes that exist, sorted (a folder with a `memory` folder in it)."""
@@ -243,12 +293,19 @@ def find_config(start: Path) -> Path | None:
 def check_scope(name: str) -> str:
     """A scope name: a lowercase slug, so it can never leave the scopes folder."""
     if not isinstance(name, str) or not SCOPE_RE.match(name):
-        raise BadInput(f"bad scope {name!r}", "a scope is a lowercase slug like data-analyst (letters, digits, '-', '_'; no '/' or '..')")
+        raise BadInput(
+            f"bad scope {name!r}",
+            "a scope is a lowercase slug like data-analyst (letters, digits, '-', '_'; no '/' or '..')",
+        )
     return name
 
 
-def load_config(path: str | os.PathLike | None = None, config: str | os.PathLike | None = None, scope: str | None = None,
-                must_exist: bool = True) -> Config:
+def load_config(
+    path: str | os.PathLike | None = None,
+    config: str | os.PathLike | None = None,
+    scope: str | None = None,
+    must_exist: bool = True,
+) -> Config:
     """Resolve the config for a working directory (`--config`/`MEM_CONFIG`
     win), over `scope` (or `MEM_SCOPE`) when one is named; an unknown scope
     is refused unless `must_exist` is off (`mem init` creates it), and so
@@ -256,8 +313,10 @@ def load_config(path: str | os.PathLike | None = None, config: str | os.PathLike
     there would start a grimoire nobody asked for."""
     found = _load(path, config)
     if must_exist and found.path is None and not found.storage_dir.is_dir():
-        raise BadInput(f"no grimoire here: no {CONFIG_NAME} and no {found.relative(found.storage_dir)}/ in {found.root}",
-                       "run `mem init` to start one (or pass --config)")
+        raise BadInput(
+            f"no grimoire here: no {CONFIG_NAME} and no {found.relative(found.storage_dir)}/ in {found.root}",
+            "run `mem init` to start one (or pass --config)",
+        )
     scope = scope or environment("MEM_SCOPE")
     if scope is None or scope == found.scope:
         return found
@@ -305,7 +364,13 @@ def _inside(root: Path, relative: Any, where: str, name: str) -> Path:
     _expect(relative, str, where, name)
     target = (root / relative).resolve()
     if not is_inside(root, target):
-        raise Damaged(where, None, f"{name} {relative!r} points outside the repository", "use a path inside the repository", "config")
+        raise Damaged(
+            where,
+            None,
+            f"{name} {relative!r} points outside the repository",
+            "use a path inside the repository",
+            "config",
+        )
     return target
 
 
@@ -331,7 +396,9 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
         if not isinstance(scope_name, str) or not SCOPE_RE.match(scope_name):
             raise Damaged(where, None, f"{label}: a scope name is a lowercase slug", "fix the config", "config")
         spec = _expect(spec or {}, dict, where, label)
-        extra = _categories(_expect(spec.get("categories") or {}, dict, where, f"{label}.categories"), where, f"{label}.categories")
+        extra = _categories(
+            _expect(spec.get("categories") or {}, dict, where, f"{label}.categories"), where, f"{label}.categories"
+        )
         _distinct_files({**categories, **extra}, where, f"{label}.categories")
         scope_categories[scope_name] = extra
 
@@ -348,11 +415,28 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
     archive_default = storage_dir / "archive" if "archive_dir" not in (schema.get("lifecycle") or {}) else None
     archive_dir = archive_default or _inside(root, lifecycle["archive_dir"], where, "lifecycle.archive_dir")
     if archive_dir == storage_dir:
-        raise Damaged(where, None, "lifecycle.archive_dir must differ from storage_dir", "use a sub-folder like <storage_dir>/archive", "config")
+        raise Damaged(
+            where,
+            None,
+            "lifecycle.archive_dir must differ from storage_dir",
+            "use a sub-folder like <storage_dir>/archive",
+            "config",
+        )
     own_scope = storage_dir.parent.name if storage_dir.name == "memory" else None
     scoped = {**categories, **scope_categories.get(own_scope or "", {})}
-    return Config(root, config_path, storage_dir, archive_dir, scoped, retrieval, lifecycle, enabled, categories, scope_categories,
-                  build_settings(schema, where))
+    return Config(
+        root,
+        config_path,
+        storage_dir,
+        archive_dir,
+        scoped,
+        retrieval,
+        lifecycle,
+        enabled,
+        categories,
+        scope_categories,
+        build_settings(schema, where),
+    )
 
 
 def _categories(raw: dict, where: str, section: str) -> dict[str, Category]:
@@ -364,26 +448,63 @@ def _categories(raw: dict, where: str, section: str) -> dict[str, Category]:
             raise Damaged(where, None, f"category name {name!r} must be a lowercase word", "fix the config", "config")
         spec = spec or {}
         _expect(spec, dict, where, label)
-        default = DEFAULT_CATEGORIES.get(name, {"storage_file": f"{name}s.yaml", "ttl": "permanent", "confidence_required": 0.5})
+        default = DEFAULT_CATEGORIES.get(
+            name, {"storage_file": f"{name}s.yaml", "ttl": "permanent", "confidence_required": 0.5}
+        )
         storage_file = _expect(spec.get("storage_file", default["storage_file"]), str, where, f"{label}.storage_file")
-        if "/" in storage_file or "\\" in storage_file or storage_file.startswith(".") or not storage_file.endswith((".yaml", ".yml")):
-            raise Damaged(where, None, f"{label}.storage_file {storage_file!r} must be a plain *.yaml file name", "fix the config", "config")
+        if (
+            "/" in storage_file
+            or "\\" in storage_file
+            or storage_file.startswith(".")
+            or not storage_file.endswith((".yaml", ".yml"))
+        ):
+            raise Damaged(
+                where,
+                None,
+                f"{label}.storage_file {storage_file!r} must be a plain *.yaml file name",
+                "fix the config",
+                "config",
+            )
         kind = _expect(spec.get("kind", "note"), str, where, f"{label}.kind")
         if kind not in KINDS:
-            raise Damaged(where, None, f"{label}.kind {kind!r} is not a kind mem knows", f"use one of: {', '.join(KINDS)}", "config")
+            raise Damaged(
+                where,
+                None,
+                f"{label}.kind {kind!r} is not a kind mem knows",
+                f"use one of: {', '.join(KINDS)}",
+                "config",
+            )
         tracked = _expect(spec.get("tracked", True), bool, where, f"{label}.tracked")
         ttl = spec.get("ttl", default["ttl"])
         try:
             ttl = check_ttl(_expect(ttl, str, where, f"{label}.ttl"))
         except BadInput:
-            raise Damaged(where, None, f"{label}.ttl {ttl!r} must be 'permanent' or like '30d', '12h', '10m'", "fix the config", "config") from None
-        floor = _expect(spec.get("confidence_required", default["confidence_required"]), (int, float), where, f"{label}.confidence_required")
+            raise Damaged(
+                where,
+                None,
+                f"{label}.ttl {ttl!r} must be 'permanent' or like '30d', '12h', '10m'",
+                "fix the config",
+                "config",
+            ) from None
+        floor = _expect(
+            spec.get("confidence_required", default["confidence_required"]),
+            (int, float),
+            where,
+            f"{label}.confidence_required",
+        )
         if not 0 <= floor <= 1:
-            raise Damaged(where, None, f"{label}.confidence_required must be between 0 and 1", "fix the config", "config")
+            raise Damaged(
+                where, None, f"{label}.confidence_required must be between 0 and 1", "fix the config", "config"
+            )
         category = Category(name, storage_file, ttl, float(floor), kind, tracked)
         if not category.takes_ttl(ttl):
-            raise Damaged(where, None, f"{label}.ttl {ttl!r}: Loa's categories take days ('30d') or 'permanent'",
-                          "fix the config; give hours or minutes to a category of your own", "config")
+            raise Damaged(
+                where,
+                None,
+                f"{label}.ttl {ttl!r}: Loa's categories take days ('30d') or 'permanent'",
+                "fix the config; give hours or minutes to a category of your own",
+                "config",
+            )
         categories[name] = category
     _distinct_files(categories, where, section)
     return categories
@@ -394,5 +515,10 @@ def _distinct_files(categories: dict[str, Category], where: str, section: str) -
     for category in categories.values():
         other = seen.setdefault(category.storage_file, category.name)
         if other != category.name:
-            raise Damaged(where, None, f"{section}: storage_file {category.storage_file!r} is used by {other} and {category.name}",
-                          "give each category its own file", "config")
+            raise Damaged(
+                where,
+                None,
+                f"{section}: storage_file {category.storage_file!r} is used by {other} and {category.name}",
+                "give each category its own file",
+                "config",
+            )

@@ -10,7 +10,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-
 CONFIG_CACHE = "grimoire-config.json"
 
 

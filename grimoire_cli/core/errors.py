@@ -7,7 +7,9 @@ no other module spells one as a number.
 from __future__ import annotations
 
 OK = 0
-FOUND_PROBLEMS = 1  # validate found problems, check --strict found something due, an unknown id or key, a search that found nothing
+FOUND_PROBLEMS = (
+    1  # validate found problems, check --strict found something due, an unknown id or key, a search that found nothing
+)
 BAD_INPUT = 2  # bad input or usage, refused content
 DAMAGED = 3  # a damaged grimoire or config; also a grimoire locked too long (docs/design.md, Choices worth knowing)
 GIT_FAILED = 4
@@ -41,14 +43,17 @@ class ImportRefused(BadInput):
 
     SHOWN = 5
 
-    def __init__(self, rejected: "list[tuple[int, str]]"):
+    def __init__(self, rejected: list[tuple[int, str]]):
         shown = "; ".join(f"line {n}: {m}" for n, m in rejected[: self.SHOWN])
         more = f" (and {len(rejected) - self.SHOWN} more)" if len(rejected) > self.SHOWN else ""
         count = f"{len(rejected)} invalid line{'' if len(rejected) == 1 else 's'}"
         # A line naming an entry the import lacks: the export left the archive out.
         linked = any("does not exist" in m or "to supersede" in m for _, m in rejected)
         way = "an import needs the entries its lines link to, as `mem export --archived` gives them; " if linked else ""
-        super().__init__(f"{count}, nothing imported: {shown}{more}", f"{way}fix those lines, or use --skip-invalid to import the rest")
+        super().__init__(
+            f"{count}, nothing imported: {shown}{more}",
+            f"{way}fix those lines, or use --skip-invalid to import the rest",
+        )
         self.rejected = rejected
 
 

@@ -40,4 +40,3 @@ def reached(step: str) -> None:
     _count += 1
     if _count == nth:
         os._exit(CRASHED)
-

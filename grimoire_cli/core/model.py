@@ -35,14 +35,54 @@ ARCHIVE_REASONS = ("expired", "superseded", "ineffective", "manual")
 
 # The order fields are written in; unknown fields follow in their own order.
 # The fields kinds of category add (schemas/kinds.schema.json), after the content.
-KIND_FIELDS = ("event", "outcome", "learned", "name", "description", "params", "steps", "task", "trigger", "status", "due_at",
-               "done_at", "context", "session_id", "message_count", "model", "memories", "role", "turn", "insight_type",
-               "applies_to", "evidence", "validated", "validated_by", "rule_id")
+KIND_FIELDS = (
+    "event",
+    "outcome",
+    "learned",
+    "name",
+    "description",
+    "params",
+    "steps",
+    "task",
+    "trigger",
+    "status",
+    "due_at",
+    "done_at",
+    "context",
+    "session_id",
+    "message_count",
+    "model",
+    "memories",
+    "role",
+    "turn",
+    "insight_type",
+    "applies_to",
+    "evidence",
+    "validated",
+    "validated_by",
+    "rule_id",
+)
 FIELD_ORDER = (
-    "id", "category", "summary", "content", *KIND_FIELDS, "confidence", "ttl", "expires_at",
-    "importance", "key", "tags", "source", "supersedes", "superseded_by",
-    "related_memories", "effectiveness", "archived", "archived_at",
-    "archive_reason", "metadata",
+    "id",
+    "category",
+    "summary",
+    "content",
+    *KIND_FIELDS,
+    "confidence",
+    "ttl",
+    "expires_at",
+    "importance",
+    "key",
+    "tags",
+    "source",
+    "supersedes",
+    "superseded_by",
+    "related_memories",
+    "effectiveness",
+    "archived",
+    "archived_at",
+    "archive_reason",
+    "metadata",
 )
 
 
@@ -83,8 +123,12 @@ def check_ttl(ttl: str, days_of: str | None = None) -> str:
     one of Loa's categories, which refuse hours and minutes."""
     ttl = str(ttl).strip()
     if not TTL_RE.match(ttl):
-        raise BadInput(f"bad ttl {ttl!r}", f"Loa's {days_of} category takes 'permanent' or a number of days, like '30d'" if days_of
-                       else "use 'permanent' or a number with a unit: '30d', '12h' or '10m'")
+        raise BadInput(
+            f"bad ttl {ttl!r}",
+            f"Loa's {days_of} category takes 'permanent' or a number of days, like '30d'"
+            if days_of
+            else "use 'permanent' or a number with a unit: '30d', '12h' or '10m'",
+        )
     return ttl
 
 
@@ -167,8 +211,14 @@ def normalize_tags(tags: Iterable[str]) -> list[str]:
 
 # Wording cues for `mem add` without `-c`; first match in this order wins.
 _INFERENCE = (
-    ("error", r"\b(error|errors|exception|traceback|crash(es|ed)?|fail(s|ed|ure)?|bug|broke|broken|timeout|segfault)\b"),
-    ("decision", r"\b(decid(e|ed|ing)|decision|chose|choose|we will|we'll|going with|adopt(ed)?|settled on|instead of)\b"),
+    (
+        "error",
+        r"\b(error|errors|exception|traceback|crash(es|ed)?|fail(s|ed|ure)?|bug|broke|broken|timeout|segfault)\b",
+    ),
+    (
+        "decision",
+        r"\b(decid(e|ed|ing)|decision|chose|choose|we will|we'll|going with|adopt(ed)?|settled on|instead of)\b",
+    ),
     ("preference", r"\b(prefer(s|red)?|preference|always|never|likes?|rather than|style)\b"),
     ("learning", r"\b(learn(ed|t)?|lesson|turns out|realized|realised|discovered|til|insight|gotcha)\b"),
 )
@@ -207,10 +257,16 @@ def score_of(applications: int, successes: int) -> int:
 class Entry:
     """One memory: its stored mapping plus where it was read from."""
 
-    __slots__ = ("data", "file", "line", "archived_file", "notes", "near_duplicate")
+    __slots__ = ("archived_file", "data", "file", "line", "near_duplicate", "notes")
 
-    def __init__(self, data: dict[str, Any], file: str | None = None, line: int | None = None, archived_file: bool = False,
-                 notes: list[str] | None = None):
+    def __init__(
+        self,
+        data: dict[str, Any],
+        file: str | None = None,
+        line: int | None = None,
+        archived_file: bool = False,
+        notes: list[str] | None = None,
+    ):
         self.data = data
         self.file = file
         self.line = line
@@ -227,7 +283,12 @@ class Entry:
         if other.__class__ is not self.__class__:
             return NotImplemented
         return (self.data, self.file, self.line, self.archived_file, self.notes) == (
-            other.data, other.file, other.line, other.archived_file, other.notes)  # type: ignore[attr-defined]
+            other.data,
+            other.file,
+            other.line,
+            other.archived_file,
+            other.notes,
+        )  # type: ignore[attr-defined]
 
     __hash__ = None  # type: ignore[assignment]  # mutable: not a dict key
 
@@ -324,8 +385,11 @@ class Entry:
         """`to_dict` plus what a write tells its caller: its notes, and the
         entry it nearly duplicates (None when none)."""
         near = self.near_duplicate
-        return {**ordered(self.data), "notes": list(self.notes),
-                "near_duplicate": {"id": near[0], "score": round(near[1], 1)} if near else None}
+        return {
+            **ordered(self.data),
+            "notes": list(self.notes),
+            "near_duplicate": {"id": near[0], "score": round(near[1], 1)} if near else None,
+        }
 
 
 def epoch(stamp: Any) -> float | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 
@@ -15,16 +15,17 @@ def schema_dir() -> Path:
     return Path(__file__).resolve().parent.parent.parent / "schemas"
 
 
-def json_value(text: "str | bytes") -> object:
+def json_value(text: str | bytes) -> object:
     """A JSON text's value, as the schemas mean JSON: `NaN` and `Infinity`
     (Python's, not JSON's) are refused like any other error (ValueError)."""
+
     def refuse(constant: str) -> object:
         raise ValueError(f"{constant} is not a JSON number")
 
     return json.loads(text, parse_constant=refuse)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict:
     return json.loads((schema_dir() / name).read_text(encoding="utf-8"))
 
@@ -35,11 +36,15 @@ def entry_schema(kind: str = "note") -> dict:
     base = load_schema("memory.schema.json")
     kinds = load_schema("kinds.schema.json")["$defs"]
     extra = kinds[kind]
-    return {**base, "required": [*base["required"], *extra["required"]], "properties": {**base["properties"], **extra["properties"]},
-            "$defs": {**base["$defs"], **{k: v for k, v in kinds.items() if "properties" not in v}}}
+    return {
+        **base,
+        "required": [*base["required"], *extra["required"]],
+        "properties": {**base["properties"], **extra["properties"]},
+        "$defs": {**base["$defs"], **{k: v for k, v in kinds.items() if "properties" not in v}},
+    }
 
 
-@lru_cache(maxsize=None)
+@cache
 def entry_validator(kind: str = "note"):
     """A compiled Draft 2020-12 validator for one entry of a category of `kind`."""
     from jsonschema import Draft202012Validator
@@ -54,15 +59,41 @@ def entry_validator(kind: str = "note"):
 # same verdicts, so `mem validate` asks jsonschema only about an entry this
 # finds a problem in, for its messages. A keyword it does not know fails
 # loudly, so a schema that grows one cannot be half-checked.
-_KNOWN = {"$ref", "$defs", "$schema", "$id", "title", "description", "type", "enum", "pattern", "minLength", "maxLength", "minimum",
-          "maximum", "items", "minItems", "maxItems", "maxProperties", "uniqueItems", "properties", "required", "additionalProperties",
-          "propertyNames"}
+_KNOWN = {
+    "$ref",
+    "$defs",
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "type",
+    "enum",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "items",
+    "minItems",
+    "maxItems",
+    "maxProperties",
+    "uniqueItems",
+    "properties",
+    "required",
+    "additionalProperties",
+    "propertyNames",
+}
 # The size keywords, what each counts, and the type it applies to.
 _SIZES = (("maxLength", "characters", str), ("maxItems", "items", list), ("maxProperties", "keys", dict))
-_TYPES = {"string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool), "null": lambda v: v is None,
-          "array": lambda v: isinstance(v, list), "object": lambda v: isinstance(v, dict),
-          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())}
+_TYPES = {
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
+}
 
 
 def _search(pattern: str, text: str) -> bool:
@@ -88,10 +119,10 @@ def _repeats(values: list) -> bool:
     if all(value is None or isinstance(value, (str, int, float)) for value in values):
         keys = [(isinstance(value, bool), value) for value in values]  # true is not 1
         return len(set(keys)) < len(keys)
-    return any(_same(a, b) for i, a in enumerate(values) for b in values[i + 1:])
+    return any(_same(a, b) for i, a in enumerate(values) for b in values[i + 1 :])
 
 
-def size_message(value: object, schema: dict) -> "str | None":
+def size_message(value: object, schema: dict) -> str | None:
     """`N characters, over the limit of M` (or items, or keys) when `value`
     is larger than one of the schema's size keywords allows, else None."""
     for keyword, unit, kind in _SIZES:
@@ -106,7 +137,7 @@ def _resolved(schema: dict, root: dict) -> dict:
     return schema
 
 
-def _over_limit(value: object, schema: dict, root: dict, path: tuple) -> "tuple[tuple, str] | None":
+def _over_limit(value: object, schema: dict, root: dict, path: tuple) -> tuple[tuple, str] | None:
     """The first value (depth first) larger than its schema allows: a text,
     a list or a mapping, or a mapping's key; nothing else is checked."""
     schema = _resolved(schema, root)
@@ -119,7 +150,11 @@ def _over_limit(value: object, schema: dict, root: dict, path: tuple) -> "tuple[
             if found:
                 return found
     if isinstance(value, dict):
-        properties, extra, names = schema.get("properties", {}), schema.get("additionalProperties"), schema.get("propertyNames")
+        properties, extra, names = (
+            schema.get("properties", {}),
+            schema.get("additionalProperties"),
+            schema.get("propertyNames"),
+        )
         for name, item in value.items():
             long_name = size_message(name, _resolved(names, root)) if isinstance(names, dict) else None
             if long_name is not None:
@@ -131,7 +166,7 @@ def _over_limit(value: object, schema: dict, root: dict, path: tuple) -> "tuple[
     return None
 
 
-def limit_problem(data: dict, kind: str = "note") -> "str | None":
+def limit_problem(data: dict, kind: str = "note") -> str | None:
     """`field: N characters, over the limit of M` for the first field of an
     entry of a category of `kind` larger than the entry schemas allow (a
     text, a list, a mapping, at any depth), else None. Cheap, and it looks
@@ -144,14 +179,16 @@ def limit_problem(data: dict, kind: str = "note") -> "str | None":
     return f"{'.'.join(str(p) for p in path) or 'the entry'}: {message}"
 
 
-def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tuple[tuple, str]]":
+def _problems(value: object, schema: dict, root: dict, path: tuple) -> list[tuple[tuple, str]]:
     if not schema:
         return []
     if "$ref" in schema:
         return _problems(value, root["$defs"][schema["$ref"].rsplit("/", 1)[1]], root, path)
     out: list[tuple[tuple, str]] = []
     wanted = schema.get("type")
-    if wanted is not None and not (_TYPES[wanted](value) if isinstance(wanted, str) else any(_TYPES[t](value) for t in wanted)):
+    if wanted is not None and not (
+        _TYPES[wanted](value) if isinstance(wanted, str) else any(_TYPES[t](value) for t in wanted)
+    ):
         return [(path, f"{value!r} is not of type {wanted!r}")]
     too_large = size_message(value, schema)
     if too_large is not None:  # said alone: what is inside an oversized value is not worth checking (nor quoting)
@@ -170,7 +207,9 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
             out.append((path, f"{value!r} is greater than the maximum of {schema['maximum']!r}"))
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
-            out.append((path, f"{value!r} should be non-empty" if schema["minItems"] == 1 else f"{value!r} is too short"))
+            out.append(
+                (path, f"{value!r} should be non-empty" if schema["minItems"] == 1 else f"{value!r} is too short")
+            )
         if schema.get("uniqueItems") and _repeats(value):
             out.append((path, f"{value!r} has non-unique elements"))
         if "items" in schema:
@@ -183,8 +222,11 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
         for name, item in value.items():
             if "propertyNames" in schema:
                 long_name = size_message(name, _resolved(schema["propertyNames"], root))
-                out += [(path, f"a key of {long_name}")] if long_name else \
-                    [(path, message) for _, message in _problems(name, schema["propertyNames"], root, path)]
+                out += (
+                    [(path, f"a key of {long_name}")]
+                    if long_name
+                    else [(path, message) for _, message in _problems(name, schema["propertyNames"], root, path)]
+                )
             if name in properties:
                 out += _problems(item, properties[name], root, (*path, name))
             elif extra is False:
@@ -194,7 +236,7 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> "list[tup
     return out
 
 
-def first_problem(data: dict, kind: str = "note", schema_name: str | None = None) -> "tuple[str, str] | None":
+def first_problem(data: dict, kind: str = "note", schema_name: str | None = None) -> tuple[str, str] | None:
     """(dotted path, message) of the first problem of an entry of a category
     of `kind` (or of `data` against the schema file `schema_name`, by path,
     as `validate` orders them), or None when it is valid."""
@@ -220,8 +262,12 @@ def field_problems(name: str, value: object, loose: dict | None = None) -> list[
     if name == "source" and isinstance(value, dict):
         # Field by field: an import may leave session_id and timestamp for mem to fill in.
         fields = schema["properties"]["source"]["properties"]
-        found = [problem for sub, item in value.items() if item is not None
-                 for problem in _problems(item, loose.get(f"source.{sub}") or fields.get(sub, {}), schema, ("source", sub))]
+        found = [
+            problem
+            for sub, item in value.items()
+            if item is not None
+            for problem in _problems(item, loose.get(f"source.{sub}") or fields.get(sub, {}), schema, ("source", sub))
+        ]
     else:
         found = _problems(value, loose.get(name) or schema["properties"][name], schema, (name,))
     return [f"{'.'.join(str(p) for p in path)}: {message}" for path, message in found]
@@ -241,14 +287,14 @@ def _known(schema: object) -> None:
                 _known(value)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(kind: str) -> dict:
     schema = entry_schema(kind)
     _known(schema)
     return schema
 
 
-@lru_cache(maxsize=None)
+@cache
 def _named(name: str) -> dict:
     schema = load_schema(name)
     _known(schema)

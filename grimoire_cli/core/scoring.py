@@ -74,7 +74,9 @@ _PART_SPLIT_RE = re.compile(r"[_.\-\s]+")
 # Scripts written without spaces between words (Han, kana, Thai, Lao,
 # Khmer, Myanmar): the tokenizer keeps a whole run as one token, so a word
 # inside it is found through the run's character pairs instead.
-SPACELESS_RE = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
+SPACELESS_RE = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+"
+)
 
 
 def grams(run: str) -> list[str]:

@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from .clock import parse_time
 from .errors import BadInput, Damaged
 
-
-_NAMES = {int: "a whole number", float: "a number", str: "a text", bool: "true or false", dict: "a mapping", list: "a list"}
+_NAMES = {
+    int: "a whole number",
+    float: "a number",
+    str: "a text",
+    bool: "true or false",
+    dict: "a mapping",
+    list: "a list",
+}
 
 
 def expect(value: Any, kind: type | tuple, where: str, name: str) -> Any:
@@ -29,19 +36,26 @@ def expect(value: Any, kind: type | tuple, where: str, name: str) -> Any:
         raise Damaged(where, None, f"{name} must be a number, not {value!r}", "fix the config", "config")
     if not isinstance(value, kind):
         kinds = (kind,) if isinstance(kind, type) else kind
-        wanted = "a number" if set(kinds) == {int, float} else " or ".join(_NAMES.get(k, f"a {k.__name__}") for k in kinds)
+        wanted = (
+            "a number" if set(kinds) == {int, float} else " or ".join(_NAMES.get(k, f"a {k.__name__}") for k in kinds)
+        )
         raise Damaged(where, None, f"{name} must be {wanted}, not {type(value).__name__}", "fix the config", "config")
     return value
 
 
-BIGGEST = 10 ** 9  # no setting needs more (hours, days, counts); bigger is a typo, or infinity
+BIGGEST = 10**9  # no setting needs more (hours, days, counts); bigger is a typo, or infinity
 
 
 def _number(value: Any, where: str, name: str, low: float = 0, integer: bool = False) -> Any:
     expect(value, int if integer else (int, float), where, name)
     if value != value or value > BIGGEST:  # NaN, infinity, or a number no float holds
-        raise Damaged(where, None, f"{name} must be a number up to {BIGGEST:,}, not {value!r}",
-                      "fix the config (for 'always', a large number of hours will do)", "config")
+        raise Damaged(
+            where,
+            None,
+            f"{name} must be a number up to {BIGGEST:,}, not {value!r}",
+            "fix the config (for 'always', a large number of hours will do)",
+            "config",
+        )
     if value < low:
         raise Damaged(where, None, f"{name} must be at least {low:g}, not {value!r}", "fix the config", "config")
     return value
@@ -61,14 +75,16 @@ class Tiers(NamedTuple):
     categories: tuple[tuple[str, float], ...] = ()  # (category, hours)
     tags: tuple[tuple[str, float], ...] = ()  # (tag glob, hours)
 
-    def tightened(self, older_than_hours: float | None = None, most: int | None = None) -> "Tiers":
+    def tightened(self, older_than_hours: float | None = None, most: int | None = None) -> Tiers:
         """These tiers with no retention above `older_than_hours` and at most
         `most` hot (`mem age`'s options: tighter for one run, never looser)."""
         tiers = self
         if older_than_hours is not None:
-            tiers = tiers._replace(hot_hours=min(tiers.hot_hours, older_than_hours),
-                                   categories=tuple((c, min(h, older_than_hours)) for c, h in tiers.categories),
-                                   tags=tuple((t, min(h, older_than_hours)) for t, h in tiers.tags))
+            tiers = tiers._replace(
+                hot_hours=min(tiers.hot_hours, older_than_hours),
+                categories=tuple((c, min(h, older_than_hours)) for c, h in tiers.categories),
+                tags=tuple((t, min(h, older_than_hours)) for t, h in tiers.tags),
+            )
         if most is not None:
             tiers = tiers._replace(hot_max=min(tiers.hot_max, most))
         return tiers
@@ -173,12 +189,17 @@ def _section(raw: Any, where: str, label: str) -> dict[str, Any]:
 def _unknown(raw: dict, known: tuple[str, ...], where: str, label: str) -> None:
     extra = sorted(str(k) for k in raw if k not in known)
     if extra:
-        raise Damaged(where, None, f"{label}: unknown setting {extra[0]!r}", f"use one of: {', '.join(known)}", "config")
+        raise Damaged(
+            where, None, f"{label}: unknown setting {extra[0]!r}", f"use one of: {', '.join(known)}", "config"
+        )
 
 
 def _hours_map(raw: Any, where: str, label: str) -> tuple[tuple[str, float], ...]:
     raw = _section(raw, where, label)
-    return tuple((expect(name, str, where, f"{label} key"), float(_number(hours, where, f"{label}.{name}"))) for name, hours in raw.items())
+    return tuple(
+        (expect(name, str, where, f"{label} key"), float(_number(hours, where, f"{label}.{name}")))
+        for name, hours in raw.items()
+    )
 
 
 def build_settings(schema: dict[str, Any], where: str) -> Settings:
@@ -195,8 +216,10 @@ def build_settings(schema: dict[str, Any], where: str) -> Settings:
     )
     raw = _section(schema.get("decay"), where, "memory_schema.decay")
     _unknown(raw, Decay._fields, where, "memory_schema.decay")
-    decay = Decay(float(_number(raw.get("every_days", 7), where, "decay.every_days")),
-                  _number(raw.get("floor", 3), where, "decay.floor", integer=True))
+    decay = Decay(
+        float(_number(raw.get("every_days", 7), where, "decay.every_days")),
+        _number(raw.get("floor", 3), where, "decay.floor", integer=True),
+    )
     context = _context(_section(schema.get("context"), where, "memory_schema.context"), where)
     raw = _section(schema.get("consolidate"), where, "memory_schema.consolidate")
     _unknown(raw, Consolidate._fields, where, "memory_schema.consolidate")
@@ -212,8 +235,13 @@ def build_settings(schema: dict[str, Any], where: str) -> Settings:
     per = _section(raw.get("categories"), where, "compaction.categories")
     compaction = Compaction(
         keep=_number(raw.get("keep", 200), where, "compaction.keep", low=1, integer=True),
-        categories=tuple((name, None if value == "all" else _number(value, where, f"compaction.categories.{name}", low=1, integer=True))
-                         for name, value in per.items()),
+        categories=tuple(
+            (
+                name,
+                None if value == "all" else _number(value, where, f"compaction.categories.{name}", low=1, integer=True),
+            )
+            for name, value in per.items()
+        ),
     )
     raw = _section(schema.get("learning"), where, "memory_schema.learning")
     _unknown(raw, Learning._fields, where, "memory_schema.learning")
@@ -240,7 +268,13 @@ def _context(raw: dict[str, Any], where: str) -> ContextSettings:
     _unknown(raw, ContextSettings._fields, where, "memory_schema.context")
     order = raw.get("order", "priority")
     if order not in CONTEXT_ORDERS:
-        raise Damaged(where, None, f"context.order {order!r} is not an order mem knows", f"use one of: {', '.join(CONTEXT_ORDERS)}", "config")
+        raise Damaged(
+            where,
+            None,
+            f"context.order {order!r} is not an order mem knows",
+            f"use one of: {', '.join(CONTEXT_ORDERS)}",
+            "config",
+        )
     limit = raw.get("limit")
     least = raw.get("min_importance")
     recipes = []
@@ -248,15 +282,25 @@ def _context(raw: dict[str, Any], where: str) -> ContextSettings:
         label = f"context.recipes.{name}"
         expect(name, str, where, "a recipe name")
         if not expect(sections, list, where, label):
-            raise Damaged(where, None, f"{label} has no sections", "list sections like {category: directive, limit: 1}", "config")
+            raise Damaged(
+                where, None, f"{label} has no sections", "list sections like {category: directive, limit: 1}", "config"
+            )
         recipes.append((name, tuple(_recipe_section(item, where, f"{label}[{i}]") for i, item in enumerate(sections))))
     recipe = raw.get("recipe")
     if recipe is not None and recipe not in dict(recipes):
-        raise Damaged(where, None, f"context.recipe {recipe!r} is not one of context.recipes", "name a recipe defined there", "config")
+        raise Damaged(
+            where,
+            None,
+            f"context.recipe {recipe!r} is not one of context.recipes",
+            "name a recipe defined there",
+            "config",
+        )
     return ContextSettings(
         order=order,
         limit=_number(limit, where, "context.limit", low=1, integer=True) if limit is not None else None,
-        min_importance=_number(least, where, "context.min_importance", low=1, integer=True) if least is not None else None,
+        min_importance=_number(least, where, "context.min_importance", low=1, integer=True)
+        if least is not None
+        else None,
         recipe=recipe,
         recipes=tuple(recipes),
     )
@@ -267,7 +311,13 @@ def _recipe_section(item: Any, where: str, label: str) -> Section:
     _unknown(item, Section._fields, where, label)
     order = item.get("order", "recent")
     if order not in ORDERS:
-        raise Damaged(where, None, f"{label}.order {order!r} is not an order mem knows", f"use one of: {', '.join(ORDERS)}", "config")
+        raise Damaged(
+            where,
+            None,
+            f"{label}.order {order!r} is not an order mem knows",
+            f"use one of: {', '.join(ORDERS)}",
+            "config",
+        )
     title = item.get("title")
     return Section(
         category=expect(item.get("category"), str, where, f"{label}.category"),
@@ -278,6 +328,7 @@ def _recipe_section(item: Any, where: str, label: str) -> Section:
 
 
 # -- the environment -----------------------------------------------------------
+
 
 class Variable(NamedTuple):
     """A `MEM_*` variable mem reads: what it sets, and, for one with a form,
@@ -321,17 +372,35 @@ SCOPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
 # Every MEM_* variable, in the order docs/reference.md lists them. An empty value is as good as unset.
 ENVIRONMENT = (
     Variable("MEM_CONFIG", "the config file, instead of the one found upward (`--config` wins)"),
-    Variable("MEM_SCOPE", "the scope to work in (`--scope` wins)", "a scope name (a lowercase slug)", "data-analyst", _scope),
+    Variable(
+        "MEM_SCOPE", "the scope to work in (`--scope` wins)", "a scope name (a lowercase slug)", "data-analyst", _scope
+    ),
     Variable("MEM_NOW", "the clock (tests, replays)", "an ISO-8601 time", "2026-01-31T12:00:00Z", parse_time),
     Variable("MEM_SESSION_ID", "the session of new entries' `source` (and of `mem due --next-session`)"),
     Variable("MEM_AGENT", "the agent of new entries' `source`"),
     Variable("MEM_PHASE", "the phase of new entries' `source`"),
-    Variable("MEM_LOCK_TIMEOUT", "seconds a write waits for the grimoire lock (default 30)", "a number of seconds", "30", _seconds),
-    Variable("MEM_PARSE_WORKERS", "processes that parse changed files (default: by size and cores; 1: never fork)",
-             "a whole number of processes, 1 or more", "2", _processes),
+    Variable(
+        "MEM_LOCK_TIMEOUT",
+        "seconds a write waits for the grimoire lock (default 30)",
+        "a number of seconds",
+        "30",
+        _seconds,
+    ),
+    Variable(
+        "MEM_PARSE_WORKERS",
+        "processes that parse changed files (default: by size and cores; 1: never fork)",
+        "a whole number of processes, 1 or more",
+        "2",
+        _processes,
+    ),
     Variable("MEM_GIT_INDEX_FILE", "set by mem's pre-commit hook: the index git is committing (not for users)"),
-    Variable("MEM_FAULT", "tests only: crash at the nth time a write reaches a step (`faults`)", "a step and a count",
-             "journal.committed:1", _fault),
+    Variable(
+        "MEM_FAULT",
+        "tests only: crash at the nth time a write reaches a step (`faults`)",
+        "a step and a count",
+        "journal.committed:1",
+        _fault,
+    ),
 )
 _VARIABLES = {variable.name: variable for variable in ENVIRONMENT}
 
@@ -346,7 +415,9 @@ def environment(name: str) -> Any:
     try:
         return variable.read(text)
     except (ValueError, BadInput):
-        raise BadInput(f"{name} is not {variable.what}: {text!r}", f"unset it or write it like {name}={variable.example}") from None
+        raise BadInput(
+            f"{name} is not {variable.what}: {text!r}", f"unset it or write it like {name}={variable.example}"
+        ) from None
 
 
 def check_environment() -> None:

@@ -9,36 +9,46 @@ in docs/agent-personas.md); the work is done by the kind's module.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from ..core.bounds import MAX_PATTERN, text as bounds_text, whole
+from ..core.bounds import MAX_PATTERN, whole
+from ..core.bounds import text as bounds_text
 from ..core.errors import BadInput, Duplicate, NotFound
 
 if TYPE_CHECKING:
     from ..core.config import Config
     from ..core.model import Entry
-    from ..storage.catalog.queries import Filter
-    from ..storage.store import Store
-    from ..retrieval.search import Hit
-    from ..retrieval.stats import Stats
     from ..kinds.facts import Remembered
     from ..kinds.procedures import Checklist, Saved
+    from ..retrieval.search import Hit
+    from ..retrieval.stats import Stats
+    from ..storage.catalog.queries import Filter
+    from ..storage.store import Store
 
 
 class KindsFacade:
     """Mixed into `Grimoire`: it provides `config`, `store`, and the methods stubbed below."""
 
-    config: "Config"
-    store: "Store"
+    config: Config
+    store: Store
 
     if TYPE_CHECKING:
+
         def now(self) -> datetime: ...
-        def add_many(self, items: Iterable[Any], *, skip_invalid: bool = False) -> list["Entry"]: ...
-        def stats(self) -> "Stats": ...
-        def list(self, *, categories: Iterable[str] | None = None, **options: Any) -> list["Entry"]: ...
-        def _filter(self, states: set[str], categories: Iterable[str] | None, tags: Iterable[str] | None, *,
-                    since: "str | datetime | None" = None, until: "str | datetime | None" = None) -> "Filter": ...
+        def add_many(self, items: Iterable[Any], *, skip_invalid: bool = False) -> list[Entry]: ...
+        def stats(self) -> Stats: ...
+        def list(self, *, categories: Iterable[str] | None = None, **options: Any) -> list[Entry]: ...
+        def _filter(
+            self,
+            states: set[str],
+            categories: Iterable[str] | None,
+            tags: Iterable[str] | None,
+            *,
+            since: str | datetime | None = None,
+            until: str | datetime | None = None,
+        ) -> Filter: ...
 
     def _of_kind(self, kind: str, category: str | None = None) -> list[str]:
         """The categories of `kind` a read covers: `category` (checked), else
@@ -49,37 +59,48 @@ class KindsFacade:
 
     # -- prospective tasks ---------------------------------------------------
 
-    def add_task(self, text: str, *, due: str | None = None, on: str | None = None, next_session: bool = False,
-                 context: dict[str, Any] | None = None, category: str | None = None, tags: Iterable[str] = (),
-                 importance: int | None = None) -> "Entry":
+    def add_task(
+        self,
+        text: str,
+        *,
+        due: str | None = None,
+        on: str | None = None,
+        next_session: bool = False,
+        context: dict[str, Any] | None = None,
+        category: str | None = None,
+        tags: Iterable[str] = (),
+        importance: int | None = None,
+    ) -> Entry:
         """Schedule a task with one trigger: `due` (+1h or an ISO time), `on`
         (an event `fire` names) or `next_session`."""
-        from ..memory.request import Request
         from ..kinds.tasks import fields_for
+        from ..memory.request import Request
 
         spec = self.config.of_kind("task", category)
         fields = fields_for(text, self.now(), due=due, on=on, next_session=next_session, context=context)
-        return self.add_many([Request(text, category=spec.name, fields=fields, tags=list(tags), importance=importance)])[0]
+        return self.add_many(
+            [Request(text, category=spec.name, fields=fields, tags=list(tags), importance=importance)]
+        )[0]
 
-    def tasks(self, *, every: bool = False) -> list["Entry"]:
+    def tasks(self, *, every: bool = False) -> list[Entry]:
         """Pending tasks, due first (with `every`, ended ones not yet archived too)."""
         from ..kinds.tasks import tasks
 
         self.config.of_kind("task")
         return tasks(self.store, self.now(), every=every)
 
-    def due_tasks(self) -> list["Entry"]:
+    def due_tasks(self) -> list[Entry]:
         """Pending tasks whose time, event or session has come."""
         from ..kinds.tasks import due
 
         self.config.of_kind("task")
         return due(self.store, self.now())
 
-    def end_task(self, entry_id: str, status: str = "done") -> "Entry":
+    def end_task(self, entry_id: str, status: str = "done") -> Entry:
         """Mark a pending task done or cancelled (an edit in place); it is
         archived once the category's ttl has passed."""
-        from ..memory.adding import update
         from ..kinds.tasks import ended, task_entry
+        from ..memory.adding import update
 
         if status not in ("done", "cancelled"):
             raise BadInput(f"bad status {status!r}", "a task ends done or cancelled")
@@ -89,10 +110,10 @@ class KindsFacade:
             update(self.store, entry_id, entry.data)
         return entry
 
-    def fire(self, event: str) -> list["Entry"]:
+    def fire(self, event: str) -> list[Entry]:
         """Make the pending tasks waiting for `event` due now; those tasks."""
-        from ..memory.adding import update_many
         from ..kinds.tasks import check_event, fired, tasks
+        from ..memory.adding import update_many
 
         check_event(event)
         self.config.of_kind("task")
@@ -106,34 +127,63 @@ class KindsFacade:
         return [entry for entry in waiting if entry.id in changes]
 
     # SABRE's names for the same calls (docs/agent-personas.md).
-    def schedule_task(self, text: str, **options: Any) -> "Entry":
+    def schedule_task(self, text: str, **options: Any) -> Entry:
         return self.add_task(text, **options)
 
-    def get_pending_tasks(self) -> list["Entry"]:
+    def get_pending_tasks(self) -> list[Entry]:
         return self.tasks()
 
-    def complete_task(self, entry_id: str) -> "Entry":
+    def complete_task(self, entry_id: str) -> Entry:
         return self.end_task(entry_id, "done")
 
-    def cancel_task(self, entry_id: str) -> "Entry":
+    def cancel_task(self, entry_id: str) -> Entry:
         return self.end_task(entry_id, "cancelled")
 
     # -- episodes ------------------------------------------------------------
 
-    def add_episode(self, event: str, *, context: dict[str, Any] | None = None, learned: str | None = None,
-                    outcome: str = "unknown", category: str | None = None, tags: Iterable[str] = (), importance: int | None = None,
-                    session_id: str | None = None, agent: str | None = None) -> "Entry":
+    def add_episode(
+        self,
+        event: str,
+        *,
+        context: dict[str, Any] | None = None,
+        learned: str | None = None,
+        outcome: str = "unknown",
+        category: str | None = None,
+        tags: Iterable[str] = (),
+        importance: int | None = None,
+        session_id: str | None = None,
+        agent: str | None = None,
+    ) -> Entry:
         """Record that `event` happened: in what `context`, how it ended, what was learned."""
-        from ..memory.request import Request
         from ..kinds.episodes import content_of, fields_for
+        from ..memory.request import Request
 
         spec = self.config.of_kind("episode", category)
         fields = fields_for(event, context=context, learned=learned, outcome=outcome)
-        return self.add_many([Request(content_of(fields), category=spec.name, fields=fields, tags=list(tags), importance=importance,
-                                      session_id=session_id, agent=agent)])[0]
+        return self.add_many(
+            [
+                Request(
+                    content_of(fields),
+                    category=spec.name,
+                    fields=fields,
+                    tags=list(tags),
+                    importance=importance,
+                    session_id=session_id,
+                    agent=agent,
+                )
+            ]
+        )[0]
 
-    def episodes(self, text: str | None = None, *, event: str | None = None, since: "str | datetime | None" = None,
-                 until: "str | datetime | None" = None, limit: int = 10, category: str | None = None) -> list["Hit"]:
+    def episodes(
+        self,
+        text: str | None = None,
+        *,
+        event: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        limit: int = 10,
+        category: str | None = None,
+    ) -> list[Hit]:
         """Active episodes matching `text` best first (BM25 over event, lesson
         and context, blended with recency), else newest first; of one `event`,
         created within `since`..`until` (30d, 48h, an ISO date or time)."""
@@ -145,27 +195,41 @@ class KindsFacade:
             bounds_text(text, "the query")
         chosen = self._filter({"active"}, self._of_kind("episode", category), None, since=since, until=until)
         chosen = chosen.but(name=check_event(event)) if event is not None else chosen
-        return ranked_or_newest(self.store, text, chosen, self.now(), recency_weight=float(self.config.retrieval["recency_weight"]), limit=limit)
+        return ranked_or_newest(
+            self.store,
+            text,
+            chosen,
+            self.now(),
+            recency_weight=float(self.config.retrieval["recency_weight"]),
+            limit=limit,
+        )
 
     # SABRE's names for the same calls.
-    def remember_episode(self, event: str, **options: Any) -> "Entry":
+    def remember_episode(self, event: str, **options: Any) -> Entry:
         return self.add_episode(event, **options)
 
-    def recall_episodes(self, query: str | None = None, **options: Any) -> list["Entry"]:
+    def recall_episodes(self, query: str | None = None, **options: Any) -> list[Entry]:
         return [hit.entry for hit in self.episodes(query, **options)]
 
-    def search_episodes(self, query: str, **options: Any) -> list["Hit"]:
+    def search_episodes(self, query: str, **options: Any) -> list[Hit]:
         return self.episodes(query, **options)
 
     # -- procedures ----------------------------------------------------------
 
-    def add_procedure(self, document: "dict[str, Any] | str", *, where: str = "procedure", category: str | None = None,
-                      confidence: float | None = None, importance: int | None = None) -> "Saved":
+    def add_procedure(
+        self,
+        document: dict[str, Any] | str,
+        *,
+        where: str = "procedure",
+        category: str | None = None,
+        confidence: float | None = None,
+        importance: int | None = None,
+    ) -> Saved:
         """Keep a runbook (a mapping, or its YAML/JSON text; see kinds/procedures.py);
         it supersedes the active procedure of its name. The same version again
         writes nothing (`written` False). mem never runs a step."""
-        from ..memory.request import Request
         from ..kinds.procedures import Saved, content_of, fields_of, parse
+        from ..memory.request import Request
 
         spec = self.config.of_kind("procedure", category)
         if not isinstance(document, str):
@@ -176,7 +240,14 @@ class KindsFacade:
         document = parse(document, where)
         fields = fields_of(document)
         tags = document.get("tags") or []  # parse checked they are text
-        request = Request(content_of(fields), category=spec.name, fields=fields, tags=tags, confidence=confidence, importance=importance)
+        request = Request(
+            content_of(fields),
+            category=spec.name,
+            fields=fields,
+            tags=tags,
+            confidence=confidence,
+            importance=importance,
+        )
         try:
             return Saved(self.add_many([request])[0], True)
         except Duplicate as exc:  # the add path refuses the version already active (adding.py): nothing written
@@ -185,15 +256,17 @@ class KindsFacade:
                 raise
             return Saved(current, False)
 
-    def _active_procedure(self, name: str) -> "Entry | None":
+    def _active_procedure(self, name: str) -> Entry | None:
         """The active version of the procedure `name`, if any."""
         from ..storage.catalog.queries import Filter, Order
 
         chosen = Filter(at=self.now().timestamp(), categories=self._of_kind("procedure"), name=name)
-        rowids = self.store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, 1), include_archive=False)
+        rowids = self.store.ask(
+            lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, 1), include_archive=False
+        )
         return self.store.load(rowids).get(rowids[0]) if rowids else None
 
-    def procedure(self, name: str, params: dict[str, str] | None = None, *, template: bool = False) -> "Checklist":
+    def procedure(self, name: str, params: dict[str, str] | None = None, *, template: bool = False) -> Checklist:
         """The active procedure `name` as a checklist, its `{params}` filled in
         (BadInput naming any missing one; a `template` leaves them as written).
         Nothing is executed."""
@@ -204,51 +277,81 @@ class KindsFacade:
             raise NotFound(f"no active procedure named {name!r}", "list them with `mem procedures`")
         return checklist(found, dict(params or {}), template)
 
-    def procedures(self, *, category: str | None = None) -> list["Entry"]:
+    def procedures(self, *, category: str | None = None) -> list[Entry]:
         """The active procedures, by name."""
-        return sorted(self.list(categories=self._of_kind("procedure", category)), key=lambda entry: str(entry.data.get("name")))
+        return sorted(
+            self.list(categories=self._of_kind("procedure", category)), key=lambda entry: str(entry.data.get("name"))
+        )
 
     # SABRE's names for the same calls. mem executes nothing: a runtime that
     # follows a procedure reports the outcome with `apply(id, success)`.
-    def remember_procedure(self, name: str, steps: list[Any], description: str | None = None, **options: Any) -> "Saved":
+    def remember_procedure(self, name: str, steps: list[Any], description: str | None = None, **options: Any) -> Saved:
         document = {"name": name, "steps": steps, **({"description": description} if description is not None else {})}
         return self.add_procedure(document, **options)
 
-    def recall_procedure(self, name: str, **params: str) -> "Checklist":
+    def recall_procedure(self, name: str, **params: str) -> Checklist:
         return self.procedure(name, params)
 
-    def list_procedures(self) -> list["Entry"]:
+    def list_procedures(self) -> list[Entry]:
         return self.procedures()
 
     # -- the store, as SABRE's helpers name it ---------------------------------
 
     def list_memory_categories(self) -> list[dict[str, Any]]:
         """Each category of this scope: name, kind, ttl, floor, tracked, file."""
-        return [{"name": c.name, "kind": c.kind, "ttl": c.ttl, "confidence_required": c.confidence_required, "tracked": c.tracked,
-                 "file": self.config.relative(self.store.category_path(c.name))} for c in self.config.categories.values()]
+        return [
+            {
+                "name": c.name,
+                "kind": c.kind,
+                "ttl": c.ttl,
+                "confidence_required": c.confidence_required,
+                "tracked": c.tracked,
+                "file": self.config.relative(self.store.category_path(c.name)),
+            }
+            for c in self.config.categories.values()
+        ]
 
-    def memory_stats(self) -> "Stats":
+    def memory_stats(self) -> Stats:
         """`mem stats`: counts per category and state, tiers, accesses, bytes."""
         return self.stats()
 
     # -- keyed facts ---------------------------------------------------------
 
-    def remember(self, key: str, value: Any, *, ttl: str | None = None, category: str | None = None,
-                 confidence: float | None = None, tags: Iterable[str] = (), session_id: str | None = None,
-                 agent: str | None = None) -> "Remembered":
+    def remember(
+        self,
+        key: str,
+        value: Any,
+        *,
+        ttl: str | None = None,
+        category: str | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] = (),
+        session_id: str | None = None,
+        agent: str | None = None,
+    ) -> Remembered:
         """Keep a JSON-able `value` under a dotted `key`, superseding the
         key's active entry; an unchanged value writes nothing (`written` False)."""
         from ..kinds.facts import Remembered, holder
 
         # The key is checked by the add it makes, after the guard's scan: `bad key 'AKIA…'` would quote a secret.
         current = holder(self.store, key, self.now()) if isinstance(key, str) else None
-        request = _fact_request(self.config, key, value, category, ttl, current, confidence=confidence, tags=list(tags),
-                              session_id=session_id, agent=agent)
+        request = _fact_request(
+            self.config,
+            key,
+            value,
+            category,
+            ttl,
+            current,
+            confidence=confidence,
+            tags=list(tags),
+            session_id=session_id,
+            agent=agent,
+        )
         if request is None:
             return Remembered(current, False)  # type: ignore[arg-type]
         return Remembered(self.add_many([request])[0], True)
 
-    def recall_entry(self, key: str) -> "Entry":
+    def recall_entry(self, key: str) -> Entry:
         """The active entry holding `key` (NotFound: missing or expired); counts the read."""
         from ..kinds.facts import recall
 
@@ -266,7 +369,7 @@ class KindsFacade:
                 raise
             return default
 
-    def facts(self, pattern: str | None = None, *, categories: Iterable[str] | None = None) -> list["Entry"]:
+    def facts(self, pattern: str | None = None, *, categories: Iterable[str] | None = None) -> list[Entry]:
         """Active keyed entries whose key matches the glob `pattern`, by key."""
         from ..kinds.facts import facts
 
@@ -281,7 +384,9 @@ class KindsFacade:
 
         return accesses(self.store, list(ids))
 
-    def cached(self, key: str, ttl: str = "1h", *, category: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def cached(
+        self, key: str, ttl: str = "1h", *, category: str | None = None
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """A decorator: the value remembered under `key` (formatted with the
         call's arguments, e.g. "db.{table}.schema") while it lasts, else the
         function's result, remembered for `ttl`. Exceptions are not cached;
@@ -295,7 +400,10 @@ class KindsFacade:
 
         local = category or next((c.name for c in self.config.categories.values() if not c.tracked), None)
         if local is None:
-            raise BadInput("no local category (tracked: false) to cache in", "run `mem init --preset sabre` (it adds `cache`), or pass category=")
+            raise BadInput(
+                "no local category (tracked: false) to cache in",
+                "run `mem init --preset sabre` (it adds `cache`), or pass category=",
+            )
         self.config.category(local)
 
         def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -319,21 +427,28 @@ class KindsFacade:
         return decorate
 
     # SABRE's names for the same calls.
-    def remember_fact(self, key: str, value: Any, **options: Any) -> "Remembered":
+    def remember_fact(self, key: str, value: Any, **options: Any) -> Remembered:
         return self.remember(key, value, **options)
 
-    def update_fact(self, key: str, value: Any, **options: Any) -> "Remembered":
+    def update_fact(self, key: str, value: Any, **options: Any) -> Remembered:
         return self.remember(key, value, **options)  # a new value supersedes the old one
 
     def recall_fact(self, key: str, default: Any = None) -> Any:
         return self.recall(key, default)
 
-    def search_facts(self, pattern: str | None = None, **options: Any) -> list["Entry"]:
+    def search_facts(self, pattern: str | None = None, **options: Any) -> list[Entry]:
         return self.facts(pattern, **options)
 
 
-def _fact_request(config: "Config", key: str, value: Any, category: str | None, ttl: str | None, current: "Entry | None",
-                **options: Any) -> Any:
+def _fact_request(
+    config: Config,
+    key: str,
+    value: Any,
+    category: str | None,
+    ttl: str | None,
+    current: Entry | None,
+    **options: Any,
+) -> Any:
     """The add request that remembers `value` under `key` (checked by the
     caller), or None when `current` already holds that value in that category."""
     from ..core.model import fact_summary
@@ -342,8 +457,14 @@ def _fact_request(config: "Config", key: str, value: Any, category: str | None, 
 
     text = value_text(value)
     spec = fact_category(config, category or (current.category if current is not None else None))
-    if current is not None and current.category == spec.name and same_value(value_of(current), value) \
-            and (ttl is None or ttl == current.data.get("ttl")):
+    if (
+        current is not None
+        and current.category == spec.name
+        and same_value(value_of(current), value)
+        and (ttl is None or ttl == current.data.get("ttl"))
+    ):
         return None
     metadata = None if isinstance(value, str) else {"value": value}
-    return Request(text, category=spec.name, key=key, ttl=ttl, summary=fact_summary(key, text), metadata=metadata, **options)
+    return Request(
+        text, category=spec.name, key=key, ttl=ttl, summary=fact_summary(key, text), metadata=metadata, **options
+    )

@@ -11,18 +11,19 @@ calls: `query_memory` is `recall_all`, `get_memory_pattern` is `patterns`,
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..core.config import Config
-    from ..learning.insights import Learned
     from ..core.model import Entry
+    from ..learning.insights import Learned
     from ..learning.observations import Observed
     from ..learning.patterns import Pattern
     from ..learning.recommend import Recommended
-    from ..retrieval.search import Hits
     from ..learning.tools import ToolMemory
+    from ..retrieval.search import Hits
     from ..storage.store import Store
 
 RECALL_TYPES = ("patterns", "tools", "insights", "preferences")
@@ -31,30 +32,32 @@ RECALL_TYPES = ("patterns", "tools", "insights", "preferences")
 class LearningFacade:
     """Mixed into `Grimoire`: it provides `store`, `config`, `now` and `query`."""
 
-    store: "Store"
-    config: "Config"
+    store: Store
+    config: Config
 
     if TYPE_CHECKING:
-        def now(self) -> datetime: ...
-        def query(self, text: str, **options: Any) -> "Hits": ...
-        def add_many(self, items: Any, *, skip_invalid: bool = False) -> "list[Entry]": ...
 
-    def observe(self, records: "Iterable[dict[str, Any] | str]", *, skip_invalid: bool = False) -> "Observed":
+        def now(self) -> datetime: ...
+        def query(self, text: str, **options: Any) -> Hits: ...
+        def add_many(self, items: Any, *, skip_invalid: bool = False) -> list[Entry]: ...
+
+    def observe(self, records: Iterable[dict[str, Any] | str], *, skip_invalid: bool = False) -> Observed:
         """Append execution records (mappings, or JSON Lines text) to the
         local observation log, checked and redacted; all or nothing unless `skip_invalid`."""
+        from ..core.errors import BadInput
         from ..learning.observations import observe
 
-        from ..core.errors import BadInput
-
-        def line(record: "dict[str, Any] | str") -> str:
+        def line(record: dict[str, Any] | str) -> str:
             try:
                 return record if isinstance(record, str) else json.dumps(record, allow_nan=False)
             except (TypeError, ValueError) as exc:
-                raise BadInput(f"a record is not JSON: {exc}", "give records of JSON values (text, numbers, lists, mappings)") from None
+                raise BadInput(
+                    f"a record is not JSON: {exc}", "give records of JSON values (text, numbers, lists, mappings)"
+                ) from None
 
         return observe(self.store, [line(record) for record in records], skip_invalid=skip_invalid)
 
-    def tools(self, name: str | None = None, *, context: str | None = None) -> "list[ToolMemory]":
+    def tools(self, name: str | None = None, *, context: str | None = None) -> list[ToolMemory]:
         """Tool memory from the observation log: per tool its runs, success
         rate, durations (mean, p50, p95), retries, success per context and
         its most common errors by shape; only `name`, only runs in `context`
@@ -63,7 +66,7 @@ class LearningFacade:
 
         return tool_memory(self.store, name, context)
 
-    def patterns(self, type: str | None = None, *, min_usage: int = 1) -> "list[Pattern]":
+    def patterns(self, type: str | None = None, *, min_usage: int = 1) -> list[Pattern]:
         """Patterns of the observed tasks (query_pattern, plan_pattern,
         tool_sequence) with success rate, reliability, means, usage, first
         and last seen and evidence task ids; most used first."""
@@ -73,27 +76,32 @@ class LearningFacade:
 
     get_memory_pattern = patterns
 
-    def recommend(self, action: str, *, context: str | None = None, limit: int = 5) -> "Recommended":
+    def recommend(self, action: str, *, context: str | None = None, limit: int = 5) -> Recommended:
         """The observed tools for an action, ranked by success rate in
         `context` (else over all contexts, with a note); a note when there is no evidence."""
         from ..learning.recommend import recommend
 
         return recommend(self.store, action, context, limit)
 
-    def get_tool_recommendations(self, context: str | None, action: str) -> "Recommended":
+    def get_tool_recommendations(self, context: str | None, action: str) -> Recommended:
         """The Persistent Memory System's name for `recommend`."""
         return self.recommend(action, context=context)
 
-    def recall_all(self, text: str, *, types: Iterable[str] | None = None, limit: int = 5) -> dict[str, list[dict[str, Any]]]:
+    def recall_all(
+        self, text: str, *, types: Iterable[str] | None = None, limit: int = 5
+    ) -> dict[str, list[dict[str, Any]]]:
         """Patterns, tool memory, insights and preferences about `text`, in one answer (as JSON-able mappings)."""
-        from ..core.bounds import text as check_text, whole
+        from ..core.bounds import text as check_text
+        from ..core.bounds import whole
         from ..core.errors import BadInput
         from ..learning.recommend import matching_patterns, matching_tools
 
         check_text(text, "the query")
         whole(limit, "the limit")
         if types is not None and not list(types):
-            raise BadInput("no types to recall", f"name some of {', '.join(RECALL_TYPES)}, or leave --types out for all")
+            raise BadInput(
+                "no types to recall", f"name some of {', '.join(RECALL_TYPES)}, or leave --types out for all"
+            )
         chosen = list(dict.fromkeys(types or RECALL_TYPES))
         unknown = [t for t in chosen if t not in RECALL_TYPES]
         if unknown:
@@ -111,20 +119,26 @@ class LearningFacade:
             if "insights" in chosen:
                 out["insights"] = [e.to_dict() for e in hits if e.data.get("insight_type") != "preference"][:limit]
             if "preferences" in chosen:
-                said = [hit.entry for hit in self.query(text, categories=["preference"], limit=limit)] if "preference" in self.config.categories else []
-                out["preferences"] = [e.to_dict() for e in said + [e for e in hits if e.data.get("insight_type") == "preference"]][:limit]
+                said = (
+                    [hit.entry for hit in self.query(text, categories=["preference"], limit=limit)]
+                    if "preference" in self.config.categories
+                    else []
+                )
+                out["preferences"] = [
+                    e.to_dict() for e in said + [e for e in hits if e.data.get("insight_type") == "preference"]
+                ][:limit]
         return out
 
     query_memory = recall_all
 
-    def learn(self, *, category: str | None = None, dry_run: bool = False) -> "Learned":
+    def learn(self, *, category: str | None = None, dry_run: bool = False) -> Learned:
         """Turn the observation log's evidence into insight entries (best
         practices, warnings, preferences); the same evidence writes nothing."""
         from ..learning.insights import learn
 
         return learn(self.store, self.now(), category=category, dry_run=dry_run)
 
-    def insights(self, *, type: str | None = None, category: str | None = None) -> "list[Entry]":
+    def insights(self, *, type: str | None = None, category: str | None = None) -> list[Entry]:
         """The active insights (of one insight_type), newest first."""
         from ..core.errors import BadInput
         from ..learning.insights import TYPES, active_insights
@@ -135,11 +149,26 @@ class LearningFacade:
             self.config.of_kind("insight")  # the error naming the preset
         if type is not None and type not in TYPES:
             raise BadInput(f"unknown insight type {type!r}", f"use one of {', '.join(TYPES)}")
-        return [e for e in active_insights(self.store, self.now(), category) if type is None or e.data.get("insight_type") == type]
+        return [
+            e
+            for e in active_insights(self.store, self.now(), category)
+            if type is None or e.data.get("insight_type") == type
+        ]
 
-    def store_insight(self, content: str, *, insight_type: str = "rule", applies_to: str, rule_id: str | None = None,
-                      confidence: float | None = None, evidence: Iterable[str] = (), validated: bool = False,
-                      validated_by: str | None = None, tags: Iterable[str] = (), category: str | None = None) -> "Entry":
+    def store_insight(
+        self,
+        content: str,
+        *,
+        insight_type: str = "rule",
+        applies_to: str,
+        rule_id: str | None = None,
+        confidence: float | None = None,
+        evidence: Iterable[str] = (),
+        validated: bool = False,
+        validated_by: str | None = None,
+        tags: Iterable[str] = (),
+        category: str | None = None,
+    ) -> Entry:
         """An insight written by hand. Its `rule_id` names it: storing another
         insight under the same rule id supersedes it. Without one, the rule
         id is made from the type, what it applies to and the text, so two
@@ -153,38 +182,67 @@ class LearningFacade:
 
         spec = self.config.of_kind("insight", category)
         if rule_id is not None and is_learned(rule_id):
-            raise BadInput(f"rule id {rule_id!r} has the form of the ones mem learn makes", "choose another rule id, e.g. manual-<name>")
-        rid = rule_id or "manual-" + hashlib.sha256(f"{insight_type}\x1f{applies_to}\x1f{content}".encode("utf-8")).hexdigest()[:12]
-        fields: dict[str, Any] = {"insight_type": insight_type, "applies_to": applies_to, "evidence": list(evidence), "validated": validated,
-                                  "rule_id": rid}
+            raise BadInput(
+                f"rule id {rule_id!r} has the form of the ones mem learn makes",
+                "choose another rule id, e.g. manual-<name>",
+            )
+        rid = (
+            rule_id
+            or "manual-" + hashlib.sha256(f"{insight_type}\x1f{applies_to}\x1f{content}".encode()).hexdigest()[:12]
+        )
+        fields: dict[str, Any] = {
+            "insight_type": insight_type,
+            "applies_to": applies_to,
+            "evidence": list(evidence),
+            "validated": validated,
+            "rule_id": rid,
+        }
         if validated_by is not None:
             fields["validated_by"] = validated_by
-        return self.add_many([Request(content, category=spec.name, confidence=confidence, tags=list(tags), fields=fields)])[0]
+        return self.add_many(
+            [Request(content, category=spec.name, confidence=confidence, tags=list(tags), fields=fields)]
+        )[0]
 
-    def correct(self, field: str, corrected: Any, *, original: Any = None, context: str | None = None, task_id: str | None = None,
-                agent: str | None = None) -> "Observed":
+    def correct(
+        self,
+        field: str,
+        corrected: Any,
+        *,
+        original: Any = None,
+        context: str | None = None,
+        task_id: str | None = None,
+        agent: str | None = None,
+    ) -> Observed:
         """Record one correction by hand: `field` should have been
         `corrected` (not `original`) in `context`; `mem learn` makes a
         preference of enough consistent ones."""
         import uuid
 
         from ..core.clock import iso
-
-        from ..learning.observations import check
-
         from ..core.errors import BadInput
+        from ..learning.observations import check
 
         # Checked here, before the schema: its message would name `corrections.0.field`, which no one typed.
         if not isinstance(field, str) or not field.strip():
             raise BadInput("a correction needs the field that was corrected", "name it, e.g. mem correct carrier ups")
         if isinstance(corrected, str) and not corrected.strip():
-            raise BadInput(f"a correction of {field} needs the value it should have been", f"give it, e.g. mem correct {field} VALUE")
+            raise BadInput(
+                f"a correction of {field} needs the value it should have been",
+                f"give it, e.g. mem correct {field} VALUE",
+            )
         moment = self.now()
         correction = {"field": field, "original": original, "corrected": corrected}
         # Each correction is its own piece of evidence: the same one made twice is counted twice.
         task = task_id or f"correction-{moment.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        record: dict[str, Any] = {"task_id": task, "goal": f"correct {field}", "agent": agent or "user", "outcome": "success",
-                                  "started_at": iso(moment), "steps": [], "corrections": [correction]}
+        record: dict[str, Any] = {
+            "task_id": task,
+            "goal": f"correct {field}",
+            "agent": agent or "user",
+            "outcome": "success",
+            "started_at": iso(moment),
+            "steps": [],
+            "corrections": [correction],
+        }
         if context:
             record["context"] = context
         check(record)  # its own message: a correction by hand has no line number

@@ -13,12 +13,12 @@ from ..core.bounds import whole
 from ..core.errors import BadInput
 
 if TYPE_CHECKING:
-    from ..lifecycle.compaction import Compacted
     from ..core.config import Config
-    from ..lifecycle.consolidation import Consolidated
     from ..core.model import Entry
-    from ..storage.store import Store
+    from ..lifecycle.compaction import Compacted
+    from ..lifecycle.consolidation import Consolidated
     from ..retrieval.tiers import Aged
+    from ..storage.store import Store
 
 
 def hours(text: str, option: str) -> float:
@@ -34,44 +34,60 @@ def hours(text: str, option: str) -> float:
 class LifecycleFacade:
     """Mixed into `Grimoire`: it provides `config`, `store` and `now`."""
 
-    config: "Config"
-    store: "Store"
+    config: Config
+    store: Store
 
     if TYPE_CHECKING:
-        def now(self) -> datetime: ...
-        def add_many(self, items: Any, *, skip_invalid: bool = False) -> list["Entry"]: ...
 
-    def age(self, *, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> "Aged":
+        def now(self) -> datetime: ...
+        def add_many(self, items: Any, *, skip_invalid: bool = False) -> list[Entry]: ...
+
+    def age(self, *, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> Aged:
         """The hot / long-term split now, what moved since the last `age`
         (recorded unless `dry_run`); `older_than` (24h) and `most` tighten it for this run."""
         from ..retrieval.tiers import age
 
         if most is not None:
             whole(most, "--max", 0)
-        return age(self.store, self.now(), older_than_hours=hours(older_than, "--older-than") if older_than is not None else None,
-                   most=most, dry_run=dry_run)
+        return age(
+            self.store,
+            self.now(),
+            older_than_hours=hours(older_than, "--older-than") if older_than is not None else None,
+            most=most,
+            dry_run=dry_run,
+        )
 
-    def show_many(self, ids: list[str]) -> list["Entry"]:
+    def show_many(self, ids: list[str]) -> list[Entry]:
         """The entries with these ids (archive included), in the order given; unknown ids left out."""
         found = self.store.by_id(list(ids))
         return [found[i] for i in ids if i in found]
 
-    def heat(self, entry: "Entry") -> dict[str, Any]:
+    def heat(self, entry: Entry) -> dict[str, Any]:
         """What is computed of an entry at read time: its effective importance
         (decayed) and, when active, its tier (hot or long)."""
         from ..retrieval.tiers import in_tier
 
         moment = self.now()
         age = moment.timestamp() - entry.born if entry.born is not None else None
-        out: dict[str, Any] = {"effective_importance": self.config.settings.decay.of(entry.importance, age), "memory_tier": None}
+        out: dict[str, Any] = {
+            "effective_importance": self.config.settings.decay.of(entry.importance, age),
+            "memory_tier": None,
+        }
         if entry.is_active(moment):
             out["memory_tier"] = "hot" if entry.id in in_tier(self.store, moment, "hot") else "long"
         return out
 
     # -- consolidation and compaction ------------------------------------------
 
-    def consolidate(self, transcript: "str | list[dict[str, Any]]", *, command: str | None = None, session_id: str | None = None,
-                    dry_run: bool = False, where: str = "the transcript") -> "Consolidated":
+    def consolidate(
+        self,
+        transcript: str | list[dict[str, Any]],
+        *,
+        command: str | None = None,
+        session_id: str | None = None,
+        dry_run: bool = False,
+        where: str = "the transcript",
+    ) -> Consolidated:
         """Summarize a conversation (its text in any format `mem consolidate`
         reads, or a list of {role, content}) through the summarizer `command`
         (default consolidate.command) and save what it extracts, with a
@@ -83,12 +99,26 @@ class LifecycleFacade:
 
         text = transcript if isinstance(transcript, str) else json.dumps(list(transcript))
         settings = self.config.settings.consolidate
-        return consolidate(self.store, self.now(), read_transcript(text, where), command=command or settings.command,
-                           option="--with" if command else "consolidate.command", timeout=settings.timeout,
-                           session_id=session_id, dry_run=dry_run)
+        return consolidate(
+            self.store,
+            self.now(),
+            read_transcript(text, where),
+            command=command or settings.command,
+            option="--with" if command else "consolidate.command",
+            timeout=settings.timeout,
+            session_id=session_id,
+            dry_run=dry_run,
+        )
 
-    def compact(self, *, category: str | None = None, keep: int | None = None, command: str | None = None, summarize: bool = True,
-                dry_run: bool = False) -> "Compacted":
+    def compact(
+        self,
+        *,
+        category: str | None = None,
+        keep: int | None = None,
+        command: str | None = None,
+        summarize: bool = True,
+        dry_run: bool = False,
+    ) -> Compacted:
         """Condense each category's active entries past the newest `keep`
         (compaction.keep) into one entry, through the summarizer `command`
         (default consolidate.command) or, without `summarize`, from their
@@ -100,13 +130,20 @@ class LifecycleFacade:
             whole(keep, "--keep", hint="keep the newest N entries of each category, e.g. --keep 200")
         if command is not None and not summarize:
             raise BadInput("--with and --no-summary ask for two things", "give one of them")
-        return compact(self.store, self.now(), category=category, keep=keep,
-                       command=(command or self.config.settings.consolidate.command) if summarize else None, summarize=summarize,
-                       timeout=self.config.settings.consolidate.timeout, dry_run=dry_run)
+        return compact(
+            self.store,
+            self.now(),
+            category=category,
+            keep=keep,
+            command=(command or self.config.settings.consolidate.command) if summarize else None,
+            summarize=summarize,
+            timeout=self.config.settings.consolidate.timeout,
+            dry_run=dry_run,
+        )
 
     # -- chat history (Protea) -------------------------------------------------
 
-    def chat_add(self, role: str, text: str, *, category: str | None = None) -> "Entry":
+    def chat_add(self, role: str, text: str, *, category: str | None = None) -> Entry:
         """Keep one message of the conversation (its turn numbered, expired ones pruned)."""
         from ..kinds.chat import fields_for
         from ..memory.request import Request
@@ -114,12 +151,14 @@ class LifecycleFacade:
         spec = self.config.of_kind("chat", category)
         return self.add_many([Request(text, category=spec.name, fields=fields_for(role))])[0]
 
-    def chat_recent(self, count: int = 5, *, category: str | None = None) -> list["Entry"]:
+    def chat_recent(self, count: int = 5, *, category: str | None = None) -> list[Entry]:
         """The last `count` messages still within their ttl, oldest first."""
         from ..kinds.chat import recent
 
         whole(count, "-n")
-        names = [self.config.of_kind("chat", category).name] if category is not None else self.config.names_of_kind("chat")
+        names = (
+            [self.config.of_kind("chat", category).name] if category is not None else self.config.names_of_kind("chat")
+        )
         if not names:
             self.config.of_kind("chat")  # the error naming the preset
         return recent(self.store, names, self.now(), count)

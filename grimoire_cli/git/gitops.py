@@ -16,23 +16,37 @@ from ..core.errors import GitFailed
 from ..core.faults import reached
 
 # Variables git sets for hooks that would redirect our own git calls.
-_LEAKY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR")
+_LEAKY = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_PREFIX",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+)
 
 
 def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in _LEAKY}
 
 
-def run(args: list[str], cwd: Path, check: bool = True, input: str | None = None,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run(
+    args: list[str], cwd: Path, check: bool = True, input: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Run git with inherited `GIT_*` variables dropped; GitFailed (unless `check` is off) when it fails."""
     try:
-        result = subprocess.run(["git", *args], cwd=cwd, env={**clean_env(), **(env or {})}, capture_output=True, text=True, input=input)
+        result = subprocess.run(
+            ["git", *args], cwd=cwd, env={**clean_env(), **(env or {})}, capture_output=True, text=True, input=input
+        )
     except FileNotFoundError:
         raise GitFailed("git is not installed or not on PATH", "install git, or use --no-commit") from None
     if check and result.returncode != 0:
         detail = (result.stderr or result.stdout).strip().splitlines()
-        raise GitFailed(f"git {args[0]} failed: {detail[-1] if detail else 'exit ' + str(result.returncode)}", "the grimoire files are intact; commit them yourself or retry")
+        raise GitFailed(
+            f"git {args[0]} failed: {detail[-1] if detail else 'exit ' + str(result.returncode)}",
+            "the grimoire files are intact; commit them yourself or retry",
+        )
     return result
 
 
@@ -74,10 +88,16 @@ def git_dir(path: Path) -> Path | None:
 
 
 # Files git keeps while an operation is under way, and what to call it.
-_UNDER_WAY = (("BISECT_LOG", "a bisect is in progress"), ("rebase-apply/applying", "git am is in progress"),
-              ("rebase-merge", "a rebase is in progress"), ("rebase-apply", "a rebase is in progress"),
-              ("MERGE_HEAD", "a merge is in progress"), ("CHERRY_PICK_HEAD", "a cherry-pick is in progress"),
-              ("REVERT_HEAD", "a revert is in progress"), ("sequencer", "a cherry-pick or revert is in progress"))
+_UNDER_WAY = (
+    ("BISECT_LOG", "a bisect is in progress"),
+    ("rebase-apply/applying", "git am is in progress"),
+    ("rebase-merge", "a rebase is in progress"),
+    ("rebase-apply", "a rebase is in progress"),
+    ("MERGE_HEAD", "a merge is in progress"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick is in progress"),
+    ("REVERT_HEAD", "a revert is in progress"),
+    ("sequencer", "a cherry-pick or revert is in progress"),
+)
 
 
 def busy(root: Path) -> str | None:
@@ -120,7 +140,9 @@ def read_blob(root: Path, blob: str) -> bytes:
     """The content of one blob."""
     done = subprocess.run(["git", "cat-file", "blob", blob], cwd=root, capture_output=True, env=clean_env())
     if done.returncode != 0:
-        raise GitFailed(f"git cat-file failed for {blob}", "the grimoire files are intact; commit them yourself or retry")
+        raise GitFailed(
+            f"git cat-file failed for {blob}", "the grimoire files are intact; commit them yourself or retry"
+        )
     return done.stdout
 
 
@@ -133,13 +155,21 @@ def commit_contents(root: Path, head: str, files: dict[str, bytes], message: str
     old = blobs_at(root, head, list(files))
     lines = []
     for path, data in files.items():
-        done = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=data, capture_output=True, env=clean_env())
+        done = subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"], cwd=root, input=data, capture_output=True, env=clean_env()
+        )
         if done.returncode != 0:
             raise GitFailed("git hash-object failed", "the grimoire files are intact; commit them yourself or retry")
         lines.append(f"{old.get(path, ('100644', ''))[0]} {done.stdout.decode().strip()}\t{path}\n")
     entries = "".join(lines)
-    return _commit_tree(root, head, ["update-index", "--add", "--index-info"], entries, message,
-                        lambda: run(["update-index", "--add", "--index-info"], root, input=entries))
+    return _commit_tree(
+        root,
+        head,
+        ["update-index", "--add", "--index-info"],
+        entries,
+        message,
+        lambda: run(["update-index", "--add", "--index-info"], root, input=entries),
+    )
 
 
 def commit_over_head(root: Path, paths: list[Path], message: str) -> str | None:
@@ -190,11 +220,20 @@ def config_set(root: Path, key: str, value: str) -> None:
 
 def cat_blobs(root: Path, blobs: list[str]) -> bytes:
     """`git cat-file --batch` output for these objects (bytes: blobs need not be text)."""
-    done = subprocess.run(["git", "cat-file", "--batch"], cwd=root, input=("\n".join(blobs) + "\n").encode(), capture_output=True, env=clean_env())
+    done = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=root,
+        input=("\n".join(blobs) + "\n").encode(),
+        capture_output=True,
+        env=clean_env(),
+    )
     return done.stdout
 
 
 def merge_lines(cwd: Path, ours: str, base: str, theirs: str) -> bool:
     """git's own line merge of three files into `ours` (conflicts marked as
     usual); True when it merged cleanly."""
-    return run(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours, base, theirs], cwd, check=False).returncode == 0
+    return (
+        run(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours, base, theirs], cwd, check=False).returncode
+        == 0
+    )

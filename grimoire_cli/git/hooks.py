@@ -91,11 +91,16 @@ _REWRITE_BODY = """# After a rebase: renumber what the merge driver could not re
 printf '%s\\n' "$input" | "$MEM" merge-fixup --all-scopes post-rewrite "$@" || true
 exit $status"""
 
-_BODIES = {"post-checkout": (_SESSION_BODY, "mem check (session start)"),
-           "post-merge": (_MERGE_BODY, "mem merge-fixup, then mem check (session start)"),
-           "pre-commit": (_PRECOMMIT_BODY, "mem merge-fixup when concluding a merge, then mem validate on staged grimoire files"),
-           "post-commit": (_POSTCOMMIT_BODY, "mem capture of commit trailers, and mem merge-fixup after a cherry-pick"),
-           "post-rewrite": (_REWRITE_BODY, "mem merge-fixup after a rebase")}
+_BODIES = {
+    "post-checkout": (_SESSION_BODY, "mem check (session start)"),
+    "post-merge": (_MERGE_BODY, "mem merge-fixup, then mem check (session start)"),
+    "pre-commit": (
+        _PRECOMMIT_BODY,
+        "mem merge-fixup when concluding a merge, then mem validate on staged grimoire files",
+    ),
+    "post-commit": (_POSTCOMMIT_BODY, "mem capture of commit trailers, and mem merge-fixup after a cherry-pick"),
+    "post-rewrite": (_REWRITE_BODY, "mem merge-fixup after a rebase"),
+}
 
 
 @dataclass
@@ -149,10 +154,22 @@ def install(root: Path, watched: str) -> HooksResult:
         body = body.replace("{storage}", shlex.quote(watched))
         # post-rewrite reads its list of rewritten commits on stdin: both the chained hook and mem need it.
         piped = name == "post-rewrite"
-        script = _TEMPLATE.format(marker=MARKER, action=action, name=name, legacy=LEGACY_SUFFIX, mem=shlex.quote(_mem_executable()), body=body,
-                                  read_stdin='input="$(cat)"\n' if piped else "", feed='printf \'%s\\n\' "$input" | ' if piped else "")
+        script = _TEMPLATE.format(
+            marker=MARKER,
+            action=action,
+            name=name,
+            legacy=LEGACY_SUFFIX,
+            mem=shlex.quote(_mem_executable()),
+            body=body,
+            read_stdin='input="$(cat)"\n' if piped else "",
+            feed="printf '%s\\n' \"$input\" | " if piped else "",
+        )
         executable = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
-        if path.exists() and path.read_text(errors="replace") == script and path.stat().st_mode & executable == executable:
+        if (
+            path.exists()
+            and path.read_text(errors="replace") == script
+            and path.stat().st_mode & executable == executable
+        ):
             result.hooks[name] = "already installed"
             continue
         result.hooks[name] = "updated" if path.exists() else "installed"
@@ -160,8 +177,14 @@ def install(root: Path, watched: str) -> HooksResult:
         path.chmod(path.stat().st_mode | executable)
     # The merge driver named by `.gitattributes` (`merge=grimoire`): git
     # config is not versioned, so each clone runs `mem hooks install` once.
-    name, driver = "grimoire entry-wise merge (mem merge-file)", f"{shlex.quote(_mem_executable())} merge-file %O %A %B %P"
-    if gitops.config_get(root, "merge.grimoire.name") == name and gitops.config_get(root, "merge.grimoire.driver") == driver:
+    name, driver = (
+        "grimoire entry-wise merge (mem merge-file)",
+        f"{shlex.quote(_mem_executable())} merge-file %O %A %B %P",
+    )
+    if (
+        gitops.config_get(root, "merge.grimoire.name") == name
+        and gitops.config_get(root, "merge.grimoire.driver") == driver
+    ):
         result.hooks[DRIVER] = "already installed"
         return result
     result.hooks[DRIVER] = "updated" if gitops.config_get(root, "merge.grimoire.driver") else "installed"
@@ -207,5 +230,7 @@ def status(root: Path) -> HooksResult:
         else:
             result.hooks[name] = "not installed"
     driver = gitops.config_get(root, "merge.grimoire.driver")
-    result.hooks[DRIVER] = ("installed" if "merge-file" in driver else f"another driver: {driver}") if driver else "not installed"
+    result.hooks[DRIVER] = (
+        ("installed" if "merge-file" in driver else f"another driver: {driver}") if driver else "not installed"
+    )
     return result

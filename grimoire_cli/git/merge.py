@@ -25,8 +25,9 @@ set by `mem hooks install`). It merges entry by entry:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from ..core.config import LOCAL_DIR
 from ..core.errors import BadInput, Damaged
@@ -49,8 +50,9 @@ class MergeResult(NamedTuple):
     side: str = "theirs"  # whose ids `renumbered` renamed (the other side's keep their meaning)
 
 
-def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str, str] | None = None,
-                ours_yields: bool = False) -> MergeResult:
+def merge_texts(
+    base: str, ours: str, theirs: str, where: str, mapping: dict[str, str] | None = None, ours_yields: bool = False
+) -> MergeResult:
     """Merge three versions of one grimoire file; `mapping` renames theirs'
     ids, or ours' when `ours_yields` (see sides.py: published ids never change)."""
     base_items, _ = parse_entries(base, f"{where} (base)") if base.strip() else ([], [])
@@ -69,8 +71,11 @@ def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str
     o = _by_id(base_items)
     a = _by_id(ours_now)
     b = _by_id(their_items)
-    as_written = {now["id"]: (at, item) for now, at, item in zip(ours_now, written, our_items)
-                  if isinstance(now, dict) and isinstance(now.get("id"), str)}
+    as_written = {
+        now["id"]: (at, item)
+        for now, at, item in zip(ours_now, written, our_items)
+        if isinstance(now, dict) and isinstance(now.get("id"), str)
+    }
     renamed_side = ours_now if ours_yields else their_items
     renamed_ids = {i.get("id") for i in renamed_side if isinstance(i, dict)}  # once: per mapping item it was quadratic
     renumbered = {k: v for k, v in mapping.items() if v in renamed_ids}
@@ -92,12 +97,20 @@ def merge_texts(base: str, ours: str, theirs: str, where: str, mapping: dict[str
             conflicts.append(entry_id)
             start, stop = our_spans[written.index(at)]
             block = ours.split("\n")[start - 1 : stop]
-            changes[at] = Raw(["<<<<<<< ours", *block, "=======", *emit_entry(other).rstrip("\n").split("\n"), ">>>>>>> theirs"])
+            changes[at] = Raw(
+                ["<<<<<<< ours", *block, "=======", *emit_entry(other).rstrip("\n").split("\n"), ">>>>>>> theirs"]
+            )
         elif merged != original:
             changes[at] = merged
-    appended = [item for item in their_items if isinstance(item, dict) and item.get("id") not in a and item.get("id") not in o]
-    return MergeResult(rewrite(ours, written, our_spans, {at: item for at, item in as_written.values()}, changes, appended, where),
-                       conflicts, renumbered, "ours" if ours_yields else "theirs")
+    appended = [
+        item for item in their_items if isinstance(item, dict) and item.get("id") not in a and item.get("id") not in o
+    ]
+    return MergeResult(
+        rewrite(ours, written, our_spans, {at: item for at, item in as_written.values()}, changes, appended, where),
+        conflicts,
+        renumbered,
+        "ours" if ours_yields else "theirs",
+    )
 
 
 def merge_entry(base: dict | None, ours: dict, theirs: dict) -> tuple[dict, bool]:
@@ -123,13 +136,21 @@ def merge_entry(base: dict | None, ours: dict, theirs: dict) -> tuple[dict, bool
 
 def _effectiveness(base: dict, ours: dict, theirs: dict) -> dict:
     """Both sides' applications since the base, added up."""
+
     def count(side: dict, name: str) -> int:
         value = side.get(name, 0)
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     applications = count(ours, "applications") + count(theirs, "applications") - count(base, "applications")
     successes = count(ours, "successes") + count(theirs, "successes") - count(base, "successes")
-    out = {**base, **ours, **theirs, "applications": applications, "successes": successes, "score": score_of(applications, successes)}
+    out = {
+        **base,
+        **ours,
+        **theirs,
+        "applications": applications,
+        "successes": successes,
+        "score": score_of(applications, successes),
+    }
     stamps = [s for s in (ours.get("last_applied"), theirs.get("last_applied")) if s]
     if stamps:
         out["last_applied"] = max(str(s) for s in stamps)
@@ -159,8 +180,9 @@ _MISSING: Any = object()
 # -- which ids to renumber: from every grimoire file of the three commits -----
 
 
-def renumbering(base_ids: dict[str, str], our_ids: dict[str, str], their_ids: dict[str, str],
-                also_taken: set[str] = frozenset()) -> dict[str, str]:
+def renumbering(
+    base_ids: dict[str, str], our_ids: dict[str, str], their_ids: dict[str, str], also_taken: set[str] = frozenset()
+) -> dict[str, str]:
     """Theirs' new ids that ours also minted for another memory -> fresh ids.
 
     Arguments map id -> the entry's text block in each commit. Deterministic:
@@ -191,7 +213,9 @@ class Numbers:
         return format_id(day, self.highest[day])
 
 
-def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str) -> tuple[dict[str, str], bool]:
+def global_mapping(
+    root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str
+) -> tuple[dict[str, str], bool]:
     """The renumbering for this merge, from all grimoire files when git tells
     us the commits, and whether ours is the side it renames.
 
@@ -209,13 +233,21 @@ def global_mapping(root: Path, storage: str, base_text: str, ours_text: str, the
     mapping = mapping_between(root, storage, found, prior, later, files)
     if git_dir is not None and mapping != prior:
         save_renames(git_dir, root / storage, mapping)
-    picking = git_dir is None or state_file(git_dir, root / storage) is not None or (git_dir / "CHERRY_PICK_HEAD").exists()
+    picking = (
+        git_dir is None or state_file(git_dir, root / storage) is not None or (git_dir / "CHERRY_PICK_HEAD").exists()
+    )
     yields = bool(mapping) and found is not None and not picking and ours_yields(root, git_dir, found[1], found[2])
     return mapping, yields
 
 
-def mapping_between(root: Path, storage: str, found: tuple[str, str, str] | None, prior: dict[str, str],
-                    later: set[str] = frozenset(), files: tuple[str, str, str] | None = None) -> dict[str, str]:
+def mapping_between(
+    root: Path,
+    storage: str,
+    found: tuple[str, str, str] | None,
+    prior: dict[str, str],
+    later: set[str] = frozenset(),
+    files: tuple[str, str, str] | None = None,
+) -> dict[str, str]:
     """`prior` renames plus theirs' new ids that collide with ours' between the
     (base, ours, theirs) commits; `files` (one file's three texts) stand in when
     the commits are unknown. The driver and `mem merge-fixup` share it, so both
@@ -227,11 +259,14 @@ def mapping_between(root: Path, storage: str, found: tuple[str, str, str] | None
         base_ids, our_ids, their_ids = (ids_in(text) for text in files)
     else:
         return dict(prior)
-    rename = lambda ids: {prior.get(k, k): v for k, v in ids.items()}  # noqa: E731
+    rename = lambda ids: {prior.get(k, k): v for k, v in ids.items()}
     # Never a number this clone issued before (storage/issued.py): the yielding side may be ours.
     marks = issued_marks.highest(root / storage / LOCAL_DIR)
     issued_here = {format_id(day, number) for day, number in marks.items()}
-    return {**prior, **renumbering(rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()) | issued_here)}
+    return {
+        **prior,
+        **renumbering(rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()) | issued_here),
+    }
 
 
 def scope_storage(config, path: str) -> str:
@@ -256,8 +291,10 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -
         try:
             raw.append(Path(path).read_bytes())
         except OSError as exc:
-            raise BadInput(f"merge-file cannot read {label} {path}: {exc.strerror}",
-                           "git runs it as `mem merge-file %O %A %B %P`; by hand, name three existing files") from None
+            raise BadInput(
+                f"merge-file cannot read {label} {path}: {exc.strerror}",
+                "git runs it as `mem merge-file %O %A %B %P`; by hand, name three existing files",
+            ) from None
     try:
         texts = [data.decode("utf-8") for data in raw]
     except UnicodeDecodeError:
@@ -265,7 +302,7 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -
     root = find_root(Path.cwd())
     try:
         storage = scope_storage(load_config(root), display)
-    except Exception:  # noqa: BLE001 - no config: the default layout
+    except Exception:
         storage = "grimoires"
     mapping, yields = global_mapping(root, storage, *texts)
     try:

@@ -61,8 +61,16 @@ class FixupResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"operation": self.operation, "renumbered": self.renumbered, "side": self.side, "lifecycle": self.lifecycle, "files": self.files,
-                "commit": self.commit, "staged": self.staged, "notes": self.notes}
+        return {
+            "operation": self.operation,
+            "renumbered": self.renumbered,
+            "side": self.side,
+            "lifecycle": self.lifecycle,
+            "files": self.files,
+            "commit": self.commit,
+            "staged": self.staged,
+            "notes": self.notes,
+        }
 
 
 @dataclass
@@ -106,8 +114,15 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         # A fast-forward to someone else's merge: their hooks fixed it, unless it was made where none run (a server
         # merging a pull request) and left an id used twice. (Its sides may rank otherwise from this clone's refs.)
         elsewhere = gitops.commit_of(root, "ORIG_HEAD") not in (None, parents[0])
-        return _Plan("merge", parents[0], (base, parents[0], parents[1]) if base else None, False, stage=False,
-                     keeper=_keeper(root, git_dir, parents[0], parents[1]), only_if_repeated=elsewhere)
+        return _Plan(
+            "merge",
+            parents[0],
+            (base, parents[0], parents[1]) if base else None,
+            False,
+            stage=False,
+            keeper=_keeper(root, git_dir, parents[0], parents[1]),
+            only_if_repeated=elsewhere,
+        )
     if hook == "post-rewrite":
         pairs = [line.split() for line in stdin.splitlines() if len(line.split()) >= 2]
         if args[:1] != ["rebase"] or not pairs:
@@ -125,8 +140,14 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         merging = _head_file(git_dir, "MERGE_HEAD")
         if hook == "pre-commit" and merging:
             base = gitops.merge_base(root, head, merging)
-            return _Plan("merge", head, (base, head, merging) if base else None, False, stage=True,
-                         keeper=_keeper(root, git_dir, head, merging))
+            return _Plan(
+                "merge",
+                head,
+                (base, head, merging) if base else None,
+                False,
+                stage=True,
+                keeper=_keeper(root, git_dir, head, merging),
+            )
         picked = _head_file(git_dir, "CHERRY_PICK_HEAD")
         if picked and not _rebasing(git_dir):  # a rebase's picks are fixed once, after it
             ours = head if hook == "pre-commit" else gitops.commit_of(root, "HEAD^")
@@ -137,24 +158,28 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
     return None
 
 
-def fixup(stores: "list[tuple[str | None, Store]]", hook: str, args: list[str], stdin: str = "") -> FixupResult:
+def fixup(stores: list[tuple[str | None, Store]], hook: str, args: list[str], stdin: str = "") -> FixupResult:
     """Run for `hook`: rename what the driver could not reach in each
     (label, store) scope, then stage or commit it all at once. Ids of a
     scope with a label are reported as `label:ID`."""
     if hook not in HOOKS:
-        raise BadInput(f"unknown hook {hook!r}", f"use one of {', '.join(HOOKS)} (mem's hooks call this; `mem hooks install` sets them up)")
+        raise BadInput(
+            f"unknown hook {hook!r}",
+            f"use one of {', '.join(HOOKS)} (mem's hooks call this; `mem hooks install` sets them up)",
+        )
     config = stores[0][1].config
     root = gitops.work_tree(config.root)
     git_dir = gitops.git_dir(config.root) if root is not None else None
     if root is None or git_dir is None:
         return FixupResult()
-    found = plan(root, git_dir, hook, args, stdin)  # once: a commit made for one scope would hide the operation from the next
+    # Once: a commit made for one scope would hide the operation from the next
+    found = plan(root, git_dir, hook, args, stdin)
     if found is None:
         return FixupResult()
     result = FixupResult(found.operation, side="ours" if found.keeper not in (None, found.start) else "theirs")
     # The commit being concluded may use its own index (`git commit -a`).
     index = {"GIT_INDEX_FILE": os.environ["MEM_GIT_INDEX_FILE"]} if os.environ.get("MEM_GIT_INDEX_FILE") else None
-    writes: list[tuple["Store", Path, dict[str, dict]]] = []
+    writes: list[tuple[Store, Path, dict[str, dict]]] = []
     with ExitStack() as locks:  # every scope's lock, taken in scope order, until all is written
         for label, store in stores:
             fixed = FixupResult(found.operation)
@@ -168,7 +193,9 @@ def fixup(stores: "list[tuple[str | None, Store]]", hook: str, args: list[str], 
         if found.stage and paths:
             dirty = gitops.run(["diff", "--name-only", "--", *[str(p) for p in paths]], root, env=index).stdout.split()
             if dirty:
-                result.notes.append(f"not renumbered: {', '.join(dirty)} has unstaged changes; stage them and commit again")
+                result.notes.append(
+                    f"not renumbered: {', '.join(dirty)} has unstaged changes; stage them and commit again"
+                )
                 result.renumbered, result.lifecycle = {}, []
                 return result
         for store, path, by_id in writes:
@@ -183,26 +210,42 @@ def fixup(stores: "list[tuple[str | None, Store]]", hook: str, args: list[str], 
         lines = [f"{old} -> {new}" for old, new in sorted(result.renumbered.items())]
         lines += [f"{entry_id}: lifecycle from both sides" for entry_id in result.lifecycle]
         what = "renumber memory ids that collided" if result.renumbered else "merge archived memories' lifecycle"
-        result.commit = gitops.commit_over_head(root, paths, f"mem: {what} in the {found.operation}\n\n" + "\n".join(lines) + "\n")
+        result.commit = gitops.commit_over_head(
+            root, paths, f"mem: {what} in the {found.operation}\n\n" + "\n".join(lines) + "\n"
+        )
     return result
 
 
-def _scope_changes(store: "Store", root: Path, git_dir: Path, found: _Plan, result: FixupResult, locks: ExitStack) -> dict[str, dict[str, dict]]:
+def _scope_changes(
+    store: Store, root: Path, git_dir: Path, found: _Plan, result: FixupResult, locks: ExitStack
+) -> dict[str, dict[str, dict]]:
     """file -> {id: new data} in one scope (its lock taken into `locks` when there is work)."""
     config = store.config
     if found.only_if_repeated and not _repeated_ids(store):
         return {}  # a merge made elsewhere: its hooks fixed it, unless it left an id used twice
     storage = os.path.relpath(config.storage_dir, root)
-    mapping = mapping_between(root, storage, found.found, prior_renames(git_dir, config.storage_dir) if found.picks else {})
+    mapping = mapping_between(
+        root, storage, found.found, prior_renames(git_dir, config.storage_dir) if found.picks else {}
+    )
     versions = found.versions or found.found
     archive = os.path.relpath(config.archive_dir, root)
     moved = versions is not None and any(
-        gitops.run(["diff", "--name-only", versions[0], side, "--", archive], root, check=False).stdout.strip() for side in versions[1:])
+        gitops.run(["diff", "--name-only", versions[0], side, "--", archive], root, check=False).stdout.strip()
+        for side in versions[1:]
+    )
     if not mapping and not moved and not _repeated_ids(store):
         return {}  # the usual case: no collision, nothing archived, no catalog work after every merge
     locks.enter_context(store.lock())
-    return _changes(store, root, storage, found.keeper or found.start, mapping, result, versions if moved else None,
-                    ours_yield=found.keeper not in (None, found.start))
+    return _changes(
+        store,
+        root,
+        storage,
+        found.keeper or found.start,
+        mapping,
+        result,
+        versions if moved else None,
+        ours_yield=found.keeper not in (None, found.start),
+    )
 
 
 def _repeated_ids(store) -> bool:
@@ -223,8 +266,13 @@ def _repeated_ids(store) -> bool:
     return False
 
 
-def _lifecycle(entries: list, trees: tuple[Tree, Tree, Tree], mapping: dict[str, str], result: FixupResult,
-               ours_yield: bool = False) -> dict[tuple[str, str], dict]:
+def _lifecycle(
+    entries: list,
+    trees: tuple[Tree, Tree, Tree],
+    mapping: dict[str, str],
+    result: FixupResult,
+    ours_yield: bool = False,
+) -> dict[tuple[str, str], dict]:
     """(file, id) -> lifecycle fields for archived entries that lost the other side's change.
 
     Archiving moves an entry to another file. When one side archived it and
@@ -250,7 +298,9 @@ def _lifecycle(entries: list, trees: tuple[Tree, Tree, Tree], mapping: dict[str,
             continue  # the same record on both sides: one change, not two
         merged, conflict = merge_entry(_lifecycle_of(old), a, b)
         if conflict:
-            result.notes.append(f"{entry.id}: both sides changed its lifecycle differently; check superseded_by and effectiveness by hand")
+            result.notes.append(
+                f"{entry.id}: both sides changed its lifecycle differently; check superseded_by and effectiveness by hand"
+            )
             continue
         fields = {k: v for k, v in merged.items() if entry.data.get(k) != v}
         if fields:
@@ -262,8 +312,16 @@ def _lifecycle_of(item: dict) -> dict:
     return {k: item[k] for k in LIFECYCLE if k in item}
 
 
-def _changes(store, root: Path, storage: str, keeper: str, mapping: dict[str, str], result: FixupResult,
-             versions: tuple[str, str, str] | None = None, ours_yield: bool = False) -> dict[str, dict[str, dict]]:
+def _changes(
+    store,
+    root: Path,
+    storage: str,
+    keeper: str,
+    mapping: dict[str, str],
+    result: FixupResult,
+    versions: tuple[str, str, str] | None = None,
+    ours_yield: bool = False,
+) -> dict[str, dict[str, dict]]:
     """file -> {current id: new data} for every entry that needs a rename or a
     lifecycle field. What the `keeper` commit holds (ours' start, or theirs
     when ours yields) keeps its id; any other occurrence of a renumbered id
@@ -292,14 +350,19 @@ def _changes(store, root: Path, storage: str, keeper: str, mapping: dict[str, st
             continue
         theirs = [e for e in group if not ours(e)]
         if len(theirs) != 1 or len(group) != 2:
-            result.notes.append(f"{entry_id} is used by {len(group)} entries and none or several are new; rename by hand, then `mem validate`")
+            result.notes.append(
+                f"{entry_id} is used by {len(group)} entries and none or several are new; rename by hand, then `mem validate`"
+            )
             continue
         mapping[entry_id] = numbers.fresh(parse_id(entry_id)[0])
 
     carried: dict[tuple[str, str], dict] = {}
     if versions is not None:
-        trees = (Tree(root, versions[0], storage), start_tree if versions[1] == keeper else Tree(root, versions[1], storage),
-                 Tree(root, versions[2], storage))
+        trees = (
+            Tree(root, versions[0], storage),
+            start_tree if versions[1] == keeper else Tree(root, versions[1], storage),
+            Tree(root, versions[2], storage),
+        )
         carried = _lifecycle(entries, trees, mapping, result, ours_yield)
         result.lifecycle = sorted(entry_id for _, entry_id in carried)
 
@@ -318,11 +381,15 @@ def _changes(store, root: Path, storage: str, keeper: str, mapping: dict[str, st
         related = data.get("related_memories")
         if isinstance(related, list):
             kept = set(old.get("related_memories") or []) if old is not None else set()
-            data["related_memories"] = [mapping[r] if isinstance(r, str) and r in mapping and r not in kept else r for r in related]
+            data["related_memories"] = [
+                mapping[r] if isinstance(r, str) and r in mapping and r not in kept else r for r in related
+            ]
         if data != entry.data:
             file_changes = out.setdefault(entry.file, {})
             if entry.id in file_changes:
-                result.notes.append(f"{entry.file}: {entry.id} appears twice in one file; rename by hand, then `mem validate`")
+                result.notes.append(
+                    f"{entry.file}: {entry.id} appears twice in one file; rename by hand, then `mem validate`"
+                )
                 continue
             file_changes[entry.id] = data
     return out

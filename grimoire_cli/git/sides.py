@@ -44,7 +44,9 @@ class _SharedHistory:
         """(in a remote's default branch, fetched for this merge, in any remote-tracking branch): higher is
         more widely shared. The default branch comes first: `git merge origin/main` into a pushed feature
         branch keeps main's ids, though FETCH_HEAD names the feature's own upstream."""
-        out = gitops.run(["for-each-ref", "--contains", commit, "--format=%(refname)", "refs/remotes"], self.root, check=False).stdout
+        out = gitops.run(
+            ["for-each-ref", "--contains", commit, "--format=%(refname)", "refs/remotes"], self.root, check=False
+        ).stdout
         containing = set(out.split())
         fetched = any(self._is_ancestor(commit, tip) for tip in self.fetched)
         return bool(containing & self.defaults), fetched, bool(containing)

@@ -56,7 +56,7 @@ def tree_ids(root: Path, rev: str, storage: str) -> dict[str, str] | None:
 def commits(root: Path, git_dir: Path) -> tuple[str, str, str] | None:
     """(base, ours, theirs) commits of the merge, rebase or cherry-pick in progress."""
     theirs = None
-    named = [key[len("GITHEAD_"):] for key in os.environ if key.startswith("GITHEAD_")]
+    named = [key[len("GITHEAD_") :] for key in os.environ if key.startswith("GITHEAD_")]
     if len(named) == 1:
         theirs = named[0]  # git merge / git pull
     done = git_dir / "rebase-merge" / "done"
@@ -85,7 +85,9 @@ def prior_renames(git_dir: Path, storage_dir: Path) -> dict[str, str]:
         prior = json.loads(state.read_text()) if state is not None and state.exists() else {}
     except (OSError, ValueError):
         return {}
-    return {k: v for k, v in prior.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(prior, dict) else {}
+    return (
+        {k: v for k, v in prior.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(prior, dict) else {}
+    )
 
 
 def rebase_tip(git_dir: Path) -> str | None:
@@ -134,6 +136,6 @@ class Tree:
                 try:
                     items, _ = parse_entries(self.blocks[entry_id] + "\n", entry_id)
                     self._parsed[entry_id] = items[0] if items and isinstance(items[0], dict) else None
-                except Exception:  # noqa: BLE001 - an unreadable block is not ours to trust
+                except Exception:
                     pass
         return self._parsed[entry_id]

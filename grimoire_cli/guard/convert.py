@@ -18,9 +18,22 @@ from pathlib import Path
 
 from ..core.errors import BadInput
 
-_POSIX = {"alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "digit": "0-9", "lower": "a-z", "upper": "A-Z", "space": r" \t\n\r\f\v",
-          "xdigit": "0-9a-fA-F", "word": r"\w", "punct": r"!-/:-@\[-`{-~", "blank": r" \t", "cntrl": r"\x00-\x1f\x7f",
-          "print": r" -~", "graph": r"!-~", "ascii": r"\x00-\x7f"}
+_POSIX = {
+    "alnum": "a-zA-Z0-9",
+    "alpha": "a-zA-Z",
+    "digit": "0-9",
+    "lower": "a-z",
+    "upper": "A-Z",
+    "space": r" \t\n\r\f\v",
+    "xdigit": "0-9a-fA-F",
+    "word": r"\w",
+    "punct": r"!-/:-@\[-`{-~",
+    "blank": r" \t",
+    "cntrl": r"\x00-\x1f\x7f",
+    "print": r" -~",
+    "graph": r"!-~",
+    "ascii": r"\x00-\x7f",
+}
 _UNSUPPORTED = re.compile(r"\\[QEpPCz]|\(\?[a-zA-Z]*U")
 _MID_FLAGS = re.compile(r"\(\?([imsU]+)\)")
 
@@ -35,16 +48,23 @@ def convert_pattern(pattern: str, rule_id: str = "?") -> str:
     for name, members in _POSIX.items():
         converted = converted.replace(f"[:{name}:]", members)
     if re.search(r"\[:\^?\w+:\]", converted):
-        raise ConversionError(f"gitleaks rule {rule_id}: unknown POSIX class in {pattern!r}", "extend grimoire_cli/guard/convert.py: _POSIX")
+        raise ConversionError(
+            f"gitleaks rule {rule_id}: unknown POSIX class in {pattern!r}",
+            "extend grimoire_cli/guard/convert.py: _POSIX",
+        )
     if _UNSUPPORTED.search(converted):
-        raise ConversionError(f"gitleaks rule {rule_id}: RE2 syntax Python's re does not have in {pattern!r}",
-                              "extend grimoire_cli/guard/convert.py: convert_pattern")
+        raise ConversionError(
+            f"gitleaks rule {rule_id}: RE2 syntax Python's re does not have in {pattern!r}",
+            "extend grimoire_cli/guard/convert.py: convert_pattern",
+        )
     converted = _scope_mid_flags(converted)
     try:
         re.compile(converted)
     except re.error as error:
-        raise ConversionError(f"gitleaks rule {rule_id}: converted pattern does not compile ({error})",
-                              "extend grimoire_cli/guard/convert.py: convert_pattern") from None
+        raise ConversionError(
+            f"gitleaks rule {rule_id}: converted pattern does not compile ({error})",
+            "extend grimoire_cli/guard/convert.py: convert_pattern",
+        ) from None
     return converted
 
 
@@ -58,7 +78,7 @@ def _scope_mid_flags(pattern: str) -> str:
         rest = body[end:]
         if rest.startswith("|"):  # the flag holds in the group's later alternatives too
             rest = f"|(?{found.group(1)})" + rest[1:]
-        body = body[:found.start()] + f"(?{found.group(1)}:" + body[found.end():end] + ")" + rest
+        body = body[: found.start()] + f"(?{found.group(1)}:" + body[found.end() : end] + ")" + rest
     return head + body
 
 
@@ -75,9 +95,9 @@ def _group_end(pattern: str, start: int) -> int:
             in_class = char != "]"
         elif char == "[":
             in_class = True
-            if pattern[index + 1:index + 2] == "^":
+            if pattern[index + 1 : index + 2] == "^":
                 index += 1
-            if pattern[index + 1:index + 2] == "]":
+            if pattern[index + 1 : index + 2] == "]":
                 index += 1  # a `]` first in a class is a member
         elif char == "(":
             depth += 1
@@ -112,13 +132,29 @@ def convert(config: dict, source: str) -> dict:
         if "regex" not in raw:
             continue
         allowlists = [a for a in (_allowlist(raw_list, raw["id"]) for raw_list in raw.get("allowlists", [])) if a]
-        rules.append({"id": raw["id"], "regex": convert_pattern(raw["regex"], raw["id"]),
-                      "keywords": sorted({k.lower() for k in raw.get("keywords", [])}),
-                      "entropy": raw.get("entropy", 0.0), "group": raw.get("secretGroup", 0), "allowlists": allowlists})
-    glob = _allowlist(config.get("allowlist", {}), "global allowlist") or {"target": "secret", "regexes": [], "stopwords": []}
+        rules.append(
+            {
+                "id": raw["id"],
+                "regex": convert_pattern(raw["regex"], raw["id"]),
+                "keywords": sorted({k.lower() for k in raw.get("keywords", [])}),
+                "entropy": raw.get("entropy", 0.0),
+                "group": raw.get("secretGroup", 0),
+                "allowlists": allowlists,
+            }
+        )
+    glob = _allowlist(config.get("allowlist", {}), "global allowlist") or {
+        "target": "secret",
+        "regexes": [],
+        "stopwords": [],
+    }
     keywords = sorted({k for rule in rules for k in rule["keywords"]}, key=len, reverse=True)
     # The keyword search, built here once rather than in every process that scans.
-    return {"source": source, "allowlist": glob, "keywords": "(?=(" + trie(keywords, longest=True) + "))", "rules": rules}
+    return {
+        "source": source,
+        "allowlist": glob,
+        "keywords": "(?=(" + trie(keywords, longest=True) + "))",
+        "rules": rules,
+    }
 
 
 def trie(words: list[str], longest: bool = False) -> str:

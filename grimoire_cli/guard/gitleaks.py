@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple
+from typing import NamedTuple
 
 from .convert import trie
 from .rules import entropy
@@ -28,7 +29,7 @@ class Allowlist:
     """Regexes and stopwords that excuse a match; `target` says what they are
     checked against: the secret, the whole match or its line."""
 
-    __slots__ = ("target", "_raw", "_regexes", "_stopwords")
+    __slots__ = ("_raw", "_regexes", "_stopwords", "target")
 
     def __init__(self, raw: dict):
         self.target = raw["target"]
@@ -56,7 +57,7 @@ class Allowlist:
             subject = match.group()
         elif self.target == "line":
             text = match.string
-            subject = text[text.rfind("\n", 0, match.start()) + 1:_line_end(text, match.end())]
+            subject = text[text.rfind("\n", 0, match.start()) + 1 : _line_end(text, match.end())]
         else:
             subject = secret
         # The stopwords first: one search of the short secret, where the regexes (generic-api-key's
@@ -69,7 +70,7 @@ class Allowlist:
 def _scoped(pattern: str) -> str:
     """`pattern` with its leading global flags (`(?i)…`) scoped to it (`(?i:…)`), so it can join others."""
     flags = re.match(r"\(\?([ims]+)\)", pattern)
-    return f"(?{flags.group(1)}:{pattern[flags.end():]})" if flags else pattern
+    return f"(?{flags.group(1)}:{pattern[flags.end() :]})" if flags else pattern
 
 
 def _line_end(text: str, index: int) -> int:
@@ -80,7 +81,7 @@ def _line_end(text: str, index: int) -> int:
 class GitleaksRule:
     """One rule; its regex (Go's ASCII-only `\\w`, `\\d`, `\\b`) compiled on first use."""
 
-    __slots__ = ("kind", "source", "keywords", "floor", "group", "allowlists", "_pattern")
+    __slots__ = ("_pattern", "allowlists", "floor", "group", "keywords", "kind", "source")
 
     def __init__(self, raw: dict):
         self.kind = raw["id"]
@@ -148,7 +149,9 @@ def runnable(text: str, gated: bool = True) -> list[GitleaksRule]:
     return [rules.rules[i] for i in sorted(opened)]
 
 
-def matches(text: str, gated: bool = True, taken: Callable[[int, int], bool] | None = None) -> Iterator[tuple[str, int, int, int, int]]:
+def matches(
+    text: str, gated: bool = True, taken: Callable[[int, int], bool] | None = None
+) -> Iterator[tuple[str, int, int, int, int]]:
     """(kind, match start, match end, secret start, secret end) of every
     rule's finding in `text`, rule by rule; a match whose span `taken`
     says is already claimed is skipped before its entropy and allowlists

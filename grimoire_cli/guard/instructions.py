@@ -44,8 +44,10 @@ _ORDERS = r"(?:instructions?|prompts?|directives)"
 # `<function_calls>`, `<invoke name=…>`), special tokens (`<|im_start|>`),
 # Llama's `[INST]` and `<<SYS>>`. `<user>` and `<tool>` are left out: they
 # are common placeholders (`ssh <user>@host`).
-_ROLE_TAG = (r"<\s*/?\s*(?:system(?:[-_][\w-]+)?|assistant|human|im_start|im_end|function_calls|function_results|invoke|"
-             r"tool_use|tool_result|antml:[\w-]+)(?:\s[^<>\n]{0,80})?\s*/?>")
+_ROLE_TAG = (
+    r"<\s*/?\s*(?:system(?:[-_][\w-]+)?|assistant|human|im_start|im_end|function_calls|function_results|invoke|"
+    r"tool_use|tool_result|antml:[\w-]+)(?:\s[^<>\n]{0,80})?\s*/?>"
+)
 _SPECIAL_TOKEN = r"<\|[\w-]{1,40}\|>"
 _LLAMA = r"\[/?INST\]|<<\s*/?SYS\s*>>"
 # A turn prefix where a transcript starts a turn: at the start of a line.
@@ -55,17 +57,25 @@ _DOWNLOADER = r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)"
 _SHELL = r"(?:(?:ba|z|da|k|fi)?sh|python[\d.]*|perl|ruby|node|iex|invoke-expression|pwsh|powershell)"
 
 _RULES = (
-    _Rule("override of earlier instructions",
-          re.compile(rf"(?i)\b(?:ignore|disregard|forget|override)\b[\s,]+(?:(?:all|any|every|the|your|these|those)\s+){{0,3}}"
-                     rf"{_EARLIER}\s+{_ORDERS}\b|\byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?"
-                     r"(?:mode|assistant|ai|agent|model|persona|jailbroken|unrestricted|unfiltered|dan)\b"),
-          ("ignore", "disregard", "forget", "override", "you")),
+    _Rule(
+        "override of earlier instructions",
+        re.compile(
+            rf"(?i)\b(?:ignore|disregard|forget|override)\b[\s,]+(?:(?:all|any|every|the|your|these|those)\s+){{0,3}}"
+            rf"{_EARLIER}\s+{_ORDERS}\b|\byou\s+are\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?"
+            r"(?:mode|assistant|ai|agent|model|persona|jailbroken|unrestricted|unfiltered|dan)\b"
+        ),
+        ("ignore", "disregard", "forget", "override", "you"),
+    ),
     _Rule("role or system markup", _MARKUP, ("<", "[inst]", "[/inst]", "human", "assistant")),
-    _Rule("download piped into a shell",
-          re.compile(rf"(?i)\b{_DOWNLOADER}\b[^|\n]{{0,300}}?\|\s*(?:sudo\s+(?:-\S+\s+)*)?{_SHELL}\b"
-                     rf"|\b(?:iex|invoke-expression)\b\s*\(?\s*\(?\s*(?:{_DOWNLOADER}\b|new-object\s+(?:system\.)?net\.webclient)"
-                     rf"|\b(?:(?:ba|z|k)?sh|source|eval)\s+(?:-c\s+)?[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b"),
-          ("curl", "wget", "iwr", "irm", "invoke-", "iex")),
+    _Rule(
+        "download piped into a shell",
+        re.compile(
+            rf"(?i)\b{_DOWNLOADER}\b[^|\n]{{0,300}}?\|\s*(?:sudo\s+(?:-\S+\s+)*)?{_SHELL}\b"
+            rf"|\b(?:iex|invoke-expression)\b\s*\(?\s*\(?\s*(?:{_DOWNLOADER}\b|new-object\s+(?:system\.)?net\.webclient)"
+            rf"|\b(?:(?:ba|z|k)?sh|source|eval)\s+(?:-c\s+)?[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b"
+        ),
+        ("curl", "wget", "iwr", "irm", "invoke-", "iex"),
+    ),
 )
 
 # Look-alikes for the characters that make markup markup (`<system>` is

@@ -23,7 +23,8 @@ import base64
 import math
 import re
 from collections import Counter
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 
 def _luhn(digits: str) -> bool:
@@ -65,8 +66,11 @@ def _phone_ok(text: str) -> bool:
 
 # Values that stand for a secret without being one: `<password>`, `${VAR}`,
 # `$VAR`, `{{ var }}`, `%(name)s`, `***`, `xxx`, `...`, and the usual words.
-PLACEHOLDER = re.compile(r"^(<.*>|\$\{.*|\$\(.*|\$\w+|\{\{.*|%\(\w+\)s|\*+|x+|X+|\.\.\.|…|changeme|change-me|redacted|example|"
-                         r"none|null|nil|true|false|secret|password|token|your[_\-\w]*|my[_\-\w]*|some[_\-\w]*|dummy|test|placeholder|hidden)$", re.I)
+PLACEHOLDER = re.compile(
+    r"^(<.*>|\$\{.*|\$\(.*|\$\w+|\{\{.*|%\(\w+\)s|\*+|x+|X+|\.\.\.|…|changeme|change-me|redacted|example|"
+    r"none|null|nil|true|false|secret|password|token|your[_\-\w]*|my[_\-\w]*|some[_\-\w]*|dummy|test|placeholder|hidden)$",
+    re.I,
+)
 # A value that is code, not a literal: a call, a subscript, a mapping, a
 # tuple, an attribute path or a shell command's output (`get_token()`,
 # `tokens[0]`, `self.password`, `{self.token!r}`, `(a, b)`, `` `vault read x` ``).
@@ -126,8 +130,12 @@ class Rule(NamedTuple):
 # `pass` and `pw` alone only as a word of their own (`REDIS_PASS`, `dbPass`,
 # `MYSQL_PW`, not `bypass`, `passenger`, `compass_heading`).
 _WORD_START = r"(?:(?<![A-Za-z])|(?<=[a-z])(?-i:(?=[A-Z])))"
-_SECRET_NAME = (r"(?:[A-Za-z_][\w.\-]*)?(?:pass(?:word|wd|phrase|code)|" + _WORD_START + r"(?:pass|pw)(?![a-z])|pwd|pswd|secret|token|"
-                r"api[_\-. ]?key|apikey|access[_\-.]?key|private[_\-.]?key|auth(?!or|en|ori)|credentials?)(?:[\w.\-]*)")
+_SECRET_NAME = (
+    r"(?:[A-Za-z_][\w.\-]*)?(?:pass(?:word|wd|phrase|code)|"
+    + _WORD_START
+    + r"(?:pass|pw)(?![a-z])|pwd|pswd|secret|token|"
+    r"api[_\-. ]?key|apikey|access[_\-.]?key|private[_\-.]?key|auth(?!or|en|ori)|credentials?)(?:[\w.\-]*)"
+)
 # A quoted value (`"…"`, `'…'`, `` `…` ``, C#'s `@"…"`) is group v1; a bare one
 # is v2, up to a space, a quote or a delimiter, less the closing brackets
 # that end it (`f(password=Xy7…)`), so `m{{h}o)p…` is read whole and
@@ -140,7 +148,9 @@ _ASSIGNED = (
     # quote, then an assignment in any language's syntax (`=`, `:`, `=>`,
     # `:=`, `::=`, `:::=`, `?=`, `.=`) or a comparison (`==`, `===`, `!=`,
     # `!==`: the checks take only a quoted value after one), then the value.
-    r"(?i)(?<![\w-])(?P<n>" + _SECRET_NAME + r")(?:\[\d*\]|[ \t]*:?[ \t]*(?-i:string|String|str|&str|\[\]byte)\??)?[\"']?[ \t]*"
+    r"(?i)(?<![\w-])(?P<n>"
+    + _SECRET_NAME
+    + r")(?:\[\d*\]|[ \t]*:?[ \t]*(?-i:string|String|str|&str|\[\]byte)\??)?[\"']?[ \t]*"
     r"(?P<op>=>|:{1,3}=|[?.]=|={1,3}|!==?|:(?![:=]))[ \t]*(?:" + _QUOTED + "|" + _BARE + ")"
 )
 # A quoted value compared with a secret's name: `if ("…" == password)`.
@@ -151,8 +161,18 @@ _ARGUMENTS = r"(?i)[\"'](?P<n>" + _SECRET_NAME + r")[\"'][ \t]*,[ \t]*" + _QUOTE
 _ELEMENT = r"(?i)<(?P<n>" + _SECRET_NAME + r")>\s*(?P<v1>[^<\s]{1,200})\s*</"
 # A name, a space and the value (`auth_token Qm7f…`, `password "…"`): prose
 # reads so too (`the auth token is rotated`), so a bare value must look random.
-_SPACED = r"(?i)(?<![\w-])(?P<n>" + _SECRET_NAME + r")[ \t]+(?:" + _QUOTED + r"|(?P<v2>[A-Za-z0-9+/=_\-]{16,200})(?![^\s,;.)]))"
-_FLAG = r"(?i)(?<![\w-])--(?P<n>" + _SECRET_NAME + r")(?:=|[ \t]+)(?:(?P<q>[\"'])(?P<v1>[^\"'\n]{1,200})(?P=q)|(?P<v2>[^\s\"'-][^\s\"']{0,199}))"
+_SPACED = (
+    r"(?i)(?<![\w-])(?P<n>"
+    + _SECRET_NAME
+    + r")[ \t]+(?:"
+    + _QUOTED
+    + r"|(?P<v2>[A-Za-z0-9+/=_\-]{16,200})(?![^\s,;.)]))"
+)
+_FLAG = (
+    r"(?i)(?<![\w-])--(?P<n>"
+    + _SECRET_NAME
+    + r")(?:=|[ \t]+)(?:(?P<q>[\"'])(?P<v1>[^\"'\n]{1,200})(?P=q)|(?P<v2>[^\s\"'-][^\s\"']{0,199}))"
+)
 
 
 def _value(match: re.Match) -> str:
@@ -177,7 +197,9 @@ _PASSPHRASE = re.compile(r"[A-Za-z][a-z]{15,63}|[A-Za-z]{2,}(?:[-_][A-Za-z]{2,})
 # A secret-sounding name that holds no secret: what names one (`credentialsId`,
 # `LLM_SECRET_NAME`, `issuerKeyHash`, `KeySize`), a public or database key
 # (`public_key`, `primaryKey`), or a collection (`keyVaultToStoreSecrets`).
-_NOT_SECRET_LAST = frozenset("id ids name names url uri hash size len length chars str type file path format meshing secrets tokens keys".split())
+_NOT_SECRET_LAST = frozenset(
+    "id ids name names url uri hash size len length chars str type file path format meshing secrets tokens keys".split()
+)
 _NOT_SECRET_WORD = frozenset("public pub pubkey primary foreign".split())
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # A run of the alphabet or the digits in order: a character set, not a secret.
@@ -196,7 +218,12 @@ _SECRET_WORD = frozenset("secret password passwd passphrase pwd pswd pass pw pri
 def clearly_secret(value: str) -> bool:
     """Whether a value is a credential whatever its name says: 20+ random
     characters of both cases and digits (not a UUID or a hex digest, which ids are)."""
-    return len(value) >= 20 and any(c.isupper() for c in value) and any(c.islower() for c in value) and random_looking(value)
+    return (
+        len(value) >= 20
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and random_looking(value)
+    )
 
 
 def names_no_secret(name: str, value: str = "") -> bool:
@@ -235,7 +262,7 @@ def random_looking(value: str) -> bool:
     lower = any(c.islower() for c in value)
     upper = any(c.isupper() for c in value)
     digit = any(c.isdigit() for c in value)
-    mixed = digit and (lower and upper or len(value) >= 24 and (lower or upper))
+    mixed = digit and ((lower and upper) or (len(value) >= 24 and (lower or upper)))
     return mixed and entropy(value) >= 3.5 and not PLACEHOLDER.match(value)
 
 
@@ -276,20 +303,65 @@ _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 RULES: list[Rule] = [
     Rule("private key block", r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----", None, ("-----BEGIN ",), 0, None),
     Rule("age secret key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", None, ("AGE-SECRET-KEY-",), 0, None),
-    Rule("AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", None,
-         ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA"), 0, None),
-    Rule("AWS secret access key", r"(?i)aws.{0,24}?(?:secret|private)?.{0,8}?key.{0,6}?[=:]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", None,
-         ("aws",), 0, r"[A-Za-z0-9/+]{40}"),
+    Rule(
+        "AWS access key id",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b",
+        None,
+        ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA"),
+        0,
+        None,
+    ),
+    Rule(
+        "AWS secret access key",
+        r"(?i)aws.{0,24}?(?:secret|private)?.{0,8}?key.{0,6}?[=:]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        None,
+        ("aws",),
+        0,
+        r"[A-Za-z0-9/+]{40}",
+    ),
     Rule("GCP API key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", None, ("AIza",), 0, None),
-    Rule("Azure storage key", r"(?i)(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,}={0,2})", None, ("accountkey=", "sharedaccesskey="), 0, None),
-    Rule("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\b", None, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), 0, None),
-    Rule("GitLab token", r"\bgl(?:pat|dt|ptt|rt|cbt|imt|agent|oas|ft|soat)-[A-Za-z0-9_\-]{20,}", None,
-         ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glimt-", "glagent-", "gloas-", "glft-", "glsoat-"), 0, None),
+    Rule(
+        "Azure storage key",
+        r"(?i)(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{40,}={0,2})",
+        None,
+        ("accountkey=", "sharedaccesskey="),
+        0,
+        None,
+    ),
+    Rule(
+        "GitHub token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\b",
+        None,
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        0,
+        None,
+    ),
+    Rule(
+        "GitLab token",
+        r"\bgl(?:pat|dt|ptt|rt|cbt|imt|agent|oas|ft|soat)-[A-Za-z0-9_\-]{20,}",
+        None,
+        ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glimt-", "glagent-", "gloas-", "glft-", "glsoat-"),
+        0,
+        None,
+    ),
     Rule("npm token", r"\bnpm_[A-Za-z0-9]{36}\b", None, ("npm_",), 0, None),
     Rule("PyPI token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}", None, ("pypi-AgE",), 0, None),
-    Rule("Slack token", r"\bxox[abposr]-\d+-[A-Za-z0-9\-]{8,}|https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+", None,
-         ("xox", "https://hooks.slack.com/services/T"), 0, None),
-    Rule("Stripe key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{32,}\b", None, ("_live_", "_test_", "whsec_"), 0, None),
+    Rule(
+        "Slack token",
+        r"\bxox[abposr]-\d+-[A-Za-z0-9\-]{8,}|https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+",
+        None,
+        ("xox", "https://hooks.slack.com/services/T"),
+        0,
+        None,
+    ),
+    Rule(
+        "Stripe key",
+        r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b|\bwhsec_[A-Za-z0-9]{32,}\b",
+        None,
+        ("_live_", "_test_", "whsec_"),
+        0,
+        None,
+    ),
     Rule("Twilio key", r"\bSK[0-9a-f]{32}\b", None, ("SK",), 0, None),
     Rule("SendGrid key", r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}\b", None, ("SG.",), 0, None),
     Rule("Mailgun key", r"\bkey-[0-9a-zA-Z]{32}\b", None, ("key-",), 0, None),
@@ -304,7 +376,14 @@ RULES: list[Rule] = [
     Rule("Hugging Face token", r"\bhf_[A-Za-z]{34}\b", None, ("hf_",), 0, None),
     Rule("Linear API key", r"\blin_api_[A-Za-z0-9]{40}\b", None, ("lin_api_",), 0, None),
     Rule("Postman API key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", None, ("PMAK-",), 0, None),
-    Rule("Grafana token", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}={0,2}", None, ("glsa_", "glc_"), 0, None),
+    Rule(
+        "Grafana token",
+        r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}={0,2}",
+        None,
+        ("glsa_", "glc_"),
+        0,
+        None,
+    ),
     Rule("Sentry token", r"\bsntry[su]_[A-Za-z0-9+/=_\-]{30,}", None, ("sntr",), 0, None),
     Rule("New Relic key", r"\bNRAK-[A-Z0-9]{27}\b", None, ("NRAK-",), 0, None),
     Rule("Groq API key", r"\bgsk_[A-Za-z0-9]{48,}\b", None, ("gsk_",), 0, None),
@@ -312,33 +391,148 @@ RULES: list[Rule] = [
     Rule("Notion token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b", None, ("secret_", "ntn_"), 0, None),
     Rule("Telegram bot token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", None, (":AA",), 8, None),
     Rule("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", None, ("sk-ant-",), 0, None),
-    Rule("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", lambda m: bool(re.search(r"\d", m.group(0))), ("sk-",), 1, None),
+    Rule(
+        "OpenAI API key",
+        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+        lambda m: bool(re.search(r"\d", m.group(0))),
+        ("sk-",),
+        1,
+        None,
+    ),
     # SoftLayer (IBM Cloud classic): a 64-character key after a SoftLayer key's name, or in its API's URL.
-    Rule("SoftLayer API key", r"(?i)(?:\b(?:softlayer|sl)[_\-]?(?:api[_\-]?)?key[\"']?[ \t]*(?::?=|:)[ \t]*[\"']?|api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/)"
-         r"([a-z0-9]{64})\b", None, ("softlayer", "sl_", "sl-", "slkey", "slapi"), 0, r"[a-zA-Z0-9]{64}"),
+    Rule(
+        "SoftLayer API key",
+        r"(?i)(?:\b(?:softlayer|sl)[_\-]?(?:api[_\-]?)?key[\"']?[ \t]*(?::?=|:)[ \t]*[\"']?|api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/)"
+        r"([a-z0-9]{64})\b",
+        None,
+        ("softlayer", "sl_", "sl-", "slkey", "slapi"),
+        0,
+        r"[a-zA-Z0-9]{64}",
+    ),
     # A Discord bot token: a user id in base64, a timestamp, an HMAC; digits in the first and last parts tell it from a dotted name.
-    Rule("Discord bot token", r"(?<![\w\-.])[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}(?![\w\-.])", _discord_ok, (), 0,
-         r"\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27}"),
+    Rule(
+        "Discord bot token",
+        r"(?<![\w\-.])[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,38}(?![\w\-.])",
+        _discord_ok,
+        (),
+        0,
+        r"\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27}",
+    ),
     # Signed or not: an unsigned token (`alg: none`, or its signature cut off) still carries its claims.
-    Rule("JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]{8,})?", None, ("eyJ",), 0, None),
-    Rule("base64-encoded JSON Web Token", r"(?<![A-Za-z0-9+/])ZXlK[A-Za-z0-9+/]{40,}={0,2}", _base64_jwt_ok, ("ZXlK",), 0, None),
-    Rule("authorization header", r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+([A-Za-z0-9._~+/=\-]{8,})",
-         lambda m: not PLACEHOLDER.match(m.group(1)), ("authorization",), 0, None),
-    Rule("credentials in a URL", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'`]*:([^\s/@\"'`]+)@[^\s/@]+",
-         lambda m: not PLACEHOLDER.match(m.group(1)), ("://",), 0, None),
-    Rule("secret on a command line", _FLAG, _assigned_ok, ("--",), 0, r"(?i)--[\w.\-]*(?:pass|pw|pswd|secret|token|key|auth|credential)"),
-    Rule("password or secret assignment", _ASSIGNED, _assigned_ok, _NAME_LITERALS, 0, r"(?:=>?|:)[ \t]*@?[\"'`]?[^\s\"'`]{8}"),
+    Rule(
+        "JSON Web Token",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]{8,})?",
+        None,
+        ("eyJ",),
+        0,
+        None,
+    ),
+    Rule(
+        "base64-encoded JSON Web Token",
+        r"(?<![A-Za-z0-9+/])ZXlK[A-Za-z0-9+/]{40,}={0,2}",
+        _base64_jwt_ok,
+        ("ZXlK",),
+        0,
+        None,
+    ),
+    Rule(
+        "authorization header",
+        r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+([A-Za-z0-9._~+/=\-]{8,})",
+        lambda m: not PLACEHOLDER.match(m.group(1)),
+        ("authorization",),
+        0,
+        None,
+    ),
+    Rule(
+        "credentials in a URL",
+        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'`]*:([^\s/@\"'`]+)@[^\s/@]+",
+        lambda m: not PLACEHOLDER.match(m.group(1)),
+        ("://",),
+        0,
+        None,
+    ),
+    Rule(
+        "secret on a command line",
+        _FLAG,
+        _assigned_ok,
+        ("--",),
+        0,
+        r"(?i)--[\w.\-]*(?:pass|pw|pswd|secret|token|key|auth|credential)",
+    ),
+    Rule(
+        "password or secret assignment",
+        _ASSIGNED,
+        _assigned_ok,
+        _NAME_LITERALS,
+        0,
+        r"(?:=>?|:)[ \t]*@?[\"'`]?[^\s\"'`]{8}",
+    ),
     Rule("password or secret assignment", _COMPARED, _assigned_ok, _NAME_LITERALS, 0, r"[\"'`][ \t]*[=!]="),
-    Rule("password or secret assignment", _ARGUMENTS, _assigned_ok, _NAME_LITERALS, 0, r"[\"'][ \t]*,[ \t]*@?[\"'`][^\"'`\n]{8}"),
+    Rule(
+        "password or secret assignment",
+        _ARGUMENTS,
+        _assigned_ok,
+        _NAME_LITERALS,
+        0,
+        r"[\"'][ \t]*,[ \t]*@?[\"'`][^\"'`\n]{8}",
+    ),
     Rule("password or secret assignment", _ELEMENT, _assigned_ok, _NAME_LITERALS, 0, r"</"),
-    Rule("password or secret assignment", _SPACED, _spaced_ok, _NAME_LITERALS, 0, r"[ \t](?:@?[\"'`][^\"'`\n]{8}|[A-Za-z0-9+/=_\-]{16})"),
-    Rule("high-entropy value for a key-like name", r"(?i)\b[\w.\-]*(?:key|secret|token|passw\w*|credential|auth)[\w.\-]*[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9+/=_\-]{20,})(?![\w+/=\-(.])",
-         _high_entropy_ok, ("key", "secret", "token", "passw", "credential", "auth"), 0, r"[A-Za-z0-9+/=_\-]{20}"),
-    Rule("email address", r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b(?!:)", None, ("@",), 0, None),
+    Rule(
+        "password or secret assignment",
+        _SPACED,
+        _spaced_ok,
+        _NAME_LITERALS,
+        0,
+        r"[ \t](?:@?[\"'`][^\"'`\n]{8}|[A-Za-z0-9+/=_\-]{16})",
+    ),
+    Rule(
+        "high-entropy value for a key-like name",
+        r"(?i)\b[\w.\-]*(?:key|secret|token|passw\w*|credential|auth)[\w.\-]*[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9+/=_\-]{20,})(?![\w+/=\-(.])",
+        _high_entropy_ok,
+        ("key", "secret", "token", "passw", "credential", "auth"),
+        0,
+        r"[A-Za-z0-9+/=_\-]{20}",
+    ),
+    Rule(
+        "email address",
+        r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b(?!:)",
+        None,
+        ("@",),
+        0,
+        None,
+    ),
     # Not inside a word: a hex digest or file name (`condensed 3e41…`, `9f4111….png`) holds digit runs that pass Luhn.
-    Rule("payment card number", r"(?<![\d\-.A-Za-z_])(?:\d[ \-]?){12,18}\d(?![\d\-.A-Za-z_])", lambda m: _card_ok(m.group(0)), (), 13, None),
-    Rule("US social security number", r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])", None, ("-",), 9, None),
-    Rule("IBAN", r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b", lambda m: _iban_ok(m.group(0)), (), 2, r"[A-Z]{2}\d{2}"),
-    Rule("phone number", r"(?<![\w.\-+])(?:\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]\d{2,8}){1,4}|\(\d{3}\) ?\d{3}[ .\-]\d{4}|"
-         r"\d{3}[ .\-]\d{3}[ .\-]\d{4})(?![\w.\-])", lambda m: _phone_ok(m.group(0)), (), 9, None),
+    Rule(
+        "payment card number",
+        r"(?<![\d\-.A-Za-z_])(?:\d[ \-]?){12,18}\d(?![\d\-.A-Za-z_])",
+        lambda m: _card_ok(m.group(0)),
+        (),
+        13,
+        None,
+    ),
+    Rule(
+        "US social security number",
+        r"(?<![\d\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d\-])",
+        None,
+        ("-",),
+        9,
+        None,
+    ),
+    Rule(
+        "IBAN",
+        r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b",
+        lambda m: _iban_ok(m.group(0)),
+        (),
+        2,
+        r"[A-Z]{2}\d{2}",
+    ),
+    Rule(
+        "phone number",
+        r"(?<![\w.\-+])(?:\+\d{1,3}[ .\-]?(?:\(\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]\d{2,8}){1,4}|\(\d{3}\) ?\d{3}[ .\-]\d{4}|"
+        r"\d{3}[ .\-]\d{3}[ .\-]\d{4})(?![\w.\-])",
+        lambda m: _phone_ok(m.group(0)),
+        (),
+        9,
+        None,
+    ),
 ]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 from ..core.errors import BadInput
 from . import gitleaks as guard_gitleaks
@@ -36,7 +37,7 @@ class _Compiled:
     most rules, and compiling them all would cost every process that
     imports this."""
 
-    __slots__ = ("rule", "_pattern", "_shape")
+    __slots__ = ("_pattern", "_shape", "rule")
 
     def __init__(self, rule: Rule):
         self.rule = rule
@@ -63,7 +64,9 @@ _COMPILED = [_Compiled(rule) for rule in RULES]
 # (literal, whether its case matters, the positions of the rules it opens).
 _LITERALS: list[tuple[str, bool, tuple[int, ...]]] = []
 for _literal in dict.fromkeys(w for rule in RULES for w in rule.literals):
-    _LITERALS.append((_literal, not _literal.islower(), tuple(i for i, rule in enumerate(RULES) if _literal in rule.literals)))
+    _LITERALS.append(
+        (_literal, not _literal.islower(), tuple(i for i, rule in enumerate(RULES) if _literal in rule.literals))
+    )
 _UNGATED = tuple(i for i, rule in enumerate(RULES) if not rule.literals)
 # What `re`'s case-insensitive matching takes for an ASCII letter beyond its
 # two cases (`(?i)s` matches `ſ`): folded before a case-insensitive literal
@@ -152,6 +155,7 @@ def _spans(text: str, rules: list[_Compiled], fields: list[_Field] | None = None
                 continue
             claimed.append((start, end))
             found.append(_Span(compiled.rule.kind, *_secret(match)))
+
     def taken(start: int, end: int) -> bool:
         return any(start < b and a < end for a, b in claimed)
 
@@ -267,8 +271,8 @@ def strip_private(text: str) -> str:
         _unpaired(text, opened, "</private>")
     kept, last = [], 0
     for section in _PRIVATE.finditer(text):
-        before = text[last:section.start()]
-        if before.endswith((" ", "\t")) and text[section.end():section.end() + 1] in (" ", "\t"):
+        before = text[last : section.start()]
+        if before.endswith((" ", "\t")) and text[section.end() : section.end() + 1] in (" ", "\t"):
             before = before[:-1]  # a section mid-sentence leaves one space, not two
         kept.append(before)
         last = section.end()
@@ -278,5 +282,7 @@ def strip_private(text: str) -> str:
 
 def _unpaired(text: str, tag: re.Match, partner: str) -> None:
     where = _finding("", text, tag.start())
-    raise BadInput(f"{tag.group().lower()} at line {where.line}, col {where.col} has no {partner}",
-                   "close the private section (it is removed before writing), or remove the tag")
+    raise BadInput(
+        f"{tag.group().lower()} at line {where.line}, col {where.col} has no {partner}",
+        "close the private section (it is removed before writing), or remove the tag",
+    )

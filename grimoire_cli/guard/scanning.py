@@ -11,8 +11,8 @@ import json
 from typing import NamedTuple
 
 from ..core.errors import BadInput
-from .scan import scan, strip_private
 from .instructions import scan as instruction_shaped
+from .scan import scan, strip_private
 
 UNPAIRED_PRIVATE = "unpaired <private> tag"
 

@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 try:
     from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 except ImportError:  # pragma: no cover - the extra is installed wherever this module is tested
-    raise ImportError("grimoire_cli.integrations.anthropic needs the Anthropic SDK: pip install 'grimoire-cli[anthropic]'") from None
+    raise ImportError(
+        "grimoire_cli.integrations.anthropic needs the Anthropic SDK: pip install 'grimoire-cli[anthropic]'"
+    ) from None
 
 from ..core.errors import BadInput, GrimoireError
 
@@ -76,8 +78,15 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
     config's first note category). Every command first looks at the files
     again, so what other processes wrote since is seen."""
 
-    def __init__(self, grimoire: "Grimoire", *, agent: str = "claude", view_limit: int = VIEW_LIMIT, root_category: str | None = None,
-                 **options: Any) -> None:
+    def __init__(
+        self,
+        grimoire: Grimoire,
+        *,
+        agent: str = "claude",
+        view_limit: int = VIEW_LIMIT,
+        root_category: str | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
         self.grimoire = grimoire
         self.agent = agent
@@ -96,7 +105,7 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         if command.view_range and len(command.view_range) == 2:
             first, last = command.view_range
             start = max(1, first)
-            lines = lines[start - 1:None if last == -1 else last]
+            lines = lines[start - 1 : None if last == -1 else last]
         numbered = "\n".join(f"{str(n).rjust(_WIDTH)}\t{line}" for n, line in enumerate(lines, start))
         return f"Here's the content of {command.path} with line numbers:\n{numbered}"
 
@@ -104,7 +113,9 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         from ..memory.request import Request
 
         place = self._file_path(command.path, writing=True)
-        request = Request(command.file_text, category=place.category, metadata={"memory_path": place.stored}, agent=self.agent)
+        request = Request(
+            command.file_text, category=place.category, metadata={"memory_path": place.stored}, agent=self.agent
+        )
         entry = self._add(request, free=(place, f"File {command.path} already exists"))
         return f"File created successfully at: {command.path} ({entry.id}){_notes(entry)}"
 
@@ -114,25 +125,35 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         content = entry.content
         count = content.count(command.old_str)
         if count == 0:
-            raise ToolError(f"No replacement was performed, old_str `{command.old_str}` did not appear verbatim in {command.path}.")
+            raise ToolError(
+                f"No replacement was performed, old_str `{command.old_str}` did not appear verbatim in {command.path}."
+            )
         if count > 1:
             starts = [m.start() for m in re.finditer(re.escape(command.old_str), content)]
             where = ", ".join(str(content[:s].count("\n") + 1) for s in starts)
-            raise ToolError(f"No replacement was performed. Multiple occurrences of old_str `{command.old_str}` in lines: {where}. "
-                            "Please ensure it is unique")
-        changed = content[:content.find(command.old_str)].count("\n")
+            raise ToolError(
+                f"No replacement was performed. Multiple occurrences of old_str `{command.old_str}` in lines: {where}. "
+                "Please ensure it is unique"
+            )
+        changed = content[: content.find(command.old_str)].count("\n")
         new = self._supersede(entry, content.replace(command.old_str, command.new_str), place)
         lines = new.content.split("\n")
-        snippet = "\n".join(f"{str(n + 1).rjust(_WIDTH)}\t{lines[n]}" for n in range(max(0, changed - 2), min(len(lines), changed + 3)))
-        return (f"The memory file has been edited ({entry.id} superseded by {new.id}). Here is the snippet showing the change "
-                f"(with line numbers):\n{snippet}")
+        snippet = "\n".join(
+            f"{str(n + 1).rjust(_WIDTH)}\t{lines[n]}" for n in range(max(0, changed - 2), min(len(lines), changed + 3))
+        )
+        return (
+            f"The memory file has been edited ({entry.id} superseded by {new.id}). Here is the snippet showing the change "
+            f"(with line numbers):\n{snippet}"
+        )
 
     def insert(self, command: Any) -> str:
         place = self._file_path(command.path)
         entry = self._entry(place, command.path)
         lines = _lines(entry.content)
         if not 0 <= command.insert_line <= len(lines):
-            raise ToolError(f"Invalid `insert_line` parameter: {command.insert_line}. It should be within the range [0, {len(lines)}].")
+            raise ToolError(
+                f"Invalid `insert_line` parameter: {command.insert_line}. It should be within the range [0, {len(lines)}]."
+            )
         lines.insert(command.insert_line, command.insert_text.rstrip("\n"))
         # The text keeps its own ending: a memory gains no newline its writer did not give.
         ending = "\n" if entry.content.endswith("\n") else ""
@@ -142,17 +163,23 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
     def delete(self, command: Any) -> str:
         place = self._place(command.path)
         if place.name is None:
-            raise ToolError(f"Cannot delete {command.path}: the folders are the grimoire's categories (its config); delete memories one by one")
+            raise ToolError(
+                f"Cannot delete {command.path}: the folders are the grimoire's categories (its config); delete memories one by one"
+            )
         entry = self._entry(place, command.path)
         done = self._write(lambda g: g.archive([entry.id], reason="manual"))
         commit = f", commit {done.commit[:12]}" if done.commit else ""
-        return f"Successfully deleted {command.path} ({entry.id} archived, reason manual{commit})" + "".join(f"\nnote: {n}" for n in done.notes)
+        return f"Successfully deleted {command.path} ({entry.id} archived, reason manual{commit})" + "".join(
+            f"\nnote: {n}" for n in done.notes
+        )
 
     def rename(self, command: Any) -> str:
         place = self._file_path(command.old_path)
         entry = self._entry(place, command.old_path)
         target = self._file_path(command.new_path, writing=True)
-        new = self._supersede(entry, entry.content, target, free=(target, f"The destination {command.new_path} already exists"))
+        new = self._supersede(
+            entry, entry.content, target, free=(target, f"The destination {command.new_path} already exists")
+        )
         return f"Successfully renamed {command.old_path} to {command.new_path} ({entry.id} superseded by {new.id})"
 
     # -- paths and entries ---------------------------------------------------
@@ -165,7 +192,7 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         normal = posixpath.normpath(path)
         if "\\" in path or "\0" in path or not (normal == ROOT or normal.startswith(ROOT + "/")):
             raise ToolError(f"Path {path} would escape {ROOT} directory")
-        parts = [part for part in normal[len(ROOT):].split("/") if part]
+        parts = [part for part in normal[len(ROOT) :].split("/") if part]
         if len(parts) > 2:
             raise ToolError(f"The path {path} does not exist: {ROOT}/CATEGORY/NAME is as deep as memories go")
         self.grimoire.store.refresh()  # another process may have written since the last command
@@ -175,7 +202,9 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         if len(parts) == 1 and parts[0] not in categories and self.root_category is not None:
             return _Place(self.root_category, parts[0], at_root=True)
         if parts[0] not in categories:
-            raise ToolError(f"The path {path} does not exist: no category {parts[0]!r} (the folders are {', '.join(self._categories())})")
+            raise ToolError(
+                f"The path {path} does not exist: no category {parts[0]!r} (the folders are {', '.join(self._categories())})"
+            )
         return _Place(parts[0], parts[1] if len(parts) == 2 else None)
 
     def _file_path(self, path: Any, *, writing: bool = False) -> _Place:
@@ -184,17 +213,21 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
             raise ToolError(f"The path {path} is not a file: memories are {ROOT}/CATEGORY/NAME or {ROOT}/NAME")
         if writing:
             if not _NAME.match(place.name):
-                raise ToolError(f"Bad file name {place.name!r}: letters, digits, '.', '_' and '-', at most 100, not starting with '.'")
+                raise ToolError(
+                    f"Bad file name {place.name!r}: letters, digits, '.', '_' and '-', at most 100, not starting with '.'"
+                )
             kind = self.grimoire.config.category(place.category).kind
             if kind != "note":
-                raise ToolError(f"{ROOT}/{place.category} holds {kind} entries, which have fields of their own: the memory tool writes "
-                                f"to {', '.join(self._categories(writable=True))}")
+                raise ToolError(
+                    f"{ROOT}/{place.category} holds {kind} entries, which have fields of their own: the memory tool writes "
+                    f"to {', '.join(self._categories(writable=True))}"
+                )
         return place
 
     def _categories(self, writable: bool = False) -> list[str]:
         return [name for name, spec in self.grimoire.config.categories.items() if not writable or spec.kind == "note"]
 
-    def _files(self, place: _Place) -> dict[str, "Entry"]:
+    def _files(self, place: _Place) -> dict[str, Entry]:
         """The active entries of the folder `place` is in, by file name, newest
         first. The home category's entries named `/memories/NAME` are the root's
         files, the rest its folder's; a name that is bad or taken gives way to
@@ -206,7 +239,9 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
             name = given if isinstance(given, str) else ""
             at_root = name.startswith(ROOT + "/")
             if at_root:
-                name = name[len(ROOT) + 1:]  # in another category (re-categorised outside the tool), its name in that folder
+                name = name[
+                    len(ROOT) + 1 :
+                ]  # in another category (re-categorised outside the tool), its name in that folder
             files = rooted if at_root and home else folder
             if _NAME.match(name) and name not in files:
                 files[name] = entry
@@ -214,20 +249,26 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
                 folder.setdefault(f"{entry.id}.md", entry)
         return rooted if place.at_root else folder
 
-    def _entry(self, place: _Place, path: str) -> "Entry":
+    def _entry(self, place: _Place, path: str) -> Entry:
         found = self._files(place).get(place.name) if place.category is not None and place.name is not None else None
         if found is None:
             raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
         return found
 
-    def _supersede(self, old: "Entry", content: str, place: _Place, free: tuple[_Place, str] | None = None) -> "Entry":
+    def _supersede(self, old: Entry, content: str, place: _Place, free: tuple[_Place, str] | None = None) -> Entry:
         from ..memory.request import Request
 
         # The rest (tags, importance, the metadata besides the file name) is carried over as by any supersede.
-        request = Request(content, category=place.category, supersedes=old.id, metadata={"memory_path": place.stored}, agent=self.agent)
+        request = Request(
+            content,
+            category=place.category,
+            supersedes=old.id,
+            metadata={"memory_path": place.stored},
+            agent=self.agent,
+        )
         return self._add(request, free=free)
 
-    def _add(self, request: "Request", *, free: tuple[_Place, str] | None = None) -> "Entry":
+    def _add(self, request: Request, *, free: tuple[_Place, str] | None = None) -> Entry:
         """`request` written; with `free` (a place, the error), refused unless
         no file holds that place's name, checked under the write lock."""
         from ..memory.adding import add_many
@@ -250,8 +291,10 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         counts = self.grimoire.stats().to_dict()["categories"]
         rooted = self._files(_Place(self.root_category, at_root=True)) if self.root_category is not None else {}
         # The home category's count holds its files at the root, which its folder does not show.
-        active = {name: counts.get(name, {}).get("active", 0) - (len(rooted) if name == self.root_category else 0)
-                  for name in self._categories()}
+        active = {
+            name: counts.get(name, {}).get("active", 0) - (len(rooted) if name == self.root_category else 0)
+            for name in self._categories()
+        }
         lines = [f"{ROOT}/{name}/\t{n} memor{'y' if n == 1 else 'ies'}" for name, n in active.items()]
         header = f"Here're the folders in {ROOT}, one per category (files in them are memories)"
         if rooted:
@@ -264,7 +307,7 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         header = f"Here're the memories in {ROOT}/{category}, newest first (file, id, age: summary):"
         return header + ("\n" + "\n".join(lines) if lines else "\n(none yet)")
 
-    def _file_lines(self, folder: str, files: dict[str, "Entry"]) -> list[str]:
+    def _file_lines(self, folder: str, files: dict[str, Entry]) -> list[str]:
         """A line per file (path, id, age: summary), newest first, up to `view_limit` characters."""
         from ..core.model import age_label
 
@@ -281,14 +324,17 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         return lines
 
 
-def _home(config: "Config", wanted: str | None) -> str | None:
+def _home(config: Config, wanted: str | None) -> str | None:
     """The category root-level files are kept in: `wanted`, else learning, else
     the first category of kind note (None when the config has none)."""
     notes = [name for name, spec in config.categories.items() if spec.kind == "note"]
     if wanted is None:
         return ROOT_CATEGORY if ROOT_CATEGORY in notes else next(iter(notes), None)
     if wanted not in notes:
-        raise BadInput(f"root_category {wanted!r} is not a category of kind note", f"choose one of {', '.join(notes) or '(none configured)'}")
+        raise BadInput(
+            f"root_category {wanted!r} is not a category of kind note",
+            f"choose one of {', '.join(notes) or '(none configured)'}",
+        )
     return wanted
 
 
@@ -301,5 +347,5 @@ def _lines(content: str) -> list[str]:
     return lines
 
 
-def _notes(entry: "Entry") -> str:
+def _notes(entry: Entry) -> str:
     return "".join(f"\nnote: {note}" for note in entry.notes)

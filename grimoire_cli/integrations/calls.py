@@ -12,11 +12,13 @@ command would.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
+
 # Importing them registers their calls, in the order tools/list gives them.
-from . import memory_calls, kind_calls, learning_calls  # noqa: F401,I001
+from . import kind_calls, learning_calls, memory_calls  # noqa: F401
 from .registry import CALLS, Call, check_arguments
 
 if TYPE_CHECKING:
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["CALLS", "Call", "Opener", "invoke"]
 
 
-def invoke(grimoire_of: Callable[[], "Grimoire"], name: str, arguments: dict[str, Any] | None) -> Any:
+def invoke(grimoire_of: Callable[[], Grimoire], name: str, arguments: dict[str, Any] | None) -> Any:
     """Run call `name` with `arguments` (checked against its schema first) on
     the grimoire `grimoire_of()` opens; its JSON-ready result. Errors are the
     library's (`GrimoireError`), with the message `mem` would print."""
@@ -48,12 +50,12 @@ class Opener:
     call reads anything.
     """
 
-    def __init__(self, open_grimoire: Callable[[], "Grimoire"]):
+    def __init__(self, open_grimoire: Callable[[], Grimoire]):
         self._open = open_grimoire
-        self._grimoire: "Grimoire | None" = None
+        self._grimoire: Grimoire | None = None
         self._stamp: tuple[Any, ...] = ()
 
-    def __call__(self) -> "Grimoire":
+    def __call__(self) -> Grimoire:
         grimoire = self._grimoire
         if grimoire is not None and self._stamp == _stamp(grimoire):
             grimoire.store.refresh()
@@ -63,7 +65,7 @@ class Opener:
         return grimoire
 
 
-def _stamp(grimoire: "Grimoire") -> tuple[Any, ...]:
+def _stamp(grimoire: Grimoire) -> tuple[Any, ...]:
     """What says the config is the file this grimoire parsed (inode, size,
     modification time) and the catalog the database it connected to (inode:
     it changes with every write, but is replaced only when rebuilt)."""
@@ -73,7 +75,7 @@ def _stamp(grimoire: "Grimoire") -> tuple[Any, ...]:
     return (config and (config.st_ino, config.st_size, config.st_mtime_ns), catalog and catalog.st_ino)
 
 
-def _stat(path: "os.PathLike[str] | None") -> "os.stat_result | None":
+def _stat(path: os.PathLike[str] | None) -> os.stat_result | None:
     try:
         return os.stat(path) if path is not None else None
     except OSError:

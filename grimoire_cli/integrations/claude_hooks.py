@@ -23,7 +23,8 @@ import json
 import os
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, Damaged
 
@@ -43,7 +44,7 @@ def read_payload(text: str) -> dict[str, Any]:
     return payload
 
 
-def run(event: str, payload: dict[str, Any], grimoire_of: Callable[[], "Grimoire"]) -> tuple[str | None, str | None]:
+def run(event: str, payload: dict[str, Any], grimoire_of: Callable[[], Grimoire]) -> tuple[str | None, str | None]:
     """Do `event`'s work; what to print on stdout (the hook's output) and on stderr (a note), each possibly None."""
     if event not in EVENTS:
         raise BadInput(f"unknown hook {event!r}", f"use one of {', '.join(EVENTS)}")
@@ -53,13 +54,15 @@ def run(event: str, payload: dict[str, Any], grimoire_of: Callable[[], "Grimoire
         os.environ["MEM_SESSION_ID"] = session
     grimoire = grimoire_of()
     if event == "session-start":
-        return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": session_start(grimoire)}}), None
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": session_start(grimoire)}}
+        ), None
     if event == "post-tool-use":
         return None, post_tool_use(grimoire, payload)
     return None, consolidate_detached(grimoire, payload)
 
 
-def session_start(grimoire: "Grimoire") -> str:
+def session_start(grimoire: Grimoire) -> str:
     """What the agent starts with: what `mem check` has to say, then the context block."""
     lines = []
     if grimoire.config.lifecycle["check_on_session_start"]:
@@ -68,8 +71,12 @@ def session_start(grimoire: "Grimoire") -> str:
         except Damaged as exc:  # a check writes, so it stops at a damaged file; the context block passes over it
             lines.append(f"mem: nothing archived, a file is damaged: {exc} (run `mem validate`)")
         else:
-            for ids, what in ((checked.archived, "archived (expired)"), (checked.expiring, "expire soon"),
-                              (checked.review, "to review (`mem review`)"), (checked.unarchived, "expired (`mem archive`)")):
+            for ids, what in (
+                (checked.archived, "archived (expired)"),
+                (checked.expiring, "expire soon"),
+                (checked.review, "to review (`mem review`)"),
+                (checked.unarchived, "expired (`mem archive`)"),
+            ):
                 if ids:
                     lines.append(f"mem: {len(ids)} {'memory' if len(ids) == 1 else 'memories'} {what}: {_some(ids)}")
     if grimoire.config.settings.tiers.enabled:
@@ -83,7 +90,7 @@ def _some(ids: list[str], most: int = 5) -> str:
     return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
-def post_tool_use(grimoire: "Grimoire", payload: dict[str, Any]) -> str | None:
+def post_tool_use(grimoire: Grimoire, payload: dict[str, Any]) -> str | None:
     from ..learning.observations import from_claude_hook
 
     record = from_claude_hook(payload)
@@ -92,19 +99,24 @@ def post_tool_use(grimoire: "Grimoire", payload: dict[str, Any]) -> str | None:
     return None
 
 
-def consolidate_detached(grimoire: "Grimoire", payload: dict[str, Any]) -> str | None:
+def consolidate_detached(grimoire: Grimoire, payload: dict[str, Any]) -> str | None:
     """Start `mem consolidate` on the transcript in its own session and
     return at once; a note when there is nothing to start."""
     given = payload.get("transcript_path")
     if not isinstance(given, str) or not given:
-        raise BadInput("the hook's JSON has no transcript_path", "Claude Code gives one to PreCompact and SessionEnd hooks")
+        raise BadInput(
+            "the hook's JSON has no transcript_path", "Claude Code gives one to PreCompact and SessionEnd hooks"
+        )
     from ..lifecycle.transcripts import agent_transcript
 
-    path = agent_transcript(given, grimoire.config.root)  # `mem consolidate` reads any file it is given: only a transcript of this project
+    # `mem consolidate` reads any file it is given: only a transcript of this project
+    path = agent_transcript(given, grimoire.config.root)
     try:
         info = path.stat()
     except OSError as exc:
-        raise BadInput(f"cannot read the transcript {given}: {exc.strerror}", "check the transcript_path Claude Code gave") from None
+        raise BadInput(
+            f"cannot read the transcript {given}: {exc.strerror}", "check the transcript_path Claude Code gave"
+        ) from None
     if not grimoire.config.settings.consolidate.command:
         return "no summarizer configured (memory_schema.consolidate.command): nothing consolidated"
     state = hashlib.sha256(f"{path.resolve()}\0{info.st_size}\0{info.st_mtime_ns}".encode()).hexdigest()[:16]
@@ -123,6 +135,12 @@ def consolidate_detached(grimoire: "Grimoire", payload: dict[str, Any]) -> str |
     with open(folder / f"consolidate-{state}.log", "ab") as log:
         log.write(f"$ {' '.join(command)}\n".encode())
         log.flush()
-        subprocess.Popen(command, cwd=grimoire.config.root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                         start_new_session=True)
+        subprocess.Popen(
+            command,
+            cwd=grimoire.config.root,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     return None

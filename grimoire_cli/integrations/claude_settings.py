@@ -72,8 +72,15 @@ class AgentResult:
     settings: str = str(SETTINGS)  # the settings file it worked on
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "changed": self.changed, "kept": self.kept, "notes": self.notes, "status": self.status,
-                "warnings": self.warnings, "settings": self.settings}
+        return {
+            "action": self.action,
+            "changed": self.changed,
+            "kept": self.kept,
+            "notes": self.notes,
+            "status": self.status,
+            "warnings": self.warnings,
+            "settings": self.settings,
+        }
 
 
 def mem_command() -> str:
@@ -99,15 +106,19 @@ def install(root: Path, local: bool = False) -> AgentResult:
     if mem != "mem" and local:
         result.notes.append(f"mem is not on PATH: the hooks call {mem}")
     elif mem != "mem":  # a path of this machine, in files every clone shares
-        result.warnings.append(f"mem is not on PATH: the shared {SETTINGS} and {MCP} call {mem}, which other clones lack "
-                               "(hint: put mem on PATH and install again, or keep it to this clone: "
-                               "`mem agent uninstall claude && mem agent install claude --local`)")
+        result.warnings.append(
+            f"mem is not on PATH: the shared {SETTINGS} and {MCP} call {mem}, which other clones lack "
+            "(hint: put mem on PATH and install again, or keep it to this clone: "
+            "`mem agent uninstall claude && mem agent install claude --local`)"
+        )
     settings = _load(root / where)
     had_empty_hooks = settings.get("hooks") == {}
     hooks = _hooks(settings, root / where)
     replaced = _remove_ours(hooks, runnable=False)
     if replaced:
-        result.notes.append(f"replaced {len(replaced)} hooks an older install wrote with the path unquoted (the shell could not run them)")
+        result.notes.append(
+            f"replaced {len(replaced)} hooks an older install wrote with the path unquoted (the shell could not run them)"
+        )
     for event, (word, matcher, timeout) in HOOKS.items():
         command = hook_command(mem, word)
         label = f"{event}: {command}"
@@ -125,8 +136,10 @@ def install(root: Path, local: bool = False) -> AgentResult:
             _write(root / where, settings)
             _remember_empty_hooks(root / where, had_empty_hooks)
             _ignore(root, where, result)
-        result.notes.append(f"{MCP} is shared: the MCP server is not added (for this clone only: "
-                            f"`claude mcp add --scope local {SERVER} -e MEM_AGENT=claude -- {shlex.quote(mem)} mcp`)")
+        result.notes.append(
+            f"{MCP} is shared: the MCP server is not added (for this clone only: "
+            f"`claude mcp add --scope local {SERVER} -e MEM_AGENT=claude -- {shlex.quote(mem)} mcp`)"
+        )
         return result
     servers = _servers(mcp := _load(root / MCP), root / MCP)
     if SERVER not in servers:
@@ -181,7 +194,9 @@ def status(root: Path, local: bool = False) -> AgentResult:
     settings = _load(root / where) if (root / where).exists() else {}
     hooks = _hooks(settings, root / where)
     for event, (word, _, _) in HOOKS.items():
-        runnable = {ours[1] for ours in map(_ours, _commands(hooks.get(event, []))) if ours is not None and ours[0] == word}
+        runnable = {
+            ours[1] for ours in map(_ours, _commands(hooks.get(event, []))) if ours is not None and ours[0] == word
+        }
         result.status[event] = "installed" if True in runnable else "broken" if runnable else "missing"
     if local:
         return result
@@ -219,8 +234,14 @@ def _remove_ours(hooks: dict[str, Any], runnable: bool | None = None) -> list[st
             inner = group.get("hooks") if isinstance(group, dict) else None
             if not isinstance(inner, list):
                 continue
-            ours = [h for h in inner if isinstance(h, dict) and isinstance(h.get("command"), str)
-                    and (found := _ours(h["command"])) is not None and runnable in (None, found[1])]
+            ours = [
+                h
+                for h in inner
+                if isinstance(h, dict)
+                and isinstance(h.get("command"), str)
+                and (found := _ours(h["command"])) is not None
+                and runnable in (None, found[1])
+            ]
             for hook in ours:
                 inner.remove(hook)
                 removed.append(f"{event}: {hook['command']}")
@@ -289,19 +310,30 @@ def _ignore(root: Path, path: Path, result: AgentResult) -> None:
         return
     ignore = root / ".gitignore"
     current = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
-    ignore.write_text(current + ("" if not current or current.endswith("\n") else "\n") + f"{path.as_posix()}\n", encoding="utf-8")
+    ignore.write_text(
+        current + ("" if not current or current.endswith("\n") else "\n") + f"{path.as_posix()}\n", encoding="utf-8"
+    )
     result.notes.append(f"added {path.as_posix()} to .gitignore")
 
 
 def _commands(groups: list[Any]) -> list[str]:
     """The commands of an event's hook groups, whatever else a group holds."""
-    return [h["command"] for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-            for h in g["hooks"] if isinstance(h, dict) and isinstance(h.get("command"), str)]
+    return [
+        h["command"]
+        for g in groups
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+        for h in g["hooks"]
+        if isinstance(h, dict) and isinstance(h.get("command"), str)
+    ]
 
 
 def _is_ours(server: Any) -> bool:
-    return (isinstance(server, dict) and isinstance(server.get("command"), str) and Path(server["command"]).name == "mem"
-            and server.get("args") == ["mcp"])
+    return (
+        isinstance(server, dict)
+        and isinstance(server.get("command"), str)
+        and Path(server["command"]).name == "mem"
+        and server.get("args") == ["mcp"]
+    )
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -311,29 +343,45 @@ def _load(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise Damaged(str(path), None, f"cannot read: {getattr(exc, 'strerror', None) or exc}", "fix or remove the file", "settings") from None
+        raise Damaged(
+            str(path),
+            None,
+            f"cannot read: {getattr(exc, 'strerror', None) or exc}",
+            "fix or remove the file",
+            "settings",
+        ) from None
     if not text.strip():
         return {}
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise Damaged(str(path), exc.lineno, f"not JSON ({exc.msg})", "fix the file; mem changes nothing until it is JSON", "settings") from None
+        raise Damaged(
+            str(path),
+            exc.lineno,
+            f"not JSON ({exc.msg})",
+            "fix the file; mem changes nothing until it is JSON",
+            "settings",
+        ) from None
     if not isinstance(value, dict):
-        raise Damaged(str(path), 1, "not a JSON object", "fix the file; mem changes nothing until it is an object", "settings")
+        raise Damaged(
+            str(path), 1, "not a JSON object", "fix the file; mem changes nothing until it is an object", "settings"
+        )
     return value
 
 
 def _hooks(settings: dict[str, Any], path: Path) -> dict[str, Any]:
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
-        raise Damaged(str(path), None, "\"hooks\" is not an object of lists, as Claude Code reads it", "fix the file", "settings")
+        raise Damaged(
+            str(path), None, '"hooks" is not an object of lists, as Claude Code reads it', "fix the file", "settings"
+        )
     return hooks
 
 
 def _servers(mcp: dict[str, Any], path: Path) -> dict[str, Any]:
     servers = mcp.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
-        raise Damaged(str(path), None, "\"mcpServers\" is not an object", "fix the file", "settings")
+        raise Damaged(str(path), None, '"mcpServers" is not an object', "fix the file", "settings")
     return servers
 
 

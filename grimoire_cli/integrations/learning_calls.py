@@ -13,27 +13,43 @@ if TYPE_CHECKING:
     from ..api import Grimoire
 
 
-@call("observe", "Record task executions in the local observation log (checked, secrets redacted): each record {task_id, goal?, "
-      "agent?, context?, outcome: success|failure, duration_ms?, steps: [{tool, params?, status: completed|failed, duration_ms?, "
-      "error?, retries?}], corrections?: [{field, original?, corrected}]}. "
-      "Tool memory, patterns and insights are computed from it.", required=("records",), additive=True,
-      records=typed("array", "The execution records.", items={"type": "object"}, minItems=1),
-      skip_invalid=boolean("Append the valid records and report the rest, instead of refusing all."))
-def observe(g: "Grimoire", records: list[dict[str, Any]], skip_invalid: bool = False) -> Any:
+@call(
+    "observe",
+    "Record task executions in the local observation log (checked, secrets redacted): each record {task_id, goal?, "
+    "agent?, context?, outcome: success|failure, duration_ms?, steps: [{tool, params?, status: completed|failed, duration_ms?, "
+    "error?, retries?}], corrections?: [{field, original?, corrected}]}. "
+    "Tool memory, patterns and insights are computed from it.",
+    required=("records",),
+    additive=True,
+    records=typed("array", "The execution records.", items={"type": "object"}, minItems=1),
+    skip_invalid=boolean("Append the valid records and report the rest, instead of refusing all."),
+)
+def observe(g: Grimoire, records: list[dict[str, Any]], skip_invalid: bool = False) -> Any:
     return g.observe(records, skip_invalid=skip_invalid).to_dict()
 
 
-@call("consolidate", "Save what a conversation taught: the project's configured summarizer (consolidate.command) extracts facts, "
-      "decisions, episodes, procedures and preferences; each is checked like save, and a summary entry lists them. Give the "
-      "transcript's text or its path (Claude Code JSONL, JSON/JSONL {role, content}, or plain text). Only the configured command "
-      "runs: a tool call cannot choose one.", open_world=True,
-      transcript=string("The conversation's text."),
-      path=string("The transcript file's path (instead of its text): inside the repository, or Claude Code's transcripts of this "
-                  "project (~/.claude/projects/…)."),
-      session_id=string("The session the memories come from (default: the transcript's)."),
-      dry_run=boolean("Say what would be saved; write nothing."))
-def consolidate(g: "Grimoire", transcript: str | None = None, path: str | None = None, session_id: str | None = None,
-                dry_run: bool = False) -> Any:
+@call(
+    "consolidate",
+    "Save what a conversation taught: the project's configured summarizer (consolidate.command) extracts facts, "
+    "decisions, episodes, procedures and preferences; each is checked like save, and a summary entry lists them. Give the "
+    "transcript's text or its path (Claude Code JSONL, JSON/JSONL {role, content}, or plain text). Only the configured command "
+    "runs: a tool call cannot choose one.",
+    open_world=True,
+    transcript=string("The conversation's text."),
+    path=string(
+        "The transcript file's path (instead of its text): inside the repository, or Claude Code's transcripts of this "
+        "project (~/.claude/projects/…)."
+    ),
+    session_id=string("The session the memories come from (default: the transcript's)."),
+    dry_run=boolean("Say what would be saved; write nothing."),
+)
+def consolidate(
+    g: Grimoire,
+    transcript: str | None = None,
+    path: str | None = None,
+    session_id: str | None = None,
+    dry_run: bool = False,
+) -> Any:
     if (transcript is None) == (path is None):
         raise BadInput("give the transcript's text or its path, one of them", "pass transcript or path")
     if path is not None:
@@ -44,58 +60,94 @@ def consolidate(g: "Grimoire", transcript: str | None = None, path: str | None =
             with open(agent_transcript(path, g.config.root), encoding="utf-8") as handle:
                 transcript = handle.read()
         except (OSError, UnicodeDecodeError) as exc:
-            raise BadInput(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "give a readable UTF-8 transcript") from None
+            raise BadInput(
+                f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "give a readable UTF-8 transcript"
+            ) from None
     return g.consolidate(transcript, session_id=session_id, dry_run=dry_run, where=path or "the transcript").to_dict()
 
 
-@call("tools", "Tool memory from the observation log: per tool its runs, success rate, durations, common errors with known "
-      "solutions, and the parameter values that work best.", read_only=True,
-      name=string("Only this tool."), context=string("Only runs in this context."))
-def tools(g: "Grimoire", name: str | None = None, context: str | None = None) -> Any:
+@call(
+    "tools",
+    "Tool memory from the observation log: per tool its runs, success rate, durations, common errors with known "
+    "solutions, and the parameter values that work best.",
+    read_only=True,
+    name=string("Only this tool."),
+    context=string("Only runs in this context."),
+)
+def tools(g: Grimoire, name: str | None = None, context: str | None = None) -> Any:
     return [memory.to_dict() for memory in g.tools(name, context=context)]
 
 
-@call("recommend", "Which tools to use for an action, ranked by how often they succeeded (in the context, when given), each "
-      "with the reason.", required=("action",), read_only=True,
-      action=search_text("What is to be done, in words (e.g. 'create shipment')."), context=search_text("Rank by success in this context."),
-      limit=integer("At most N tools (default 5)."))
-def recommend(g: "Grimoire", action: str, context: str | None = None, limit: int = 5) -> Any:
+@call(
+    "recommend",
+    "Which tools to use for an action, ranked by how often they succeeded (in the context, when given), each "
+    "with the reason.",
+    required=("action",),
+    read_only=True,
+    action=search_text("What is to be done, in words (e.g. 'create shipment')."),
+    context=search_text("Rank by success in this context."),
+    limit=integer("At most N tools (default 5)."),
+)
+def recommend(g: Grimoire, action: str, context: str | None = None, limit: int = 5) -> Any:
     return g.recommend(action, context=context, limit=limit).to_dict()
 
 
-@call("patterns", "Recurring patterns in the observation log: query patterns, plans and tool sequences, with usage and "
-      "reliability.", read_only=True,
-      type=string("Only this type.", enum=["query_pattern", "plan_pattern", "tool_sequence"]),
-      min_usage=integer("Only patterns of at least N tasks (default 1)."))
-def patterns(g: "Grimoire", type: str | None = None, min_usage: int = 1) -> Any:
+@call(
+    "patterns",
+    "Recurring patterns in the observation log: query patterns, plans and tool sequences, with usage and reliability.",
+    read_only=True,
+    type=string("Only this type.", enum=["query_pattern", "plan_pattern", "tool_sequence"]),
+    min_usage=integer("Only patterns of at least N tasks (default 1)."),
+)
+def patterns(g: Grimoire, type: str | None = None, min_usage: int = 1) -> Any:
     return [pattern.to_dict() for pattern in g.patterns(type, min_usage=min_usage)]
 
 
-@call("recall_all", "Patterns, tool memory, insights and preferences about a query, in one answer.", required=("query",),
-      read_only=True, query=search_text("What to recall, in words."),
-      types=strings("Some of patterns, tools, insights, preferences (default: all)."))
-def recall_all(g: "Grimoire", query: str, types: list[str] | None = None) -> Any:
+@call(
+    "recall_all",
+    "Patterns, tool memory, insights and preferences about a query, in one answer.",
+    required=("query",),
+    read_only=True,
+    query=search_text("What to recall, in words."),
+    types=strings("Some of patterns, tools, insights, preferences (default: all)."),
+)
+def recall_all(g: Grimoire, query: str, types: list[str] | None = None) -> Any:
     return g.recall_all(query, types=types)
 
 
-@call("learn", "Turn the observation log's evidence into insights (best practices, warnings, preferences): new ones are "
-      "written for review, changed ones supersede, ones whose evidence fell are archived in a commit.",
-      category=string("The insight category (default: the first)."), dry_run=boolean("Say what would be written; write nothing."))
-def learn(g: "Grimoire", category: str | None = None, dry_run: bool = False) -> Any:
+@call(
+    "learn",
+    "Turn the observation log's evidence into insights (best practices, warnings, preferences): new ones are "
+    "written for review, changed ones supersede, ones whose evidence fell are archived in a commit.",
+    category=string("The insight category (default: the first)."),
+    dry_run=boolean("Say what would be written; write nothing."),
+)
+def learn(g: Grimoire, category: str | None = None, dry_run: bool = False) -> Any:
     return g.learn(category=category, dry_run=dry_run).to_dict()
 
 
-@call("insights", "The active insights (best practices, warnings, preferences, rules) learned from executions, newest first.", read_only=True,
-      type=string("Only this type.", enum=["best_practice", "warning", "preference", "rule"]),
-      category=string("Only this insight category."))
-def insights(g: "Grimoire", type: str | None = None, category: str | None = None) -> Any:
+@call(
+    "insights",
+    "The active insights (best practices, warnings, preferences, rules) learned from executions, newest first.",
+    read_only=True,
+    type=string("Only this type.", enum=["best_practice", "warning", "preference", "rule"]),
+    category=string("Only this insight category."),
+)
+def insights(g: Grimoire, type: str | None = None, category: str | None = None) -> Any:
     return [entry.to_dict() for entry in g.insights(type=type, category=category)]
 
 
-@call("correct", "Record that a user corrected a value (field, what it should have been); enough consistent corrections "
-      "become a preference.", required=("field", "value"), additive=True,
-      field=string("What was corrected (e.g. carrier)."), value={"description": "What it should have been (any JSON value)."},
-      original={"description": "What it was."}, context=string("Where the correction applies."),
-      task_id=string("The task it corrects (default: a new id)."))
-def correct(g: "Grimoire", field: str, value: Any, **options: Any) -> Any:
+@call(
+    "correct",
+    "Record that a user corrected a value (field, what it should have been); enough consistent corrections "
+    "become a preference.",
+    required=("field", "value"),
+    additive=True,
+    field=string("What was corrected (e.g. carrier)."),
+    value={"description": "What it should have been (any JSON value)."},
+    original={"description": "What it was."},
+    context=string("Where the correction applies."),
+    task_id=string("The task it corrects (default: a new id)."),
+)
+def correct(g: Grimoire, field: str, value: Any, **options: Any) -> Any:
     return g.correct(field, value, **options).to_dict()

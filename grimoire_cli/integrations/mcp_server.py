@@ -20,8 +20,9 @@ import re
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from .. import __version__
@@ -45,7 +46,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 STOP_GRACE = 0.3  # seconds a call under way gets to finish before the process ends (a write takes milliseconds)
 
 
-def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
+def serve(grimoire_of: Callable[[], Grimoire]) -> None:
     """Serve MCP on stdin/stdout until the client closes the connection.
     `grimoire_of` opens the grimoire (`Opener` keeps it between requests
     while that is the same as opening it anew)."""
@@ -68,30 +69,49 @@ def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
         return await asyncio.wrap_future(call)
 
     async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=c.name, description=c.description, input_schema=c.schema, annotations=_annotations(types, c))
-            for c in CALLS.values()])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=c.name, description=c.description, input_schema=c.schema, annotations=_annotations(types, c)
+                )
+                for c in CALLS.values()
+            ]
+        )
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         try:
             value = await run(lambda: invoke(grimoire_of, params.name, params.arguments))
         except GrimoireError as exc:
             return _error(types, f"error: {exc}", exc.exit_code)
-        except Exception as exc:  # noqa: BLE001 - a bug of ours fails this call, not the session
+        except Exception as exc:
             traceback.print_exc(file=sys.stderr)
             return _error(types, f"error: internal error in {params.name}: {type(exc).__name__}: {exc}", None)
         # One line: a model reads it as well as indented JSON, for a third fewer tokens.
         return types.CallToolResult(content=[types.TextContent(text=json.dumps(value, ensure_ascii=False))])
 
     async def list_resources(ctx: Any, params: Any) -> Any:
-        return types.ListResourcesResult(resources=[types.Resource(
-            uri=CONTEXT_URI, name="context", mime_type="text/markdown",
-            description="The `## Active Memory` block (mem context); ?query=…&budget=…&recipe=… as the context tool takes.")])
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=CONTEXT_URI,
+                    name="context",
+                    mime_type="text/markdown",
+                    description="The `## Active Memory` block (mem context); ?query=…&budget=…&recipe=… as the context tool takes.",
+                )
+            ]
+        )
 
     async def list_templates(ctx: Any, params: Any) -> Any:
-        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
-            uri_template=ENTRY_TEMPLATE, name="entry", mime_type="application/json",
-            description="One memory by id, as the show tool returns it (mem show ID --json).")])
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=ENTRY_TEMPLATE,
+                    name="entry",
+                    mime_type="application/json",
+                    description="One memory by id, as the show tool returns it (mem show ID --json).",
+                )
+            ]
+        )
 
     async def read_resource(ctx: Any, params: Any) -> Any:
         uri = str(params.uri)
@@ -101,8 +121,16 @@ def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
             raise MCPError(types.INVALID_PARAMS, f"error: {exc}") from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)])
 
-    server = Server("grimoire", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool,
-                    on_list_resources=list_resources, on_list_resource_templates=list_templates, on_read_resource=read_resource)
+    server = Server(
+        "grimoire",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+    )
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -119,8 +147,12 @@ def serve(grimoire_of: Callable[[], "Grimoire"]) -> None:
 
 def _annotations(types: Any, call: Any) -> Any:
     hints = call.hints()
-    return types.ToolAnnotations(read_only_hint=hints["read_only"], destructive_hint=hints["destructive"],
-                                 idempotent_hint=hints["idempotent"], open_world_hint=hints["open_world"])
+    return types.ToolAnnotations(
+        read_only_hint=hints["read_only"],
+        destructive_hint=hints["destructive"],
+        idempotent_hint=hints["idempotent"],
+        open_world_hint=hints["open_world"],
+    )
 
 
 def _end_session(under_way: set[Future]) -> None:
@@ -143,11 +175,14 @@ def _end_session(under_way: set[Future]) -> None:
 
 def _error(types: Any, text: str, exit_code: int | None) -> Any:
     """A tool error: the one line `mem` would print, and its exit code in `_meta`."""
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True,
-                                meta={"exit_code": exit_code} if exit_code is not None else None)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        is_error=True,
+        meta={"exit_code": exit_code} if exit_code is not None else None,
+    )
 
 
-def read(grimoire_of: Callable[[], "Grimoire"], uri: str) -> tuple[str, str]:
+def read(grimoire_of: Callable[[], Grimoire], uri: str) -> tuple[str, str]:
     """A resource's text and MIME type: the context block, or one entry's JSON."""
     found = _ENTRY_URI.match(uri)
     if found:
@@ -165,4 +200,6 @@ def read(grimoire_of: Callable[[], "Grimoire"], uri: str) -> tuple[str, str]:
     budget = options.get("budget", "400")
     if not budget.isdigit() or int(budget) < 1:
         raise BadInput(f"bad budget {budget!r} in {uri}", "give a number of tokens, like budget=400")
-    return grimoire_of().context(options.get("query"), budget=int(budget), recipe=options.get("recipe")).text, "text/markdown"
+    return grimoire_of().context(
+        options.get("query"), budget=int(budget), recipe=options.get("recipe")
+    ).text, "text/markdown"

@@ -4,8 +4,9 @@ vocabulary the `*_calls` modules share. `calls` puts the table together."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..core.bounds import MAX_COUNT, MAX_TEXT
 from ..core.errors import BadInput
@@ -28,15 +29,29 @@ class Call:
     def hints(self) -> dict[str, bool]:
         """The MCP tool annotations' four hints. A write is destructive unless
         it says it only adds: the spec's default, the side a new call errs on."""
-        return {"read_only": self.read_only, "destructive": not (self.read_only or self.additive),
-                "idempotent": self.read_only or self.idempotent, "open_world": self.open_world}
+        return {
+            "read_only": self.read_only,
+            "destructive": not (self.read_only or self.additive),
+            "idempotent": self.read_only or self.idempotent,
+            "open_world": self.open_world,
+        }
 
 
 CALLS: dict[str, Call] = {}
 
 
-def call(name: str, description: str, /, *, required: tuple[str, ...] = (), read_only: bool = False, additive: bool = False,
-         idempotent: bool = False, open_world: bool = False, **properties: dict[str, Any]):
+def call(
+    name: str,
+    description: str,
+    /,
+    *,
+    required: tuple[str, ...] = (),
+    read_only: bool = False,
+    additive: bool = False,
+    idempotent: bool = False,
+    open_world: bool = False,
+    **properties: dict[str, Any],
+):
     """Register the decorated function as call `name`; `properties` are its
     arguments' schemas (keyword names = the function's parameters)."""
 
@@ -74,10 +89,14 @@ def boolean(description: str) -> dict[str, Any]:
 
 
 ID = string("A memory id, like MEM-20261123-004.")
-CATEGORY = string("A category of the grimoire's config (fact, decision, learning, error, preference, or one the project added).")
+CATEGORY = string(
+    "A category of the grimoire's config (fact, decision, learning, error, preference, or one the project added)."
+)
 CATEGORIES = strings("Only these categories.")
 TAGS = strings("Tags (all must match when filtering).")
-CONFIDENCE = typed("number", "0.0-1.0; defaults to the category's floor, and below the floor is refused.", minimum=0, maximum=1)
+CONFIDENCE = typed(
+    "number", "0.0-1.0; defaults to the category's floor, and below the floor is refused.", minimum=0, maximum=1
+)
 TTL = string("How long it holds: 'permanent', or like '30d', '12h', '10m'.")
 IMPORTANCE = integer("1-10 (default 5); decides what stays in the hot tier.", maximum=10)
 SINCE = string("Only those created since: 30d, 48h, 90m back, or an ISO date or time.")
@@ -95,7 +114,14 @@ def check_arguments(spec: Call, arguments: dict[str, Any]) -> None:
     error = best_match(Draft202012Validator(spec.schema).iter_errors(arguments))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
-        too_large = size_message(error.instance, error.schema) if error.validator in ("maxLength", "maxItems", "maxProperties") else None
+        too_large = (
+            size_message(error.instance, error.schema)
+            if error.validator in ("maxLength", "maxItems", "maxProperties")
+            else None
+        )
         message = too_large or " ".join(error.message.split())
         message = message if len(message) <= 160 else message[:157] + "..."
-        raise BadInput(f"bad arguments for {spec.name}: {where + ': ' if where else ''}{message}", f"see the {spec.name} tool's input schema")
+        raise BadInput(
+            f"bad arguments for {spec.name}: {where + ': ' if where else ''}{message}",
+            f"see the {spec.name} tool's input schema",
+        )

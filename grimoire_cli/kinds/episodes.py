@@ -36,14 +36,17 @@ def context_json(text: str) -> dict[str, Any]:
     try:
         value = json_value(text)
     except ValueError as exc:
-        raise BadInput(f"--context-json is not JSON ({exc.args[0]})", 'give an object, like \'{"table": "users", "rows": 120}\'') from None
+        raise BadInput(
+            f"--context-json is not JSON ({exc.args[0]})", 'give an object, like \'{"table": "users", "rows": 120}\''
+        ) from None
     if not isinstance(value, dict):
         raise BadInput("--context-json must be a JSON object", 'give an object, like \'{"table": "users"}\'')
     return value
 
 
-def fields_for(event: str, *, context: dict[str, Any] | None = None, learned: str | None = None,
-               outcome: str = "unknown") -> dict[str, Any]:
+def fields_for(
+    event: str, *, context: dict[str, Any] | None = None, learned: str | None = None, outcome: str = "unknown"
+) -> dict[str, Any]:
     """A new episode's fields (checked against kinds.schema.json when added)."""
     fields: dict[str, Any] = {"event": check_event(event), "outcome": check_outcome(outcome)}
     if learned is not None:
@@ -62,6 +65,8 @@ def content_of(fields: dict[str, Any]) -> str:
         line += f": {' '.join(fields['learned'].split())}"
     context = fields.get("context") or {}
     if context:
-        shown = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in context.items())
+        shown = ", ".join(
+            f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in context.items()
+        )
         line += f" [{shown[:_CONTEXT_SHOWN]}{'…' if len(shown) > _CONTEXT_SHOWN else ''}]"
     return line

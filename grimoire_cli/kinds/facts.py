@@ -54,7 +54,10 @@ def value_text(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise BadInput(f"the value is not JSON-able ({exc})", "remember text, numbers, booleans, null, lists or mappings with text keys") from None
+        raise BadInput(
+            f"the value is not JSON-able ({exc})",
+            "remember text, numbers, booleans, null, lists or mappings with text keys",
+        ) from None
 
 
 def value_of(entry: Entry) -> Any:
@@ -76,7 +79,10 @@ def fact_category(config: Config, name: str | None) -> Category:
     for candidate in DEFAULT_CATEGORIES:
         if candidate in config.categories:
             return config.categories[candidate]
-    raise BadInput("no category for facts (neither 'semantic' nor 'fact' is configured)", "name one with -c, or run `mem init --preset sabre`")
+    raise BadInput(
+        "no category for facts (neither 'semantic' nor 'fact' is configured)",
+        "name one with -c, or run `mem init --preset sabre`",
+    )
 
 
 def holder(store: Store, key: str, moment: datetime) -> Entry | None:
@@ -99,7 +105,9 @@ def recall(store: Store, key: str, moment: datetime) -> Entry:
 def facts(store: Store, pattern: str | None, categories: list[str], moment: datetime) -> list[Entry]:
     """Active keyed entries whose key matches the glob, by key."""
     chosen = Filter(at=moment.timestamp(), categories=categories, key_glob=check_pattern(pattern) if pattern else "*")
-    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, None), include_archive=False)
+    rowids = store.ask(
+        lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, None), include_archive=False
+    )
     loaded = store.load(rowids)
     return sorted((loaded[r] for r in rowids if r in loaded), key=lambda entry: entry.key or "")
 

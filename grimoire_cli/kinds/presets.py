@@ -21,6 +21,7 @@ from ..core.errors import BadInput, Damaged
 from ..storage import journal
 from ..storage.yamlio import parse_document
 
+
 class Preset(NamedTuple):
     """A comment line, the categories (name -> its flow mapping, a comment),
     and the settings (a block path under memory_schema, a key, its value as
@@ -31,51 +32,98 @@ class Preset(NamedTuple):
     settings: tuple[tuple[tuple[str, ...], str, str, str], ...] = ()
 
 
-_SUMMARY = ("{kind: summary, storage_file: summaries.yaml, ttl: permanent, confidence_required: 0.5}",
-            "what mem consolidate saved from a conversation")
+_SUMMARY = (
+    "{kind: summary, storage_file: summaries.yaml, ttl: permanent, confidence_required: 0.5}",
+    "what mem consolidate saved from a conversation",
+)
 PRESETS: dict[str, Preset] = {
-    "sabre": Preset("SABRE (mem init --preset sabre): a persona's memory; one scope per persona (mem --scope NAME)", {
-        "semantic": ("{storage_file: semantic.yaml, ttl: permanent, confidence_required: 0.5}",
-                     "keyed facts: mem remember / recall / facts"),
-        "episode": ("{kind: episode, storage_file: episodes.yaml, ttl: 180d, confidence_required: 0.5}",
-                    "what happened: event, context, what was learned"),
-        "procedure": ("{kind: procedure, storage_file: procedures.yaml, ttl: permanent, confidence_required: 0.7}",
-                      "runbooks: named steps with parameters; mem never runs a step"),
-        "task": ("{kind: task, storage_file: tasks.yaml, ttl: 30d, confidence_required: 0.5}",
-                 "prospective: mem task add / tasks / due; archived 30d after done"),
-        "summary": _SUMMARY,
-        "cache": ("{storage_file: cache.yaml, ttl: 1h, confidence_required: 0.5, tracked: false}",
-                  "short-lived values (g.cached): local, never committed"),
-    }),
-    "samaritan": Preset("Samaritan (mem init --preset samaritan): hot and long-term memory, summarize on reset", {
-        "summary": _SUMMARY,
-    }, (
-        (("tiers",), "enabled", "true", "mem context injects hot memories only (young, or importance >= 8)"),
-        (("context",), "order", "importance", "most important first"),
-        (("context",), "limit", "15", "at most 15 memories in the block"),
-        (("context",), "min_importance", "3", "none below importance 3 (after decay)"),
-    )),
-    "protea": Preset("Protea (mem init --preset protea): typed memories of a self-evolving agent", {
-        "observation": ("{storage_file: observations.yaml, ttl: 90d, confidence_required: 0.5}", "what a generation observed"),
-        "crash_log": ("{storage_file: crash_logs.yaml, ttl: 90d, confidence_required: 0.5}", "what crashed, and how"),
-        "reflection": ("{storage_file: reflections.yaml, ttl: permanent, confidence_required: 0.5}", "what the agent concluded"),
-        "directive": ("{storage_file: directives.yaml, ttl: permanent, confidence_required: 0.5}", "what the user asked for"),
-        "task": ("{storage_file: tasks.yaml, ttl: permanent, confidence_required: 0.5}",
-                 "records of finished user requests (User asked: ...; Result: ...); never compacted"),
-        "chat": ("{kind: chat, storage_file: chat.yaml, ttl: 10m, confidence_required: 0.5, tracked: false}",
-                 "conversation history: mem chat add / recent; local, gone after 10 minutes"),
-    }, (
-        (("context", "recipes"), "evolution",
-         "[{category: directive, limit: 1}, {category: crash_log, limit: 2}, {category: reflection, limit: 3}, "
-         "{category: observation, limit: 2, order: score}, {category: $task, limit: 2}]",
-         "mem context --recipe evolution: Protea's tiered retrieval"),
-        (("compaction", "categories"), "directive", "all", "mem compact never condenses directives"),
-        (("compaction", "categories"), "$task", "all", "nor task records"),
-    )),
-    "pms": Preset("Persistent Memory System (mem init --preset pms): learning from task executions (mem observe, tools, patterns, learn)", {
-        "insight": ("{kind: insight, storage_file: insights.yaml, ttl: permanent, confidence_required: 0.5}",
-                    "what mem learn concluded from the observation log: best practices, warnings, preferences"),
-    }),
+    "sabre": Preset(
+        "SABRE (mem init --preset sabre): a persona's memory; one scope per persona (mem --scope NAME)",
+        {
+            "semantic": (
+                "{storage_file: semantic.yaml, ttl: permanent, confidence_required: 0.5}",
+                "keyed facts: mem remember / recall / facts",
+            ),
+            "episode": (
+                "{kind: episode, storage_file: episodes.yaml, ttl: 180d, confidence_required: 0.5}",
+                "what happened: event, context, what was learned",
+            ),
+            "procedure": (
+                "{kind: procedure, storage_file: procedures.yaml, ttl: permanent, confidence_required: 0.7}",
+                "runbooks: named steps with parameters; mem never runs a step",
+            ),
+            "task": (
+                "{kind: task, storage_file: tasks.yaml, ttl: 30d, confidence_required: 0.5}",
+                "prospective: mem task add / tasks / due; archived 30d after done",
+            ),
+            "summary": _SUMMARY,
+            "cache": (
+                "{storage_file: cache.yaml, ttl: 1h, confidence_required: 0.5, tracked: false}",
+                "short-lived values (g.cached): local, never committed",
+            ),
+        },
+    ),
+    "samaritan": Preset(
+        "Samaritan (mem init --preset samaritan): hot and long-term memory, summarize on reset",
+        {
+            "summary": _SUMMARY,
+        },
+        (
+            (("tiers",), "enabled", "true", "mem context injects hot memories only (young, or importance >= 8)"),
+            (("context",), "order", "importance", "most important first"),
+            (("context",), "limit", "15", "at most 15 memories in the block"),
+            (("context",), "min_importance", "3", "none below importance 3 (after decay)"),
+        ),
+    ),
+    "protea": Preset(
+        "Protea (mem init --preset protea): typed memories of a self-evolving agent",
+        {
+            "observation": (
+                "{storage_file: observations.yaml, ttl: 90d, confidence_required: 0.5}",
+                "what a generation observed",
+            ),
+            "crash_log": (
+                "{storage_file: crash_logs.yaml, ttl: 90d, confidence_required: 0.5}",
+                "what crashed, and how",
+            ),
+            "reflection": (
+                "{storage_file: reflections.yaml, ttl: permanent, confidence_required: 0.5}",
+                "what the agent concluded",
+            ),
+            "directive": (
+                "{storage_file: directives.yaml, ttl: permanent, confidence_required: 0.5}",
+                "what the user asked for",
+            ),
+            "task": (
+                "{storage_file: tasks.yaml, ttl: permanent, confidence_required: 0.5}",
+                "records of finished user requests (User asked: ...; Result: ...); never compacted",
+            ),
+            "chat": (
+                "{kind: chat, storage_file: chat.yaml, ttl: 10m, confidence_required: 0.5, tracked: false}",
+                "conversation history: mem chat add / recent; local, gone after 10 minutes",
+            ),
+        },
+        (
+            (
+                ("context", "recipes"),
+                "evolution",
+                "[{category: directive, limit: 1}, {category: crash_log, limit: 2}, {category: reflection, limit: 3}, "
+                "{category: observation, limit: 2, order: score}, {category: $task, limit: 2}]",
+                "mem context --recipe evolution: Protea's tiered retrieval",
+            ),
+            (("compaction", "categories"), "directive", "all", "mem compact never condenses directives"),
+            (("compaction", "categories"), "$task", "all", "nor task records"),
+        ),
+    ),
+    "pms": Preset(
+        "Persistent Memory System (mem init --preset pms): learning from task executions (mem observe, tools, patterns, learn)",
+        {
+            "insight": (
+                "{kind: insight, storage_file: insights.yaml, ttl: permanent, confidence_required: 0.5}",
+                "what mem learn concluded from the observation log: best practices, warnings, preferences",
+            ),
+        },
+    ),
 }
 # `task` is SABRE's prospective tasks (kind task) and Protea's records of finished
 # user requests (plain entries). In one config, whichever preset came first keeps
@@ -83,10 +131,18 @@ PRESETS: dict[str, Preset] = {
 # system's own calls go on working (SABRE's task commands find their category by
 # kind; Protea writes `-c task`). The other's gets its own name and file.
 _TASKS = {  # preset: its task's kind, what its tasks are, and the name and spec they get when `task` is another's
-    "sabre": ("task", "SABRE's prospective tasks (kind task)", "prospective_task",
-              "{kind: task, storage_file: prospective_tasks.yaml, ttl: 30d, confidence_required: 0.5}"),
-    "protea": ("note", "Protea's records of finished user requests", "user_task",
-               "{storage_file: user_tasks.yaml, ttl: permanent, confidence_required: 0.5}"),
+    "sabre": (
+        "task",
+        "SABRE's prospective tasks (kind task)",
+        "prospective_task",
+        "{kind: task, storage_file: prospective_tasks.yaml, ttl: 30d, confidence_required: 0.5}",
+    ),
+    "protea": (
+        "note",
+        "Protea's records of finished user requests",
+        "user_task",
+        "{storage_file: user_tasks.yaml, ttl: permanent, confidence_required: 0.5}",
+    ),
 }
 _KEY_LINE = re.compile(r"^(\s*)([A-Za-z_][\w-]*):(?:\s*(#.*)?)?$")
 
@@ -118,7 +174,10 @@ def add_preset(config_path: Path, name: str) -> tuple[list[str], list[str], list
     if missing:
         lines = [f"# {preset.title}"] + [f"{c}: {categories[c][0]}  # {categories[c][1]}" for c in missing]
         if present is None:  # the defaults were implied: a categories block must name them
-            lines = [f"{name}: {{{', '.join(f'{k}: {v}' for k, v in spec.items())}}}" for name, spec in DEFAULT_CATEGORIES.items()] + lines
+            lines = [
+                f"{name}: {{{', '.join(f'{k}: {v}' for k, v in spec.items())}}}"
+                for name, spec in DEFAULT_CATEGORIES.items()
+            ] + lines
         new = _insert(new, lines, present is None, config_path)
     added = []
     for path, key, value, comment in preset.settings:
@@ -128,12 +187,15 @@ def add_preset(config_path: Path, name: str) -> tuple[list[str], list[str], list
             added.append(".".join((*path, key)))
     if new == text:
         return [], [], notes
-    build_config(parse_document(new, str(config_path))[0], config_path.parent, config_path)  # refuses what would not load
+    # Refuses what would not load
+    build_config(parse_document(new, str(config_path))[0], config_path.parent, config_path)
     journal.write_atomic(config_path, new.encode("utf-8"))
     return missing, added, notes
 
 
-def _categories(name: str, preset: Preset, present: dict[str, Any]) -> tuple[dict[str, tuple[str, str]], str, list[str]]:
+def _categories(
+    name: str, preset: Preset, present: dict[str, Any]
+) -> tuple[dict[str, tuple[str, str]], str, list[str]]:
     """The preset's categories as this config gets them, the name its `task`
     category has here, and a note saying why when that is not `task`."""
     if "task" not in preset.categories or "task" not in present:
@@ -143,7 +205,10 @@ def _categories(name: str, preset: Preset, present: dict[str, Any]) -> tuple[dic
     if theirs == kind:
         return preset.categories, "task", []
     held = next((w for k, w, _, _ in _TASKS.values() if k == theirs), f"a category of kind {theirs}")
-    categories = {(other if c == "task" else c): ((spec, line[1]) if c == "task" else line) for c, line in preset.categories.items()}
+    categories = {
+        (other if c == "task" else c): ((spec, line[1]) if c == "task" else line)
+        for c, line in preset.categories.items()
+    }
     return categories, other, [f"{what}: the category {other}, because task already holds {held}"]
 
 
@@ -161,8 +226,10 @@ def _schema_block(text: str, where: Path) -> tuple[list[str], int, int]:
     rows = text.split("\n")
     found = _block(rows, 0, len(rows), "memory_schema", "")
     if found is None and any(row.startswith("memory_schema:") for row in rows):
-        raise BadInput(f"cannot add to memory_schema in {where.name}: it is not written as a block",
-                       "write memory_schema one key per line, then run this again")
+        raise BadInput(
+            f"cannot add to memory_schema in {where.name}: it is not written as a block",
+            "write memory_schema one key per line, then run this again",
+        )
     if found is None:
         rows = (text + ("" if text.endswith("\n") or not text else "\n") + "memory_schema:\n").split("\n")
         found = _block(rows, 0, len(rows), "memory_schema", "")
@@ -176,9 +243,11 @@ def _add_setting(text: str, path: tuple[str, ...], line: str, where: Path) -> st
     for depth, key in enumerate(path):
         found = _block(rows, start + 1, end, key, indent)
         if found is None:
-            if any(re.match(rf"^{re.escape(indent)}{re.escape(key)}:", row) for row in rows[start + 1:end]):
-                raise BadInput(f"cannot add to memory_schema.{'.'.join(path[:depth + 1])} in {where.name}: it is not written as a block",
-                               "write it one key per line, then run this again")
+            if any(re.match(rf"^{re.escape(indent)}{re.escape(key)}:", row) for row in rows[start + 1 : end]):
+                raise BadInput(
+                    f"cannot add to memory_schema.{'.'.join(path[: depth + 1])} in {where.name}: it is not written as a block",
+                    "write it one key per line, then run this again",
+                )
             last = _last_line(rows, start, end)
             rows[last:last] = [f"{indent}{key}:"]
             start, end = last, last + 1
@@ -204,12 +273,14 @@ def _insert(text: str, lines: list[str], new_block: bool, where: Path) -> str:
     rows, start, end = _schema_block(text, where)
     child = _child_indent(rows, start, end, "  ")
     if new_block:
-        rows[start + 1:start + 1] = [f"{child}categories:", *(child + "  " + line for line in lines)]
+        rows[start + 1 : start + 1] = [f"{child}categories:", *(child + "  " + line for line in lines)]
         return "\n".join(rows)
     found = _block(rows, start + 1, end, "categories", child)
     if found is None:
-        raise BadInput(f"cannot add to memory_schema.categories in {where.name}: it is not written as a block",
-                       f"write each category on its own line under `categories:`, then run this again (see {CONFIG_NAME} of `mem init`)")
+        raise BadInput(
+            f"cannot add to memory_schema.categories in {where.name}: it is not written as a block",
+            f"write each category on its own line under `categories:`, then run this again (see {CONFIG_NAME} of `mem init`)",
+        )
     cat_start, cat_end = found
     grand = _child_indent(rows, cat_start, cat_end, child + "  ")
     last = _last_line(rows, cat_start, cat_end)
@@ -234,7 +305,7 @@ def _block(rows: list[str], start: int, end: int, key: str, indent: str) -> tupl
 
 
 def _child_indent(rows: list[str], start: int, end: int, default: str) -> str:
-    for line in rows[start + 1:end]:
+    for line in rows[start + 1 : end]:
         if line.strip() and not line.lstrip().startswith("#"):
             return line[: len(line) - len(line.lstrip())]
     return default

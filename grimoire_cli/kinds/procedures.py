@@ -47,15 +47,24 @@ def parse(text: str, where: str) -> dict[str, Any]:
         raise BadInput(f"{where}:{exc.line}: {exc.problem}", "fix the procedure file (YAML or JSON)") from None
     example = "a mapping with name and steps: a list of {name, run?, description?, condition?}"
     if not isinstance(data, dict):
-        raise BadInput(f"{where}: a procedure is {example}, not {type(data).__name__ if data is not None else 'empty'}",
-                       "see `mem procedure add --help`")
+        raise BadInput(
+            f"{where}: a procedure is {example}, not {type(data).__name__ if data is not None else 'empty'}",
+            "see `mem procedure add --help`",
+        )
     unknown = sorted(str(k) for k in data if k not in FIELDS)
     if unknown:
-        raise BadInput(f"{where}: unknown field {', '.join(unknown)} in a procedure", f"a procedure has {', '.join(FIELDS)}")
+        raise BadInput(
+            f"{where}: unknown field {', '.join(unknown)} in a procedure", f"a procedure has {', '.join(FIELDS)}"
+        )
     if not isinstance(data.get("name"), str) or not _SLUG.match(data["name"]):
-        raise BadInput(f"{where}: a procedure needs a name that is a lowercase slug, like deploy-service", "add name: deploy-service")
+        raise BadInput(
+            f"{where}: a procedure needs a name that is a lowercase slug, like deploy-service",
+            "add name: deploy-service",
+        )
     if "description" in data and (not isinstance(data["description"], str) or not data["description"].strip()):
-        raise BadInput(f"{where}: description is not text", "give one line saying what the procedure is for, or leave it out")
+        raise BadInput(
+            f"{where}: description is not text", "give one line saying what the procedure is for, or leave it out"
+        )
     tags = data.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise BadInput(f"{where}: tags is not a list of words", "write tags: [deploy, api]")
@@ -71,7 +80,9 @@ def parse(text: str, where: str) -> dict[str, Any]:
             raise BadInput(f"{where}: step {number} is not a step with a name", f"give {example}")
         extra = sorted(str(k) for k in step if k not in STEP_FIELDS)
         if extra:
-            raise BadInput(f"{where}: step {number} has unknown field {', '.join(extra)}", f"a step has {', '.join(STEP_FIELDS)}")
+            raise BadInput(
+                f"{where}: step {number} has unknown field {', '.join(extra)}", f"a step has {', '.join(STEP_FIELDS)}"
+            )
         for field in STEP_FIELDS:
             if field in step and not isinstance(step[field], str):
                 raise BadInput(f"{where}: step {number}'s {field} is not text", "quote it")
@@ -98,7 +109,9 @@ def uses(steps: list[dict[str, Any]], description: str | None = None) -> list[st
 
 def content_of(fields: dict[str, Any]) -> str:
     """The procedure as a line: `name: description. Steps: 1. ...; 2. ...`."""
-    head = f"{fields['name']}: {' '.join(fields['description'].split())}" if fields.get("description") else fields["name"]
+    head = (
+        f"{fields['name']}: {' '.join(fields['description'].split())}" if fields.get("description") else fields["name"]
+    )
     steps = "; ".join(f"{n}. {' '.join(step['name'].split())}" for n, step in enumerate(fields["steps"], 1))
     if len(steps) > _CONTENT_STEPS:
         steps = steps[:_CONTENT_STEPS] + "…"
@@ -133,8 +146,14 @@ class Checklist(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         data = self.entry.data
-        return {"id": self.entry.id, "name": data.get("name"), "description": self.description, "params": self.params,
-                "steps": self.steps, "effectiveness": data.get("effectiveness")}
+        return {
+            "id": self.entry.id,
+            "name": data.get("name"),
+            "description": self.description,
+            "params": self.params,
+            "steps": self.steps,
+            "effectiveness": data.get("effectiveness"),
+        }
 
     def lines(self) -> list[str]:
         """The numbered checklist as text (mem executes none of it)."""
@@ -145,8 +164,12 @@ class Checklist(NamedTuple):
         if self.description:
             out.append(self.description)
         if self.unfilled:
-            out.append("template: fill " + ", ".join("{" + name + "}" for name in self.unfilled) + " with "
-                       + " ".join(f"--param {name}=VALUE" for name in self.unfilled))
+            out.append(
+                "template: fill "
+                + ", ".join("{" + name + "}" for name in self.unfilled)
+                + " with "
+                + " ".join(f"--param {name}=VALUE" for name in self.unfilled)
+            )
         for number, step in enumerate(self.steps, 1):
             out.append(f"{number}. [ ] {step['name']}")
             if step.get("condition"):
@@ -167,12 +190,17 @@ def checklist(entry: Entry, params: dict[str, str], template: bool = False) -> C
     unknown = sorted(set(params) - set(declared))
     if unknown:
         takes = ", ".join(declared) or "no params"
-        raise BadInput(f"{entry.data.get('name')} does not take {', '.join(unknown)} (it takes {takes})", "drop those --param options")
+        raise BadInput(
+            f"{entry.data.get('name')} does not take {', '.join(unknown)} (it takes {takes})",
+            "drop those --param options",
+        )
     needed = [name for name in uses(steps, description) if name in declared]
     missing = [name for name in needed if name not in params]
     if missing and not template:
-        raise BadInput(f"missing param{'s' if len(missing) > 1 else ''} {', '.join('{' + m + '}' for m in missing)} for {entry.data.get('name')}",
-                       "give " + " ".join(f"--param {m}=VALUE" for m in missing) + ", or see it as written with --template")
+        raise BadInput(
+            f"missing param{'s' if len(missing) > 1 else ''} {', '.join('{' + m + '}' for m in missing)} for {entry.data.get('name')}",
+            "give " + " ".join(f"--param {m}=VALUE" for m in missing) + ", or see it as written with --template",
+        )
 
     def fill(text: str) -> str:
         return _PARAM.sub(lambda m: params[m[1]] if m[1] in params else m[0], text)

@@ -41,14 +41,25 @@ def due_time(text: str, moment: datetime) -> str:
     try:
         when = parse_time(text)
     except BadInput:
-        raise BadInput(f"cannot read --due {text!r}", "give +30m, +1h, +2d or a time like 2026-12-01T09:00:00Z") from None
+        raise BadInput(
+            f"cannot read --due {text!r}", "give +30m, +1h, +2d or a time like 2026-12-01T09:00:00Z"
+        ) from None
     if when <= moment:
-        raise BadInput(f"--due {text} is not in the future (now is {iso(moment)})", "give a later time, or +1h from now")
+        raise BadInput(
+            f"--due {text} is not in the future (now is {iso(moment)})", "give a later time, or +1h from now"
+        )
     return iso(when)
 
 
-def fields_for(text: str, moment: datetime, *, due: str | None = None, on: str | None = None, next_session: bool = False,
-               context: dict[str, Any] | None = None) -> dict[str, Any]:
+def fields_for(
+    text: str,
+    moment: datetime,
+    *,
+    due: str | None = None,
+    on: str | None = None,
+    next_session: bool = False,
+    context: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A new task's fields, from exactly one trigger."""
     if (due is not None) + (on is not None) + bool(next_session) != 1:
         raise BadInput("a task needs exactly one trigger", "give one of --due +1h|ISO, --on EVENT, --next-session")
@@ -81,7 +92,7 @@ def is_due(entry: Entry, moment: datetime) -> bool:
 def due_at(entry: Entry) -> str | None:
     """When a task is due: its `due_at`, else the time of a `time:` trigger."""
     trigger = str(entry.data.get("trigger", ""))
-    return entry.data.get("due_at") or (trigger[len("time:"):] if trigger.startswith("time:") else None)
+    return entry.data.get("due_at") or (trigger[len("time:") :] if trigger.startswith("time:") else None)
 
 
 def _order(entry: Entry, moment: datetime) -> tuple:
@@ -98,7 +109,9 @@ def task_rows(store: Store, moment: datetime, *, every: bool = False) -> list[tu
         return []
     states = ("active", "expired") if every else ("active",)
     chosen = Filter(at=moment.timestamp(), states=states, categories=names)
-    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, None), include_archive=False)
+    rowids = store.ask(
+        lambda catalog, paths: catalog.ordered(paths, chosen, Order.INDEXED, None), include_archive=False
+    )
     loaded = store.load(rowids)
     found = [(r, loaded[r]) for r in rowids if r in loaded and (every or loaded[r].data.get("status") == "pending")]
     return sorted(found, key=lambda row: _order(row[1], moment))
@@ -120,7 +133,10 @@ def due(store: Store, moment: datetime) -> list[Entry]:
 def ended(entry: Entry, status: str, moment: datetime) -> dict[str, Any]:
     """The task's data once done or cancelled: it now expires `ttl` later."""
     if entry.data.get("status") != "pending":
-        raise BadInput(f"{entry.id} is not pending (it is {entry.data.get('status')})", "only a pending task can be done or cancelled")
+        raise BadInput(
+            f"{entry.id} is not pending (it is {entry.data.get('status')})",
+            "only a pending task can be done or cancelled",
+        )
     new = dict(entry.data)
     new["status"] = status
     new["done_at"] = iso(moment)
@@ -144,6 +160,10 @@ def fired(entries: list[Entry], event: str, moment: datetime) -> dict[str, dict[
     """New data of the pending tasks waiting for `event`: due now."""
     out = {}
     for entry in entries:
-        if entry.data.get("status") == "pending" and entry.data.get("trigger") == f"event:{event}" and "due_at" not in entry.data:
+        if (
+            entry.data.get("status") == "pending"
+            and entry.data.get("trigger") == f"event:{event}"
+            and "due_at" not in entry.data
+        ):
             out[entry.id] = {**entry.data, "due_at": iso(moment)}
     return out

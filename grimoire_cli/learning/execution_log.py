@@ -17,16 +17,18 @@ are both `create_shipment_for_facility_*`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
 import re
+from collections.abc import Callable
 from json.encoder import encode_basestring as _json_text  # type: ignore[attr-defined]
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .observations import log_path
 from ..storage.catalog.executions import Batch, Step, Task
 from ..storage.store import Store
+from .observations import log_path
 
 if TYPE_CHECKING:
     from ..storage.catalog.catalog import Catalog
@@ -42,7 +44,8 @@ _SHAPES = (
     (re.compile(r"(?<![A-Za-z_])\d+(\.\d+)?"), "<n>"),
 )
 _EMAIL = _SHAPES[0][0]
-_REDACTED = re.compile(r"\[redacted: [^\]]*\]")  # what the guard left of a secret or an address: a value, as a number is
+# What the guard left of a secret or an address: a value, as a number is
+_REDACTED = re.compile(r"\[redacted: [^\]]*\]")
 _HAS_DIGIT = re.compile(r"\S*\d\S*")  # a whitespace-separated token holding a digit: a number, a code
 _TOKEN = re.compile(r"\*|[^\W_]+")
 _STARS = re.compile(r"\*(?:_\*)+")
@@ -72,7 +75,9 @@ def plan_of(tools: list[str]) -> list[str]:
 
 
 def _number(value: Any, most: float) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= most else None
+    return (
+        float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= most else None
+    )
 
 
 def _scalar(value: Any) -> str | None:
@@ -81,7 +86,7 @@ def _scalar(value: Any) -> str | None:
         return _json_text(value) if len(value) <= 60 else None
     if value is True or value is False:
         return "true" if value else "false"
-    if isinstance(value, int) or isinstance(value, float) and math.isfinite(value):
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
         return repr(value)  # what json.dumps writes for them, without its overhead (this runs for every parameter)
     return None
 
@@ -95,7 +100,7 @@ def _utc(text: Any) -> str | None:
         return text
     try:
         return iso(parse_time(text))
-    except Exception:  # noqa: BLE001 - a line mem did not write: no time
+    except Exception:
         return None
 
 
@@ -108,12 +113,24 @@ def task_of(record: dict[str, Any]) -> Task:
         error = step.get("error") if isinstance(step.get("error"), str) and step["error"].strip() else None
         ok = int(step["status"] == "completed")
         retries = step.get("retries")
-        retries = retries if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries <= 10 ** 6 else 0
+        retries = retries if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries <= 10**6 else 0
         # The error of a failed step: one a completed step mentions did not make it fail.
         shape = normalise_error(error) if error and not ok else None
         params = step.get("params") if isinstance(step.get("params"), dict) else {}
-        scalars = tuple((str(name)[:100], text) for name, value in params.items() if (text := _scalar(value)) is not None)
-        steps.append(Step(str(step["tool"]), ok, _number(step.get("duration_ms"), 1e12), retries, shape, error[:300] if shape else None, scalars))
+        scalars = tuple(
+            (str(name)[:100], text) for name, value in params.items() if (text := _scalar(value)) is not None
+        )
+        steps.append(
+            Step(
+                str(step["tool"]),
+                ok,
+                _number(step.get("duration_ms"), 1e12),
+                retries,
+                shape,
+                error[:300] if shape else None,
+                scalars,
+            )
+        )
     patterns: list[tuple[str, str]] = []
     query = query_pattern(record["goal"]) if isinstance(record.get("goal"), str) else None
     if steps:
@@ -121,28 +138,41 @@ def task_of(record: dict[str, Any]) -> Task:
             patterns.append(("query_pattern", query))
         plan = plan_of([step.tool for step in steps])
         patterns.append(("plan_pattern", ARROW.join(plan)[:MAX_PATTERN]))
-        patterns.extend(("tool_sequence", f"{a}{ARROW}{b}"[:MAX_PATTERN]) for a, b in dict.fromkeys(zip(plan, plan[1:])))
+        patterns.extend(
+            ("tool_sequence", f"{a}{ARROW}{b}"[:MAX_PATTERN]) for a, b in dict.fromkeys(itertools.pairwise(plan))
+        )
     # One task correcting a field to one value is one piece of evidence, however often its record says so.
     corrected: dict[tuple[str, str], str] = {}
     for c in record.get("corrections") or ():
         if isinstance(c, dict) and "field" in c and "corrected" in c:
-            corrected[str(c["field"]), json.dumps(c["corrected"], ensure_ascii=False, sort_keys=True)] = \
-                json.dumps(c.get("original"), ensure_ascii=False, sort_keys=True)
+            corrected[str(c["field"]), json.dumps(c["corrected"], ensure_ascii=False, sort_keys=True)] = json.dumps(
+                c.get("original"), ensure_ascii=False, sort_keys=True
+            )
     corrections = tuple((field, original, value) for (field, value), original in corrected.items())
-    return Task(str(record["task_id"]), context, int(record.get("outcome") == "success"), _number(record.get("duration_ms"), 1e12),
-                _utc(record.get("started_at")), steps, tuple(patterns), query if steps else None, corrections)
+    return Task(
+        str(record["task_id"]),
+        context,
+        int(record.get("outcome") == "success"),
+        _number(record.get("duration_ms"), 1e12),
+        _utc(record.get("started_at")),
+        steps,
+        tuple(patterns),
+        query if steps else None,
+        corrections,
+    )
 
 
-def derived(store: Store, work: "Callable[[Catalog], T]") -> T:
+def derived(store: Store, work: Callable[[Catalog], T]) -> T:
     """`work(catalog)` on tables brought up to the log first: every read of what the log says goes through here."""
-    def read(catalog: "Catalog") -> T:
+
+    def read(catalog: Catalog) -> T:
         sync(store, catalog)
         return work(catalog)
 
     return store.derived(read)
 
 
-def sync(store: Store, catalog: "Catalog") -> None:
+def sync(store: Store, catalog: Catalog) -> None:
     """Bring the catalog's derived tables up to the log: only the lines it gained."""
     path = log_path(store)
     try:
@@ -165,8 +195,10 @@ def sync(store: Store, catalog: "Catalog") -> None:
     except OSError as exc:
         from ..core.errors import BadInput
 
-        raise BadInput(f"cannot read the observation log {path}: {exc.strerror or exc}",
-                       "make it a readable file, or move it away to start a new log") from None
+        raise BadInput(
+            f"cannot read the observation log {path}: {exc.strerror or exc}",
+            "make it a readable file, or move it away to start a new log",
+        ) from None
     end = data.rfind(b"\n") + 1  # whole lines only: an append may be under way
     batch = Batch()
     for line in data[:end].split(b"\n"):
@@ -174,7 +206,7 @@ def sync(store: Store, catalog: "Catalog") -> None:
             continue
         try:
             task = task_of(json.loads(line))
-        except Exception:  # noqa: BLE001 - a line mem did not write (a half line a crash left, a hand edit): not a record
+        except Exception:
             continue
         batch.add(task)
     # Read again with no whole line (emptied, or cut to a half line): what was kept goes all the same.

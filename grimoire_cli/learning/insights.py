@@ -34,11 +34,11 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .execution_log import ARROW, derived
-from .patterns import Pattern
 from ..memory.request import Request
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
+from .execution_log import ARROW, derived
+from .patterns import Pattern
 from .tools import evidence_of, known_solutions
 
 if TYPE_CHECKING:
@@ -76,10 +76,15 @@ def _percent(share: float) -> str:
     return f"{round(100 * share)}%"
 
 
-def _best_practices(rows: "list[PatternRow]", rules: "Learning") -> list[Insight]:
+def _best_practices(rows: list[PatternRow], rules: Learning) -> list[Insight]:
     # A plan of one tool is that tool's success rate, which tool memory gives (and a hook's one-step records would make one of every tool).
-    good = [p for p in map(Pattern, rows) if p.success_rate > rules.min_success and p.evidence
-            and not (p.type == "plan_pattern" and ARROW not in p.pattern)]
+    good = [
+        p
+        for p in map(Pattern, rows)
+        if p.success_rate > rules.min_success
+        and p.evidence
+        and not (p.type == "plan_pattern" and ARROW not in p.pattern)
+    ]
     # A two-tool plan is also its one tool sequence: said once, as the plan.
     plans = {p.pattern for p in good if p.type == "plan_pattern"}
     out = []
@@ -87,38 +92,65 @@ def _best_practices(rows: "list[PatternRow]", rules: "Learning") -> list[Insight
         if pattern.type == "tool_sequence" and pattern.pattern in plans:
             continue
         rate = _percent(pattern.success_rate)
-        text = {"query_pattern": f"Tasks like {pattern.pattern} succeed {rate} of the time: reuse how they were done.",
-                "plan_pattern": f"The plan {pattern.pattern} succeeds {rate} of the time: prefer it.",
-                "tool_sequence": f"Running {pattern.pattern} in that order succeeds {rate} of the time."}[pattern.type]
-        out.append(Insight(rule_id("bp-", pattern.type, pattern.pattern), "best_practice", f"{pattern.type}: {pattern.pattern}"[:500],
-                           text, f"best practice: {pattern.pattern} ({rate})"[:200], round(pattern.success_rate, 2), pattern.evidence,
-                           ["best-practice"]))
+        text = {
+            "query_pattern": f"Tasks like {pattern.pattern} succeed {rate} of the time: reuse how they were done.",
+            "plan_pattern": f"The plan {pattern.pattern} succeeds {rate} of the time: prefer it.",
+            "tool_sequence": f"Running {pattern.pattern} in that order succeeds {rate} of the time.",
+        }[pattern.type]
+        out.append(
+            Insight(
+                rule_id("bp-", pattern.type, pattern.pattern),
+                "best_practice",
+                f"{pattern.type}: {pattern.pattern}"[:500],
+                text,
+                f"best practice: {pattern.pattern} ({rate})"[:200],
+                round(pattern.success_rate, 2),
+                pattern.evidence,
+                ["best-practice"],
+            )
+        )
     return out
 
 
-def _warnings(store: Store, catalog: Any, rules: "Learning") -> list[Insight]:
+def _warnings(store: Store, catalog: Any, rules: Learning) -> list[Insight]:
     from ..core.model import tool_tag
 
     runs = {row[0]: row[1] for row in catalog.tool_rows(None, None)}
-    found = [(row.tool, row.error, row.count, row.evidence) for row in catalog.error_rows()
-             if runs.get(row.tool) and row.count / runs[row.tool] > rules.error_share]
+    found = [
+        (row.tool, row.error, row.count, row.evidence)
+        for row in catalog.error_rows()
+        if runs.get(row.tool) and row.count / runs[row.tool] > rules.error_share
+    ]
     solutions = known_solutions(store, sorted({tool for tool, *_ in found}))
     out = []
     for tool, error, count, evidence in found:
         rate = _percent(count / runs[tool])
         known = solutions.get(tool, [])
-        advice = ("Known solution: " + "; ".join(f"{s['id']}: {s['summary']}" for s in known[:3]) if known
-                  else "No known solution yet: record one as an error memory tagged with the tool.")
+        advice = (
+            "Known solution: " + "; ".join(f"{s['id']}: {s['summary']}" for s in known[:3])
+            if known
+            else "No known solution yet: record one as an error memory tagged with the tool."
+        )
         try:
             tags = ["warning", tool_tag(tool)]
-        except Exception:  # noqa: BLE001 - a tool name no tag can hold
+        except Exception:
             tags = ["warning"]
-        out.append(Insight(rule_id("warn-", tool, error), "warning", tool[:500], f"{tool} fails with \"{error}\" in {rate} of its runs. {advice}",
-                           f"warning: {tool} fails with {error}"[:200], 0.8 if known else 0.5, evidence_of(evidence), tags))
+        out.append(
+            Insight(
+                rule_id("warn-", tool, error),
+                "warning",
+                tool[:500],
+                f'{tool} fails with "{error}" in {rate} of its runs. {advice}',
+                f"warning: {tool} fails with {error}"[:200],
+                0.8 if known else 0.5,
+                evidence_of(evidence),
+                tags,
+            )
+        )
     return out
 
 
-def _preferences(rows: "list[CorrectionRow]", rules: "Learning") -> list[Insight]:
+def _preferences(rows: list[CorrectionRow], rules: Learning) -> list[Insight]:
     by_field: dict[tuple[str, str], list[CorrectionRow]] = {}
     for row in rows:
         by_field.setdefault((row.context, row.field), []).append(row)
@@ -131,11 +163,23 @@ def _preferences(rows: "list[CorrectionRow]", rules: "Learning") -> list[Insight
             continue
         where = f"In {context}" if context else "In any context"
         value, before = json.loads(corrected), json.loads(original)
-        text = f"{where}, {field} should be {json.dumps(value, ensure_ascii=False)}" + \
-            (f", not {json.dumps(before, ensure_ascii=False)}" if before is not None else "") + ": the user corrected it consistently."
-        out.append(Insight(rule_id("pref-", context, field), "preference", f"{context or '*'}: {field}"[:500], text,
-                           f"preference: {field} = {json.dumps(value, ensure_ascii=False)}"[:200], round(min(0.95, 1 - 1 / (n + 1)), 2),
-                           evidence_of(evidence), ["preference"]))
+        text = (
+            f"{where}, {field} should be {json.dumps(value, ensure_ascii=False)}"
+            + (f", not {json.dumps(before, ensure_ascii=False)}" if before is not None else "")
+            + ": the user corrected it consistently."
+        )
+        out.append(
+            Insight(
+                rule_id("pref-", context, field),
+                "preference",
+                f"{context or '*'}: {field}"[:500],
+                text,
+                f"preference: {field} = {json.dumps(value, ensure_ascii=False)}"[:200],
+                round(min(0.95, 1 - 1 / (n + 1)), 2),
+                evidence_of(evidence),
+                ["preference"],
+            )
+        )
     return out
 
 
@@ -150,7 +194,7 @@ class Evidence(NamedTuple):
     subjects: set[str]
     tools: set[str]
 
-    def covers(self, entry: "Entry") -> bool:
+    def covers(self, entry: Entry) -> bool:
         rule = str(entry.data.get("rule_id", ""))
         if rule.startswith("warn-"):
             return entry.data.get("applies_to") in self.tools
@@ -163,15 +207,22 @@ def evidence_now(store: Store) -> Evidence:
 
     def read(catalog: Any) -> Evidence:
         patterns, corrections = catalog.pattern_rows(None, 1), catalog.correction_rows()
-        found = (_best_practices([p for p in patterns if p.usage >= rules.min_usage], rules) + _warnings(store, catalog, rules)
-                 + _preferences(corrections, rules))
-        subjects = {rule_id("bp-", p.type, p.pattern) for p in patterns} | {rule_id("pref-", c.context, c.field) for c in corrections}
-        return Evidence({insight.rule_id: insight for insight in found}, subjects, {row[0] for row in catalog.tool_rows(None, None)})
+        found = (
+            _best_practices([p for p in patterns if p.usage >= rules.min_usage], rules)
+            + _warnings(store, catalog, rules)
+            + _preferences(corrections, rules)
+        )
+        subjects = {rule_id("bp-", p.type, p.pattern) for p in patterns} | {
+            rule_id("pref-", c.context, c.field) for c in corrections
+        }
+        return Evidence(
+            {insight.rule_id: insight for insight in found}, subjects, {row[0] for row in catalog.tool_rows(None, None)}
+        )
 
     return derived(store, read)
 
 
-def active_insights(store: Store, moment: datetime, category: str | None = None) -> list["Entry"]:
+def active_insights(store: Store, moment: datetime, category: str | None = None) -> list[Entry]:
     """The active insight entries (of `category`, else of every insight category), newest first."""
     names = [category] if category is not None else store.config.names_of_kind("insight")
     chosen = Filter(at=moment.timestamp(), categories=names)
@@ -185,7 +236,7 @@ class Learned:
     that superseded an older one (old id -> new), those archived, how many
     stood unchanged."""
 
-    __slots__ = ("added", "superseded", "archived", "unchanged", "dry_run", "commit", "notes")
+    __slots__ = ("added", "archived", "commit", "dry_run", "notes", "superseded", "unchanged")
 
     def __init__(self, dry_run: bool):
         self.added: list[Any] = []
@@ -197,8 +248,15 @@ class Learned:
         self.notes: list[str] = []
 
     def to_dict(self) -> dict[str, Any]:
-        return {"added": [e.to_dict() for e in self.added], "superseded": self.superseded, "archived": self.archived,
-                "unchanged": self.unchanged, "dry_run": self.dry_run, "commit": self.commit, "notes": self.notes}
+        return {
+            "added": [e.to_dict() for e in self.added],
+            "superseded": self.superseded,
+            "archived": self.archived,
+            "unchanged": self.unchanged,
+            "dry_run": self.dry_run,
+            "commit": self.commit,
+            "notes": self.notes,
+        }
 
 
 def rejected_rules(store: Store, moment: datetime, category: str) -> dict[str, str]:
@@ -207,26 +265,37 @@ def rejected_rules(store: Store, moment: datetime, category: str) -> dict[str, s
     chosen = Filter(at=moment.timestamp(), states=("archived",), categories=[category])
     rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST), include_archive=True)
     loaded = store.load(rowids)
-    return {str(e.data.get("rule_id")): e.id for e in loaded.values()
-            if e.data.get("archive_reason") == "manual" and is_learned(str(e.data.get("rule_id", "")))}
+    return {
+        str(e.data.get("rule_id")): e.id
+        for e in loaded.values()
+        if e.data.get("archive_reason") == "manual" and is_learned(str(e.data.get("rule_id", "")))
+    }
 
 
-def _same(entry: "Entry", insight: Insight) -> bool:
+def _same(entry: Entry, insight: Insight) -> bool:
     data = entry.data
-    return (data.get("content") == insight.content and data.get("confidence") == insight.confidence
-            and data.get("insight_type") == insight.insight_type and data.get("applies_to") == insight.applies_to)
+    return (
+        data.get("content") == insight.content
+        and data.get("confidence") == insight.confidence
+        and data.get("insight_type") == insight.insight_type
+        and data.get("applies_to") == insight.applies_to
+    )
 
 
 def learn(store: Store, moment: datetime, *, category: str | None = None, dry_run: bool = False) -> Learned:
     """Bring the learned insights in line with the evidence (see the module)."""
-    from ..memory.adding import add_many
     from ..lifecycle.archiving import archive
+    from ..memory.adding import add_many
 
     spec = store.config.of_kind("insight", category)
     result = Learned(dry_run)
     evidence = evidence_now(store)
     wanted = evidence.wanted
-    current = {e.data.get("rule_id"): e for e in active_insights(store, moment, spec.name) if is_learned(str(e.data.get("rule_id", "")))}
+    current = {
+        e.data.get("rule_id"): e
+        for e in active_insights(store, moment, spec.name)
+        if is_learned(str(e.data.get("rule_id", "")))
+    }
     vetoed = rejected_rules(store, moment, spec.name)
     requests, replaced = [], []
     for rid in sorted(wanted):
@@ -238,10 +307,24 @@ def learn(store: Store, moment: datetime, *, category: str | None = None, dry_ru
         if rid in vetoed and old is None:
             result.notes.append(f"not written: {insight.summary} (its insight was archived by hand; {vetoed[rid]})")
             continue
-        requests.append(Request(insight.content, category=spec.name, summary=insight.summary, confidence=insight.confidence,
-                                tags=insight.tags, agent=VALIDATOR, fields={
-                                    "insight_type": insight.insight_type, "applies_to": insight.applies_to, "evidence": insight.evidence,
-                                    "validated": True, "validated_by": VALIDATOR, "rule_id": rid}))
+        requests.append(
+            Request(
+                insight.content,
+                category=spec.name,
+                summary=insight.summary,
+                confidence=insight.confidence,
+                tags=insight.tags,
+                agent=VALIDATOR,
+                fields={
+                    "insight_type": insight.insight_type,
+                    "applies_to": insight.applies_to,
+                    "evidence": insight.evidence,
+                    "validated": True,
+                    "validated_by": VALIDATOR,
+                    "rule_id": rid,
+                },
+            )
+        )
         replaced.append(old.id if old is not None else None)
     retired = sorted(e.id for rid, e in current.items() if rid not in wanted and evidence.covers(e))
     added = add_many(store, requests, moment, dry_run=dry_run) if requests else []

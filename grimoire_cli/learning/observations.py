@@ -16,8 +16,9 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..core.errors import BadInput
 from ..core.schemas import json_value
@@ -26,8 +27,28 @@ from ..storage.store import Store
 LOG = "observations.jsonl"
 # The field names of a record and of its steps and corrections (the schema allows no others),
 # and the fields whose values it pins to an enum or a time.
-_FIXED = frozenset({"task_id", "goal", "context", "agent", "outcome", "started_at", "duration_ms", "steps", "corrections", "metadata",
-                    "tool", "params", "status", "retries", "error", "field", "original", "corrected"})
+_FIXED = frozenset(
+    {
+        "task_id",
+        "goal",
+        "context",
+        "agent",
+        "outcome",
+        "started_at",
+        "duration_ms",
+        "steps",
+        "corrections",
+        "metadata",
+        "tool",
+        "params",
+        "status",
+        "retries",
+        "error",
+        "field",
+        "original",
+        "corrected",
+    }
+)
 _PLAIN_NAME = re.compile(r"^[A-Za-z][A-Za-z_-]{0,39}\Z")
 _PINNED = frozenset({"outcome", "status", "started_at", "duration_ms", "retries"})
 
@@ -36,7 +57,7 @@ class Observed:
     """What one `observe` appended: records and steps, secrets redacted,
     and (with `skip_invalid`) the (line, error) of the records left out."""
 
-    __slots__ = ("records", "steps", "redacted", "rejected")
+    __slots__ = ("records", "redacted", "rejected", "steps")
 
     def __init__(self) -> None:
         self.records = 0
@@ -45,8 +66,12 @@ class Observed:
         self.rejected: list[tuple[int, str]] = []
 
     def to_dict(self) -> dict[str, Any]:
-        return {"records": self.records, "steps": self.steps, "redacted": self.redacted,
-                "rejected": [{"line": n, "error": m} for n, m in self.rejected]}
+        return {
+            "records": self.records,
+            "steps": self.steps,
+            "redacted": self.redacted,
+            "rejected": [{"line": n, "error": m} for n, m in self.rejected],
+        }
 
 
 def log_path(store: Store) -> Path:
@@ -60,7 +85,7 @@ def check(record: Any) -> None:
     if not isinstance(record, dict):
         raise BadInput(f"a record must be a JSON object, not {type(record).__name__}")
     # Only a correction made by hand (`mem correct`) ran nothing.
-    if "steps" not in record or record["steps"] == [] and not record.get("corrections"):
+    if "steps" not in record or (record["steps"] == [] and not record.get("corrections")):
         raise BadInput("a record without steps", "give steps: [{tool, status, ...}] for what the task ran")
     problem = first_problem(record, schema_name="observation.schema.json")
     if problem is not None:
@@ -102,7 +127,11 @@ def redacted(value: Any) -> tuple[Any, int]:
                 if fixed and key in _PINNED:
                     out[new_key] = part
                 else:
-                    under = field if key in ("original", "corrected") and field else (None if fixed and key in _FIXED else key)
+                    under = (
+                        field
+                        if key in ("original", "corrected") and field
+                        else (None if fixed and key in _FIXED else key)
+                    )
                     out[new_key] = walk(part, fixed and key in ("steps", "corrections"), under, visit)
             return out
         return item
@@ -115,7 +144,7 @@ def redacted(value: Any) -> tuple[Any, int]:
 
     def take(_: str, __: Any) -> str:
         text, prefix = next(replaced)
-        return text[len(prefix):] if text.startswith(prefix) else text
+        return text[len(prefix) :] if text.startswith(prefix) else text
 
     return walk(value, True, None, take), count
 
@@ -146,8 +175,10 @@ def observe(store: Store, lines: Iterable[str], *, skip_invalid: bool = False) -
     if result.rejected and not skip_invalid:
         shown = "; ".join(f"line {n}: {m}" for n, m in result.rejected[:3])
         more = f" (and {len(result.rejected) - 3} more)" if len(result.rejected) > 3 else ""
-        raise BadInput(f"{len(result.rejected)} invalid record{'' if len(result.rejected) == 1 else 's'}, nothing observed: {shown}{more}",
-                       "fix those lines, or use --skip-invalid to observe the rest")
+        raise BadInput(
+            f"{len(result.rejected)} invalid record{'' if len(result.rejected) == 1 else 's'}, nothing observed: {shown}{more}",
+            "fix those lines, or use --skip-invalid to observe the rest",
+        )
     if kept:
         _append(store, kept)
     return result
@@ -169,7 +200,7 @@ def _append(store: Store, records: list[str]) -> None:
                 data = b"\n" + data  # a write cut short earlier: its half line stays apart
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -184,7 +215,9 @@ def from_claude_hook(payload: Any) -> dict[str, Any] | None:
     record; None for another event. A PostToolUse response that says it
     errored (`is_error`, `error`, `success: false`) is a failure too."""
     if not isinstance(payload, dict) or not isinstance(payload.get("tool_name"), str) or not payload["tool_name"]:
-        raise BadInput("not a PostToolUse payload: no tool_name", "pipe in the JSON Claude Code gives a PostToolUse hook")
+        raise BadInput(
+            "not a PostToolUse payload: no tool_name", "pipe in the JSON Claude Code gives a PostToolUse hook"
+        )
     event = payload.get("hook_event_name", "PostToolUse")
     if event not in HOOK_EVENTS:
         return None
@@ -196,8 +229,21 @@ def from_claude_hook(payload: Any) -> dict[str, Any] | None:
         if response.get("is_error") or response.get("success") is False or response.get("error"):
             error = str(response.get("error") or response.get("stderr") or "the tool reported an error")[:4000]
     session = str(payload.get("session_id") or "claude-code")
-    use = payload.get("tool_use_id") or hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:12]
-    step = {"tool": payload["tool_name"], "params": payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {},
-            "status": "failed" if error else "completed", "retries": 0, "error": error}
-    return {"task_id": f"{session}:{use}"[:200], "agent": "claude-code", "context": payload.get("cwd") and Path(str(payload["cwd"])).name or "claude-code",
-            "outcome": "failure" if error else "success", "steps": [step]}
+    use = (
+        payload.get("tool_use_id")
+        or hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    )
+    step = {
+        "tool": payload["tool_name"],
+        "params": payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {},
+        "status": "failed" if error else "completed",
+        "retries": 0,
+        "error": error,
+    }
+    return {
+        "task_id": f"{session}:{use}"[:200],
+        "agent": "claude-code",
+        "context": (payload.get("cwd") and Path(str(payload["cwd"])).name) or "claude-code",
+        "outcome": "failure" if error else "success",
+        "steps": [step],
+    }

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.bounds import whole
 from ..core.errors import BadInput
-from .execution_log import derived
 from ..storage.store import Store
+from .execution_log import derived
 from .tools import evidence_of
 
 if TYPE_CHECKING:
@@ -42,9 +42,19 @@ def reliability(successes: int, runs: int, z: float = 1.96) -> float:
 
 
 class Pattern:
-    __slots__ = ("type", "pattern", "usage", "successes", "mean_ms", "mean_steps", "first_seen", "last_seen", "evidence")
+    __slots__ = (
+        "evidence",
+        "first_seen",
+        "last_seen",
+        "mean_ms",
+        "mean_steps",
+        "pattern",
+        "successes",
+        "type",
+        "usage",
+    )
 
-    def __init__(self, row: "PatternRow"):
+    def __init__(self, row: PatternRow):
         self.type, self.pattern, self.usage, self.successes = row.type, row.pattern, int(row.usage), int(row.ok)
         self.mean_ms = row.duration / row.timed if row.timed else None
         self.mean_steps = row.steps / row.usage if row.usage else 0.0
@@ -60,10 +70,19 @@ class Pattern:
         return reliability(self.successes, self.usage)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "pattern": self.pattern, "usage": self.usage, "successes": self.successes,
-                "success_rate": round(self.success_rate, 4), "reliability": round(self.reliability, 4),
-                "mean_duration_ms": round(self.mean_ms, 1) if self.mean_ms is not None else None, "mean_steps": round(self.mean_steps, 2),
-                "first_seen": self.first_seen, "last_seen": self.last_seen, "evidence": self.evidence}
+        return {
+            "type": self.type,
+            "pattern": self.pattern,
+            "usage": self.usage,
+            "successes": self.successes,
+            "success_rate": round(self.success_rate, 4),
+            "reliability": round(self.reliability, 4),
+            "mean_duration_ms": round(self.mean_ms, 1) if self.mean_ms is not None else None,
+            "mean_steps": round(self.mean_steps, 2),
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "evidence": self.evidence,
+        }
 
 
 def check_type(kind: str | None) -> str | None:

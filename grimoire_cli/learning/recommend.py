@@ -15,17 +15,20 @@ answer says so; when nothing matches, the answer says there is no evidence.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..core.bounds import shown, text, whole
 from ..core.errors import BadInput
+from ..storage.store import Store
 from .execution_log import derived
 from .patterns import reliability
-from ..storage.store import Store
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # createShipment, HTTPServer
-_COMMON = frozenset("the and for with from into onto that this then than via use using when what which how does".split())
+_COMMON = frozenset(
+    "the and for with from into onto that this then than via use using when what which how does".split()
+)
 
 
 def words(text: str) -> list[str]:
@@ -40,7 +43,7 @@ def matched(asked: list[str], name: str) -> int:
 
 
 class Recommendation:
-    __slots__ = ("tool", "runs", "successes", "context", "reason", "named")
+    __slots__ = ("context", "named", "reason", "runs", "successes", "tool")
 
     def __init__(self, tool: str, runs: int, successes: int, context: str | None, reason: str, named: bool = False):
         self.tool, self.runs, self.successes, self.context, self.reason = tool, runs, successes, context, reason
@@ -51,14 +54,20 @@ class Recommendation:
         return self.successes / self.runs if self.runs else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "success_rate": round(self.success_rate, 4), "runs": self.runs,
-                "reliability": round(reliability(self.successes, self.runs), 4), "context": self.context, "reason": self.reason}
+        return {
+            "tool": self.tool,
+            "success_rate": round(self.success_rate, 4),
+            "runs": self.runs,
+            "reliability": round(reliability(self.successes, self.runs), 4),
+            "context": self.context,
+            "reason": self.reason,
+        }
 
 
 class Recommended:
     """The ranked tools for an action, and a note when the answer is not what was asked (a fallback, no evidence)."""
 
-    __slots__ = ("action", "context", "tools", "note")
+    __slots__ = ("action", "context", "note", "tools")
 
     def __init__(self, action: str, context: str | None):
         self.action, self.context = action, context
@@ -66,7 +75,12 @@ class Recommended:
         self.note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "context": self.context, "recommendations": [r.to_dict() for r in self.tools], "note": self.note}
+        return {
+            "action": self.action,
+            "context": self.context,
+            "recommendations": [r.to_dict() for r in self.tools],
+            "note": self.note,
+        }
 
 
 def recommend(store: Store, action: str, context: str | None = None, limit: int = 5) -> Recommended:
@@ -86,7 +100,9 @@ def _recommend(catalog: Any, action: str, asked: list[str], context: str | None,
     for tool, *_ in catalog.tool_rows(None, None):
         if matched(asked, tool) == len(asked):
             reasons[tool] = (True, f"its name matches {action!r}")
-    queries = [row.pattern for row in catalog.pattern_rows("query_pattern", 1) if matched(asked, row.pattern) == len(asked)]
+    queries = [
+        row.pattern for row in catalog.pattern_rows("query_pattern", 1) if matched(asked, row.pattern) == len(asked)
+    ]
     # Each tool's reason names the matching pattern whose tasks ran it most.
     for pattern, tool, _, _ in sorted(catalog.pattern_tools(queries, None), key=lambda row: (-row[2], row[0])):
         reasons.setdefault(tool, (False, f"used by tasks like {pattern}"))

@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .execution_log import derived
 from ..storage.store import Store
+from .execution_log import derived
 
 if TYPE_CHECKING:
     from ..storage.catalog.catalog import Catalog
@@ -46,8 +46,19 @@ def percentiles(counts: list[tuple[int, int]], shares: tuple[float, ...]) -> tup
 class ToolMemory:
     """What the log says of one tool (in one context, when asked)."""
 
-    __slots__ = ("tool", "executions", "successes", "mean_ms", "p50_ms", "p95_ms", "mean_retries", "contexts", "errors", "parameters",
-                 "known_solutions")
+    __slots__ = (
+        "contexts",
+        "errors",
+        "executions",
+        "known_solutions",
+        "mean_ms",
+        "mean_retries",
+        "p50_ms",
+        "p95_ms",
+        "parameters",
+        "successes",
+        "tool",
+    )
 
     def __init__(self, tool: str, executions: int, successes: int, mean_ms: float | None, mean_retries: float):
         self.tool, self.executions, self.successes = tool, executions, successes
@@ -71,10 +82,19 @@ class ToolMemory:
         def r(value: float | None, digits: int = 1) -> float | None:
             return round(value, digits) if value is not None else None
 
-        return {"tool": self.tool, "executions": self.executions, "successes": self.successes, "failures": self.failures,
-                "success_rate": round(self.success_rate, 4), "duration_ms": {"mean": r(self.mean_ms), "p50": r(self.p50_ms), "p95": r(self.p95_ms)},
-                "mean_retries": round(self.mean_retries, 3), "contexts": self.contexts, "errors": self.errors,
-                "parameters": self.parameters, "known_solutions": self.known_solutions}
+        return {
+            "tool": self.tool,
+            "executions": self.executions,
+            "successes": self.successes,
+            "failures": self.failures,
+            "success_rate": round(self.success_rate, 4),
+            "duration_ms": {"mean": r(self.mean_ms), "p50": r(self.p50_ms), "p95": r(self.p95_ms)},
+            "mean_retries": round(self.mean_retries, 3),
+            "contexts": self.contexts,
+            "errors": self.errors,
+            "parameters": self.parameters,
+            "known_solutions": self.known_solutions,
+        }
 
 
 def tool_memory(store: Store, name: str | None = None, context: str | None = None) -> list[ToolMemory]:
@@ -82,19 +102,30 @@ def tool_memory(store: Store, name: str | None = None, context: str | None = Non
     return derived(store, lambda catalog: _tool_memory(store, catalog, name, context))
 
 
-def _tool_memory(store: Store, catalog: "Catalog", name: str | None, context: str | None) -> list[ToolMemory]:
+def _tool_memory(store: Store, catalog: Catalog, name: str | None, context: str | None) -> list[ToolMemory]:
     rows = catalog.tool_rows(name, context)
     solutions = known_solutions(store, [row[0] for row in rows])
     out = []
     for tool, runs, successes, mean, retries in rows:
         memory = ToolMemory(tool, runs, int(successes or 0), mean, float(retries or 0))
         memory.p50_ms, memory.p95_ms = percentiles(catalog.durations(tool, context), (0.5, 0.95))
-        memory.contexts = {c: {"executions": n, "successes": ok, "success_rate": round(ok / n, 4)} for c, n, ok in catalog.per_context(tool, context)}
+        memory.contexts = {
+            c: {"executions": n, "successes": ok, "success_rate": round(ok / n, 4)}
+            for c, n, ok in catalog.per_context(tool, context)
+        }
         failures = memory.failures
-        memory.errors = [{"error": shape, "count": count, "share": round(count / failures, 4) if failures else 0.0,
-                          "rate": round(count / runs, 4), "contexts": sorted((contexts or "").split("\x1f")), "example": example,
-                          "evidence": evidence_of(evidence)}
-                         for shape, count, contexts, example, evidence in catalog.errors(tool, context, TOP_ERRORS)]
+        memory.errors = [
+            {
+                "error": shape,
+                "count": count,
+                "share": round(count / failures, 4) if failures else 0.0,
+                "rate": round(count / runs, 4),
+                "contexts": sorted((contexts or "").split("\x1f")),
+                "example": example,
+                "evidence": evidence_of(evidence),
+            }
+            for shape, count, contexts, example, evidence in catalog.errors(tool, context, TOP_ERRORS)
+        ]
         memory.parameters = parameter_insights(catalog.param_rows(tool))
         memory.known_solutions = solutions.get(tool, [])
         out.append(memory)
@@ -143,7 +174,7 @@ def known_solutions(store: Store, tools: list[str]) -> dict[str, list[dict[str, 
     for tool in tools:
         try:
             tags[tool_tag(tool)] = tool
-        except Exception:  # noqa: BLE001 - a name no tag can hold has no solutions
+        except Exception:
             continue
     chosen = Filter(at=now().timestamp(), categories=[SOLUTIONS])
     lights = store.ask(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False)

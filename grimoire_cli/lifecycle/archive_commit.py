@@ -26,17 +26,17 @@ only when splitting could differ from the parser.
 from __future__ import annotations
 
 import re
-
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from ..core.errors import Damaged, GitFailed
-from .rules import archived_data
 from ..storage.chunks import KNOWN, parse_reusing
 from ..storage.store import Store
 from ..storage.textedit import rewrite
 from ..storage.yamlio import emit_entry
+from .rules import archived_data
 
 
 class Move(NamedTuple):
@@ -52,7 +52,7 @@ class Move(NamedTuple):
     reasons: dict[str, str]
     superseded_by: str | None = None
     added: tuple[dict[str, Any], ...] = ()
-    current: dict[str, dict[str, Any]] = {}
+    current: dict[str, dict[str, Any]] = {}  # noqa: RUF012 (a NamedTuple default: never mutated)
 
     def archived(self, entry_id: str, data: dict[str, Any], moment: datetime) -> dict[str, Any]:
         """An entry this move takes, as the archive holds it (in the commit and the work tree alike)."""
@@ -66,9 +66,12 @@ def land(store: Store, moves: list[Move], data: dict[str, dict[str, Any]], momen
     files of a move change at once, so a memory is never lost or doubled."""
     for move in moves:
         store.ensure_file(move.category, archived=True)
-        store.write(move.target, appended=[move.archived(entry_id, data[entry_id], moment) for entry_id in move.reasons])
+        store.write(
+            move.target, appended=[move.archived(entry_id, data[entry_id], moment) for entry_id in move.reasons]
+        )
         store.write(move.source, {entry_id: None for entry_id in move.reasons}, list(move.added))
     store.commit()
+
 
 class Plan(NamedTuple):
     """The commit an archive would make: the new file contents and the
@@ -77,8 +80,8 @@ class Plan(NamedTuple):
 
     root: Path | None = None
     head: str | None = None
-    contents: dict[str, bytes] = {}
-    reasons: dict[str, str] = {}
+    contents: dict[str, bytes] = {}  # noqa: RUF012 (a NamedTuple default: never mutated)
+    reasons: dict[str, str] = {}  # noqa: RUF012
     blocked: str | None = None
     notes: tuple[str, ...] = ()
 
@@ -107,9 +110,13 @@ def plan(store: Store, moves: list[Move], moment: datetime) -> Plan:
     rel = {path: path.resolve().relative_to(root).as_posix() for move in moves for path in (move.source, move.target)}
     changed = gitops.staged(root, head, sorted(set(rel.values())))
     if changed:
-        return Plan(blocked=f"{', '.join(changed)} {'has' if len(changed) == 1 else 'have'} staged changes (commit or unstage them)")
+        return Plan(
+            blocked=f"{', '.join(changed)} {'has' if len(changed) == 1 else 'have'} staged changes (commit or unstage them)"
+        )
     committed = gitops.blobs_at(root, head, list(rel.values()))
-    texts = {path: gitops.read_blob(root, committed[name][1]) if name in committed else None for path, name in rel.items()}
+    texts = {
+        path: gitops.read_blob(root, committed[name][1]) if name in committed else None for path, name in rel.items()
+    }
     contents: dict[Path, bytes] = {}
     reasons: dict[str, str] = {}
     try:
@@ -120,7 +127,9 @@ def plan(store: Store, moves: list[Move], moment: datetime) -> Plan:
     except _Invalid as exc:
         return Plan(blocked=str(exc))
     left = [entry_id for move in moves for entry_id in move.reasons if entry_id not in reasons]
-    notes = (f"not committed, never committed before: {', '.join(left)} (archived in the work tree only)",) if left else ()
+    notes = (
+        (f"not committed, never committed before: {', '.join(left)} (archived in the work tree only)",) if left else ()
+    )
     return Plan(root, head, {rel[path]: data for path, data in contents.items()}, reasons, None, notes)
 
 
@@ -141,7 +150,9 @@ class _Invalid(Exception):
     """An archived entry that `mem validate` would reject."""
 
 
-def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: dict[Path, bytes], moment: datetime) -> dict[str, str]:
+def _move(
+    store: Store, move: Move, texts: dict[Path, bytes | None], contents: dict[Path, bytes], moment: datetime
+) -> dict[str, str]:
     """Apply one category's move to the committed texts (updating `contents`);
     the ids HEAD holds, which are the ones moved, with their reasons."""
     from ..memory.entry_rules import check_entry
@@ -158,8 +169,9 @@ def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: d
     moved = {entry_id: data for entry_id, data in moved.items() if data is not None}
     if not moved:
         return {}
-    contents[move.source] = rewrite(text, ids, spans, present, {entry_id: None for entry_id in present},
-                                    list(move.added)).encode("utf-8", "surrogateescape")
+    contents[move.source] = rewrite(
+        text, ids, spans, present, {entry_id: None for entry_id in present}, list(move.added)
+    ).encode("utf-8", "surrogateescape")
     # In the order the work tree appends them, so both files end alike.
     appended = [move.archived(entry_id, data, moment) for entry_id, data in moved.items()]
     for data in appended:
@@ -170,7 +182,9 @@ def _move(store: Store, move: Move, texts: dict[Path, bytes | None], contents: d
     target = contents.get(move.target, texts[move.target]) or store.new_file(move.category, archived=True)
     target_text = target.decode("utf-8", "surrogateescape")
     target_ids, target_spans, _ = _entries(target_text, store.config.relative(move.target) + " (committed)", set())
-    contents[move.target] = rewrite(target_text, target_ids, target_spans, {}, {}, appended).encode("utf-8", "surrogateescape")
+    contents[move.target] = rewrite(target_text, target_ids, target_spans, {}, {}, appended).encode(
+        "utf-8", "surrogateescape"
+    )
     return {entry_id: move.reasons[entry_id] for entry_id in moved}
 
 
@@ -182,6 +196,7 @@ def _entries(text: str, where: str, wanted: set[str]) -> tuple[list[str | None],
     """Each item's id (None for those not `wanted`) and line span, and the
     wanted items by id (the first of each): only the chunks naming a wanted
     id are parsed (`chunks.parse_reusing`)."""
+
     def names_none(chunk) -> bool:
         """Whether no wanted id occurs in the chunk's text. An id of the usual
         form occurs only as a prefix of a maximal `MEM-<8 digits>-<digits>`

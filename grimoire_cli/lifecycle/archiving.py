@@ -3,17 +3,18 @@ just that change."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
-from . import archive_commit
 from ..core import clock
-from ..memory import local_ids
-from .archive_commit import Move
 from ..core.errors import BadInput, no_memory
-from .rules import archive_reason, check_reason, expiring_within
+from ..memory import local_ids
 from ..storage.catalog.queries import Filter
 from ..storage.store import Store
+from . import archive_commit
+from .archive_commit import Move
+from .rules import archive_reason, check_reason, expiring_within
 
 
 @dataclass
@@ -27,7 +28,13 @@ class ArchiveResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"archived": self.archived, "commit": self.commit, "reasons": self.reasons, "dry_run": self.dry_run, "notes": self.notes}
+        return {
+            "archived": self.archived,
+            "commit": self.commit,
+            "reasons": self.reasons,
+            "dry_run": self.dry_run,
+            "notes": self.notes,
+        }
 
 
 def commit_message(reasons: dict[str, str]) -> str:
@@ -37,8 +44,15 @@ def commit_message(reasons: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | None = None,
-            dry_run: bool = False, commit: bool = True, only_with_commit: bool = False) -> ArchiveResult:
+def archive(
+    store: Store,
+    *,
+    ids: Iterable[str] | None = None,
+    reason: str | None = None,
+    dry_run: bool = False,
+    commit: bool = True,
+    only_with_commit: bool = False,
+) -> ArchiveResult:
     """Move expired and ineffective entries (or the given ids) to the
     archive, and commit just that move (`archive_commit`). When no commit can
     be made now, the move is made without one and a note says why; with
@@ -47,7 +61,9 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
     if reason is not None:
         check_reason(reason)
         if not ids:
-            raise BadInput("--reason goes with ids", "name the ids to archive, e.g. mem archive MEM-20260101-001 --reason manual")
+            raise BadInput(
+                "--reason goes with ids", "name the ids to archive, e.g. mem archive MEM-20260101-001 --reason manual"
+            )
     result = ArchiveResult(dry_run=dry_run)
     with store.lock():
         moment = clock.now()  # after any wait for the lock: what expired meanwhile is archived too
@@ -62,7 +78,9 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
                     raise BadInput(f"{entry_id} is already archived")
                 chosen[entry_id] = reason or ("superseded" if entry.superseded_by else "manual")
         else:
-            for light in store.ask(lambda catalog, paths: catalog.lights(paths), include_archive=False, skip_damaged=False):
+            for light in store.ask(
+                lambda catalog, paths: catalog.lights(paths), include_archive=False, skip_damaged=False
+            ):
                 why = archive_reason(light, moment)
                 if why:
                     chosen.setdefault(light.id, why)
@@ -74,8 +92,15 @@ def archive(store: Store, *, ids: Iterable[str] | None = None, reason: str | Non
         by_category: dict[str, list[str]] = {}
         for entry_id in result.archived:
             by_category.setdefault(entries[entry_id].category, []).append(entry_id)
-        moves = [Move(category, store.category_path(category), store.category_path(category, archived=True), {i: chosen[i] for i in group})
-                 for category, group in by_category.items()]
+        moves = [
+            Move(
+                category,
+                store.category_path(category),
+                store.category_path(category, archived=True),
+                {i: chosen[i] for i in group},
+            )
+            for category, group in by_category.items()
+        ]
         # Planned before anything is written: a caller may rather not archive at all.
         # A local category's files are git-ignored: moved, never committed.
         tracked = [move for move in moves if store.config.category(move.category).tracked]
@@ -123,9 +148,17 @@ class CheckResult:
         return tasks + sorted((set(self.unarchived) | set(self.expiring) | set(self.review)) - set(tasks))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"expired": self.expired, "expiring": self.expiring, "review": self.review,
-                "archived": self.archived, "due": self.due, "tasks": self.tasks, "commit": self.commit, "notes": self.notes,
-                "renamed": self.renamed}
+        return {
+            "expired": self.expired,
+            "expiring": self.expiring,
+            "review": self.review,
+            "archived": self.archived,
+            "due": self.due,
+            "tasks": self.tasks,
+            "commit": self.commit,
+            "notes": self.notes,
+            "renamed": self.renamed,
+        }
 
 
 # In the cache: the ids the last hook run reported, so the next says only what is new.
@@ -160,7 +193,11 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     local_ids.note_arrived(store)  # and ids a deleted entry must not free
     chosen = Filter(at=moment.timestamp(), states=("active", "expired"))
     horizon = moment.timestamp() + lifecycle["warn_before_archive_days"] * 86400
-    lights = store.ask(lambda catalog, paths: catalog.needing_attention(paths, chosen, horizon), include_archive=False, skip_damaged=False)
+    lights = store.ask(
+        lambda catalog, paths: catalog.needing_attention(paths, chosen, horizon),
+        include_archive=False,
+        skip_damaged=False,
+    )
     for entry in sorted(lights, key=lambda light: light.id):
         if entry.is_expired(moment):
             result.expired.append(entry.id)
@@ -171,8 +208,10 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     if store.config.names_of_kind("task"):
         from ..kinds.tasks import due
 
-        result.tasks = [{"id": e.id, "task": e.data.get("task"), "trigger": e.data.get("trigger"), "due_at": e.data.get("due_at")}
-                        for e in due(store, moment)]
+        result.tasks = [
+            {"id": e.id, "task": e.data.get("task"), "trigger": e.data.get("trigger"), "due_at": e.data.get("due_at")}
+            for e in due(store, moment)
+        ]
     if result.expired and lifecycle["auto_archive"] and archive_expired:
         why = archive_commit.busy(store)
         if why:  # even without a commit: moving files under a bisect or rebase breaks it

@@ -33,7 +33,7 @@ CONFIDENCE = 0.9  # a statement its author committed: as sure as a decision need
 class Captured:
     """What one capture wrote, and what it skipped and why (trailer -> reason)."""
 
-    __slots__ = ("commit", "written", "skipped", "dry_run")
+    __slots__ = ("commit", "dry_run", "skipped", "written")
 
     def __init__(self, commit: str, dry_run: bool):
         self.commit, self.dry_run = commit, dry_run
@@ -41,8 +41,12 @@ class Captured:
         self.skipped: list[tuple[str, str]] = []
 
     def to_dict(self) -> dict[str, Any]:
-        return {"commit": self.commit, "written": [e.to_dict() for e in self.written], "dry_run": self.dry_run,
-                "skipped": [{"trailer": t, "reason": r} for t, r in self.skipped]}
+        return {
+            "commit": self.commit,
+            "written": [e.to_dict() for e in self.written],
+            "dry_run": self.dry_run,
+            "skipped": [{"trailer": t, "reason": r} for t, r in self.skipped],
+        }
 
 
 def trailers(message: str, root: Any) -> list[tuple[str, str]]:
@@ -60,12 +64,14 @@ def trailers(message: str, root: Any) -> list[tuple[str, str]]:
 
 
 def capture(store: Store, rev: str, moment: datetime, *, dry_run: bool = False) -> Captured:
-    from ..memory.adding import add_many
     from ..git import gitops
+    from ..memory.adding import add_many
 
     root = gitops.work_tree(store.config.root)
     if root is None:
-        raise BadInput("not a git repository: there is no commit to capture from", "run mem capture inside the repository")
+        raise BadInput(
+            "not a git repository: there is no commit to capture from", "run mem capture inside the repository"
+        )
     sha = gitops.commit_of(root, rev)
     if sha is None:
         raise BadInput(f"no commit {rev!r}", "name a commit, e.g. --commit HEAD")
@@ -77,7 +83,9 @@ def capture(store: Store, rev: str, moment: datetime, *, dry_run: bool = False) 
         result.skipped.append(("*", f"not now: {why}"))
         return result
     # In UTF-8 whatever i18n.commitEncoding says: a message is text to remember.
-    head = gitops.run(["-c", "i18n.logOutputEncoding=UTF-8", "show", "-s", "--encoding=UTF-8", "--format=%an%x00%B", sha], root).stdout
+    head = gitops.run(
+        ["-c", "i18n.logOutputEncoding=UTF-8", "show", "-s", "--encoding=UTF-8", "--format=%an%x00%B", sha], root
+    ).stdout
     author, _, message = head.partition("\x00")
     subject = message.splitlines()[0] if message.strip() else ""
     if _BY_MEM.match(subject):
@@ -98,8 +106,17 @@ def capture(store: Store, rev: str, moment: datetime, *, dry_run: bool = False) 
             result.skipped.append((label, f"no {category} category"))
         else:
             floor = store.config.category(category).confidence_required
-            requests.append(Request(value, category=category, confidence=max(CONFIDENCE, floor), agent=author.strip() or None,
-                                    session_id=f"commit:{sha}", phase="commit", metadata={"commit": sha}))
+            requests.append(
+                Request(
+                    value,
+                    category=category,
+                    confidence=max(CONFIDENCE, floor),
+                    agent=author.strip() or None,
+                    session_id=f"commit:{sha}",
+                    phase="commit",
+                    metadata={"commit": sha},
+                )
+            )
             labels.append(label)
     if not requests:
         return result

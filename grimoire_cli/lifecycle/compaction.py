@@ -18,13 +18,13 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from . import archive_commit
-from .archive_commit import Move
 from ..core.errors import BadInput, CommandFailed, GitFailed
 from ..core.model import MAX_CONTENT, Entry, is_importance
 from ..memory.request import Request
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
+from . import archive_commit
+from .archive_commit import Move
 
 PROMPT = "compact-v1.md"
 NEVER = ("task", "procedure", "summary", "chat")  # kinds whose entries are each one of a kind
@@ -40,8 +40,10 @@ def compactable(store: Store, category: str | None) -> list[str]:
         spec = config.category(name)
         if spec.kind in NEVER or not spec.tracked or config.settings.compaction.keep_of(name) is None:
             if category is not None:
-                raise BadInput(f"{name} is never compacted ({'kind ' + spec.kind if spec.kind in NEVER else 'local' if not spec.tracked else 'compaction.categories says all'})",
-                               "compact another category")
+                raise BadInput(
+                    f"{name} is never compacted ({'kind ' + spec.kind if spec.kind in NEVER else 'local' if not spec.tracked else 'compaction.categories says all'})",
+                    "compact another category",
+                )
             continue
         out.append(name)
     return out
@@ -50,7 +52,9 @@ def compactable(store: Store, category: str | None) -> list[str]:
 def older(store: Store, category: str, keep: int, moment: datetime) -> list[Entry]:
     """The category's active entries past the newest `keep`, oldest first, less keyed ones."""
     chosen = Filter(at=moment.timestamp(), categories=[category])
-    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST), include_archive=False)[keep:]
+    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST), include_archive=False)[
+        keep:
+    ]
     loaded = store.load(rowids)
     return [loaded[r] for r in reversed(rowids) if r in loaded and not loaded[r].key]
 
@@ -66,27 +70,35 @@ def condensed_text(entries: list[Entry], category: str, command: str | None, tim
         if len(content) > MAX_CONTENT:
             content = content[: MAX_CONTENT - 1].rstrip(" ;") + "…"
         return {"content": content, "summary": f"{len(entries)} {category} memories from {first} to {last}, condensed"}
+    from ..guard.scan import redact
     from .consolidation import prompt_text
     from .external import argv_of, run_json
-    from ..guard.scan import redact
 
     lines = "\n".join(f"- {e.id} ({e.timestamp[:10]}): {redact(' '.join(e.content.split()))[0]}" for e in entries)
-    answer = run_json(command, f"{prompt_text(PROMPT)}\n<memories category=\"{category}\">\n{lines}\n</memories>\n", timeout, "--with")
+    answer = run_json(
+        command, f'{prompt_text(PROMPT)}\n<memories category="{category}">\n{lines}\n</memories>\n', timeout, "--with"
+    )
     name = argv_of(command, "--with")[0]
     if not isinstance(answer, dict) or not isinstance(answer.get("content"), str) or not answer["content"].strip():
-        raise CommandFailed(f"{name}'s answer has no content; nothing was written", f"see the shape in grimoire_cli/lifecycle/prompts/{PROMPT}")
+        raise CommandFailed(
+            f"{name}'s answer has no content; nothing was written",
+            f"see the shape in grimoire_cli/lifecycle/prompts/{PROMPT}",
+        )
     importance = answer.get("importance")
     if importance is not None and not is_importance(importance):
         raise CommandFailed(f"{name}'s answer has an importance that is not from 1 to 10; nothing was written")
     summary = answer.get("summary")
-    return {"content": answer["content"], "summary": summary if isinstance(summary, str) and summary.strip() else None,
-            "importance": importance}
+    return {
+        "content": answer["content"],
+        "summary": summary if isinstance(summary, str) and summary.strip() else None,
+        "importance": importance,
+    }
 
 
 class Compacted:
     """Per category: the condensed entry and the ids it replaced (or would, on a dry run); the commit."""
 
-    __slots__ = ("condensed", "replaced", "commit", "dry_run", "notes")
+    __slots__ = ("commit", "condensed", "dry_run", "notes", "replaced")
 
     def __init__(self, dry_run: bool):
         self.condensed: dict[str, Entry | None] = {}
@@ -96,20 +108,42 @@ class Compacted:
         self.notes: list[str] = []
 
     def to_dict(self) -> dict[str, Any]:
-        return {"categories": {c: {"condensed": e.to_dict() if e is not None else None, "replaced": self.replaced[c]}
-                               for c, e in self.condensed.items()},
-                "commit": self.commit, "dry_run": self.dry_run, "notes": self.notes}
+        return {
+            "categories": {
+                c: {"condensed": e.to_dict() if e is not None else None, "replaced": self.replaced[c]}
+                for c, e in self.condensed.items()
+            },
+            "commit": self.commit,
+            "dry_run": self.dry_run,
+            "notes": self.notes,
+        }
 
 
 def _request(entries: list[Entry], category: str, text: dict[str, Any]) -> Request:
     tags = [tag for tag, _ in Counter(t for e in entries for t in e.tags).most_common(MAX_TAGS)]
-    return Request(text["content"], category=category, summary=text.get("summary"), tags=tags, related=[e.id for e in entries],
-                   importance=text.get("importance") or max(e.importance for e in entries), agent="mem compact",
-                   metadata={"compacted": len(entries), "from": entries[0].timestamp, "to": entries[-1].timestamp})
+    return Request(
+        text["content"],
+        category=category,
+        summary=text.get("summary"),
+        tags=tags,
+        related=[e.id for e in entries],
+        importance=text.get("importance") or max(e.importance for e in entries),
+        agent="mem compact",
+        metadata={"compacted": len(entries), "from": entries[0].timestamp, "to": entries[-1].timestamp},
+    )
 
 
-def compact(store: Store, moment: datetime, *, category: str | None, keep: int | None, command: str | None, timeout: float,
-            dry_run: bool, summarize: bool = False) -> Compacted:
+def compact(
+    store: Store,
+    moment: datetime,
+    *,
+    category: str | None,
+    keep: int | None,
+    command: str | None,
+    timeout: float,
+    dry_run: bool,
+    summarize: bool = False,
+) -> Compacted:
     """Condense what is past `keep` in each category (see the module); one commit.
     `summarize` asks for the summarizer `command`, which a dry run never runs."""
     from ..memory.adding import prepare
@@ -118,7 +152,10 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
     names = compactable(store, category)  # an unknown category is named before a missing command
     result = Compacted(dry_run)
     if summarize and not command and not dry_run:
-        raise BadInput("no summarizer command configured", "pass --with 'llm -m MODEL', set consolidate.command, or use --no-summary")
+        raise BadInput(
+            "no summarizer command configured",
+            "pass --with 'llm -m MODEL', set consolidate.command, or use --no-summary",
+        )
     if dry_run:
         command = None  # listing what would be condensed needs no summary (and a summarizer may be slow, or cost money)
     # The summarizer runs before the lock: it may take minutes, and what it condenses is re-checked under the lock.
@@ -129,14 +166,19 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
         if len(entries) >= 2:
             texts[name] = ([e.id for e in entries], condensed_text(entries, name, command, timeout))
     if summarize and dry_run and texts:
-        result.notes.append("dry run: no summarizer was run; the condensed text shown is made of the entries' summaries")
+        result.notes.append(
+            "dry run: no summarizer was run; the condensed text shown is made of the entries' summaries"
+        )
     settle(store)
     with store.lock():
         olders = {}
         for name, (ids, _) in texts.items():
             olders[name] = older(store, name, keeps[name], moment)
             if [e.id for e in olders[name]] != ids:
-                raise BadInput(f"the {name} memories changed while they were being condensed; nothing was written", "run mem compact again")
+                raise BadInput(
+                    f"the {name} memories changed while they were being condensed; nothing was written",
+                    "run mem compact again",
+                )
         # One batch: each condensed entry gets its own id.
         made = prepare(store, [_request(olders[name], name, text) for name, (_, text) in texts.items()], moment)
         moves, condensed = [], {}
@@ -144,13 +186,24 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
             entries = olders[name]
             condensed[name] = (new, entries)
             result.condensed[name], result.replaced[name] = new, ids
-            moves.append(Move(name, store.category_path(name), store.category_path(name, archived=True), {i: "superseded" for i in ids},
-                              new.id, (new.data,), {e.id: e.data for e in entries}))
+            moves.append(
+                Move(
+                    name,
+                    store.category_path(name),
+                    store.category_path(name, archived=True),
+                    {i: "superseded" for i in ids},
+                    new.id,
+                    (new.data,),
+                    {e.id: e.data for e in entries},
+                )
+            )
         if dry_run or not moves:
             return result
         planned = archive_commit.plan(store, moves, moment)
         if planned.blocked:
-            raise GitFailed(f"cannot commit a compaction now: {planned.blocked}; nothing was written", "try again once git is idle")
+            raise GitFailed(
+                f"cannot commit a compaction now: {planned.blocked}; nothing was written", "try again once git is idle"
+            )
         archive_commit.land(store, moves, {i: data for move in moves for i, data in move.current.items()}, moment)
         result.notes.extend(planned.notes)
         result.commit = archive_commit.commit(planned, lambda reasons: _message(condensed))
@@ -160,5 +213,8 @@ def compact(store: Store, moment: datetime, *, category: str | None, keep: int |
 def _message(condensed: dict[str, tuple[Entry, list[Entry]]]) -> str:
     total = sum(len(entries) for _, entries in condensed.values())
     lines = [f"mem compact: {total} memories condensed into {len(condensed)}", ""]
-    lines += [f"{new.id} ({name}): replaces {len(entries)}, {entries[0].id} .. {entries[-1].id}" for name, (new, entries) in condensed.items()]
+    lines += [
+        f"{new.id} ({name}): replaces {len(entries)}, {entries[0].id} .. {entries[-1].id}"
+        for name, (new, entries) in condensed.items()
+    ]
     return "\n".join(lines) + "\n"

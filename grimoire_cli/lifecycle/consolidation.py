@@ -28,8 +28,13 @@ from .transcripts import Transcript
 PROMPT = "consolidate-v1.md"
 SECTIONS = ("facts", "decisions", "episodes", "procedures", "preferences")
 # Where each section is saved: a category by name, or the first of a kind; else the fallback.
-_TARGETS = {"facts": "fact", "decisions": "decision", "preferences": "preference", "episodes": "kind:episode",
-            "procedures": "kind:procedure"}
+_TARGETS = {
+    "facts": "fact",
+    "decisions": "decision",
+    "preferences": "preference",
+    "episodes": "kind:episode",
+    "procedures": "kind:procedure",
+}
 FALLBACK = "learning"
 
 
@@ -71,8 +76,12 @@ class Item(NamedTuple):
 def check_output(value: Any, name: str) -> tuple[list[Item], str | None, str | None]:
     """The items, summary and model of the summarizer's answer; an answer of
     another shape is `CommandFailed` (nothing is written)."""
+
     def wrong(problem: str) -> CommandFailed:
-        return CommandFailed(f"{name}'s answer {problem}; nothing was written", f"see the shape in grimoire_cli/lifecycle/prompts/{PROMPT}")
+        return CommandFailed(
+            f"{name}'s answer {problem}; nothing was written",
+            f"see the shape in grimoire_cli/lifecycle/prompts/{PROMPT}",
+        )
 
     if not isinstance(value, dict):
         raise wrong(f"is a JSON {type(value).__name__}, not an object")
@@ -108,8 +117,10 @@ def targets(store: Store) -> dict[str, str]:
         else:
             out[section] = target if target in config.categories else FALLBACK
         if out[section] not in config.categories:
-            raise BadInput(f"no category to save {section} in (neither {target.removeprefix('kind:')} nor {FALLBACK})",
-                           "add the category under memory_schema.categories")
+            raise BadInput(
+                f"no category to save {section} in (neither {target.removeprefix('kind:')} nor {FALLBACK})",
+                "add the category under memory_schema.categories",
+            )
     return out
 
 
@@ -136,19 +147,44 @@ def request_for(item: Item, category: str, kind: str, session_id: str) -> Reques
         from ..kinds.procedures import content_of as procedure_line
 
         steps = data.get("steps")
-        fields = {"name": data.get("name"), "description": content,
-                  "steps": [{"name": s} if isinstance(s, str) else s for s in steps] if isinstance(steps, list) else steps}
-        content = procedure_line(fields) if isinstance(fields["name"], str) and isinstance(steps, list) and steps else content
+        fields = {
+            "name": data.get("name"),
+            "description": content,
+            "steps": [{"name": s} if isinstance(s, str) else s for s in steps] if isinstance(steps, list) else steps,
+        }
+        content = (
+            procedure_line(fields) if isinstance(fields["name"], str) and isinstance(steps, list) and steps else content
+        )
     # An episode extracted again (the same transcript, consolidated twice) is the same episode.
-    return Request(content, category=category, importance=data["importance"], tags=tags, key=data.get("key"),
-                   confidence=data.get("confidence"), session_id=session_id, fields=fields, dedupe=True if kind == "episode" else None)
+    return Request(
+        content,
+        category=category,
+        importance=data["importance"],
+        tags=tags,
+        key=data.get("key"),
+        confidence=data.get("confidence"),
+        session_id=session_id,
+        fields=fields,
+        dedupe=True if kind == "episode" else None,
+    )
 
 
 class Consolidated:
     """What `mem consolidate` did (or would do, on a dry run)."""
 
-    __slots__ = ("session_id", "messages", "saved", "duplicates", "refused", "summary", "model", "dry_run", "skipped", "redacted",
-                 "summarized_by")
+    __slots__ = (
+        "dry_run",
+        "duplicates",
+        "messages",
+        "model",
+        "redacted",
+        "refused",
+        "saved",
+        "session_id",
+        "skipped",
+        "summarized_by",
+        "summary",
+    )
 
     def __init__(self, session_id: str, messages: int):
         self.session_id, self.messages = session_id, messages
@@ -160,7 +196,9 @@ class Consolidated:
         self.dry_run = False
         self.skipped: str | None = None  # why nothing was sent to the summarizer
         self.redacted = 0
-        self.summarized_by: str | None = None  # the session's summary, when this run found nothing new and wrote nothing
+        self.summarized_by: str | None = (
+            None  # the session's summary, when this run found nothing new and wrote nothing
+        )
 
     @property
     def line(self) -> str:
@@ -168,22 +206,41 @@ class Consolidated:
             return f"{count} {word}{'' if count == 1 else 's'}"
 
         memories = f"{len(self.saved)} memor{'y' if len(self.saved) == 1 else 'ies'}"
-        line = (f"Summarized {n(self.messages, 'message')} → {memories} {'would be saved' if self.dry_run else 'saved'} "
-                f"({n(len(self.duplicates), 'duplicate')}, {len(self.refused)} refused)")
+        line = (
+            f"Summarized {n(self.messages, 'message')} → {memories} {'would be saved' if self.dry_run else 'saved'} "
+            f"({n(len(self.duplicates), 'duplicate')}, {len(self.refused)} refused)"
+        )
         if self.summarized_by is not None:
             line += f"; nothing new since summary {self.summarized_by}, nothing {'would be ' if self.dry_run else ''}written"
         return line
 
     def to_dict(self) -> dict[str, Any]:
-        return {"session_id": self.session_id, "messages": self.messages, "saved": [e.to_dict() for e in self.saved],
-                "duplicates": [{"item": label, "of": of} for label, of in self.duplicates],
-                "refused": [{"item": label, "error": why} for label, why in self.refused],
-                "summary": self.summary.to_dict() if self.summary is not None else None, "model": self.model,
-                "dry_run": self.dry_run, "skipped": self.skipped, "redacted": self.redacted, "summarized_by": self.summarized_by}
+        return {
+            "session_id": self.session_id,
+            "messages": self.messages,
+            "saved": [e.to_dict() for e in self.saved],
+            "duplicates": [{"item": label, "of": of} for label, of in self.duplicates],
+            "refused": [{"item": label, "error": why} for label, why in self.refused],
+            "summary": self.summary.to_dict() if self.summary is not None else None,
+            "model": self.model,
+            "dry_run": self.dry_run,
+            "skipped": self.skipped,
+            "redacted": self.redacted,
+            "summarized_by": self.summarized_by,
+        }
 
 
-def consolidate(store: Store, moment: datetime, transcript: Transcript, *, command: str | None, option: str, timeout: float,
-                session_id: str | None = None, dry_run: bool = False) -> Consolidated:
+def consolidate(
+    store: Store,
+    moment: datetime,
+    transcript: Transcript,
+    *,
+    command: str | None,
+    option: str,
+    timeout: float,
+    session_id: str | None = None,
+    dry_run: bool = False,
+) -> Consolidated:
     """Summarize the transcript through `command` and save what it extracts (see the module)."""
     from ..memory.adding import add_many
     from .external import argv_of, run_json
@@ -192,7 +249,9 @@ def consolidate(store: Store, moment: datetime, transcript: Transcript, *, comma
     summary_category = store.config.of_kind("summary").name  # the error naming the preset, before any work
     where = targets(store)
     if not command:
-        raise BadInput("no summarizer command configured", "pass --with 'llm -m MODEL' or set memory_schema.consolidate.command")
+        raise BadInput(
+            "no summarizer command configured", "pass --with 'llm -m MODEL' or set memory_schema.consolidate.command"
+        )
     session = session_id or transcript.session_id or transcript.fallback_id()
     if len(transcript.messages) < settings.min_messages:
         result = Consolidated(session, len(transcript.messages))
@@ -212,8 +271,16 @@ def consolidate(store: Store, moment: datetime, transcript: Transcript, *, comma
         result.summarized_by = None if saved else _summary_of(store, moment, session)
         if result.summarized_by is not None:
             return []  # the same conversation again, nothing new: its summary stands
-        text = summary_text or f"A conversation of {kept} messages; {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} saved."
-        fields = {"session_id": session, "message_count": kept, "model": result.model, "memories": [e.id for e in saved]}
+        text = (
+            summary_text
+            or f"A conversation of {kept} messages; {len(saved)} memor{'y' if len(saved) == 1 else 'ies'} saved."
+        )
+        fields = {
+            "session_id": session,
+            "message_count": kept,
+            "model": result.model,
+            "memories": [e.id for e in saved],
+        }
         return [Request(text, category=summary_category, session_id=session, fields=fields)]
 
     written = add_many(store, requests, moment, skip_invalid=True, after=summary, dry_run=dry_run)
@@ -258,4 +325,5 @@ def _summary_of(store: Store, moment: datetime, session: str) -> str | None:
     """The id of the newest active summary of this session, if one exists."""
     chosen = Filter(at=moment.timestamp(), categories=store.config.names_of_kind("summary"), name=session)
     ids = store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False)
-    return max(ids, key=lambda i: (i[:12], len(i), i)) if ids else None  # MEM-<day>-NNN: of one day, a longer number is later
+    # MEM-<day>-NNN: of one day, a longer number is later
+    return max(ids, key=lambda i: (i[:12], len(i), i)) if ids else None

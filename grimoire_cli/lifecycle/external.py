@@ -40,11 +40,15 @@ def run_json(command: str, prompt: str, timeout: float, option: str) -> Any:
     failing, timing out or printing no JSON: `CommandFailed` (exit 5)."""
     argv = argv_of(command, option)
     try:
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        )
     except FileNotFoundError:
         raise BadInput(f"command not found: {argv[0][:200]}", f"install it, or fix {option}") from None
     except PermissionError:
-        raise BadInput(f"cannot run {argv[0][:200]}: permission denied", f"make it executable, or fix {option}") from None
+        raise BadInput(
+            f"cannot run {argv[0][:200]}: permission denied", f"make it executable, or fix {option}"
+        ) from None
     except OSError as exc:  # no interpreter line, a name too long, ...
         raise BadInput(f"cannot run {argv[0][:200]}: {exc.strerror or exc}", f"check {option}") from None
     _RUNNING.add(process)
@@ -52,8 +56,10 @@ def run_json(command: str, prompt: str, timeout: float, option: str) -> Any:
         out, err = process.communicate(prompt.encode("utf-8"), timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill(process)
-        raise CommandFailed(f"{argv[0]} did not answer within {timeout:g}s; nothing was written",
-                            "raise consolidate.timeout, or try a faster model") from None
+        raise CommandFailed(
+            f"{argv[0]} did not answer within {timeout:g}s; nothing was written",
+            "raise consolidate.timeout, or try a faster model",
+        ) from None
     except BaseException:
         _kill(process)
         raise
@@ -63,8 +69,10 @@ def run_json(command: str, prompt: str, timeout: float, option: str) -> Any:
         from ..guard.scan import redact
 
         last = redact((err.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:200])[0]  # it may quote a key
-        raise CommandFailed(f"{argv[0]} exited with {process.returncode}{': ' + last if last else ''}; nothing was written",
-                            "run the command by hand to see why")
+        raise CommandFailed(
+            f"{argv[0]} exited with {process.returncode}{': ' + last if last else ''}; nothing was written",
+            "run the command by hand to see why",
+        )
     return parse_json(out.decode("utf-8", "replace"), argv[0])
 
 
@@ -72,7 +80,7 @@ def parse_json(text: str, name: str) -> Any:
     body = text.strip()
     for fence in _FENCE_OPEN:
         if body.startswith(fence) and body.endswith("```") and len(body) > len(fence) + 3:
-            body = body[len(fence):-3].strip()
+            body = body[len(fence) : -3].strip()
             break
     try:
         return json.loads(body)
@@ -80,8 +88,10 @@ def parse_json(text: str, name: str) -> Any:
         from ..guard.scan import redact
 
         shown = redact(" ".join(text.split())[:80])[0]  # what it printed may quote a secret
-        raise CommandFailed(f"{name} printed no valid JSON ({exc.args[0]}): {shown!r}; nothing was written",
-                            "the command must print one JSON object on stdout") from None
+        raise CommandFailed(
+            f"{name} printed no valid JSON ({exc.args[0]}): {shown!r}; nothing was written",
+            "the command must print one JSON object on stdout",
+        ) from None
 
 
 def stop_running() -> None:

@@ -5,9 +5,10 @@ Pure functions over entries and a moment; `api` applies them to the store.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.clock import iso
 from ..core.errors import BadInput
@@ -85,15 +86,20 @@ def near_duplicates(entries: list[Entry], threshold: float = 90) -> list[tuple[E
     for group in by_category.values():
         texts = [normalize_text(e.content) for e in group]
         for i, text in enumerate(texts):
-            for _, score, j in process.extract(text, texts[i + 1 :], scorer=fuzz.ratio, score_cutoff=threshold, limit=None):
+            for _, score, j in process.extract(
+                text, texts[i + 1 :], scorer=fuzz.ratio, score_cutoff=threshold, limit=None
+            ):
                 pairs.append((group[i], group[i + 1 + j], score))
     return pairs
 
 
 # What resolves a near-duplicate pair, by kind: `mem supersede` writes notes only
 # (an entry of another kind needs its kind's fields, which the text has not).
-_FIXES = {"note": "supersede one: `mem supersede ID TEXT`", "task": "cancel one: `mem task cancel ID`",
-          "episode": "if it happened once, archive one: `mem archive ID --reason manual`"}
+_FIXES = {
+    "note": "supersede one: `mem supersede ID TEXT`",
+    "task": "cancel one: `mem task cancel ID`",
+    "episode": "if it happened once, archive one: `mem archive ID --reason manual`",
+}
 _ARCHIVE = "archive one: `mem archive ID --reason manual`"
 
 
@@ -126,10 +132,16 @@ class Review:
         entries it nearly duplicates (the pair's other side, with the score)."""
         out = []
         for entry in self.entries():
-            sections = [name for name, group in (("ineffective", self.ineffective), ("low", self.low), ("expiring", self.expiring))
-                        if any(e.id == entry.id for e in group)]
-            near = [{"id": (b if a.id == entry.id else a).id, "score": round(score, 1), "fix": fix}
-                    for a, b, score, fix in self.duplicates if entry.id in (a.id, b.id)]
+            sections = [
+                name
+                for name, group in (("ineffective", self.ineffective), ("low", self.low), ("expiring", self.expiring))
+                if any(e.id == entry.id for e in group)
+            ]
+            near = [
+                {"id": (b if a.id == entry.id else a).id, "score": round(score, 1), "fix": fix}
+                for a, b, score, fix in self.duplicates
+                if entry.id in (a.id, b.id)
+            ]
             if near:
                 sections.append("near-duplicate")
             out.append({**entry.to_dict(), "review": {"sections": sections, "near_duplicates": near}})
@@ -148,6 +160,8 @@ def review(entries: Iterable[Entry], moment: datetime, warn_days: int, kinds: di
         if expiring_within(entry, moment, warn_days):
             result.expiring.append(entry)
     kinds = kinds or {}
-    result.duplicates = [NearDuplicate(a, b, score, _FIXES.get(kinds.get(a.category, "note"), _ARCHIVE))
-                         for a, b, score in near_duplicates(active)]
+    result.duplicates = [
+        NearDuplicate(a, b, score, _FIXES.get(kinds.get(a.category, "note"), _ARCHIVE))
+        for a, b, score in near_duplicates(active)
+    ]
     return result

@@ -24,8 +24,17 @@ from typing import Any, NamedTuple
 from ..core.config import is_inside
 from ..core.errors import BadInput
 
-_ROLES = {"user": "user", "human": "user", "me": "user", "assistant": "assistant", "ai": "assistant", "bot": "assistant",
-          "model": "assistant", "system": "system", "developer": "system"}
+_ROLES = {
+    "user": "user",
+    "human": "user",
+    "me": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "bot": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "developer": "system",
+}
 _NOISE_ROLES = {"tool", "function", "ipython"}
 _SPEAKER = re.compile(r"^\s*(user|human|me|assistant|ai|bot|model|system)\s*:\s?(.*)$", re.IGNORECASE)
 
@@ -55,8 +64,11 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content.strip()
     if isinstance(content, list):
-        parts = [block.get("text", "") for block in content
-                 if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)]
+        parts = [
+            block.get("text", "")
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        ]
         parts += [block for block in content if isinstance(block, str)]
         return "\n".join(p.strip() for p in parts if p.strip())
     return ""
@@ -82,7 +94,9 @@ def _message(item: Any) -> Message | None:
 def _from_items(items: list[Any], session: str | None, form: str, where: str) -> Transcript:
     """The messages of parsed items; items none of which looks like a message are bad input."""
     if not any(isinstance(item, dict) and ("role" in item or isinstance(item.get("message"), dict)) for item in items):
-        raise BadInput(f"{where} holds no messages", "give {role, content} messages, a Claude Code session log, or plain text")
+        raise BadInput(
+            f"{where} holds no messages", "give {role, content} messages, a Claude Code session log, or plain text"
+        )
     messages = [m for m in (_message(item) for item in items) if m is not None]
     return Transcript(messages, session, form)
 
@@ -98,13 +112,17 @@ def read_transcript(text: str, where: str) -> Transcript:
     """The messages of a transcript's text (`where` names it in errors); an
     empty one, or JSON Lines with a line that is not JSON, is bad input."""
     if not text.strip():
-        raise BadInput(f"{where} is empty", "give a transcript: Claude Code JSONL, JSON {role, content} messages, or plain text")
+        raise BadInput(
+            f"{where} is empty", "give a transcript: Claude Code JSONL, JSON {role, content} messages, or plain text"
+        )
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise BadInput(f"{where} is not JSON ({exc.args[0]})", "give a JSON list of {role, content} messages") from None
+            raise BadInput(
+                f"{where} is not JSON ({exc.args[0]})", "give a JSON list of {role, content} messages"
+            ) from None
         return _from_items(data if isinstance(data, list) else [], None, "json", where)
     if stripped.startswith("{"):
         try:
@@ -112,7 +130,12 @@ def read_transcript(text: str, where: str) -> Transcript:
         except ValueError:
             data = None
         if isinstance(data, dict) and isinstance(data.get("messages"), list):
-            return _from_items(data["messages"], data.get("session_id") if isinstance(data.get("session_id"), str) else None, "json", where)
+            return _from_items(
+                data["messages"],
+                data.get("session_id") if isinstance(data.get("session_id"), str) else None,
+                "json",
+                where,
+            )
         items = []
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
@@ -120,7 +143,9 @@ def read_transcript(text: str, where: str) -> Transcript:
             try:
                 items.append(json.loads(line))
             except ValueError as exc:
-                raise BadInput(f"{where}:{number}: not JSON ({exc.args[0]})", "each line of a JSONL transcript is one JSON object") from None
+                raise BadInput(
+                    f"{where}:{number}: not JSON ({exc.args[0]})", "each line of a JSONL transcript is one JSON object"
+                ) from None
         session = _session_of(items)
         form = "claude-code" if session or any("message" in i for i in items if isinstance(i, dict)) else "jsonl"
         return _from_items(items, session, form, where)
@@ -140,7 +165,9 @@ def _plain(text: str) -> list[Message]:
         elif messages:
             messages[-1].append(line)
     if messages:
-        return [Message(role, "\n".join(lines).strip()) for role, lines in zip(roles, messages) if "\n".join(lines).strip()]
+        return [
+            Message(role, "\n".join(lines).strip()) for role, lines in zip(roles, messages) if "\n".join(lines).strip()
+        ]
     return [Message("unknown", " ".join(p.split())) for p in re.split(r"\n\s*\n", text) if p.strip()]
 
 
@@ -179,5 +206,7 @@ def agent_transcript(given: str, root: Path) -> Path:
     root = root.resolve()
     if is_inside(root, resolved) or any(_in_transcripts(resolved, project) for project in (root, Path.cwd().resolve())):
         return resolved
-    raise BadInput(f"the transcript path {given!r} is outside the repository and Claude Code's transcripts of this project",
-                   "give a transcript inside the repository, or its text")
+    raise BadInput(
+        f"the transcript path {given!r} is outside the repository and Claude Code's transcripts of this project",
+        "give a transcript inside the repository, or its text",
+    )

@@ -8,20 +8,20 @@ written in one lock, one write per file, all or nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from ..core.clock import parse_time
 from ..core.errors import BadInput, Duplicate, GrimoireError, Refused
-from .duplicates import Duplicates, alike_lengths
 from ..core.model import Entry, format_id, id_day, normalize_text, parse_id
-from .request import Request, build
-from .superseding import inherit
 from ..storage.catalog.queries import Filter
 from ..storage.issued import in_use
 from ..storage.store import Store
-
+from .duplicates import Duplicates, alike_lengths
+from .request import Request, build
+from .superseding import inherit
 
 # A batch of at most this many items looks up, per item, the entries of a
 # length that could be NEAR alike; a larger one reads each category once.
@@ -55,9 +55,18 @@ class Added(list):
         self.rejected: list[Rejected] = [] if rejected is None else rejected
 
 
-def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_invalid: bool = False,
-             after: Callable[[list[Entry]], list[Request]] | None = None, dry_run: bool = False, check_all: bool = False,
-             check: Callable[[], None] | None = None, near: bool = True) -> Added:
+def add_many(
+    store: Store,
+    requests: list[Request],
+    moment: datetime,
+    *,
+    skip_invalid: bool = False,
+    after: Callable[[list[Entry]], list[Request]] | None = None,
+    dry_run: bool = False,
+    check_all: bool = False,
+    check: Callable[[], None] | None = None,
+    near: bool = True,
+) -> Added:
     """Write many entries under one lock, one write per file; all or nothing
     unless `skip_invalid`. `after` makes more requests from the entries
     prepared (a summary listing their ids), checked in the same batch: one of
@@ -98,7 +107,7 @@ def add_many(store: Store, requests: list[Request], moment: datetime, *, skip_in
     return result
 
 
-def _unlinked(result: Added, indexes: list[int], batch: "_Batch", skip_invalid: bool) -> None:
+def _unlinked(result: Added, indexes: list[int], batch: _Batch, skip_invalid: bool) -> None:
     """Refuse the entries whose `superseded_by` (given by an import, which may
     name a later line) names no entry that says it supersedes them: a
     condensed entry (`mem compact`) names them in related_memories instead."""
@@ -112,7 +121,10 @@ def _unlinked(result: Added, indexes: list[int], batch: "_Batch", skip_invalid: 
         if data.get("supersedes") == entry.id or entry.id in (data.get("related_memories") or ()):
             continue
         what = "which does not exist" if other is None else f"which does not say it supersedes {entry.id}"
-        error = BadInput(f"superseded_by {newer}, {what}", "import the entry that supersedes it too (`mem export --archived` holds both)")
+        error = BadInput(
+            f"superseded_by {newer}, {what}",
+            "import the entry that supersedes it too (`mem export --archived` holds both)",
+        )
         if not skip_invalid:
             error.message = f"item {indexes[position] + 1}: {error.message}"
             raise error
@@ -133,21 +145,36 @@ def prepare(store: Store, requests: list[Request], moment: datetime) -> list[Ent
     return [_prepare(store, request, batch) for request in requests]
 
 
-def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
+def _prepare(store: Store, request: Request, batch: _Batch) -> Entry:
     """The entry for one request, checked against the grimoire and the batch so far."""
     config = store.config
-    if request.category in config.categories and config.categories[request.category].kind == "chat" and (request.fields or {}).get("role"):
+    if (
+        request.category in config.categories
+        and config.categories[request.category].kind == "chat"
+        and (request.fields or {}).get("role")
+    ):
         batch.chat(request)  # a message (`mem chat add`); anything else gets the kind's hint
-    retired = bool(request.superseded_by or (request.archive or {}).get("archived"))  # an import's entry that is no longer active
+    # An import's entry that is no longer active
+    retired = bool(request.superseded_by or (request.archive or {}).get("archived"))
     # A key, or a procedure's name, has one active entry: a new one replaces it.
     holder = None if request.supersedes or retired else batch.holder(request)
     if holder is not None:
-        if request.key and holder.key == request.key and request.category in (None, holder.category) \
-                and isinstance(request.content, str) and normalize_text(holder.content) == normalize_text(request.content):
-            raise Duplicate(f"{holder.id} already holds this under the key {request.key}", "nothing to add; give the key a new value", holder.id)
+        if (
+            request.key
+            and holder.key == request.key
+            and request.category in (None, holder.category)
+            and isinstance(request.content, str)
+            and normalize_text(holder.content) == normalize_text(request.content)
+        ):
+            raise Duplicate(
+                f"{holder.id} already holds this under the key {request.key}",
+                "nothing to add; give the key a new value",
+                holder.id,
+            )
         request.supersedes = holder.id
     old = batch.existing.get(request.supersedes) if request.supersedes else None
-    if old is not None and request.id is None:  # an imported line with its id is a whole entry restated: nothing to carry over
+    # An imported line with its id is a whole entry restated: nothing to carry over
+    if old is not None and request.id is None:
         request = inherit(request, old, config)
     batch.existing.prefetch(request.related)
     if request.id:
@@ -156,38 +183,70 @@ def _prepare(store: Store, request: Request, batch: "_Batch") -> Entry:
         day = id_day(parse_time(request.timestamp) if request.timestamp else batch.moment)
         new_id = batch.taken.fresh(day)
     data, notes = build(request, config, batch.moment, batch.existing, batch.taken, new_id)
-    if holder is not None and holder.category == data["category"] and config.category(holder.category).kind == "procedure":
+    if (
+        holder is not None
+        and holder.category == data["category"]
+        and config.category(holder.category).kind == "procedure"
+    ):
         from ..kinds.procedures import same
 
         # The same version again (a transcript consolidated twice): a copy superseding it would be noise in the history.
-        if same(holder, {k: data[k] for k in ("name", "description", "params", "steps") if k in data}, data.get("tags") or []):
-            raise Duplicate(f"{holder.id} already holds this version of the procedure {data.get('name')}",
-                            "nothing to add; change what differs to make a new version", holder.id)
+        if same(
+            holder,
+            {k: data[k] for k in ("name", "description", "params", "steps") if k in data},
+            data.get("tags") or [],
+        ):
+            raise Duplicate(
+                f"{holder.id} already holds this version of the procedure {data.get('name')}",
+                "nothing to add; change what differs to make a new version",
+                holder.id,
+            )
     if old is not None and config.category(old.category).tracked != config.category(data["category"]).tracked:
         # The link would dangle in every other clone (a local file is nobody else's).
-        what = f"in the tracked category {old.category}" if config.category(old.category).tracked else f"local ({old.category})"
-        raise Refused(f"{old.id} is {what}; an entry of {data['category']} cannot supersede it" + (f" (key {data['key']})" if data.get("key") else ""),
-                      "use a category of the same kind of tracking, or another key")
+        what = (
+            f"in the tracked category {old.category}"
+            if config.category(old.category).tracked
+            else f"local ({old.category})"
+        )
+        raise Refused(
+            f"{old.id} is {what}; an entry of {data['category']} cannot supersede it"
+            + (f" (key {data['key']})" if data.get("key") else ""),
+            "use a category of the same kind of tracking, or another key",
+        )
     current = batch.updates.get(old.id, old.data) if old is not None else {}
     # An import restores a link both ends of which it holds (the older may be archived since).
     if old is not None and current.get("superseded_by") != new_id:
         if old.archived:
             raise Refused(f"{old.id} is archived and cannot be superseded", "add a new memory instead")
         if current.get("superseded_by"):
-            raise Refused(f"{old.id} is already superseded by {current['superseded_by']}", f"supersede {current['superseded_by']} instead")
+            raise Refused(
+                f"{old.id} is already superseded by {current['superseded_by']}",
+                f"supersede {current['superseded_by']} instead",
+            )
     # A keyed entry is known by its key: two keys may well hold the same value.
     # An episode is an occurrence: the same thing happening again is news (and
     # a chat message said twice was said twice).
     # A summary records one consolidation, which may well say what an earlier one said;
     # an insight is known by its rule, whose new numbers may read as the old ones did.
     # An entry no longer active duplicates nothing: the same text may well be active again.
-    checked = "key" not in data and config.category(data["category"]).kind not in ("episode", "chat", "summary", "insight") \
-        if request.dedupe is None else request.dedupe
+    checked = (
+        "key" not in data and config.category(data["category"]).kind not in ("episode", "chat", "summary", "insight")
+        if request.dedupe is None
+        else request.dedupe
+    )
     checked = checked and not retired
-    exact, near, score = batch.duplicates(data["category"], data["content"]).of(data, near=batch.near) if checked else (None, None, 0.0)
+    exact, near, score = (
+        batch.duplicates(data["category"], data["content"]).of(data, near=batch.near) if checked else (None, None, 0.0)
+    )
     if exact is not None:
-        raise Duplicate(f"an identical memory already exists: {exact}", f"nothing to add; to change it use `mem supersede {exact} \"...\"`", exact)
-    entry = Entry(data, config.relative(store.category_path(data["category"], bool(data.get("archived")))), None, notes=notes)
+        raise Duplicate(
+            f"an identical memory already exists: {exact}",
+            f'nothing to add; to change it use `mem supersede {exact} "..."`',
+            exact,
+        )
+    entry = Entry(
+        data, config.relative(store.category_path(data["category"], bool(data.get("archived")))), None, notes=notes
+    )
     if near is not None:
         entry.near_duplicate = (near, score)
         notes.append(f"near duplicate of {near} ({score:.0f}% alike); if it replaces it, use --supersedes {near}")
@@ -263,13 +322,19 @@ class _Batch:
             window = alike_lengths(len(normalize_text(content)))
             if (category, window) not in self._windows:
                 chosen = Filter(at=self.moment.timestamp(), categories=[category], lengths=window)
-                self._windows[category, window] = self.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
-            known = [(entry_id, norm) for entry_id, norm in self._windows[category, window] if entry_id not in self.updates]
+                self._windows[category, window] = self.store.ask(
+                    lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False
+                )
+            known = [
+                (entry_id, norm) for entry_id, norm in self._windows[category, window] if entry_id not in self.updates
+            ]
             return Duplicates(known + list(self._new.get(category, {}).items()))
         if category not in self._groups:
             chosen = Filter(at=self.moment.timestamp(), categories=[category])
             pairs = self.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
-            self._groups[category] = Duplicates((entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates)
+            self._groups[category] = Duplicates(
+                (entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates
+            )
             self._groups[category].extend(self._new.get(category, {}).items())
         return self._groups[category]
 
@@ -298,10 +363,17 @@ class _Batch:
             out.append((data["key"], Filter(at=self.moment.timestamp(), key=data["key"])))
         procedures = self.store.config.names_of_kind("procedure")
         if category in procedures and isinstance(data.get("name"), str):
-            out.append((identity(data["name"]), Filter(at=self.moment.timestamp(), categories=procedures, name=data["name"])))
+            out.append(
+                (identity(data["name"]), Filter(at=self.moment.timestamp(), categories=procedures, name=data["name"]))
+            )
         insights = self.store.config.names_of_kind("insight")
         if category in insights and isinstance(data.get("rule_id"), str):
-            out.append((f"insight:{data['rule_id']}", Filter(at=self.moment.timestamp(), categories=insights, name=data["rule_id"])))
+            out.append(
+                (
+                    f"insight:{data['rule_id']}",
+                    Filter(at=self.moment.timestamp(), categories=insights, name=data["rule_id"]),
+                )
+            )
         return out
 
     def holder(self, request: Request) -> Entry | None:
@@ -312,7 +384,11 @@ class _Batch:
             return None
         ident, chosen = found[0]
         if ident not in self._keys:
-            ids = [i for i in self.store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False) if i not in self.updates]
+            ids = [
+                i
+                for i in self.store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False)
+                if i not in self.updates
+            ]
             self._hold(ident, self.existing.get(ids[0]) if ids else None)
         return self._keys[ident]
 
@@ -366,7 +442,11 @@ class _Taken:
         if day not in self._highest:
             if self._issued is None:
                 self._issued = self.store.issued()
-            numbers = (parsed[1] for parsed in map(parse_id, self.of_day(day) | in_use(self._issued, day)) if parsed and parsed[0] == day)
+            numbers = (
+                parsed[1]
+                for parsed in map(parse_id, self.of_day(day) | in_use(self._issued, day))
+                if parsed and parsed[0] == day
+            )
             self._highest[day] = max(numbers, default=0)
         return format_id(day, self._highest[day] + 1)
 

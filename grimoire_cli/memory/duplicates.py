@@ -5,7 +5,8 @@ rapidfuzz's `fuzz.ratio` of the normalised texts."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..core.model import normalize_text
 
@@ -44,7 +45,12 @@ class Duplicates:
     def add(self, entry_id: str, text: str) -> None:
         self._removed.discard(entry_id)
         place = bisect_right(self._lengths, len(text))
-        for column, value in ((self._lengths, len(text)), (self._texts, text), (self._ids, entry_id), (self._order, len(self._order))):
+        for column, value in (
+            (self._lengths, len(text)),
+            (self._texts, text),
+            (self._ids, entry_id),
+            (self._order, len(self._order)),
+        ):
             column.insert(place, value)
         self.exact.setdefault(text, []).append(entry_id)
 
@@ -71,8 +77,12 @@ class Duplicates:
             return None, None, 0.0
         from rapidfuzz import fuzz, process
 
-        found = [(score, self._order[start + index], self._ids[start + index])
-                 for _, score, index in process.extract(text, self._texts[start:stop], scorer=fuzz.ratio, score_cutoff=NEAR, limit=None)]
+        found = [
+            (score, self._order[start + index], self._ids[start + index])
+            for _, score, index in process.extract(
+                text, self._texts[start:stop], scorer=fuzz.ratio, score_cutoff=NEAR, limit=None
+            )
+        ]
         # The best score, then the earliest added: as one pass over the texts in arrival order finds it.
         for score, _, entry_id in sorted(found, key=lambda hit: (-hit[0], hit[1])):
             if entry_id != skip and entry_id not in self._removed:

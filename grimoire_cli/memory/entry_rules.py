@@ -15,10 +15,10 @@ from typing import Any
 from ..core.clock import parse_time
 from ..core.config import Config
 from ..core.errors import BadInput
-from ..guard.scan import scan_fields
+from ..core.model import expires_at, expiry_start, parse_id
 from ..guard.instructions import ACCEPT
 from ..guard.instructions import scan_fields as instruction_findings
-from ..core.model import expires_at, expiry_start, parse_id
+from ..guard.scan import scan_fields
 
 LINK_FIELDS = ("supersedes", "superseded_by", "related_memories", "key", "name", "rule_id")
 
@@ -37,13 +37,19 @@ def _message(error: Any) -> str:
     limit: jsonschema's quotes the whole value (a megabyte on one line)."""
     from ..core.schemas import size_message
 
-    too_large = size_message(error.instance, error.schema) if error.validator in ("maxLength", "maxItems", "maxProperties") else None
+    too_large = (
+        size_message(error.instance, error.schema)
+        if error.validator in ("maxLength", "maxItems", "maxProperties")
+        else None
+    )
     if too_large is None:
         return error.message
     return f"a key of {too_large}" if "propertyNames" in error.schema_path else too_large
 
 
-def check_entry(config: Config, data: Any, lines: list[str], archived: bool, category_of_file: str | None) -> list[list[Any]]:
+def check_entry(
+    config: Config, data: Any, lines: list[str], archived: bool, category_of_file: str | None
+) -> list[list[Any]]:
     """Problems of one item as [line offset, id, rule, message]."""
     from ..core.schemas import entry_validator, first_problem
 
@@ -74,23 +80,45 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
     if entry_id and not parse_id(entry_id):
         problem("id-format", "id must be MEM-YYYYMMDD-NNN with NNN >= 001", "id")
     if category_of_file and category != category_of_file:
-        problem("category-file", f"category {category!r} does not match its file (which holds {category_of_file!r})", "category")
+        problem(
+            "category-file",
+            f"category {category!r} does not match its file (which holds {category_of_file!r})",
+            "category",
+        )
     if isinstance(category, str):
         if spec is None:
-            problem("category", f"unknown category {category!r}; configured: {', '.join(config.categories)}", "category")
+            problem(
+                "category", f"unknown category {category!r}; configured: {', '.join(config.categories)}", "category"
+            )
         else:
             if isinstance(data.get("confidence"), (int, float)) and data["confidence"] < spec.confidence_required:
-                problem("confidence-floor", f"confidence {data['confidence']} is below the {category} floor {spec.confidence_required}", "confidence")
+                problem(
+                    "confidence-floor",
+                    f"confidence {data['confidence']} is below the {category} floor {spec.confidence_required}",
+                    "confidence",
+                )
             if isinstance(data.get("ttl"), str) and not spec.takes_ttl(data["ttl"]):
-                problem("ttl", f"ttl {data['ttl']}: Loa's {category} category takes days or permanent (Loa's schema)", "ttl")
+                problem(
+                    "ttl", f"ttl {data['ttl']}: Loa's {category} category takes days or permanent (Loa's schema)", "ttl"
+                )
     _check_expiry(data, problem, kind)
     archive_fields = [k for k in ("archived", "archived_at", "archive_reason") if k in data]
     if archived and not data.get("archived"):
         problem("archive", "an entry in the archive must have archived: true, archived_at and archive_reason")
     elif not archived and archive_fields:
-        problem("archive", "archive fields are only allowed in archive files; run `mem archive` to move it", archive_fields[0])
-    for field_name, finding in scan_fields({k: v for k, v in data.items() if k not in ("id", "supersedes", "superseded_by", "related_memories")}):
-        problem("secret", f"{finding.kind} in {field_name} ({finding}); remove it and reference where the secret is kept instead", field_name.split(".")[0])
+        problem(
+            "archive",
+            "archive fields are only allowed in archive files; run `mem archive` to move it",
+            archive_fields[0],
+        )
+    for field_name, finding in scan_fields(
+        {k: v for k, v in data.items() if k not in ("id", "supersedes", "superseded_by", "related_memories")}
+    ):
+        problem(
+            "secret",
+            f"{finding.kind} in {field_name} ({finding}); remove it and reference where the secret is kept instead",
+            field_name.split(".")[0],
+        )
     _check_instructions(data, problem)
     return found
 
@@ -98,12 +126,18 @@ def check_entry(config: Config, data: Any, lines: list[str], archived: bool, cat
 def _check_instructions(data: dict[str, Any], problem) -> None:
     """Instruction-shaped text not accepted: one problem per field, at its first finding."""
     by_field: dict[str, list] = {}
-    for field_name, finding in instruction_findings(data, skip=("id", "supersedes", "superseded_by", "related_memories")):
+    for field_name, finding in instruction_findings(
+        data, skip=("id", "supersedes", "superseded_by", "related_memories")
+    ):
         by_field.setdefault(field_name, []).append(finding)
     for field_name, findings in by_field.items():
         more = f"; and {len(findings) - 1} more" if len(findings) > 1 else ""
-        problem("instruction", f"instruction-shaped text in {field_name} ({findings[0]}{more}): every agent session reads it; "
-                f"rewrite it as a note, or accept it with metadata.{ACCEPT}: true", field_name.split(".")[0])
+        problem(
+            "instruction",
+            f"instruction-shaped text in {field_name} ({findings[0]}{more}): every agent session reads it; "
+            f"rewrite it as a note, or accept it with metadata.{ACCEPT}: true",
+            field_name.split(".")[0],
+        )
 
 
 def _check_expiry(data: dict[str, Any], problem, kind: str) -> None:
@@ -111,7 +145,9 @@ def _check_expiry(data: dict[str, Any], problem, kind: str) -> None:
     stamp = expiry_start(data, kind)
     if kind == "task" and stamp is None:  # a task expires ttl after it is done; a waiting one never does
         if "expires_at" in data:
-            problem("expires-at", "a pending task must not have expires_at (it expires ttl after done_at)", "expires_at")
+            problem(
+                "expires-at", "a pending task must not have expires_at (it expires ttl after done_at)", "expires_at"
+            )
         return
     base = "done_at" if kind == "task" else "source.timestamp"
     if not (isinstance(ttl, str) and isinstance(stamp, str)):
@@ -146,5 +182,13 @@ def link_of(data: dict[str, Any], lines: list[str], archived: bool, kind: str = 
         key = identity(data["name"])
     elif kind == "insight" and isinstance(data.get("rule_id"), str):
         key = f"insight:{data['rule_id']}"  # as adding.py knows it
-    return [data.get("id"), data.get("supersedes"), data.get("superseded_by"), data.get("related_memories"), key, archived,
-            data.get("expires_at"), {name: field_offset(lines, name) for name in LINK_FIELDS if name in data}]
+    return [
+        data.get("id"),
+        data.get("supersedes"),
+        data.get("superseded_by"),
+        data.get("related_memories"),
+        key,
+        archived,
+        data.get("expires_at"),
+        {name: field_offset(lines, name) for name in LINK_FIELDS if name in data},
+    ]

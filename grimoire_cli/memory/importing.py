@@ -4,8 +4,9 @@ in the archive, as `mem export --archived` gives them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, ImportRefused
 from ..storage.store import Store
@@ -14,11 +15,13 @@ if TYPE_CHECKING:
     from .request import Request
 
 
-def import_lines(store: Store, lines: Iterable[str], moment: datetime, *, skip_invalid: bool = False, redact: bool = False) -> "ImportResult":
+def import_lines(
+    store: Store, lines: Iterable[str], moment: datetime, *, skip_invalid: bool = False, redact: bool = False
+) -> ImportResult:
     """Import JSON Lines entries; all or nothing unless `skip_invalid`
     (`Grimoire.import_lines`)."""
-    from .request import Request
     from ..core.schemas import json_value
+    from .request import Request
 
     result = ImportResult()
     requests: list[tuple[int, Request]] = []
@@ -40,8 +43,15 @@ def import_lines(store: Store, lines: Iterable[str], moment: datetime, *, skip_i
 
     requests = _links_first(requests)
     # Near duplicates are not looked for: an import reports none (exact ones are still refused).
-    written = add_many(store, [r for _, r in requests], moment, skip_invalid=skip_invalid, check_all=not skip_invalid,
-                       dry_run=bool(result.rejected) and not skip_invalid, near=False)
+    written = add_many(
+        store,
+        [r for _, r in requests],
+        moment,
+        skip_invalid=skip_invalid,
+        check_all=not skip_invalid,
+        dry_run=bool(result.rejected) and not skip_invalid,
+        near=False,
+    )
     result.rejected.extend((requests[rejected.index][0], rejected.message) for rejected in written.rejected)
     result.rejected.sort()
     if result.rejected and not skip_invalid:
@@ -54,7 +64,7 @@ class ImportResult:
     """Ids imported, (line number, message) of each line refused, and how
     many secrets `--redact` replaced."""
 
-    __slots__ = ("imported", "rejected", "redacted")
+    __slots__ = ("imported", "redacted", "rejected")
 
     def __init__(self) -> None:
         self.imported: list[str] = []
@@ -62,10 +72,14 @@ class ImportResult:
         self.redacted = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"imported": self.imported, "rejected": [{"line": n, "error": m} for n, m in self.rejected], "redacted": self.redacted}
+        return {
+            "imported": self.imported,
+            "rejected": [{"line": n, "error": m} for n, m in self.rejected],
+            "redacted": self.redacted,
+        }
 
 
-def _redact(request: "Request") -> int:
+def _redact(request: Request) -> int:
     """Replace the secrets of a request's texts; how many there were."""
     from ..guard.scan import redact
 
@@ -79,7 +93,7 @@ def _redact(request: "Request") -> int:
     return count
 
 
-def _links_first(requests: list[tuple[int, "Request"]]) -> list[tuple[int, "Request"]]:
+def _links_first(requests: list[tuple[int, Request]]) -> list[tuple[int, Request]]:
     """The requests in file order, but each after the entries of the file it
     supersedes or names as related: an export is in order of creation, in
     which a skewed clock may put a successor first."""
@@ -87,7 +101,9 @@ def _links_first(requests: list[tuple[int, "Request"]]) -> list[tuple[int, "Requ
 
     def needs(i: int) -> list[int]:
         request = requests[i][1]
-        return [index[other] for other in [request.supersedes, *request.related] if other in index and index[other] != i]
+        return [
+            index[other] for other in [request.supersedes, *request.related] if other in index and index[other] != i
+        ]
 
     order: list[int] = []
     seen: set[int] = set()

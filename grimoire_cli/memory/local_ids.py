@@ -26,15 +26,19 @@ if TYPE_CHECKING:
 REFERENCES = ("supersedes", "superseded_by")
 
 
-def clashes(store: "Store") -> set[str]:
+def clashes(store: Store) -> set[str]:
     """Ids a local entry shares with a tracked one (one indexed catalog read)."""
     local = store.local_paths()
     if not local:
         return set()
-    return store.ask(lambda catalog, paths: catalog.shared_ids([p for p in paths if p in local], [p for p in paths if p not in local]))
+    return store.ask(
+        lambda catalog, paths: catalog.shared_ids(
+            [p for p in paths if p in local], [p for p in paths if p not in local]
+        )
+    )
 
 
-def settle(store: "Store") -> dict[str, str]:
+def settle(store: Store) -> dict[str, str]:
     """Give each local entry that clashes a fresh id of its day, and point
     local links at it; old -> new. Takes the lock itself; nothing when there
     is no clash or git is mid-operation."""
@@ -49,21 +53,24 @@ def settle(store: "Store") -> dict[str, str]:
         return _settle(store, clashes(store))
 
 
-def note_arrived(store: "Store") -> None:
+def note_arrived(store: Store) -> None:
     """Ids that arrived in the files (a pull, a checkout) count as issued here, as this clone's own do: a hand edit
     that then deletes such an entry does not free its id for the next add (storage/issued.py). Run at session start."""
     from ..core.model import format_id
     from ..storage.issued import record
 
     known = store.issued()
-    marks = [(day, n) for day, n in store.ask(lambda catalog, paths: catalog.highest_per_day(paths), skip_damaged=True)
-             if n and n > known.get(day, 0)]
+    marks = [
+        (day, n)
+        for day, n in store.ask(lambda catalog, paths: catalog.highest_per_day(paths), skip_damaged=True)
+        if n and n > known.get(day, 0)
+    ]
     if marks:
         with store.lock():
             record(store.config.local_dir, [format_id(day, n) for day, n in marks])
 
 
-def _settle(store: "Store", found: set[str]) -> dict[str, str]:
+def _settle(store: Store, found: set[str]) -> dict[str, str]:
     local = store.local_paths()
     rows = store.ask(lambda catalog, paths: {p: catalog.file_entries(p) for p in paths if p in local})
     mapping: dict[str, str] = {}
@@ -74,7 +81,11 @@ def _settle(store: "Store", found: set[str]) -> dict[str, str]:
         if not day:
             continue  # not an id mem mints: left to `mem validate`
         if day not in taken:
-            taken[day] = set(store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day))) | store.ids_in_damaged() | in_use(issued, day)
+            taken[day] = (
+                set(store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day)))
+                | store.ids_in_damaged()
+                | in_use(issued, day)
+            )
         mapping[entry_id] = next_id(taken[day], day)
         taken[day].add(mapping[entry_id])
     paths = {f.rel: f.path for f in store.files()}

@@ -18,8 +18,22 @@ from ..core.clock import iso, parse_time
 from ..core.config import Config, is_inside
 from ..core.errors import BadInput, NotFound, Refused
 from ..core.model import (
-    KIND_FIELDS, LINE_RANGE_RE, MAX_CONTENT, MAX_SUMMARY, SURROGATE_RE, Entry, check_key, check_ttl, derive_summary,
-    expires_at, expiry_start, infer_category, is_importance, ordered, normalize_tags, score_of,
+    KIND_FIELDS,
+    LINE_RANGE_RE,
+    MAX_CONTENT,
+    MAX_SUMMARY,
+    SURROGATE_RE,
+    Entry,
+    check_key,
+    check_ttl,
+    derive_summary,
+    expires_at,
+    expiry_start,
+    infer_category,
+    is_importance,
+    normalize_tags,
+    ordered,
+    score_of,
 )
 from .request_texts import given_texts, line_texts, not_given, refuse_secrets, without_private
 
@@ -30,9 +44,31 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # The options of a request beside its content; all default to None, but the
 # lists, which default to empty.
-OPTIONS = ("category", "summary", "confidence", "tags", "ttl", "supersedes", "key", "importance", "related", "file_path", "lines",
-           "session_id", "agent", "phase", "metadata", "id", "timestamp", "effectiveness", "fields", "dedupe", "source_extra",
-           "superseded_by", "archive")
+OPTIONS = (
+    "category",
+    "summary",
+    "confidence",
+    "tags",
+    "ttl",
+    "supersedes",
+    "key",
+    "importance",
+    "related",
+    "file_path",
+    "lines",
+    "session_id",
+    "agent",
+    "phase",
+    "metadata",
+    "id",
+    "timestamp",
+    "effectiveness",
+    "fields",
+    "dedupe",
+    "source_extra",
+    "superseded_by",
+    "archive",
+)
 _LISTS = ("tags", "related")
 
 
@@ -76,7 +112,13 @@ class Request:
             setattr(self, name, ([] if value is None else value) if name in _LISTS else value)
 
     def __repr__(self) -> str:
-        return "Request(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if getattr(self, name) not in (None, [])) + ")"
+        return (
+            "Request("
+            + ", ".join(
+                f"{name}={getattr(self, name)!r}" for name in self.__slots__ if getattr(self, name) not in (None, [])
+            )
+            + ")"
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Request):
@@ -86,7 +128,7 @@ class Request:
     __hash__ = None  # type: ignore[assignment]
 
     @classmethod
-    def from_mapping(cls, item: dict[str, Any]) -> "Request":
+    def from_mapping(cls, item: dict[str, Any]) -> Request:
         """A request from an import line or an `add_many` dict, every field
         checked first: all the problems found in one message."""
         problems = mapping_problems(item)
@@ -117,7 +159,10 @@ class Request:
             "timestamp": source.get("timestamp") or item.get("timestamp"),
             "effectiveness": item.get("effectiveness"),
             "fields": {name: item[name] for name in KIND_FIELDS if name in item} or None,
-            "source_extra": {name: value for name, value in source.items() if name not in _SOURCE_OPTIONS and value is not None} or None,
+            "source_extra": {
+                name: value for name, value in source.items() if name not in _SOURCE_OPTIONS and value is not None
+            }
+            or None,
             "superseded_by": item.get("superseded_by"),
             "archive": {name: item[name] for name in ARCHIVE_FIELDS if name in item} or None,
         }
@@ -143,8 +188,12 @@ def mapping_problems(item: dict[str, Any]) -> list[str]:
     stored = set(entry_fields())
     for name, value in item.items():
         if name not in stored and name not in KIND_FIELDS and name not in _SHORTHANDS:
-            problems.append(f"unknown field {name!r} (an entry's fields are in docs/reference.md; free-form data goes under metadata)")
-        elif value is not None and name in stored and name != "content":  # `check_content` says what is wrong with a text
+            problems.append(
+                f"unknown field {name!r} (an entry's fields are in docs/reference.md; free-form data goes under metadata)"
+            )
+        elif (
+            value is not None and name in stored and name != "content"
+        ):  # `check_content` says what is wrong with a text
             problems += field_problems(name, value, _LOOSE)
     if item.get("content") is None:
         problems.append("content is missing (the memory's text)")
@@ -166,15 +215,23 @@ def check_content(text: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise BadInput("content is empty", "give the memory's text as an argument or on stdin with '-'")
     if len(text) > MAX_CONTENT:
-        raise BadInput(f"content is {len(text)} characters, over the limit of {MAX_CONTENT}", "summarise it, or split it into several memories")
+        raise BadInput(
+            f"content is {len(text)} characters, over the limit of {MAX_CONTENT}",
+            "summarise it, or split it into several memories",
+        )
     bad = _CONTROL_RE.search(text)
     if bad:
         line = text.count("\n", 0, bad.start()) + 1
-        raise BadInput(f"content has a control character (U+{ord(bad.group()):04X}) on line {line}", "remove it; only tab and newline are kept")
+        raise BadInput(
+            f"content has a control character (U+{ord(bad.group()):04X}) on line {line}",
+            "remove it; only tab and newline are kept",
+        )
     return text
 
 
-def build(request: Request, config: Config, moment: datetime, existing: dict[str, Entry], taken_ids: set[str], new_id: str) -> tuple[dict[str, Any], list[str]]:
+def build(
+    request: Request, config: Config, moment: datetime, existing: dict[str, Entry], taken_ids: set[str], new_id: str
+) -> tuple[dict[str, Any], list[str]]:
     """A complete entry mapping for `request`, and notes for the caller."""
     from ..guard.scan import strip_private
 
@@ -211,14 +268,19 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
             f"confidence {confidence} is below the {category} floor of {spec.confidence_required}",
             "raise --confidence if you are that sure, or use a category with a lower floor",
         )
-    summary = (strip_private(request.summary) if isinstance(request.summary, str) else request.summary) if request.summary is not None \
+    summary = (
+        (strip_private(request.summary) if isinstance(request.summary, str) else request.summary)
+        if request.summary is not None
         else derive_summary(content)
+    )
     if not summary.strip() or "\n" in summary or "\r" in summary or len(summary) > MAX_SUMMARY:
         raise BadInput(f"summary must be one non-empty line of at most {MAX_SUMMARY} characters")
     ttl = check_ttl(request.ttl if request.ttl is not None else spec.ttl, category if spec.loa else None)
     if not spec.takes_ttl(ttl):
-        raise BadInput(f"ttl {ttl} is not in days: Loa's {category} category takes days ('30d') or 'permanent'",
-                       "round it up to days, or use a category of your own for short-lived memories")
+        raise BadInput(
+            f"ttl {ttl} is not in days: Loa's {category} category takes days ('30d') or 'permanent'",
+            "round it up to days, or use a category of your own for short-lived memories",
+        )
     timestamp = iso(parse_time(request.timestamp)) if request.timestamp else iso(moment)
     source: dict[str, Any] = {
         "session_id": request.session_id or os.environ.get("MEM_SESSION_ID") or _PROCESS_SESSION,
@@ -237,13 +299,25 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     for name, value in (request.source_extra or {}).items():
         source.setdefault(name, value)
     if request.lines:
-        if not LINE_RANGE_RE.match(request.lines) or int(request.lines.split("-")[0]) > int(request.lines.split("-")[1]):
+        if not LINE_RANGE_RE.match(request.lines) or int(request.lines.split("-")[0]) > int(
+            request.lines.split("-")[1]
+        ):
             raise BadInput(f"bad line range {request.lines!r}", "write it like 12-40 (first <= last)")
         source["line_range"] = request.lines
-    data: dict[str, Any] = {"id": new_id, "category": category, "summary": summary, "content": content, "confidence": confidence, "ttl": ttl}
+    data: dict[str, Any] = {
+        "id": new_id,
+        "category": category,
+        "summary": summary,
+        "content": content,
+        "confidence": confidence,
+        "ttl": ttl,
+    }
     if request.importance is not None:
         if not is_importance(request.importance):
-            raise BadInput(f"importance must be a whole number from 1 to 10, not {request.importance!r}", "5 is usual; 8 or more keeps it hot")
+            raise BadInput(
+                f"importance must be a whole number from 1 to 10, not {request.importance!r}",
+                "5 is usual; 8 or more keeps it hot",
+            )
         data["importance"] = request.importance
     if request.key is not None:
         data["key"] = check_key(request.key)
@@ -256,7 +330,11 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
     if request.superseded_by:
         data["superseded_by"] = request.superseded_by
     if (request.archive or {}).get("archived"):
-        data.update(archived=True, archived_at=iso(parse_time(request.archive["archived_at"])), archive_reason=request.archive["archive_reason"])
+        data.update(
+            archived=True,
+            archived_at=iso(parse_time(request.archive["archived_at"])),
+            archive_reason=request.archive["archive_reason"],
+        )
     related: dict[str, None] = {}  # in the order given, each once (a condensed entry may relate thousands)
     for other in request.related:
         if other not in existing and other not in taken_ids:
@@ -271,7 +349,9 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
             raise BadInput("metadata must be a mapping")
         data["metadata"] = request.metadata
     fields = request.fields or {}
-    if spec.kind != "summary" and "session_id" in fields:  # outside a summary, an import line's shorthand for source.session_id
+    if (
+        spec.kind != "summary" and "session_id" in fields
+    ):  # outside a summary, an import line's shorthand for source.session_id
         fields = {name: value for name, value in fields.items() if name != "session_id"}
     _refuse_oversized({**data, **fields}, spec.kind)  # what was filled in: an environment's session id, a resolved path
     if spec.kind != "note" or fields:
@@ -292,11 +372,23 @@ def build(request: Request, config: Config, moment: datetime, existing: dict[str
 def _as_given(request: Request) -> dict[str, Any]:
     """The request's fields where the entry will hold them, as given (tags
     not yet slugged), for the size limits."""
-    source = {"session_id": request.session_id, "agent": request.agent, "phase": request.phase, "file_path": request.file_path,
-              "line_range": request.lines, **(request.source_extra or {})}
-    given = {"summary": request.summary, "key": request.key, "tags": request.tags, "related_memories": request.related,
-             "metadata": request.metadata, "source": {name: value for name, value in source.items() if value is not None},
-             **(request.fields or {})}
+    source = {
+        "session_id": request.session_id,
+        "agent": request.agent,
+        "phase": request.phase,
+        "file_path": request.file_path,
+        "line_range": request.lines,
+        **(request.source_extra or {}),
+    }
+    given = {
+        "summary": request.summary,
+        "key": request.key,
+        "tags": request.tags,
+        "related_memories": request.related,
+        "metadata": request.metadata,
+        "source": {name: value for name, value in source.items() if value is not None},
+        **(request.fields or {}),
+    }
     return {name: value for name, value in given.items() if value is not None}
 
 
@@ -314,7 +406,9 @@ def _refuse_surrogates(value: Any, where: str = "") -> None:
     invalid UTF-8 in an argument)."""
     if isinstance(value, str):
         if SURROGATE_RE.search(value):
-            raise BadInput(f"{where or 'a text'} holds a lone surrogate (not a character)", "give valid Unicode (UTF-8) text")
+            raise BadInput(
+                f"{where or 'a text'} holds a lone surrogate (not a character)", "give valid Unicode (UTF-8) text"
+            )
     elif isinstance(value, dict):
         for key, item in value.items():
             _refuse_surrogates(key, where)
@@ -330,10 +424,14 @@ def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None
     from ..core.schemas import first_problem
 
     if kind != "note" and not fields:
-        how = {"task": "`mem task add` (see `mem task add --help`)", "chat": "`mem chat add ROLE TEXT`",
-               "summary": "`mem consolidate`", "insight": "`mem learn`, or `store_insight` in Python", "episode": "`mem episode EVENT`",
-               "procedure": "`mem procedure add FILE`: a new version of its name supersedes the old"}.get(
-                   kind, f"`mem import` with the {kind} fields (docs/reference.md)")
+        how = {
+            "task": "`mem task add` (see `mem task add --help`)",
+            "chat": "`mem chat add ROLE TEXT`",
+            "summary": "`mem consolidate`",
+            "insight": "`mem learn`, or `store_insight` in Python",
+            "episode": "`mem episode EVENT`",
+            "procedure": "`mem procedure add FILE`: a new version of its name supersedes the old",
+        }.get(kind, f"`mem import` with the {kind} fields (docs/reference.md)")
         raise BadInput(f"{data['category']} is a category of kind {kind}", f"write it with {how}")
     data.update(fields)
     problem = first_problem(data, kind)

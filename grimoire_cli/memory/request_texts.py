@@ -13,10 +13,17 @@ from ..core.errors import Refused
 
 # Options that hold no free text: ids (each must name an entry), numbers,
 # a flag, and a timestamp (parsed; stored in the schema's form).
-_NOT_TEXT = frozenset({"id", "supersedes", "related", "superseded_by", "confidence", "importance", "dedupe", "timestamp"})
+_NOT_TEXT = frozenset(
+    {"id", "supersedes", "related", "superseded_by", "confidence", "importance", "dedupe", "timestamp"}
+)
 # Where an option is stored, when not under its own name: a refusal names the field as the entry has it.
-_STORED_AS = {"session_id": "source.session_id", "agent": "source.agent", "phase": "source.phase", "file_path": "source.file_path",
-              "lines": "source.line_range"}
+_STORED_AS = {
+    "session_id": "source.session_id",
+    "agent": "source.agent",
+    "phase": "source.phase",
+    "file_path": "source.file_path",
+    "lines": "source.line_range",
+}
 # Options whose mapping holds fields of their own, each named by itself (a kind's `context`, `steps`).
 _SPREAD = {"fields": "", "source_extra": "source.", "archive": ""}
 # What `build` strips of `<private>` sections (never stored, so never scanned).
@@ -36,7 +43,12 @@ def given_texts(request: Any, content: str) -> Texts:
     after them (the content of an episode, the summary of a fact), so a
     refusal names the field the secret was given in."""
     texts: Texts = {}
-    for name in ("fields", "content", *(option for option in request.__slots__ if option not in _FIRST_LAST), "summary"):
+    for name in (
+        "fields",
+        "content",
+        *(option for option in request.__slots__ if option not in _FIRST_LAST),
+        "summary",
+    ):
         value = content if name == "content" else getattr(request, name)
         if name in _NOT_TEXT or value is None:
             continue
@@ -80,7 +92,11 @@ def not_given(data: dict[str, Any], given: Texts) -> Texts:
     `build`, so nothing stored goes unscanned."""
     scanned = {text for texts in given.values() for text in texts}
     stored: Texts = {}
-    _collect(stored, "", {name: value for name, value in data.items() if name not in ("id", "supersedes", "related_memories")})
+    _collect(
+        stored,
+        "",
+        {name: value for name, value in data.items() if name not in ("id", "supersedes", "related_memories")},
+    )
     # Collected from the root, a top-level field's name starts with '.', and the
     # field names themselves are the texts collected under no name.
     return {name[1:]: [text for text in texts if text not in scanned] for name, texts in stored.items() if name}

@@ -14,8 +14,12 @@ from ..storage import journal
 from ..storage.store import Store
 
 GITATTRIBUTES_LINE = "{storage}/**/*.yaml merge=grimoire"
-STORAGE_IGNORE = ["# derived files of mem: never commit", ".cache/",
-                  "# categories with tracked: false (volatile state): never commit", "local/"]
+STORAGE_IGNORE = [
+    "# derived files of mem: never commit",
+    ".cache/",
+    "# categories with tracked: false (volatile state): never commit",
+    "local/",
+]
 
 
 class InitResult:
@@ -23,7 +27,7 @@ class InitResult:
     the root); `git`: whether the root is a git work tree (outside one, mem
     never commits and has no hooks to install)."""
 
-    __slots__ = ("root", "created", "existing", "git", "categories_added", "settings_added", "notes")
+    __slots__ = ("categories_added", "created", "existing", "git", "notes", "root", "settings_added")
 
     def __init__(self, root: str, git: bool = True):
         self.root = root
@@ -35,12 +39,23 @@ class InitResult:
         self.notes: list[str] = []  # a preset's category named otherwise here, and why
 
     def to_dict(self) -> dict[str, Any]:
-        return {"root": self.root, "created": self.created, "existing": self.existing, "git": self.git,
-                "categories_added": self.categories_added, "settings_added": self.settings_added, "notes": self.notes}
+        return {
+            "root": self.root,
+            "created": self.created,
+            "existing": self.existing,
+            "git": self.git,
+            "categories_added": self.categories_added,
+            "settings_added": self.settings_added,
+            "notes": self.notes,
+        }
 
 
-def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None, scope: str | None = None,
-         preset: str | None = None) -> InitResult:
+def init(
+    path: str | os.PathLike = ".",
+    config: str | os.PathLike | None = None,
+    scope: str | None = None,
+    preset: str | None = None,
+) -> InitResult:
     """Create what a grimoire needs under the repository holding `path` (in
     `scope`, or MEM_SCOPE, when one is named), with a preset's categories
     added to the config first when one is named."""
@@ -50,7 +65,7 @@ def init(path: str | os.PathLike = ".", config: str | os.PathLike | None = None,
         check_preset(preset)  # before anything is written
     root = find_root(Path(path).resolve())
     result = InitResult(str(root), (root / ".git").exists())
-    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
+    rel = lambda p: os.path.relpath(p, root)
     config_path = Path(config) if config else root / CONFIG_NAME
     if config_path.exists():
         result.existing.append(rel(config_path))

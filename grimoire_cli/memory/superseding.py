@@ -32,7 +32,9 @@ def inherit(request: Request, old: Entry, config: Config) -> Request:
         options["key"] = data["key"]
     key = options["key"]
     if request.summary is None and key and isinstance(request.content, str) and isinstance(old.content, str):
-        if data.get("summary") == fact_summary(key, old.content):  # a fact `remember` wrote reads `key = value`: so does its successor
+        if data.get("summary") == fact_summary(
+            key, old.content
+        ):  # a fact `remember` wrote reads `key = value`: so does its successor
             options["summary"] = fact_summary(key, request.content)
     if not request.tags and data.get("tags"):
         options["tags"] = list(data["tags"])
@@ -42,7 +44,11 @@ def inherit(request: Request, old: Entry, config: Config) -> Request:
     if request.importance is None and data.get("importance") is not None:
         options["importance"] = data["importance"]
     confidence = data.get("confidence")
-    if request.confidence is None and isinstance(confidence, (int, float)) and confidence >= category.confidence_required:
+    if (
+        request.confidence is None
+        and isinstance(confidence, (int, float))
+        and confidence >= category.confidence_required
+    ):
         options["confidence"] = confidence
     if isinstance(data.get("metadata"), dict) and (request.metadata is None or isinstance(request.metadata, dict)):
         from ..guard.instructions import ACCEPT
@@ -50,14 +56,20 @@ def inherit(request: Request, old: Entry, config: Config) -> Request:
         # Merged key by key, the call's keys winning; a keyed fact's typed value belongs to the content it was stored
         # with (the new content is the new value, unless the call gives one), and so does a person's acceptance of
         # its instruction-shaped text (guard_instructions.py): a successor is accepted only when the call says so.
-        metadata = {name: value for name, value in data["metadata"].items() if not (name == "value" and data.get("key")) and name != ACCEPT}
+        metadata = {
+            name: value
+            for name, value in data["metadata"].items()
+            if not (name == "value" and data.get("key")) and name != ACCEPT
+        }
         options["metadata"] = {**metadata, **(request.metadata or {})} or None
     old_kind = config.category(old.category).kind
     if category.kind == old_kind != "note":
         fields = {name: data[name] for name in KIND_FIELDS if name in data}
         if request.fields is None and old_kind in _NOT_SUPERSEDED:
-            raise Refused(f"{old.id} is {'an' if old_kind[0] in 'aeiou' else 'a'} {old_kind} and is not superseded by a text",
-                          _NOT_SUPERSEDED[old_kind])
+            raise Refused(
+                f"{old.id} is {'an' if old_kind[0] in 'aeiou' else 'a'} {old_kind} and is not superseded by a text",
+                _NOT_SUPERSEDED[old_kind],
+            )
         if old_kind == "task":
             fields["task"] = request.content  # a task's text is its content (unless the call gives it)
         options["fields"] = {**fields, **(request.fields or {})}

@@ -7,19 +7,20 @@ problems make it not `ok` (exit 1).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..core import clock
-from . import validate_files
 from ..core.config import Config
 from ..core.errors import BadInput
 from ..core.model import ID_RE, epoch
 from ..storage import chunks, yamlio
 from ..storage.chunks import content_hash
 from ..storage.store import Store
+from . import validate_files
 
 
 @dataclass
@@ -47,10 +48,15 @@ class Report:
         return not self.problems
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "files": self.files, "entries": self.entries, "problems": [asdict(p) for p in self.problems]}
+        return {
+            "ok": self.ok,
+            "files": self.files,
+            "entries": self.entries,
+            "problems": [asdict(p) for p in self.problems],
+        }
 
     @classmethod
-    def combined(cls, reports: Iterable["Report"]) -> "Report":
+    def combined(cls, reports: Iterable[Report]) -> Report:
         """One report of several (one per scope)."""
         out = cls()
         for report in reports:
@@ -122,14 +128,39 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
 def _rules_version(config: Config) -> str:
     """What a cached file result depends on besides the file: config and rule code."""
     from .. import __version__
-    from . import entry_rules
-    from ..guard import scan as guard, instructions as guard_instructions, rules as guard_rules
     from ..core import schemas
+    from ..guard import instructions as guard_instructions
+    from ..guard import rules as guard_rules
+    from ..guard import scan as guard
     from ..storage import emitted, parallel
+    from . import entry_rules
 
-    parts = [__version__, repr(sorted(tuple(c) for c in config.categories.values())), str(config.storage_dir), str(config.archive_dir)]
-    for source in (*(Path(m.__file__) for m in (entry_rules, guard, guard_instructions, guard_rules, chunks, emitted, parallel, yamlio, validate_files) if m.__file__), Path(__file__),
-                   schemas.schema_dir() / "memory.schema.json", schemas.schema_dir() / "kinds.schema.json"):
+    parts = [
+        __version__,
+        repr(sorted(tuple(c) for c in config.categories.values())),
+        str(config.storage_dir),
+        str(config.archive_dir),
+    ]
+    for source in (
+        *(
+            Path(m.__file__)
+            for m in (
+                entry_rules,
+                guard,
+                guard_instructions,
+                guard_rules,
+                chunks,
+                emitted,
+                parallel,
+                yamlio,
+                validate_files,
+            )
+            if m.__file__
+        ),
+        Path(__file__),
+        schemas.schema_dir() / "memory.schema.json",
+        schemas.schema_dir() / "kinds.schema.json",
+    ):
         try:
             parts.append(str(source.stat().st_mtime_ns))
         except OSError:
@@ -153,7 +184,9 @@ def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> 
         if cached is None:
             pending.append((index, path, rel, data, key))
     kept = [store.kept(lambda catalog: catalog.chunk_reports(rel, version), {}) for _, _, rel, _, _ in pending]
-    results = validate_files.compute_all(store, [validate_files.FileToCheck(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)])
+    results = validate_files.compute_all(
+        store, [validate_files.FileToCheck(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)]
+    )
     for (index, _, rel, _, key), result in zip(pending, results):
         chunks = result.pop("chunks")
         out[index] = result
@@ -200,8 +233,16 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report, now: 
             continue
         first = seen.get(item.id) or by_id.get(item.id)
         if first is not None:
-            report.problems.append(Problem(item.file, item.line, item.id, "duplicate-id", f"id also used at {first.file}:{first.line}; ids must be unique across the grimoire"
-                                        " (after a merge made without mem's hooks: `mem merge-fixup post-merge` renumbers the side not yet pushed)"))
+            report.problems.append(
+                Problem(
+                    item.file,
+                    item.line,
+                    item.id,
+                    "duplicate-id",
+                    f"id also used at {first.file}:{first.line}; ids must be unique across the grimoire"
+                    " (after a merge made without mem's hooks: `mem merge-fixup post-merge` renumbers the side not yet pushed)",
+                )
+            )
         else:
             seen[item.id] = item
     everything = {**by_id, **seen}
@@ -218,15 +259,25 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report, now: 
             if target is None:
                 problem("dangling-reference", f"supersedes {old}, which does not exist", "supersedes")
             elif target.superseded_by != entry_id:
-                problem("supersede-link", f"supersedes {old}, but {old} is not marked superseded_by {entry_id}", "supersedes")
+                problem(
+                    "supersede-link",
+                    f"supersedes {old}, but {old} is not marked superseded_by {entry_id}",
+                    "supersedes",
+                )
         new = item.superseded_by
         if isinstance(new, str) and ID_RE.match(new):
             target = everything.get(new)
             if target is None:
                 problem("dangling-reference", f"superseded_by {new}, which does not exist", "superseded_by")
-            elif target.supersedes != entry_id and not (isinstance(target.related, list) and entry_id in target.related):
+            elif target.supersedes != entry_id and not (
+                isinstance(target.related, list) and entry_id in target.related
+            ):
                 # A condensed entry (`mem compact`) names the many it replaces in related_memories.
-                problem("supersede-link", f"superseded_by {new}, but {new} does not say it supersedes {entry_id}", "superseded_by")
+                problem(
+                    "supersede-link",
+                    f"superseded_by {new}, but {new} does not say it supersedes {entry_id}",
+                    "superseded_by",
+                )
         for related in item.related if isinstance(item.related, list) else []:
             if isinstance(related, str) and related not in everything:
                 problem("dangling-reference", f"related memory {related} does not exist", "related_memories")
@@ -235,13 +286,25 @@ def _check_links(items: list[_Link], context: list[_Link], report: Report, now: 
         if isinstance(key, str) and not item.archived and not item.superseded_by and not expired:
             other = keys.get(key)
             if other is not None and key.startswith("procedure:"):  # kinds.procedures.identity
-                problem("name-unique", f"procedure {key.partition(':')[2]!r} is also active at {other.file}:{other.line}; "
-                                       "supersede one of them", "name")
+                problem(
+                    "name-unique",
+                    f"procedure {key.partition(':')[2]!r} is also active at {other.file}:{other.line}; "
+                    "supersede one of them",
+                    "name",
+                )
             elif other is not None and key.startswith("insight:"):  # entry_rules.link_of
-                problem("rule-unique", f"insight rule {key.partition(':')[2]!r} is also active at {other.file}:{other.line}; "
-                                       "archive one of them (mem learn keeps one insight per rule)", "rule_id")
+                problem(
+                    "rule-unique",
+                    f"insight rule {key.partition(':')[2]!r} is also active at {other.file}:{other.line}; "
+                    "archive one of them (mem learn keeps one insight per rule)",
+                    "rule_id",
+                )
             elif other is not None:
-                problem("key-unique", f"key {key!r} is also active at {other.file}:{other.line}; supersede one of them", "key")
+                problem(
+                    "key-unique",
+                    f"key {key!r} is also active at {other.file}:{other.line}; supersede one of them",
+                    "key",
+                )
             else:
                 keys[key] = item
 

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 
 def _classify(config: Config, path: Path) -> tuple[str | None, bool]:
     """(category, is_archive) of a grimoire file from its name and folder."""
-    archived = path.parent.resolve() in (config.archive_dir, config.local_dir / "archive") or path.parent.name == "archive"
+    archived = (
+        path.parent.resolve() in (config.archive_dir, config.local_dir / "archive") or path.parent.name == "archive"
+    )
     category = config.category_for_file(path.name)
     return (category.name if category else None), archived
 
@@ -84,7 +86,9 @@ def compute_all(store: Store, files: list[FileToCheck]) -> list[dict[str, Any]]:
     parts_of: dict[int, list[int]] = {}  # file -> its slices
     for number, piece in enumerate(slices):
         parts_of.setdefault(numbers[piece.job], []).append(number)
-    whole = sorted((i for i in range(len(files)) if i not in parts_of and i not in early), key=lambda i: -len(files[i].data or b""))
+    whole = sorted(
+        (i for i in range(len(files)) if i not in parts_of and i not in early), key=lambda i: -len(files[i].data or b"")
+    )
 
     global _WORK
     _WORK = _Work(store, files, numbers, slices)  # the catalog is not touched there
@@ -132,8 +136,17 @@ def _check_slice(index: int) -> dict[str, Any] | None:
     chunks, items = found
     result = _empty()
     category, archived = _classify(config, path)
-    _check_placed(config, rel, category, archived, piece.text.split("\n"),
-                  [Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(items, chunks)], {}, result, piece.first)
+    _check_placed(
+        config,
+        rel,
+        category,
+        archived,
+        piece.text.split("\n"),
+        [Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(items, chunks)],
+        {},
+        result,
+        piece.first,
+    )
     return result
 
 
@@ -152,7 +165,9 @@ def _empty() -> dict[str, Any]:
     return {"problems": [], "damaged": False, "entries": 0, "links": [], "chunks": []}
 
 
-def compute(config: Config, store: Store, path: Path, rel: str, data: bytes | None, known: dict[bytes, Any]) -> dict[str, Any]:
+def compute(
+    config: Config, store: Store, path: Path, rel: str, data: bytes | None, known: dict[bytes, Any]
+) -> dict[str, Any]:
     """One file's problems and link records; `known` holds results by chunk
     hash (chunks.py) from its last validation, for the entries whose text is
     unchanged. Also returns every chunk's result, to keep for the next time."""
@@ -172,8 +187,17 @@ def compute(config: Config, store: Store, path: Path, rel: str, data: bytes | No
     return result
 
 
-def _check_placed(config: Config, rel: str, category: str | None, archived: bool, lines: list[str], placed: list[Placed],
-                  known: dict[bytes, Any], result: dict[str, Any], base: int = 0) -> None:
+def _check_placed(
+    config: Config,
+    rel: str,
+    category: str | None,
+    archived: bool,
+    lines: list[str],
+    placed: list[Placed],
+    known: dict[bytes, Any],
+    result: dict[str, Any],
+    base: int = 0,
+) -> None:
     """Every rule of one entry for each item placed in `lines` (the file's,
     or a slice's starting `base` lines into it), into `result`."""
     from .entry_rules import check_entry, link_of  # the guard and jsonschema: only for what changed
@@ -188,8 +212,10 @@ def _check_placed(config: Config, rel: str, category: str | None, archived: bool
             problems = check_entry(config, item, block, archived, category)
             link = link_of(item, block, archived, kind) if isinstance(item, dict) else None
         start += base
-        result["problems"].extend({"file": rel, "line": start + offset, "id": entry_id, "rule": rule, "message": message}
-                                  for offset, entry_id, rule, message in problems)
+        result["problems"].extend(
+            {"file": rel, "line": start + offset, "id": entry_id, "rule": rule, "message": message}
+            for offset, entry_id, rule, message in problems
+        )
         if link is not None:
             result["entries"] += 1
             result["links"].append([rel, start, *link[:7], {name: start + offset for name, offset in link[7].items()}])
@@ -202,20 +228,36 @@ def _check_layout(rel: str, lines: list[str], placed: list[Placed], base: int, r
     so that a clean validate means the next write works."""
     for _, (start, _stop), _, _ in placed:
         if not (lines[start - 1].startswith("- ") or lines[start - 1].rstrip() == "-"):
-            result["problems"].append({"file": rel, "line": base + start, "id": None, "rule": "layout",
-                                       "message": "entries are not written one per `- ` line at column 0 (an indented list or flow style), "
-                                                  "so mem cannot change them in place; rewrite the file in block style, each entry "
-                                                  "starting with '- id:' at column 0"})
+            result["problems"].append(
+                {
+                    "file": rel,
+                    "line": base + start,
+                    "id": None,
+                    "rule": "layout",
+                    "message": "entries are not written one per `- ` line at column 0 (an indented list or flow style), "
+                    "so mem cannot change them in place; rewrite the file in block style, each entry "
+                    "starting with '- id:' at column 0",
+                }
+            )
             return
 
 
 def _category_problem(config: Config, path: Path, rel: str, result: dict[str, Any]) -> None:
     if config.category_for_file(path.name) is None:
-        result["problems"].append({"file": rel, "line": 1, "id": None, "rule": "category-file",
-                                   "message": f"{path.name} is not the storage_file of any configured category"})
+        result["problems"].append(
+            {
+                "file": rel,
+                "line": 1,
+                "id": None,
+                "rule": "category-file",
+                "message": f"{path.name} is not the storage_file of any configured category",
+            }
+        )
 
 
-def _file_problem(result: dict[str, Any], rel: str, line: int, rule: str, message: str, entry_id: str | None = None) -> None:
+def _file_problem(
+    result: dict[str, Any], rel: str, line: int, rule: str, message: str, entry_id: str | None = None
+) -> None:
     """A problem that makes the file unreadable as a grimoire (exit 3)."""
     result["problems"].append({"file": rel, "line": line, "id": entry_id, "rule": rule, "message": message})
     result["damaged"] = True
@@ -227,7 +269,13 @@ def _read_text(store: Store, path: Path, rel: str, data: bytes | None, result: d
     try:
         real = path.resolve()
         if path.is_symlink() and not is_inside(config.root, real) and not is_inside(Path.cwd().resolve(), real):
-            raise Damaged(rel, 1, f"symlink leads outside the repository ({real})", "replace it with a regular file", "outside-repository")
+            raise Damaged(
+                rel,
+                1,
+                f"symlink leads outside the repository ({real})",
+                "replace it with a regular file",
+                "outside-repository",
+            )
         if data is None:
             data = path.read_bytes()
     except OSError as exc:
@@ -239,9 +287,15 @@ def _read_text(store: Store, path: Path, rel: str, data: bytes | None, result: d
     conflict = re.search(rb"^(<{7}|={7}|>{7})( |$)", data, re.M)
     if conflict:
         line = data[: conflict.start()].count(b"\n") + 1
-        named = ENTRY_ID_LINE.search(data[conflict.start():].decode("utf-8", "replace"))
-        _file_problem(result, rel, line, "merge-conflict", "unresolved merge conflict markers; keep the right version of the entry and remove the markers",
-                      named.group(1) if named else None)
+        named = ENTRY_ID_LINE.search(data[conflict.start() :].decode("utf-8", "replace"))
+        _file_problem(
+            result,
+            rel,
+            line,
+            "merge-conflict",
+            "unresolved merge conflict markers; keep the right version of the entry and remove the markers",
+            named.group(1) if named else None,
+        )
         return None
     try:
         return store.decode(path, data)

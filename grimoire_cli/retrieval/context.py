@@ -22,16 +22,17 @@ estimate is applied to every line, header and footer included.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from ..core.bounds import MAX_BUDGET, MIN_BUDGET, whole
-from ..guard.instructions import neutralise
 from ..core.model import Entry, age_label
-from .search import filtered_out, ranked
+from ..guard.instructions import neutralise
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
+from .search import filtered_out, ranked
 
 HEADER = "## Active Memory"
 # Under the header whenever an entry is shown: memories come through git
@@ -49,10 +50,17 @@ class Context:
     matched nothing, `filtered_out` says what matched but was filtered out
     (as `search.Hits`)."""
 
-    __slots__ = ("text", "included", "left_out", "tokens", "budget", "filtered_out", "what")
+    __slots__ = ("budget", "filtered_out", "included", "left_out", "text", "tokens", "what")
 
-    def __init__(self, text: str, included: list[str] | None = None, left_out: int = 0, tokens: int = 0, budget: int = 0,
-                 what: str = "active memories"):
+    def __init__(
+        self,
+        text: str,
+        included: list[str] | None = None,
+        left_out: int = 0,
+        tokens: int = 0,
+        budget: int = 0,
+        what: str = "active memories",
+    ):
         self.text = text
         self.what = what  # the selection in words: "hot memories matching the query"
         self.included = [] if included is None else included
@@ -65,7 +73,13 @@ class Context:
         return f"Context(included={self.included!r}, left_out={self.left_out!r}, tokens={self.tokens!r}, budget={self.budget!r})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "included": self.included, "left_out": self.left_out, "tokens": self.tokens, "budget": self.budget}
+        return {
+            "text": self.text,
+            "included": self.included,
+            "left_out": self.left_out,
+            "tokens": self.tokens,
+            "budget": self.budget,
+        }
 
 
 # No line is shorter than "- MEM-YYYYMMDD-NNN (c, ?): x" (27 characters).
@@ -82,8 +96,14 @@ def injected(store: Store, moment: datetime) -> Filter:
     tiers on, of at least `context.min_importance` (effective importance),
     no chat message (the conversation is the prompt's own, not a memory)."""
     settings = store.config.settings
-    return Filter(at=moment.timestamp(), decay=settings.decay, min_importance=settings.context.min_importance,
-                  tier="hot" if settings.tiers.enabled else None, tiers=settings.tiers, excluded=store.config.names_of_kind("chat"))
+    return Filter(
+        at=moment.timestamp(),
+        decay=settings.decay,
+        min_importance=settings.context.min_importance,
+        tier="hot" if settings.tiers.enabled else None,
+        tiers=settings.tiers,
+        excluded=store.config.names_of_kind("chat"),
+    )
 
 
 def selection(store: Store, query: bool, within: str = "") -> str:
@@ -91,8 +111,13 @@ def selection(store: Store, query: bool, within: str = "") -> str:
     it: "hot memories of the recipe with importance 3+ matching the query"."""
     settings = store.config.settings
     least = settings.context.min_importance
-    words = ["hot" if settings.tiers.enabled else "active", "memories", within, f"with importance {least}+" if least else "",
-             "matching the query" if query else ""]
+    words = [
+        "hot" if settings.tiers.enabled else "active",
+        "memories",
+        within,
+        f"with importance {least}+" if least else "",
+        "matching the query" if query else "",
+    ]
     return " ".join(word for word in words if word)
 
 
@@ -116,7 +141,14 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
 
         def ranking(limit: int | None) -> tuple[list[int], int]:
             """Rowids best first (at most `limit`), and how many there are in all."""
-            found = ranked(store, query, chosen, recency_weight=float(retrieval["recency_weight"]), limit=limit, include_archive=False)
+            found = ranked(
+                store,
+                query,
+                chosen,
+                recency_weight=float(retrieval["recency_weight"]),
+                limit=limit,
+                include_archive=False,
+            )
             return [scored.rowid for scored in found], found.total
     else:
         chosen = base
@@ -124,10 +156,13 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
 
         def ranking(limit: int | None) -> tuple[list[int], int]:
             """Rowids best first (at most `limit`), and how many there are in all."""
-            rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, order, limit), include_archive=False)
+            rowids = store.ask(
+                lambda catalog, paths: catalog.ordered(paths, chosen, order, limit), include_archive=False
+            )
             if limit is None or len(rowids) < limit:
                 return rowids, len(rowids)
             return rowids, store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
+
     first, selected = ranking(limit)
     pinned = due_tasks(store, moment)
     # Due tasks are shown whatever the query, tier or importance say: count
@@ -137,15 +172,26 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
     def rowids() -> Iterator[int]:
         yield from (rowid for rowid in first if rowid not in pinned)
         if selected > len(first):
-            yield from (rowid for rowid in ranking(None)[0][len(first):] if rowid not in pinned)
+            yield from (rowid for rowid in ranking(None)[0][len(first) :] if rowid not in pinned)
 
     def ordered() -> Iterator[Entry]:
         yield from pinned.values()  # already loaded
         yield from loaded(store, rowids())
 
-    result = render(ordered(), total, budget, moment, safe=safe, due=len(pinned), most=settings.limit, what=selection(store, query is not None))
+    result = render(
+        ordered(),
+        total,
+        budget,
+        moment,
+        safe=safe,
+        due=len(pinned),
+        most=settings.limit,
+        what=selection(store, query is not None),
+    )
     if query and not total:
-        result.filtered_out = filtered_out(store, query, chosen, recency_weight=float(retrieval["recency_weight"]), include_archive=False)
+        result.filtered_out = filtered_out(
+            store, query, chosen, recency_weight=float(retrieval["recency_weight"]), include_archive=False
+        )
     return result
 
 
@@ -154,8 +200,8 @@ def safe(entry: Entry) -> bool:
     nor instruction-shaped text not accepted, reaches a prompt, even if it
     was written by hand. Asked only of the entries whose line would fit,
     not of every one read."""
-    from ..guard.scan import scan_fields
     from ..guard.instructions import scan_fields as instructions
+    from ..guard.scan import scan_fields
 
     shown = {"c": entry.content, "s": entry.summary, "k": entry.key or "", "metadata": entry.data.get("metadata")}
     return not scan_fields({"c": entry.content, "s": entry.summary}) and not instructions(shown, skip=("metadata",))
@@ -167,11 +213,18 @@ def chosen_tasks(store: Store, chosen: Filter, query: str | None, rowids: Iterab
     rowids = set(rowids)
     if not rowids:
         return set()
-    tasks_only = chosen.but(categories=[c for c in store.config.names_of_kind("task") if not chosen.categories or c in chosen.categories])
+    tasks_only = chosen.but(
+        categories=[c for c in store.config.names_of_kind("task") if not chosen.categories or c in chosen.categories]
+    )
     if query is not None:
         recency = float(store.config.retrieval["recency_weight"])
-        return rowids & {scored.rowid for scored in ranked(store, query, tasks_only, recency_weight=recency, limit=None, include_archive=False)}
-    return rowids & set(store.ask(lambda catalog, paths: catalog.ordered(paths, tasks_only, Order.INDEXED, None), include_archive=False))
+        return rowids & {
+            scored.rowid
+            for scored in ranked(store, query, tasks_only, recency_weight=recency, limit=None, include_archive=False)
+        }
+    return rowids & set(
+        store.ask(lambda catalog, paths: catalog.ordered(paths, tasks_only, Order.INDEXED, None), include_archive=False)
+    )
 
 
 def due_tasks(store: Store, moment: datetime) -> dict[int, Entry]:
@@ -205,8 +258,16 @@ def lines_for(entry: Entry, moment: datetime, due: bool = False) -> list[str]:
     return [head + body, head + summary] if body != summary else [head + body]
 
 
-def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, safe: Callable[[Entry], bool] = lambda e: True,
-           due: int = 0, most: int | None = None, what: str = "active memories") -> Context:
+def render(
+    entries: Iterable[Entry],
+    total: int,
+    budget: int,
+    moment: datetime,
+    safe: Callable[[Entry], bool] = lambda e: True,
+    due: int = 0,
+    most: int | None = None,
+    what: str = "active memories",
+) -> Context:
     """Lines best first until the budget is spent (or `most` lines are
     written); always ends with a count line.
 
@@ -224,9 +285,15 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
     footer = max(tokens(footer_line(total, what)), tokens(footer_line(0, what))) + 1
     misses = 0
     for position, entry in enumerate(entries):
-        if budget - used - footer < SHORTEST_LINE or misses >= MAX_MISSES or (most is not None and len(included) >= most):
+        if (
+            budget - used - footer < SHORTEST_LINE
+            or misses >= MAX_MISSES
+            or (most is not None and len(included) >= most)
+        ):
             break
-        chosen = next((c for c in lines_for(entry, moment, position < due) if used + tokens(c) + 1 + footer <= budget), None)
+        chosen = next(
+            (c for c in lines_for(entry, moment, position < due) if used + tokens(c) + 1 + footer <= budget), None
+        )
         if chosen is None:
             misses += 1
             continue
@@ -248,4 +315,8 @@ def render(entries: Iterable[Entry], total: int, budget: int, moment: datetime, 
 
 def footer_line(left_out: int, what: str = "active memories") -> str:
     """What the block left out of its selection (`what`)."""
-    return f"_{left_out} more memor{'y' if left_out == 1 else 'ies'} left out (`mem query` finds them)_" if left_out else f"_all {what} shown_"
+    return (
+        f"_{left_out} more memor{'y' if left_out == 1 else 'ies'} left out (`mem query` finds them)_"
+        if left_out
+        else f"_all {what} shown_"
+    )

@@ -20,14 +20,28 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .context import (DATA_NOTE, HEADER, ORDER_OF, SHORTEST_LINE, Context, check_budget, chosen_tasks, due_tasks, footer_line, injected, lines_for, loaded,
-                      safe, selection, tokens)
 from ..core.errors import BadInput
-from .search import expression, filtered_out, ranked
 from ..core.settings import Section
 from ..storage.catalog.queries import Filter
 from ..storage.store import Store
-
+from .context import (
+    DATA_NOTE,
+    HEADER,
+    ORDER_OF,
+    SHORTEST_LINE,
+    Context,
+    check_budget,
+    chosen_tasks,
+    due_tasks,
+    footer_line,
+    injected,
+    lines_for,
+    loaded,
+    safe,
+    selection,
+    tokens,
+)
+from .search import expression, filtered_out, ranked
 
 
 def sections_of(store: Store, name: str) -> tuple[Section, ...]:
@@ -36,16 +50,22 @@ def sections_of(store: Store, name: str) -> tuple[Section, ...]:
     sections = context.named(name)
     if sections is None:
         known = ", ".join(n for n, _ in context.recipes) or "none configured"
-        raise BadInput(f"unknown recipe {name!r} (recipes: {known})", "define it under memory_schema.context.recipes, or `mem init --preset protea`")
+        raise BadInput(
+            f"unknown recipe {name!r} (recipes: {known})",
+            "define it under memory_schema.context.recipes, or `mem init --preset protea`",
+        )
     for section in sections:
         if section.category not in store.config.categories:
-            raise BadInput(f"recipe {name!r} names the unknown category {section.category!r}",
-                           f"add the category, or fix context.recipes.{name} (categories: {', '.join(store.config.categories)})")
+            raise BadInput(
+                f"recipe {name!r} names the unknown category {section.category!r}",
+                f"add the category, or fix context.recipes.{name} (categories: {', '.join(store.config.categories)})",
+            )
     return sections
 
 
-def _pick(store: Store, section: Section, base: Filter, text: str | None, match: str | None, used: set[int],
-          due: list[int]) -> tuple[list[int], int]:
+def _pick(
+    store: Store, section: Section, base: Filter, text: str | None, match: str | None, used: set[int], due: list[int]
+) -> tuple[list[int], int]:
     """Rowids of a section's entries in its order (at most its limit; none an
     earlier section took: `used`), and how many entries it could draw from.
     With a query `text` (its FTS5 expression `match`), only entries that match.
@@ -58,19 +78,30 @@ def _pick(store: Store, section: Section, base: Filter, text: str | None, match:
     if text and not match:  # a query without a word to look for matches nothing
         rowids, total, among = [], 0, set()
     elif text and section.order == "score":
-        found = ranked(store, text, chosen, recency_weight=float(store.config.retrieval["recency_weight"]), limit=wanted,
-                       include_archive=False, query=match)
+        found = ranked(
+            store,
+            text,
+            chosen,
+            recency_weight=float(store.config.retrieval["recency_weight"]),
+            limit=wanted,
+            include_archive=False,
+            query=match,
+        )
         rowids, total, among = [scored.rowid for scored in found], found.total, chosen_tasks(store, chosen, text, due)
     else:
         chosen = chosen.but(match=match) if text else chosen
         order = ORDER_OF[section.order]
-        rowids, total = store.ask(lambda catalog, paths: catalog.ordered_counted(paths, chosen, order, wanted), include_archive=False)
+        rowids, total = store.ask(
+            lambda catalog, paths: catalog.ordered_counted(paths, chosen, order, wanted), include_archive=False
+        )
         among = chosen_tasks(store, chosen, None, due)
     first = [rowid for rowid in due if rowid not in used]
-    return (first + [rowid for rowid in rowids if rowid not in used and rowid not in first])[:section.limit], total + len(due) - len(among)
+    return (first + [rowid for rowid in rowids if rowid not in used and rowid not in first])[
+        : section.limit
+    ], total + len(due) - len(among)
 
 
-def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, name: str) -> "RecipeContext":
+def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, name: str) -> RecipeContext:
     """The block of a recipe's sections for `text` (None: no query)."""
     check_budget(budget)
     sections = sections_of(store, name)
@@ -84,7 +115,9 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
         due_ids.add(entry.id)
     # What is due now leads every block, as `mem due` lists it: a recipe without the tasks' category gets them first.
     named = {section.category for section in sections}
-    leading = tuple(Section(category, len(rows), title="Due now") for category, rows in due_of.items() if category not in named)
+    leading = tuple(
+        Section(category, len(rows), title="Due now") for category, rows in due_of.items() if category not in named
+    )
     sections = leading + sections
     # Two sections may draw on one category: an entry shows once, and what a
     # category left out is counted once, at its last section.
@@ -102,7 +135,8 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     last = {section.category: index for index, section in enumerate(sections)}
     lines = [HEADER, DATA_NOTE]
     used_tokens = tokens(HEADER) + 1 + tokens(DATA_NOTE) + 1
-    footer = max(tokens(footer_of({s.heading: total for s, _, total in picked}, what)), tokens(footer_of({}, what))) + 1  # the longest
+    # The longest
+    footer = max(tokens(footer_of({s.heading: total for s, _, total in picked}, what)), tokens(footer_of({}, what))) + 1
     shown: list[dict[str, Any]] = []
     kept_of: dict[str, int] = {}
     for index, (section, rowids, total) in enumerate(picked):
@@ -123,23 +157,39 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
             kept.append(entry.id)
         kept_of[section.category] = kept_of.get(section.category, 0) + len(kept)
         left = total - kept_of[section.category] if last[section.category] == index else 0
-        shown.append({"heading": section.heading, "category": section.category, "order": section.order, "limit": section.limit,
-                      "included": kept, "left_out": left})
+        shown.append(
+            {
+                "heading": section.heading,
+                "category": section.category,
+                "order": section.order,
+                "limit": section.limit,
+                "included": kept,
+                "left_out": left,
+            }
+        )
     included = [entry_id for section in shown for entry_id in section["included"]]
     left_out = sum(section["left_out"] for section in shown)
     if not included and not left_out:
         empty = RecipeContext("", [], 0, 0, budget, name, shown, what)
         if text:
             threshold, floors = store.config.confidence_filter(None)
-            within = base.but(categories=[s.category for s in sections], excluded=(), min_confidence=threshold, floors=floors)
-            empty.filtered_out = filtered_out(store, text, within, recency_weight=float(store.config.retrieval["recency_weight"]),
-                                              include_archive=False)
+            within = base.but(
+                categories=[s.category for s in sections], excluded=(), min_confidence=threshold, floors=floors
+            )
+            empty.filtered_out = filtered_out(
+                store,
+                text,
+                within,
+                recency_weight=float(store.config.retrieval["recency_weight"]),
+                include_archive=False,
+            )
         return empty
     if not included:
         lines.remove(DATA_NOTE)  # no memory shown: nothing to read as data
     lines.append(footer_of({s["heading"]: s["left_out"] for s in shown}, what))
     block = "\n".join(lines) + "\n"
-    if tokens(block) > budget:  # a budget too small for a line per heading: the count alone (it fits any budget `check_budget` allows)
+    # A budget too small for a line per heading: the count alone (it fits any budget `check_budget` allows)
+    if tokens(block) > budget:
         block = "\n".join([*lines[:-1], footer_line(left_out, what)]) + "\n"
     return RecipeContext(block, included, left_out, tokens(block), budget, name, shown, what)
 
@@ -158,8 +208,17 @@ class RecipeContext(Context):
 
     __slots__ = ("recipe", "sections")
 
-    def __init__(self, text: str, included: list[str], left_out: int, tokens: int, budget: int, recipe: str, sections: list[dict[str, Any]],
-                 what: str = "memories of the recipe"):
+    def __init__(
+        self,
+        text: str,
+        included: list[str],
+        left_out: int,
+        tokens: int,
+        budget: int,
+        recipe: str,
+        sections: list[dict[str, Any]],
+        what: str = "memories of the recipe",
+    ):
         super().__init__(text, included, left_out, tokens, budget, what)
         self.recipe = recipe
         self.sections = sections

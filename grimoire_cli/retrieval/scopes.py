@@ -9,9 +9,10 @@ The facade (`Grimoire.scopes`, `Grimoire.query_scopes`) opens the scopes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..core.config import SCOPE_RE, Config, is_inside
 from ..storage.catalog.queries import STATES, Filter
@@ -24,13 +25,19 @@ if TYPE_CHECKING:
 class ScopeInfo:
     """One scope: its name, folder and counts."""
 
-    __slots__ = ("name", "path", "active", "entries", "current")
+    __slots__ = ("active", "current", "entries", "name", "path")
 
     def __init__(self, name: str, path: str, active: int, entries: int, current: bool):
         self.name, self.path, self.active, self.entries, self.current = name, path, active, entries, current
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scope": self.name, "path": self.path, "active": self.active, "entries": self.entries, "current": self.current}
+        return {
+            "scope": self.name,
+            "path": self.path,
+            "active": self.active,
+            "entries": self.entries,
+            "current": self.current,
+        }
 
 
 def info(store: Store, moment: datetime, current: bool) -> ScopeInfo:
@@ -57,7 +64,7 @@ def by_scope(config: Config, paths: Iterable[Path]) -> dict[str | None, list[Pat
     return groups
 
 
-def merged(hits: Iterable[tuple[str, "Hits"]], limit: int) -> "Hits":
+def merged(hits: Iterable[tuple[str, Hits]], limit: int) -> Hits:
     """Each scope's hits labelled with it, best first across scopes, at most
     `limit`; when there are none, what each scope filtered out, summed."""
     from .search import Hits

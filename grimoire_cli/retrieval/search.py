@@ -23,8 +23,9 @@ every entry in the catalog.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ..core.model import Entry
 from ..core.scoring import SPACELESS_RE, STOP_WORDS, TIER_BONUS, grams, identifiers, recency_of, words
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 class Hit:
     """One ranked entry, its score and the score's parts."""
 
-    __slots__ = ("entry", "score", "parts", "scope")
+    __slots__ = ("entry", "parts", "scope", "score")
 
     def __init__(self, entry: Entry, score: float, parts: dict[str, float] | None = None, scope: str | None = None):
         self.entry = entry
@@ -66,7 +67,7 @@ _MIN_CORRECTED = 4
 _MIN_PREFIX = 2
 
 
-def terms(store: "Store", text: str) -> list[str]:
+def terms(store: Store, text: str) -> list[str]:
     """Query terms as FTS5 fragments: stop words dropped, unknown words mapped
     to a near vocabulary word; an unknown word with no near one (a partial
     word, or one too short to correct) that matches nothing as it is (not
@@ -120,7 +121,7 @@ def _quoted(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def _known(store: "Store", word: str) -> bool:
+def _known(store: Store, word: str) -> bool:
     """Whether a word is in the vocabulary (active and archived entries); the
     archive is read only for a word the active files do not hold (a first
     command after a clone need not index an archive to run a query)."""
@@ -129,7 +130,7 @@ def _known(store: "Store", word: str) -> bool:
     return store.ask(lambda catalog, paths: catalog.knows(word, paths))
 
 
-def expression(store: "Store", text: str) -> str | None:
+def expression(store: Store, text: str) -> str | None:
     """The FTS5 query for a text: its terms OR-ed."""
     found = terms(store, text)
     if not found:
@@ -161,7 +162,9 @@ class Hits(list):
         self.filtered_out: dict[str, int] = {} if filtered_out is None else filtered_out
 
 
-def filtered_out(store: "Store", text: str, chosen: Filter, *, recency_weight: float, include_archive: bool) -> dict[str, int]:
+def filtered_out(
+    store: Store, text: str, chosen: Filter, *, recency_weight: float, include_archive: bool
+) -> dict[str, int]:
     """How many entries match `text` outside `chosen`, per filter that kept them out.
     Only asked when a query found nothing, to say why."""
     lifted = {}
@@ -188,8 +191,18 @@ def filtered_out(store: "Store", text: str, chosen: Filter, *, recency_weight: f
 
     counts = {reason: n for reason, (wider, archive) in lifted.items() if (n := matches(wider, archive))}
     if not counts and len(lifted) > 1:
-        everything = chosen.but(min_confidence=None, floors={}, states=STATES, categories=(), excluded=(), tags=(), since=None, until=None,
-                                tier=None, min_importance=None)
+        everything = chosen.but(
+            min_confidence=None,
+            floors={},
+            states=STATES,
+            categories=(),
+            excluded=(),
+            tags=(),
+            since=None,
+            until=None,
+            tier=None,
+            min_importance=None,
+        )
         if n := matches(everything, True):
             counts["together"] = n
     return counts
@@ -202,36 +215,68 @@ class Ranking(list):
     total: int = 0
 
 
-def ranked(store: "Store", text: str, chosen: Filter, *, recency_weight: float, limit: int | None, include_archive: bool,
-           query: str | None = None) -> Ranking:
+def ranked(
+    store: Store,
+    text: str,
+    chosen: Filter,
+    *,
+    recency_weight: float,
+    limit: int | None,
+    include_archive: bool,
+    query: str | None = None,
+) -> Ranking:
     """The chosen entries that match the text, best first (not loaded);
     `query`: the text's FTS5 expression, when the caller has worked it out."""
     out = Ranking()
     query = query or expression(store, text)
     if query is None:
         return out
-    rows, total = store.ask(lambda catalog, paths: catalog.rank(paths, query, chosen, recency_weight=recency_weight, limit=limit),
-                             include_archive=include_archive)
+    rows, total = store.ask(
+        lambda catalog, paths: catalog.rank(paths, query, chosen, recency_weight=recency_weight, limit=limit),
+        include_archive=include_archive,
+    )
     out.extend(rows)
     out.total = total
     return out
 
 
-def hits(store: "Store", scored: list[Ranked]) -> list[Hit]:
+def hits(store: Store, scored: list[Ranked]) -> list[Hit]:
     """Load the entries of ranked rows, keeping their order."""
     entries = store.load([s.rowid for s in scored])
-    return [Hit(entries[s.rowid], s.score, {"bm25": s.bm25, "relevance": s.relevance, "recency": s.recency, "prior": s.prior,
-                                            "tier": TIER_BONUS.get(entries[s.rowid].tier, 0.0)})
-            for s in scored if s.rowid in entries]
+    return [
+        Hit(
+            entries[s.rowid],
+            s.score,
+            {
+                "bm25": s.bm25,
+                "relevance": s.relevance,
+                "recency": s.recency,
+                "prior": s.prior,
+                "tier": TIER_BONUS.get(entries[s.rowid].tier, 0.0),
+            },
+        )
+        for s in scored
+        if s.rowid in entries
+    ]
 
 
-def ranked_or_newest(store: "Store", text: str | None, chosen: Filter, moment: datetime, *, recency_weight: float, limit: int) -> list[Hit]:
+def ranked_or_newest(
+    store: Store, text: str | None, chosen: Filter, moment: datetime, *, recency_weight: float, limit: int
+) -> list[Hit]:
     """The chosen entries that match `text`, best first (BM25 blended with
     recency, as `mem query`); without a text, newest first, each scored by
     its recency alone (`mem episodes`)."""
     if text is not None and text.strip():
-        return hits(store, ranked(store, text, chosen, recency_weight=recency_weight, limit=limit, include_archive=False))
-    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, limit), include_archive=False)
+        return hits(
+            store, ranked(store, text, chosen, recency_weight=recency_weight, limit=limit, include_archive=False)
+        )
+    rowids = store.ask(
+        lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, limit), include_archive=False
+    )
     loaded = store.load(rowids)
     epoch = moment.timestamp()
-    return [Hit(loaded[r], recency_of(loaded[r].born, epoch), {"recency": recency_of(loaded[r].born, epoch)}) for r in rowids if r in loaded]
+    return [
+        Hit(loaded[r], recency_of(loaded[r].born, epoch), {"recency": recency_of(loaded[r].born, epoch)})
+        for r in rowids
+        if r in loaded
+    ]

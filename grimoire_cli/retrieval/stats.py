@@ -12,10 +12,20 @@ from ..storage.store import Store
 class Stats:
     """The figures of `mem stats`; `lines()` is its text, `to_dict()` its JSON."""
 
-    __slots__ = ("entries", "categories", "tiers", "oldest", "newest", "bytes", "accessed", "accesses", "split")
+    __slots__ = ("accessed", "accesses", "bytes", "categories", "entries", "newest", "oldest", "split", "tiers")
 
-    def __init__(self, entries: int, categories: dict[str, dict[str, int]], tiers: dict[str, int], oldest: str | None,
-                 newest: str | None, size: int, accessed: int = 0, accesses: int = 0, split: dict[str, int] | None = None):
+    def __init__(
+        self,
+        entries: int,
+        categories: dict[str, dict[str, int]],
+        tiers: dict[str, int],
+        oldest: str | None,
+        newest: str | None,
+        size: int,
+        accessed: int = 0,
+        accesses: int = 0,
+        split: dict[str, int] | None = None,
+    ):
         self.entries, self.categories, self.tiers = entries, categories, tiers
         self.oldest, self.newest, self.bytes = oldest, newest, size
         # Reads by `recall` (kept in the catalog): entries read at least once, and reads in all.
@@ -24,8 +34,17 @@ class Stats:
         self.split = split or {"hot": 0, "long": 0}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"entries": self.entries, "categories": self.categories, "tiers": self.tiers, "oldest": self.oldest,
-                "newest": self.newest, "bytes": self.bytes, "accessed": self.accessed, "accesses": self.accesses, "split": self.split}
+        return {
+            "entries": self.entries,
+            "categories": self.categories,
+            "tiers": self.tiers,
+            "oldest": self.oldest,
+            "newest": self.newest,
+            "bytes": self.bytes,
+            "accessed": self.accessed,
+            "accesses": self.accesses,
+            "split": self.split,
+        }
 
     def lines(self) -> list[str]:
         out = [f"{self.entries} entr{'y' if self.entries == 1 else 'ies'}, {self.bytes:,} bytes on disk"]
@@ -37,13 +56,16 @@ class Stats:
             out.append("tiers: " + ", ".join(f"{count} {tier}" for tier, count in sorted(self.tiers.items())))
         out.append(f"memory: {self.split['hot']} hot, {self.split['long']} long-term")
         if self.accesses:
-            out.append(f"recalled: {self.accesses} time{'' if self.accesses == 1 else 's'}, {self.accessed} entr{'y' if self.accessed == 1 else 'ies'}")
+            out.append(
+                f"recalled: {self.accesses} time{'' if self.accesses == 1 else 's'}, {self.accessed} entr{'y' if self.accessed == 1 else 'ies'}"
+            )
         return out
 
 
 def stats(store: Store, moment: datetime) -> Stats:
     """The figures of `mem stats` at `moment`."""
-    entries = store.entries(skip_damaged=True)  # a read: a damaged file is passed over (noted in store.skipped), as list and query do
+    # A read: a damaged file is passed over (noted in store.skipped), as list and query do
+    entries = store.entries(skip_damaged=True)
     by_category: dict[str, dict[str, int]] = {}
     tiers: dict[str, int] = {}
     for entry in entries:
@@ -57,5 +79,14 @@ def stats(store: Store, moment: datetime) -> Stats:
     from .tiers import split
 
     hot, long = split(store, moment)
-    return Stats(len(entries), by_category, tiers, ordered[0].id if ordered else None, ordered[-1].id if ordered else None, size,
-                 accessed, accesses, {"hot": len(hot), "long": len(long)})
+    return Stats(
+        len(entries),
+        by_category,
+        tiers,
+        ordered[0].id if ordered else None,
+        ordered[-1].id if ordered else None,
+        size,
+        accessed,
+        accesses,
+        {"hot": len(hot), "long": len(long)},
+    )

@@ -39,20 +39,48 @@ class Aged:
     """What `mem age` found: the split, what moved since the last run
     (None on the first), the settings it was computed with."""
 
-    __slots__ = ("hot", "long", "moved_to_long", "moved_to_hot", "since", "tiers", "dry_run", "recorded")
+    __slots__ = ("dry_run", "hot", "long", "moved_to_hot", "moved_to_long", "recorded", "since", "tiers")
 
-    def __init__(self, hot: list[str], long: list[str], moved_to_long: list[str] | None, moved_to_hot: list[str] | None,
-                 since: str | None, tiers: Tiers, dry_run: bool, recorded: bool = False):
+    def __init__(
+        self,
+        hot: list[str],
+        long: list[str],
+        moved_to_long: list[str] | None,
+        moved_to_hot: list[str] | None,
+        since: str | None,
+        tiers: Tiers,
+        dry_run: bool,
+        recorded: bool = False,
+    ):
         self.hot, self.long, self.moved_to_long, self.moved_to_hot = hot, long, moved_to_long, moved_to_hot
         self.since, self.tiers, self.dry_run, self.recorded = since, tiers, dry_run, recorded
 
     def to_dict(self) -> dict[str, Any]:
-        return {"hot": len(self.hot), "long": len(self.long), "hot_ids": self.hot, "moved_to_long": self.moved_to_long,
-                "moved_to_hot": self.moved_to_hot, "since": self.since, "dry_run": self.dry_run, "recorded": self.recorded,
-                "settings": {"hot_hours": self.tiers.hot_hours, "pin_importance": self.tiers.pin_importance, "hot_max": self.tiers.hot_max}}
+        return {
+            "hot": len(self.hot),
+            "long": len(self.long),
+            "hot_ids": self.hot,
+            "moved_to_long": self.moved_to_long,
+            "moved_to_hot": self.moved_to_hot,
+            "since": self.since,
+            "dry_run": self.dry_run,
+            "recorded": self.recorded,
+            "settings": {
+                "hot_hours": self.tiers.hot_hours,
+                "pin_importance": self.tiers.pin_importance,
+                "hot_max": self.tiers.hot_max,
+            },
+        }
 
 
-def age(store: Store, moment: datetime, *, older_than_hours: float | None = None, most: int | None = None, dry_run: bool = False) -> Aged:
+def age(
+    store: Store,
+    moment: datetime,
+    *,
+    older_than_hours: float | None = None,
+    most: int | None = None,
+    dry_run: bool = False,
+) -> Aged:
     """The split now (tightened for this run by the options), compared with
     the one the last `mem age` recorded; recorded in turn unless `dry_run`
     or tightened (a split for one run is no baseline for the next)."""
@@ -67,6 +95,10 @@ def age(store: Store, moment: datetime, *, older_than_hours: float | None = None
     moved_to_long = sorted(before_hot & set(long)) if before_hot is not None else None
     moved_to_hot = sorted(before_long & set(hot)) if before_long is not None else None
     # Bookkeeping only: when it cannot be kept, the next run reports against an older split.
-    recorded = not dry_run and older_than_hours is None and most is None \
+    recorded = (
+        not dry_run
+        and older_than_hours is None
+        and most is None
         and journal.keep(store.cache, LAST_SPLIT, {"at": iso(moment), "hot": hot, "long": long})
+    )
     return Aged(hot, long, moved_to_long, moved_to_hot, since, tiers, dry_run, recorded)

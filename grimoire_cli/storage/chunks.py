@@ -17,8 +17,10 @@ taken from the parser's item positions: the same chunks, found the slow way.
 
 from __future__ import annotations
 
+import itertools
 import re
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from ..core.errors import Damaged
 from .emitted import COMMENT, decode
@@ -108,7 +110,7 @@ class Chunk:
     """One top-level item's text: lines [start, stop) of the file (0-based),
     beginning `offset` bytes into the file and `size` bytes long."""
 
-    __slots__ = ("start", "stop", "text", "digest", "span", "offset", "size")
+    __slots__ = ("digest", "offset", "size", "span", "start", "stop", "text")
 
     def __init__(self, lines: list[str], start: int, stop: int, offset: int):
         self.start = start
@@ -184,8 +186,11 @@ def parse_whole(text: str, where: str) -> tuple[list[str], list[tuple[Any, Chunk
     # file (flow style) gets chunks that say so (empty, or out of order), and
     # writes refuse it.
     starts = [max(start - 1, 0) for start, _ in spans]
-    chunks = make_chunks(lines, starts) if all(a <= b for a, b in zip(starts, starts[1:])) else \
-        [Chunk(lines, start, start, 0) for start in starts]
+    chunks = (
+        make_chunks(lines, starts)
+        if all(a <= b for a, b in itertools.pairwise(starts))
+        else [Chunk(lines, start, start, 0) for start in starts]
+    )
     for chunk, span in zip(chunks, spans):
         chunk.span = span  # the parser's, for what splitting would not take
     return lines, list(zip(items, chunks))

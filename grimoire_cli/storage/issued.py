@@ -15,8 +15,8 @@ files hold.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..core.model import parse_id
 from .issued_marks import FILE, highest, in_use  # noqa: F401 - the reads, for callers of this module
@@ -41,7 +41,9 @@ def record(local_dir: Path, ids: Iterable[str]) -> None:
     try:
         local_dir.mkdir(parents=True, exist_ok=True)
         ignore = local_dir / ".gitignore"
-        if not ignore.exists():  # never committed, whatever the grimoire's own ignore rules say (one made before `local/` was in them)
+        if (
+            not ignore.exists()
+        ):  # never committed, whatever the grimoire's own ignore rules say (one made before `local/` was in them)
             ignore.write_text(IGNORE, encoding="utf-8")
         write_atomic(local_dir / FILE, (json.dumps(marks, sort_keys=True, indent=0) + "\n").encode("utf-8"))
     except OSError:

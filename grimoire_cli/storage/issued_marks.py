@@ -21,7 +21,11 @@ def highest(local_dir: Path) -> dict[str, int]:
         return {}
     if not isinstance(raw, dict):
         return {}
-    return {day: n for day, n in raw.items() if isinstance(n, int) and not isinstance(n, bool) and parse_id(f"MEM-{day}-{n:03d}")}
+    return {
+        day: n
+        for day, n in raw.items()
+        if isinstance(n, int) and not isinstance(n, bool) and parse_id(f"MEM-{day}-{n:03d}")
+    }
 
 
 def in_use(marks: dict[str, int], day: str) -> set[str]:

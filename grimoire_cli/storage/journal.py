@@ -17,9 +17,10 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ..core.errors import LockTimeout
 from ..core.faults import reached
@@ -62,8 +63,10 @@ def locked(cache: Path) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise LockTimeout(f"another mem process has held the grimoire lock for {timeout:.0f}s",
-                                      "retry, or look for a stuck mem process") from None
+                    raise LockTimeout(
+                        f"another mem process has held the grimoire lock for {timeout:.0f}s",
+                        "retry, or look for a stuck mem process",
+                    ) from None
                 time.sleep(0.01)
         yield
     finally:
@@ -133,7 +136,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 def replace_all(cache: Path, files: dict[Path, bytes]) -> None:
     """Every file's new bytes, landing together (one file: a plain atomic write)."""
     if len(files) == 1:
-        (path, data), = files.items()
+        ((path, data),) = files.items()
         write_atomic(path, data)
         return
     temps: list[tuple[str, Path]] = []

@@ -23,7 +23,7 @@ class Stamp(NamedTuple):
     ctime_ns: int
 
     @classmethod
-    def of(cls, stat) -> "Stamp":
+    def of(cls, stat) -> Stamp:
         return cls(stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
 
 

@@ -27,13 +27,24 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.errors import Damaged
 from ..core.settings import environment
 from .catalog.rows import Prepared, prepare, word_counts, word_set
-from .chunks import OTHER_BREAKS, Chunk, Placed, anchor_or_alias, chunk_text, item_starts, make_chunks, parse_chunked, preamble_ok
+from .chunks import (
+    OTHER_BREAKS,
+    Chunk,
+    Placed,
+    anchor_or_alias,
+    chunk_text,
+    item_starts,
+    make_chunks,
+    parse_chunked,
+    preamble_ok,
+)
 from .emitted import decode
 from .yamlio import parse_entries
 
@@ -90,7 +101,6 @@ class _Found(NamedTuple):
 _SLICES: list[Slice] = []
 
 
-
 def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
     """Each job's placed items (or its Damaged), in the order of `jobs`."""
     workers = workers_for(sum(len(job.text) for job in jobs if not job.known))
@@ -104,7 +114,10 @@ def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
     try:
         with forked_pool(workers) as pool:
             try:
-                futures = [pool.submit(_parse_slice, index, jobs[piece.job].where, jobs[piece.job].archived) for index, piece in enumerate(slices)]
+                futures = [
+                    pool.submit(_parse_slice, index, jobs[piece.job].where, jobs[piece.job].archived)
+                    for index, piece in enumerate(slices)
+                ]
             except Exception:  # no process could be started (limits): every file is parsed here
                 futures = []
             by_job: dict[int, list[int]] = {}
@@ -124,7 +137,9 @@ def forked_pool(workers: int) -> Iterator[Any]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=ignore_ctrl_c) as pool:
+    with ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context("fork"), initializer=ignore_ctrl_c
+    ) as pool:
         try:
             yield pool
         except BaseException:
@@ -150,7 +165,10 @@ def _gathered(job: Job, pieces: list[tuple[Slice, Future | None]]) -> Parsed | D
         found = result_or_none(future) if future is not None else None
         if found is None:
             return _here(job)
-        placed.extend(Placed(item, (start + piece.first, stop + piece.first), digest, offset) for item, (start, stop), digest, offset in found.placed)
+        placed.extend(
+            Placed(item, (start + piece.first, stop + piece.first), digest, offset)
+            for item, (start, stop), digest, offset in found.placed
+        )
         prepared.extend(found.prepared)
         for word, n in found.counts.items():
             counts[word] = counts.get(word, 0) + n
@@ -184,7 +202,9 @@ def _parse_slice(index: int, where: str, archived: bool) -> _Found | None:
     chunks, items = found
     prepared = [prepare(item, archived) for item in items]
     counts = word_counts(word_set(item, row.texts) for item, row in zip(items, prepared))
-    return _Found([Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(items, chunks)], prepared, counts)
+    return _Found(
+        [Placed(item, chunk.span, chunk.digest, chunk.offset) for item, chunk in zip(items, chunks)], prepared, counts
+    )
 
 
 def read_slice(piece: Slice, where: str) -> tuple[list[Chunk], list[Any]] | None:

@@ -41,8 +41,13 @@ class Reread(NamedTuple):
 def decode(rel: str, data: bytes) -> str:
     """The text of a grimoire file, or Damaged naming the first bad line (or its size)."""
     if len(data) > MAX_FILE_BYTES:
-        raise Damaged(rel, 1, f"file is {len(data) / 2**20:.0f} MB, over the {MAX_FILE_BYTES // 2**20} MB limit",
-                      "split or trim it; mem never writes a file this large", "too-large")
+        raise Damaged(
+            rel,
+            1,
+            f"file is {len(data) / 2**20:.0f} MB, over the {MAX_FILE_BYTES // 2**20} MB limit",
+            "split or trim it; mem never writes a file this large",
+            "too-large",
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -54,12 +59,24 @@ def check_inside(root: Path, path: Path, rel: str) -> None:
     """Damaged when `path` resolves outside the repository (a symlink out)."""
     real = path.resolve()
     if not is_inside(root, real):
-        raise Damaged(rel, None, f"resolves outside the repository ({real})", "replace the symlink with a regular file", "outside-repository")
+        raise Damaged(
+            rel,
+            None,
+            f"resolves outside the repository ({real})",
+            "replace the symlink with a regular file",
+            "outside-repository",
+        )
 
 
 def unwritable(exc: OSError, folder: str) -> Damaged:
     """A write the system refused in `folder` (permissions, a full disk), as one error line."""
-    return Damaged(folder, None, f"cannot write: {exc.strerror or exc}", "check the permissions of the grimoire's folders and the free space", "unwritable")
+    return Damaged(
+        folder,
+        None,
+        f"cannot write: {exc.strerror or exc}",
+        "check the permissions of the grimoire's folders and the free space",
+        "unwritable",
+    )
 
 
 def read_stamped(path: Path, rel: str) -> tuple[bytes, Stamp | None]:

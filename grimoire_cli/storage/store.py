@@ -11,11 +11,11 @@ entry.
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..core.config import Config
 from ..core.errors import Damaged
@@ -44,9 +44,15 @@ HEADER = """\
 # never edit content in place: `mem supersede ID "new text"` keeps the history.
 """
 # How the entries of each kind of category are written (docs/agent-personas.md).
-_ADD_WITH = {"note": "Add with `mem add -c {category}`", "episode": "Add with `mem episode EVENT`", "procedure": "Add with `mem procedure add FILE`",
-             "task": "Add with `mem task add TEXT`", "summary": "Written by `mem consolidate`", "chat": "Add with `mem chat add ROLE TEXT`",
-             "insight": "Written by `mem learn` (by hand: store_insight in Python)"}
+_ADD_WITH = {
+    "note": "Add with `mem add -c {category}`",
+    "episode": "Add with `mem episode EVENT`",
+    "procedure": "Add with `mem procedure add FILE`",
+    "task": "Add with `mem task add TEXT`",
+    "summary": "Written by `mem consolidate`",
+    "chat": "Add with `mem chat add ROLE TEXT`",
+    "insight": "Written by `mem learn` (by hand: store_insight in Python)",
+}
 
 
 class _Staged(NamedTuple):
@@ -79,9 +85,12 @@ class Store:
     def files(self, include_archive: bool = True) -> list[GrimoireFile]:
         """Every configured file, existing or not: the category files, then the archive's."""
         if self._files is None:  # the config never changes under a store: worked out once
-            self._files = [GrimoireFile(name, path, self.config.relative(path), archived)
-                           for archived in (False, True) for name in self.config.categories
-                           for path in (self.category_path(name, archived),)]
+            self._files = [
+                GrimoireFile(name, path, self.config.relative(path), archived)
+                for archived in (False, True)
+                for name in self.config.categories
+                for path in (self.category_path(name, archived),)
+            ]
         return list(self._files) if include_archive else [f for f in self._files if not f.archived]
 
     def local_paths(self) -> set[str]:
@@ -93,7 +102,9 @@ class Store:
 
     # -- reading -------------------------------------------------------------
 
-    def ask(self, query: Callable[[Catalog, list[str]], T], *, include_archive: bool = True, skip_damaged: bool = True) -> T:
+    def ask(
+        self, query: Callable[[Catalog, list[str]], T], *, include_archive: bool = True, skip_damaged: bool = True
+    ) -> T:
         """`query(catalog, paths)` once the catalog is up to date with the files
         a read covers (`paths`, relative). With `skip_damaged` (reads that rank
         or list), a damaged file is passed over and noted in `skipped`: the rest
@@ -126,16 +137,25 @@ class Store:
 
     def entries(self, include_archive: bool = True, skip_damaged: bool = False) -> list[Entry]:
         """Every entry of every configured file (archive last)."""
+
         def query(catalog: Catalog, paths: list[str]) -> list[Entry]:
             archive = self._archive_paths()
-            return [self._entry(row, archive) for rel in paths for row in catalog.file_entries(rel) if isinstance(row.data, dict)]
+            return [
+                self._entry(row, archive)
+                for rel in paths
+                for row in catalog.file_entries(rel)
+                if isinstance(row.data, dict)
+            ]
 
         return self.ask(query, include_archive=include_archive, skip_damaged=skip_damaged)
 
-    def by_id(self, ids: list[str], include_archive: bool = True, skip_damaged: bool = True, unique: bool = False) -> dict[str, Entry]:
+    def by_id(
+        self, ids: list[str], include_archive: bool = True, skip_damaged: bool = True, unique: bool = False
+    ) -> dict[str, Entry]:
         """Entries with these ids (the first of each, in file order). With
         `unique` (a write is about to edit them), an id two entries share is
         refused, naming both places, instead of picking one."""
+
         def query(catalog: Catalog, paths: list[str]) -> dict[str, Entry]:
             order = {rel: i for i, rel in enumerate(paths)}
             rows = sorted((r for r in catalog.by_ids(ids) if r.path in order), key=lambda r: order[r.path])
@@ -147,9 +167,14 @@ class Store:
                 entry_id = row.data.get("id")
                 if unique and entry_id in out:
                     first = out[entry_id]
-                    raise Damaged(first.file, first.line, f"{entry_id} is also the id of the entry at {row.path}:{row.line}; "
-                                  "a write cannot tell which one is meant", "run `mem validate` and give one of them a new id",
-                                  "duplicate-id")
+                    raise Damaged(
+                        first.file,
+                        first.line,
+                        f"{entry_id} is also the id of the entry at {row.path}:{row.line}; "
+                        "a write cannot tell which one is meant",
+                        "run `mem validate` and give one of them a new id",
+                        "duplicate-id",
+                    )
                 out.setdefault(entry_id, self._entry(row, archive))
             return out
 
@@ -161,7 +186,13 @@ class Store:
             found = self.catalog.load(rowids)
         except Stale:
             self._fresh.clear()
-            raise Damaged(self.config.relative(self.cache), None, "the cache failed during a read", "run the command again", "cache") from None
+            raise Damaged(
+                self.config.relative(self.cache),
+                None,
+                "the cache failed during a read",
+                "run the command again",
+                "cache",
+            ) from None
         archive = self._archive_paths()
         return {rowid: self._entry(row, archive) for rowid, row in found.items() if isinstance(row.data, dict)}
 
@@ -230,7 +261,9 @@ class Store:
                 self.catalog.forget([rel])
             return None
         except OSError as exc:
-            raise Damaged(rel, 1, f"cannot read: {exc.strerror}", "check the file's permissions", "unreadable") from None
+            raise Damaged(
+                rel, 1, f"cannot read: {exc.strerror}", "check the file's permissions", "unreadable"
+            ) from None
         stamp = Stamp.of(stat)
         if known is not None and known.stamp == stamp:
             return None
@@ -282,7 +315,15 @@ class Store:
             if reread.had_rows:
                 self.catalog.forget([reread.file.rel])  # stale rows must never answer for it
             raise parsed
-        self.catalog.replace_file(reread.file.rel, reread.stamp, reread.digest, parsed.placed, reread.file.archived, parsed.prepared, parsed.counts)
+        self.catalog.replace_file(
+            reread.file.rel,
+            reread.stamp,
+            reread.digest,
+            parsed.placed,
+            reread.file.archived,
+            parsed.prepared,
+            parsed.counts,
+        )
 
     def ids_in_damaged(self) -> set[str]:
         """Every id-shaped word in the files that reads passed over as damaged.
@@ -300,8 +341,13 @@ class Store:
                     raise OSError
                 text = paths[rel].read_bytes().decode("utf-8", "replace")
             except (OSError, KeyError):
-                raise Damaged(rel, problem.line, f"cannot be read for the ids it holds ({problem.problem})",
-                              "fix it (`mem validate` says how) before adding memories", problem.kind) from None
+                raise Damaged(
+                    rel,
+                    problem.line,
+                    f"cannot be read for the ids it holds ({problem.problem})",
+                    "fix it (`mem validate` says how) before adding memories",
+                    problem.kind,
+                ) from None
             found.update(_ID_WORD.findall(text))
         return found
 
@@ -348,7 +394,8 @@ class Store:
         self._recovered = False
 
     def _recover(self) -> None:
-        journal.recover(self.cache, [*self.config.folders(), self.config.local_dir])  # local/: issued ids' temp file too
+        # Local/: issued ids' temp file too
+        journal.recover(self.cache, [*self.config.folders(), self.config.local_dir])
         self._recovered = True
 
     def recover_if_needed(self) -> None:
@@ -375,8 +422,12 @@ class Store:
             self._check_inside(path.parent)
         return path
 
-    def write(self, path: Path, changes: dict[str, dict[str, Any] | None] | None = None,
-              appended: list[dict[str, Any]] | None = None) -> list[tuple[int, int]]:
+    def write(
+        self,
+        path: Path,
+        changes: dict[str, dict[str, Any] | None] | None = None,
+        appended: list[dict[str, Any]] | None = None,
+    ) -> list[tuple[int, int]]:
         """Stage one file's new text: entries rewritten or removed (value None) by id,
         touching only their lines, then new entries appended as text. Returns the
         appended entries' line spans. Lands on `commit` (the end of `lock`)."""
@@ -384,8 +435,14 @@ class Store:
 
         changes = changes or {}
         rel, raw, digest = self._current(path)
-        old = {row.data.get("id"): row.data for row in self.catalog.by_ids(list(changes)) if row.path == rel and isinstance(row.data, dict)}
-        data, change = splice(raw, self.catalog.layout(rel), {k: old[k] for k in changes if k in old}, changes, appended or [], where=rel)
+        old = {
+            row.data.get("id"): row.data
+            for row in self.catalog.by_ids(list(changes))
+            if row.path == rel and isinstance(row.data, dict)
+        }
+        data, change = splice(
+            raw, self.catalog.layout(rel), {k: old[k] for k in changes if k in old}, changes, appended or [], where=rel
+        )
         self._staged[path] = _Staged(rel, digest, data, change)
         return [new.span for new in change.appended]
 
@@ -395,12 +452,21 @@ class Store:
         if not staged:
             return
         # Recorded before the files land: a commit that then fails only skips a number.
-        issued.record(self.config.local_dir, [item.get("id") for one in staged.values() for item in
-                                              (*(new.item for new in one.change.appended), *one.change.changed.values()) if isinstance(item, dict)])
+        issued.record(
+            self.config.local_dir,
+            [
+                item.get("id")
+                for one in staged.values()
+                for item in (*(new.item for new in one.change.appended), *one.change.changed.values())
+                if isinstance(item, dict)
+            ],
+        )
         try:
             journal.replace_all(self.cache, {path: one.data for path, one in staged.items()})
         except OSError as exc:  # refused by the system (permissions, a full disk): nothing landed, or a journal the next command finishes
-            raise reading.unwritable(exc, self.config.relative(Path(exc.filename).parent if exc.filename else self.config.storage_dir)) from None
+            raise reading.unwritable(
+                exc, self.config.relative(Path(exc.filename).parent if exc.filename else self.config.storage_dir)
+            ) from None
         for path, one in staged.items():
             self._record(path, one)
 
@@ -435,15 +501,27 @@ class Store:
             if known is not None and known.digest == digest:
                 return rel, raw, digest
             self._fresh.discard(rel)  # edited by hand since it was checked: read it again
-        raise Damaged(rel, 1, "the file keeps changing while mem writes to it", "retry when nothing else is editing it", "changing")
+        raise Damaged(
+            rel,
+            1,
+            "the file keeps changing while mem writes to it",
+            "retry when nothing else is editing it",
+            "changing",
+        )
 
     def _record(self, path: Path, staged: _Staged) -> None:
         """Tell the catalog what a write changed; on trouble it re-reads the file later."""
         from .chunks import content_hash
 
         try:
-            self.catalog.apply_write(staged.rel, staged.before, Stamp.of(path.stat()), content_hash(staged.data),
-                                     staged.rel in self._archive_paths(), staged.change)
+            self.catalog.apply_write(
+                staged.rel,
+                staged.before,
+                Stamp.of(path.stat()),
+                content_hash(staged.data),
+                staged.rel in self._archive_paths(),
+                staged.change,
+            )
         except Stale:
             self._fresh.clear()
         # Next read re-checks the stamp: cheap, and right even if the catalog declined the update.

@@ -19,8 +19,9 @@ from .layout import Appended, FileChange, Layout
 from .yamlio import emit_entry, emit_fields, is_exact_emission, parse_entries
 
 
-def splice(raw: bytes, layout: Layout, old: dict[str, Any], changes: dict[str, Any], appended: list[dict[str, Any]],
-           where: str) -> tuple[bytes, FileChange]:
+def splice(
+    raw: bytes, layout: Layout, old: dict[str, Any], changes: dict[str, Any], appended: list[dict[str, Any]], where: str
+) -> tuple[bytes, FileChange]:
     """Entries of a file rewritten, removed or replaced by id (as `rewrite`
     does), then entries appended, on the file's bytes, given where its items
     sit: only the lines of the entries that change are decoded and edited; the
@@ -43,8 +44,14 @@ def splice(raw: bytes, layout: Layout, old: dict[str, Any], changes: dict[str, A
         begin, end = offsets[first], offsets[last + 1] if last + 1 < len(ids) else len(raw)
         base = spans[first][0] - 1
         window = raw[begin:end].decode("utf-8", "surrogatepass")
-        text, kept, gone, edited, hashes = _edit_lines(window, ids[first : last + 1], [(a - base, b - base) for a, b in spans[first : last + 1]],
-                                                       old, changes, where)
+        text, kept, gone, edited, hashes = _edit_lines(
+            window,
+            ids[first : last + 1],
+            [(a - base, b - base) for a, b in spans[first : last + 1]],
+            old,
+            changes,
+            where,
+        )
         new = text.encode("utf-8", "surrogatepass")
         data = raw[:begin] + new + raw[end:]
         lines, size = text.count("\n") - window.count("\n"), len(new) - (end - begin)
@@ -53,7 +60,11 @@ def splice(raw: bytes, layout: Layout, old: dict[str, Any], changes: dict[str, A
         chunks = {first + k: digest for k, digest in hashes.items()}
         inner = [begin + offset for offset in _line_offsets(text, [a for a, _ in kept])]
         offsets = offsets[:first] + inner + [offset + size for offset in offsets[last + 1 :]]
-        spans = spans[:first] + [(a + base, b + base) for a, b in kept] + [(a + lines, b + lines) for a, b in spans[last + 1 :]]
+        spans = (
+            spans[:first]
+            + [(a + base, b + base) for a, b in kept]
+            + [(a + lines, b + lines) for a, b in spans[last + 1 :]]
+        )
     new_rows = []
     if appended:
         if spans:
@@ -65,7 +76,9 @@ def splice(raw: bytes, layout: Layout, old: dict[str, Any], changes: dict[str, A
     return data, FileChange(changed, removed, spans, offsets, new_rows, chunks)
 
 
-def _append_entries(data: bytes, has_entries: bool, appended: list[dict[str, Any]]) -> tuple[bytes, list[Appended], list[bytes]]:
+def _append_entries(
+    data: bytes, has_entries: bool, appended: list[dict[str, Any]]
+) -> tuple[bytes, list[Appended], list[bytes]]:
     """`data` with `appended` written at its end: the new bytes, where each
     new entry sits, and each one's chunk hash."""
     if not has_entries and re.search(rb"^\s*\[\s*\]\s*$", data, re.M):
@@ -86,15 +99,33 @@ def _append_entries(data: bytes, has_entries: bool, appended: list[dict[str, Any
     return data + b"".join(pieces), rows, hashes
 
 
-def _check_layout(data: bytes, spans: list[tuple[int, int]], offsets: list[int | None], first: int, stop: int, where: str) -> None:
+def _check_layout(
+    data: bytes, spans: list[tuple[int, int]], offsets: list[int | None], first: int, stop: int, where: str
+) -> None:
     """Entries first..stop-1 must each start with `- ` at column 0, in order:
     the only layout whose entries can be edited by their lines."""
     for i in range(first, stop):
         offset = offsets[i]
-        ordered = i == first or (offsets[i - 1] is not None and offset is not None and offset > offsets[i - 1] and spans[i][0] > spans[i - 1][1])
-        if offset is None or not ordered or spans[i][0] > spans[i][1] or not (data.startswith(b"- ", offset) or data[offset : offset + 2] in (b"-", b"-\n")):
-            raise Damaged(where, spans[i][0], "entries are not written one per `- ` line at column 0 (flow style or an indented list), "
-                          "so mem cannot change them in place", "rewrite the file in block style, each entry starting with '- id:'", "layout")
+        ordered = i == first or (
+            offsets[i - 1] is not None
+            and offset is not None
+            and offset > offsets[i - 1]
+            and spans[i][0] > spans[i - 1][1]
+        )
+        if (
+            offset is None
+            or not ordered
+            or spans[i][0] > spans[i][1]
+            or not (data.startswith(b"- ", offset) or data[offset : offset + 2] in (b"-", b"-\n"))
+        ):
+            raise Damaged(
+                where,
+                spans[i][0],
+                "entries are not written one per `- ` line at column 0 (flow style or an indented list), "
+                "so mem cannot change them in place",
+                "rewrite the file in block style, each entry starting with '- id:'",
+                "layout",
+            )
 
 
 def _line_offsets(text: str, wanted: list[int]) -> list[int]:
@@ -117,8 +148,15 @@ class Raw(list):
     """Replacement lines for an entry's block, used as they are (merge conflicts)."""
 
 
-def rewrite(text: str, ids: list[str | None], spans: list[tuple[int, int]], old: dict[str, Any],
-            changes: dict[str, Any], appended: list[dict[str, Any]], where: str = "<text>") -> str:
+def rewrite(
+    text: str,
+    ids: list[str | None],
+    spans: list[tuple[int, int]],
+    old: dict[str, Any],
+    changes: dict[str, Any],
+    appended: list[dict[str, Any]],
+    where: str = "<text>",
+) -> str:
     """A file's text with entries rewritten (new data), removed (None) or replaced
     by `Raw` lines, by id, touching only their lines; then entries appended
     (the merge driver's edit, on text it parsed; writes use `splice`).
@@ -135,8 +173,14 @@ def rewrite(text: str, ids: list[str | None], spans: list[tuple[int, int]], old:
     return text
 
 
-def _edit_lines(text: str, ids: list[str | None], spans: list[tuple[int, int]], old: dict[str, Any], changes: dict[str, Any],
-                where: str) -> tuple[str, list[tuple[int, int]], list[int], dict[int, Any], dict[int, bytes]]:
+def _edit_lines(
+    text: str,
+    ids: list[str | None],
+    spans: list[tuple[int, int]],
+    old: dict[str, Any],
+    changes: dict[str, Any],
+    where: str,
+) -> tuple[str, list[tuple[int, int]], list[int], dict[int, Any], dict[int, bytes]]:
     """Entries of `text` rewritten, removed or replaced by id, in place: (text,
     spans kept, positions removed, new data by position, chunk hashes of the
     kept entries whose text changed). One pass from the bottom up, so a

@@ -108,9 +108,21 @@ def _check_tree(node, where: str) -> None:
     while stack:
         current, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise Damaged(where, current.start_mark.line + 1, f"nesting deeper than {MAX_DEPTH} levels", "grimoire entries are flat mappings", "yaml")
+            raise Damaged(
+                where,
+                current.start_mark.line + 1,
+                f"nesting deeper than {MAX_DEPTH} levels",
+                "grimoire entries are flat mappings",
+                "yaml",
+            )
         if id(current) in seen:
-            raise Damaged(where, current.start_mark.line + 1, "YAML anchors/aliases are not allowed in grimoire files", "write the value out in full", "yaml")
+            raise Damaged(
+                where,
+                current.start_mark.line + 1,
+                "YAML anchors/aliases are not allowed in grimoire files",
+                "write the value out in full",
+                "yaml",
+            )
         seen.add(id(current))
         value = current.value
         if isinstance(value, list):
@@ -123,7 +135,9 @@ def _check_tree(node, where: str) -> None:
 
 
 _YAML = "tag:yaml.org,2002:"
-_STR, _NULL, _BOOL, _INT, _FLOAT, _TIMESTAMP, _SEQ, _MAP = (_YAML + name for name in ("str", "null", "bool", "int", "float", "timestamp", "seq", "map"))
+_STR, _NULL, _BOOL, _INT, _FLOAT, _TIMESTAMP, _SEQ, _MAP = (
+    _YAML + name for name in ("str", "null", "bool", "int", "float", "timestamp", "seq", "map")
+)
 
 
 class _Unusual(Exception):
@@ -214,9 +228,13 @@ def parse_document(text: str, where: str) -> tuple[Any, Any]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
         problem = (exc.problem or exc.context or "invalid YAML").strip()
-        raise Damaged(where, line, f"not valid YAML: {problem}", "fix the file by hand or restore it with git", "yaml") from None
+        raise Damaged(
+            where, line, f"not valid YAML: {problem}", "fix the file by hand or restore it with git", "yaml"
+        ) from None
     except (YAMLError, RecursionError, ValueError) as exc:
-        raise Damaged(where, 1, f"not valid YAML: {type(exc).__name__}", "fix the file by hand or restore it with git", "yaml") from None
+        raise Damaged(
+            where, 1, f"not valid YAML: {type(exc).__name__}", "fix the file by hand or restore it with git", "yaml"
+        ) from None
     finally:
         if collecting:
             gc.enable()
@@ -235,7 +253,13 @@ def parse_entries(text: str, where: str) -> tuple[list[Any], list[tuple[int, int
         return [], []
     if not isinstance(data, list):
         line = node.start_mark.line + 1
-        raise Damaged(where, line, f"a grimoire file must be a YAML list of entries, found a {type(data).__name__}", "start each entry with '- id: ...'", "yaml")
+        raise Damaged(
+            where,
+            line,
+            f"a grimoire file must be a YAML list of entries, found a {type(data).__name__}",
+            "start each entry with '- id: ...'",
+            "yaml",
+        )
     lines = text.split("\n")
     starts = [_dash_line(lines, child.start_mark.line) for child in node.value]
     spans = []
@@ -394,8 +418,10 @@ def always_exact(value: Any, _depth: int = 0) -> bool:
     if isinstance(value, dict):
         # A key past YAML's limit, or nesting toward the loader's, is not read
         # back at all: the parse check says so.
-        return _depth < DEEPEST and all(isinstance(key, str) and len(key) <= LONGEST_KEY and always_exact(key) and always_exact(item, _depth + 1)
-                                   for key, item in value.items())
+        return _depth < DEEPEST and all(
+            isinstance(key, str) and len(key) <= LONGEST_KEY and always_exact(key) and always_exact(item, _depth + 1)
+            for key, item in value.items()
+        )
     return False
 
 
@@ -440,6 +466,12 @@ def emit_entry(data: dict[str, Any]) -> str:
         # The emitter is meant to be exact; if it ever is not, store the
         # entry as JSON (valid YAML), which is exact by construction.
         # JSON writes a character past U+FFFF as a surrogate pair, which YAML refuses: one \U escape instead.
-        text = "- " + _SURROGATE_PAIR.sub(lambda m: "\\U%08x" % (0x10000 + ((int(m[1], 16) - 0xD800) << 10) + int(m[2], 16) - 0xDC00),
-                                         json.dumps(ordered(data), ensure_ascii=True)) + "\n"
+        text = (
+            "- "
+            + _SURROGATE_PAIR.sub(
+                lambda m: "\\U%08x" % (0x10000 + ((int(m[1], 16) - 0xD800) << 10) + int(m[2], 16) - 0xDC00),
+                json.dumps(ordered(data), ensure_ascii=True),
+            )
+            + "\n"
+        )
     return text

@@ -46,7 +46,9 @@ class Catalog(Indexer, Queries, Executions, LogReads):
         """The results kept for a file's entries, by chunk hash, if made under `version`."""
         from ..chunks import content_hash
 
-        rows = self.read("SELECT chunk, value FROM checks WHERE path=? AND version=?", (path, content_hash(version.encode())))
+        rows = self.read(
+            "SELECT chunk, value FROM checks WHERE path=? AND version=?", (path, content_hash(version.encode()))
+        )
         return {chunk: json.loads(value) for chunk, value in rows}
 
     def keep_chunk_reports(self, path: str, version: str, rows: list[tuple[bytes, Any]]) -> None:
@@ -56,21 +58,28 @@ class Catalog(Indexer, Queries, Executions, LogReads):
         tag = content_hash(version.encode())
         with self.transaction() as db:
             db.execute("DELETE FROM checks WHERE path=?", (path,))
-            db.executemany("INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?)", [(path, chunk, tag, json.dumps(value)) for chunk, value in rows])
+            db.executemany(
+                "INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?)",
+                [(path, chunk, tag, json.dumps(value)) for chunk, value in rows],
+            )
 
     # -- what reads did (derived state, kept here and nowhere else) --------------
 
     def record_access(self, entry_id: str, at: float) -> None:
         with self.transaction() as db:
-            db.execute("INSERT INTO accesses VALUES (?, 1, ?) ON CONFLICT(id) DO UPDATE SET count = count + 1, last = excluded.last",
-                       (entry_id, at))
+            db.execute(
+                "INSERT INTO accesses VALUES (?, 1, ?) ON CONFLICT(id) DO UPDATE SET count = count + 1, last = excluded.last",
+                (entry_id, at),
+            )
 
     def accesses(self, ids: list[str]) -> dict[str, tuple[int, float]]:
         """(count, last access as POSIX time) by id, for the ids read at least once."""
         out: dict[str, tuple[int, float]] = {}
         for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            rows = self.read(f"SELECT id, count, last FROM accesses WHERE id IN ({', '.join('?' * len(part))})", tuple(part))
+            part = ids[start : start + 500]
+            rows = self.read(
+                f"SELECT id, count, last FROM accesses WHERE id IN ({', '.join('?' * len(part))})", tuple(part)
+            )
             out.update((entry_id, (count, last)) for entry_id, count, last in rows)
         return out
 

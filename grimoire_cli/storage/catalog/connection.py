@@ -11,9 +11,10 @@ switch; the store runs the operation again (its one retry policy).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..journal import cache_folder
 from . import schema

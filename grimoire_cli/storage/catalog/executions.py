@@ -16,7 +16,16 @@ from typing import Any, NamedTuple
 
 from .connection import Connection
 
-_TABLES = ("tool_stats", "tool_errors", "tool_durations", "tool_params", "tool_params_wide", "patterns", "pattern_tools", "corrections")
+_TABLES = (
+    "tool_stats",
+    "tool_errors",
+    "tool_durations",
+    "tool_params",
+    "tool_params_wide",
+    "patterns",
+    "pattern_tools",
+    "corrections",
+)
 EVIDENCE = 5  # task ids kept per row: the first that showed it
 WIDE = 50  # values of one parameter past which it is an id, not a choice
 _SEP = "\x1f"
@@ -81,7 +90,7 @@ class Batch:
             if step.duration is not None:
                 totals[2] += 1
                 totals[3] += step.duration
-                key = (step.tool, context, int(round(step.duration)))
+                key = (step.tool, context, round(step.duration))
                 self.durations[key] = self.durations.get(key, 0) + 1
             if step.error is not None:
                 error = self.errors.setdefault((step.tool, context, step.error), [0, "", []])
@@ -136,61 +145,103 @@ class Executions(Connection):
             if not start:
                 for table in _TABLES:
                     db.execute(f"DELETE FROM {table}")
-            db.executemany("INSERT INTO tool_stats VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(tool, context) DO UPDATE SET "
-                           "runs = runs + excluded.runs, ok = ok + excluded.ok, timed = timed + excluded.timed, "
-                           "duration = duration + excluded.duration, retries = retries + excluded.retries",
-                           [(tool, context, *totals) for (tool, context), totals in batch.stats.items()])
-            db.executemany("INSERT INTO tool_durations VALUES (?, ?, ?, ?) ON CONFLICT(tool, context, ms) DO UPDATE SET n = n + excluded.n",
-                           [(*key, n) for key, n in batch.durations.items()])
+            db.executemany(
+                "INSERT INTO tool_stats VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(tool, context) DO UPDATE SET "
+                "runs = runs + excluded.runs, ok = ok + excluded.ok, timed = timed + excluded.timed, "
+                "duration = duration + excluded.duration, retries = retries + excluded.retries",
+                [(tool, context, *totals) for (tool, context), totals in batch.stats.items()],
+            )
+            db.executemany(
+                "INSERT INTO tool_durations VALUES (?, ?, ?, ?) ON CONFLICT(tool, context, ms) DO UPDATE SET n = n + excluded.n",
+                [(*key, n) for key, n in batch.durations.items()],
+            )
             self._add_errors(db, batch)
             self._add_params(db, batch)
             self._add_patterns(db, batch)
-            db.executemany("INSERT INTO pattern_tools VALUES (?, ?, ?, ?, ?) ON CONFLICT(pattern, tool, context) DO UPDATE SET "
-                           "runs = runs + excluded.runs, ok = ok + excluded.ok", [(*key, *runs) for key, runs in batch.pattern_tools.items()])
-            old = {tuple(row[:3]): row[3] for row in _rows_of(db, "corrections", ("context", "field", "corrected", "evidence"), 3, batch.corrections)}
-            db.executemany("INSERT INTO corrections VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(context, field, corrected) DO UPDATE SET "
-                           "n = n + excluded.n, original = excluded.original, evidence = excluded.evidence",
-                           [(*key, n, original, _evidence(old.get(key), ids)) for key, (n, original, ids) in batch.corrections.items()])
-            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [("obs_ino", str(ino)), ("obs_offset", str(end)),
-                                                                          ("obs_head", head.hex())])
+            db.executemany(
+                "INSERT INTO pattern_tools VALUES (?, ?, ?, ?, ?) ON CONFLICT(pattern, tool, context) DO UPDATE SET "
+                "runs = runs + excluded.runs, ok = ok + excluded.ok",
+                [(*key, *runs) for key, runs in batch.pattern_tools.items()],
+            )
+            old = {
+                tuple(row[:3]): row[3]
+                for row in _rows_of(
+                    db, "corrections", ("context", "field", "corrected", "evidence"), 3, batch.corrections
+                )
+            }
+            db.executemany(
+                "INSERT INTO corrections VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(context, field, corrected) DO UPDATE SET "
+                "n = n + excluded.n, original = excluded.original, evidence = excluded.evidence",
+                [
+                    (*key, n, original, _evidence(old.get(key), ids))
+                    for key, (n, original, ids) in batch.corrections.items()
+                ],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [("obs_ino", str(ino)), ("obs_offset", str(end)), ("obs_head", head.hex())],
+            )
         return True
 
     @staticmethod
     def _add_errors(db: Any, batch: Batch) -> None:
-        old = {tuple(row[:3]): row[3] for row in _rows_of(db, "tool_errors", ("tool", "context", "error", "evidence"), 3, batch.errors)}
-        db.executemany("INSERT INTO tool_errors VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(tool, context, error) DO UPDATE SET "
-                       "count = count + excluded.count, example = excluded.example, evidence = excluded.evidence",
-                       [(*key, count, example, _evidence(old.get(key), ids)) for key, (count, example, ids) in batch.errors.items()])
+        old = {
+            tuple(row[:3]): row[3]
+            for row in _rows_of(db, "tool_errors", ("tool", "context", "error", "evidence"), 3, batch.errors)
+        }
+        db.executemany(
+            "INSERT INTO tool_errors VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(tool, context, error) DO UPDATE SET "
+            "count = count + excluded.count, example = excluded.example, evidence = excluded.evidence",
+            [
+                (*key, count, example, _evidence(old.get(key), ids))
+                for key, (count, example, ids) in batch.errors.items()
+            ],
+        )
 
     @staticmethod
     def _add_params(db: Any, batch: Batch) -> None:
         wide = set(db.execute("SELECT tool, param FROM tool_params_wide").fetchall())
-        db.executemany("INSERT INTO tool_params VALUES (?, ?, ?, ?, ?) ON CONFLICT(tool, param, value) DO UPDATE SET "
-                       "runs = runs + excluded.runs, ok = ok + excluded.ok",
-                       [(*key, *runs) for key, runs in batch.params.items() if key[:2] not in wide])
-        grown = db.execute(f"SELECT tool, param FROM tool_params GROUP BY tool, param HAVING count(*) > {WIDE}").fetchall()
+        db.executemany(
+            "INSERT INTO tool_params VALUES (?, ?, ?, ?, ?) ON CONFLICT(tool, param, value) DO UPDATE SET "
+            "runs = runs + excluded.runs, ok = ok + excluded.ok",
+            [(*key, *runs) for key, runs in batch.params.items() if key[:2] not in wide],
+        )
+        grown = db.execute(
+            f"SELECT tool, param FROM tool_params GROUP BY tool, param HAVING count(*) > {WIDE}"
+        ).fetchall()
         db.executemany("INSERT OR IGNORE INTO tool_params_wide VALUES (?, ?)", grown)
         db.executemany("DELETE FROM tool_params WHERE tool = ? AND param = ?", grown)
 
     @staticmethod
     def _add_patterns(db: Any, batch: Batch) -> None:
-        old = {tuple(row[:2]): row[2:] for row in _rows_of(db, "patterns", ("type", "pattern", "first_seen", "last_seen", "evidence"), 2, batch.patterns)}
+        old = {
+            tuple(row[:2]): row[2:]
+            for row in _rows_of(
+                db, "patterns", ("type", "pattern", "first_seen", "last_seen", "evidence"), 2, batch.patterns
+            )
+        }
         rows = []
         for key, (usage, ok, timed, duration, steps, first, last, ids) in batch.patterns.items():
             was_first, was_last, evidence = old.get(key, (None, None, None))
             first = min(filter(None, (first, was_first)), default=None)
             last = max(filter(None, (last, was_last)), default=None)
             rows.append((*key, usage, ok, timed, duration, steps, first, last, _evidence(evidence, ids)))
-        db.executemany("INSERT INTO patterns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(type, pattern) DO UPDATE SET "
-                       "usage = usage + excluded.usage, ok = ok + excluded.ok, timed = timed + excluded.timed, "
-                       "duration = duration + excluded.duration, steps = steps + excluded.steps, first_seen = excluded.first_seen, "
-                       "last_seen = excluded.last_seen, evidence = excluded.evidence", rows)
+        db.executemany(
+            "INSERT INTO patterns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(type, pattern) DO UPDATE SET "
+            "usage = usage + excluded.usage, ok = ok + excluded.ok, timed = timed + excluded.timed, "
+            "duration = duration + excluded.duration, steps = steps + excluded.steps, first_seen = excluded.first_seen, "
+            "last_seen = excluded.last_seen, evidence = excluded.evidence",
+            rows,
+        )
 
     def tool_rows(self, tool: str | None, context: str | None) -> list[tuple[Any, ...]]:
         """(tool, runs, successes, mean duration, mean retries) per tool, most used first."""
         where, params = _where(tool, context)
-        return self.read(f"SELECT tool, sum(runs), sum(ok), sum(duration) / nullif(sum(timed), 0), sum(retries) * 1.0 / sum(runs) "
-                         f"FROM tool_stats {where} GROUP BY tool ORDER BY sum(runs) DESC, tool", params)
+        return self.read(
+            f"SELECT tool, sum(runs), sum(ok), sum(duration) / nullif(sum(timed), 0), sum(retries) * 1.0 / sum(runs) "
+            f"FROM tool_stats {where} GROUP BY tool ORDER BY sum(runs) DESC, tool",
+            params,
+        )
 
     def durations(self, tool: str, context: str | None) -> list[tuple[int, int]]:
         """(whole milliseconds, how many runs took them) of a tool, shortest first."""
@@ -203,11 +254,14 @@ class Executions(Connection):
 
     def errors(self, tool: str, context: str | None, limit: int) -> list[tuple[str, int, str, str, str]]:
         """(error shape, count, contexts joined by U+001F, an example, evidence task ids joined by U+001F) most frequent first
-    (one row per tool, context and error: the contexts are distinct)."""
+        (one row per tool, context and error: the contexts are distinct)."""
         where, params = _where(tool, context)
-        return self.read(f"SELECT error, sum(count), group_concat(context, char(31)), max(example), group_concat(evidence, char(31)) "
-                         f"FROM tool_errors {where} GROUP BY error "
-                         f"ORDER BY sum(count) DESC, error LIMIT {int(limit)}", params)
+        return self.read(
+            f"SELECT error, sum(count), group_concat(context, char(31)), max(example), group_concat(evidence, char(31)) "
+            f"FROM tool_errors {where} GROUP BY error "
+            f"ORDER BY sum(count) DESC, error LIMIT {int(limit)}",
+            params,
+        )
 
 
 def _rows_of(db: Any, table: str, columns: tuple[str, ...], width: int, keys: Any) -> list[tuple[Any, ...]]:
@@ -219,9 +273,12 @@ def _rows_of(db: Any, table: str, columns: tuple[str, ...], width: int, keys: An
     on = " AND ".join(f"t.{name} = k.column{n}" for n, name in enumerate(columns[:width], 1))
     row = "(" + ", ".join("?" * width) + ")"
     for start in range(0, len(keys), 300):
-        chunk = keys[start:start + 300]
-        out += db.execute(f"SELECT {', '.join('t.' + c for c in columns)} FROM (VALUES {', '.join([row] * len(chunk))}) AS k "
-                          f"JOIN {table} AS t ON {on}", [part for key in chunk for part in key]).fetchall()
+        chunk = keys[start : start + 300]
+        out += db.execute(
+            f"SELECT {', '.join('t.' + c for c in columns)} FROM (VALUES {', '.join([row] * len(chunk))}) AS k "
+            f"JOIN {table} AS t ON {on}",
+            [part for key in chunk for part in key],
+        ).fetchall()
     return out
 
 

@@ -32,8 +32,10 @@ def importance_sql(decay: Decay | None, alias: str = "e") -> str:
     """Effective importance of the row `alias` at `:now` (settings.Decay.of, in SQL)."""
     if decay is None or not decay.every_days:
         return f"{alias}.importance"
-    return (f"(CASE WHEN {alias}.born IS NULL OR {alias}.importance <= :dfloor THEN {alias}.importance "
-            f"ELSE max(:dfloor, {alias}.importance - CAST(max(0.0, :now - {alias}.born) / :devery AS INTEGER)) END)")
+    return (
+        f"(CASE WHEN {alias}.born IS NULL OR {alias}.importance <= :dfloor THEN {alias}.importance "
+        f"ELSE max(:dfloor, {alias}.importance - CAST(max(0.0, :now - {alias}.born) / :devery AS INTEGER)) END)"
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -58,7 +60,9 @@ def _retention_sql(tiers: Tiers, params: dict[str, Any], alias: str = "h") -> st
     if not tiers.tags:
         return base
     tests = []
-    for i, (pattern, hours) in enumerate(sorted(tiers.tags, key=lambda pair: -pair[1])):  # the first match is the longest
+    for i, (pattern, hours) in enumerate(
+        sorted(tiers.tags, key=lambda pair: -pair[1])
+    ):  # the first match is the longest
         params[f"htag{i}"], params[f"htagh{i}"] = pattern, float(hours)
         if _WILD & set(pattern):
             tests.append(f"WHEN grimoire_tag_glob({alias}.tags, :htag{i}) THEN :htagh{i}")
@@ -74,7 +78,9 @@ def hot_sql(tiers: Tiers, decay: Decay | None, inside: str, active: str) -> tupl
     `hot_max` of them; and the parameters it adds."""
     params: dict[str, Any] = {"hpin": tiers.pin_importance, "hmax": tiers.hot_max, **decay_params(decay)}
     importance = importance_sql(decay, "h")
-    sql = (f"SELECT h.rowid FROM ranks AS h WHERE h.mapping = 1 AND {inside} AND {active} "
-           f"AND ((h.born IS NOT NULL AND h.born > :now - 3600.0 * {_retention_sql(tiers, params)}) OR {importance} >= :hpin) "
-           f"ORDER BY {importance} DESC, h.born IS NULL, h.born DESC, h.id, h.path LIMIT :hmax")
+    sql = (
+        f"SELECT h.rowid FROM ranks AS h WHERE h.mapping = 1 AND {inside} AND {active} "
+        f"AND ((h.born IS NOT NULL AND h.born > :now - 3600.0 * {_retention_sql(tiers, params)}) OR {importance} >= :hpin) "
+        f"ORDER BY {importance} DESC, h.born IS NULL, h.born DESC, h.id, h.path LIMIT :hmax"
+    )
     return sql, params

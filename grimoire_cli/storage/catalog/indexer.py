@@ -10,7 +10,8 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..layout import FileChange, Stamp
 from .connection import Connection, Stale
@@ -19,7 +20,9 @@ from .rows import COLUMNS, Derived, Prepared, derive, prepare, stored, texts, wo
 if TYPE_CHECKING:
     from ..chunks import Placed
 
-_INSERT_ENTRY = f"INSERT INTO entries (rowid, path, {COLUMNS}, data) VALUES ({', '.join('?' * (len(Derived._fields) + 3))})"
+_INSERT_ENTRY = (
+    f"INSERT INTO entries (rowid, path, {COLUMNS}, data) VALUES ({', '.join('?' * (len(Derived._fields) + 3))})"
+)
 _UPDATE_ENTRY = f"UPDATE entries SET ({COLUMNS}, data) = ({', '.join('?' * (len(Derived._fields) + 1))}) WHERE rowid=?"
 _INSERT_FTS = "INSERT INTO fts(rowid, summary, content, tags, aliases) VALUES (?, ?, ?, ?, ?)"
 _SPAN = "rowid, idx, start, stop, chunk, offset"
@@ -63,8 +66,12 @@ class Indexer(Connection):
 
     def records(self) -> dict[str, Record]:
         """What the catalog holds of each file it has rows for."""
-        return {path: Record(Stamp(size, mtime, ino, ctime), digest)
-                for path, size, mtime, ino, ctime, digest in self.read("SELECT path, size, mtime_ns, ino, ctime_ns, hash FROM files")}
+        return {
+            path: Record(Stamp(size, mtime, ino, ctime), digest)
+            for path, size, mtime, ino, ctime, digest in self.read(
+                "SELECT path, size, mtime_ns, ino, ctime_ns, hash FROM files"
+            )
+        }
 
     def restamp(self, path: str, stamp: Stamp) -> None:
         with self.transaction() as db:
@@ -72,14 +79,25 @@ class Indexer(Connection):
 
     def chunk_counts(self, path: str) -> dict[bytes, int]:
         """How many rows of a file each chunk hash has."""
-        return dict(self.read("SELECT chunk, count(*) FROM spans WHERE path=? AND chunk IS NOT NULL GROUP BY chunk", (path,)))
+        return dict(
+            self.read("SELECT chunk, count(*) FROM spans WHERE path=? AND chunk IS NOT NULL GROUP BY chunk", (path,))
+        )
 
-    def replace_file(self, path: str, stamp: Stamp, digest: str, placed: list[Placed], archived: bool,
-                     prepared: list[Prepared] | None = None, counts: dict[str, int] | None = None) -> None:
+    def replace_file(
+        self,
+        path: str,
+        stamp: Stamp,
+        digest: str,
+        placed: list[Placed],
+        archived: bool,
+        prepared: list[Prepared] | None = None,
+        counts: dict[str, int] | None = None,
+    ) -> None:
         """All rows of one file, from a fresh read of it, in order; an item is
         `chunks.KNOWN` if a row with its chunk exists. `prepared` and `counts`:
         each item's rows and all items' word counts, when workers computed them."""
         from ..chunks import KNOWN  # a file changed: chunks was loaded to read it
+
         with self.transaction() as db:
             row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
             if row is not None and row[0] == digest:
@@ -105,8 +123,10 @@ class Indexer(Connection):
             left = {old.rowid: old for rows in by_chunk.values() for old in rows}
             if left and len(reused) < len(placed):
                 by_data: dict[str, list[_Span]] = {}
-                for rowid, data in db.execute(f"SELECT e.rowid, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
-                                              f"WHERE e.rowid IN ({', '.join(map(str, left))}) ORDER BY s.idx"):
+                for rowid, data in db.execute(
+                    f"SELECT e.rowid, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
+                    f"WHERE e.rowid IN ({', '.join(map(str, left))}) ORDER BY s.idx"
+                ):
                     by_data.setdefault(data, []).append(left[rowid])
                 for position, new in enumerate(placed):
                     same = by_data.get(stored(new.item)) if position not in reused else None
@@ -119,12 +139,35 @@ class Indexer(Connection):
                 old = reused.get(position)
                 start, stop = new.span
                 if old is None:
-                    fresh.append(_New(position, new.item, new.span, new.digest, new.offset, prepared[position] if prepared else None))
-                elif (old.idx, old.start, old.stop, old.chunk, old.offset) != (position, start, stop, new.digest, new.offset):
+                    fresh.append(
+                        _New(
+                            position,
+                            new.item,
+                            new.span,
+                            new.digest,
+                            new.offset,
+                            prepared[position] if prepared else None,
+                        )
+                    )
+                elif (old.idx, old.start, old.stop, old.chunk, old.offset) != (
+                    position,
+                    start,
+                    stop,
+                    new.digest,
+                    new.offset,
+                ):
                     moved.append((position, start, stop, new.digest, new.offset, old.rowid))
             if left:
                 marks = ", ".join(map(str, left))
-                self._count_words(db, path, word_counts(word_set(json.loads(data)) for (data,) in db.execute(f"SELECT data FROM entries WHERE rowid IN ({marks})")), -1)
+                self._count_words(
+                    db,
+                    path,
+                    word_counts(
+                        word_set(json.loads(data))
+                        for (data,) in db.execute(f"SELECT data FROM entries WHERE rowid IN ({marks})")
+                    ),
+                    -1,
+                )
                 for table in ("fts", "entries", "spans"):
                     db.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})")
             db.executemany("UPDATE spans SET idx=?, start=?, stop=?, chunk=?, offset=? WHERE rowid=?", moved)
@@ -144,7 +187,14 @@ class Indexer(Connection):
         db.execute("DELETE FROM words WHERE path=?", (path,))
         db.execute("DELETE FROM files WHERE path=?", (path,))
 
-    def _insert(self, db: sqlite3.Connection, path: str, placed: list[_New], archived: bool, counts: dict[str, int] | None = None) -> None:
+    def _insert(
+        self,
+        db: sqlite3.Connection,
+        path: str,
+        placed: list[_New],
+        archived: bool,
+        counts: dict[str, int] | None = None,
+    ) -> None:
         """Rows for new items (`counts`: their word counts, when a worker made them)."""
         if not placed:
             return
@@ -157,9 +207,13 @@ class Indexer(Connection):
             ids = range(first, first + len(rows))
             db.executemany(_INSERT_ENTRY, [(rowid, path, *row.derived, row.data) for rowid, row in zip(ids, rows)])
             db.execute(_COPY_RANKS, (ids[0], ids[-1]))
-            db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                           [(rowid, path, new.position, new.span[0], new.span[1], new.offset, row.derived.id, new.digest)
-                            for rowid, row, new in zip(ids, rows, placed)])
+            db.executemany(
+                "INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (rowid, path, new.position, new.span[0], new.span[1], new.offset, row.derived.id, new.digest)
+                    for rowid, row, new in zip(ids, rows, placed)
+                ],
+            )
             db.executemany(_INSERT_FTS, [(rowid, *row.texts) for rowid, row in zip(ids, rows)])
             if counts is None:
                 counts = word_counts(word_set(new.item, row.texts) for new, row in zip(placed, rows))
@@ -180,7 +234,9 @@ class Indexer(Connection):
 
     # -- incremental updates by a writer that holds the grimoire lock --------
 
-    def apply_write(self, path: str, before: str, stamp: Stamp, digest: str, archived: bool, change: FileChange) -> None:
+    def apply_write(
+        self, path: str, before: str, stamp: Stamp, digest: str, archived: bool, change: FileChange
+    ) -> None:
         """Bring one file's rows from hash `before` to `digest` without re-parsing,
         following what a text edit reports it did (`spans.FileChange`).
 
@@ -198,7 +254,9 @@ class Indexer(Connection):
                     self._delete_file(db, path)
                 return
             # Plain tuples (rowid, idx, start, stop, offset): a file can hold tens of thousands.
-            current = db.execute("SELECT rowid, idx, start, stop, offset FROM spans WHERE path=? ORDER BY idx", (path,)).fetchall()
+            current = db.execute(
+                "SELECT rowid, idx, start, stop, offset FROM spans WHERE path=? ORDER BY idx", (path,)
+            ).fetchall()
             gone = set(change.removed)
             # Word counts summed over every row, applied once: per row, each
             # removal scanned the file's words again (quadratic for an archive).
@@ -229,11 +287,31 @@ class Indexer(Connection):
             self._count_words(db, path, word_counts(given), +1)
             kept = [row for position, row in enumerate(current) if position not in gone]
             # Only rows whose place changed (an append moves none).
-            db.executemany("UPDATE spans SET idx=?, start=?, stop=?, offset=? WHERE rowid=?",
-                           [(i, a, b, o, rowid) for i, ((rowid, idx, start, stop, offset), (a, b), o) in enumerate(zip(kept, change.spans, change.offsets))
-                            if (idx, start, stop, offset) != (i, a, b, o)])
+            db.executemany(
+                "UPDATE spans SET idx=?, start=?, stop=?, offset=? WHERE rowid=?",
+                [
+                    (i, a, b, o, rowid)
+                    for i, ((rowid, idx, start, stop, offset), (a, b), o) in enumerate(
+                        zip(kept, change.spans, change.offsets)
+                    )
+                    if (idx, start, stop, offset) != (i, a, b, o)
+                ],
+            )
             chunks = change.chunks
-            db.executemany("UPDATE spans SET chunk=? WHERE rowid=?", [(chunks[i], row[0]) for i, row in enumerate(kept) if i in chunks])
+            db.executemany(
+                "UPDATE spans SET chunk=? WHERE rowid=?",
+                [(chunks[i], row[0]) for i, row in enumerate(kept) if i in chunks],
+            )
             first = len(kept)
-            self._insert(db, path, [_New(first + i, new.item, new.span, chunks.get(first + i), new.offset) for i, new in enumerate(change.appended)], archived)
-            db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, ctime_ns=?, hash=? WHERE path=?", (*stamp, digest, path))
+            self._insert(
+                db,
+                path,
+                [
+                    _New(first + i, new.item, new.span, chunks.get(first + i), new.offset)
+                    for i, new in enumerate(change.appended)
+                ],
+                archived,
+            )
+            db.execute(
+                "UPDATE files SET size=?, mtime_ns=?, ino=?, ctime_ns=?, hash=? WHERE path=?", (*stamp, digest, path)
+            )

@@ -52,29 +52,44 @@ class LogReads(Connection):
         if kind is not None:
             where += " AND type = ?"
             params.append(kind)
-        return [PatternRow(*row) for row in self.read(
-            f"SELECT type, pattern, usage, ok, timed, duration, steps, first_seen, last_seen, evidence FROM patterns {where} "
-            "ORDER BY usage DESC, type, pattern", params)]
+        return [
+            PatternRow(*row)
+            for row in self.read(
+                f"SELECT type, pattern, usage, ok, timed, duration, steps, first_seen, last_seen, evidence FROM patterns {where} "
+                "ORDER BY usage DESC, type, pattern",
+                params,
+            )
+        ]
 
     def pattern_tools(self, patterns: list[str], context: str | None) -> list[tuple[str, str, int, int]]:
         """(query pattern, tool, runs, successes) of the tools the tasks of these patterns ran (in `context`)."""
         out: list[tuple[str, str, int, int]] = []
         for start in range(0, len(patterns), 500):
-            chunk = patterns[start:start + 500]
+            chunk = patterns[start : start + 500]
             where, params = f"WHERE pattern IN ({', '.join('?' * len(chunk))})", list(chunk)
             if context is not None:
                 where += " AND context = ?"
                 params.append(context)
-            out += self.read(f"SELECT pattern, tool, sum(runs), sum(ok) FROM pattern_tools {where} GROUP BY pattern, tool", params)
+            out += self.read(
+                f"SELECT pattern, tool, sum(runs), sum(ok) FROM pattern_tools {where} GROUP BY pattern, tool", params
+            )
         return out
 
     def correction_rows(self) -> list[CorrectionRow]:
         """Every correction kept, by context, field and value."""
-        return [CorrectionRow(*row) for row in self.read(
-            "SELECT context, field, corrected, n, original, evidence FROM corrections ORDER BY context, field, corrected")]
+        return [
+            CorrectionRow(*row)
+            for row in self.read(
+                "SELECT context, field, corrected, n, original, evidence FROM corrections ORDER BY context, field, corrected"
+            )
+        ]
 
     def error_rows(self) -> list[ErrorRow]:
         """Each tool's errors by shape over all contexts, most frequent first."""
-        return [ErrorRow(*row) for row in self.read(
-            "SELECT tool, error, sum(count), max(example), group_concat(evidence, char(31)) FROM tool_errors "
-            "GROUP BY tool, error ORDER BY tool, sum(count) DESC, error")]
+        return [
+            ErrorRow(*row)
+            for row in self.read(
+                "SELECT tool, error, sum(count), max(example), group_concat(evidence, char(31)) FROM tool_errors "
+                "GROUP BY tool, error ORDER BY tool, sum(count) DESC, error"
+            )
+        ]

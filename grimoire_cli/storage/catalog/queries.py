@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ...core.scoring import FIELD_WEIGHTS, RECENCY_HALF_LIFE_DAYS, TIER_BONUS, recency_of
 from ...core.settings import Decay, Tiers
@@ -45,14 +46,49 @@ class Filter:
     orders and in `min_importance`; `tier` (hot or long) keeps the entries
     of that tier under `tiers` (heat.py); `match` an FTS5 expression they match."""
 
-    __slots__ = ("states", "at", "categories", "excluded", "tags", "min_confidence", "floors", "key", "lengths", "key_glob", "name", "since",
-                 "until", "decay", "min_importance", "tier", "tiers", "match")
+    __slots__ = (
+        "at",
+        "categories",
+        "decay",
+        "excluded",
+        "floors",
+        "key",
+        "key_glob",
+        "lengths",
+        "match",
+        "min_confidence",
+        "min_importance",
+        "name",
+        "since",
+        "states",
+        "tags",
+        "tier",
+        "tiers",
+        "until",
+    )
 
-    def __init__(self, *, at: float, states: Iterable[str] = ("active",), categories: Iterable[str] = (), tags: Iterable[str] = (),
-                 min_confidence: float | None = None, floors: Mapping[str, float] | None = None, key: str | None = None,
-                 lengths: tuple[int, int] | None = None, key_glob: str | None = None, name: str | None = None,
-                 since: float | None = None, until: float | None = None, decay: Decay | None = None, min_importance: int | None = None,
-                 tier: str | None = None, tiers: Tiers | None = None, match: str | None = None, excluded: Iterable[str] = ()):
+    def __init__(
+        self,
+        *,
+        at: float,
+        states: Iterable[str] = ("active",),
+        categories: Iterable[str] = (),
+        tags: Iterable[str] = (),
+        min_confidence: float | None = None,
+        floors: Mapping[str, float] | None = None,
+        key: str | None = None,
+        lengths: tuple[int, int] | None = None,
+        key_glob: str | None = None,
+        name: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        decay: Decay | None = None,
+        min_importance: int | None = None,
+        tier: str | None = None,
+        tiers: Tiers | None = None,
+        match: str | None = None,
+        excluded: Iterable[str] = (),
+    ):
         self.states = frozenset(states)
         unknown = self.states - set(STATES)
         if unknown:
@@ -73,7 +109,7 @@ class Filter:
             raise ValueError(f"tier {tier!r} needs one of {TIERS} and the tiers' settings")
         self.decay, self.min_importance, self.tier, self.tiers, self.match = decay, min_importance, tier, tiers, match
 
-    def but(self, **changes: Any) -> "Filter":
+    def but(self, **changes: Any) -> Filter:
         """This filter with some fields changed."""
         fields = {name: getattr(self, name) for name in self.__slots__}
         fields.update(changes)
@@ -147,9 +183,13 @@ def _order_sql(order: str, decay: Decay | None) -> str:
     if order == Order.PRIORITY:
         # Decisions and preferences first, then importance, effectiveness tier,
         # confidence and recency (unknown age last).
-        return (f"CASE e.category WHEN 'decision' THEN 0 WHEN 'preference' THEN 1 ELSE 2 END, {importance} DESC, "
-                "CASE e.tier " + " ".join(f"WHEN '{name}' THEN {-bonus!r}" for name, bonus in TIER_BONUS.items()) + " ELSE 0.0 END, "
-                "e.confidence DESC, e.born IS NULL, e.born DESC, e.id, e.rowid")
+        return (
+            f"CASE e.category WHEN 'decision' THEN 0 WHEN 'preference' THEN 1 ELSE 2 END, {importance} DESC, "
+            "CASE e.tier "
+            + " ".join(f"WHEN '{name}' THEN {-bonus!r}" for name, bonus in TIER_BONUS.items())
+            + " ELSE 0.0 END, "
+            "e.confidence DESC, e.born IS NULL, e.born DESC, e.id, e.rowid"
+        )
     if order == Order.IMPORTANCE:
         return f"{importance} DESC, e.born IS NULL, e.born DESC, e.id, e.rowid"
     if order == Order.INDEXED:
@@ -160,10 +200,18 @@ def _order_sql(order: str, decay: Decay | None) -> str:
 class Ranked:
     """One ranked row: the score of `search`'s blend and its parts."""
 
-    __slots__ = ("rowid", "id", "bm25", "relevance", "recency", "prior", "score")
+    __slots__ = ("bm25", "id", "prior", "recency", "relevance", "rowid", "score")
 
     def __init__(self, rowid: int, id: str, bm25: float, relevance: float, recency: float, prior: float, score: float):
-        self.rowid, self.id, self.bm25, self.relevance, self.recency, self.prior, self.score = rowid, id, bm25, relevance, recency, prior, score
+        self.rowid, self.id, self.bm25, self.relevance, self.recency, self.prior, self.score = (
+            rowid,
+            id,
+            bm25,
+            relevance,
+            recency,
+            prior,
+            score,
+        )
 
 
 # CTEs can be forced into a table from SQLite 3.35 (2021); older ones get
@@ -184,7 +232,9 @@ class Queries(Connection):
         if chosen.tier is not None and chosen.tiers is not None:
             # The hot set is the grimoire's (these files'), whatever else the filter keeps.
             self._functions()
-            hot, more = hot_sql(chosen.tiers, chosen.decay, inside.replace("e.path", "h.path"), _STATES_OF["active"].format(t="h"))
+            hot, more = hot_sql(
+                chosen.tiers, chosen.decay, inside.replace("e.path", "h.path"), _STATES_OF["active"].format(t="h")
+            )
             condition += f" AND e.rowid {'IN' if chosen.tier == 'hot' else 'NOT IN'} ({hot})"
             params = {**params, **more}
         return f"e.mapping = 1 AND {inside} AND {condition}", {**named, **params}
@@ -192,17 +242,23 @@ class Queries(Connection):
     def lights(self, paths: list[str], chosen: Filter | None = None) -> list[Light]:
         """The filter and rank fields of the chosen entries, without their JSON."""
         where, params = self._where(paths, chosen)
-        return [Light(*row) for row in self.read(f"SELECT {', '.join(LIGHT_COLUMNS)} FROM ranks AS e WHERE {where}", params)]
+        return [
+            Light(*row) for row in self.read(f"SELECT {', '.join(LIGHT_COLUMNS)} FROM ranks AS e WHERE {where}", params)
+        ]
 
     def needing_attention(self, paths: list[str], chosen: Filter, horizon: float) -> list[Light]:
         """`lights` of the chosen entries that expire by `horizon` (POSIX
         seconds) or whose tier is low or ineffective: what `mem check` reports,
         found by SQL instead of reading every entry's fields into Python."""
         where, params = self._where(paths, chosen)
-        return [Light(*row) for row in self.read(
-            f"SELECT {', '.join(LIGHT_COLUMNS)} FROM ranks AS e WHERE {where} "
-            "AND ((e.expires IS NOT NULL AND e.expires <= :attention_horizon) OR e.tier IN ('low', 'ineffective'))",
-            {**params, "attention_horizon": horizon})]
+        return [
+            Light(*row)
+            for row in self.read(
+                f"SELECT {', '.join(LIGHT_COLUMNS)} FROM ranks AS e WHERE {where} "
+                "AND ((e.expires IS NOT NULL AND e.expires <= :attention_horizon) OR e.tier IN ('low', 'ineffective'))",
+                {**params, "attention_horizon": horizon},
+            )
+        ]
 
     def ordered(self, paths: list[str], chosen: Filter, order: str, limit: int | None = None) -> list[int]:
         """Rowids of the chosen entries in a named order."""
@@ -215,8 +271,11 @@ class Queries(Connection):
     def ordered_counted(self, paths: list[str], chosen: Filter, order: str, limit: int) -> tuple[list[int], int]:
         """`ordered` (at most `limit`) and how many are chosen in all, in one pass."""
         where, params = self._where(paths, chosen)
-        rows = self.read(f"SELECT e.rowid, count(*) OVER () FROM ranks AS e WHERE {where} ORDER BY {_order_sql(order, chosen.decay)} "
-                         f"LIMIT {int(limit)}", params)
+        rows = self.read(
+            f"SELECT e.rowid, count(*) OVER () FROM ranks AS e WHERE {where} ORDER BY {_order_sql(order, chosen.decay)} "
+            f"LIMIT {int(limit)}",
+            params,
+        )
         return [row[0] for row in rows], rows[0][1] if rows else 0
 
     def count(self, paths: list[str], chosen: Filter) -> int:
@@ -235,20 +294,29 @@ class Queries(Connection):
         a = ", ".join("?" * len(these))
         b = ", ".join("?" * len(others))
         # The few rows of `these` drive the join; each is looked up by id.
-        sql = (f"SELECT DISTINCT a.id FROM entries a JOIN entries b INDEXED BY entries_id ON b.id = a.id "
-               f"WHERE a.path IN ({a}) AND a.mapping = 1 AND b.path IN ({b}) AND b.mapping = 1")
+        sql = (
+            f"SELECT DISTINCT a.id FROM entries a JOIN entries b INDEXED BY entries_id ON b.id = a.id "
+            f"WHERE a.path IN ({a}) AND a.mapping = 1 AND b.path IN ({b}) AND b.mapping = 1"
+        )
         return {row[0] for row in self.read(sql, [*these, *others])}
 
     def normalized(self, paths: list[str], chosen: Filter) -> list[tuple[str, str]]:
         """(id, normalized content) of the chosen entries, for duplicate checks."""
         where, params = self._where(paths, chosen, "entries")
-        return [(entry_id, norm) for entry_id, norm in self.read(f"SELECT id, norm FROM entries AS e WHERE {where}", params) if norm is not None]
+        return [
+            (entry_id, norm)
+            for entry_id, norm in self.read(f"SELECT id, norm FROM entries AS e WHERE {where}", params)
+            if norm is not None
+        ]
 
     def highest_per_day(self, paths: list[str]) -> list[tuple[str, int]]:
         """(day, the highest number of an id of that day) over the entries of `paths`."""
         marks = ", ".join("?" * len(paths))
-        return self.read(f"SELECT substr(id, 5, 8), max(CAST(substr(id, 14) AS INTEGER)) FROM entries WHERE path IN ({marks}) "
-                         f"AND id GLOB 'MEM-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9]*' GROUP BY 1", paths)
+        return self.read(
+            f"SELECT substr(id, 5, 8), max(CAST(substr(id, 14) AS INTEGER)) FROM entries WHERE path IN ({marks}) "
+            f"AND id GLOB 'MEM-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9]*' GROUP BY 1",
+            paths,
+        )
 
     def ids_of_day(self, paths: list[str], day: str) -> list[str]:
         """Ids minted on one day (`MEM-<day>-...`)."""
@@ -256,11 +324,17 @@ class Queries(Connection):
         prefix = f"MEM-{day}-"
         # A range, not LIKE, so the id index is used ('.' follows '-'); INDEXED
         # BY, because left alone SQLite walks every row of the paths instead.
-        return [r[0] for r in self.read(f"SELECT id FROM entries INDEXED BY entries_id WHERE path IN ({marks}) AND id >= ? AND id < ?",
-                                        [*paths, prefix, prefix[:-1] + "."])]
+        return [
+            r[0]
+            for r in self.read(
+                f"SELECT id FROM entries INDEXED BY entries_id WHERE path IN ({marks}) AND id >= ? AND id < ?",
+                [*paths, prefix, prefix[:-1] + "."],
+            )
+        ]
 
-    def rank(self, paths: list[str], expression: str, chosen: Filter, *, recency_weight: float,
-             limit: int | None) -> tuple[list[Ranked], int]:
+    def rank(
+        self, paths: list[str], expression: str, chosen: Filter, *, recency_weight: float, limit: int | None
+    ) -> tuple[list[Ranked], int]:
         """The chosen entries that match the FTS5 `expression`, best first, and
         how many matched in all. The blend of `search` in SQL, so only the rows
         asked for leave SQLite."""
@@ -318,7 +392,10 @@ class Queries(Connection):
 
     def file_entries(self, path: str) -> list[Row]:
         """Every row of one file, in file order."""
-        rows = self.read("SELECT s.rowid, s.path, s.start, e.data FROM spans s JOIN entries e ON e.rowid = s.rowid WHERE s.path=? ORDER BY s.idx", (path,))
+        rows = self.read(
+            "SELECT s.rowid, s.path, s.start, e.data FROM spans s JOIN entries e ON e.rowid = s.rowid WHERE s.path=? ORDER BY s.idx",
+            (path,),
+        )
         return [Row(rowid, where, start, json.loads(data)) for rowid, where, start, data in rows]
 
     def by_ids(self, ids: Iterable[str]) -> list[Row]:
@@ -327,29 +404,38 @@ class Queries(Connection):
         out = []
         for chunk in range(0, len(wanted), _CHUNK):
             part = wanted[chunk : chunk + _CHUNK]
-            sql = (f"SELECT e.rowid, e.path, s.start, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
-                   f"WHERE e.id IN ({', '.join('?' * len(part))}) ORDER BY e.path, s.idx")
+            sql = (
+                f"SELECT e.rowid, e.path, s.start, e.data FROM entries e JOIN spans s ON s.rowid = e.rowid "
+                f"WHERE e.id IN ({', '.join('?' * len(part))}) ORDER BY e.path, s.idx"
+            )
             out.extend(Row(rowid, path, start, json.loads(data)) for rowid, path, start, data in self.read(sql, part))
         return out
 
     def layout(self, path: str) -> Layout:
         """Where each item of one file sits, in order (what a text edit needs)."""
         rows = self.read("SELECT id, start, stop, offset FROM spans WHERE path=? ORDER BY idx", (path,))
-        return Layout([entry_id for entry_id, _, _, _ in rows], [(start, stop) for _, start, stop, _ in rows],
-                      [offset for _, _, _, offset in rows])
+        return Layout(
+            [entry_id for entry_id, _, _, _ in rows],
+            [(start, stop) for _, start, stop, _ in rows],
+            [offset for _, _, _, offset in rows],
+        )
 
     # -- words ---------------------------------------------------------------
 
     def knows(self, word: str, paths: list[str]) -> bool:
         """Whether any of these files holds the word."""
         marks = ", ".join("?" * len(paths))
-        return bool(paths) and bool(self.read(f"SELECT 1 FROM words WHERE word=? AND path IN ({marks}) LIMIT 1", (word, *paths)))
+        return bool(paths) and bool(
+            self.read(f"SELECT 1 FROM words WHERE word=? AND path IN ({marks}) LIMIT 1", (word, *paths))
+        )
 
     def matches_any(self, expression: str, paths: list[str]) -> bool:
         """Whether an entry of these files matches the FTS5 `expression`."""
         marks = ", ".join("?" * len(paths))
-        sql = (f"SELECT 1 FROM fts CROSS JOIN entries AS e ON e.rowid = fts.rowid WHERE fts MATCH ? AND e.mapping = 1 "
-               f"AND e.path IN ({marks}) LIMIT 1")
+        sql = (
+            f"SELECT 1 FROM fts CROSS JOIN entries AS e ON e.rowid = fts.rowid WHERE fts MATCH ? AND e.mapping = 1 "
+            f"AND e.path IN ({marks}) LIMIT 1"
+        )
         try:
             return bool(paths) and bool(self.read(sql, (expression, *paths)))
         except sqlite3.OperationalError:

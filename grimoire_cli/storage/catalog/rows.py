@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from ...core.model import Entry, epoch, normalize_text, parse_id, state_of
 from ...core.scoring import aliases, words
@@ -25,7 +26,9 @@ class Derived(NamedTuple):
     id: str | None
     category: str | None
     key: str | None
-    name: str | None  # what a kind names an entry by: an episode's event, a procedure's name, a summary's session, an insight's rule
+    # What a kind names an entry by: an episode's event, a procedure's name, a summary's session, an insight's
+    # rule
+    name: str | None
     confidence: float
     importance: int
     tier: str
@@ -68,7 +71,9 @@ def derive(item: Any, archived_file: bool) -> Derived:
         tier=_number(lambda: entry.tier, "unrated"),
         born=epoch(entry.timestamp if isinstance(item.get("source"), dict) else None),
         expires=entry.expires,
-        superseded_by=item.get("superseded_by") if isinstance(item.get("superseded_by"), str) and item.get("superseded_by") else None,
+        superseded_by=item.get("superseded_by")
+        if isinstance(item.get("superseded_by"), str) and item.get("superseded_by")
+        else None,
         tags=TAG_SEPARATOR + TAG_SEPARATOR.join(tags) + TAG_SEPARATOR if tags else "",
         seq=(parse_id(item["id"]) or ("", 0))[1] if isinstance(item.get("id"), str) else 0,
         norm=norm,
@@ -180,18 +185,56 @@ class Row(NamedTuple):
     data: Any
 
 
-LIGHT_COLUMNS = ("rowid", "id", "category", "confidence", "importance", "tier", "born", "expires", "superseded_by", "archived", "tags", "key")
+LIGHT_COLUMNS = (
+    "rowid",
+    "id",
+    "category",
+    "confidence",
+    "importance",
+    "tier",
+    "born",
+    "expires",
+    "superseded_by",
+    "archived",
+    "tags",
+    "key",
+)
 
 
 class Light:
     """The filter and rank fields of one entry, read without its JSON; built
     from a row of LIGHT_COLUMNS, in that order."""
 
-    __slots__ = ("rowid", "id", "category", "confidence", "importance", "tier", "born", "expires", "superseded_by", "archived",
-                 "tag_text", "key")
+    __slots__ = (
+        "archived",
+        "born",
+        "category",
+        "confidence",
+        "expires",
+        "id",
+        "importance",
+        "key",
+        "rowid",
+        "superseded_by",
+        "tag_text",
+        "tier",
+    )
 
-    def __init__(self, rowid: int, id: str | None, category: str | None, confidence: float, importance: int, tier: str,
-                 born: float | None, expires: float | None, superseded_by: str | None, archived: int, tags: str, key: str | None):
+    def __init__(
+        self,
+        rowid: int,
+        id: str | None,
+        category: str | None,
+        confidence: float,
+        importance: int,
+        tier: str,
+        born: float | None,
+        expires: float | None,
+        superseded_by: str | None,
+        archived: int,
+        tags: str,
+        key: str | None,
+    ):
         self.rowid, self.id, self.category, self.confidence = rowid, id or "", category or "", confidence
         self.importance, self.tier, self.born, self.expires = importance, tier, born, expires
         self.superseded_by, self.archived, self.tag_text, self.key = superseded_by, bool(archived), tags, key

@@ -86,8 +86,26 @@ CREATE TABLE IF NOT EXISTS corrections (context TEXT, field TEXT, corrected TEXT
 CREATE TABLE IF NOT EXISTS accesses (id TEXT PRIMARY KEY, count INTEGER NOT NULL, last REAL NOT NULL) WITHOUT ROWID;
 """
 
-TABLES = ("meta", "files", "entries", "spans", "ranks", "fts", "words", "reports", "checks", "accesses", "tool_stats", "tool_errors", "tool_durations", "tool_params",
-          "tool_params_wide", "patterns", "pattern_tools", "corrections")
+TABLES = (
+    "meta",
+    "files",
+    "entries",
+    "spans",
+    "ranks",
+    "fts",
+    "words",
+    "reports",
+    "checks",
+    "accesses",
+    "tool_stats",
+    "tool_errors",
+    "tool_durations",
+    "tool_params",
+    "tool_params_wide",
+    "patterns",
+    "pattern_tools",
+    "corrections",
+)
 
 
 def statements(script: str = DDL) -> list[str]:
