@@ -77,6 +77,7 @@ LINTED := grimoire_cli tests benchmarks scripts
 lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/ruff check $(LINTED)
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff format $(LINTED)

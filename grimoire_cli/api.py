@@ -10,10 +10,11 @@ they call. Those are imported where used, so `import grimoire_cli` and a
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .core import bounds, clock
 from .core.config import Config, load_config
@@ -116,6 +117,13 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         """Every entry, in file order (the archive last, unless left out)."""
         return self.store.entries(include_archive=include_archive)
 
+    @overload
+    def show(self, entry_id: str, *, chain: Literal[False] = False) -> Entry: ...
+    @overload
+    def show(self, entry_id: str, *, chain: Literal[True]) -> list[Entry]: ...
+    @overload
+    def show(self, entry_id: str, *, chain: bool) -> Entry | list[Entry]: ...
+
     def show(self, entry_id: str, *, chain: bool = False) -> Entry | list[Entry]:
         """One entry by id (archive included); with `chain`, its supersede chain oldest first."""
         entry = self._find(entry_id, "list ids with `mem list` (add --archived for the archive)")
@@ -143,7 +151,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             raise no_memory(entry_id, hint)
         return found
 
-    def list(
+    def list(  # type: ignore[override]  # the mixins stub it loosely (facade/kinds.py)
         self,
         *,
         categories: Iterable[str] | None = None,
@@ -217,7 +225,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             raise NotFound(f"no active memory with key {key!r}", "see the keys with `mem facts`")
         return found
 
-    def query(
+    def query(  # type: ignore[override]  # the mixins stub it loosely (facade/learning.py)
         self,
         text: str,
         *,
@@ -292,7 +300,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
         return stats(self.store, self.now())
 
-    def export(self, *, archived: bool = False) -> list[Entry]:
+    def export(self, *, archived: bool = False) -> builtins.list[Entry]:
         """Every entry (active files; the archive too with `archived`), oldest first."""
         return sorted(self.store.entries(include_archive=archived), key=sort_key)
 
@@ -464,7 +472,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
     def check_scopes(self, **options: Any) -> dict[str | None, CheckResult]:
         """`check` (same options) in every scope of the repository, by scope name."""
-        names = self.config.scopes() or [self.config.scope]
+        names: builtins.list[str | None] = [*self.config.scopes()] or [self.config.scope]
         return {name: (self._scoped(name) if name is not None else self).check(**options) for name in names}
 
     # -- git -----------------------------------------------------------------

@@ -594,3 +594,28 @@ def test_an_older_install_s_server_gets_mem_agent_and_entries_it_saves_are_claud
 
     saved = anyio.run(save)
     assert json.loads(mem("show", saved, "--json").out)["source"]["agent"] == "claude"
+
+
+def test_consolidation_from_a_hook_works_with_a_storage_dir_outside_grimoires(repo, tmp_path):
+    # Such a grimoire has no scope name: the detached `mem consolidate` is started without --scope.
+    with_preset(repo, "samaritan")
+    command = _summarizer(
+        tmp_path, {"decisions": [{"content": "Deploys wait for the green board", "importance": 7}], "summary": "x"}
+    )
+    config = repo / ".loa.config.yaml"
+    config.write_text(
+        config.read_text()
+        .replace("storage_dir: grimoires/loa/memory", "storage_dir: project-memory")
+        .replace("memory_schema:\n", f"memory_schema:\n  consolidate: {{command: {json.dumps(command)}}}\n", 1)
+    )
+    assert mem("init").code == 0
+    transcript = _transcript(_claude_folder(repo) / "sess-7.jsonl", 2)
+    run = mem_process(
+        "agent", "hook", "pre-compact", cwd=repo, input=payload("PreCompact", transcript_path=str(transcript))
+    )
+    assert run.returncode == 0 and run.stderr == b"", run.stderr
+    logs = repo / "project-memory/.cache/agent"
+    _wait_for(lambda: any("Summarized" in p.read_text() for p in logs.glob("consolidate-*.log")))
+    assert [h["content"] for h in json.loads(mem("query", "green board", "--json").out)] == [
+        "Deploys wait for the green board"
+    ]

@@ -165,3 +165,9 @@ def test_every_command_takes_scope_after_its_name():
             problems.append(f"mem {' '.join(words)} --scope loa -h: exit {result.code} {result.err.strip()}")
     assert problems == []
     assert "--scope" not in mem("merge-file", "-h").out
+
+
+def test_help_lists_the_everyday_commands_first():
+    # The order is the command modules' import order (cli/main.py): a sorted
+    # import would put `capture` and `mcp` first.
+    assert _listed(mem("--help").out)[:6] == ["add", "supersede", "show", "list", "get", "apply"]

@@ -644,3 +644,12 @@ def test_the_sdk_parts_come_from_the_full_packages_when_a_client_imported_them()
 
     parts = server_parts()
     assert parts.Server is mcp.server.Server and parts.stdio_server is mcp.server.stdio.stdio_server
+
+
+def test_tools_are_listed_memory_first():
+    # tools/list gives the calls in registration order (integrations/calls.py
+    # imports memory_calls first): an agent sees save, query and context before
+    # the kinds' and learning's tools (a sorted import would put them last).
+    from grimoire_cli.integrations.calls import CALLS
+
+    assert list(CALLS)[:4] == ["save", "supersede", "query", "context"]

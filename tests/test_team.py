@@ -401,3 +401,29 @@ def test_an_id_that_yields_never_takes_a_number_this_clone_issued_before(remote)
     git("checkout", "-q", "--", "grimoires", cwd=bob)
     git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main", cwd=bob)
     assert _ids(bob) == {"alice: the cache is redis": "MEM-20261122-001", "bob: the queue is kafka": "MEM-20261122-003"}
+
+
+@pytest.mark.parametrize("into", ["main", "feature"])
+def test_a_cherry_picked_memory_renumbered_on_one_branch_stays_one_memory_when_the_branches_merge(remote, into):
+    """Bob's feature commit is cherry-picked onto main, where alice had published the same id: on main
+    it yields (-002). When the branches merge later, in either direction and in a clone that never saw
+    the pick, the memory is the one both sides added under different ids, not a new one to number."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    git("checkout", "-q", "-b", "feature", cwd=bob)
+    assert _add(bob, "bob: retries back off exponentially") == "MEM-20261122-001"
+    _commit(bob, "feature")
+    git("push", "-q", "-u", "origin", "feature", cwd=bob)
+    assert _add(alice, "alice: caches expire hourly") == "MEM-20261122-001"
+    _commit(alice, "main")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("fetch", "-q", cwd=alice)
+    git("cherry-pick", "origin/feature", cwd=alice)
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    assert _ids(alice)["bob: retries back off exponentially"] == "MEM-20261122-002"
+
+    carol = _clone(remote, remote.parent / "carol")
+    git("checkout", "-q", into, cwd=carol)
+    git("merge", "-q", "--no-edit", "origin/feature" if into == "main" else "origin/main", cwd=carol)
+    assert mem(carol, "validate").returncode == 0
+    contents = [e.content for e in Grimoire.open(carol).store.entries(include_archive=True)]
+    assert sorted(contents) == ["alice: caches expire hourly", "bob: retries back off exponentially"]

@@ -9,6 +9,7 @@ import re
 import sys
 from collections.abc import Callable
 from functools import cache, partial
+from typing import Any
 
 import typer
 from typer.core import TyperCommand
@@ -21,7 +22,7 @@ from .coercion import install
 # Before any command runs: plain parameter values are coerced without pydantic.
 install()
 
-APP_SETTINGS = dict(
+APP_SETTINGS: dict[str, Any] = dict(
     name="mem",
     help="Long-term memory for a project and its AI agents, in git-tracked YAML.",
     no_args_is_help=True,

@@ -70,7 +70,7 @@ def install() -> bool:
         return False
     parameter = getattr(core, "_TyperParameter", None)
     runtime = getattr(_coercion, "RuntimeParam", None)
-    build = getattr(_coercion, "build_runtime_param", None)
+    build: Any = getattr(_coercion, "build_runtime_param", None)
     if parameter is None or runtime is None or build is None or not hasattr(parameter, "get_runtime_param"):
         return False
     if getattr(parameter.get_runtime_param, "plain", False):

@@ -15,15 +15,19 @@ import typer
 
 from ..core.errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
 from ..core.settings import check_environment
+from . import render
 
 # Importing them registers their commands, in the order `mem --help` lists them.
-from . import agents, episodes, forgetting, kinds, learning, memory, procedures, render, upkeep  # noqa: F401
+# isort: off
+from . import memory, kinds, episodes, procedures, forgetting, learning, agents, upkeep  # noqa: F401
+
+# isort: on
 from .app import APP_SETTINGS, app, opened
 
 try:  # Typer 0.29 carries its own copy of click; older ones use click itself
     from typer._click import exceptions as clicks
 except ImportError:  # pragma: no cover - depends on the installed Typer
-    from click import exceptions as clicks
+    from click import exceptions as clicks  # type: ignore[no-redef]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,14 +142,18 @@ def _looks_like_text(word: str) -> bool:
     return word.startswith("-") and any(c.isspace() for c in word.split("=", 1)[0])
 
 
-def _options_with_values() -> set:
+def _options_with_values() -> set[str]:
     """Every option name of `mem` and its commands that takes a value."""
     found, commands = set(), [typer.main.get_command(app)]
     while commands:
         command = commands.pop()
         commands.extend(getattr(command, "commands", {}).values())
         for param in command.params:
-            if param.param_type_name == "option" and not param.is_flag and not param.count:
+            if (
+                param.param_type_name == "option"
+                and not getattr(param, "is_flag", False)
+                and not getattr(param, "count", False)
+            ):
                 found.update(param.opts)
     return found
 
@@ -167,7 +175,9 @@ def _app_for(argv: list[str]) -> typer.Typer:
     if name is None or any(a in ("-h", "--help") for a in argv):
         return app
     chosen = [
-        info for info in app.registered_commands if (info.name or info.callback.__name__.replace("_", "-")) == name
+        info
+        for info in app.registered_commands
+        if (info.name or getattr(info.callback, "__name__", "").replace("_", "-")) == name
     ]
     groups = [info for info in app.registered_groups if info.name == name]  # mem task, mem agent, ...
     if not chosen and not groups:

@@ -25,8 +25,13 @@ DEFAULT_CATEGORIES: dict[str, dict[str, Any]] = {
     "error": {"storage_file": "errors.yaml", "ttl": "30d", "confidence_required": 0.6},
     "preference": {"storage_file": "preferences.yaml", "ttl": "permanent", "confidence_required": 0.5},
 }
-DEFAULT_RETRIEVAL = {"max_per_query": 10, "min_confidence": 0.6, "recency_weight": 0.2, "integrate_with_oracle": True}
-DEFAULT_LIFECYCLE = {
+DEFAULT_RETRIEVAL: dict[str, Any] = {
+    "max_per_query": 10,
+    "min_confidence": 0.6,
+    "recency_weight": 0.2,
+    "integrate_with_oracle": True,
+}
+DEFAULT_LIFECYCLE: dict[str, Any] = {
     "auto_archive": True,
     "archive_dir": "grimoires/loa/memory/archive",
     "check_on_session_start": True,
@@ -301,8 +306,8 @@ def check_scope(name: str) -> str:
 
 
 def load_config(
-    path: str | os.PathLike | None = None,
-    config: str | os.PathLike | None = None,
+    path: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
     scope: str | None = None,
     must_exist: bool = True,
 ) -> Config:
@@ -327,9 +332,10 @@ def load_config(
     return scoped
 
 
-def _load(path: str | os.PathLike | None, config: str | os.PathLike | None) -> Config:
+def _load(path: str | os.PathLike[str] | None, config: str | os.PathLike[str] | None) -> Config:
     start = Path(path or ".").resolve()
     explicit = config or environment("MEM_CONFIG")
+    config_path: Path | None
     if explicit:
         config_path = Path(explicit).resolve()
         if not config_path.is_file():
@@ -357,12 +363,13 @@ def _read(config_path: Path) -> Any:
         raise Damaged(str(config_path), 1, f"cannot read config: {exc}", "fix or remove the file", "config") from None
     data, _ = parse_document(text, str(config_path))
     keep_config(config_path, root, data or {})
-    return data or {}
+    config: dict[str, Any] = data or {}
+    return config
 
 
 def _inside(root: Path, relative: Any, where: str, name: str) -> Path:
     _expect(relative, str, where, name)
-    target = (root / relative).resolve()
+    target: Path = (root / relative).resolve()
     if not is_inside(root, target):
         raise Damaged(
             where,
@@ -439,7 +446,7 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
     )
 
 
-def _categories(raw: dict, where: str, section: str) -> dict[str, Category]:
+def _categories(raw: dict[str, Any], where: str, section: str) -> dict[str, Category]:
     """The categories of one config section, checked."""
     categories: dict[str, Category] = {}
     for name, spec in raw.items():

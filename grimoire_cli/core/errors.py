@@ -104,7 +104,7 @@ class Damaged(GrimoireError):
         self.problem = problem
         self.kind = kind
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Damaged], tuple[str, int | None, str, str | None, str]]:
         # Rebuilt from its fields (pickling across validate's worker processes, copy).
         return type(self), (self.path, self.line, self.problem, self.hint, self.kind)
 

@@ -14,6 +14,7 @@ read the first time a step is reached, never again.
 from __future__ import annotations
 
 import os
+from typing import cast
 
 # The exit status of an injected crash: no exit code of mem (0-5) nor a signal's.
 CRASHED = 86
@@ -34,7 +35,7 @@ def reached(step: str) -> None:
         _wanted = environment("MEM_FAULT")
         if _wanted is None:
             return
-    name, nth = _wanted  # type: ignore[misc]
+    name, nth = cast("tuple[str, int]", _wanted)
     if step != name:
         return
     _count += 1

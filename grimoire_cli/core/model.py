@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from .clock import iso, parse_time
 from .errors import BadInput
@@ -236,7 +236,7 @@ def infer_category(content: str, categories: Iterable[str]) -> str:
     return sorted(available)[0]
 
 
-def tier(effectiveness: dict | None) -> str:
+def tier(effectiveness: dict[str, Any] | None) -> str:
     """Effectiveness tier (docs/reference.md); `unrated` below 3 applications."""
     if not effectiveness or int(effectiveness.get("applications", 0) or 0) < 3:
         return "unrated"
@@ -280,7 +280,7 @@ class Entry:
         return f"Entry(data={self.data!r}, file={self.file!r}, line={self.line!r})"
 
     def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
+        if not isinstance(other, Entry) or other.__class__ is not self.__class__:
             return NotImplemented
         return (self.data, self.file, self.line, self.archived_file, self.notes) == (
             other.data,
@@ -288,26 +288,26 @@ class Entry:
             other.line,
             other.archived_file,
             other.notes,
-        )  # type: ignore[attr-defined]
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable: not a dict key
 
     # Plain accessors keep callers away from dict spelling.
     @property
     def id(self) -> str:
-        return self.data.get("id", "")
+        return cast(str, self.data.get("id", ""))
 
     @property
     def category(self) -> str:
-        return self.data.get("category", "")
+        return cast(str, self.data.get("category", ""))
 
     @property
     def content(self) -> str:
-        return self.data.get("content", "")
+        return cast(str, self.data.get("content", ""))
 
     @property
     def summary(self) -> str:
-        return self.data.get("summary", "")
+        return cast(str, self.data.get("summary", ""))
 
     @property
     def confidence(self) -> float:
@@ -332,7 +332,7 @@ class Entry:
 
     @property
     def timestamp(self) -> str:
-        return (self.data.get("source") or {}).get("timestamp", "")
+        return cast(str, (self.data.get("source") or {}).get("timestamp", ""))
 
     @property
     def supersedes(self) -> str | None:
@@ -402,7 +402,7 @@ def epoch(stamp: Any) -> float | None:
         return None
 
 
-def state_of(entry, now: float) -> str:
+def state_of(entry: Any, now: float) -> str:
     """State of an `Entry` or a catalog row (`Light`) at a POSIX time."""
     if entry.archived:
         return "archived"

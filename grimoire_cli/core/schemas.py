@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 
 def schema_dir() -> Path:
@@ -26,11 +27,12 @@ def json_value(text: str | bytes) -> object:
 
 
 @cache
-def load_schema(name: str) -> dict:
-    return json.loads((schema_dir() / name).read_text(encoding="utf-8"))
+def load_schema(name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((schema_dir() / name).read_text(encoding="utf-8"))
+    return schema
 
 
-def entry_schema(kind: str = "note") -> dict:
+def entry_schema(kind: str = "note") -> dict[str, Any]:
     """The schema of an entry of a category of `kind`: memory.schema.json
     with the kind's fields (kinds.schema.json) added and required."""
     base = load_schema("memory.schema.json")
@@ -45,7 +47,7 @@ def entry_schema(kind: str = "note") -> dict:
 
 
 @cache
-def entry_validator(kind: str = "note"):
+def entry_validator(kind: str = "note") -> Any:
     """A compiled Draft 2020-12 validator for one entry of a category of `kind`."""
     from jsonschema import Draft202012Validator
 
@@ -113,7 +115,7 @@ def _same(a: object, b: object) -> bool:
     return a == b and not (isinstance(a, (list, dict)) or isinstance(b, (list, dict)))
 
 
-def _repeats(values: list) -> bool:
+def _repeats(values: list[Any]) -> bool:
     """Whether two items are JSON-equal: one pass over a list of scalars
     (a summary's related_memories may list thousands of ids), pairwise otherwise."""
     if all(value is None or isinstance(value, (str, int, float)) for value in values):
@@ -122,7 +124,7 @@ def _repeats(values: list) -> bool:
     return any(_same(a, b) for i, a in enumerate(values) for b in values[i + 1 :])
 
 
-def size_message(value: object, schema: dict) -> str | None:
+def size_message(value: object, schema: dict[str, Any]) -> str | None:
     """`N characters, over the limit of M` (or items, or keys) when `value`
     is larger than one of the schema's size keywords allows, else None."""
     for keyword, unit, kind in _SIZES:
@@ -131,13 +133,15 @@ def size_message(value: object, schema: dict) -> str | None:
     return None
 
 
-def _resolved(schema: dict, root: dict) -> dict:
+def _resolved(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     while "$ref" in schema:
         schema = root["$defs"][schema["$ref"].rsplit("/", 1)[1]]
     return schema
 
 
-def _over_limit(value: object, schema: dict, root: dict, path: tuple) -> tuple[tuple, str] | None:
+def _over_limit(
+    value: object, schema: dict[str, Any], root: dict[str, Any], path: tuple[Any, ...]
+) -> tuple[tuple[Any, ...], str] | None:
     """The first value (depth first) larger than its schema allows: a text,
     a list or a mapping, or a mapping's key; nothing else is checked."""
     schema = _resolved(schema, root)
@@ -166,7 +170,7 @@ def _over_limit(value: object, schema: dict, root: dict, path: tuple) -> tuple[t
     return None
 
 
-def limit_problem(data: dict, kind: str = "note") -> str | None:
+def limit_problem(data: dict[str, Any], kind: str = "note") -> str | None:
     """`field: N characters, over the limit of M` for the first field of an
     entry of a category of `kind` larger than the entry schemas allow (a
     text, a list, a mapping, at any depth), else None. Cheap, and it looks
@@ -179,12 +183,14 @@ def limit_problem(data: dict, kind: str = "note") -> str | None:
     return f"{'.'.join(str(p) for p in path) or 'the entry'}: {message}"
 
 
-def _problems(value: object, schema: dict, root: dict, path: tuple) -> list[tuple[tuple, str]]:
+def _problems(
+    value: object, schema: dict[str, Any], root: dict[str, Any], path: tuple[Any, ...]
+) -> list[tuple[tuple[Any, ...], str]]:
     if not schema:
         return []
     if "$ref" in schema:
         return _problems(value, root["$defs"][schema["$ref"].rsplit("/", 1)[1]], root, path)
-    out: list[tuple[tuple, str]] = []
+    out: list[tuple[tuple[Any, ...], str]] = []
     wanted = schema.get("type")
     if wanted is not None and not (
         _TYPES[wanted](value) if isinstance(wanted, str) else any(_TYPES[t](value) for t in wanted)
@@ -236,7 +242,7 @@ def _problems(value: object, schema: dict, root: dict, path: tuple) -> list[tupl
     return out
 
 
-def first_problem(data: dict, kind: str = "note", schema_name: str | None = None) -> tuple[str, str] | None:
+def first_problem(data: dict[str, Any], kind: str = "note", schema_name: str | None = None) -> tuple[str, str] | None:
     """(dotted path, message) of the first problem of an entry of a category
     of `kind` (or of `data` against the schema file `schema_name`, by path,
     as `validate` orders them), or None when it is valid."""
@@ -253,7 +259,7 @@ def entry_fields() -> list[str]:
     return list(_named("memory.schema.json")["properties"])
 
 
-def field_problems(name: str, value: object, loose: dict | None = None) -> list[str]:
+def field_problems(name: str, value: object, loose: dict[str, Any] | None = None) -> list[str]:
     """`path: message` for each problem of one field of an entry, against
     memory.schema.json, or against `loose[name]` when given there (a
     `source.` name for a field of source)."""
@@ -288,14 +294,14 @@ def _known(schema: object) -> None:
 
 
 @cache
-def _compiled(kind: str) -> dict:
+def _compiled(kind: str) -> dict[str, Any]:
     schema = entry_schema(kind)
     _known(schema)
     return schema
 
 
 @cache
-def _named(name: str) -> dict:
+def _named(name: str) -> dict[str, Any]:
     schema = load_schema(name)
     _known(schema)
     return schema

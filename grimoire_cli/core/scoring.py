@@ -128,4 +128,4 @@ def recency_of(born: float | None, epoch: float) -> float:
     """0.5 ** (age in days / 30); 0 when the age is unknown. Also called from SQL."""
     if born is None:
         return 0.0
-    return 0.5 ** (max(0.0, (epoch - born) / 86400) / RECENCY_HALF_LIFE_DAYS)
+    return float(0.5 ** (max(0.0, (epoch - born) / 86400) / RECENCY_HALF_LIFE_DAYS))

@@ -29,7 +29,7 @@ _NAMES = {
 }
 
 
-def expect(value: Any, kind: type | tuple, where: str, name: str) -> Any:
+def expect(value: Any, kind: type | tuple[type, ...], where: str, name: str) -> Any:
     """`value`, refused as a config error when it is not of `kind`."""
     # bool is an int in Python; a number field given `true` is still wrong.
     if isinstance(value, bool) and kind in ((int, float), int, float):
@@ -183,10 +183,11 @@ class Settings(NamedTuple):
 
 
 def _section(raw: Any, where: str, label: str) -> dict[str, Any]:
-    return expect(raw if raw is not None else {}, dict, where, label)
+    section: dict[str, Any] = expect(raw if raw is not None else {}, dict, where, label)
+    return section
 
 
-def _unknown(raw: dict, known: tuple[str, ...], where: str, label: str) -> None:
+def _unknown(raw: dict[Any, Any], known: tuple[str, ...], where: str, label: str) -> None:
     extra = sorted(str(k) for k in raw if k not in known)
     if extra:
         raise Damaged(
@@ -261,7 +262,8 @@ def _share(value: Any, where: str, name: str) -> float:
     _number(value, where, name)
     if value > 1:
         raise Damaged(where, None, f"{name} must be from 0 to 1, not {value!r}", "fix the config", "config")
-    return value
+    share: float = value
+    return share
 
 
 def _context(raw: dict[str, Any], where: str) -> ContextSettings:

@@ -8,6 +8,7 @@ in docs/agent-personas.md); the work is done by the kind's module.
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -50,7 +51,7 @@ class KindsFacade:
             until: str | datetime | None = None,
         ) -> Filter: ...
 
-    def _of_kind(self, kind: str, category: str | None = None) -> list[str]:
+    def _of_kind(self, kind: str, category: str | None = None) -> builtins.list[str]:
         """The categories of `kind` a read covers: `category` (checked), else
         all of them; none is bad input with the preset that adds one."""
         if category is not None or not self.config.names_of_kind(kind):
@@ -82,14 +83,14 @@ class KindsFacade:
             [Request(text, category=spec.name, fields=fields, tags=list(tags), importance=importance)]
         )[0]
 
-    def tasks(self, *, every: bool = False) -> list[Entry]:
+    def tasks(self, *, every: bool = False) -> builtins.list[Entry]:
         """Pending tasks, due first (with `every`, ended ones not yet archived too)."""
         from ..kinds.tasks import tasks
 
         self.config.of_kind("task")
         return tasks(self.store, self.now(), every=every)
 
-    def due_tasks(self) -> list[Entry]:
+    def due_tasks(self) -> builtins.list[Entry]:
         """Pending tasks whose time, event or session has come."""
         from ..kinds.tasks import due
 
@@ -110,7 +111,7 @@ class KindsFacade:
             update(self.store, entry_id, entry.data)
         return entry
 
-    def fire(self, event: str) -> list[Entry]:
+    def fire(self, event: str) -> builtins.list[Entry]:
         """Make the pending tasks waiting for `event` due now; those tasks."""
         from ..kinds.tasks import check_event, fired, tasks
         from ..memory.adding import update_many
@@ -130,7 +131,7 @@ class KindsFacade:
     def schedule_task(self, text: str, **options: Any) -> Entry:
         return self.add_task(text, **options)
 
-    def get_pending_tasks(self) -> list[Entry]:
+    def get_pending_tasks(self) -> builtins.list[Entry]:
         return self.tasks()
 
     def complete_task(self, entry_id: str) -> Entry:
@@ -183,7 +184,7 @@ class KindsFacade:
         until: str | datetime | None = None,
         limit: int = 10,
         category: str | None = None,
-    ) -> list[Hit]:
+    ) -> builtins.list[Hit]:
         """Active episodes matching `text` best first (BM25 over event, lesson
         and context, blended with recency), else newest first; of one `event`,
         created within `since`..`until` (30d, 48h, an ISO date or time)."""
@@ -208,10 +209,10 @@ class KindsFacade:
     def remember_episode(self, event: str, **options: Any) -> Entry:
         return self.add_episode(event, **options)
 
-    def recall_episodes(self, query: str | None = None, **options: Any) -> list[Entry]:
+    def recall_episodes(self, query: str | None = None, **options: Any) -> builtins.list[Entry]:
         return [hit.entry for hit in self.episodes(query, **options)]
 
-    def search_episodes(self, query: str, **options: Any) -> list[Hit]:
+    def search_episodes(self, query: str, **options: Any) -> builtins.list[Hit]:
         return self.episodes(query, **options)
 
     # -- procedures ----------------------------------------------------------
@@ -277,7 +278,7 @@ class KindsFacade:
             raise NotFound(f"no active procedure named {name!r}", "list them with `mem procedures`")
         return checklist(found, dict(params or {}), template)
 
-    def procedures(self, *, category: str | None = None) -> list[Entry]:
+    def procedures(self, *, category: str | None = None) -> builtins.list[Entry]:
         """The active procedures, by name."""
         return sorted(
             self.list(categories=self._of_kind("procedure", category)), key=lambda entry: str(entry.data.get("name"))
@@ -285,19 +286,21 @@ class KindsFacade:
 
     # SABRE's names for the same calls. mem executes nothing: a runtime that
     # follows a procedure reports the outcome with `apply(id, success)`.
-    def remember_procedure(self, name: str, steps: list[Any], description: str | None = None, **options: Any) -> Saved:
+    def remember_procedure(
+        self, name: str, steps: builtins.list[Any], description: str | None = None, **options: Any
+    ) -> Saved:
         document = {"name": name, "steps": steps, **({"description": description} if description is not None else {})}
         return self.add_procedure(document, **options)
 
     def recall_procedure(self, name: str, **params: str) -> Checklist:
         return self.procedure(name, params)
 
-    def list_procedures(self) -> list[Entry]:
+    def list_procedures(self) -> builtins.list[Entry]:
         return self.procedures()
 
     # -- the store, as SABRE's helpers name it ---------------------------------
 
-    def list_memory_categories(self) -> list[dict[str, Any]]:
+    def list_memory_categories(self) -> builtins.list[dict[str, Any]]:
         """Each category of this scope: name, kind, ttl, floor, tracked, file."""
         return [
             {
@@ -369,7 +372,7 @@ class KindsFacade:
                 raise
             return default
 
-    def facts(self, pattern: str | None = None, *, categories: Iterable[str] | None = None) -> list[Entry]:
+    def facts(self, pattern: str | None = None, *, categories: Iterable[str] | None = None) -> builtins.list[Entry]:
         """Active keyed entries whose key matches the glob `pattern`, by key."""
         from ..kinds.facts import facts
 
@@ -436,7 +439,7 @@ class KindsFacade:
     def recall_fact(self, key: str, default: Any = None) -> Any:
         return self.recall(key, default)
 
-    def search_facts(self, pattern: str | None = None, **options: Any) -> list[Entry]:
+    def search_facts(self, pattern: str | None = None, **options: Any) -> builtins.list[Entry]:
         return self.facts(pattern, **options)
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from ..core.config import LOCAL_DIR
 from ..core.errors import BadInput, Damaged
@@ -59,7 +59,7 @@ def merge_texts(
     our_items, our_spans = parse_entries(ours, f"{where} (ours)") if ours.strip() else ([], [])
     their_items, _ = parse_entries(theirs, f"{where} (theirs)") if theirs.strip() else ([], [])
     mapping = dict(mapping or {})
-    written = [item.get("id") if isinstance(item, dict) else None for item in our_items]  # the ids in ours' text
+    written: list[Any] = [item.get("id") if isinstance(item, dict) else None for item in our_items]  # ours' ids
     ours_now = our_items
     if mapping and ours_yields:
         # Every occurrence of a colliding new id in ours names ours' memory: ours never saw theirs' new entries.
@@ -181,20 +181,51 @@ _MISSING: Any = object()
 
 
 def renumbering(
-    base_ids: dict[str, str], our_ids: dict[str, str], their_ids: dict[str, str], also_taken: set[str] = frozenset()
+    base_ids: dict[str, str],
+    our_ids: dict[str, str],
+    their_ids: dict[str, str],
+    also_taken: Iterable[str] = (),
+    ours_yield: bool | None = None,
 ) -> dict[str, str]:
-    """Theirs' new ids that ours also minted for another memory -> fresh ids.
+    """The yielding side's new ids that the other side also minted for another
+    memory -> fresh ids (theirs' unless `ours_yield`).
 
     Arguments map id -> the entry's text block in each commit. Deterministic:
-    every file of one merge computes the same mapping.
+    every file of one merge computes the same mapping. Given `ours_yield`
+    (the driver knows which side yields), a memory both sides added under
+    different ids (a commit cherry-picked and renumbered on one branch, then
+    the branches merged) takes the other side's id, not a fresh one: it is
+    one memory, not two.
     """
     numbers = Numbers(set(base_ids) | set(our_ids) | set(their_ids) | set(also_taken))
-    mapping: dict[str, str] = {}
+    mapping = _same_memories(base_ids, our_ids, their_ids, ours_yield) if ours_yield is not None else {}
     for entry_id in sorted(set(our_ids) & set(their_ids) - set(base_ids)):
         if our_ids[entry_id] == their_ids[entry_id]:
             continue  # the same memory on both sides (a cherry-pick)
-        mapping[entry_id] = numbers.fresh(parse_id(entry_id)[0])
+        if entry_id not in mapping:
+            mapping[entry_id] = numbers.fresh(cast("tuple[str, int]", parse_id(entry_id))[0])
     return mapping
+
+
+def _same_memories(
+    base_ids: dict[str, str], our_ids: dict[str, str], their_ids: dict[str, str], ours_yield: bool
+) -> dict[str, str]:
+    """The yielding side's id -> the other side's, for each memory both sides
+    added (not in base) under different ids: the same entry text but for its
+    id line."""
+    yielding, keeping = (our_ids, their_ids) if ours_yield else (their_ids, our_ids)
+    kept = {_body(block): entry_id for entry_id, block in keeping.items() if entry_id not in base_ids}
+    mapping = {}
+    for entry_id, block in yielding.items():
+        other = kept.get(_body(block)) if entry_id not in base_ids else None
+        if other is not None and other != entry_id:
+            mapping[entry_id] = other
+    return mapping
+
+
+def _body(block: str) -> str:
+    """An entry's text block without its `- id:` line."""
+    return block.partition("\n")[2]
 
 
 class Numbers:
@@ -230,13 +261,21 @@ def global_mapping(
     # New numbers must also miss ids that later picks of a rebase will bring.
     tip = rebase_tip(git_dir) if git_dir is not None else None
     later = set(tree_ids(root, tip, storage) or {}) if tip is not None else set()
-    mapping = mapping_between(root, storage, found, prior, later, files)
-    if git_dir is not None and mapping != prior:
-        save_renames(git_dir, root / storage, mapping)
+    mapping = mapping_between(root, storage, found, prior, later, files, ours_yield=False)
     picking = (
         git_dir is None or state_file(git_dir, root / storage) is not None or (git_dir / "CHERRY_PICK_HEAD").exists()
     )
-    yields = bool(mapping) and found is not None and not picking and ours_yields(root, git_dir, found[1], found[2])
+    yields = (
+        bool(mapping)
+        and found is not None
+        and git_dir is not None
+        and not picking
+        and ours_yields(root, git_dir, found[1], found[2])
+    )
+    if yields:  # the same memories seen from ours' side (the trees are cached)
+        mapping = mapping_between(root, storage, found, prior, later, files, ours_yield=True)
+    if git_dir is not None and mapping != prior:
+        save_renames(git_dir, root / storage, mapping)
     return mapping, yields
 
 
@@ -245,16 +284,18 @@ def mapping_between(
     storage: str,
     found: tuple[str, str, str] | None,
     prior: dict[str, str],
-    later: set[str] = frozenset(),
+    later: Iterable[str] = (),
     files: tuple[str, str, str] | None = None,
+    ours_yield: bool | None = None,
 ) -> dict[str, str]:
     """`prior` renames plus theirs' new ids that collide with ours' between the
-    (base, ours, theirs) commits; `files` (one file's three texts) stand in when
-    the commits are unknown. The driver and `mem merge-fixup` share it, so both
-    pick the same new numbers."""
+    (base, ours, theirs) commits (see `renumbering`, and for `ours_yield`);
+    `files` (one file's three texts) stand in when the commits are unknown.
+    The driver and `mem merge-fixup` share it, so both pick the same new
+    numbers."""
     trees = [tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
     if found is not None and all(tree is not None for tree in trees):
-        base_ids, our_ids, their_ids = trees
+        base_ids, our_ids, their_ids = cast("list[dict[str, str]]", trees)
     elif files is not None:  # unknown commits (a merge run by hand): this file's three versions only
         base_ids, our_ids, their_ids = (ids_in(text) for text in files)
     else:
@@ -265,7 +306,9 @@ def mapping_between(
     issued_here = {format_id(day, number) for day, number in marks.items()}
     return {
         **prior,
-        **renumbering(rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()) | issued_here),
+        **renumbering(
+            rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()) | issued_here, ours_yield
+        ),
     }
 
 
@@ -306,7 +349,8 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -
         storage = "grimoires"
     mapping, yields = global_mapping(root, storage, *texts)
     try:
-        result = merge_texts(*texts, where=display, mapping=mapping, ours_yields=yields)
+        base, ours, theirs = texts
+        result = merge_texts(base, ours, theirs, where=display, mapping=mapping, ours_yields=yields)
     except Damaged as exc:
         return _by_lines(base_path, ours_path, theirs_path, f"{display}: {exc.message}")
     tmp = Path(ours_path).with_name(Path(ours_path).name + ".mem-merge")

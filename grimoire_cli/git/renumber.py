@@ -32,7 +32,7 @@ import os
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import BadInput
 from ..core.model import parse_id
@@ -354,7 +354,7 @@ def _changes(
                 f"{entry_id} is used by {len(group)} entries and none or several are new; rename by hand, then `mem validate`"
             )
             continue
-        mapping[entry_id] = numbers.fresh(parse_id(entry_id)[0])
+        mapping[entry_id] = numbers.fresh(cast("tuple[str, int]", parse_id(entry_id))[0])
 
     carried: dict[tuple[str, str], dict] = {}
     if versions is not None:

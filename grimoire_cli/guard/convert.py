@@ -71,7 +71,7 @@ def convert_pattern(pattern: str, rule_id: str = "?") -> str:
 def _scope_mid_flags(pattern: str) -> str:
     """Each `(?i)` not at the very start made `(?i:` … `)` up to the end of the
     group it stands in (RE2's meaning of a flag set mid-pattern)."""
-    leading = re.match(r"(?:\(\?[ims]+\))*", pattern).end()
+    leading = re.compile(r"(?:\(\?[ims]+\))*").match(pattern).end()  # type: ignore[union-attr]  # `*` always matches
     head, body = pattern[:leading], pattern[leading:]
     while (found := _MID_FLAGS.search(body)) is not None:
         end = _group_end(body, found.end())

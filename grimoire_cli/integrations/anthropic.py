@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 try:
     from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
@@ -232,9 +232,10 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         first. The home category's entries named `/memories/NAME` are the root's
         files, the rest its folder's; a name that is bad or taken gives way to
         `<id>.md` in the entry's folder."""
-        rooted, folder = {}, {}
+        rooted: dict[str, Entry] = {}
+        folder: dict[str, Entry] = {}
         home = place.category == self.root_category
-        for entry in self.grimoire.list(categories=[place.category]):
+        for entry in self.grimoire.list(categories=[cast(str, place.category)]):
             given = (entry.data.get("metadata") or {}).get("memory_path")
             name = given if isinstance(given, str) else ""
             at_root = name.startswith(ROOT + "/")

@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import BadInput
 
 # Importing them registers their calls, in the order tools/list gives them.
-from . import kind_calls, learning_calls, memory_calls  # noqa: F401
+# isort: off
+from . import memory_calls, kind_calls, learning_calls  # noqa: F401
+
+# isort: on
 from .registry import CALLS, Call, check_arguments
 
 if TYPE_CHECKING:

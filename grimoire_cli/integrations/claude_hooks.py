@@ -126,7 +126,9 @@ def consolidate_detached(grimoire: Grimoire, payload: dict[str, Any]) -> str | N
         os.close(os.open(folder / f"consolidated-{state}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
         return None  # this state of the transcript was consolidated (or is being)
-    command = [sys.executable, "-m", "grimoire_cli", "--scope", grimoire.config.scope, "consolidate", str(path)]
+    command = [sys.executable, "-m", "grimoire_cli", "consolidate", str(path)]
+    if grimoire.config.scope is not None:  # None: a storage_dir outside grimoires/<scope>/memory
+        command[3:3] = ["--scope", grimoire.config.scope]
     if grimoire.config.path is not None:
         command[3:3] = ["--config", str(grimoire.config.path)]
     session = payload.get("session_id")

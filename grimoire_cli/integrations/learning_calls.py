@@ -4,7 +4,7 @@ through the configured summarizer), and what the observation log teaches
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import BadInput
 from .registry import boolean, call, integer, search_text, string, strings, typed
@@ -63,7 +63,8 @@ def consolidate(
             raise BadInput(
                 f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "give a readable UTF-8 transcript"
             ) from None
-    return g.consolidate(transcript, session_id=session_id, dry_run=dry_run, where=path or "the transcript").to_dict()
+    given = cast(str, transcript)  # read from the path when none was given
+    return g.consolidate(given, session_id=session_id, dry_run=dry_run, where=path or "the transcript").to_dict()
 
 
 @call(

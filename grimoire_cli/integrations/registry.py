@@ -63,7 +63,7 @@ def call(
     return register
 
 
-def typed(kind: str, description: str, **more: Any) -> dict[str, Any]:
+def typed(kind: str | list[str], description: str, **more: Any) -> dict[str, Any]:
     return {"type": kind, "description": description, **more}
 
 

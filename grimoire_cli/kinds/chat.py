@@ -37,7 +37,7 @@ def next_turn(store: Store, category: str, moment: datetime) -> int:
     chosen = Filter(at=moment.timestamp(), categories=[category])
     rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, 1), include_archive=False)
     last = store.load(rowids)
-    turns = [e.data.get("turn") for e in last.values() if isinstance(e.data.get("turn"), int)]
+    turns = [turn for e in last.values() if isinstance(turn := e.data.get("turn"), int)]
     return (max(turns) if turns else 0) + 1
 
 

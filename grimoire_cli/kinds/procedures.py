@@ -91,7 +91,7 @@ def parse(text: str, where: str) -> dict[str, Any]:
 
 def fields_of(document: dict[str, Any]) -> dict[str, Any]:
     """The entry fields of a parsed procedure (its tags go to the entry's tags)."""
-    fields = {k: document[k] for k in ("name", "description", "params", "steps") if k in document}
+    fields: dict[str, Any] = {k: document[k] for k in ("name", "description", "params", "steps") if k in document}
     if "params" not in fields and uses(fields["steps"], fields.get("description")):
         fields["params"] = uses(fields["steps"], fields.get("description"))
     return fields

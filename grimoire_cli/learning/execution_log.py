@@ -23,7 +23,7 @@ import math
 import os
 import re
 from collections.abc import Callable
-from json.encoder import encode_basestring as _json_text  # type: ignore[attr-defined]
+from json.encoder import encode_basestring as _json_text
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..storage.catalog.executions import Batch, Step, Task
@@ -110,7 +110,8 @@ def task_of(record: dict[str, Any]) -> Task:
     context = str(record.get("context") or "")
     steps = []
     for step in record["steps"]:
-        error = step.get("error") if isinstance(step.get("error"), str) and step["error"].strip() else None
+        given = step.get("error")
+        error = given if isinstance(given, str) and given.strip() else None
         ok = int(step["status"] == "completed")
         retries = step.get("retries")
         retries = retries if isinstance(retries, int) and not isinstance(retries, bool) and 0 <= retries <= 10**6 else 0
@@ -127,7 +128,7 @@ def task_of(record: dict[str, Any]) -> Task:
                 _number(step.get("duration_ms"), 1e12),
                 retries,
                 shape,
-                error[:300] if shape else None,
+                error[:300] if shape and error else None,
                 scalars,
             )
         )

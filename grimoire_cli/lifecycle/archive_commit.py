@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from ..core.errors import Damaged, GitFailed
 from ..storage.chunks import KNOWN, parse_reusing
@@ -173,7 +173,8 @@ def _move(
         text, ids, spans, present, {entry_id: None for entry_id in present}, list(move.added)
     ).encode("utf-8", "surrogateescape")
     # In the order the work tree appends them, so both files end alike.
-    appended = [move.archived(entry_id, data, moment) for entry_id, data in moved.items()]
+    # Each moved id is in the committed file or in the work tree's entries (`current`).
+    appended = [move.archived(entry_id, cast("dict[str, Any]", data), moment) for entry_id, data in moved.items()]
     for data in appended:
         problems = check_entry(store.config, data, emit_entry(data).split("\n"), True, move.category)
         if problems:
@@ -213,6 +214,6 @@ def _entries(text: str, where: str, wanted: set[str]) -> tuple[list[str | None],
     for item, _, _, _ in placed:
         entry_id = item.get("id") if item is not KNOWN and isinstance(item, dict) else None
         ids.append(entry_id if entry_id in wanted and entry_id not in found else None)
-        if ids[-1] is not None:
+        if entry_id is not None and ids[-1] is not None:
             found[entry_id] = item
     return ids, [span for _, span, _, _ in placed], found

@@ -65,7 +65,7 @@ class Item(NamedTuple):
     """One extracted memory: its section, index there, and fields."""
 
     section: str
-    index: int
+    index: int  # type: ignore[assignment]  # the item's place; tuple.index is not used
     data: dict[str, Any]
 
     @property
@@ -137,7 +137,7 @@ def request_for(item: Item, category: str, kind: str, session_id: str) -> Reques
         from ..kinds.tasks import check_event
 
         try:
-            event = check_event(data.get("event"))
+            event = check_event(data.get("event"))  # type: ignore[arg-type]  # a missing event is refused there
         except BadInput:
             event = "conversation"  # none, or not a slug: the episode is still worth keeping
         outcome = data.get("outcome") if data.get("outcome") in OUTCOMES else "unknown"

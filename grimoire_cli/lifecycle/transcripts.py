@@ -80,7 +80,7 @@ def _message(item: Any) -> Message | None:
         return None
     if item.get("isMeta") or item.get("isSidechain"):
         return None
-    inner = item.get("message") if isinstance(item.get("message"), dict) else item
+    inner = message if isinstance(message := item.get("message"), dict) else item
     role = inner.get("role", item.get("type"))
     if not isinstance(role, str) or role.lower() in _NOISE_ROLES:
         return None

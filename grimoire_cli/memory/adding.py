@@ -8,10 +8,10 @@ written in one lock, one write per file, all or nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from ..core.clock import parse_time
 from ..core.errors import BadInput, Duplicate, GrimoireError, Refused
@@ -28,7 +28,7 @@ from .superseding import inherit
 WINDOWED = 32
 
 
-def check_id(value: str, taken: set[str]) -> str:
+def check_id(value: str, taken: Container[str]) -> str:
     """A caller-given id, refused when malformed or already used."""
     if not parse_id(value):
         raise BadInput(f"bad id {value!r}", "ids look like MEM-20260131-001")
@@ -41,7 +41,7 @@ class Rejected(NamedTuple):
     """An item `add_many(skip_invalid=True)` left out, and why (`duplicate_of`:
     the active entry it exactly duplicates, when that is why)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the item's place in the batch; tuple.index is not used
     message: str
     duplicate_of: str | None = None
 
@@ -213,7 +213,7 @@ def _prepare(store: Store, request: Request, batch: _Batch) -> Entry:
             + (f" (key {data['key']})" if data.get("key") else ""),
             "use a category of the same kind of tracking, or another key",
         )
-    current = batch.updates.get(old.id, old.data) if old is not None else {}
+    current = (batch.updates.get(old.id, old.data) or {}) if old is not None else {}
     # An import restores a link both ends of which it holds (the older may be archived since).
     if old is not None and current.get("superseded_by") != new_id:
         if old.archived:
@@ -254,13 +254,13 @@ def _prepare(store: Store, request: Request, batch: _Batch) -> Entry:
     return entry
 
 
-def _write(store: Store, written: list[Entry], updates: dict[str, dict[str, Any]]) -> None:
+def _write(store: Store, written: list[Entry], updates: Mapping[str, dict[str, Any] | None]) -> None:
     """Stage new entries and in-place updates, one write per file (they land together)."""
     updates = dict(updates)
     for entry in written:
         # Superseded within the same batch: written with its final data.
         if entry.id in updates:
-            entry.data = updates.pop(entry.id)
+            entry.data = updates.pop(entry.id) or entry.data
     by_file: dict[Path, list[Entry]] = {}
     for entry in written:
         by_file.setdefault(store.ensure_file(entry.category, entry.archived), []).append(entry)
@@ -272,13 +272,13 @@ def _write(store: Store, written: list[Entry], updates: dict[str, dict[str, Any]
             entry.line = span[0]
 
 
-def _locate(store: Store, updates: dict[str, dict[str, Any]]) -> dict[Path, dict[str, dict[str, Any]]]:
+def _locate(store: Store, updates: Mapping[str, dict[str, Any] | None]) -> dict[Path, dict[str, dict[str, Any] | None]]:
     """Updates grouped by the file each entry lives in."""
-    located: dict[Path, dict[str, dict[str, Any]]] = {}
+    located: dict[Path, dict[str, dict[str, Any] | None]] = {}
     if updates:
         paths = {file.rel: file.path for file in store.files()}
         for entry in store.by_id(list(updates), unique=True).values():
-            located.setdefault(paths[entry.file], {})[entry.id] = updates[entry.id]
+            located.setdefault(paths[cast(str, entry.file)], {})[entry.id] = updates[entry.id]
     return located
 
 

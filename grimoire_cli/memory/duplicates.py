@@ -45,13 +45,10 @@ class Duplicates:
     def add(self, entry_id: str, text: str) -> None:
         self._removed.discard(entry_id)
         place = bisect_right(self._lengths, len(text))
-        for column, value in (
-            (self._lengths, len(text)),
-            (self._texts, text),
-            (self._ids, entry_id),
-            (self._order, len(self._order)),
-        ):
-            column.insert(place, value)
+        self._order.insert(place, len(self._order))
+        self._lengths.insert(place, len(text))
+        self._texts.insert(place, text)
+        self._ids.insert(place, entry_id)
         self.exact.setdefault(text, []).append(entry_id)
 
     def extend(self, pairs: Iterable[tuple[str, str]]) -> None:

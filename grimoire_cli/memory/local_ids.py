@@ -90,7 +90,7 @@ def _settle(store: Store, found: set[str]) -> dict[str, str]:
         taken[day].add(mapping[entry_id])
     paths = {f.rel: f.path for f in store.files()}
     for rel, file_rows in rows.items():
-        changes: dict[str, dict[str, Any]] = {}
+        changes: dict[str, dict[str, Any] | None] = {}
         for row in file_rows:
             if isinstance(row.data, dict) and (renamed := _renamed(row.data, mapping)) != row.data:
                 changes[row.data["id"]] = renamed

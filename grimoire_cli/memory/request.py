@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import re
 import uuid
+from collections.abc import Container
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.clock import iso, parse_time
 from ..core.config import Config, is_inside
@@ -138,7 +139,7 @@ class Request:
             raise BadInput("; ".join(problems))
         item = {name: value for name, value in item.items() if value is not None}
         source = item.get("source") or {}
-        known = {
+        known: dict[str, Any] = {
             "content": item.get("content"),
             "category": item.get("category"),
             "summary": item.get("summary"),
@@ -229,8 +230,21 @@ def check_content(text: str) -> str:
     return text
 
 
+class Entries(Protocol):
+    """What `build` reads of the entries in use: id -> Entry (adding._Existing)."""
+
+    def get(self, entry_id: str, default: Any = None) -> Entry | None: ...
+
+    def __contains__(self, entry_id: object) -> bool: ...
+
+
 def build(
-    request: Request, config: Config, moment: datetime, existing: dict[str, Entry], taken_ids: set[str], new_id: str
+    request: Request,
+    config: Config,
+    moment: datetime,
+    existing: Entries,
+    taken_ids: Container[str],
+    new_id: str,
 ) -> tuple[dict[str, Any], list[str]]:
     """A complete entry mapping for `request`, and notes for the caller."""
     from ..guard.scan import strip_private
@@ -329,11 +343,12 @@ def build(
         data["supersedes"] = old.id
     if request.superseded_by:
         data["superseded_by"] = request.superseded_by
-    if (request.archive or {}).get("archived"):
+    archive = request.archive or {}
+    if archive.get("archived"):
         data.update(
             archived=True,
-            archived_at=iso(parse_time(request.archive["archived_at"])),
-            archive_reason=request.archive["archive_reason"],
+            archived_at=iso(parse_time(archive["archived_at"])),
+            archive_reason=archive["archive_reason"],
         )
     related: dict[str, None] = {}  # in the order given, each once (a condensed entry may relate thousands)
     for other in request.related:
@@ -447,7 +462,11 @@ def _check_effectiveness(value: Any) -> dict[str, Any]:
         raise BadInput("effectiveness needs whole applications and successes") from None
     if not 0 <= successes <= applications:
         raise BadInput("effectiveness successes must be between 0 and applications")
-    out = {"applications": applications, "successes": successes, "score": score_of(applications, successes)}
+    out: dict[str, Any] = {
+        "applications": applications,
+        "successes": successes,
+        "score": score_of(applications, successes),
+    }
     if value.get("last_applied"):
         out["last_applied"] = str(value["last_applied"])
     return out

@@ -179,11 +179,12 @@ def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> 
         except OSError:
             data = None
         key = f"{version}|{rel}|{path.resolve()}|{content_hash(data)}" if data is not None else None
-        cached = store.kept(lambda catalog: catalog.report(rel, key), None) if key is not None else None
+        cached = store.kept(lambda catalog: catalog.report(rel, key), None) if key is not None else None  # type: ignore[arg-type]  # key is not None there
         out.append(cached)
         if cached is None:
             pending.append((index, path, rel, data, key))
-    kept = [store.kept(lambda catalog: catalog.chunk_reports(rel, version), {}) for _, _, rel, _, _ in pending]
+    no_reports: dict[bytes, Any] = {}
+    kept = [store.kept(lambda catalog: catalog.chunk_reports(rel, version), no_reports) for _, _, rel, _, _ in pending]
     results = validate_files.compute_all(
         store, [validate_files.FileToCheck(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)]
     )

@@ -14,7 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.config import SCOPE_RE, Config, is_inside
+from ..core.config import Config, is_inside
+from ..core.settings import SCOPE_RE
 from ..storage.catalog.queries import STATES, Filter
 from ..storage.store import Store
 

@@ -79,7 +79,7 @@ def terms(store: Store, text: str) -> list[str]:
     raw = [w for w in words(text) if w not in STOP_WORDS] or words(text)
     snake = {w.replace("_", "") for w in raw if "_" in w} & joined  # asked below as their parts and joined form
     vocabulary: list[str] | None = None
-    out = []
+    out: list[str] = []
     for word in raw:
         if word.replace("_", "") in snake:
             continue

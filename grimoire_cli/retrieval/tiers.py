@@ -87,11 +87,13 @@ def age(
     tiers = store.config.settings.tiers.tightened(older_than_hours, most)
     hot, long = split(store, moment, tiers)
     last = journal.kept(store.cache, LAST_SPLIT)
+    before_hot: set[str] | None
+    before_long: set[str] | None
+    since: str | None
     try:
-        before_hot, before_long, since = set(last["hot"]), set(last["long"]), str(last["at"])
+        before_hot, before_long, since = set(last["hot"]), set(last["long"]), str(last["at"])  # type: ignore[index]
     except (KeyError, TypeError):  # none yet, or not a split
-        before_hot = before_long = None
-        since = None
+        before_hot = before_long = since = None
     moved_to_long = sorted(before_hot & set(long)) if before_hot is not None else None
     moved_to_hot = sorted(before_long & set(hot)) if before_long is not None else None
     # Bookkeeping only: when it cannot be kept, the next run reports against an older split.

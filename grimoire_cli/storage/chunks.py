@@ -92,7 +92,7 @@ def content_hash(data: bytes) -> str:
 def item_starts(lines: list[str]) -> list[int] | None:
     """0-based indexes of the lines that open a top-level item, or None when
     something other than items, comments and blank lines sits at column 0."""
-    starts = []
+    starts: list[int] = []
     for number, line in enumerate(lines):
         if not line or line[0] == "#":
             continue

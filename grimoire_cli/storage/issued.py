@@ -19,7 +19,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..core.model import parse_id
-from .issued_marks import FILE, highest, in_use  # noqa: F401 - the reads, for callers of this module
+from .issued_marks import FILE as FILE  # the reads, for callers of this module
+from .issued_marks import highest as highest
+from .issued_marks import in_use as in_use
 from .journal import write_atomic
 
 IGNORE = "# the local state of mem: never commit\n*\n"

@@ -7,6 +7,7 @@ Plain data, importable without SQLite or YAML (the merge driver uses
 
 from __future__ import annotations
 
+import os
 from typing import Any, NamedTuple
 
 
@@ -23,7 +24,7 @@ class Stamp(NamedTuple):
     ctime_ns: int
 
     @classmethod
-    def of(cls, stat) -> Stamp:
+    def of(cls, stat: os.stat_result) -> Stamp:
         return cls(stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
 
 

@@ -155,7 +155,7 @@ def ignore_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _gathered(job: Job, pieces: list[tuple[Slice, Future | None]]) -> Parsed | Damaged:
+def _gathered(job: Job, pieces: list[tuple[Slice, Future[Any] | None]]) -> Parsed | Damaged:
     """A job from its slices' results (`pieces`: each slice and its future),
     or parsed here when it has none or one did not read as its chunks."""
     placed: list[Placed] = []
@@ -175,7 +175,7 @@ def _gathered(job: Job, pieces: list[tuple[Slice, Future | None]]) -> Parsed | D
     return Parsed(placed, prepared, counts) if pieces else _here(job)
 
 
-def result_or_none(future: Future) -> Any:
+def result_or_none(future: Future[Any]) -> Any:
     """A task's result; None when its worker is gone (killed, out of memory,
     or no process could be started): the caller then does the work itself."""
     try:
@@ -232,7 +232,7 @@ def workers_for(size: int) -> int:
     """How many processes to parse `size` characters of new files with."""
     given = environment("MEM_PARSE_WORKERS")
     if given is not None:
-        workers = given
+        workers = int(given)
     elif size < PARALLEL_BYTES:
         return 1
     else:

@@ -12,10 +12,10 @@ entry.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 from ..core.config import Config
 from ..core.errors import Damaged
@@ -168,14 +168,14 @@ class Store:
                 if unique and entry_id in out:
                     first = out[entry_id]
                     raise Damaged(
-                        first.file,
+                        str(first.file),
                         first.line,
                         f"{entry_id} is also the id of the entry at {row.path}:{row.line}; "
                         "a write cannot tell which one is meant",
                         "run `mem validate` and give one of them a new id",
                         "duplicate-id",
                     )
-                out.setdefault(entry_id, self._entry(row, archive))
+                out.setdefault(cast(str, entry_id), self._entry(row, archive))
             return out
 
         return self.ask(query, include_archive=include_archive, skip_damaged=skip_damaged)
@@ -296,7 +296,7 @@ class Store:
             self._fresh.add(rel)
             readable[rel] = True
 
-    def _sync_file(self, file: GrimoireFile, known) -> None:
+    def _sync_file(self, file: GrimoireFile, known: Record | None) -> None:
         """Bring one file's rows up to date (`known`: the catalog's record of it, if any)."""
         reread = self._changed(file, known)
         if reread is not None:
@@ -425,7 +425,7 @@ class Store:
     def write(
         self,
         path: Path,
-        changes: dict[str, dict[str, Any] | None] | None = None,
+        changes: Mapping[str, dict[str, Any] | None] | None = None,
         appended: list[dict[str, Any]] | None = None,
     ) -> list[tuple[int, int]]:
         """Stage one file's new text: entries rewritten or removed (value None) by id,
@@ -455,7 +455,7 @@ class Store:
         issued.record(
             self.config.local_dir,
             [
-                item.get("id")
+                cast(str, item.get("id"))
                 for one in staged.values()
                 for item in (*(new.item for new in one.change.appended), *one.change.changed.values())
                 if isinstance(item, dict)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from ..core.errors import BadInput, Damaged
 from .chunks import chunk_text, data_hash, text_hash
@@ -20,7 +21,12 @@ from .yamlio import emit_entry, emit_fields, is_exact_emission, parse_entries
 
 
 def splice(
-    raw: bytes, layout: Layout, old: dict[str, Any], changes: dict[str, Any], appended: list[dict[str, Any]], where: str
+    raw: bytes,
+    layout: Layout,
+    old: dict[str, Any],
+    changes: Mapping[str, Any],
+    appended: list[dict[str, Any]],
+    where: str,
 ) -> tuple[bytes, FileChange]:
     """Entries of a file rewritten, removed or replaced by id (as `rewrite`
     does), then entries appended, on the file's bytes, given where its items
@@ -41,7 +47,8 @@ def splice(
         # to the end of the last changed entry's chunk.
         first, last = max(0, positions[0] - 1), positions[-1]
         _check_layout(raw, spans, offsets, first, last + 1, where)
-        begin, end = offsets[first], offsets[last + 1] if last + 1 < len(ids) else len(raw)
+        # _check_layout found the window's offsets known.
+        begin, end = cast(int, offsets[first]), cast(int, offsets[last + 1]) if last + 1 < len(ids) else len(raw)
         base = spans[first][0] - 1
         window = raw[begin:end].decode("utf-8", "surrogatepass")
         text, kept, gone, edited, hashes = _edit_lines(
@@ -59,13 +66,13 @@ def splice(
         removed = [first + i for i in gone]
         chunks = {first + k: digest for k, digest in hashes.items()}
         inner = [begin + offset for offset in _line_offsets(text, [a for a, _ in kept])]
-        offsets = offsets[:first] + inner + [offset + size for offset in offsets[last + 1 :]]
+        offsets = offsets[:first] + inner + [cast(int, offset) + size for offset in offsets[last + 1 :]]
         spans = (
             spans[:first]
             + [(a + base, b + base) for a, b in kept]
             + [(a + lines, b + lines) for a, b in spans[last + 1 :]]
         )
-    new_rows = []
+    new_rows: list[Appended] = []
     if appended:
         if spans:
             _check_layout(data, spans, offsets, len(spans) - 1, len(spans), where)
@@ -105,12 +112,9 @@ def _check_layout(
     """Entries first..stop-1 must each start with `- ` at column 0, in order:
     the only layout whose entries can be edited by their lines."""
     for i in range(first, stop):
-        offset = offsets[i]
+        offset, previous = offsets[i], offsets[i - 1]
         ordered = i == first or (
-            offsets[i - 1] is not None
-            and offset is not None
-            and offset > offsets[i - 1]
-            and spans[i][0] > spans[i - 1][1]
+            previous is not None and offset is not None and offset > previous and spans[i][0] > spans[i - 1][1]
         )
         if (
             offset is None
@@ -144,7 +148,7 @@ def _line_offsets(text: str, wanted: list[int]) -> list[int]:
     return out
 
 
-class Raw(list):
+class Raw(list[Any]):
     """Replacement lines for an entry's block, used as they are (merge conflicts)."""
 
 
@@ -153,7 +157,7 @@ def rewrite(
     ids: list[str | None],
     spans: list[tuple[int, int]],
     old: dict[str, Any],
-    changes: dict[str, Any],
+    changes: Mapping[str, Any],
     appended: list[dict[str, Any]],
     where: str = "<text>",
 ) -> str:
@@ -178,7 +182,7 @@ def _edit_lines(
     ids: list[str | None],
     spans: list[tuple[int, int]],
     old: dict[str, Any],
-    changes: dict[str, Any],
+    changes: Mapping[str, Any],
     where: str,
 ) -> tuple[str, list[tuple[int, int]], list[int], dict[int, Any], dict[int, bytes]]:
     """Entries of `text` rewritten, removed or replaced by id, in place: (text,

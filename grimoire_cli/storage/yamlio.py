@@ -49,7 +49,7 @@ def last_line(lines: list[str], start: int, stop: int) -> int:
 # -- parsing -------------------------------------------------------------------
 
 
-def _loader():
+def _loader() -> Any:
     from ruamel.yaml import YAML
 
     try:
@@ -63,7 +63,7 @@ def _loader():
 _RESOLVER = None
 
 
-def _resolver_class():
+def _resolver_class() -> type:
     """ruamel's safe resolver, asking for the document's YAML version once.
 
     The stock resolver works the version out again for every scalar, through
@@ -79,9 +79,9 @@ def _resolver_class():
             _chosen = None
 
             @property
-            def versioned_resolver(self):
+            def versioned_resolver(self) -> Any:
                 if self._chosen is None:
-                    self._chosen = VersionedResolver.versioned_resolver.fget(self)
+                    self._chosen = VersionedResolver.versioned_resolver.fget(self)  # type: ignore[attr-defined]
                 return self._chosen
 
         _RESOLVER = OnceVersionedResolver
@@ -101,7 +101,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _check_tree(node, where: str) -> None:
+def _check_tree(node: Any, where: str) -> None:
     """Refuse aliases (alias bombs) and absurd nesting before constructing."""
     seen: set[int] = set()
     stack = [(node, 0)]
@@ -144,7 +144,7 @@ class _Unusual(Exception):
     """A document `_built` leaves to ruamel's constructor."""
 
 
-def _built(root, constructor) -> Any:
+def _built(root: Any, constructor: Any) -> Any:
     """The data of a composed document as `_plain(construct_document(...))`
     gives it, in one pass over the nodes for the tags entries use: str,
     null, bool, int, float, timestamp, seq and map. It raises on anything
@@ -156,11 +156,11 @@ def _built(root, constructor) -> Any:
 
     seen: set[int] = set()
 
-    def tag_of(node) -> str:
+    def tag_of(node: Any) -> str:
         tag = node.ctag
         return tag.suffix if tag.handle is None else str(tag)
 
-    def scalar(node, tag: str) -> Any:
+    def scalar(node: Any, tag: str) -> Any:
         if tag == _STR:
             return node.value
         if tag == _NULL:
@@ -175,7 +175,7 @@ def _built(root, constructor) -> Any:
             return constructor.construct_yaml_timestamp(node)
         raise _Unusual
 
-    def build(node, depth: int) -> Any:
+    def build(node: Any, depth: int) -> Any:
         if depth > MAX_DEPTH or id(node) in seen:
             raise _Unusual
         seen.add(id(node))
@@ -304,7 +304,7 @@ _ESCAPED = re.compile(f"[^{AS_ITSELF}]")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t"}
 
 
-def _escape(found: re.Match) -> str:
+def _escape(found: re.Match[str]) -> str:
     ch = found.group()
     if ch in _ESCAPES:
         return _ESCAPES[ch]

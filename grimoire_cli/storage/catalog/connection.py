@@ -118,7 +118,7 @@ class Connection:
                 pass
             raise
 
-    def read(self, sql: str, params: Any = ()) -> list[tuple]:
+    def read(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         """Rows of one query; a database failure moves this process to memory
         and raises `Stale` (an FTS5 expression it cannot parse is the caller's)."""
         try:

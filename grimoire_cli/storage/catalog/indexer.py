@@ -109,8 +109,8 @@ class Indexer(Connection):
             # moved), then rows whose entry is unchanged: a hand edit of one
             # entry re-indexes that entry only.
             by_chunk: dict[bytes | None, list[_Span]] = {}
-            for old in map(_Span._make, db.execute(f"SELECT {_SPAN} FROM spans WHERE path=? ORDER BY idx", (path,))):
-                by_chunk.setdefault(old.chunk, []).append(old)
+            for span in map(_Span._make, db.execute(f"SELECT {_SPAN} FROM spans WHERE path=? ORDER BY idx", (path,))):
+                by_chunk.setdefault(span.chunk, []).append(span)
             reused: dict[int, _Span] = {}  # position -> old row
             for position, new in enumerate(placed):
                 same = by_chunk.get(new.digest)
@@ -120,7 +120,7 @@ class Indexer(Connection):
                     # The rows changed since the caller counted them: read again.
                     self._delete_file(db, path)
                     raise Stale()
-            left = {old.rowid: old for rows in by_chunk.values() for old in rows}
+            left = {span.rowid: span for rows in by_chunk.values() for span in rows}
             if left and len(reused) < len(placed):
                 by_data: dict[str, list[_Span]] = {}
                 for rowid, data in db.execute(
@@ -133,8 +133,8 @@ class Indexer(Connection):
                     if same:
                         reused[position] = same.pop(0)
                         del left[reused[position].rowid]
-            moved = []
-            fresh = []
+            moved: list[tuple[Any, ...]] = []
+            fresh: list[_New] = []
             for position, new in enumerate(placed):
                 old = reused.get(position)
                 start, stop = new.span

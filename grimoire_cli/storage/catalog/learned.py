@@ -6,7 +6,7 @@ Written by `executions.Executions.add_batch`; each read gives named rows.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .connection import Connection
 
@@ -28,7 +28,7 @@ class CorrectionRow(NamedTuple):
     context: str
     field: str
     corrected: str  # JSON text
-    count: int
+    count: int  # type: ignore[assignment]  # a field named as the SQL column; tuple.count is not used
     original: str  # JSON text, the last one seen
     evidence: str
 
@@ -36,7 +36,7 @@ class CorrectionRow(NamedTuple):
 class ErrorRow(NamedTuple):
     tool: str
     error: str  # its shape
-    count: int
+    count: int  # type: ignore[assignment]  # as above
     example: str
     evidence: str
 
@@ -48,7 +48,8 @@ class LogReads(Connection):
 
     def pattern_rows(self, kind: str | None, min_usage: int) -> list[PatternRow]:
         """The patterns (of one type) used at least `min_usage` times, most used first."""
-        where, params = "WHERE usage >= ?", [min_usage]
+        where = "WHERE usage >= ?"
+        params: list[Any] = [min_usage]
         if kind is not None:
             where += " AND type = ?"
             params.append(kind)

@@ -280,7 +280,8 @@ class Queries(Connection):
 
     def count(self, paths: list[str], chosen: Filter) -> int:
         where, params = self._where(paths, chosen)
-        return self.read(f"SELECT count(*) FROM ranks AS e WHERE {where}", params)[0][0]
+        found: int = self.read(f"SELECT count(*) FROM ranks AS e WHERE {where}", params)[0][0]
+        return found
 
     def ids(self, paths: list[str], chosen: Filter) -> list[str]:
         """Ids of the chosen entries."""
@@ -401,7 +402,7 @@ class Queries(Connection):
     def by_ids(self, ids: Iterable[str]) -> list[Row]:
         """Every row with one of these ids, by file, then in file order."""
         wanted = list(ids)
-        out = []
+        out: list[Row] = []
         for chunk in range(0, len(wanted), _CHUNK):
             part = wanted[chunk : chunk + _CHUNK]
             sql = (

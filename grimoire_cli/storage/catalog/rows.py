@@ -81,14 +81,14 @@ def derive(item: Any, archived_file: bool) -> Derived:
     )
 
 
-def _name_of(item: dict) -> str | None:
+def _name_of(item: dict[str, Any]) -> str | None:
     for field in ("event", "name", "session_id", "rule_id"):
-        if isinstance(item.get(field), str):
-            return item[field]
+        if isinstance(name := item.get(field), str):
+            return name
     return None
 
 
-def kind_texts(item: dict) -> list[str]:
+def kind_texts(item: dict[str, Any]) -> list[str]:
     """The texts of a kind's fields that search looks at (docs/agent-personas.md): an
     episode's event, lesson and context values, a task's text and context
     values, a procedure's name, description and steps (what they run, too)."""
@@ -108,7 +108,7 @@ def kind_texts(item: dict) -> list[str]:
 
     for field in ("event", "learned", "task", "name", "description", "context", "applies_to"):
         take(item.get(field))
-    for step in item.get("steps") if isinstance(item.get("steps"), list) else []:
+    for step in steps if isinstance(steps := item.get("steps"), list) else []:
         if isinstance(step, dict):
             for field in ("name", "description", "run", "condition"):
                 take(step.get(field))
@@ -122,9 +122,9 @@ def texts(item: Any) -> tuple[str, str, str, str]:
     (`scoring.aliases`)."""
     if not isinstance(item, dict):
         return "", "", "", ""
-    summary = item.get("summary") if isinstance(item.get("summary"), str) else ""
-    content = item.get("content") if isinstance(item.get("content"), str) else ""
-    tags = item.get("tags") if isinstance(item.get("tags"), list) else []
+    summary = given if isinstance(given := item.get("summary"), str) else ""
+    content = given if isinstance(given := item.get("content"), str) else ""
+    tags = given if isinstance(given := item.get("tags"), list) else []
     indexed = content if content != summary else ""
     extra = [text for text in kind_texts(item) if text not in content]
     if extra:
