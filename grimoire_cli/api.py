@@ -16,10 +16,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .core import bounds, clock
+from .core import bounds, clock, faults
 from .core.config import Config, load_config
 from .core.errors import BadInput, NotFound, Refused, no_memory
 from .core.model import Entry, sort_key
+from .core.runtime import Runtime
 from .core.scoring import words
 from .facade.kinds import KindsFacade
 from .facade.learning import LearningFacade
@@ -50,9 +51,12 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     consolidation and compaction `LifecycleFacade`'s; learning from
     executions `LearningFacade`'s."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, runtime: Runtime | None = None):
         self.config = config
-        self.store = Store(config)
+        self.runtime = runtime if runtime is not None else Runtime()
+        self.store = Store(config, self.runtime)
+        if self.runtime.fault is not None:
+            faults.arm(self.runtime.fault)
 
     @classmethod
     def open(
@@ -62,13 +66,22 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         *,
         scope: str | None = None,
         must_exist: bool = True,
+        runtime: Runtime | None = None,
     ) -> Grimoire:
         """The grimoire of the repository holding `path`, its config found as
-        the CLI finds it (`config` or MEM_CONFIG win), in `scope` (or
-        MEM_SCOPE; default: the config's own, `loa`). Without `must_exist`
-        (validating files given by path), a folder that holds no grimoire is
-        read with the default config instead of refused."""
-        return cls(load_config(path, config, scope, must_exist))
+        the CLI finds it (`config`, else the runtime's MEM_CONFIG, else found
+        upward), in `scope` (else the runtime's MEM_SCOPE; default: the
+        config's own, `loa`). `runtime` (the clock, the session, the lock
+        timeout...): without one, the environment's, as `mem` reads it
+        (`Runtime.from_environment`). Without `must_exist` (validating files
+        given by path), a folder that holds no grimoire is read with the
+        default config instead of refused."""
+        runtime = runtime if runtime is not None else Runtime.from_environment()
+        return cls(load_config(path, config or runtime.config, scope or runtime.scope, must_exist), runtime)
+
+    def with_runtime(self, runtime: Runtime) -> Grimoire:
+        """The same grimoire, run with another runtime (a hook's session, say)."""
+        return Grimoire(self.config, runtime)
 
     @classmethod
     def init(
@@ -78,16 +91,19 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         *,
         scope: str | None = None,
         preset: str | None = None,
+        runtime: Runtime | None = None,
     ) -> InitResult:
         """Create config, folders, category files, ignore and merge rules;
-        never overwrite. A `preset` (sabre) adds its categories to the config first."""
+        never overwrite. A `preset` (sabre) adds its categories to the config
+        first. `config` and `scope` default to the runtime's (as for `open`)."""
         from .memory.scaffold import init
 
-        return init(path, config, scope, preset)
+        runtime = runtime if runtime is not None else Runtime.from_environment()
+        return init(path, config or runtime.config, scope or runtime.scope, preset, runtime)
 
     def in_scope(self, scope: str) -> Grimoire:
         """The same repository's grimoire of another scope (it must exist)."""
-        return Grimoire(load_config(self.config.root, self.config.path, scope))
+        return Grimoire(load_config(self.config.root, self.config.path, scope), self.runtime)
 
     def _scoped(self, name: str) -> Grimoire:
         return self if name == self.config.scope else self.in_scope(name)
@@ -110,8 +126,8 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     # -- reading -------------------------------------------------------------
 
     def now(self) -> datetime:
-        """The clock: MEM_NOW when set, else the system time (UTC)."""
-        return clock.now()
+        """The runtime's clock: its fixed moment (MEM_NOW) when given, else the system time (UTC)."""
+        return self.runtime.now()
 
     def entries(self, *, include_archive: bool = True) -> list[Entry]:
         """Every entry, in file order (the archive last, unless left out)."""

@@ -88,3 +88,35 @@ def test_facade_options_are_keyword_only(grimoire):
     with pytest.raises(TypeError):
         grimoire.query("service", 5)  # limit is keyword-only
     assert [h.entry.content for h in grimoire.query("service", limit=5)] == ["The service is written in Go"]
+
+
+def test_a_runtime_given_is_the_one_used_and_the_environment_is_not_read(repo, monkeypatch):
+    from datetime import UTC, datetime
+
+    from grimoire_cli import Grimoire
+    from grimoire_cli.core.runtime import Runtime
+
+    monkeypatch.setenv("MEM_NOW", "not a time")  # never read: the runtime is given
+    monkeypatch.setenv("MEM_AGENT", "from-the-environment")
+    given = Runtime(now=datetime(2030, 5, 1, 9, 30, tzinfo=UTC), session_id="ses-given", agent="claude", phase="p2")
+    grimoire = Grimoire.open(repo, runtime=given)
+    entry = grimoire.add("The build cache lives in S3", "fact")
+    assert entry.id.startswith("MEM-20300501-")
+    assert entry.data["source"] == {
+        "session_id": "ses-given",
+        "timestamp": "2030-05-01T09:30:00Z",
+        "agent": "claude",
+        "phase": "p2",
+    }
+    other = grimoire.in_scope("loa") if "loa" in grimoire.config.scopes() else grimoire
+    assert other.runtime is given and grimoire.with_runtime(given.but(session_id="s2")).runtime.session_id == "s2"
+
+
+def test_without_a_runtime_the_library_reads_the_environment_as_mem_does(repo, monkeypatch):
+    from grimoire_cli import Grimoire
+
+    monkeypatch.setenv("MEM_NOW", "2031-01-02T03:04:05Z")
+    assert Grimoire.open(repo).now().isoformat() == "2031-01-02T03:04:05+00:00"
+    monkeypatch.setenv("MEM_NOW", "yesterday")
+    with pytest.raises(BadInput, match="MEM_NOW is not an ISO-8601 time"):
+        Grimoire.open(repo)

@@ -202,3 +202,27 @@ def test_exit_codes_are_spelled_only_in_errors():
             ):
                 found.append(f"{name}:{node.lineno} returns a number")
     assert found == []
+
+
+def test_only_the_runtime_reads_the_environment():
+    """MEM_* values reach the library as a `Runtime` (core/runtime.py), built once by the CLI and
+    each integration and handed to `Grimoire`: no other module reads or writes os.environ. Two read
+    git's, not mem's: gitops hands git the environment (less what would point it at a caller's
+    repository), and trees reads the branch names git gives a merge driver (GITHEAD_*)."""
+    allowed = {"grimoire_cli.core.runtime", "grimoire_cli.git.gitops", "grimoire_cli.git.trees"}
+    found = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            reads = (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("environ", "getenv", "putenv", "unsetenv")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+            ) or (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "os"
+                and any(a.name == "environ" for a in node.names)
+            )
+            if reads and name not in allowed:
+                found.append(f"{name}:{node.lineno}")
+    assert found == []

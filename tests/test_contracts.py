@@ -81,12 +81,12 @@ def test_good_environment_values_are_used(repo):
 
 
 def test_every_environment_variable_is_checked_in_one_place_and_documented():
-    """The MEM_* variables the package reads are the ones settings.ENVIRONMENT
+    """The MEM_* variables the package reads are the ones runtime.ENVIRONMENT
     knows, and docs/reference.md lists each."""
     import re
     from pathlib import Path
 
-    from grimoire_cli.core.settings import ENVIRONMENT
+    from grimoire_cli.core.runtime import ENVIRONMENT
 
     package = Path(__file__).resolve().parent.parent / "grimoire_cli"
     read = {name for path in package.rglob("*.py") for name in re.findall(r"\bMEM_[A-Z_]+\b", path.read_text())}

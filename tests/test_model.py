@@ -35,6 +35,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput, Duplicate, LockTimeout, Refused
+from grimoire_cli.core.runtime import DEFAULT_LOCK_TIMEOUT, Runtime
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
 from grimoire_cli.memory.local_ids import settle
 
@@ -128,9 +129,11 @@ class StoreMachine(RuleBasedStateMachine):
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix="mem-model-"))
         self.now = START
-        os.environ["MEM_NOW"] = iso(self.now)
+        os.environ["MEM_NOW"] = iso(self.now)  # for the `mem` processes some rules start
+        # The library's clock: every grimoire this machine opens shares it (time_passes moves it).
+        self.runtime = Runtime(now=self.now)
         subprocess.run(["git", "init", "-q"], cwd=self.root, check=True)
-        Grimoire.init(self.root)
+        Grimoire.init(self.root, runtime=self.runtime)
         # Sabre first: `task` is its prospective kind, Protea's is user_task
         for preset in (
             "sabre",
@@ -138,10 +141,10 @@ class StoreMachine(RuleBasedStateMachine):
             "protea",
             "pms",
         ):
-            Grimoire.init(self.root, preset=preset)
-        Grimoire.init(self.root, scope="coder")
-        self.g = Grimoire.open(self.root)
-        self.coder = Grimoire.open(self.root, scope="coder")
+            Grimoire.init(self.root, preset=preset, runtime=self.runtime)
+        Grimoire.init(self.root, scope="coder", runtime=self.runtime)
+        self.g = Grimoire.open(self.root, runtime=self.runtime)
+        self.coder = Grimoire.open(self.root, scope="coder", runtime=self.runtime)
         # The second scope's entries (all active: nothing there expires or is archived)
         self.coder_ids: set[str] = set()
         self.procedures: dict[str, tuple[str, list[str]]] = {}  # name -> (id of its active version, its steps)
@@ -364,6 +367,7 @@ class StoreMachine(RuleBasedStateMachine):
     def time_passes(self, hours):
         self.now += timedelta(hours=hours)
         os.environ["MEM_NOW"] = iso(self.now)
+        self.runtime.fixed_now = self.now
 
     @rule()
     @counted
@@ -853,7 +857,9 @@ class StoreMachine(RuleBasedStateMachine):
         shutil.rmtree(other, ignore_errors=True)
         subprocess.run(["git", "clone", "-q", str(self.root), str(other)], check=True)
         try:
-            clone = Grimoire.open(other)  # no local state: it numbers its ids as another machine would
+            clone = Grimoire.open(
+                other, runtime=self.runtime
+            )  # no local state: it numbers its ids as another machine would
             texts = [self._text(a, "from a teammate") for _ in theirs]
             for text, category in zip(texts, theirs):
                 clone.add(text, category)
@@ -1014,7 +1020,7 @@ class StoreMachine(RuleBasedStateMachine):
         chosen = notes[pick % len(notes)]
         before = self._files()
         holder = os.open(self.g.store.cache / "write.lock", os.O_RDWR | os.O_CREAT)
-        os.environ["MEM_LOCK_TIMEOUT"] = "0.05"
+        self.runtime.lock_timeout = 0.05
         try:
             fcntl.flock(holder, fcntl.LOCK_EX)
             with pytest.raises(LockTimeout):
@@ -1029,7 +1035,7 @@ class StoreMachine(RuleBasedStateMachine):
                 else:
                     self.g.remember("db.pool", "locked out", category="fact")
         finally:
-            del os.environ["MEM_LOCK_TIMEOUT"]
+            self.runtime.lock_timeout = DEFAULT_LOCK_TIMEOUT
             os.close(holder)
         assert self._files() == before, f"I9: {what} that timed out on the lock changed a file"
 
@@ -1110,15 +1116,15 @@ class StoreMachine(RuleBasedStateMachine):
         assert report.ok, [p.message for p in report.problems]
         incremental = catalog_dump(self.root)
         shutil.rmtree(self.root / "grimoires/loa/memory/.cache")
-        Grimoire.open(self.root).entries()
+        Grimoire.open(self.root, runtime=self.runtime).entries()
         assert catalog_dump(self.root) == incremental, "I1: the catalog differs from a rebuild"
         exported = [json.dumps(e.to_dict(), ensure_ascii=False) for e in self.g.export(archived=True)]
         other = self.root / "other"
         other.mkdir()
         subprocess.run(["git", "init", "-q"], cwd=other, check=True)
         shutil.copy(self.root / ".loa.config.yaml", other / ".loa.config.yaml")
-        Grimoire.init(other)
-        copy_of = Grimoire.open(other)
+        Grimoire.init(other, runtime=self.runtime)
+        copy_of = Grimoire.open(other, runtime=self.runtime)
         copy_of.import_lines(exported)
         assert [json.dumps(e.to_dict(), ensure_ascii=False) for e in copy_of.export(archived=True)] == exported, "I2"
         assert copy_of.validate().ok

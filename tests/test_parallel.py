@@ -38,11 +38,7 @@ def _outcome(result):
 def _forked(jobs: list[Job], workers: int = 2) -> list:
     """parse_files with `workers` processes; it must really fork for the comparison to mean anything."""
     assert threading.active_count() == 1, "a process with threads never forks: this test would compare nothing"
-    os.environ["MEM_PARSE_WORKERS"] = str(workers)
-    try:
-        return [_outcome(found) for found in parse_files(jobs)]
-    finally:
-        del os.environ["MEM_PARSE_WORKERS"]
+    return [_outcome(found) for found in parse_files(jobs, workers)]
 
 
 def _here(jobs: list[Job]) -> list:

@@ -9,6 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grimoire_cli import Grimoire
+from grimoire_cli.core.clock import parse_time
+from grimoire_cli.core.runtime import Runtime
 
 
 def seed():
@@ -397,7 +399,8 @@ def test_context_counts_exactly_what_its_selection_left_out(
         if samaritan and not tiers_on:
             config = path / ".loa.config.yaml"
             config.write_text(config.read_text().replace("enabled: true", "enabled: false"))
-        g = Grimoire.open(path)
+        runtime = Runtime.from_environment()  # the clock the chats and the context below move
+        g = Grimoire.open(path, runtime=runtime)
         g.add_many(
             [
                 {
@@ -413,9 +416,10 @@ def test_context_counts_exactly_what_its_selection_left_out(
             g.add_task(f"Task {n} for the {_WORDS[n % 4]}", due=f"+{hours}h")
         with pytest.MonkeyPatch.context() as patch:
             for n, minutes in enumerate(chats):  # some still within their 10 minutes at `later`, most gone
-                patch.setenv("MEM_NOW", iso(start + timedelta(hours=later, minutes=-minutes)))
+                runtime.fixed_now = start + timedelta(hours=later, minutes=-minutes)
                 g.chat_add("user", f"chat {n} about the planner")
             moment = start + timedelta(hours=later)
+            runtime.fixed_now = moment
             patch.setenv("MEM_NOW", iso(moment))
             ctx = g.context(query, budget=budget, recipe="evolution" if recipe else None)
             chosen = g.config.settings
@@ -564,10 +568,11 @@ def test_any_history_round_trips_through_export_archived(tmp_path_factory, monke
     for folder in (source, target):
         git("init", "-q", cwd=folder)
         assert Grimoire.init(folder, preset="protea").created is not None
-    grimoire = Grimoire.open(source)
+    runtime = Runtime.from_environment()  # the clock each step moves
+    grimoire = Grimoire.open(source, runtime=runtime)
     day = 1
     for number, (step, pick, flag) in enumerate(steps):
-        monkeypatch.setenv("MEM_NOW", f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T10:00:00Z")
+        runtime.fixed_now = parse_time(f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T10:00:00Z")
         active = [e.id for e in grimoire.list() if not e.key]
         text = f"note {number} about {pick % 5} {'alpha' if flag else 'beta'}"
         if step == "add" or (step in ("supersede", "apply", "archive") and not active):
@@ -582,7 +587,7 @@ def test_any_history_round_trips_through_export_archived(tmp_path_factory, monke
             grimoire.archive([active[pick % len(active)]], reason="manual", commit=False)
         elif step == "later":  # time passes: what expired goes to the archive
             day += pick % 10
-            monkeypatch.setenv("MEM_NOW", f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T10:00:00Z")
+            runtime.fixed_now = parse_time(f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T10:00:00Z")
             grimoire.check(commit=False)
         else:
             grimoire.compact(category="observation", keep=1, summarize=False)

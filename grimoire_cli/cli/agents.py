@@ -7,7 +7,17 @@ from __future__ import annotations
 import typer
 
 from . import render
-from .app import JsonOpt, agent_command, as_hook, command, config_option, open_grimoire, read_text, scope_option
+from .app import (
+    JsonOpt,
+    agent_command,
+    as_hook,
+    command,
+    config_option,
+    open_grimoire,
+    read_text,
+    runtime,
+    scope_option,
+)
 
 
 @command()
@@ -41,9 +51,9 @@ def mcp() -> None:
     from ..api import Grimoire
     from ..integrations.mcp_server import serve
 
-    config, scope = config_option(), scope_option()
+    config, scope, started = config_option(), scope_option(), runtime()
     # Found anew for every request (mcp_server.Opener): the server sees what other processes wrote since the last one.
-    serve(lambda: Grimoire.open(".", config, scope=scope))
+    serve(lambda: Grimoire.open(".", config, scope=scope, runtime=started))
 
 
 AgentArg = typer.Argument(..., metavar="AGENT", help="The agent: claude (Claude Code).")

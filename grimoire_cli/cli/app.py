@@ -16,6 +16,7 @@ from typer.core import TyperCommand
 
 from .. import __version__
 from ..core.errors import FOUND_PROBLEMS, OK, BadInput, GrimoireError
+from ..core.runtime import Runtime
 from . import render
 from .coercion import install
 
@@ -153,6 +154,7 @@ UntilOpt = typer.Option(
 )
 
 _state: dict[str, str | None] = {"config": None, "scope": None}
+_runtime: list[Runtime] = []  # this invocation's, built once from the environment (main.py)
 opened: list = []  # grimoires this invocation used, for the damaged-file warning
 
 
@@ -191,11 +193,19 @@ def scope_option() -> str | None:
     return _state["scope"]
 
 
+def runtime() -> Runtime:
+    """This invocation's runtime: the environment's, read and checked once
+    (a bad `MEM_*` value is one `error:` line)."""
+    if not _runtime:
+        _runtime.append(Runtime.from_environment())
+    return _runtime[0]
+
+
 def open_grimoire(must_exist: bool = True):
     """The grimoire this invocation works on (found like `Grimoire.open`)."""
     from ..api import Grimoire
 
-    found = Grimoire.open(".", _state["config"], scope=_state["scope"], must_exist=must_exist)
+    found = Grimoire.open(".", _state["config"], scope=_state["scope"], must_exist=must_exist, runtime=runtime())
     opened.append(found)
     return found
 

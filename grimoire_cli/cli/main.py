@@ -13,8 +13,8 @@ import sys
 
 import typer
 
+from ..core import faults
 from ..core.errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
-from ..core.settings import check_environment
 from . import render
 
 # Importing them registers their commands, in the order `mem --help` lists them.
@@ -22,7 +22,7 @@ from . import render
 from . import memory, kinds, episodes, procedures, forgetting, learning, agents, upkeep  # noqa: F401
 
 # isort: on
-from .app import APP_SETTINGS, app, opened
+from .app import APP_SETTINGS, _runtime, app, opened, runtime
 
 try:  # Typer 0.29 carries its own copy of click; older ones use click itself
     from typer._click import exceptions as clicks
@@ -39,7 +39,9 @@ def main(argv: list[str] | None = None) -> int:
         return BAD_INPUT
     try:
         if words and not any(word in ("-h", "--help", "--version") for word in words) and not _agent_hook(words):
-            check_environment()  # help and the version never need it; an agent's hook turns a bad one into its warning
+            faults.arm(
+                runtime().fault
+            )  # help and the version never need it; an agent's hook turns a bad one into its warning
         # Not standalone: click's own errors (Usage, "Try…", Error:) come back here to be one `error:` line.
         returned = _app_for(words)(args=argv, prog_name="mem", standalone_mode=False)
     except clicks.NoArgsIsHelpError as exc:  # `mem`, `mem task`: the help, as asked
@@ -68,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         return _ended(returned if isinstance(returned, int) else OK)
     finally:
         opened.clear()  # the grimoires this run used: the next in-process run starts with none
+        _runtime.clear()  # and reads its own environment
 
 
 def _ended(code: int) -> int:

@@ -10,7 +10,7 @@ import typer
 
 from ..core.errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput
 from . import render
-from .app import JsonOpt, Unscoped, as_hook, command, config_option, hooks_command, open_grimoire, scope_option
+from .app import JsonOpt, Unscoped, as_hook, command, config_option, hooks_command, open_grimoire, runtime, scope_option
 
 
 @command()
@@ -26,7 +26,7 @@ def init(
     """Create the config, grimoire folders, category files and merge rules (idempotent)."""
     from ..api import Grimoire
 
-    result = Grimoire.init(".", config_option(), scope=scope_option(), preset=preset)
+    result = Grimoire.init(".", config_option(), scope=scope_option(), preset=preset, runtime=runtime())
     if json:
         render.print_json(result.to_dict())
         return
@@ -269,7 +269,7 @@ def merge_file(
     """Git merge driver: merge a grimoire file entry by entry (exit 1 on a conflict)."""
     from ..git.merge import merge_file as run_merge
 
-    result = run_merge(base, ours, theirs, path)
+    result = run_merge(base, ours, theirs, path, config_option() or runtime().config)
     for old, new in sorted(result.renumbered.items()):
         render.note(f"{path}: renumbered {result.side}' {old} to {new} (the other side's {old} keeps its id)")
     for entry_id in result.conflicts:

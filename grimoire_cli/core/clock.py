@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -21,19 +20,6 @@ def parse_time(text: str) -> datetime:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)
-
-
-def now() -> datetime:
-    """Current UTC time, honouring `MEM_NOW`."""
-    fixed = os.environ.get("MEM_NOW")
-    if fixed:
-        try:
-            return parse_time(fixed)
-        except BadInput:
-            raise BadInput(
-                f"MEM_NOW is not an ISO-8601 time: {fixed!r}", "unset it or write it like MEM_NOW=2026-01-31T12:00:00Z"
-            ) from None
-    return datetime.now(UTC).replace(microsecond=0)
 
 
 def iso(moment: datetime) -> str:

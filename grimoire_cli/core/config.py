@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from .config_cache import cached_config, keep_config
 from .errors import BadInput, Damaged
 from .model import CATEGORY_RE, DAYS_TTL_RE, check_ttl
-from .settings import SCOPE_RE, Settings, build_settings, environment
+from .settings import SCOPE_RE, Settings, build_settings
 from .settings import expect as _expect
 
 CONFIG_NAME = ".loa.config.yaml"
@@ -311,8 +311,9 @@ def load_config(
     scope: str | None = None,
     must_exist: bool = True,
 ) -> Config:
-    """Resolve the config for a working directory (`--config`/`MEM_CONFIG`
-    win), over `scope` (or `MEM_SCOPE`) when one is named; an unknown scope
+    """Resolve the config for a working directory (`config`, the file asked
+    for, wins), over `scope` when one is named (callers pass the runtime's
+    MEM_CONFIG and MEM_SCOPE when nothing else was given); an unknown scope
     is refused unless `must_exist` is off (`mem init` creates it), and so
     is a directory with neither a config nor the storage folder: a write
     there would start a grimoire nobody asked for."""
@@ -322,7 +323,6 @@ def load_config(
             f"no grimoire here: no {CONFIG_NAME} and no {found.relative(found.storage_dir)}/ in {found.root}",
             "run `mem init` to start one (or pass --config)",
         )
-    scope = scope or environment("MEM_SCOPE")
     if scope is None or scope == found.scope:
         return found
     scoped = found.for_scope(scope)
@@ -334,7 +334,7 @@ def load_config(
 
 def _load(path: str | os.PathLike[str] | None, config: str | os.PathLike[str] | None) -> Config:
     start = Path(path or ".").resolve()
-    explicit = config or environment("MEM_CONFIG")
+    explicit = config
     config_path: Path | None
     if explicit:
         config_path = Path(explicit).resolve()

@@ -11,13 +11,10 @@ point a week above 3, today's `mem context` ranking.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from .clock import parse_time
-from .errors import BadInput, Damaged
+from .errors import Damaged
 
 _NAMES = {
     int: "a whole number",
@@ -329,101 +326,5 @@ def _recipe_section(item: Any, where: str, label: str) -> Section:
     )
 
 
-# -- the environment -----------------------------------------------------------
-
-
-class Variable(NamedTuple):
-    """A `MEM_*` variable mem reads: what it sets, and, for one with a form,
-    what a good value is (`what`, `example`: the hint) and how it is read."""
-
-    name: str
-    sets: str
-    what: str | None = None
-    example: str | None = None
-    read: Callable[[str], Any] | None = None
-
-
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not 0 <= value <= BIGGEST:  # NaN fails both
-        raise ValueError(text)
-    return value
-
-
-def _processes(text: str) -> int:
-    if not re.fullmatch(r"[0-9]+", text) or int(text) < 1:
-        raise ValueError(text)
-    return int(text)
-
-
-def _scope(text: str) -> str:
-    if not SCOPE_RE.match(text):
-        raise ValueError(text)
-    return text
-
-
-def _fault(text: str) -> tuple[str, int]:
-    name, _, nth = text.rpartition(":")
-    if not name or not re.fullmatch(r"[0-9]+", nth) or int(nth) < 1:
-        raise ValueError(text)
-    return name, int(nth)
-
-
+# A scope's name: a lowercase slug (also the form MEM_SCOPE must have, core/runtime.py).
 SCOPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}\Z")
-
-# Every MEM_* variable, in the order docs/reference.md lists them. An empty value is as good as unset.
-ENVIRONMENT = (
-    Variable("MEM_CONFIG", "the config file, instead of the one found upward (`--config` wins)"),
-    Variable(
-        "MEM_SCOPE", "the scope to work in (`--scope` wins)", "a scope name (a lowercase slug)", "data-analyst", _scope
-    ),
-    Variable("MEM_NOW", "the clock (tests, replays)", "an ISO-8601 time", "2026-01-31T12:00:00Z", parse_time),
-    Variable("MEM_SESSION_ID", "the session of new entries' `source` (and of `mem due --next-session`)"),
-    Variable("MEM_AGENT", "the agent of new entries' `source`"),
-    Variable("MEM_PHASE", "the phase of new entries' `source`"),
-    Variable(
-        "MEM_LOCK_TIMEOUT",
-        "seconds a write waits for the grimoire lock (default 30)",
-        "a number of seconds",
-        "30",
-        _seconds,
-    ),
-    Variable(
-        "MEM_PARSE_WORKERS",
-        "processes that parse changed files (default: by size and cores; 1: never fork)",
-        "a whole number of processes, 1 or more",
-        "2",
-        _processes,
-    ),
-    Variable("MEM_GIT_INDEX_FILE", "set by mem's pre-commit hook: the index git is committing (not for users)"),
-    Variable(
-        "MEM_FAULT",
-        "tests only: crash at the nth time a write reaches a step (`faults`)",
-        "a step and a count",
-        "journal.committed:1",
-        _fault,
-    ),
-)
-_VARIABLES = {variable.name: variable for variable in ENVIRONMENT}
-
-
-def environment(name: str) -> Any:
-    """One `MEM_*` variable's value, read (None: unset or empty); a value not
-    of its form is bad input naming the variable and the form it wants."""
-    variable = _VARIABLES[name]
-    text = os.environ.get(name, "").strip()
-    if not text or variable.read is None:
-        return text or None
-    try:
-        return variable.read(text)
-    except (ValueError, BadInput):
-        raise BadInput(
-            f"{name} is not {variable.what}: {text!r}", f"unset it or write it like {name}={variable.example}"
-        ) from None
-
-
-def check_environment() -> None:
-    """Every `MEM_*` variable with a form, checked once before a command does
-    anything: a bad one fails it up front, not midway (a lock wait, a parse)."""
-    for variable in ENVIRONMENT:
-        environment(variable.name)

@@ -323,7 +323,9 @@ def scope_storage(config, path: str) -> str:
     return config.storage_dir.relative_to(config.root).as_posix()
 
 
-def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -> MergeResult:
+def merge_file(
+    base_path: str, ours_path: str, theirs_path: str, display: str, config: str | None = None
+) -> MergeResult:
     """Merge as a git driver does: the result replaces the ours file. A
     version that cannot be read is bad input (git always passes three
     files: only a call by hand misses one), and nothing is written."""
@@ -344,7 +346,7 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, display: str) -
         return _by_lines(base_path, ours_path, theirs_path, f"{display}: not UTF-8 text")
     root = find_root(Path.cwd())
     try:
-        storage = scope_storage(load_config(root), display)
+        storage = scope_storage(load_config(root, config), display)
     except Exception:
         storage = "grimoires"
     mapping, yields = global_mapping(root, storage, *texts)

@@ -178,7 +178,8 @@ def fixup(stores: list[tuple[str | None, Store]], hook: str, args: list[str], st
         return FixupResult()
     result = FixupResult(found.operation, side="ours" if found.keeper not in (None, found.start) else "theirs")
     # The commit being concluded may use its own index (`git commit -a`).
-    index = {"GIT_INDEX_FILE": os.environ["MEM_GIT_INDEX_FILE"]} if os.environ.get("MEM_GIT_INDEX_FILE") else None
+    given = stores[0][1].runtime.git_index_file
+    index = {"GIT_INDEX_FILE": given} if given else None
     writes: list[tuple[Store, Path, dict[str, dict]]] = []
     with ExitStack() as locks:  # every scope's lock, taken in scope order, until all is written
         for label, store in stores:

@@ -48,11 +48,11 @@ def run(event: str, payload: dict[str, Any], grimoire_of: Callable[[], Grimoire]
     """Do `event`'s work; what to print on stdout (the hook's output) and on stderr (a note), each possibly None."""
     if event not in EVENTS:
         raise BadInput(f"unknown hook {event!r}", f"use one of {', '.join(EVENTS)}")
+    grimoire = grimoire_of()
     session = payload.get("session_id")
     if isinstance(session, str) and session:
         # The session a task added "for the next session" was added in is known by this id (kinds/tasks.py).
-        os.environ["MEM_SESSION_ID"] = session
-    grimoire = grimoire_of()
+        grimoire = grimoire.with_runtime(grimoire.runtime.but(session_id=session))
     if event == "session-start":
         return json.dumps(
             {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": session_start(grimoire)}}
@@ -110,7 +110,7 @@ def consolidate_detached(grimoire: Grimoire, payload: dict[str, Any]) -> str | N
     from ..lifecycle.transcripts import agent_transcript
 
     # `mem consolidate` reads any file it is given: only a transcript of this project
-    path = agent_transcript(given, grimoire.config.root)
+    path = agent_transcript(given, grimoire.config.root, grimoire.runtime.claude_config_dir)
     try:
         info = path.stat()
     except OSError as exc:

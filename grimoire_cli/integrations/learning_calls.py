@@ -57,7 +57,7 @@ def consolidate(
 
         # A model chose this path: only a transcript of this project, never any file the server can read.
         try:
-            with open(agent_transcript(path, g.config.root), encoding="utf-8") as handle:
+            with open(agent_transcript(path, g.config.root, g.runtime.claude_config_dir), encoding="utf-8") as handle:
                 transcript = handle.read()
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(

@@ -12,7 +12,6 @@ sets `due_at` to that moment). Due tasks come first in `mem check` and
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import datetime
 from typing import Any
@@ -76,14 +75,13 @@ def fields_for(
     return fields
 
 
-def is_due(entry: Entry, moment: datetime) -> bool:
+def is_due(entry: Entry, moment: datetime, session: str | None) -> bool:
     data = entry.data
     if data.get("status") != "pending":
         return False
     if data.get("trigger") == "session-start":
         # Due from the next session on: not in the session that added it (known
-        # when MEM_SESSION_ID names the session; without it, every process is one).
-        session = os.environ.get("MEM_SESSION_ID")
+        # when the runtime names the session, MEM_SESSION_ID; without it, every process is one).
         return not session or (data.get("source") or {}).get("session_id") != session
     due = epoch(due_at(entry))
     return due is not None and due <= moment.timestamp()
@@ -95,10 +93,10 @@ def due_at(entry: Entry) -> str | None:
     return entry.data.get("due_at") or (trigger[len("time:") :] if trigger.startswith("time:") else None)
 
 
-def _order(entry: Entry, moment: datetime) -> tuple:
+def _order(entry: Entry, moment: datetime, session: str | None) -> tuple[bool, bool, str, str]:
     """Due first (oldest due first), then by due time, then the rest by age."""
     due = due_at(entry)
-    return (not is_due(entry, moment), due is None, str(due or ""), entry.id)
+    return (not is_due(entry, moment, session), due is None, str(due or ""), entry.id)
 
 
 def task_rows(store: Store, moment: datetime, *, every: bool = False) -> list[tuple[int, Entry]]:
@@ -114,7 +112,7 @@ def task_rows(store: Store, moment: datetime, *, every: bool = False) -> list[tu
     )
     loaded = store.load(rowids)
     found = [(r, loaded[r]) for r in rowids if r in loaded and (every or loaded[r].data.get("status") == "pending")]
-    return sorted(found, key=lambda row: _order(row[1], moment))
+    return sorted(found, key=lambda row: _order(row[1], moment, store.runtime.session_id))
 
 
 def tasks(store: Store, moment: datetime, *, every: bool = False) -> list[Entry]:
@@ -123,7 +121,8 @@ def tasks(store: Store, moment: datetime, *, every: bool = False) -> list[Entry]
 
 def due_rows(store: Store, moment: datetime) -> list[tuple[int, Entry]]:
     """(catalog row, entry) of the tasks due now, oldest due first."""
-    return [(rowid, entry) for rowid, entry in task_rows(store, moment) if is_due(entry, moment)]
+    session = store.runtime.session_id
+    return [(rowid, entry) for rowid, entry in task_rows(store, moment) if is_due(entry, moment, session)]
 
 
 def due(store: Store, moment: datetime) -> list[Entry]:

@@ -164,7 +164,6 @@ def parameter_insights(rows: list[tuple[str, str, int, int]]) -> list[dict[str, 
 
 def known_solutions(store: Store, tools: list[str]) -> dict[str, list[dict[str, str]]]:
     """Per tool, the active `error` entries tagged with its name: {id, summary}."""
-    from ..core.clock import now
     from ..core.model import tool_tag
     from ..storage.catalog.queries import Filter
 
@@ -176,7 +175,7 @@ def known_solutions(store: Store, tools: list[str]) -> dict[str, list[dict[str, 
             tags[tool_tag(tool)] = tool
         except Exception:
             continue
-    chosen = Filter(at=now().timestamp(), categories=[SOLUTIONS])
+    chosen = Filter(at=store.runtime.now().timestamp(), categories=[SOLUTIONS])
     lights = store.ask(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False)
     wanted = [light for light in lights if any(tag in tags for tag in light.tags)]
     loaded = store.load([light.rowid for light in wanted]) if wanted else {}

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import clock
 from ..core.errors import BadInput, no_memory
 from ..memory import local_ids
 from ..storage.catalog.queries import Filter
@@ -66,7 +65,7 @@ def archive(
             )
     result = ArchiveResult(dry_run=dry_run)
     with store.lock():
-        moment = clock.now()  # after any wait for the lock: what expired meanwhile is archived too
+        moment = store.runtime.now()  # after any wait for the lock: what expired meanwhile is archived too
         chosen: dict[str, str] = {}
         if ids:
             entries = store.by_id(ids, unique=True)
@@ -186,7 +185,7 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     tree under a bisect, rebase or merge, nor leave commits on a detached
     HEAD), or, with `commit`, when the archive could not be committed (the
     hook must not leave a tree dirtied by a move nobody asked for)."""
-    moment = clock.now()
+    moment = store.runtime.now()
     lifecycle = store.config.lifecycle
     result = CheckResult()
     result.renamed = local_ids.settle(store)  # a pull brought a tracked id a local entry has

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -178,16 +177,16 @@ _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 _LONGEST_FOLDER = 200
 
 
-def claude_transcripts_folder(project: Path) -> Path:
+def claude_transcripts_folder(project: Path, claude_dir: str | None = None) -> Path:
     """Where Claude Code keeps the transcripts of sessions started in `project`
-    (under $CLAUDE_CONFIG_DIR, else ~/.claude)."""
-    config = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+    (under `claude_dir`, the runtime's $CLAUDE_CONFIG_DIR, else ~/.claude)."""
+    config = claude_dir or str(Path.home() / ".claude")
     return Path(config).expanduser() / "projects" / _NOT_ALNUM.sub("-", str(project))
 
 
-def _in_transcripts(path: Path, project: Path) -> bool:
+def _in_transcripts(path: Path, project: Path, claude_dir: str | None) -> bool:
     """Whether a resolved `path` lies in the transcripts folder of `project`."""
-    folder = claude_transcripts_folder(project)
+    folder = claude_transcripts_folder(project, claude_dir)
     projects = folder.parent.resolve()
     if not is_inside(projects, path) or path == projects:
         return False
@@ -197,14 +196,17 @@ def _in_transcripts(path: Path, project: Path) -> bool:
     return name == folder.name
 
 
-def agent_transcript(given: str, root: Path) -> Path:
+def agent_transcript(given: str, root: Path, claude_dir: str | None = None) -> Path:
     """The file a transcript path from an agent names, after symlinks, when it
     is inside the repository `root` or Claude Code's transcripts of this
-    project (started in `root` or the working directory); else bad input."""
+    project (started in `root` or the working directory, under `claude_dir`);
+    else bad input."""
     path = Path(given).expanduser()
     resolved = (path if path.is_absolute() else Path.cwd() / path).resolve()
     root = root.resolve()
-    if is_inside(root, resolved) or any(_in_transcripts(resolved, project) for project in (root, Path.cwd().resolve())):
+    if is_inside(root, resolved) or any(
+        _in_transcripts(resolved, project, claude_dir) for project in (root, Path.cwd().resolve())
+    ):
         return resolved
     raise BadInput(
         f"the transcript path {given!r} is outside the repository and Claude Code's transcripts of this project",

@@ -182,7 +182,7 @@ def _prepare(store: Store, request: Request, batch: _Batch) -> Entry:
     else:
         day = id_day(parse_time(request.timestamp) if request.timestamp else batch.moment)
         new_id = batch.taken.fresh(day)
-    data, notes = build(request, config, batch.moment, batch.existing, batch.taken, new_id)
+    data, notes = build(request, config, batch.moment, batch.existing, batch.taken, new_id, batch.store.runtime)
     if (
         holder is not None
         and holder.category == data["category"]

@@ -7,7 +7,6 @@ rest of the grimoire (duplicates, ids, supersede state) is `adding`'s.
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from collections.abc import Container
@@ -36,6 +35,7 @@ from ..core.model import (
     ordered,
     score_of,
 )
+from ..core.runtime import Runtime
 from .request_texts import given_texts, line_texts, not_given, refuse_secrets, without_private
 
 _PROCESS_SESSION = f"ses-{uuid.uuid4().hex[:12]}"
@@ -245,8 +245,10 @@ def build(
     existing: Entries,
     taken_ids: Container[str],
     new_id: str,
+    runtime: Runtime | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """A complete entry mapping for `request`, and notes for the caller."""
+    """A complete entry mapping for `request`, and notes for the caller;
+    the source's session, agent and phase default to the runtime's."""
     from ..guard.scan import strip_private
 
     notes: list[str] = []
@@ -297,11 +299,11 @@ def build(
         )
     timestamp = iso(parse_time(request.timestamp)) if request.timestamp else iso(moment)
     source: dict[str, Any] = {
-        "session_id": request.session_id or os.environ.get("MEM_SESSION_ID") or _PROCESS_SESSION,
+        "session_id": request.session_id or (runtime and runtime.session_id) or _PROCESS_SESSION,
         "timestamp": timestamp,
     }
-    agent = request.agent or os.environ.get("MEM_AGENT")
-    phase = request.phase or os.environ.get("MEM_PHASE")
+    agent = request.agent or (runtime and runtime.agent)
+    phase = request.phase or (runtime and runtime.phase)
     if agent:
         source["agent"] = agent
     if phase:

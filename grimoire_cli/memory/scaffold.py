@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import CONFIG_NAME, DEFAULT_CONFIG_TEXT, find_root, load_config
+from ..core.runtime import Runtime
 from ..storage import journal
 from ..storage.store import Store
 
@@ -55,10 +56,11 @@ def init(
     config: str | os.PathLike | None = None,
     scope: str | None = None,
     preset: str | None = None,
+    runtime: Runtime | None = None,
 ) -> InitResult:
     """Create what a grimoire needs under the repository holding `path` (in
-    `scope`, or MEM_SCOPE, when one is named), with a preset's categories
-    added to the config first when one is named."""
+    `scope` when one is named), with a preset's categories added to the
+    config first when one is named."""
     if preset is not None:
         from ..kinds.presets import check_preset
 
@@ -77,7 +79,7 @@ def init(
 
         result.categories_added, result.settings_added, result.notes = add_preset(config_path, preset)
     conf = load_config(root, config_path, scope, must_exist=False)
-    store = Store(conf)
+    store = Store(conf, runtime)
     for folder in conf.folders():
         folder.mkdir(parents=True, exist_ok=True)
     _ensure_lines(conf.storage_dir / ".gitignore", STORAGE_IGNORE, result, rel)

@@ -13,7 +13,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..core import clock
 from ..core.config import Config
 from ..core.errors import BadInput
 from ..core.model import ID_RE, epoch
@@ -120,7 +119,7 @@ def validate(store: Store, paths: Iterable[str] | None = None) -> Report:
         rest = [(path, _display(config, path)) for path in _default_paths(store) if path.resolve() not in checked]
         for result in _file_results(store, rest, version):
             context.extend(_Link(*row) for row in result["links"])
-    _check_links(links, context, report, clock.now())
+    _check_links(links, context, report, store.runtime.now())
     report.problems.sort(key=lambda p: (p.file, p.line, p.rule))
     return report
 

@@ -66,7 +66,9 @@ def compute_all(store: Store, files: list[FileToCheck]) -> list[dict[str, Any]]:
     from ..storage import parallel
 
     # Only what must be checked again counts towards going parallel.
-    workers = parallel.workers_for(sum(len(file.data or b"") for file in files if not file.known))
+    workers = parallel.workers_for(
+        sum(len(file.data or b"") for file in files if not file.known), store.runtime.parse_workers
+    )
     if workers < 2:
         return [compute(store.config, store, *file) for file in files]
     early: dict[int, dict[str, Any]] = {}  # files that cannot be read, with their problem

@@ -24,18 +24,11 @@ from typing import Any
 
 from ..core.errors import LockTimeout
 from ..core.faults import reached
-from ..core.settings import environment
 
 JOURNAL = "journal.json"
 LOCK_FILE = "write.lock"
 TMP_SUFFIX = ".mem-tmp"
 CACHE_IGNORE = "# derived cache of mem: never commit\n*\n"
-
-
-def lock_timeout() -> float:
-    """Seconds to wait for the lock (`MEM_LOCK_TIMEOUT`, default 30)."""
-    given = environment("MEM_LOCK_TIMEOUT")
-    return 30.0 if given is None else given
 
 
 def cache_folder(folder: Path) -> Path:
@@ -49,13 +42,12 @@ def cache_folder(folder: Path) -> Path:
 
 
 @contextmanager
-def locked(cache: Path) -> Iterator[None]:
-    """An exclusive `flock` on the grimoire, waiting up to `lock_timeout()`."""
+def locked(cache: Path, timeout: float) -> Iterator[None]:
+    """An exclusive `flock` on the grimoire, waiting up to `timeout` seconds (MEM_LOCK_TIMEOUT)."""
     import fcntl
 
     handle = open(cache_folder(cache) / LOCK_FILE, "a+")
     try:
-        timeout = lock_timeout()
         deadline = time.monotonic() + timeout
         while True:
             try:

@@ -32,7 +32,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.errors import Damaged
-from ..core.settings import environment
 from .catalog.rows import Prepared, prepare, word_counts, word_set
 from .chunks import (
     OTHER_BREAKS,
@@ -101,9 +100,10 @@ class _Found(NamedTuple):
 _SLICES: list[Slice] = []
 
 
-def parse_files(jobs: list[Job]) -> Iterator[Parsed | Damaged]:
-    """Each job's placed items (or its Damaged), in the order of `jobs`."""
-    workers = workers_for(sum(len(job.text) for job in jobs if not job.known))
+def parse_files(jobs: list[Job], given: int | None = None) -> Iterator[Parsed | Damaged]:
+    """Each job's placed items (or its Damaged), in the order of `jobs`;
+    `given`: the processes asked for (MEM_PARSE_WORKERS), else by size."""
+    workers = workers_for(sum(len(job.text) for job in jobs if not job.known), given)
     slices = cut(jobs, workers) if workers > 1 else []
     if not slices:
         for job in jobs:
@@ -228,11 +228,11 @@ def read_slice(piece: Slice, where: str) -> tuple[list[Chunk], list[Any]] | None
     return chunks, items
 
 
-def workers_for(size: int) -> int:
-    """How many processes to parse `size` characters of new files with."""
-    given = environment("MEM_PARSE_WORKERS")
+def workers_for(size: int, given: int | None = None) -> int:
+    """How many processes to parse `size` characters of new files with
+    (`given`: the number asked for, MEM_PARSE_WORKERS)."""
     if given is not None:
-        workers = int(given)
+        workers = given
     elif size < PARALLEL_BYTES:
         return 1
     else:

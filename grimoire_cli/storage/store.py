@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 from ..core.config import Config
 from ..core.errors import Damaged
 from ..core.model import Entry
+from ..core.runtime import Runtime
 from . import issued, journal, reading
 from .catalog.catalog import Catalog
 from .catalog.connection import Stale
@@ -65,8 +66,9 @@ class _Staged(NamedTuple):
 class Store:
     """The files of one grimoire and their catalog."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, runtime: Runtime | None = None):
         self.config = config
+        self.runtime = runtime if runtime is not None else Runtime()
         self.cache = config.storage_dir / ".cache"
         self.catalog = Catalog(self.cache)
         self._fresh: set[str] = set()  # files whose catalog rows this process has checked
@@ -285,7 +287,7 @@ class Store:
         from .parallel import Job, parse_files
 
         jobs = [Job(reread.file.rel, reread.text, reread.known, reread.file.archived) for reread in pending]
-        for reread, parsed in zip(pending, parse_files(jobs)):
+        for reread, parsed in zip(pending, parse_files(jobs, self.runtime.parse_workers)):
             rel = reread.file.rel
             try:
                 self._index(reread, parsed)
@@ -371,7 +373,7 @@ class Store:
         Writes made inside are staged and land together when the block ends
         without an error; an error discards them all.
         """
-        with journal.locked(self.cache):
+        with journal.locked(self.cache, self.runtime.lock_timeout):
             self._recover()
             # Other processes may have written since we last looked.
             self._fresh.clear()
