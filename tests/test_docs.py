@@ -4,7 +4,12 @@ benchmarks/README.md and CONTRIBUTING.md names a file that exists and, with
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -86,3 +91,42 @@ def test_pyproject_readme_exists():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert (ROOT / project["readme"]).is_file()
     assert (ROOT / "LICENSE").read_text().startswith("MIT License") and project["license"] in ("MIT", {"text": "MIT"})
+
+
+def _mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess:
+    """`mkdocs build --strict` of the site `root`'s mkdocs.yml describes, into `site`."""
+    if importlib.util.find_spec("mkdocs") is None:
+        # CI runs `make docs` first, which installs it: there a missing MkDocs is a failure, not a skip.
+        assert not os.environ.get("CI"), "MkDocs is not installed: run `make docs` before the tests"
+        pytest.skip("MkDocs is not installed: `make docs` installs it")
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_site_builds_with_warnings_as_errors(tmp_path):
+    built = _mkdocs_build(ROOT, tmp_path / "site")
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "site" / "index.html").is_file() and (
+        tmp_path / "site" / "docs" / "reference" / "index.html"
+    ).is_file()
+
+
+def test_the_site_build_fails_on_a_broken_link_or_anchor(tmp_path):
+    """The strict build is what catches a broken page: a copy of the sources with
+    one bad link and one bad anchor does not build."""
+    copy = tmp_path / "repo"
+    for name in ("mkdocs.yml", "README.md", "CONTRIBUTING.md", "CHANGELOG.md", "LICENSE"):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, copy / name)
+    for folder in ("docs", "schemas", "scripts", "benchmarks", "grimoire_cli/lifecycle/prompts"):
+        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("*.py[co]", "__pycache__", ".data"))
+    with (copy / "docs" / "ci.md").open("a") as ci:
+        ci.write("\nSee [gone](nope.md) and [there](reference.md#no-such-heading).\n")
+    built = _mkdocs_build(copy, tmp_path / "site")
+    assert built.returncode == 1
+    assert "'nope.md'" in built.stderr and "'#no-such-heading'" in built.stderr
