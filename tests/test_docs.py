@@ -264,3 +264,34 @@ def test_nothing_cites_documents_the_repository_does_not_have():
         if path != Path(__file__).resolve() and OUTSIDE.search(path.read_text(encoding="utf-8"))
     }
     assert citing <= OUTSIDE_PENDING, citing - OUTSIDE_PENDING
+
+
+# -- what the site's Markdown needs ---------------------------------------------------
+
+LIST_ITEM = re.compile(r"^( *)(?:[-*+]|\d+\.) ")
+
+
+def lists_the_site_would_break(doc: Path) -> list[int]:
+    """Lines of lists the site (Python-Markdown, stricter than GitHub's) would
+    not render as lists: one that starts right after a paragraph's line runs
+    into it, and a sub-list nests only when indented by 4 spaces."""
+    broken, previous = [], ""
+    for number, line in prose(doc):
+        item = LIST_ITEM.match(line)
+        if item and not LIST_ITEM.match(previous) and previous.strip() and not previous.startswith(" "):
+            broken.append(number)
+        elif item and len(item.group(1)) % 4:
+            broken.append(number)
+        previous = line
+    return broken
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_lists_render_on_the_site(doc):
+    assert lists_the_site_would_break(doc) == []
+
+
+def test_the_list_check_sees_a_list_run_into_its_paragraph(tmp_path):
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nText:\n- runs in\n\n- fine\n  - nests wrong\n    - nests\n  wrapped text\n1. fine\n")
+    assert lists_the_site_would_break(doc) == [4, 7]
