@@ -38,6 +38,17 @@ def on_config(config: MkDocsConfig, **kwargs: Any) -> MkDocsConfig:
     return config
 
 
+def _unescape_pipes(row: str) -> str:
+    return re.sub(r"`[^`]*`", lambda span: span.group(0).replace("\\|", "|"), row)
+
+
+def on_page_markdown(markdown: str, **kwargs: Any) -> str:
+    """A `|` in a code span of a table row is written `\\|` for GitHub, whose
+    tables split on it even there; the site's Markdown does not, and would show
+    the backslash."""
+    return "\n".join(_unescape_pipes(line) if line.startswith("|") else line for line in markdown.split("\n"))
+
+
 def on_files(files: Files, config: MkDocsConfig, **kwargs: Any) -> Files:
     """Every source at its repository path, instead of docs_dir's files."""
     paths = sorted({path for pattern in SOURCES for path in ROOT.glob(pattern)})
