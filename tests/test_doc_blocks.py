@@ -77,11 +77,15 @@ def blocks(page: Path) -> list[Block]:
             number += 1
             continue
         fence, lang = opening.groups()
-        end = next(i for i in range(number + 1, len(lines)) if lines[i].strip().startswith(fence))
-        before = [line.strip() for line in lines[:number] if line.strip()]
-        marker = NOT_RUN.match(before[-1]) if before else None
+        # An unclosed fence runs to the end of the page, as Markdown reads it.
+        end = next((i for i in range(number + 1, len(lines)) if lines[i].strip().startswith(fence)), len(lines))
+        previous = next((line.strip() for line in reversed(lines[:number]) if line.strip()), "")
+        marker = NOT_RUN.match(previous)
         reason = marker.group(1).strip() if marker else None
-        found.append(Block(page, number + 1, lang.lower(), "\n".join(lines[number + 1 : end]), reason))
+        # A block inside a list item is indented as its fence is.
+        indent = len(lines[number]) - len(lines[number].lstrip())
+        text = "\n".join(line[indent:] if line[:indent].isspace() else line for line in lines[number + 1 : end])
+        found.append(Block(page, number + 1, lang.lower(), text, reason))
         number = end + 1
     return found
 
@@ -225,15 +229,16 @@ def test_the_block_reader_and_its_checks(tmp_path):
     page = tmp_path / "p.md"
     page.write_text(
         "# P\n\n<!-- not run: needs a network -->\n```console\n$ curl x\n```\n\n"
-        "```console\n$ echo a   # a comment\na\n$ true\n```\n\n~~~python\nx = 1\n~~~\n"
+        "```console\n$ echo a   # a comment\na\n$ true\n```\n\n- an item:\n\n  ~~~python\n  x = 1\n  ~~~\n"
     )
     found = blocks(page)
     assert [(b.line, b.lang, b.not_run) for b in found] == [
         (4, "console", "needs a network"),
         (8, "console", None),
-        (14, "python", None),
+        (16, "python", None),
     ]
     assert session(found[1].text) == [Command(1, "echo a   # a comment", ["a"]), Command(3, "true", [])]
+    assert found[2].text == "x = 1"
     assert output_matches(["a", "...", "z"], "a\nb\nc\nz\n") and output_matches(["a", "...", "z"], "a\nz")
     assert not output_matches(["a"], "a\nb\n") and not output_matches(["a", "...", "z"], "a\nb\n")
     assert expected_value("{'rows': 12}") == (True, {"rows": 12})
