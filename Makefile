@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast soak mutation bench bench-scale bench-retrieval bench-guard update-rules lint format validate-memory clean
+.PHONY: docs demo test test-fast soak mutation bench bench-scale bench-retrieval bench-guard update-rules lint format validate-memory clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -83,9 +83,20 @@ format: $(STAMP)
 	$(BIN)/ruff format $(LINTED)
 	$(BIN)/ruff check --fix $(LINTED)
 
+# The docs as a static site in site/ (mkdocs.yml): warnings are errors, so a
+# broken link, anchor or page fails it. MkDocs is installed here, on first use,
+# not by every `make test`.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/mkdocs build --strict
+
 # This project's own grimoire (its design decisions), validated by mem itself.
 validate-memory: $(STAMP)
 	$(BIN)/mem validate grimoires/loa/memory
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist site *.egg-info

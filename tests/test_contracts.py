@@ -147,7 +147,7 @@ def test_review_json_carries_sections_and_near_duplicate_pairs(repo):
         and pair["near_duplicates"][0]["id"] == first
         and pair["near_duplicates"][0]["score"] >= 90
     )
-    assert items[second]["content"].endswith("builds")  # still the entry object DESIGN.md §3 promises
+    assert items[second]["content"].endswith("builds")  # still the entry object docs/reference.md's JSON shapes promise
 
 
 def test_add_json_carries_the_near_duplicate_warning(repo):

@@ -1,4 +1,4 @@
-"""Scopes (DESIGN.md §6.1): one grimoire per persona under grimoires/<scope>/memory."""
+"""Scopes (docs/agent-personas.md, `--scope` in docs/commands.md): one grimoire per persona under grimoires/<scope>/memory."""
 
 from __future__ import annotations
 
