@@ -12,6 +12,16 @@ TIER_BONUS = {"high": 0.10, "medium": 0.03, "unrated": 0.0, "low": -0.05, "ineff
 FIELD_WEIGHTS = (1.0, 1.0, 0.5, 1.0)  # summary, content, tags, aliases: bm25() column weights
 RECENCY_HALF_LIFE_DAYS = 30
 
+# Neighbours (issue 38.3): a match written right before or after one of the
+# query's best matches, in the same file and sitting, is lifted by part of
+# that match's relevance: a question's answer is often the next entry, in
+# other words than the question's. Measured on LoCoMo dev (benchmarks/README.md);
+# wider, heavier or lent by more matches lowered a category.
+NEIGHBOUR_WEIGHT = 0.2  # of a lending match's relevance, added per lender
+NEIGHBOUR_SPAN = 3  # entries either side in the file
+NEIGHBOUR_LENDERS = 20  # the best matches by the blend that lend
+NEIGHBOUR_WINDOW_SECONDS = 3600  # written within an hour of each other: one sitting
+
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below between both

@@ -8,9 +8,15 @@ The blend, per candidate that matched at least one query term:
     prior     = 0.10 * (confidence - 0.5)
               + 0.05 * (effective importance - 5) / 5   (decayed: settings.Decay)
               + tier bonus (high +0.10, medium +0.03, low -0.05, ineffective -0.15)
-    score     = (1 - w) * relevance + w * recency + prior   (w = retrieval.recency_weight)
+    blend     = (1 - w) * relevance + w * recency + prior   (w = retrieval.recency_weight)
+    neighbours = 0.2 * the relevance of each of the 20 best matches by the blend
+                written within 3 entries of it in its file and an hour of it
+    score     = blend + neighbours
 
-Relevance dominates; the other parts order near-ties. Whole-text fuzzy
+Relevance dominates; the other parts order near-ties. Neighbours lift the
+matches written in the same sitting as the best ones (a question's answer is
+often the next entry, worded unlike the question); they never add an entry
+that does not match (`scoring.NEIGHBOUR_WEIGHT` and the rest). Whole-text fuzzy
 ratios (rapidfuzz WRatio) are never used: they rank like random (the
 grimoire records the measurement).
 
@@ -252,6 +258,7 @@ def hits(store: Store, scored: list[Ranked]) -> list[Hit]:
                 "relevance": s.relevance,
                 "recency": s.recency,
                 "prior": s.prior,
+                "neighbours": s.neighbours,
                 "tier": TIER_BONUS.get(entries[s.rowid].tier, 0.0),
             },
         )
