@@ -25,9 +25,8 @@ _BLOCK_CHARS = 1600  # ~400 tokens: Samaritan's cap on the Active Memory block
 
 class Samaritan:
     """Samaritan's memory calls over one grimoire. Memories go to `category`
-    (default: the config's `fact`-like default chosen by mem from the content
-    when None). `summarizers` maps a model key to the summarizer command
-    `summarize_and_save` runs (default: consolidate.command)."""
+    (None: mem infers one from the content). `summarizers` maps a model key
+    to the summarizer command `summarize_and_save` runs (default: consolidate.command)."""
 
     def __init__(
         self, grimoire: Grimoire, *, category: str | None = "preference", summarizers: dict[str, str] | None = None
