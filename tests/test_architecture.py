@@ -105,6 +105,7 @@ LAYERS = (
     "lifecycle",
     "learning",
     "facade",
+    "adapters",
     "integrations",
     "cli",
 )
@@ -126,10 +127,11 @@ def test_every_module_is_in_a_layer():
 
 
 def test_arrows_point_down():
-    """cli -> integrations -> facade (api) -> learning -> lifecycle ->
+    """cli -> integrations -> adapters -> facade (api) -> learning -> lifecycle ->
     retrieval -> memory -> kinds -> guard -> git -> storage -> core. The
     YAML reader is a leaf the config may use. The integrations (MCP, Claude
-    Code, the memory tool) are front ends as the cli is."""
+    Code, the memory tool) are front ends as the cli is; the adapters (each
+    memory system's own API) sit on the facade."""
     wrong = []
     for name, deps in GRAPH.items():
         if name in ("grimoire_cli", "grimoire_cli.__main__"):
@@ -226,3 +228,26 @@ def test_only_the_runtime_reads_the_environment():
             if reads and name not in allowed:
                 found.append(f"{name}:{node.lineno}")
     assert found == []
+
+
+# Each memory system's own names live in its adapter (adapters/), not on the facade,
+# and the front ends call the facade's names.
+SEED_NAMES = (
+    "remember_fact recall_fact search_facts update_fact remember_episode recall_episodes search_episodes "
+    "remember_procedure recall_procedure list_procedures execute_procedure schedule_task get_pending_tasks "
+    "complete_task cancel_task list_memory_categories memory_stats clear_memory query_memory get_memory_pattern "
+    "store_insight get_tool_recommendations save_memory load_short_term age_to_longterm memory_recall"
+).split()
+
+
+def test_seed_names_live_in_the_adapters():
+    from grimoire_cli import Grimoire
+
+    assert [name for name in SEED_NAMES if hasattr(Grimoire, name)] == []
+    front = [n for n in MODULES if _layer(n) in ("integrations", "cli")]
+    called = []
+    for name in front:
+        for node in ast.walk(ast.parse(MODULES[name].read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in SEED_NAMES:
+                called.append(f"{name}:{node.lineno} .{node.attr}")
+    assert called == []

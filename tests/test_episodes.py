@@ -160,15 +160,15 @@ def test_episodes_need_an_episode_category(repo):
     assert mem("episodes").code == 2
 
 
-def test_the_python_api_names_sabre_uses(sabre):
+def test_the_python_api(sabre):
     from grimoire_cli import Grimoire
 
     g = Grimoire.open(sabre)
-    entry = g.remember_episode("db-migration", context={"table": "users"}, learned="Run it off-peak", outcome="failure")
+    entry = g.add_episode("db-migration", context={"table": "users"}, learned="Run it off-peak", outcome="failure")
     assert entry.data["event"] == "db-migration" and entry.category == "episode"
-    assert [e.id for e in g.recall_episodes(event="db-migration")] == [entry.id]
-    assert [h.entry.id for h in g.search_episodes("off-peak users")] == [entry.id]
-    assert g.recall_episodes(since="2026-11-23") == []
+    assert [h.entry.id for h in g.episodes(event="db-migration")] == [entry.id]
+    assert [h.entry.id for h in g.episodes("off-peak users")] == [entry.id]
+    assert g.episodes(since="2026-11-23") == []
 
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)

@@ -172,26 +172,26 @@ def test_learn_needs_an_insight_category(repo):
     assert result.code == 2 and result.err.startswith("error:") and "pms" in result.err
 
 
-def test_the_python_api_has_the_persistent_memory_systems_names(pms):
+def test_the_python_api_of_learning(pms):
     from grimoire_cli import Grimoire
     from grimoire_cli.core.errors import BadInput
 
     g = Grimoire.open(pms)
     g.observe([_task(n, ("pack", "ship")) for n in range(6)])
-    assert [p.pattern for p in g.get_memory_pattern("plan_pattern")] == ["pack → ship"]
-    recommended = g.get_tool_recommendations("shipping", "pack order")
+    assert [p.pattern for p in g.patterns("plan_pattern")] == ["pack → ship"]
+    recommended = g.recommend("pack order", context="shipping")
     assert [r.tool for r in recommended.tools] == ["pack", "ship"]
-    assert set(g.query_memory("pack")) == {"patterns", "tools", "insights", "preferences"}
-    hand = g.store_insight(
+    assert set(g.recall_all("pack")) == {"patterns", "tools", "insights", "preferences"}
+    hand = g.add_insight(
         "Pack fragile goods in double boxes", insight_type="rule", applies_to="pack", evidence=["pack-1"]
     )
-    other = g.store_insight("Never ship lithium batteries by air", insight_type="rule", applies_to="pack")
+    other = g.add_insight("Never ship lithium batteries by air", insight_type="rule", applies_to="pack")
     assert hand.data["rule_id"].startswith("manual-") and hand.data["validated"] is False
     assert other.data["rule_id"] != hand.data["rule_id"]  # two insights about one tool stand side by side
-    named = g.store_insight("Weigh every parcel", insight_type="rule", applies_to="pack", rule_id="manual-weigh")
+    named = g.add_insight("Weigh every parcel", insight_type="rule", applies_to="pack", rule_id="manual-weigh")
     g.learn()
     # learn leaves insights written by hand alone; storing one again under its rule id supersedes it
-    again = g.store_insight("Weigh every parcel twice", insight_type="rule", applies_to="pack", rule_id="manual-weigh")
+    again = g.add_insight("Weigh every parcel twice", insight_type="rule", applies_to="pack", rule_id="manual-weigh")
     assert again.supersedes == named.id
     assert {e.data["rule_id"] for e in g.insights(type="rule")} == {
         hand.data["rule_id"],
@@ -199,7 +199,7 @@ def test_the_python_api_has_the_persistent_memory_systems_names(pms):
         "manual-weigh",
     }
     with pytest.raises(BadInput, match="mem learn makes"):
-        g.store_insight("x y z", insight_type="warning", applies_to="deploy", rule_id="warn-0123456789ab")
+        g.add_insight("x y z", insight_type="warning", applies_to="deploy", rule_id="warn-0123456789ab")
 
 
 def test_learn_keeps_what_this_log_has_no_evidence_about(pms):
@@ -285,7 +285,7 @@ def test_an_insight_is_checked_against_its_kind(pms):
 
     g = Grimoire.open(pms)
     with pytest.raises(BadInput, match="insight_type"):
-        g.store_insight("x y z", insight_type="hunch", applies_to="pack")
+        g.add_insight("x y z", insight_type="hunch", applies_to="pack")
     added = mem("add", "-c", "insight", "a plain note in the insight category")
     assert added.code == 2 and "mem learn" in added.err
     assert mem("validate").code == 0

@@ -234,25 +234,23 @@ def test_procedures_lists_one_category_when_asked(sabre):
     assert wrong.code == 2 and "category 'fact' is of kind note, not procedure" in wrong.err
 
 
-def test_the_python_api_names_sabre_uses(sabre):
+def test_the_python_api(sabre):
     from grimoire_cli import Grimoire
 
     g = Grimoire.open(sabre)
-    saved = g.remember_procedure(
-        "rotate-keys", ["Open the vault", {"name": "Rotate", "run": "vault rotate {key}"}], "Rotate a key"
-    )
+    document = {
+        "name": "rotate-keys",
+        "steps": ["Open the vault", {"name": "Rotate", "run": "vault rotate {key}"}],
+        "description": "Rotate a key",
+    }
+    saved = g.add_procedure(document)
     assert saved.written and saved.entry.data["params"] == ["key"]
-    assert (
-        g.remember_procedure(
-            "rotate-keys", ["Open the vault", {"name": "Rotate", "run": "vault rotate {key}"}], "Rotate a key"
-        ).written
-        is False
-    )
-    assert g.recall_procedure("rotate-keys", key="db").steps[1] == {"name": "Rotate", "run": "vault rotate db"}
-    assert [e.data["name"] for e in g.list_procedures()] == ["rotate-keys"]
-    stats = g.memory_stats().to_dict()
+    assert g.add_procedure(document).written is False
+    assert g.procedure("rotate-keys", {"key": "db"}).steps[1] == {"name": "Rotate", "run": "vault rotate db"}
+    assert [e.data["name"] for e in g.procedures()] == ["rotate-keys"]
+    stats = g.stats().to_dict()
     assert stats["categories"]["procedure"] == {"active": 1}
-    categories = {c["name"]: c for c in g.list_memory_categories()}
+    categories = {c["name"]: c for c in g.categories()}
     assert categories["procedure"]["kind"] == "procedure" and categories["cache"]["tracked"] is False
     assert categories["cache"]["file"] == "grimoires/loa/memory/local/cache.yaml"
 

@@ -141,13 +141,13 @@ def test_library_calls(sabre):
     from grimoire_cli import Grimoire
 
     g = Grimoire.open(sabre)
-    task = g.schedule_task("Rotate the logs", due="+2h")
-    waiting = g.schedule_task("Re-run the report", on="data.loaded")
-    assert [t.id for t in g.get_pending_tasks()] == [task.id, waiting.id]
+    task = g.add_task("Rotate the logs", due="+2h")
+    waiting = g.add_task("Re-run the report", on="data.loaded")
+    assert [t.id for t in g.tasks()] == [task.id, waiting.id]
     assert [t.id for t in g.fire("data.loaded")] == [waiting.id]
-    assert g.complete_task(waiting.id).data["status"] == "done"
-    assert g.cancel_task(task.id).data["status"] == "cancelled"
-    assert g.get_pending_tasks() == [] and g.due_tasks() == []
+    assert g.end_task(waiting.id, "done").data["status"] == "done"
+    assert g.end_task(task.id, "cancelled").data["status"] == "cancelled"
+    assert g.tasks() == [] and g.due_tasks() == []
 
 
 def test_private_sections_never_reach_a_task(sabre):

@@ -2,8 +2,8 @@
 facts, episodes, procedures and prospective tasks; `Grimoire` inherits them, so `api.py` stays the map of the
 commands Loa's protocol defines and this file the map of the rest.
 
-Each method is one call an agent runtime makes (SABRE's helpers are named
-in docs/agent-personas.md); the work is done by the kind's module.
+Each method is one call an agent runtime makes; SABRE's own names for them
+are in `adapters/sabre.py`. The work is done by the kind's module.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from ..kinds.facts import Remembered
     from ..kinds.procedures import Checklist, Saved
     from ..retrieval.search import Hit
-    from ..retrieval.stats import Stats
     from ..storage.catalog.queries import Filter
     from ..storage.store import Store
 
@@ -39,7 +38,6 @@ class KindsFacade:
 
         def now(self) -> datetime: ...
         def add_many(self, items: Iterable[Any], *, skip_invalid: bool = False) -> list[Entry]: ...
-        def stats(self) -> Stats: ...
         def list(self, *, categories: Iterable[str] | None = None, **options: Any) -> list[Entry]: ...
         def _filter(
             self,
@@ -127,19 +125,6 @@ class KindsFacade:
             entry.data = changes.get(entry.id, entry.data)
         return [entry for entry in waiting if entry.id in changes]
 
-    # SABRE's names for the same calls (docs/agent-personas.md).
-    def schedule_task(self, text: str, **options: Any) -> Entry:
-        return self.add_task(text, **options)
-
-    def get_pending_tasks(self) -> builtins.list[Entry]:
-        return self.tasks()
-
-    def complete_task(self, entry_id: str) -> Entry:
-        return self.end_task(entry_id, "done")
-
-    def cancel_task(self, entry_id: str) -> Entry:
-        return self.end_task(entry_id, "cancelled")
-
     # -- episodes ------------------------------------------------------------
 
     def add_episode(
@@ -204,16 +189,6 @@ class KindsFacade:
             recency_weight=float(self.config.retrieval["recency_weight"]),
             limit=limit,
         )
-
-    # SABRE's names for the same calls.
-    def remember_episode(self, event: str, **options: Any) -> Entry:
-        return self.add_episode(event, **options)
-
-    def recall_episodes(self, query: str | None = None, **options: Any) -> builtins.list[Entry]:
-        return [hit.entry for hit in self.episodes(query, **options)]
-
-    def search_episodes(self, query: str, **options: Any) -> builtins.list[Hit]:
-        return self.episodes(query, **options)
 
     # -- procedures ----------------------------------------------------------
 
@@ -284,23 +259,9 @@ class KindsFacade:
             self.list(categories=self._of_kind("procedure", category)), key=lambda entry: str(entry.data.get("name"))
         )
 
-    # SABRE's names for the same calls. mem executes nothing: a runtime that
-    # follows a procedure reports the outcome with `apply(id, success)`.
-    def remember_procedure(
-        self, name: str, steps: builtins.list[Any], description: str | None = None, **options: Any
-    ) -> Saved:
-        document = {"name": name, "steps": steps, **({"description": description} if description is not None else {})}
-        return self.add_procedure(document, **options)
+    # -- the store ---------------------------------------------------------------
 
-    def recall_procedure(self, name: str, **params: str) -> Checklist:
-        return self.procedure(name, params)
-
-    def list_procedures(self) -> builtins.list[Entry]:
-        return self.procedures()
-
-    # -- the store, as SABRE's helpers name it ---------------------------------
-
-    def list_memory_categories(self) -> builtins.list[dict[str, Any]]:
+    def categories(self) -> builtins.list[dict[str, Any]]:
         """Each category of this scope: name, kind, ttl, floor, tracked, file."""
         return [
             {
@@ -313,10 +274,6 @@ class KindsFacade:
             }
             for c in self.config.categories.values()
         ]
-
-    def memory_stats(self) -> Stats:
-        """`mem stats`: counts per category and state, tiers, accesses, bytes."""
-        return self.stats()
 
     # -- keyed facts ---------------------------------------------------------
 
@@ -428,19 +385,6 @@ class KindsFacade:
             return wrapper
 
         return decorate
-
-    # SABRE's names for the same calls.
-    def remember_fact(self, key: str, value: Any, **options: Any) -> Remembered:
-        return self.remember(key, value, **options)
-
-    def update_fact(self, key: str, value: Any, **options: Any) -> Remembered:
-        return self.remember(key, value, **options)  # a new value supersedes the old one
-
-    def recall_fact(self, key: str, default: Any = None) -> Any:
-        return self.recall(key, default)
-
-    def search_facts(self, pattern: str | None = None, **options: Any) -> builtins.list[Entry]:
-        return self.facts(pattern, **options)
 
 
 def _fact_request(

@@ -2,10 +2,7 @@
 `Grimoire` inherits them, as it does the kinds' (`facade/kinds.py`). The work
 is done by the module each one names.
 
-The Persistent Memory System's own API names are here too, as the same
-calls: `query_memory` is `recall_all`, `get_memory_pattern` is `patterns`,
-`get_tool_recommendations(context, action)` is `recommend`, and
-`store_insight` writes an insight by hand.
+The Persistent Memory System's own names for these calls are in `adapters/pms.py`.
 """
 
 from __future__ import annotations
@@ -74,18 +71,12 @@ class LearningFacade:
 
         return patterns(self.store, type, min_usage)
 
-    get_memory_pattern = patterns
-
     def recommend(self, action: str, *, context: str | None = None, limit: int = 5) -> Recommended:
         """The observed tools for an action, ranked by success rate in
         `context` (else over all contexts, with a note); a note when there is no evidence."""
         from ..learning.recommend import recommend
 
         return recommend(self.store, action, context, limit)
-
-    def get_tool_recommendations(self, context: str | None, action: str) -> Recommended:
-        """The Persistent Memory System's name for `recommend`."""
-        return self.recommend(action, context=context)
 
     def recall_all(
         self, text: str, *, types: Iterable[str] | None = None, limit: int = 5
@@ -129,8 +120,6 @@ class LearningFacade:
                 ][:limit]
         return out
 
-    query_memory = recall_all
-
     def learn(self, *, category: str | None = None, dry_run: bool = False) -> Learned:
         """Turn the observation log's evidence into insight entries (best
         practices, warnings, preferences); the same evidence writes nothing."""
@@ -155,7 +144,7 @@ class LearningFacade:
             if type is None or e.data.get("insight_type") == type
         ]
 
-    def store_insight(
+    def add_insight(
         self,
         content: str,
         *,

@@ -22,7 +22,7 @@ committed, as `mem archive`'s is). The log is local and the insights are
 shared: an insight about something this log does not mention at all (a
 pattern it never saw, a tool it never ran) is evidence of nothing and
 stays. An insight someone archived by hand (reason `manual`) is a veto:
-its rule is not written again. Insights written by hand (`store_insight`)
+its rule is not written again. Insights written by hand (`add_insight`)
 have rule ids of their own and are left alone.
 """
 

@@ -445,7 +445,7 @@ def _check_kind(data: dict[str, Any], fields: dict[str, Any], kind: str) -> None
             "task": "`mem task add` (see `mem task add --help`)",
             "chat": "`mem chat add ROLE TEXT`",
             "summary": "`mem consolidate`",
-            "insight": "`mem learn`, or `store_insight` in Python",
+            "insight": "`mem learn`, or `add_insight` in Python",
             "episode": "`mem episode EVENT`",
             "procedure": "`mem procedure add FILE`: a new version of its name supersedes the old",
         }.get(kind, f"`mem import` with the {kind} fields (docs/reference.md)")

@@ -52,7 +52,7 @@ _ADD_WITH = {
     "task": "Add with `mem task add TEXT`",
     "summary": "Written by `mem consolidate`",
     "chat": "Add with `mem chat add ROLE TEXT`",
-    "insight": "Written by `mem learn` (by hand: store_insight in Python)",
+    "insight": "Written by `mem learn` (by hand: add_insight in Python)",
 }
 
 

@@ -1,0 +1,260 @@
+"""The Persistent Memory System's API (the the Persistent Memory System design's calls) over a `Grimoire`:
+the Python equivalents of its TypeScript calls, with the same camelCase
+names and result shapes (docs/adapters.md).
+
+A Task's execution history becomes one record of the observation log
+(`mem observe`); tool memory, patterns and insights are what mem derives
+from that log (`mem tools`, `mem patterns`, `mem learn`). An object input
+may be given as a mapping or as an object with those attributes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import BadInput
+
+if TYPE_CHECKING:
+    from ..api import Grimoire
+
+MEMORY_TYPES = {"patterns": "patterns", "tool_memory": "tools", "insights": "insights", "preferences": "preferences"}
+_CAPITALS = re.compile(r"\b[A-Z]{2,}\b", re.ASCII)
+_NUMBERS = re.compile(r"\b\d+\b", re.ASCII)
+_EMAILS = re.compile(r"\b[\w-]+@[\w-]+\.\w+\b", re.ASCII)
+_SPACES = re.compile(r"\s+", re.ASCII)
+
+
+def field(thing: Any, name: str, default: Any = None) -> Any:
+    """`thing.name` of a TypeScript object, given as a mapping or an object."""
+    if isinstance(thing, dict):
+        return thing.get(name, default)
+    return getattr(thing, name, default)
+
+
+def extractQueryPattern(query: str) -> str:
+    """The query with capitals-only words, numbers and e-mails as `*`, lowercased, spaces as `_`."""
+    for pattern in (_CAPITALS, _NUMBERS, _EMAILS):
+        query = pattern.sub("*", query)
+    return _SPACES.sub("_", query.lower())
+
+
+def extractPlanPattern(plan: Any) -> list[str]:
+    """The plan's actions, in order."""
+    return [str(field(step, "action")) for step in field(plan, "steps") or []]
+
+
+def extractToolSequence(plan: Any) -> str:
+    """The plan's actions joined by ` → `."""
+    return " → ".join(extractPlanPattern(plan))
+
+
+class PersistentMemory:
+    """PMS's calls over one grimoire (`mem init --preset pms` adds the insight category)."""
+
+    def __init__(self, grimoire: Grimoire):
+        self.grimoire = grimoire
+
+    extractQueryPattern = staticmethod(extractQueryPattern)
+    extractPlanPattern = staticmethod(extractPlanPattern)
+    extractToolSequence = staticmethod(extractToolSequence)
+
+    # -- observing -------------------------------------------------------------
+
+    async def observeTaskExecution(self, task: Any, plan: Any = None, thought: Any = None) -> None:
+        """Record the task's execution: tool performance, and the patterns and
+        insights mem derives from the log (`thought` is not kept)."""
+        await self.updateToolPerformance(task, plan)
+
+    async def updateToolPerformance(self, task: Any, plan: Any = None) -> None:
+        """One observation record of the task: each executed step a tool run."""
+        self.grimoire.observe([_record(task, plan)])
+
+    # -- remembering -----------------------------------------------------------
+
+    async def remember(self, pattern: str, context: str) -> dict[str, list[dict[str, Any]]]:
+        """`{patterns, toolMemory, insights}` about `pattern` in `context`."""
+        found = self.query_memory(pattern, ["patterns", "tool_memory", "insights"], context)
+        return {name: found[name] for name in ("patterns", "toolMemory", "insights")}
+
+    async def getToolRecommendations(self, context: str, requiredAction: str) -> list[dict[str, Any]]:
+        """ToolRecommendation items `{toolName, successRate, recommendation}`, best first."""
+        answer = self.grimoire.recommend(requiredAction, context=context)
+        return [
+            {"toolName": r.tool, "successRate": round(r.success_rate, 4), "recommendation": r.reason}
+            for r in answer.tools
+        ]
+
+    async def analyzeCommonErrors(self) -> list[dict[str, Any]]:
+        """Each tool's common errors: `{error, solution, contexts, frequency, evidence}`, most frequent first."""
+        out = []
+        for memory in self.grimoire.tools():
+            solution = next(iter(memory.known_solutions), None)
+            for error in memory.errors:
+                out.append(
+                    {
+                        "tool": memory.tool,
+                        "error": error["error"],
+                        "solution": solution,
+                        "contexts": error["contexts"],
+                        "frequency": error["count"],
+                        "evidence": error["evidence"],
+                    }
+                )
+        return sorted(out, key=lambda item: -item["frequency"])
+
+    async def learnFromCorrection(self, userContext: str, original: Any, corrected: Any, context: str) -> None:
+        """A correction: in `userContext`, what `context` names should have been `corrected`."""
+        self.grimoire.correct(context, corrected, original=original, context=userContext)
+
+    # -- learning ----------------------------------------------------------------
+
+    async def learn(self) -> None:
+        """Patterns, tool memory, insights: derived from the log, insights written."""
+        self.grimoire.learn()
+
+    async def generateInsights(self) -> None:
+        self.grimoire.learn()
+
+    # -- the agent's query tools ---------------------------------------------------
+
+    def query_memory(
+        self,
+        query: str | dict[str, Any],
+        memoryTypes: list[str] | None = None,
+        context: str | None = None,
+        limit: int | None = None,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """`{patterns, toolMemory, insights, preferences}` about `query`; with
+        `context`, tool memory is over the runs in that context."""
+        if isinstance(query, dict):
+            return self.query_memory(**query)
+        chosen = list(MEMORY_TYPES) if memoryTypes is None else memoryTypes
+        unknown = [t for t in chosen if t not in MEMORY_TYPES]
+        if unknown:
+            raise BadInput(f"unknown memory type {unknown[0]!r}", f"use some of {', '.join(MEMORY_TYPES)}")
+        found = self.grimoire.recall_all(query, types=[MEMORY_TYPES[t] for t in chosen], limit=limit or 5)
+        out: dict[str, list[dict[str, Any]]] = {"patterns": [], "toolMemory": [], "insights": [], "preferences": []}
+        out["patterns"] = [_pattern(p) for p in found.get("patterns", [])]
+        tools = found.get("tools", [])
+        if context is not None and tools:
+            here = {m.tool: m.to_dict() for m in self.grimoire.tools(context=context)}
+            tools = [here[t["tool"]] for t in tools if t["tool"] in here]
+        out["toolMemory"] = [_tool(t) for t in tools]
+        out["insights"] = [_insight(i) for i in found.get("insights", [])]
+        out["preferences"] = found.get("preferences", [])
+        return out
+
+    def get_memory_pattern(
+        self, patternType: str | dict[str, Any], pattern: str | None = None
+    ) -> dict[str, Any] | None:
+        """The MemoryPattern of that type and text, or None."""
+        if isinstance(patternType, dict):
+            return self.get_memory_pattern(**patternType)
+        for found in self.grimoire.patterns(patternType):
+            if found.pattern == pattern:
+                return _pattern(found.to_dict())
+        return None
+
+    def store_insight(
+        self,
+        insight: str | dict[str, Any],
+        insightType: str | None = None,
+        appliesTo: dict[str, Any] | None = None,
+        evidence: list[dict[str, Any]] | None = None,
+        confidence: float | None = None,
+    ) -> dict[str, Any]:
+        """A LearnedInsight written by hand; `appliesTo`'s contexts and agents
+        name what it applies to, the evidence's task ids are kept."""
+        if isinstance(insight, dict):
+            return self.store_insight(**insight)
+        applies = appliesTo or {}
+        subjects = [str(s) for s in [*(applies.get("contexts") or []), *(applies.get("agents") or [])]]
+        entry = self.grimoire.add_insight(
+            insight,
+            insight_type=insightType or "rule",
+            applies_to=", ".join(subjects) or "all",
+            evidence=[str(field(item, "taskId")) for item in evidence or [] if field(item, "taskId")],
+            confidence=confidence,
+        )
+        return _insight(entry.to_dict())
+
+
+def _record(task: Any, plan: Any) -> dict[str, Any]:
+    """The observation record of a PMS Task (its executionHistory) and Plan."""
+    history = field(task, "executionHistory") or []
+    steps = [
+        {
+            "tool": str(field(step, "action")),
+            "status": field(step, "status"),
+            **({"duration_ms": field(step, "duration")} if field(step, "duration") is not None else {}),
+            **({"error": str(field(step, "error"))} if field(step, "error") else {}),
+        }
+        for step in history
+    ]
+    record: dict[str, Any] = {
+        "task_id": str(field(task, "taskId") or ""),
+        "outcome": "success" if steps and all(s["status"] == "completed" for s in steps) else "failure",
+        "steps": steps,
+    }
+    for name, key in (("goal", "goal"), ("query", "goal"), ("context", "context")):
+        if field(task, name) and key not in record:
+            record[key] = str(field(task, name))
+    if plan is not None and field(plan, "planId"):
+        record["metadata"] = {"planId": str(field(plan, "planId"))}
+    return record
+
+
+def _pattern(found: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "patternId": f"{found['type']}:{found['pattern']}",
+        "patternType": found["type"],
+        "pattern": found["pattern"],
+        "successMetrics": {
+            "successRate": found["success_rate"],
+            "avgExecutionTime": found["mean_duration_ms"],
+            "avgSteps": found["mean_steps"],
+            "reliability": found["reliability"],
+        },
+        "usageCount": found["usage"],
+        "lastUsed": found["last_seen"],
+        "firstSeen": found["first_seen"],
+        "evidence": [{"taskId": task_id} for task_id in found["evidence"]],
+        "confidence": found["reliability"],
+    }
+
+
+def _tool(found: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "toolName": found["tool"],
+        "performance": {
+            "totalExecutions": found["executions"],
+            "successCount": found["successes"],
+            "failureCount": found["failures"],
+            "successRate": found["success_rate"],
+            "avgDuration": found["duration_ms"]["mean"],
+            "avgRetries": found["mean_retries"],
+        },
+        "optimalContexts": [
+            {"context": name, "successRate": c["success_rate"], "usageCount": c["executions"]}
+            for name, c in found["contexts"].items()
+        ],
+        "commonErrors": [
+            {"error": e["error"], "frequency": e["count"], "percentage": e["share"], "contexts": e["contexts"]}
+            for e in found["errors"]
+        ],
+    }
+
+
+def _insight(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "insightId": data["id"],
+        "insightType": data.get("insight_type"),
+        "insight": data["content"],
+        "rule": data.get("rule_id"),
+        "appliesTo": {"contexts": [s.strip() for s in str(data.get("applies_to", "")).split(",") if s.strip()]},
+        "evidence": [{"taskId": task_id} for task_id in data.get("evidence") or []],
+        "confidence": data.get("confidence"),
+        "validated": bool(data.get("validated")),
+        "createdAt": data.get("timestamp"),
+    }

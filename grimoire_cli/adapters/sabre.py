@@ -1,0 +1,401 @@
+"""SABRE's memory helpers (the SABRE design's calls) over a `Grimoire`: the same
+names, argument order, defaults and return shapes, so code written for
+SABRE's runtime namespace runs unchanged (docs/adapters.md).
+
+The grimoire opened in a scope is the persona: no helper takes a persona.
+Where SABRE and mem differ (ids are text, TTLs are whole minutes at least,
+mem runs no step of a procedure), docs/adapters.md says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import BadInput, NotFound
+
+if TYPE_CHECKING:
+    from ..api import Grimoire
+    from ..core.model import Entry
+
+# SABRE's memory types (clear_memory, memory_stats) and the kind of category holding each.
+MEMORY_TYPES = {"semantic": "note", "episodic": "episode", "procedural": "procedure", "prospective": "task"}
+_TRIGGER_UNITS = {
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+    "d": 86400,
+    "day": 86400,
+}
+_RELATIVE = re.compile(r"^\+?\s*(\d+)\s*([a-z]+?)s?\Z")
+
+
+def ttl_of(seconds: int | None) -> str:
+    """SABRE's TTL in seconds as a grimoire ttl: the largest whole unit, else
+    minutes rounded up (mem's shortest ttl is a minute); None is permanent."""
+    if seconds is None:
+        return "permanent"
+    if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds <= 0:
+        raise BadInput(f"bad ttl {seconds!r}", "give the TTL in seconds as a positive whole number, e.g. ttl=3600")
+    for unit, size in (("d", 86400), ("h", 3600)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{-(-seconds // 60)}m"
+
+
+def due_of(trigger: str) -> dict[str, Any]:
+    """`time:+1hour`, `time:+30min`, `time:<ISO>` or `event:<name>` as the
+    options of `Grimoire.add_task`."""
+    kind, _, value = trigger.partition(":") if isinstance(trigger, str) else ("", "", "")
+    if kind == "event" and value:
+        return {"on": value}
+    if kind != "time" or not value:
+        raise BadInput(
+            f"cannot read trigger {trigger!r}",
+            'give "time:+1hour", "time:2026-12-01T09:00:00Z" or "event:<name>" (condition triggers are not served)',
+        )
+    relative = _RELATIVE.match(value.strip().lower())
+    if relative is None:
+        return {"due": value.strip()}  # an ISO time, checked by the task
+    size = _TRIGGER_UNITS.get(relative[2])
+    if size is None:
+        raise BadInput(f"cannot read trigger {trigger!r}", "use a unit of seconds, minutes, hours or days")
+    return {"due": "+" + ttl_of(int(relative[1]) * size)}
+
+
+class Sabre:
+    """SABRE's helpers over one persona's grimoire. `namespace()` gives them
+    as the plain functions SABRE injects into its runtime. `run_step`, when
+    given, is how `execute_procedure` runs a step (mem runs nothing itself);
+    `transcript_of` is how `consolidate_conversation` reads a conversation."""
+
+    def __init__(
+        self,
+        grimoire: Grimoire,
+        *,
+        run_step: Callable[[dict[str, Any], dict[str, Any]], Any] | None = None,
+        transcript_of: Callable[[str], Any] | None = None,
+    ):
+        self.grimoire = grimoire
+        self.run_step = run_step
+        self.transcript_of = transcript_of
+        self.cache_hits = 0
+        self.cache_misses = 0
+
+    def namespace(self) -> dict[str, Any]:
+        """Every helper by its SABRE name, to put in a runtime's namespace."""
+        names = (
+            "remember_fact recall_fact search_facts update_fact remember_episode recall_episodes search_episodes "
+            "remember_procedure recall_procedure list_procedures execute_procedure schedule_task get_pending_tasks "
+            "complete_task cancel_task list_memory_categories memory_stats clear_memory auto_cache no_cache "
+            "cacheable consolidate_conversation"
+        )
+        return {name: getattr(self, name) for name in names.split()}
+
+    # -- categories: SABRE's are free-form, a grimoire's are configured ------------
+
+    def _placed(self, category: str | None, kind: str) -> tuple[str | None, list[str]]:
+        """A configured category of `kind` named `category`, else the kind's
+        default category with `category` kept as a tag."""
+        spec = self.grimoire.config.categories.get(category or "")
+        if spec is not None and spec.kind == kind:
+            return spec.name, []
+        return None, [category] if category else []
+
+    # -- semantic memory --------------------------------------------------------
+
+    def remember_fact(self, key: str, value: Any, ttl: int | None = 3600, category: str = "general") -> str:
+        """Upsert `value` under `key` for `ttl` seconds; the id of the entry holding it."""
+        placed, tags = self._placed(category, "note")
+        return self.grimoire.remember(key, value, ttl=ttl_of(ttl), category=placed, tags=tags).entry.id
+
+    def recall_fact(self, key: str) -> Any:
+        """The value, or None when missing or expired. A dict comes back with
+        `_cached_at`, the time it was remembered."""
+        try:
+            entry = self.grimoire.recall_entry(key)
+        except NotFound:
+            return None
+        from ..kinds.facts import value_of
+
+        value = value_of(entry)
+        if isinstance(value, dict) and "_cached_at" not in value:
+            value = {**value, "_cached_at": entry.timestamp}
+        return value
+
+    def search_facts(self, category: str | None = None, pattern: str | None = None) -> dict[str, Any]:
+        """key -> value of the active facts in `category` (a category or a tag)
+        whose key matches `pattern` (a glob; without wildcards, a substring)."""
+        from ..kinds.facts import value_of
+
+        glob = pattern if pattern is None or any(c in pattern for c in "*?[") else f"*{pattern}*"
+        placed, tags = self._placed(category, "note")
+        found = self.grimoire.facts(glob, categories=[placed] if placed else None)
+        return {e.key: value_of(e) for e in found if e.key and set(tags) <= set(e.tags)}
+
+    def update_fact(self, key: str, value: Any) -> str:
+        """Replace the value, keeping the fact's ttl and category (a new fact gets the defaults)."""
+        current = self._holder(key)
+        if current is None:
+            return self.remember_fact(key, value)
+        return self.grimoire.remember(
+            key, value, ttl=current.data.get("ttl"), category=current.category, tags=current.tags
+        ).entry.id
+
+    def _holder(self, key: str) -> Entry | None:
+        try:
+            return self.grimoire.get(key)
+        except NotFound:
+            return None
+
+    # -- episodic memory --------------------------------------------------------
+
+    def remember_episode(self, event: str, context: dict[str, Any] | None = None, learned: str | None = None) -> str:
+        """Record an event (a slug), its context and lesson; the new entry's id."""
+        return self.grimoire.add_episode(event, context=context, learned=learned).id
+
+    def recall_episodes(self, query: str, time_range: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
+        """Episodes matching `query`, best first; `time_range` as `since`
+        takes it (30d, 48h, an ISO date). Context fields are at top level too."""
+        hits = self.grimoire.episodes(query, since=time_range, limit=limit)
+        return [self._episode(hit.entry) for hit in hits]
+
+    def search_episodes(self, event_type: str | None = None, date_range: tuple | None = None) -> list[dict[str, Any]]:
+        """Episodes of one event, created within `date_range` = (start, end), newest first."""
+        since, until = tuple(date_range) if date_range else (None, None)
+        found = self.grimoire.episodes(None, event=event_type, since=since, until=until, limit=1000)
+        return [self._episode(hit.entry) for hit in found]
+
+    def _episode(self, entry: Entry) -> dict[str, Any]:
+        context = entry.data.get("context") or {}
+        return {
+            **context,
+            "id": entry.id,
+            "timestamp": entry.timestamp,
+            "persona": self.grimoire.config.scope,
+            "conversation_id": entry.data.get("source", {}).get("session_id"),
+            "event": entry.data.get("event"),
+            "context": context,
+            "learned": entry.data.get("learned"),
+        }
+
+    # -- procedural memory ------------------------------------------------------
+
+    def remember_procedure(self, name: str, steps: list[dict[str, Any]], category: str = "general") -> str:
+        """Keep a workflow: steps of {action, name?, description?, condition?}; the entry's id."""
+        if not isinstance(steps, list) or not steps:
+            raise BadInput(f"the steps of {name!r} are not a list of steps", 'give steps=[{"action": "..."}, ...]')
+        placed, tags = self._placed(category, "procedure")
+        document = {"name": name, "steps": [_step_in(step, number) for number, step in enumerate(steps, 1)]}
+        if tags:
+            document["tags"] = tags
+        return self.grimoire.add_procedure(document, category=placed).entry.id
+
+    def recall_procedure(self, name: str) -> dict[str, Any] | None:
+        """The procedure as SABRE's YAML shapes it, or None."""
+        try:
+            checklist = self.grimoire.procedure(name, template=True)
+        except NotFound:
+            return None
+        return self._procedure(checklist.entry, checklist.steps, checklist.description)
+
+    def list_procedures(self, category: str | None = None) -> list[dict[str, Any]]:
+        """The active procedures (of a category: a procedure category or a tag), by name."""
+        placed, tags = self._placed(category, "procedure")
+        found = self.grimoire.procedures(category=placed)
+        return [
+            self._procedure(e, e.data.get("steps") or [], e.data.get("description"))
+            for e in found
+            if set(tags) <= set(e.tags)
+        ]
+
+    def _procedure(self, entry: Entry, steps: Iterable[dict[str, Any]], description: str | None) -> dict[str, Any]:
+        effect = entry.data.get("effectiveness") or {}
+        runs = effect.get("applications") or 0
+        return {
+            "id": entry.id,
+            "name": entry.data.get("name"),
+            "description": description,
+            "category": next(iter(entry.tags), entry.category),
+            "persona": self.grimoire.config.scope,
+            "steps": [_step_out(step) for step in steps],
+            "learned_from": [],
+            "success_rate": (effect.get("successes") or 0) / runs if runs else None,
+        }
+
+    def execute_procedure(self, name: str, params: dict[str, Any] | None = None) -> list[Any]:
+        """Run the steps in order through `run_step(step, params)` (mem runs
+        no code itself) and record the outcome on the procedure; the results."""
+        if self.run_step is None:
+            raise BadInput(
+                "mem runs no procedure step itself", "give Sabre(grimoire, run_step=...) the runtime's step runner"
+            )
+        procedure = self.recall_procedure(name)
+        if procedure is None:
+            raise NotFound(f"no active procedure named {name!r}", "list them with list_procedures()")
+        results, success = [], False
+        try:
+            for step in procedure["steps"]:
+                results.append(self.run_step(step, dict(params or {})))
+            success = True
+        finally:
+            self.grimoire.apply(procedure["id"], success)
+        return results
+
+    # -- prospective memory -----------------------------------------------------
+
+    def schedule_task(self, task: str, trigger: str, context: dict[str, Any] | None = None) -> str:
+        """Defer `task` until its trigger (`time:+1hour`, `event:<name>`); the task's id."""
+        return self.grimoire.add_task(task, context=context, **due_of(trigger)).id
+
+    def get_pending_tasks(self) -> list[dict[str, Any]]:
+        """The pending tasks that are due, oldest due first."""
+        return [_task(e) for e in self.grimoire.due_tasks()]
+
+    def complete_task(self, task_id: str) -> None:
+        self.grimoire.end_task(task_id, "done")
+
+    def cancel_task(self, task_id: str) -> None:
+        self.grimoire.end_task(task_id, "cancelled")
+
+    # -- introspection ----------------------------------------------------------
+
+    def list_memory_categories(self) -> list[str]:
+        """The categories of this persona's grimoire, by name."""
+        return [c["name"] for c in self.grimoire.categories()]
+
+    def memory_stats(self) -> dict[str, Any]:
+        """Active entries per memory type and per category, bytes on disk, cache hits and misses."""
+        stats = self.grimoire.stats().to_dict()
+        per_category = {name: counts.get("active", 0) for name, counts in stats["categories"].items()}
+        kinds = {c["name"]: c["kind"] for c in self.grimoire.categories()}
+        by_type = {
+            memory_type: {"count": sum(n for name, n in per_category.items() if kinds.get(name) == kind)}
+            for memory_type, kind in MEMORY_TYPES.items()
+        }
+        return {
+            **by_type,
+            "categories": per_category,
+            "bytes": stats["bytes"],
+            "cache": {"hits": self.cache_hits, "misses": self.cache_misses},
+        }
+
+    def clear_memory(self, category: str | None = None, confirm: bool = False) -> int:
+        """Archive (committed, reason manual) the active entries of a memory
+        type, a category or a tag (None: all); without `confirm`, nothing
+        moves and the count is what would. Git history keeps them."""
+        chosen = self._to_clear(category)
+        if confirm and chosen:
+            self.grimoire.archive(chosen, reason="manual")
+        return len(chosen)
+
+    def _to_clear(self, category: str | None) -> list[str]:
+        names = self.grimoire.config.categories
+        if category in MEMORY_TYPES:
+            kind = MEMORY_TYPES[category]
+            if kind == "note":  # semantic: the keyed facts
+                return [e.id for e in self.grimoire.facts()]
+            return [e.id for e in self.grimoire.list(categories=self.grimoire.config.names_of_kind(kind))]
+        if category is None or category in names:
+            return [e.id for e in self.grimoire.list(categories=[category] if category else list(names))]
+        return [e.id for e in self.grimoire.list(tags=[category])]
+
+    # -- auto-caching -----------------------------------------------------------
+
+    def auto_cache(
+        self, ttl: int = 3600, category: str = "cache"
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Cache-through: a call's result is kept `ttl` seconds under a key
+        made of the function's name and arguments, in the first local
+        category (else `category`'s), `category` kept as a tag."""
+        local = next((c.name for c in self.grimoire.config.categories.values() if not c.tracked), None)
+
+        def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(function)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                key = _cache_key(function, args, kwargs)
+                found = self.recall_fact(key)
+                if found is not None:
+                    self.cache_hits += 1
+                    return _without_stamp(found)
+                self.cache_misses += 1
+                result = function(*args, **kwargs)
+                placed, tags = self._placed(local or category, "note")
+                tags = tags or ([category] if category and category != placed else [])
+                self.grimoire.remember(key, result, ttl=ttl_of(ttl), category=placed, tags=tags)
+                return result
+
+            return wrapper
+
+        return decorate
+
+    def cacheable(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """`auto_cache()` with its defaults, as a bare decorator."""
+        return self.auto_cache()(function)
+
+    @staticmethod
+    def no_cache(function: Callable[..., Any]) -> Callable[..., Any]:
+        """Never cached: the function itself."""
+        return function
+
+    # -- consolidation ----------------------------------------------------------
+
+    async def consolidate_conversation(self, conversation_id: str, persona: str) -> None:
+        """Summarize the conversation (read through `transcript_of`) with
+        consolidate.command and save what it extracts in `persona`'s grimoire."""
+        if self.transcript_of is None:
+            raise BadInput("no way to read a conversation", "give Sabre(grimoire, transcript_of=...)")
+        grimoire = self.grimoire if persona == self.grimoire.config.scope else self.grimoire.in_scope(persona)
+        grimoire.consolidate(self.transcript_of(conversation_id), session_id=conversation_id)
+
+
+def _step_in(step: Any, number: int) -> dict[str, str]:
+    """A SABRE step ({action, name?, description?, condition?}) as a grimoire step ({name, run, ...})."""
+    if not isinstance(step, dict) or not isinstance(step.get("action", step.get("name")), str):
+        raise BadInput(f"step {number} is not a step", 'give {"action": "..."} (with name, description, condition)')
+    out = {"name": step.get("name") or step["action"].strip().splitlines()[0][:200]}
+    if "action" in step:
+        out["run"] = step["action"]
+    out.update({field: step[field] for field in ("description", "condition") if field in step})
+    return out
+
+
+def _step_out(step: dict[str, Any]) -> dict[str, Any]:
+    out = {"name": step.get("name")}
+    out.update({field: step[field] for field in ("description", "condition") if field in step})
+    if "run" in step:
+        out["action"] = step["run"]
+    return out
+
+
+def _task(entry: Entry) -> dict[str, Any]:
+    trigger_type, _, trigger_value = str(entry.data.get("trigger", "")).partition(":")
+    return {
+        "id": entry.id,
+        "task": entry.data.get("task"),
+        "context": entry.data.get("context") or {},
+        "trigger_type": trigger_type,
+        "trigger_value": trigger_value,
+        "status": entry.data.get("status"),
+        "scheduled_for": entry.data.get("due_at"),
+    }
+
+
+def _cache_key(function: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> str:
+    """`cache.<function>.<digest of the arguments>`: a dotted lowercase key."""
+    name = re.sub(r"[^a-z0-9_]+", "_", function.__qualname__.lower()).strip("_") or "call"
+    arguments = json.dumps([args, kwargs], sort_keys=True, default=repr)
+    return f"cache.{name}.h{hashlib.sha256(arguments.encode()).hexdigest()[:16]}"
+
+
+def _without_stamp(value: Any) -> Any:
+    return {k: v for k, v in value.items() if k != "_cached_at"} if isinstance(value, dict) else value

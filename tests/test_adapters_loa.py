@@ -1,0 +1,78 @@
+"""Loa's memory protocol (the Loa design's calls) over a real grimoire: each of its
+operations, as its protocol describes them, on the files Loa reads."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from conftest import git
+
+from grimoire_cli import Grimoire
+from grimoire_cli.adapters.loa import Loa
+from grimoire_cli.core.clock import parse_time
+from grimoire_cli.core.errors import BadInput, Refused
+from grimoire_cli.core.runtime import Runtime
+
+SOURCE = {"session_id": "sess-7", "agent": "implementing-tasks", "phase": "implementation"}
+
+
+def test_loas_operations_run_as_its_protocol_describes(repo, monkeypatch):
+    runtime = Runtime.from_environment()  # its clock moves below
+    loa = Loa(Grimoire.open(repo, runtime=runtime))
+    fact = loa.create("The API is served from api/ with FastAPI", "fact", 0.9, SOURCE, ["api", "stack"])
+    learning = loa.create(
+        "Run migrations before the seed script, or the seed fails on missing tables",
+        "learning",
+        0.8,
+        SOURCE,
+        ["database"],
+    )
+    error = loa.create("pytest -x hides the second failure; run without -x in CI", "error", 0.7, SOURCE)
+    assert fact["id"].startswith("MEM-") and fact["source"]["agent"] == "implementing-tasks"
+    assert learning["ttl"] == "90d" and learning["expires_at"] and fact["ttl"] == "permanent"
+    on_disk = yaml.safe_load((repo / "grimoires/loa/memory/learnings.yaml").read_text())
+    assert on_disk[0]["id"] == learning["id"] and on_disk[0]["summary"]
+
+    assert [e["id"] for e in loa.retrieve(category="fact")] == [fact["id"]]
+    assert [e["id"] for e in loa.retrieve(tags=["database"])] == [learning["id"]]
+    assert [e["id"] for e in loa.retrieve(query="migrations seed")] == [learning["id"]]
+    assert [e["id"] for e in loa.oracle_query("seed script")] == [learning["id"]]
+
+    newer = loa.update(fact["id"], "The API is served from api/ with FastAPI 0.115")
+    assert newer["supersedes"] == fact["id"]
+    assert Grimoire.open(repo).show(fact["id"]).superseded_by == newer["id"]  # kept for audit
+    assert [e["id"] for e in loa.retrieve(category="fact")] == [newer["id"]]
+
+    for outcome in ("success", "success", "failure", True, True):
+        effectiveness = loa.record_application(learning["id"], outcome)
+    assert (effectiveness["applications"], effectiveness["successes"], effectiveness["score"]) == (5, 4, 80)
+
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "memories", cwd=repo)
+    runtime.fixed_now = parse_time("2026-12-23T10:00:00Z")  # the error's 30 days are over
+    checked = loa.session_start_check()
+    assert checked["archived"] == [error["id"]]
+    assert loa.archive() == []
+    archived = yaml.safe_load((repo / "grimoires/loa/memory/archive/errors.yaml").read_text())
+    assert archived[0]["archived"] is True and archived[0]["archive_reason"] == "expired"
+
+
+def test_below_its_floor_a_memory_is_refused_and_retrieval_is_capped(repo):
+    loa = Loa(Grimoire.open(repo))
+    with pytest.raises(Refused, match="below the preference floor"):
+        loa.create("Maybe the cache is stale on mondays", "preference", 0.3)
+    for n in range(12):
+        loa.create(f"Preference number {n} about formatting", "preference", 0.9)
+    assert len(loa.retrieve(category="preference")) == 10  # retrieval.max_per_query
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda loa: loa.create("x y z", "fact", 0.9, "sess-1"), "source is not a mapping"),
+        (lambda loa: loa.record_application("MEM-20261122-001", "maybe"), "bad outcome"),
+    ],
+)
+def test_bad_input_says_what_to_give(repo, call, message):
+    with pytest.raises(BadInput, match=message):
+        call(Loa(Grimoire.open(repo)))

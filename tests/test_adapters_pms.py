@@ -1,0 +1,115 @@
+"""The Persistent Memory System's API (the the Persistent Memory System design's calls) over a real
+grimoire: its hooks (observe after a task, recommend before a plan, query
+before a thought) and its agent tools, called as its design calls them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from conftest import git, mem
+
+from grimoire_cli import Grimoire
+from grimoire_cli.adapters.pms import (
+    PersistentMemory,
+    extractPlanPattern,
+    extractQueryPattern,
+    extractToolSequence,
+)
+from grimoire_cli.core.errors import BadInput
+
+
+@pytest.fixture
+def pms(repo):
+    assert mem("init", "--preset", "pms").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "start", cwd=repo)
+    return repo
+
+
+def _task(n: int, ok: bool = True) -> dict:
+    return {
+        "taskId": f"task-{n}",
+        "goal": f"Create a shipment for facility {n}",
+        "context": "shipping",
+        "executionHistory": [
+            {"action": "list_facilities", "status": "completed", "duration": 120},
+            {
+                "action": "create_shipment",
+                "status": "completed" if ok else "failed",
+                "duration": 300,
+                **({} if ok else {"error": "carrier timeout after 30s"}),
+            },
+        ],
+    }
+
+
+PLAN = {"planId": "plan-1", "steps": [{"action": "list_facilities"}, {"action": "create_shipment"}]}
+
+
+async def a_day_of_work(memory: PersistentMemory) -> tuple:
+    observeTaskExecution, learn = memory.observeTaskExecution, memory.learn
+    for n in range(8):
+        await observeTaskExecution(_task(n, ok=n != 7), PLAN, {"text": "thinking"})
+    await learn()
+    remembered = await memory.remember("Create a shipment", "shipping")
+    recommendations = await memory.getToolRecommendations("shipping", "create shipment")
+    errors = await memory.analyzeCommonErrors()
+    await memory.learnFromCorrection("user-42", "fedex", "ups", "carrier")
+    await memory.learnFromCorrection("user-42", "fedex", "ups", "carrier")
+    await memory.learnFromCorrection("user-42", "dhl", "ups", "carrier")
+    await memory.generateInsights()
+    return remembered, recommendations, errors
+
+
+def test_pms_example_usage_runs_unchanged(pms):
+    memory = PersistentMemory(Grimoire.open(pms))
+    remembered, recommendations, errors = asyncio.run(a_day_of_work(memory))
+
+    assert set(remembered) == {"patterns", "toolMemory", "insights"}
+    assert recommendations[0]["toolName"] == "create_shipment"
+    assert set(recommendations[0]) == {"toolName", "successRate", "recommendation"}
+    assert recommendations[0]["successRate"] == 0.875
+    assert errors[0]["error"] and errors[0]["frequency"] == 1 and errors[0]["contexts"] == ["shipping"]
+
+    # the agent's tools, with keywords and with one object (the TypeScript input)
+    answer = memory.query_memory("create shipment", ["patterns", "tool_memory", "insights"], "shipping", 5)
+    assert set(answer) == {"patterns", "toolMemory", "insights", "preferences"}
+    assert {t["toolName"] for t in answer["toolMemory"]} >= {"create_shipment"}
+    tool = next(t for t in answer["toolMemory"] if t["toolName"] == "create_shipment")
+    assert tool["performance"]["totalExecutions"] == 8 and tool["performance"]["failureCount"] == 1
+    assert memory.query_memory({"query": "create shipment", "memoryTypes": ["tool_memory"]})["patterns"] == []
+    found = memory.get_memory_pattern("tool_sequence", "list_facilities → create_shipment")
+    assert found["usageCount"] == 8 and found["successMetrics"]["successRate"] == 0.875
+    assert memory.get_memory_pattern({"patternType": "plan_pattern", "pattern": "nothing → here"}) is None
+    stored = memory.store_insight(
+        "Check carrier status before create_shipment",
+        "warning",
+        {"agents": ["planner"], "contexts": ["shipping"]},
+        [{"taskId": "task-7", "description": "carrier timeout"}],
+        0.8,
+    )
+    assert stored["insightType"] == "warning" and stored["evidence"] == [{"taskId": "task-7"}]
+    assert stored["appliesTo"] == {"contexts": ["shipping", "planner"]}
+    assert "Check carrier status" in mem("insights").out
+    assert json.loads(mem("tools", "create_shipment", "--json").out)[0]["executions"] == 8
+
+
+def test_the_pure_extractors():
+    assert extractQueryPattern("Create a shipment for facility 42") == "create_a_shipment_for_facility_*"
+    assert extractQueryPattern("Email bob@example.com about order 12 ASAP") == "email_*_about_order_*_*"
+    assert extractPlanPattern(PLAN) == ["list_facilities", "create_shipment"]
+    assert extractToolSequence(PLAN) == "list_facilities → create_shipment"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m: m.query_memory("x", ["memories"]), "unknown memory type"),
+        (lambda m: m.store_insight("x y z", "hunch", {}, [], 0.5), "insight_type"),
+    ],
+)
+def test_bad_input_says_what_to_give(pms, call, message):
+    with pytest.raises(BadInput, match=message):
+        call(PersistentMemory(Grimoire.open(pms)))

@@ -1,0 +1,106 @@
+"""Protea's `MemoryStore` (the Protea design's calls) over a real grimoire: the call
+sites of its evolution loop and task executor, in every form the design uses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import git, mem
+
+from grimoire_cli import Grimoire
+from grimoire_cli.adapters.protea import MemoryStore
+from grimoire_cli.core.errors import BadInput
+
+
+@pytest.fixture
+def protea(repo):
+    assert mem("init", "--preset", "protea").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "start", cwd=repo)
+    return repo
+
+
+def _generations(memory: MemoryStore) -> None:
+    """What the sentinel, the evolver and the task executor write over six generations."""
+    for gen in range(1, 7):
+        if gen % 2:
+            memory.add("observation", gen, f"Gen {gen} survived 60s, Code: 1200 bytes, Output: ok", {"score": gen / 10})
+        else:
+            memory.add("crash_log", gen, f"Gen {gen} died after 3s, Reason: ImportError, Last output: boom")
+        memory.add("reflection", gen, f"Generation {gen}: check imports before running.")
+    memory.add("directive", 6, "Focus on speed over features")
+    memory.add("task", 6, "User asked: sort the csv by date, Result: done in 2s")
+    memory.add("task", 6, "User asked: count the words, Result: 1200 words")
+
+
+def test_proteas_example_usage_runs_unchanged(protea):
+    memory = MemoryStore(Grimoire.open(protea))
+    _generations(memory)
+
+    # evolution (_try_evolve) and user task execution
+    learned = memory.get_recent(3)
+    assert learned == memory.get_recent(limit=3)
+    assert [r["entry_type"] for r in learned] == ["task", "task", "directive"]
+    tasks = memory.get_by_type("task", 5)
+    assert tasks == memory.get_by_type("task", limit=5) and len(tasks) == 2
+    crashes = memory.get_by_type("crash_log", 3)
+    assert crashes == memory.get_by_type("crash_log", limit=3)
+    assert [r["generation"] for r in crashes] == [6, 4, 2]
+    assert set(crashes[0]) == {"id", "generation", "entry_type", "content", "metadata", "timestamp"}
+    prompt = "## Recent Crashes\n" + "\n".join(r["content"] for r in crashes)
+    assert prompt.splitlines()[1] == "Gen 6 died after 3s, Reason: ImportError, Last output: boom"
+    assert len(memory.get_by_type("task", 10)) == 2  # autonomous task generation
+    assert [r["content"] for r in memory.get_by_type("directive", limit=1)] == ["Focus on speed over features"]
+    assert len(memory.get_by_type("crash_log", limit=2)) == 2
+    assert len(memory.get_by_type("reflection", limit=3)) == 3
+    assert len(memory.get_by_type("task", limit=2)) == 2
+
+    # planned: evolution context, search, compaction
+    context = memory.get_context_for_evolution()
+    assert [r["entry_type"] for r in context] == ["directive"] + ["crash_log"] * 2 + ["reflection"] * 3 + [
+        "observation"
+    ] * 2 + ["task"] * 2
+    assert [json.loads(r["metadata"])["score"] for r in context if r["entry_type"] == "observation"] == [0.5, 0.3]
+    assert len(memory.get_context_for_evolution(limit=4)) == 4
+    found = memory.search(["importerror", "GEN 4"])
+    assert [r["generation"] for r in found] == [4]
+    assert memory.search(["survived"], limit=2)[0]["generation"] == 5
+
+    git("add", "-A", cwd=protea)
+    git("commit", "-q", "-m", "six generations", cwd=protea)
+    replaced = memory.compact(keep_recent=1, keep_types={"crash_log": 3, "reflection": 6})
+    assert (len(replaced["observation"]), replaced["crash_log"], replaced["reflection"]) == (2, [], [])
+    assert len(memory.get_by_type("directive", limit=5)) == 1 and len(memory.get_by_type("task", limit=5)) == 2
+    assert "Gen 1 survived" not in mem("list").out  # condensed, archived in a commit
+    assert git("status", "--porcelain", cwd=protea) == ""
+
+
+def test_task_records_find_their_category_beside_sabres_tasks(repo):
+    assert mem("init", "--preset", "sabre").code == 0
+    assert mem("init", "--preset", "protea").code == 0
+    memory = MemoryStore(Grimoire.open(repo))
+    memory.add("task", 3, "User asked: ping, Result: pong")
+    assert memory.get_by_type("task", 1)[0]["entry_type"] == "task"
+    assert json.loads(mem("list", "-c", "user_task", "--json").out)[0]["content"] == "User asked: ping, Result: pong"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m: m.add("insight", 1, "x"), "unknown entry type"),
+        (lambda m: m.add("task", "one", "x"), "bad generation"),
+        (lambda m: m.add("task", 1, "x", "meta"), "metadata is not a mapping"),
+        (lambda m: m.search([]), "list of keywords"),
+        (lambda m: m.search("timeout"), "list of keywords"),
+        (lambda m: m.get_recent(0), "limit"),
+    ],
+)
+def test_bad_input_says_what_to_give(protea, call, message):
+    with pytest.raises(BadInput, match=message):
+        call(MemoryStore(Grimoire.open(protea)))
+
+
+def test_without_the_preset_the_error_names_it(repo):
+    with pytest.raises(BadInput, match="preset protea"):
+        MemoryStore(Grimoire.open(repo)).add("crash_log", 1, "Gen 1 died")

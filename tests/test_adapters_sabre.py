@@ -1,0 +1,207 @@
+"""SABRE's helpers (the SABRE design's calls) over a real grimoire: its example calls,
+as its design writes them, run in a namespace built by the adapter."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from conftest import git, mem
+
+from grimoire_cli import Grimoire
+from grimoire_cli.adapters.sabre import Sabre, due_of, ttl_of
+from grimoire_cli.core.clock import parse_time
+from grimoire_cli.core.errors import BadInput, NotFound
+from grimoire_cli.core.runtime import Runtime
+
+# SABRE's usage, each call in a form the SABRE design's calls lists (keyword, positional, all-positional).
+EXAMPLE = """
+schema = Database.get_schema("orders")
+remember_fact("database.orders.schema", schema, ttl=3600)
+remember_fact("metrics.mrr.baseline", {"value": 48200, "currency": "EUR"})
+remember_fact("project.test_command", "pytest -q", 86400)
+remember_fact("trusted_sources.science", ["nature.com", "arxiv.org"], ttl=3600, category="research")
+cached = recall_fact("database.orders.schema")
+missing = recall_fact("database.users.schema")
+update_fact("metrics.mrr.baseline", {"value": 47900, "currency": "EUR"})
+research = search_facts(category="research")
+metrics = search_facts(pattern="metrics")
+
+remember_episode(
+    event="mrr-drop-investigation",
+    context={"symptom": "MRR down 12%", "root_cause": "failed card retries", "resolution": "re-enabled the retry job"},
+    learned="Check the payment retry job first when MRR drops",
+)
+remember_episode(event="flaky-test-fix", learned="Pin the random seed in the fixture")
+remember_episode("docs-research", {"topic": "vector stores", "sources_checked": 4}, "Prefer primary sources")
+r = recall_episodes("MRR drop", limit=3)
+root_cause = r[0]['root_cause']
+again = recall_episodes("MRR drop")
+
+remember_procedure("analyze-mrr-drop", steps=[
+    {"name": "baseline", "description": "Load the baseline", "action": "baseline = recall_fact('metrics.mrr.baseline')"},
+    {"name": "compare", "condition": "baseline is not None", "action": "delta = calculate_mrr() - baseline['value']"},
+])
+remember_procedure("debug-test-failure", steps=[{"action": "run the failing test alone"}, {"action": "read the traceback"}])
+name, steps, cat = "restart-service", [{"action": "Kubernetes.set_image(service, version)"}], "runbooks"
+remember_procedure(name, steps, category=cat)
+procedure = recall_procedure("analyze-mrr-drop")
+runbooks = list_procedures(category="runbooks")
+
+schedule_task("Re-check MRR after the retry job ran", trigger="time:+1hour", context={"baseline": 47900})
+pending_now = get_pending_tasks()
+
+@auto_cache(ttl=3600, category="schemas")
+def table_schema(table):
+    calls.append(table)
+    return Database.get_schema(table)
+
+first = table_schema("orders")
+second = table_schema("orders")
+
+@no_cache
+def current_mrr():
+    return calculate_mrr()
+
+categories = list_memory_categories()
+stats = memory_stats()
+"""
+
+
+class Database:
+    @staticmethod
+    def get_schema(table):
+        return {"table": table, "columns": ["id", "amount", "created_at"]}
+
+
+def test_sabres_example_usage_runs_unchanged(sabre, monkeypatch):
+    runtime = Runtime.from_environment()  # its clock moves below
+    adapter = Sabre(Grimoire.open(sabre, runtime=runtime))
+    namespace = {**adapter.namespace(), "Database": Database, "calculate_mrr": lambda: 47000, "calls": []}
+    exec(compile(EXAMPLE, "the SABRE design's calls", "exec"), namespace)
+
+    assert namespace["cached"]["columns"] == ["id", "amount", "created_at"] and "_cached_at" in namespace["cached"]
+    assert namespace["missing"] is None
+    assert namespace["research"] == {"trusted_sources.science": ["nature.com", "arxiv.org"]}
+    assert namespace["metrics"] == {"metrics.mrr.baseline": {"value": 47900, "currency": "EUR"}}
+    assert namespace["root_cause"] == "failed card retries"
+    assert namespace["again"][0]["event"] == "mrr-drop-investigation"
+    assert namespace["procedure"]["steps"][1] == {
+        "name": "compare",
+        "condition": "baseline is not None",
+        "action": "delta = calculate_mrr() - baseline['value']",
+    }
+    assert [p["name"] for p in namespace["runbooks"]] == ["restart-service"]
+    assert namespace["pending_now"] == []  # due in an hour
+    assert namespace["first"] == namespace["second"] and namespace["calls"] == ["orders"]
+    assert {"semantic", "episode", "procedure", "task", "cache"} <= set(namespace["categories"])
+    stats = namespace["stats"]
+    assert (stats["episodic"]["count"], stats["procedural"]["count"], stats["prospective"]["count"]) == (3, 3, 1)
+    assert stats["cache"] == {"hits": 1, "misses": 1}
+
+    # What the grimoire holds is what `mem` shows.
+    recalled = json.loads(mem("recall", "project.test_command", "--json").out)
+    assert recalled["value"] == "pytest -q" and recalled["category"] == "semantic"
+    assert json.loads(mem("show", recalled["id"], "--json").out)["ttl"] == "1d"
+    assert "mrr-drop-investigation" in mem("episodes", "MRR").out
+
+    # An hour later the task is due; SABRE completes it by the id it was given.
+    runtime.fixed_now = parse_time("2026-11-22T11:00:01Z")
+    [task] = namespace["get_pending_tasks"]()
+    assert task["task"] == "Re-check MRR after the retry job ran" and task["context"] == {"baseline": 47900}
+    assert namespace["complete_task"](task["id"]) is None
+    assert namespace["get_pending_tasks"]() == []
+
+
+def test_the_consolidation_calls_run_positionally(sabre):
+    """`consolidate_conversation` persists the LLM's result with these forms."""
+    helpers = Sabre(Grimoire.open(sabre)).namespace()
+    helpers["remember_fact"]("service.api.topology", {"replicas": 3}, ttl=300)
+    helpers["remember_episode"]("deploy-rollback", {"service": "api"}, "Roll back before debugging")
+    helpers["remember_procedure"]("rollback", [{"action": "kubectl rollout undo"}], category="runbooks")
+    assert helpers["recall_fact"]("service.api.topology")["replicas"] == 3
+    assert helpers["recall_procedure"]("rollback")["category"] == "runbooks"
+    assert helpers["search_episodes"](event_type="deploy-rollback")[0]["service"] == "api"
+
+
+def test_a_fact_expires_after_its_seconds(sabre, monkeypatch):
+    runtime = Runtime.from_environment()
+    sabre_memory = Sabre(Grimoire.open(sabre, runtime=runtime))
+    sabre_memory.remember_fact("service.api.topology", {"replicas": 3}, ttl=300)
+    runtime.fixed_now = parse_time("2026-11-22T10:04:59Z")
+    assert sabre_memory.recall_fact("service.api.topology")["replicas"] == 3
+    runtime.fixed_now = parse_time("2026-11-22T10:05:01Z")
+    assert sabre_memory.recall_fact("service.api.topology") is None
+
+
+def test_update_fact_keeps_the_ttl_and_category(sabre):
+    sabre_memory = Sabre(Grimoire.open(sabre))
+    sabre_memory.remember_fact("metrics.mrr.baseline", 48200, ttl=86400, category="metrics")
+    new_id = sabre_memory.update_fact("metrics.mrr.baseline", 47900)
+    entry = Grimoire.open(sabre).show(new_id)
+    assert entry.data["ttl"] == "1d" and entry.tags == ["metrics"] and entry.supersedes
+    assert sabre_memory.search_facts(category="metrics") == {"metrics.mrr.baseline": 47900}
+
+
+@pytest.mark.parametrize(
+    ("seconds", "ttl"), [(3600, "1h"), (86400, "1d"), (300, "5m"), (30, "1m"), (90, "2m"), (None, "permanent")]
+)
+def test_seconds_become_a_ttl(seconds, ttl):
+    assert ttl_of(seconds) == ttl
+
+
+@pytest.mark.parametrize("seconds", [0, -5, 1.5, "3600", True])
+def test_a_bad_ttl_is_bad_input(seconds):
+    with pytest.raises(BadInput, match="TTL in seconds"):
+        ttl_of(seconds)
+
+
+def test_triggers():
+    assert due_of("time:+1hour") == {"due": "+1h"}
+    assert due_of("time:+30min") == {"due": "+30m"}
+    assert due_of("time:+2days") == {"due": "+2d"}
+    assert due_of("event:deploy") == {"on": "deploy"}
+    for bad in ("condition:x > 3", "time:+1fortnight", "tomorrow"):
+        with pytest.raises(BadInput):
+            due_of(bad)
+
+
+def test_execute_procedure_runs_through_the_runtime_and_records_the_outcome(sabre):
+    ran = []
+    sabre_memory = Sabre(Grimoire.open(sabre), run_step=lambda step, params: ran.append((step["action"], params)))
+    sabre_memory.remember_procedure("rollback", [{"action": "undo"}, {"action": "verify"}])
+    assert sabre_memory.execute_procedure("rollback", {"service": "api"}) == [None, None]
+    assert ran == [("undo", {"service": "api"}), ("verify", {"service": "api"})]
+    assert sabre_memory.recall_procedure("rollback")["success_rate"] == 1.0
+    with pytest.raises(BadInput, match="runs no procedure step"):
+        Sabre(Grimoire.open(sabre)).execute_procedure("rollback")
+    with pytest.raises(NotFound):
+        sabre_memory.execute_procedure("nothing-here")
+
+
+def test_clear_memory_asks_for_confirmation_then_archives_in_a_commit(sabre):
+    sabre_memory = Sabre(Grimoire.open(sabre))
+    sabre_memory.remember_episode("deploy-rollback", {"service": "api"}, "Roll back first")
+    sabre_memory.remember_fact("service.api.topology", {"replicas": 3})
+    git("add", "-A", cwd=sabre)
+    git("commit", "-q", "-m", "remembered", cwd=sabre)
+    assert sabre_memory.clear_memory("episodic") == 1
+    assert len(sabre_memory.search_episodes()) == 1  # nothing moved without confirm
+    assert sabre_memory.clear_memory("episodic", confirm=True) == 1
+    assert sabre_memory.search_episodes() == [] and sabre_memory.recall_fact("service.api.topology") is not None
+    assert "archive" in git("log", "-1", "--format=%s", cwd=sabre).lower()
+    assert git("status", "--porcelain", cwd=sabre) == ""
+
+
+def test_consolidate_conversation_reads_the_transcript_it_is_given(sabre):
+    grimoire = Grimoire.open(sabre)
+    with pytest.raises(BadInput, match="read a conversation"):
+        asyncio.run(Sabre(grimoire).consolidate_conversation("c-1", "loa"))
+
+
+def test_a_step_must_say_what_it_does(sabre):
+    with pytest.raises(BadInput, match="not a list of steps"):
+        Sabre(Grimoire.open(sabre)).remember_procedure("x", ...)
+    with pytest.raises(BadInput, match="step 1 is not a step"):
+        Sabre(Grimoire.open(sabre)).remember_procedure("x", [{"description": "no action"}])

@@ -1,0 +1,111 @@
+"""Samaritan's memory API (the Samaritan design's calls) over a real grimoire: its
+example calls, awaited as Samaritan awaits them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pytest
+from conftest import git, mem
+
+from grimoire_cli import Grimoire
+from grimoire_cli.adapters.samaritan import Samaritan
+from grimoire_cli.core.clock import parse_time
+from grimoire_cli.core.errors import BadInput
+from grimoire_cli.core.runtime import Runtime
+
+
+@pytest.fixture
+def samaritan(repo):
+    assert mem("init", "--preset", "samaritan").code == 0
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "start", cwd=repo)
+    return repo
+
+
+# Samaritan's usage, in the forms the Samaritan design's calls lists.
+async def saved_then_injected(memory, session_id, history):
+    save_memory, memory_save = memory.save_memory, memory.memory_save
+    load_short_term, load_context_block = memory.load_short_term, memory.load_context_block
+    summarize_and_save = memory.summarize_and_save
+    await save_memory("Hermes project", "Deploys go through the staging cluster first", importance=6)
+    await save_memory("coding style", "Prefers type hints in code examples", 7, "user", session_id)
+    reply = await memory_save(topic="X", content="Y is the release manager", importance=8)
+    rows = await load_short_term(limit=20, min_importance=1)
+    block = await load_context_block(limit=15, min_importance=3)
+    status = await summarize_and_save(session_id, history, "summarizer-anthropic")
+    return reply, rows, block, status
+
+
+async def aged_then_recalled(memory):
+    memory_age, memory_recall, age_to_longterm = memory.memory_age, memory.memory_recall, memory.age_to_longterm
+    text = await memory_age(older_than_hours=24)
+    again = await memory_age(older_than_hours=24, max_rows=200)
+    long_term = await memory_recall("hermes", tier="long")
+    short_term = await memory_recall("X")
+    moved = await age_to_longterm()
+    return text, again, long_term, short_term, moved
+
+
+def test_samaritans_example_usage_runs_unchanged(samaritan, tmp_path, monkeypatch):
+    script = tmp_path / "summarizer.py"
+    answer = {
+        "facts": [{"content": "The user's dog is called Rex", "importance": 6, "topic": "pets"}],
+        "summary": "A chat.",
+    }
+    script.write_text(f"#!{sys.executable}\nimport sys, json\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    script.chmod(0o755)
+    runtime = Runtime.from_environment()  # its clock moves below
+    memory = Samaritan(Grimoire.open(samaritan, runtime=runtime), summarizers={"summarizer-anthropic": str(script)})
+    history = [
+        {"role": "user", "content": "My dog is called Rex"},
+        {"role": "assistant", "content": "Noted: Rex."},
+        {"role": "user", "content": "What about deploys?"},
+        {"role": "assistant", "content": "Staging first."},
+    ]
+    reply, rows, block, status = asyncio.run(saved_then_injected(memory, "s-42", history))
+
+    assert reply == "saved: topic=X (imp=8)"
+    assert [(r["topic"], r["importance"], r["source"]) for r in rows] == [
+        ("X", 8, "session"),
+        ("coding style", 7, "user"),
+        ("Hermes project", 6, "session"),
+    ]
+    assert rows[1]["session_id"] == "s-42"
+    assert block.splitlines()[:3] == ["## Active Memory", "### X", "- Y is the release manager (imp=8)"]
+    assert "- Prefers type hints in code examples (imp=7)" in block
+    assert status["messages"] == 4 and status["saved"] == 1 and status["summary_id"]
+    assert "Rex" in mem("list", "--json").out
+
+    # Two days later the young, unimportant memories are long-term; importance 8 stays hot.
+    runtime.fixed_now = parse_time("2026-11-24T10:00:00Z")
+    text, again, long_term, short_term, moved = asyncio.run(aged_then_recalled(memory))
+    assert text.startswith("Aged ") and text.endswith("from short-term to long-term (threshold: 24h).")
+    assert int(text.split()[1]) >= 2
+    # Not asserted: how many the second aging reports (mem does not yet record a move `older_than`
+    # made, issue 37 part 2), only that it answers in Samaritan's words.
+    assert again.startswith("Aged ") and again.endswith("(threshold: 24h).")
+    assert [r["content"] for r in long_term] == ["Deploys go through the staging cluster first"]
+    assert [r["content"] for r in short_term] == ["Y is the release manager"]
+    assert isinstance(moved, int)
+
+
+def test_an_empty_store_injects_nothing(samaritan):
+    assert asyncio.run(Samaritan(Grimoire.open(samaritan)).load_context_block()) == ""
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda m: m.save_memory("t", "c", source="robot"), "bad source"),
+        (lambda m: m.save_memory(" ", "c"), "needs a topic"),
+        (lambda m: m.memory_recall("t", tier="medium"), "unknown tier"),
+        (lambda m: m.memory_age(older_than_hours="24h"), "older_than_hours"),
+    ],
+)
+def test_bad_input_says_what_to_give(samaritan, call, message):
+    with pytest.raises(BadInput, match=message):
+        asyncio.run(call(Samaritan(Grimoire.open(samaritan))))
+    assert json.loads(mem("stats", "--json").out)["entries"] == 0
