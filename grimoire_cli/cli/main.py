@@ -17,7 +17,7 @@ from ..core.errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireEr
 from ..core.settings import check_environment
 
 # Importing them registers their commands, in the order `mem --help` lists them.
-from . import agents, episodes, forgetting, kinds, learning, memory, procedures, render, upkeep  # noqa: F401
+from . import agents, episodes, forgetting, kinds, learning, memory, procedures, render, serve, upkeep  # noqa: F401
 from .app import APP_SETTINGS, app, opened
 
 try:  # Typer 0.29 carries its own copy of click; older ones use click itself
