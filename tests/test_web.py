@@ -92,7 +92,7 @@ def test_the_json_urls_are_the_cli_json(filled, repo):
     assert overview["stats"] == _cli_json("stats")
     assert overview["scopes"] == _cli_json("scopes")
     assert client.get("/tiers.json").json()["age"] == _cli_json("age", "--dry-run")
-    assert client.get("/learning.json").json() == {"tools": [], "patterns": [], "insights": []}
+    assert client.get("/learning.json").json() == {"tools": [], "days": {}, "patterns": [], "insights": []}
 
 
 def test_search_page_shows_the_ranking_of_mem_query(filled, repo):
@@ -206,16 +206,32 @@ def test_the_learning_page_draws_the_tools(repo):
             "goal": "deploy",
             "agent": "a",
             "outcome": "success" if n % 4 else "failure",
-            "started_at": "2026-11-20T10:00:00Z",
-            "steps": [{"tool": "kubectl", "status": "completed" if n % 4 else "failed", "duration_ms": 100 + n}],
+            "started_at": f"2026-11-{20 + n // 4}T10:00:00Z",
+            "steps": [
+                {
+                    "tool": "kubectl",
+                    "status": "completed" if n % 4 else "failed",
+                    "duration_ms": 100 + n,
+                    "error": None if n % 4 else f"timeout after {n}s",
+                }
+            ],
         }
         for n in range(8)
     ]
     assert mem("observe", "-", input="".join(json.dumps(r) + "\n" for r in records)).code == 0
     client = _client(repo)
-    assert client.get("/learning.json").json()["tools"] == _cli_json("tools")
+    data = client.get("/learning.json").json()
+    assert data["tools"] == _cli_json("tools")
+    assert data["days"] == {
+        "kubectl": [
+            {"day": "2026-11-20", "runs": 4, "successes": 3, "success_rate": 0.75, "p50_ms": 101.0, "p95_ms": 103.0},
+            {"day": "2026-11-21", "runs": 4, "successes": 3, "success_rate": 0.75, "p50_ms": 105.0, "p95_ms": 107.0},
+        ]
+    }
     page = client.get("/learning", headers=HTML).text
     assert "success rate per tool" in page and ">kubectl</text>" in page and ">75%</text>" in page
+    assert "success rate per day" in page and "day: 2026-11-21" in page
+    assert "<code>timeout after &lt;n&gt;s</code>" in page  # an error shape, escaped
 
 
 def test_the_tiers_page_draws_importance_decay(filled, repo):
@@ -342,3 +358,9 @@ def test_a_port_in_use_is_one_error_line(repo):
     assert result.err == (
         f"error: cannot listen on 127.0.0.1:{port}: Address already in use (hint: choose another --port, or stop what uses it)\n"
     )
+
+
+def test_a_day_without_runs_is_a_gap_in_its_line():
+    drawn = svg.curves({"a": [1, 2, None, 3, 4], "b": [None, None, 5, None, None]}, "t", x_label="day", y_label="%")
+    assert drawn.count("<polyline") == 2 and drawn.count("<circle") == 1  # a's two stretches, b's lone point
+    assert "nothing yet" in svg.curves({"a": [None, None]}, "t", x_label="day", y_label="%")

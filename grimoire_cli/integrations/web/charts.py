@@ -9,6 +9,8 @@ from typing import Any
 
 from . import svg
 
+LINES = 4  # tools drawn over time: more lines than colours do not read
+
 
 def pretty(value: Any) -> str:
     """A field's value for the page: text as it is, anything else as indented JSON (escaped by the template)."""
@@ -60,6 +62,7 @@ def _tiers(data: dict[str, Any]) -> dict[str, str]:
 def _learning(data: dict[str, Any]) -> dict[str, str]:
     tools = data["tools"]
     return {
+        **_over_time(data["days"]),
         "success": svg.bars(
             [(t["tool"], round(100 * t["success_rate"], 1)) for t in tools], "success rate per tool", unit="%", most=100
         ),
@@ -69,6 +72,27 @@ def _learning(data: dict[str, Any]) -> dict[str, str]:
             "duration per tool",
             ("p50", "p95"),
         ),
+    }
+
+
+def _over_time(days: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
+    """Success rate and p95 duration per day of the most used tools, on one day axis (a day without runs: a gap)."""
+    drawn = dict(list(days.items())[:LINES])
+    axis = sorted({row["day"] for rows in drawn.values() for row in rows})
+    ends = (axis[0], axis[-1]) if axis else None
+
+    def series(field: str, scale: float = 1) -> dict[str, list[float | None]]:
+        out = {}
+        for tool, rows in drawn.items():
+            by_day = {row["day"]: row[field] for row in rows}
+            out[tool] = [None if by_day.get(day) is None else round(by_day[day] * scale, 1) for day in axis]
+        return out
+
+    return {
+        "success_days": svg.curves(
+            series("success_rate", 100), "success rate per day", x_label="day", y_label="%", x_ends=ends, most=100
+        ),
+        "p95_days": svg.curves(series("p95_ms"), "p95 duration per day", x_label="day", y_label="ms", x_ends=ends),
     }
 
 

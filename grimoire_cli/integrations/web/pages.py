@@ -114,10 +114,12 @@ def tiers(grimoire: Grimoire) -> dict[str, Any]:
 
 def learning(grimoire: Grimoire) -> dict[str, Any]:
     """Per-tool runs, success rate and durations (`mem tools --json`), the
-    task patterns (`mem patterns --json`) and the insights with their evidence (`mem insights --json`)."""
+    same per day, the task patterns (`mem patterns --json`) and the insights
+    with their evidence (`mem insights --json`)."""
     has_insights = bool(grimoire.config.names_of_kind("insight"))
     return {
         "tools": [memory.to_dict() for memory in grimoire.tools()],
+        "days": grimoire.tool_days(),
         "patterns": [pattern.to_dict() for pattern in grimoire.patterns()],
         "insights": [e.to_dict() for e in grimoire.insights()] if has_insights else [],
     }

@@ -7,7 +7,7 @@ templates put these strings in as they are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 
 WIDTH = 640  # the viewBox's width; the element scales to its container
@@ -65,14 +65,26 @@ def paired_bars(rows: Sequence[tuple[str, float | None, float | None]], title: s
     return _svg(len(rows) * ROW + 20, title, body)
 
 
-def curves(series: dict[str, Sequence[float]], title: str, *, x_label: str, y_label: str) -> str:
-    """Lines over a shared x axis (0..len-1), one per series, labelled at their end."""
+def curves(
+    series: Mapping[str, Sequence[float | None]],
+    title: str,
+    *,
+    x_label: str,
+    y_label: str,
+    x_ends: tuple[str, str] | None = None,
+    most: float | None = None,
+) -> str:
+    """Lines over a shared x axis (0..len-1), one per series, labelled at
+    their end; a None is a gap in its line. `x_ends` names the axis's two
+    ends (default: 0 and the last index); `most` is the top of the y axis."""
     height, left, bottom, right = 220, 40, 30, 90
     longest = max((len(values) for values in series.values()), default=0)
-    if longest < 2:
+    known = [y for values in series.values() for y in values if y is not None]
+    if longest < 2 or not known:
         return _svg(ROW, title, [_text(0, 15, "nothing yet")])
-    top = max(max(values) for values in series.values()) or 1
+    top = most or max(known) or 1
     plot_w, plot_h = WIDTH - left - right, height - bottom - 10
+    first, last = x_ends or ("0", str(longest - 1))
 
     def point(x: int, y: float) -> str:
         return f"{left + plot_w * x / (longest - 1):.1f},{10 + plot_h * (1 - y / top):.1f}"
@@ -82,15 +94,34 @@ def curves(series: dict[str, Sequence[float]], title: str, *, x_label: str, y_la
         f'<line class="axis" x1="{left}" y1="10" x2="{left}" y2="{10 + plot_h}"/>',
         _text(left - 4, 16, f"{top:g}", "value", anchor="end"),
         _text(left - 4, 10 + plot_h, "0", "value", anchor="end"),
-        _text(left + plot_w, height - 6, f"{x_label}: {longest - 1}", "value", anchor="end"),
-        _text(left, height - 6, f"{y_label}, {x_label} 0", "value"),
+        _text(left + plot_w, height - 6, f"{x_label}: {last}", "value", anchor="end"),
+        _text(left, height - 6, f"{y_label}; {x_label}: {first}", "value"),
     ]
     for number, (name, values) in enumerate(series.items()):
-        points = " ".join(point(x, y) for x, y in enumerate(values))
-        body.append(f'<polyline class="line line-{number % 4}" fill="none" points="{points}"/>')
-        end_y = 10 + plot_h * (1 - values[-1] / top)
-        body.append(_text(left + plot_w + 6, end_y + 4, name[:14], f"value line-label-{number % 4}"))
+        css = f"line line-{number % 4}"
+        for run in _runs(values):
+            if len(run) == 1:
+                x, y = run[0]
+                centre = point(x, y).split(",")
+                body.append(f'<circle class="{css}" cx="{centre[0]}" cy="{centre[1]}" r="2.5"/>')
+            else:
+                body.append(f'<polyline class="{css}" fill="none" points="{" ".join(point(x, y) for x, y in run)}"/>')
+        end = next((y for y in reversed(values) if y is not None), None)
+        if end is not None:
+            end_y = 10 + plot_h * (1 - end / top)
+            body.append(_text(left + plot_w + 6, end_y + 4, name[:14], f"value line-label-{number % 4}"))
     return _svg(height, title, body)
+
+
+def _runs(values: Sequence[float | None]) -> list[list[tuple[int, float]]]:
+    """The stretches of a series between its gaps, as (x, y) points."""
+    runs: list[list[tuple[int, float]]] = [[]]
+    for x, y in enumerate(values):
+        if y is None:
+            runs.append([])
+        else:
+            runs[-1].append((x, y))
+    return [run for run in runs if run]
 
 
 def timeline(chain: Sequence[dict], current: str, title: str) -> str:
