@@ -13,7 +13,7 @@ def serve(
     host: str = typer.Option(
         "127.0.0.1", "--host", metavar="ADDR", help="The address to listen on (loopback only unless --token)."
     ),
-    port: int = typer.Option(8377, "--port", metavar="N", help="The port to listen on."),
+    port: int = typer.Option(8377, "--port", metavar="N", help="The port to listen on (0: a free one)."),
     write: bool = typer.Option(
         False, "--write", help="Allow changes: record an outcome, archive, supersede, mark a task done (CSRF-checked)."
     ),
@@ -22,7 +22,7 @@ def serve(
         "--token",
         metavar="T",
         envvar="MEM_SERVE_TOKEN",
-        help="Require this token (bearer header or the login form); needed for a --host other machines reach.",
+        help="Require this token (bearer header or the login form); needed off loopback; with it, MCP over HTTP at /mcp.",
     ),
 ) -> None:
     """Serve a web view of this grimoire: overview, search, entries, archive, review, tiers, learning (needs grimoire-cli[web])."""

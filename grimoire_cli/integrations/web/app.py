@@ -31,6 +31,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ...core.errors import FOUND_PROBLEMS, GrimoireError
 from ..calls import Opener
 from . import charts, pages
+from .mcp_http import PATH as MCP_PATH
+from .mcp_http import mcp_route
 
 if TYPE_CHECKING:
     from ...api import Grimoire
@@ -103,7 +105,12 @@ class Guard:
         bearer = request.headers.get("authorization", "")
         if bearer.lower().startswith("bearer ") and settings.token and _same(bearer[7:].strip(), settings.token):
             return True
-        return bool(settings.session) and _same(request.cookies.get(COOKIE), settings.session or "")
+        # An agent sends the bearer token; the login cookie is for the pages only.
+        return (
+            request.url.path != MCP_PATH
+            and bool(settings.session)
+            and _same(request.cookies.get(COOKIE), settings.session or "")
+        )
 
 
 def _refused(request: Request, settings: Settings) -> Response:
@@ -130,8 +137,11 @@ def build_app(
     )
     templates.filters["pretty"] = charts.pretty
 
+    async def in_worker(work: Callable[[], Any]) -> Any:
+        return await asyncio.wrap_future(worker.submit(work))
+
     async def run(work: Callable[[Grimoire], Any]) -> Any:
-        return await asyncio.wrap_future(worker.submit(lambda: work(opener())))
+        return await in_worker(lambda: work(opener()))
 
     def html(request: Request, template: str, status: int = 200, **values: Any) -> HTMLResponse:
         theme = request.cookies.get("theme")
@@ -228,10 +238,14 @@ def build_app(
         Route("/theme/{name}", theme),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
+    mcp, lifespan = mcp_route(opener, in_worker, token=token, write=write)
+    routes.append(mcp)
     middleware = [Middleware(Guard, settings=settings)]
     if loopback:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS))
-    return Starlette(routes=routes, middleware=middleware, exception_handlers={GrimoireError: failed})
+    return Starlette(
+        routes=routes, middleware=middleware, exception_handlers={GrimoireError: failed}, lifespan=lifespan
+    )
 
 
 def _filters(request: Request) -> dict[str, Any]:
