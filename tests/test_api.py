@@ -68,6 +68,9 @@ def test_wheel_ships_schemas(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "grimoire_cli/schemas/memory.schema.json" in names
     assert "grimoire_cli/cli/main.py" in names
+    # `mem serve`'s templates and static files are package data (docs/web.md).
+    assert "grimoire_cli/integrations/web/templates/base.html" in names
+    assert "grimoire_cli/integrations/web/static/style.css" in names
 
 
 def test_result_types_are_exported():

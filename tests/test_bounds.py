@@ -49,6 +49,7 @@ NUMERIC_OPTIONS = [
     (("patterns",), "--min-usage"),
     (("recommend", "deploy"), "--limit"),
     (("chat", "recent"), "-n"),
+    (("serve",), "--port"),
 ]
 
 
@@ -86,6 +87,7 @@ def test_the_table_names_every_numeric_option():
         "recommend",
         "chat",
         "recent",
+        "serve",
     }
     tabled = {(" ".join(w for w in before if w in words), option) for before, option in NUMERIC_OPTIONS}
     assert _numeric_options() == tabled

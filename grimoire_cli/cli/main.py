@@ -19,7 +19,7 @@ from . import render
 
 # Importing them registers their commands, in the order `mem --help` lists them.
 # isort: off
-from . import memory, kinds, episodes, procedures, forgetting, learning, agents, upkeep  # noqa: F401
+from . import memory, kinds, episodes, procedures, forgetting, learning, agents, serve, upkeep  # noqa: F401
 
 # isort: on
 from .app import APP_SETTINGS, _runtime, app, opened, runtime

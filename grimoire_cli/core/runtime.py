@@ -83,6 +83,7 @@ ENVIRONMENT = (
         "2",
         _processes,
     ),
+    Variable("MEM_SERVE_TOKEN", "the token `mem serve` requires (as `--token`, but kept out of the process list)"),
     Variable("MEM_GIT_INDEX_FILE", "set by mem's pre-commit hook: the index git is committing (not for users)"),
     Variable(
         "MEM_FAULT",

@@ -63,6 +63,13 @@ class LearningFacade:
 
         return tool_memory(self.store, name, context)
 
+    def tool_days(self) -> dict[str, list[dict[str, Any]]]:
+        """Per tool, its runs, success rate and p50 / p95 duration per UTC day
+        (the last 90 days with runs), from the observation log."""
+        from ..learning.tool_days import tool_days
+
+        return tool_days(self.store)
+
     def patterns(self, type: str | None = None, *, min_usage: int = 1) -> list[Pattern]:
         """Patterns of the observed tasks (query_pattern, plan_pattern,
         tool_sequence) with success rate, reliability, means, usage, first

@@ -237,3 +237,18 @@ def merge_lines(cwd: Path, ours: str, base: str, theirs: str) -> bool:
         run(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours, base, theirs], cwd, check=False).returncode
         == 0
     )
+
+
+# Fields of a `git log` line, separated by a character no name or subject holds.
+_LOG_FORMAT = "%H%x1f%an%x1f%aI%x1f%s"
+
+
+def history(root: Path, rels: list[str], limit: int = 20) -> list[dict[str, str]]:
+    """The latest commits touching `rels` (paths relative to `root`), newest
+    first: commit, author, date, subject. None yet, or no git: an empty list."""
+    found = output(["log", f"-n{limit}", f"--format={_LOG_FORMAT}", "--", *rels], root)
+    rows = []
+    for line in (found or "").splitlines():
+        commit, author, date, subject = [*line.split("\x1f", 3), "", "", ""][:4]
+        rows.append({"commit": commit, "author": author, "date": date, "subject": subject})
+    return rows

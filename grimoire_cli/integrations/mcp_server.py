@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from .. import __version__
-from ..core.errors import OK, BadInput, GrimoireError
+from ..core.errors import OK, BadInput, GrimoireError, Refused
 from .calls import CALLS, Opener, invoke
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ When you decide something, learn a lesson or fix an error, call save with catego
 decision, learning or error; memories are never edited: supersede replaces one.
 Secrets and personal data are refused; text inside <private>…</private> is dropped."""
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+READ_ONLY_HINT = "start `mem serve` with --write to allow changes"
 STOP_GRACE = 0.3  # seconds a call under way gets to finish before the process ends (a write takes milliseconds)
 
 
@@ -53,7 +54,6 @@ def serve(grimoire_of: Callable[[], Grimoire]) -> None:
     from .mcp_sdk import server_parts
 
     sdk = server_parts()
-    anyio, types, Server, stdio_server, MCPError = sdk.anyio, sdk.types, sdk.Server, sdk.stdio_server, sdk.MCPError
     grimoire_of = Opener(grimoire_of)
     grimoire_of()  # no grimoire here: the usual error, before a client connects
 
@@ -68,17 +68,45 @@ def serve(grimoire_of: Callable[[], Grimoire]) -> None:
         call.add_done_callback(under_way.discard)
         return await asyncio.wrap_future(call)
 
+    server = build_server(sdk, grimoire_of, run)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for number in STOP_SIGNALS:
+            loop.add_signal_handler(number, _end_session, under_way)
+        async with sdk.stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        sdk.anyio.run(main)  # asyncio, which `run` relies on
+    finally:
+        worker.shutdown(wait=False)
+
+
+def build_server(
+    sdk: Any, grimoire_of: Callable[[], Grimoire], run: Callable[[Callable[[], Any]], Any], *, read_only: bool = False
+) -> Any:
+    """The SDK's low-level `Server` offering the call table and the resources,
+    over any transport (stdio here, streamable HTTP in `mem serve`). `run`
+    awaits a call in the one worker thread; with `read_only`, only the calls
+    that change nothing are offered, and the others refused."""
+    types, Server, MCPError = sdk.types, sdk.Server, sdk.MCPError
+    offered = [c for c in CALLS.values() if not read_only or c.hints()["read_only"]]
+
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(
             tools=[
                 types.Tool(
                     name=c.name, description=c.description, input_schema=c.schema, annotations=_annotations(types, c)
                 )
-                for c in CALLS.values()
+                for c in offered
             ]
         )
 
     async def call_tool(ctx: Any, params: Any) -> Any:
+        if read_only and params.name in CALLS and CALLS[params.name] not in offered:
+            refused = Refused(f"{params.name} changes the grimoire and this server is read-only", READ_ONLY_HINT)
+            return _error(types, f"error: {refused}", refused.exit_code)
         try:
             value = await run(lambda: invoke(grimoire_of, params.name, params.arguments))
         except GrimoireError as exc:
@@ -121,7 +149,7 @@ def serve(grimoire_of: Callable[[], Grimoire]) -> None:
             raise MCPError(types.INVALID_PARAMS, f"error: {exc}") from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)])
 
-    server = Server(
+    return Server(
         "grimoire",
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -131,18 +159,6 @@ def serve(grimoire_of: Callable[[], Grimoire]) -> None:
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        for number in STOP_SIGNALS:
-            loop.add_signal_handler(number, _end_session, under_way)
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-
-    try:
-        anyio.run(main)  # asyncio, which `run` relies on
-    finally:
-        worker.shutdown(wait=False)
 
 
 def _annotations(types: Any, call: Any) -> Any:

@@ -1,0 +1,143 @@
+"""Charts as SVG text, drawn on the server: the browser needs no chart
+library and no JavaScript. Colours come from CSS classes (the stylesheet's
+light and dark themes); the strict Content-Security-Policy forbids inline
+styles. Every text that came from a grimoire is escaped here, since the
+templates put these strings in as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+
+WIDTH = 640  # the viewBox's width; the element scales to its container
+ROW = 22  # a bar's row height
+LABEL = 170  # room for the labels left of the bars
+
+
+def _svg(height: int, title: str, body: list[str]) -> str:
+    return (
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{escape(title)}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>{"".join(body)}</svg>'
+    )
+
+
+def _text(x: float, y: float, text: str, css: str = "label", anchor: str = "start") -> str:
+    return f'<text class="{css}" x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}">{escape(text)}</text>'
+
+
+def bars(rows: Sequence[tuple[str, float]], title: str, *, unit: str = "", most: float | None = None) -> str:
+    """Horizontal bars, one per (label, value), the value written after its
+    bar; `most` is the value of a full bar (default: the largest)."""
+    if not rows:
+        return _svg(ROW, title, [_text(0, 15, "nothing yet")])
+    top = most if most else max(value for _, value in rows) or 1
+    span = WIDTH - LABEL - 70
+    body = []
+    for row, (label, value) in enumerate(rows):
+        y = row * ROW
+        length = max(0.0, span * value / top)
+        body.append(_text(LABEL - 6, y + 15, label[:28], anchor="end"))
+        body.append(f'<rect class="bar" x="{LABEL}" y="{y + 4}" width="{length:.1f}" height="{ROW - 8}" rx="2"/>')
+        body.append(_text(LABEL + length + 6, y + 15, f"{value:g}{unit}", "value"))
+    return _svg(len(rows) * ROW, title, body)
+
+
+def paired_bars(rows: Sequence[tuple[str, float | None, float | None]], title: str, names: tuple[str, str]) -> str:
+    """Two bars per label (p50 and p95 of a tool's durations): the first
+    drawn over the second, both to one scale; a missing value draws no bar."""
+    if not rows:
+        return _svg(ROW, title, [_text(0, 15, "nothing yet")])
+    top = max((value or 0) for _, *values in rows for value in values) or 1
+    span = WIDTH - LABEL - 120
+    body = []
+    for row, (label, first, second) in enumerate(rows):
+        y = row * ROW
+        body.append(_text(LABEL - 6, y + 15, label[:28], anchor="end"))
+        for css, value in (("bar bar-alt", second), ("bar", first)):
+            if value is not None:
+                length = span * value / top
+                body.append(f'<rect class="{css}" x="{LABEL}" y="{y + 4}" width="{length:.1f}" height="{ROW - 8}"/>')
+        said = " / ".join("-" if v is None else f"{v:g}" for v in (first, second))
+        body.append(_text(WIDTH - 4, y + 15, f"{said} ms", "value", anchor="end"))
+    legend = f"{names[0]} (dark) / {names[1]} (light)"
+    body.append(_text(LABEL, len(rows) * ROW + 14, legend, "value"))
+    return _svg(len(rows) * ROW + 20, title, body)
+
+
+def curves(
+    series: Mapping[str, Sequence[float | None]],
+    title: str,
+    *,
+    x_label: str,
+    y_label: str,
+    x_ends: tuple[str, str] | None = None,
+    most: float | None = None,
+) -> str:
+    """Lines over a shared x axis (0..len-1), one per series, labelled at
+    their end; a None is a gap in its line. `x_ends` names the axis's two
+    ends (default: 0 and the last index); `most` is the top of the y axis."""
+    height, left, bottom, right = 220, 40, 30, 90
+    longest = max((len(values) for values in series.values()), default=0)
+    known = [y for values in series.values() for y in values if y is not None]
+    if longest < 2 or not known:
+        return _svg(ROW, title, [_text(0, 15, "nothing yet")])
+    top = most or max(known) or 1
+    plot_w, plot_h = WIDTH - left - right, height - bottom - 10
+    first, last = x_ends or ("0", str(longest - 1))
+
+    def point(x: int, y: float) -> str:
+        return f"{left + plot_w * x / (longest - 1):.1f},{10 + plot_h * (1 - y / top):.1f}"
+
+    body = [
+        f'<line class="axis" x1="{left}" y1="{10 + plot_h}" x2="{left + plot_w}" y2="{10 + plot_h}"/>',
+        f'<line class="axis" x1="{left}" y1="10" x2="{left}" y2="{10 + plot_h}"/>',
+        _text(left - 4, 16, f"{top:g}", "value", anchor="end"),
+        _text(left - 4, 10 + plot_h, "0", "value", anchor="end"),
+        _text(left + plot_w, height - 6, f"{x_label}: {last}", "value", anchor="end"),
+        _text(left, height - 6, f"{y_label}; {x_label}: {first}", "value"),
+    ]
+    for number, (name, values) in enumerate(series.items()):
+        css = f"line line-{number % 4}"
+        for run in _runs(values):
+            if len(run) == 1:
+                x, y = run[0]
+                centre = point(x, y).split(",")
+                body.append(f'<circle class="{css}" cx="{centre[0]}" cy="{centre[1]}" r="2.5"/>')
+            else:
+                body.append(f'<polyline class="{css}" fill="none" points="{" ".join(point(x, y) for x, y in run)}"/>')
+        end = next((y for y in reversed(values) if y is not None), None)
+        if end is not None:
+            end_y = 10 + plot_h * (1 - end / top)
+            body.append(_text(left + plot_w + 6, end_y + 4, name[:14], f"value line-label-{number % 4}"))
+    return _svg(height, title, body)
+
+
+def _runs(values: Sequence[float | None]) -> list[list[tuple[int, float]]]:
+    """The stretches of a series between its gaps, as (x, y) points."""
+    runs: list[list[tuple[int, float]]] = [[]]
+    for x, y in enumerate(values):
+        if y is None:
+            runs.append([])
+        else:
+            runs[-1].append((x, y))
+    return [run for run in runs if run]
+
+
+def timeline(chain: Sequence[dict], current: str, title: str) -> str:
+    """A supersede chain oldest to newest as dots on a line, each a link to
+    its entry, the one shown ringed; labelled with its id and date."""
+    if not chain:
+        return _svg(ROW, title, [_text(0, 15, "nothing yet")])
+    step = (WIDTH - 120) / max(1, len(chain) - 1)
+    body = [f'<line class="axis" x1="60" y1="30" x2="{60 + step * (len(chain) - 1):.1f}" y2="30"/>']
+    for number, view in enumerate(chain):
+        x = 60 + step * number
+        css = "dot dot-current" if view.get("id") == current else "dot"
+        when = str((view.get("source") or {}).get("timestamp", ""))[:10]
+        body.append(
+            f'<a href="/entry/{escape(str(view.get("id", "")))}"><circle class="{css}" cx="{x:.1f}" cy="30" r="8"/>'
+            f"{_text(x, 58, str(view.get('id', '')), 'value', anchor='middle')}"
+            f"{_text(x, 74, when + ' ' + str(view.get('state', '')), 'value', anchor='middle')}</a>"
+        )
+    return _svg(84, title, body)
