@@ -5,7 +5,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git, mem
+from conftest import examples, git, mem
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytestmark = pytest.mark.git  # archive commits, git hooks, pre-commit
 
@@ -720,3 +722,45 @@ def test_no_archive_commit_while_git_is_mid_operation(repo, operation, why):
     assert archived["archived"] == [entry] and archived["commit"] is None
     assert archived["notes"] == [f"archived without a commit: {why}"]
     assert git("rev-parse", "HEAD", cwd=repo) == head
+
+
+def _near_pairs_by_comparing_all(texts: list[str], threshold: float) -> list[tuple[int, int, float]]:
+    """Every pair i < j at or above `threshold`, each i's pairs best first (what review found before
+    it compared only texts of a length that could be that alike)."""
+    from rapidfuzz import fuzz
+
+    out = []
+    for i, text in enumerate(texts):
+        hits = [(fuzz.ratio(text, other), j) for j, other in enumerate(texts) if j > i]
+        out.extend((i, j, score) for score, j in sorted(hits, key=lambda hit: (-hit[0], hit[1])) if score >= threshold)
+    return out
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.lists(st.tuples(st.integers(0, 80), st.booleans(), st.sampled_from("ab z")))),
+        min_size=1,
+        max_size=30,
+    ),
+    st.sampled_from([90, 95, 80]),
+)
+def test_review_finds_the_near_duplicate_pairs_comparing_every_pair_would(variants, threshold):
+    """`near_duplicates` compares a text only with the longer ones it could be that alike: the pairs,
+    and their order, must be those of comparing every pair."""
+    from grimoire_cli.core.model import Entry, normalize_text
+    from grimoire_cli.lifecycle.rules import near_duplicates
+
+    bases = ["the deploy waits for the green board", "a", "cache keys expire hourly on the edge", "x" * 60, "", "ab"]
+    texts = []
+    for base, edits in variants:
+        text = bases[base]
+        for place, insert, char in edits:
+            place %= len(text) + 1
+            text = text[:place] + char + text[place:] if insert else text[:place] + text[place + 1 :]
+        texts.append(text or "empty")
+    entries = [
+        Entry({"id": f"MEM-20261122-{n + 1:03d}", "category": "fact", "content": t}) for n, t in enumerate(texts)
+    ]
+    found = [(int(a.id[-3:]) - 1, int(b.id[-3:]) - 1, score) for a, b, score in near_duplicates(entries, threshold)]
+    assert found == _near_pairs_by_comparing_all([normalize_text(t) for t in texts], threshold)

@@ -5,6 +5,7 @@ Pure functions over entries and a moment; `api` applies them to the store.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -76,20 +77,37 @@ def archive_reason(entry: Entry | Light, moment: datetime) -> str | None:
 
 
 def near_duplicates(entries: list[Entry], threshold: float = 90) -> list[tuple[Entry, Entry, float]]:
-    """Pairs of active entries in one category whose texts are ≥ threshold alike."""
+    """Pairs of active entries in one category whose texts are ≥ threshold alike,
+    each entry's pairs best first. A text is compared only with those whose
+    length could make them that alike (`alike_lengths`, for 90 and above):
+    sorted by length, each meets the few that follow it, not the whole category."""
     from rapidfuzz import fuzz, process
 
-    pairs = []
+    from ..memory.duplicates import NEAR, alike_lengths
+
+    pairs: list[tuple[Entry, Entry, float]] = []
     by_category: dict[str, list[Entry]] = {}
     for entry in entries:
         by_category.setdefault(entry.category, []).append(entry)
     for group in by_category.values():
         texts = [normalize_text(e.content) for e in group]
-        for i, text in enumerate(texts):
-            for _, score, j in process.extract(
-                text, texts[i + 1 :], scorer=fuzz.ratio, score_cutoff=threshold, limit=None
+        found: dict[int, list[tuple[float, int]]] = {}
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        lengths = [len(texts[i]) for i in order]
+        for place, i in enumerate(order):
+            # Longer texts within reach (for a threshold under NEAR, every longer one).
+            stop = bisect_right(lengths, alike_lengths(lengths[place])[1]) if threshold >= NEAR else len(order)
+            others = order[place + 1 : stop]
+            for _, score, k in process.extract(
+                texts[i], [texts[j] for j in others], scorer=fuzz.ratio, score_cutoff=threshold, limit=None
             ):
-                pairs.append((group[i], group[i + 1 + j], score))
+                j = others[k]
+                first, second = min(i, j), max(i, j)
+                found.setdefault(first, []).append((score, second))
+        for i in sorted(found):
+            pairs.extend(
+                (group[i], group[j], score) for score, j in sorted(found[i], key=lambda hit: (-hit[0], hit[1]))
+            )
     return pairs
 
 
