@@ -192,9 +192,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         chosen = self._filter(states, categories, tags, since=since, until=until)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
-        rowids = self.store.ask(
-            lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, recent), include_archive=archived
-        )
+        rowids = self.store.ordered(chosen, Order.NEWEST, recent, include_archive=archived)
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
 

@@ -237,9 +237,7 @@ class KindsFacade:
         from ..storage.catalog.queries import Filter, Order
 
         chosen = Filter(at=self.now().timestamp(), categories=self._of_kind("procedure"), name=name)
-        rowids = self.store.ask(
-            lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, 1), include_archive=False
-        )
+        rowids = self.store.ordered(chosen, Order.NEWEST, 1)
         return self.store.load(rowids).get(rowids[0]) if rowids else None
 
     def procedure(self, name: str, params: dict[str, str] | None = None, *, template: bool = False) -> Checklist:

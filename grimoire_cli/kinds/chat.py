@@ -35,7 +35,7 @@ def check_role(role: str) -> str:
 def next_turn(store: Store, category: str, moment: datetime) -> int:
     """One past the highest turn among the category's active messages."""
     chosen = Filter(at=moment.timestamp(), categories=[category])
-    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, 1), include_archive=False)
+    rowids = store.ordered(chosen, Order.NEWEST, 1)
     last = store.load(rowids)
     turns = [turn for e in last.values() if isinstance(turn := e.data.get("turn"), int)]
     return (max(turns) if turns else 0) + 1
@@ -44,15 +44,13 @@ def next_turn(store: Store, category: str, moment: datetime) -> int:
 def expired(store: Store, category: str, moment: datetime) -> list[str]:
     """Ids of the category's expired messages (pruned by the next write)."""
     chosen = Filter(at=moment.timestamp(), categories=[category], states=("expired",))
-    return store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False)
+    return store.ids(chosen)
 
 
 def recent(store: Store, categories: list[str], moment: datetime, count: int) -> list[Entry]:
     """The last `count` active messages, oldest first (as a prompt quotes them); `count` checked by the caller (bounds.whole)."""
     chosen = Filter(at=moment.timestamp(), categories=categories)
-    rowids = store.ask(
-        lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, count), include_archive=False
-    )
+    rowids = store.ordered(chosen, Order.NEWEST, count)
     loaded = store.load(rowids)
     return [loaded[r] for r in reversed(rowids) if r in loaded]
 

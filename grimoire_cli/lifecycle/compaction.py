@@ -52,9 +52,7 @@ def compactable(store: Store, category: str | None) -> list[str]:
 def older(store: Store, category: str, keep: int, moment: datetime) -> list[Entry]:
     """The category's active entries past the newest `keep`, oldest first, less keyed ones."""
     chosen = Filter(at=moment.timestamp(), categories=[category])
-    rowids = store.ask(lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST), include_archive=False)[
-        keep:
-    ]
+    rowids = store.ordered(chosen, Order.NEWEST)[keep:]
     loaded = store.load(rowids)
     return [loaded[r] for r in reversed(rowids) if r in loaded and not loaded[r].key]
 

@@ -324,6 +324,6 @@ def last_of_each_key(items: list[Item]) -> tuple[list[Item], list[tuple[str, str
 def _summary_of(store: Store, moment: datetime, session: str) -> str | None:
     """The id of the newest active summary of this session, if one exists."""
     chosen = Filter(at=moment.timestamp(), categories=store.config.names_of_kind("summary"), name=session)
-    ids = store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False)
+    ids = store.ids(chosen)
     # MEM-<day>-NNN: of one day, a longer number is later
     return max(ids, key=lambda i: (i[:12], len(i), i)) if ids else None

@@ -384,11 +384,7 @@ class _Batch:
             return None
         ident, chosen = found[0]
         if ident not in self._keys:
-            ids = [
-                i
-                for i in self.store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False)
-                if i not in self.updates
-            ]
+            ids = [i for i in self.store.ids(chosen) if i not in self.updates]
             self._hold(ident, self.existing.get(ids[0]) if ids else None)
         return self._keys[ident]
 

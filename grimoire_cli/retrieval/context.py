@@ -156,12 +156,10 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
 
         def ranking(limit: int | None) -> tuple[list[int], int]:
             """Rowids best first (at most `limit`), and how many there are in all."""
-            rowids = store.ask(
-                lambda catalog, paths: catalog.ordered(paths, chosen, order, limit), include_archive=False
-            )
+            rowids = store.ordered(chosen, order, limit)
             if limit is None or len(rowids) < limit:
                 return rowids, len(rowids)
-            return rowids, store.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=False)
+            return rowids, store.count(chosen)
 
     first, selected = ranking(limit)
     pinned = due_tasks(store, moment)
@@ -222,9 +220,7 @@ def chosen_tasks(store: Store, chosen: Filter, query: str | None, rowids: Iterab
             scored.rowid
             for scored in ranked(store, query, tasks_only, recency_weight=recency, limit=None, include_archive=False)
         }
-    return rowids & set(
-        store.ask(lambda catalog, paths: catalog.ordered(paths, tasks_only, Order.INDEXED, None), include_archive=False)
-    )
+    return rowids & set(store.ordered(tasks_only, Order.INDEXED, None))
 
 
 def due_tasks(store: Store, moment: datetime) -> dict[int, Entry]:

@@ -44,8 +44,8 @@ class ScopeInfo:
 def info(store: Store, moment: datetime, current: bool) -> ScopeInfo:
     """A scope's counts: active entries, and entries in every state (archive included)."""
     at = moment.timestamp()
-    active = store.ask(lambda catalog, paths: catalog.count(paths, Filter(at=at)), include_archive=False)
-    every = store.ask(lambda catalog, paths: catalog.count(paths, Filter(at=at, states=STATES)))
+    active = store.count(Filter(at=at))
+    every = store.count(Filter(at=at, states=STATES), include_archive=True)
     config = store.config
     return ScopeInfo(config.scope or "", config.relative(config.storage_dir), active, every, current)
 

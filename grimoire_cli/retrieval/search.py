@@ -277,9 +277,7 @@ def ranked_or_newest(
         return hits(
             store, ranked(store, text, chosen, recency_weight=recency_weight, limit=limit, include_archive=False)
         )
-    rowids = store.ask(
-        lambda catalog, paths: catalog.ordered(paths, chosen, Order.NEWEST, limit), include_archive=False
-    )
+    rowids = store.ordered(chosen, Order.NEWEST, limit)
     loaded = store.load(rowids)
     epoch = moment.timestamp()
     return [

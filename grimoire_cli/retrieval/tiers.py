@@ -27,7 +27,7 @@ def in_tier(store: Store, moment: datetime, tier: str, tiers: Tiers | None = Non
     """The ids of the active entries in one tier (hot or long), sorted."""
     settings = store.config.settings
     chosen = Filter(at=moment.timestamp(), decay=settings.decay, tier=tier, tiers=tiers or settings.tiers)
-    return sorted(store.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=False))
+    return sorted(store.ids(chosen))
 
 
 def split(store: Store, moment: datetime, tiers: Tiers | None = None) -> tuple[list[str], list[str]]:

@@ -30,6 +30,7 @@ from .layout import FileChange, Stamp
 from .reading import GrimoireFile, Reread
 
 if TYPE_CHECKING:
+    from .catalog.queries import Filter
     from .parallel import Parsed
 
 T = TypeVar("T")
@@ -112,6 +113,23 @@ class Store:
         or list), a damaged file is passed over and noted in `skipped`: the rest
         of the grimoire keeps working while `mem validate` names the file."""
         return self._retrying(lambda: query(self.catalog, self._sync(include_archive, skip_damaged)))
+
+    # The reads feature modules ask for most, by name (SQL stays in the catalog).
+    def ordered(
+        self, chosen: Filter, order: str, limit: int | None = None, *, include_archive: bool = False
+    ) -> list[int]:
+        """Catalog rows of the entries `chosen` selects, in a named `Order`, at most `limit`."""
+        return self.ask(
+            lambda catalog, paths: catalog.ordered(paths, chosen, order, limit), include_archive=include_archive
+        )
+
+    def ids(self, chosen: Filter, *, include_archive: bool = False) -> list[str]:
+        """Ids of the entries `chosen` selects."""
+        return self.ask(lambda catalog, paths: catalog.ids(paths, chosen), include_archive=include_archive)
+
+    def count(self, chosen: Filter, *, include_archive: bool = False) -> int:
+        """How many entries `chosen` selects."""
+        return self.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=include_archive)
 
     def _retrying(self, attempt: Callable[[], T]) -> T:
         """The one retry policy: when the on-disk catalog fails mid-operation,
