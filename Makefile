@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py
 	$(BIN)/python benchmarks/bench_mcp.py
 	$(BIN)/python benchmarks/bench_mcp_start.py
+	$(BIN)/python benchmarks/bench_web.py
 	$(BIN)/python benchmarks/bench_scale.py
 
 # The bulk paths at 1k and 10k same-day entries and their fitted exponents;
