@@ -619,3 +619,15 @@ def test_consolidation_from_a_hook_works_with_a_storage_dir_outside_grimoires(re
     assert [h["content"] for h in json.loads(mem("query", "green board", "--json").out)] == [
         "Deploys wait for the green board"
     ]
+
+
+def test_a_hook_in_a_session_still_warns_about_a_damaged_file(repo):
+    # The hook opens the grimoire with the session's runtime: the command's own read, warned about like any.
+    mem("add", "-c", "fact", "The API runs on port 8080")
+    (repo / "grimoires/loa/memory/learnings.yaml").write_text("- id: [broken\n")
+    run = mem_process("agent", "hook", "session-start", cwd=repo, input=payload("SessionStart", session_id="s-1"))
+    assert run.returncode == 0 and "8080" in run.stdout.decode()
+    assert (
+        "warning: skipped a damaged file (run `mem validate`): grimoires/loa/memory/learnings.yaml"
+        in run.stderr.decode()
+    )

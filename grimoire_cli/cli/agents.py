@@ -111,7 +111,9 @@ def agent_hook(
     from ..integrations import claude_hooks
 
     def work() -> None:
-        out, note = claude_hooks.run(event, claude_hooks.read_payload(read_text("-")), open_grimoire)
+        payload = claude_hooks.read_payload(read_text("-"))
+        session = claude_hooks.session_runtime(payload, runtime())
+        out, note = claude_hooks.run(event, payload, lambda: open_grimoire(given=session))
         if out is not None:
             render.out(out)
         if note is not None:

@@ -154,7 +154,6 @@ UntilOpt = typer.Option(
 )
 
 _state: dict[str, str | None] = {"config": None, "scope": None}
-_runtime: list[Runtime] = []  # this invocation's, built once from the environment (main.py)
 opened: list = []  # grimoires this invocation used, for the damaged-file warning
 
 
@@ -193,19 +192,20 @@ def scope_option() -> str | None:
     return _state["scope"]
 
 
+@cache
 def runtime() -> Runtime:
     """This invocation's runtime: the environment's, read and checked once
-    (a bad `MEM_*` value is one `error:` line)."""
-    if not _runtime:
-        _runtime.append(Runtime.from_environment())
-    return _runtime[0]
+    (a bad `MEM_*` value is one `error:` line; main.py clears it after each run)."""
+    return Runtime.from_environment()
 
 
-def open_grimoire(must_exist: bool = True):
-    """The grimoire this invocation works on (found like `Grimoire.open`)."""
+def open_grimoire(must_exist: bool = True, given: Runtime | None = None):
+    """The grimoire this invocation works on (found like `Grimoire.open`), with
+    this invocation's runtime unless `given` another (a hook's session)."""
     from ..api import Grimoire
 
-    found = Grimoire.open(".", _state["config"], scope=_state["scope"], must_exist=must_exist, runtime=runtime())
+    used = given if given is not None else runtime()
+    found = Grimoire.open(".", _state["config"], scope=_state["scope"], must_exist=must_exist, runtime=used)
     opened.append(found)
     return found
 

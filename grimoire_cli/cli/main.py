@@ -22,7 +22,7 @@ from . import render
 from . import memory, kinds, episodes, procedures, forgetting, learning, agents, serve, upkeep  # noqa: F401
 
 # isort: on
-from .app import APP_SETTINGS, _runtime, app, opened, runtime
+from .app import APP_SETTINGS, app, opened, runtime
 
 try:  # Typer 0.29 carries its own copy of click; older ones use click itself
     from typer._click import exceptions as clicks
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         return _ended(returned if isinstance(returned, int) else OK)
     finally:
         opened.clear()  # the grimoires this run used: the next in-process run starts with none
-        _runtime.clear()  # and reads its own environment
+        runtime.cache_clear()  # and reads its own environment
 
 
 def _ended(code: int) -> int:

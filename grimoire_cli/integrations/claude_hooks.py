@@ -30,6 +30,7 @@ from ..core.errors import BadInput, Damaged
 
 if TYPE_CHECKING:
     from ..api import Grimoire
+    from ..core.runtime import Runtime
 
 EVENTS = ("session-start", "pre-compact", "session-end", "post-tool-use")
 
@@ -44,15 +45,19 @@ def read_payload(text: str) -> dict[str, Any]:
     return payload
 
 
+def session_runtime(payload: dict[str, Any], runtime: Runtime) -> Runtime:
+    """The runtime a hook's grimoire is opened with: Claude Code's session id as
+    the session, by which a task added "for the next session" knows the one it
+    was added in (kinds/tasks.py)."""
+    session = payload.get("session_id")
+    return runtime.but(session_id=session) if isinstance(session, str) and session else runtime
+
+
 def run(event: str, payload: dict[str, Any], grimoire_of: Callable[[], Grimoire]) -> tuple[str | None, str | None]:
     """Do `event`'s work; what to print on stdout (the hook's output) and on stderr (a note), each possibly None."""
     if event not in EVENTS:
         raise BadInput(f"unknown hook {event!r}", f"use one of {', '.join(EVENTS)}")
     grimoire = grimoire_of()
-    session = payload.get("session_id")
-    if isinstance(session, str) and session:
-        # The session a task added "for the next session" was added in is known by this id (kinds/tasks.py).
-        grimoire = grimoire.with_runtime(grimoire.runtime.but(session_id=session))
     if event == "session-start":
         return json.dumps(
             {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": session_start(grimoire)}}
