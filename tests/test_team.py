@@ -323,17 +323,25 @@ def test_a_stale_clones_writes_land_on_the_memories_it_meant(remote, how):
     )
 
 
+def _same_id_on_feature_and_main(remote: Path, bobs: str, alices: str) -> tuple[Path, Path]:
+    """Bob publishes his memory as -001 on a pushed branch `feature`, then alice hers as -001 on main."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    git("checkout", "-q", "-b", "feature", cwd=bob)
+    assert _add(bob, bobs) == "MEM-20261122-001"
+    _commit(bob, "feature")
+    git("push", "-q", "-u", "origin", "feature", cwd=bob)
+    assert _add(alice, alices) == "MEM-20261122-001"
+    _commit(alice, "main")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    return alice, bob
+
+
 def test_merging_main_into_a_pushed_branch_keeps_mains_ids(remote):
     """A pull request brought up to date: `git merge origin/main` on a feature branch that is pushed too.
     Main is the remote's default branch: the feature's new ids yield."""
-    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
-    git("checkout", "-q", "-b", "feature", cwd=bob)
-    assert _add(bob, "bob: feature flags live in unleash") == "MEM-20261122-001"
-    _commit(bob, "feature")
-    git("push", "-q", "-u", "origin", "feature", cwd=bob)
-    assert _add(alice, "alice: releases are tagged on main") == "MEM-20261122-001"
-    _commit(alice, "main")
-    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    _, bob = _same_id_on_feature_and_main(
+        remote, "bob: feature flags live in unleash", "alice: releases are tagged on main"
+    )
     git("fetch", "-q", cwd=bob)
     git("merge", "-q", "--no-edit", "origin/main", cwd=bob)
     assert mem(bob, "validate").returncode == 0
@@ -408,14 +416,9 @@ def test_a_cherry_picked_memory_renumbered_on_one_branch_stays_one_memory_when_t
     """Bob's feature commit is cherry-picked onto main, where alice had published the same id: on main
     it yields (-002). When the branches merge later, in either direction and in a clone that never saw
     the pick, the memory is the one both sides added under different ids, not a new one to number."""
-    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
-    git("checkout", "-q", "-b", "feature", cwd=bob)
-    assert _add(bob, "bob: retries back off exponentially") == "MEM-20261122-001"
-    _commit(bob, "feature")
-    git("push", "-q", "-u", "origin", "feature", cwd=bob)
-    assert _add(alice, "alice: caches expire hourly") == "MEM-20261122-001"
-    _commit(alice, "main")
-    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    alice, _ = _same_id_on_feature_and_main(
+        remote, "bob: retries back off exponentially", "alice: caches expire hourly"
+    )
     git("fetch", "-q", cwd=alice)
     git("cherry-pick", "origin/feature", cwd=alice)
     git("push", "-q", "origin", "HEAD:main", cwd=alice)

@@ -245,7 +245,7 @@ def build(
     existing: Entries,
     taken_ids: Container[str],
     new_id: str,
-    runtime: Runtime | None = None,
+    runtime: Runtime,
 ) -> tuple[dict[str, Any], list[str]]:
     """A complete entry mapping for `request`, and notes for the caller;
     the source's session, agent and phase default to the runtime's."""
@@ -299,11 +299,11 @@ def build(
         )
     timestamp = iso(parse_time(request.timestamp)) if request.timestamp else iso(moment)
     source: dict[str, Any] = {
-        "session_id": request.session_id or (runtime and runtime.session_id) or _PROCESS_SESSION,
+        "session_id": request.session_id or runtime.session_id or _PROCESS_SESSION,
         "timestamp": timestamp,
     }
-    agent = request.agent or (runtime and runtime.agent)
-    phase = request.phase or (runtime and runtime.phase)
+    agent = request.agent or runtime.agent
+    phase = request.phase or runtime.phase
     if agent:
         source["agent"] = agent
     if phase:
