@@ -4,7 +4,10 @@ Each round every clone, on the state it last pulled, adds memories on the
 same day (so ids collide), supersedes and archives one of its own, applies a
 few of anyone's and links some with `related`; then the clones commit, pull
 (merge or rebase, at random), and push, in random order; some skip a round
-and write against ids several rounds stale. The model holds each memory by
+and write against ids several rounds stale. Some work goes on a branch of
+its own, pushed: another clone may cherry-pick its first commit onto main
+before its owner merges the branch (the pick renumbered where main had
+published the same id, the merge then meeting one memory under two ids). The model holds each memory by
 its content, which is unique, so it can tell which memory an id names.
 After every sync `mem validate` is clean (I1), and after the last one every
 memory is stored once, each supersede, apply, archive and reference is on
@@ -19,6 +22,7 @@ import os
 import random
 import subprocess
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -28,7 +32,9 @@ from grimoire_cli import Grimoire
 
 SOAK = os.environ.get("HYPOTHESIS_PROFILE") == "soak"
 CLONES, ROUNDS = (8, 10) if SOAK else (4, 4)
-SEEDS = [int(seed) for seed in os.environ.get("TEAM_SEEDS", "1,2").split(",")]  # TEAM_SEEDS=3,4,5 to try others
+BRANCHING = 0.25  # how often a clone's round of work goes on a pushed branch of its own
+PICKING = 0.4  # how often a clone cherry-picks a pushed branch's first commit onto main
+SEEDS = [int(seed) for seed in os.environ.get("TEAM_SEEDS", "1,3").split(",")]  # TEAM_SEEDS=3,4,5 to try others
 WORDS = (
     "deploy",
     "cache",
@@ -108,6 +114,9 @@ class Team:
             assert mem(clone, "hooks", "install").returncode == 0
         self.memories: dict[str, Memory] = {}
         self.counter = 0
+        self.branches: dict[str, Path] = {}  # pushed, not yet merged into main: branch -> its owner's clone
+        self.picked: set[str] = set()  # branches whose first commit is on main already
+        self.pending: set[str] = set()  # contents superseded or archived on an unmerged branch
 
     # -- one clone's work, on the state it last pulled ---------------------------
 
@@ -134,13 +143,14 @@ class Team:
             g.add(content, "fact", related=[seen[c].id for c in related])
             self.memories[content] = Memory(who, related=related)
         seen = self.view(clone)
-        own = sorted(c for c in seen if self.memories[c].author == who)
+        own = self.own(seen, who)
         if own:
             old = self.rng.choice(own)
             new = self.text(who)
             g.supersede(seen[old].id, new)
             self.memories[old].superseded_by = new
             self.memories[new] = Memory(who, supersedes=old)
+            self.ended(clone, old)
         git("add", "-A", cwd=clone)
         git("commit", "-qm", f"{who}'s memories", cwd=clone)
         seen = self.view(clone)
@@ -149,19 +159,69 @@ class Team:
             # Each apply at its own second, as people work (ids stay same-day): the merge takes two identical
             # effectiveness records, last_applied included, for one change seen twice (a cherry-pick).
             self.counter += 1
-            os.environ["MEM_NOW"] = (
-                f"2026-11-22T{10 + self.counter // 3600:02d}:{self.counter // 60 % 60:02d}:{self.counter % 60:02d}Z"
-            )
+            g.runtime.fixed_now = datetime(2026, 11, 22, 10, tzinfo=UTC) + timedelta(seconds=self.counter)
             g.apply(seen[content].id, success)
             self.memories[content].applications += 1
             self.memories[content].successes += int(success)
         git("add", "-A", cwd=clone)
         git("commit", "-qm", f"{who} applied memories", "--allow-empty", cwd=clone)
-        own = sorted(c for c in seen if self.memories[c].author == who)
+        own = self.own(seen, who)
         if own and self.rng.random() < 0.7:
             gone = self.rng.choice(own)
             g.archive([seen[gone].id], reason="manual")  # its own commit
             self.memories[gone].archived = True
+            self.ended(clone, gone)
+
+    def own(self, seen: dict[str, object], who: str) -> list[str]:
+        """This clone's active memories it may still end: none a branch of its ended already."""
+        return sorted(c for c in seen if self.memories[c].author == who and c not in self.pending)
+
+    def ended(self, clone: Path, content: str) -> None:
+        if git("branch", "--show-current", cwd=clone).strip() != "main":
+            self.pending.add(content)
+
+    # -- a branch of one's own, and a cherry-pick of it -------------------------------
+
+    def work_on_branch(self, clone: Path, who: str) -> None:
+        """A round's work on a new branch, pushed; main stays where it was."""
+        self.counter += 1
+        branch = f"{who}-topic{self.counter}"
+        git("checkout", "-q", "-b", branch, cwd=clone)
+        self.work(clone, who)
+        git("push", "-q", "origin", branch, cwd=clone)
+        git("checkout", "-q", "main", cwd=clone)
+        self.branches[branch] = clone
+
+    def pick(self, clone: Path) -> None:
+        """Cherry-pick another's branch's first commit (its memories and a supersede) onto main."""
+        others = sorted(b for b, owner in self.branches.items() if owner != clone and b not in self.picked)
+        if not others:
+            return
+        branch = self.rng.choice(others)
+        git("fetch", "-q", "origin", cwd=clone)
+        base = git("merge-base", "HEAD", f"origin/{branch}", cwd=clone).strip()
+        first = git("rev-list", "--reverse", f"{base}..origin/{branch}", cwd=clone).split()[0]
+        picked = subprocess.run(["git", "cherry-pick", first], cwd=clone, capture_output=True, text=True)
+        assert picked.returncode == 0, f"{clone.name}: git cherry-pick {branch}:\n{picked.stdout}{picked.stderr}"
+        checked = mem(clone, "validate")
+        assert checked.returncode == 0, f"{clone.name} after picking {branch}:\n{checked.stdout}{checked.stderr}"
+        self.picked.add(branch)
+
+    def merge_branches(self, clone: Path, every: bool = False) -> None:
+        """The owner merges its pushed branches into its main (some now, all at the end)."""
+        for branch in sorted(b for b, owner in self.branches.items() if owner == clone):
+            if every or self.rng.random() < 0.5:
+                merged = subprocess.run(
+                    ["git", "merge", "-q", "--no-edit", branch], cwd=clone, capture_output=True, text=True
+                )
+                assert merged.returncode == 0, f"{clone.name}: git merge {branch}:\n{merged.stdout}{merged.stderr}"
+                checked = mem(clone, "validate")
+                assert checked.returncode == 0, (
+                    f"{clone.name} after merging {branch}:\n{checked.stdout}{checked.stderr}"
+                )
+                del self.branches[branch]
+        if not any(owner == clone for owner in self.branches.values()):
+            self.pending -= {c for c, m in self.memories.items() if m.author == clone.name}
 
     # -- sync ----------------------------------------------------------------------
 
@@ -187,6 +247,7 @@ class Team:
 
     def check(self) -> None:
         for clone in self.clones:
+            self.merge_branches(clone, every=True)
             self.sync(clone)
         for clone in self.clones:  # the last pushes reach every clone
             git("pull", "-q", "--no-rebase", "origin", "main", cwd=clone)
@@ -241,10 +302,16 @@ def test_a_team_of_clones_keeps_every_memory_and_every_link(tmp_path, seed):
     team = Team(tmp_path, seed)
     for _ in range(ROUNDS):
         for clone in team.clones:
-            team.work(clone, clone.name)
+            if team.rng.random() < BRANCHING:
+                team.work_on_branch(clone, clone.name)
+            else:
+                team.work(clone, clone.name)
         order = team.rng.sample(team.clones, len(team.clones))
         for clone in order:
+            if team.rng.random() < PICKING:
+                team.pick(clone)
             if team.rng.random() < 0.75:  # the others write against ids that grow stale
+                team.merge_branches(clone)
                 team.sync(clone)
     team.check()
 
@@ -430,3 +497,68 @@ def test_a_cherry_picked_memory_renumbered_on_one_branch_stays_one_memory_when_t
     assert mem(carol, "validate").returncode == 0
     contents = [e.content for e in Grimoire.open(carol).store.entries(include_archive=True)]
     assert sorted(contents) == ["alice: caches expire hourly", "bob: retries back off exponentially"]
+
+
+@pytest.mark.parametrize("pick", ["branch", "unreachable"])
+def test_a_single_cherry_pick_renumbers_an_id_ours_holds_in_another_file(remote, pick):
+    """Git tells a merge driver nothing of a single cherry-pick while it merges. Alice's -001 is archived
+    (another file) and her -002 is in the file the pick changes; bob's branch brings -001 and -002. Both
+    of his yield, each to a number of its own: a driver that saw only this file kept his -001 beside her
+    archived one, and the hook after the pick then gave it the number the driver had given his -002.
+    A commit no ref holds (its branch deleted) cannot be found: the hook then numbers past the driver's."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    assert _add(alice, "alice: the cache was memcached") == "MEM-20261122-001"
+    assert _add(alice, "alice: the cache is redis") == "MEM-20261122-002"
+    _commit(alice, "alice")
+    assert mem(alice, "archive", "MEM-20261122-001").returncode == 0  # commits the move itself
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("checkout", "-q", "-b", "topic", cwd=bob)
+    assert _add(bob, "bob: the queue is kafka") == "MEM-20261122-001"
+    assert _add(bob, "bob: the runner is arm64") == "MEM-20261122-002"
+    _commit(bob, "topic")
+    git("push", "-q", "origin", "topic", cwd=bob)
+
+    git("fetch", "-q", cwd=alice)
+    commit = git("rev-parse", "origin/topic", cwd=alice).strip()
+    if pick == "unreachable":
+        git("push", "-q", "origin", "--delete", "topic", cwd=bob)
+        git("fetch", "-q", "--prune", cwd=alice)
+    git("cherry-pick", commit, cwd=alice)
+    checked = mem(alice, "validate")
+    assert checked.returncode == 0, checked.stdout
+    ids = _ids(alice)
+    assert ids["alice: the cache was memcached"] == "MEM-20261122-001"
+    assert ids["alice: the cache is redis"] == "MEM-20261122-002"
+    # Found, the commits give his -001 and -002 the next two numbers; not found, the hook numbers his -001
+    # past both of those (-004 is the commits' number for his -002, which the driver gave -003).
+    expected = ["MEM-20261122-003", "MEM-20261122-004" if pick == "branch" else "MEM-20261122-005"]
+    assert sorted([ids["bob: the queue is kafka"], ids["bob: the runner is arm64"]]) == expected
+    assert git("status", "--porcelain", cwd=alice) == ""
+
+
+def test_a_branch_taken_before_a_pull_renumbered_its_memory_merges_as_one_memory(remote):
+    """Bob adds X on main, branches `topic` from there and pushes it; his pull then renumbers X on main
+    (alice had published the same id), while `topic` keeps the old id. Merging `topic` into main later
+    meets X under two ids: it is one memory, and the old id names alice's."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    assert _add(bob, "bob: the queue is kafka") == "MEM-20261122-001"
+    _commit(bob, "bob")
+    git("checkout", "-q", "-b", "topic", cwd=bob)
+    assert mem(bob, "apply", "MEM-20261122-001", "--success").returncode == 0
+    _commit(bob, "applied on topic")
+    git("push", "-q", "origin", "topic", cwd=bob)
+    git("checkout", "-q", "main", cwd=bob)
+    assert _add(alice, "alice: the cache is redis") == "MEM-20261122-001"
+    _commit(alice, "alice")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main", cwd=bob)
+    assert _ids(bob)["bob: the queue is kafka"] == "MEM-20261122-002"
+
+    git("merge", "-q", "--no-edit", "topic", cwd=bob)
+    checked = mem(bob, "validate")
+    assert checked.returncode == 0, checked.stdout
+    entries = {e.content: e.data for e in Grimoire.open(bob).store.entries(include_archive=True)}
+    assert sorted(entries) == ["alice: the cache is redis", "bob: the queue is kafka"]
+    assert entries["bob: the queue is kafka"]["id"] == "MEM-20261122-002"
+    assert entries["bob: the queue is kafka"]["effectiveness"]["applications"] == 1
+    assert "effectiveness" not in entries["alice: the cache is redis"]

@@ -50,9 +50,9 @@ def run(
     return result
 
 
-def output(args: list[str], cwd: Path) -> str | None:
+def output(args: list[str], cwd: Path, input: str | None = None) -> str | None:
     """stdout of a git command, or None when it fails (the caller falls back)."""
-    done = run(args, cwd, check=False)
+    done = run(args, cwd, check=False, input=input)
     return done.stdout if done.returncode == 0 else None
 
 

@@ -37,7 +37,7 @@ from ..storage.textedit import Raw, rewrite
 from ..storage.yamlio import emit_entry, parse_entries
 from . import gitops
 from .sides import ours_yields
-from .trees import commits, ids_in, prior_renames, rebase_tip, save_renames, state_file, tree_ids
+from .trees import commits, ids_in, picked, prior_renames, rebase_tip, save_renames, state_file, tree_ids
 
 # Fields whose changes are lifecycle, not substance: reconciled, never a conflict.
 LIFECYCLE = ("superseded_by", "effectiveness")
@@ -51,26 +51,48 @@ class MergeResult(NamedTuple):
 
 
 def merge_texts(
-    base: str, ours: str, theirs: str, where: str, mapping: dict[str, str] | None = None, ours_yields: bool = False
+    base: str,
+    ours: str,
+    theirs: str,
+    where: str,
+    mapping: dict[str, str] | None = None,
+    ours_yields: bool = False,
+    same: dict[str, tuple[str, str]] | None = None,
+    moved: tuple[dict[str, str], dict[str, str]] = ({}, {}),
 ) -> MergeResult:
     """Merge three versions of one grimoire file; `mapping` renames theirs'
-    ids, or ours' when `ours_yields` (see sides.py: published ids never change)."""
+    ids, or ours' when `ours_yields` (see sides.py: published ids never change).
+    `same`: memories both sides added (a cherry-pick) -> (ours', theirs' text
+    block, in any file), as if base held them as added.
+    `moved`: (ours', theirs') renumberings since base (`renames_since`), each
+    applied to the other side and to base, where the old id still names it."""
     base_items, _ = parse_entries(base, f"{where} (base)") if base.strip() else ([], [])
     our_items, our_spans = parse_entries(ours, f"{where} (ours)") if ours.strip() else ([], [])
     their_items, _ = parse_entries(theirs, f"{where} (theirs)") if theirs.strip() else ([], [])
     mapping = dict(mapping or {})
+    # A moved memory ends under its new id as this merge renames it in turn, when its side is the yielding one.
+    ours_moved = {old: mapping.get(new, new) if ours_yields else new for old, new in moved[0].items()}
+    theirs_moved = {old: new if ours_yields else mapping.get(new, new) for old, new in moved[1].items()}
     written: list[Any] = [item.get("id") if isinstance(item, dict) else None for item in our_items]  # ours' ids
-    ours_now = our_items
-    if mapping and ours_yields:
+    if ours_yields:
         # Every occurrence of a colliding new id in ours names ours' memory: ours never saw theirs' new entries.
-        ours_now = [renamed(item, mapping) for item in our_items]
-    elif mapping:
+        ours_map, theirs_map, base_map = {**mapping, **theirs_moved}, ours_moved, {**ours_moved, **theirs_moved}
+    else:
         # Base too: in a rebase, an earlier pick may have renamed ids this commit's base still has.
-        their_items = [renamed(item, mapping) for item in their_items]
-        base_items = [renamed(item, mapping) for item in base_items]
+        ours_map, theirs_map, base_map = (
+            theirs_moved,
+            {**mapping, **ours_moved},
+            {**mapping, **ours_moved, **theirs_moved},
+        )
+    ours_now = [renamed(item, ours_map) for item in our_items] if ours_map else our_items
+    their_items = [renamed(item, theirs_map) for item in their_items] if theirs_map else their_items
+    base_items = [renamed(item, base_map) for item in base_items] if base_map else base_items
     o = _by_id(base_items)
     a = _by_id(ours_now)
     b = _by_id(their_items)
+    same = same or {}
+    o.update(_as_added(same, o, a, b))
+    kept_archived = _archived_here(same, o, a, b, (ours_map, theirs_map), where)
     as_written = {
         now["id"]: (at, item)
         for now, at, item in zip(ours_now, written, our_items)
@@ -102,8 +124,13 @@ def merge_texts(
             )
         elif merged != original:
             changes[at] = merged
+    for entry_id, fields in kept_archived.items():
+        if entry_id in a:
+            changes[as_written[entry_id][0]] = {**a[entry_id], **fields}
     appended = [
-        item for item in their_items if isinstance(item, dict) and item.get("id") not in a and item.get("id") not in o
+        {**item, **kept_archived.get(item["id"], {})}
+        for item in their_items
+        if isinstance(item, dict) and item.get("id") not in a and item.get("id") not in o
     ]
     return MergeResult(
         rewrite(ours, written, our_spans, {at: item for at, item in as_written.values()}, changes, appended, where),
@@ -111,6 +138,55 @@ def merge_texts(
         renumbered,
         "ours" if ours_yields else "theirs",
     )
+
+
+def _archived_here(
+    same: dict[str, tuple[str, str]],
+    o: dict[str, dict],
+    a: dict[str, dict],
+    b: dict[str, dict],
+    maps: tuple[dict[str, str], dict[str, str]],
+    where: str,
+) -> dict[str, dict]:
+    """Lifecycle fields for the archived copy, in this file, of a memory both
+    sides added that one side archived while the other applied or superseded
+    it where it was: the archived copy is the one kept (`_as_added`), with
+    both sides' effectiveness and superseded_by."""
+    out = {}
+    for entry_id, blocks in same.items():
+        if entry_id in o or (entry_id in a) == (entry_id in b):
+            continue
+        here, side = (a[entry_id], 1) if entry_id in a else (b[entry_id], 0)  # side: where the other copy is
+        if not here.get("archived"):
+            continue
+        items, _ = parse_entries(blocks[side] + "\n", where)
+        if not items or not isinstance(items[0], dict):
+            continue
+        other = renamed(items[0], maps[side])
+        added = {k: v for k, v in here.items() if k not in LIFECYCLE}
+        merged, _ = merge_entry(added, here, other)
+        fields = {k: merged[k] for k in LIFECYCLE if k in merged and merged[k] != here.get(k)}
+        if fields:
+            out[entry_id] = fields
+    return out
+
+
+def _as_added(
+    same: dict[str, tuple[str, str]], o: dict[str, dict], a: dict[str, dict], b: dict[str, dict]
+) -> dict[str, dict]:
+    """Base versions for memories both sides added (a commit cherry-picked,
+    then the branches merged) that one side has archived since: the entry as
+    added, in the file where the other side still holds it active. Then, as
+    for any entry, the side that archived it wins here (it stays removed from
+    this file) and its archived copy is the one kept."""
+    out = {}
+    for entry_id in same:
+        if entry_id in o or (entry_id in a) == (entry_id in b):
+            continue  # base has it, or both sides hold it here (or neither): nothing moved
+        present = a.get(entry_id) or b[entry_id]
+        if not present.get("archived"):
+            out[entry_id] = {k: v for k, v in present.items() if k not in LIFECYCLE}
+    return out
 
 
 def merge_entry(base: dict | None, ours: dict, theirs: dict) -> tuple[dict, bool]:
@@ -200,8 +276,8 @@ def renumbering(
     numbers = Numbers(set(base_ids) | set(our_ids) | set(their_ids) | set(also_taken))
     mapping = _same_memories(base_ids, our_ids, their_ids, ours_yield) if ours_yield is not None else {}
     for entry_id in sorted(set(our_ids) & set(their_ids) - set(base_ids)):
-        if our_ids[entry_id] == their_ids[entry_id]:
-            continue  # the same memory on both sides (a cherry-pick)
+        if our_ids[entry_id] == their_ids[entry_id] or identity(our_ids[entry_id]) == identity(their_ids[entry_id]):
+            continue  # the same memory on both sides (a cherry-pick), though one side may have applied it since
         if entry_id not in mapping:
             mapping[entry_id] = numbers.fresh(cast("tuple[str, int]", parse_id(entry_id))[0])
     return mapping
@@ -211,21 +287,64 @@ def _same_memories(
     base_ids: dict[str, str], our_ids: dict[str, str], their_ids: dict[str, str], ours_yield: bool
 ) -> dict[str, str]:
     """The yielding side's id -> the other side's, for each memory both sides
-    added (not in base) under different ids: the same entry text but for its
-    id line."""
+    hold under different ids that base did not hold there: the same category,
+    content and source (`identity`). What may differ is what happened to it
+    since: its references renamed, applies, a supersede."""
     yielding, keeping = (our_ids, their_ids) if ours_yield else (their_ids, our_ids)
-    kept = {_body(block): entry_id for entry_id, block in keeping.items() if entry_id not in base_ids}
+    kept = _arrived(base_ids, keeping)
     mapping = {}
-    for entry_id, block in yielding.items():
-        other = kept.get(_body(block)) if entry_id not in base_ids else None
+    for key, entry_id in _arrived(base_ids, yielding).items():
+        other = kept.get(key)
         if other is not None and other != entry_id:
             mapping[entry_id] = other
     return mapping
 
 
-def _body(block: str) -> str:
-    """An entry's text block without its `- id:` line."""
-    return block.partition("\n")[2]
+def _arrived(base_ids: dict[str, str], side_ids: dict[str, str]) -> dict[str, str]:
+    """identity -> id of each memory a side holds where base held none, or another (`_other_memory`)."""
+    out = {}
+    for entry_id, block in side_ids.items():
+        key = identity(block) if _other_memory(entry_id, block, base_ids) else None
+        if key is not None:
+            out[key] = entry_id
+    return out
+
+
+def _other_memory(entry_id: str, block: str, was: dict[str, str]) -> bool:
+    """Whether `entry_id` holds another memory in `block` than in `was` (none there included)."""
+    return entry_id not in was or (was[entry_id] != block and identity(was[entry_id]) != identity(block))
+
+
+def renames_since(base_ids: dict[str, str], side_ids: dict[str, str]) -> dict[str, str]:
+    """Ids of base's memories that one side holds under another id -> that id
+    (a pull on that side renumbered its unpublished id, while a branch taken
+    before kept the old one; or the two histories met the same memory under
+    two ids): on that side the old id now names another memory, or none.
+    Arguments map id -> text block."""
+    stale = [entry_id for entry_id, block in base_ids.items() if _other_memory(entry_id, block, side_ids)]
+    if not stale:
+        return {}
+    held = _arrived(base_ids, side_ids)
+    found = {entry_id: held.get(identity(base_ids[entry_id]) or "") for entry_id in stale}
+    return {old: new for old, new in found.items() if new is not None}
+
+
+IDENTITY = ("category", "content", "source")
+
+
+def identity(block: str) -> str | None:
+    """The fields that make an entry the memory it is, from its text block:
+    category, content and source (session and time of writing), which no
+    lifecycle change and no renumbering touches. None without a content.
+    A text scan, not a parse: a merge reads every new entry of both sides."""
+    kept: list[str] = []
+    keeping = False
+    for line in block.split("\n")[1:]:
+        if line.startswith("  ") and not line.startswith("   "):  # a field of the entry; deeper lines are its value's
+            keeping = line[2:].split(":", 1)[0] in IDENTITY
+        if keeping:
+            kept.append(line.rstrip())
+    return "\n".join(kept) if any(line.startswith("  content:") for line in kept) else None
 
 
 class Numbers:
@@ -244,11 +363,20 @@ class Numbers:
         return format_id(day, self.highest[day])
 
 
+class Renames(NamedTuple):
+    """What a merge does to ids, from all grimoire files of its commits."""
+
+    mapping: dict[str, str]  # the yielding side's ids -> new ones (`renumbering`)
+    yields: bool  # ours is the yielding side
+    same: dict[str, tuple[str, str]]  # memories both sides added (`_same_memories`): id -> ours', theirs' block
+    moved: tuple[dict[str, str], dict[str, str]]  # ours' and theirs' renumberings since base (`renames_since`)
+
+
 def global_mapping(
-    root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str
-) -> tuple[dict[str, str], bool]:
+    root: Path, storage: str, base_text: str, ours_text: str, theirs_text: str, path: str | None = None
+) -> Renames:
     """The renumbering for this merge, from all grimoire files when git tells
-    us the commits, and whether ours is the side it renames.
+    us the commits (one file's three versions when it does not).
 
     In a rebase or a range cherry-pick, renames made for earlier picks are
     kept beside git's own state (and go when git removes it) and applied to
@@ -257,26 +385,44 @@ def global_mapping(
     git_dir = gitops.git_dir(root)
     prior = prior_renames(git_dir, root / storage) if git_dir is not None else {}
     found = commits(root, git_dir) if git_dir is not None else None
+    # No state names the commits of a single cherry-pick while it merges: its change to this file does.
+    single_pick = found is None and git_dir is not None and path is not None
+    if single_pick:
+        found = picked(root, cast(str, path), base_text, theirs_text)
     files = (base_text, ours_text, theirs_text)
     # New numbers must also miss ids that later picks of a rebase will bring.
     tip = rebase_tip(git_dir) if git_dir is not None else None
     later = set(tree_ids(root, tip, storage) or {}) if tip is not None else set()
     mapping = mapping_between(root, storage, found, prior, later, files, ours_yield=False)
     picking = (
-        git_dir is None or state_file(git_dir, root / storage) is not None or (git_dir / "CHERRY_PICK_HEAD").exists()
+        git_dir is None
+        or single_pick
+        or state_file(git_dir, root / storage) is not None
+        or (git_dir / "CHERRY_PICK_HEAD").exists()
     )
     yields = (
         bool(mapping)
         and found is not None
         and git_dir is not None
         and not picking
-        and ours_yields(root, git_dir, found[1], found[2])
+        and ours_yields(root, git_dir, found[1], found[2], found[0])
     )
     if yields:  # the same memories seen from ours' side (the trees are cached)
         mapping = mapping_between(root, storage, found, prior, later, files, ours_yield=True)
     if git_dir is not None and mapping != prior:
         save_renames(git_dir, root / storage, mapping)
-    return mapping, yields
+    trees = [tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
+    base_ids, our_ids, their_ids = (
+        cast("list[dict[str, str]]", trees) if all(t is not None for t in trees) else [ids_in(t) for t in files]
+    )
+    # A target the keeping side already holds is a memory both added (`_same_memories`); fresh numbers are held by none.
+    yielding, keeping = (our_ids, their_ids) if yields else (their_ids, our_ids)
+    same = {
+        new: ((yielding[old], keeping[new]) if yields else (keeping[new], yielding[old]))
+        for old, new in mapping.items()
+        if new in keeping and old in yielding and prior.get(old) != new
+    }
+    return Renames(mapping, yields, same, (renames_since(base_ids, our_ids), renames_since(base_ids, their_ids)))
 
 
 def mapping_between(
@@ -349,10 +495,19 @@ def merge_file(
         storage = scope_storage(load_config(root, config), display)
     except Exception:
         storage = "grimoires"
-    mapping, yields = global_mapping(root, storage, *texts)
+    renames = global_mapping(root, storage, texts[0], texts[1], texts[2], path=display)
     try:
         base, ours, theirs = texts
-        result = merge_texts(base, ours, theirs, where=display, mapping=mapping, ours_yields=yields)
+        result = merge_texts(
+            base,
+            ours,
+            theirs,
+            where=display,
+            mapping=renames.mapping,
+            ours_yields=renames.yields,
+            same=renames.same,
+            moved=renames.moved,
+        )
     except Damaged as exc:
         return _by_lines(base_path, ours_path, theirs_path, f"{display}: {exc.message}")
     tmp = Path(ours_path).with_name(Path(ours_path).name + ".mem-merge")

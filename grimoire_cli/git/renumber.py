@@ -97,9 +97,9 @@ def _rebasing(git_dir: Path) -> bool:
     return (git_dir / "rebase-merge").is_dir() or (git_dir / "rebase-apply").is_dir()
 
 
-def _keeper(root: Path, git_dir: Path, ours: str, theirs: str) -> str:
+def _keeper(root: Path, git_dir: Path, ours: str, theirs: str, base: str | None) -> str:
     """The side of a merge whose ids stay: the driver's choice, made again from the same refs."""
-    return theirs if ours_yields(root, git_dir, ours, theirs) else ours
+    return theirs if ours_yields(root, git_dir, ours, theirs, base) else ours
 
 
 def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _Plan | None:
@@ -120,7 +120,7 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
             (base, parents[0], parents[1]) if base else None,
             False,
             stage=False,
-            keeper=_keeper(root, git_dir, parents[0], parents[1]),
+            keeper=_keeper(root, git_dir, parents[0], parents[1], base),
             only_if_repeated=elsewhere,
         )
     if hook == "post-rewrite":
@@ -146,7 +146,7 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
                 (base, head, merging) if base else None,
                 False,
                 stage=True,
-                keeper=_keeper(root, git_dir, head, merging),
+                keeper=_keeper(root, git_dir, head, merging, base),
             )
         picked = _head_file(git_dir, "CHERRY_PICK_HEAD")
         if picked and not _rebasing(git_dir):  # a rebase's picks are fixed once, after it
@@ -225,8 +225,13 @@ def _scope_changes(
     if found.only_if_repeated and not _repeated_ids(store):
         return {}  # a merge made elsewhere: its hooks fixed it, unless it left an id used twice
     storage = os.path.relpath(config.storage_dir, root)
+    # The driver's own mapping, its same-memory pairs included, so the references renamed here name what it named.
     mapping = mapping_between(
-        root, storage, found.found, prior_renames(git_dir, config.storage_dir) if found.picks else {}
+        root,
+        storage,
+        found.found,
+        prior_renames(git_dir, config.storage_dir) if found.picks else {},
+        ours_yield=found.keeper not in (None, found.start),
     )
     versions = found.versions or found.found
     archive = os.path.relpath(config.archive_dir, root)
@@ -246,7 +251,24 @@ def _scope_changes(
         result,
         versions if moved else None,
         ours_yield=found.keeper not in (None, found.start),
+        merged=_merged_by_driver(config, root, found, storage),
     )
+
+
+def _merged_by_driver(config, root: Path, found: _Plan, storage: str) -> set[str]:
+    """The grimoire files (relative to the grimoire's root) this clone's merge driver merged in the
+    operation: those both sides changed (in a rebase, upstream and the replayed commits). Their ids and references are already the driver's; renaming
+    them again by the same mapping would move a reference twice where the mapping chains (a memory both
+    sides hold under each other's ids). A merge made elsewhere (a server's) ran no driver here."""
+    versions = found.found or found.versions  # a rebase: upstream's side and the replayed commits'
+    if versions is None or found.only_if_repeated or gitops.config_get(root, "merge.grimoire.driver") is None:
+        return set()
+    base, ours, theirs = versions
+    changed = [
+        set(gitops.run(["diff", "--name-only", base, side, "--", storage], root, check=False).stdout.split())
+        for side in (ours, theirs)
+    ]
+    return {os.path.relpath(root / name, config.root) for name in changed[0] & changed[1]}
 
 
 def _repeated_ids(store) -> bool:
@@ -322,6 +344,7 @@ def _changes(
     result: FixupResult,
     versions: tuple[str, str, str] | None = None,
     ours_yield: bool = False,
+    merged: set[str] | None = None,
 ) -> dict[str, dict[str, dict]]:
     """file -> {current id: new data} for every entry that needs a rename or a
     lifecycle field. What the `keeper` commit holds (ours' start, or theirs
@@ -336,6 +359,7 @@ def _changes(
     by_id: dict[str, list] = {}
     for entry in entries:
         by_id.setdefault(entry.id, []).append(entry)
+    driver = mapping
     mapping = dict(mapping)
     colliding = set(mapping) | {k for k, group in by_id.items() if len(group) > 1}
 
@@ -346,6 +370,11 @@ def _changes(
     # Collisions no driver saw (no file both sides changed): fresh numbers.
     # A damaged file's ids are taken too: its author will restore it (see Store.ids_in_damaged).
     numbers = Numbers(set(by_id) | set(blocks) | set(mapping) | set(mapping.values()) | store.ids_in_damaged())
+    # A driver that could not name the commits (a pick of a commit no ref holds) numbered its file alone:
+    # a number the commits give may be the one it gave another memory.
+    for old_id, new_id in sorted(mapping.items()):
+        if new_id in by_id and parse_id(old_id) and any(not ours(e) for e in by_id.get(old_id, [])):
+            mapping[old_id] = numbers.fresh(cast("tuple[str, int]", parse_id(old_id))[0])
     for entry_id, group in sorted(by_id.items()):
         if len(group) < 2 or entry_id in mapping or not parse_id(entry_id):
             continue
@@ -367,23 +396,26 @@ def _changes(
         carried = _lifecycle(entries, trees, mapping, result, ours_yield)
         result.lifecycle = sorted(entry_id for _, entry_id in carried)
 
+    # In the files the driver merged, only the numbers given here (collisions it could not see) are new.
+    local = {old_id: new_id for old_id, new_id in mapping.items() if driver.get(old_id) != new_id}
     out: dict[str, dict[str, dict]] = {}
     for entry in entries:
         mine = ours(entry)
         old = at_start(entry.id) if mine else None
         data = {**entry.data, **carried.get((entry.file, entry.id), {})}
-        if not mine and entry.id in mapping:
-            data["id"] = mapping[entry.id]
+        names = local if entry.file in (merged or ()) else mapping
+        if not mine and entry.id in names:
+            data["id"] = names[entry.id]
             result.renumbered[entry.id] = data["id"]
         for key in REFERENCES:
             value = data.get(key)
-            if isinstance(value, str) and value in mapping and not (old is not None and old.get(key) == value):
-                data[key] = mapping[value]
+            if isinstance(value, str) and value in names and not (old is not None and old.get(key) == value):
+                data[key] = names[value]
         related = data.get("related_memories")
         if isinstance(related, list):
             kept = set(old.get("related_memories") or []) if old is not None else set()
             data["related_memories"] = [
-                mapping[r] if isinstance(r, str) and r in mapping and r not in kept else r for r in related
+                names[r] if isinstance(r, str) and r in names and r not in kept else r for r in related
             ]
         if data != entry.data:
             file_changes = out.setdefault(entry.file, {})

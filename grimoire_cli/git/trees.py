@@ -77,6 +77,35 @@ def commits(root: Path, git_dir: Path) -> tuple[str, str, str] | None:
     return (base, ours, theirs_full) if base is not None else None
 
 
+def picked(root: Path, path: str, base_text: str, theirs_text: str) -> tuple[str, str, str] | None:
+    """(base, ours, theirs) commits of a single `git cherry-pick`, found from
+    one file's versions: the commit whose change to `path` is base -> theirs.
+
+    Git (2.39) tells a merge driver nothing of a single pick: CHERRY_PICK_HEAD
+    is written after the merge, and there is no GITHEAD_ variable or sequencer
+    state. Without the commits the renumbering sees this one file, and misses
+    an id ours holds in another (an archived memory), which the hook after
+    the pick then numbers on its own: two memories under one id."""
+    theirs_blob, base_blob = (_blob_of(root, text) for text in (theirs_text, base_text))
+    if theirs_blob is None:
+        return None
+    listing = gitops.output(["log", "--all", "--format=%H %P", f"--find-object={theirs_blob}", "--", path], root)
+    for line in (listing or "").splitlines()[:20]:
+        commit, *parents = line.split()
+        if not parents:
+            continue
+        before = gitops.output(["rev-parse", "-q", "--verify", f"{parents[0]}:{path}"], root)
+        if (before or "").strip() == (base_blob if base_text else ""):
+            ours = gitops.commit_of(root, "HEAD")
+            return (parents[0], ours, commit) if ours is not None else None
+    return None
+
+
+def _blob_of(root: Path, text: str) -> str | None:
+    """The id git gives `text` as a blob (nothing written)."""
+    return (gitops.output(["hash-object", "--no-filters", "--stdin"], root, input=text) or "").strip() or None
+
+
 def prior_renames(git_dir: Path, storage_dir: Path) -> dict[str, str]:
     """Renames earlier picks of the rebase or cherry-pick in progress made in
     the scope whose grimoire is `storage_dir`."""
