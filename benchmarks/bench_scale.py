@@ -109,6 +109,7 @@ def seed(
                 {},
                 set(),
                 format_id(day, first + n),
+                grimoire.runtime,
             )[0]
             by_category.setdefault(data["category"], []).append(data)
         for name, batch in by_category.items():
