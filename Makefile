@@ -56,8 +56,10 @@ bench: $(STAMP)
 
 # The bulk paths at 1k and 10k same-day entries and their fitted exponents;
 # a path past 1.2 fails it. `make bench-scale SCALE_MAX=100000` adds 100k.
+# Then the indexed near-duplicate lookup's recall against the full scan (fails past 1 % missed).
 bench-scale: $(STAMP)
 	SCALE_MAX=$(SCALE_MAX) $(BIN)/python benchmarks/bench_scale.py
+	$(BIN)/python benchmarks/bench_near.py
 
 bench-retrieval: $(STAMP)
 	$(BIN)/python benchmarks/bench_retrieval.py

@@ -25,7 +25,12 @@ Paths:
 - consolidate: `mem consolidate` whose summarizer (an `sh` script) answers
   n / 10 facts, on a grimoire of n facts (both grow 10x);
 - merge-file: the merge driver on two sides that each add n same-day entries
-  (ids colliding) to a file of n entries.
+  (ids colliding) to a file of n entries;
+- merge-fixup: `mem merge-fixup post-merge` after a merge (no hooks) of a
+  branch that added n same-day decisions into one that added n same-day
+  facts: git took the decisions whole, their n ids colliding;
+- pull-rebase: `git pull --rebase` (hooks installed) of n published
+  same-day facts into a clone holding n others of its own, the same ids.
 """
 
 from __future__ import annotations
@@ -109,6 +114,7 @@ def seed(
                 {},
                 set(),
                 format_id(day, first + n),
+                grimoire.runtime,
             )[0]
             by_category.setdefault(data["category"], []).append(data)
         for name, batch in by_category.items():
@@ -251,6 +257,35 @@ def case_merge_file(folder: Path, n: int) -> list[str]:
     ]
 
 
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, env=ENV, capture_output=True)
+
+
+def case_merge_fixup(folder: Path, n: int) -> list[str]:
+    seed(folder, [])
+    git("checkout", "-qb", "theirs", cwd=folder)
+    seed(folder, texts(n, seed=19), category="decision")  # ids -001.. in a file ours never touches
+    git("checkout", "-q", "-", cwd=folder)
+    seed(folder, texts(n, seed=17), category="fact")  # the same ids in another file
+    git("merge", "-q", "--no-edit", "theirs", cwd=folder)  # no hooks: git takes decisions.yaml whole
+    warm(folder)
+    return [MEM, "merge-fixup", "post-merge", "0"]
+
+
+def case_pull_rebase(folder: Path, n: int) -> list[str]:
+    seed(folder / "base", [])
+    git("clone", "-q", "--bare", "base", "remote.git", cwd=folder)
+    clones = []
+    for name, text_seed in (("published", 17), ("local", 19)):
+        git("clone", "-q", "remote.git", name, cwd=folder)
+        run([MEM, "hooks", "install"], folder / name)
+        seed(folder / name, texts(n, seed=text_seed), category="fact")  # the same n new ids on both
+        clones.append(folder / name)
+    git("push", "-q", "origin", "HEAD:main", cwd=clones[0])
+    warm(clones[1])
+    return ["git", "-C", str(clones[1]), "pull", "-q", "--rebase", "origin", "main"]
+
+
 CASES: dict[str, Callable[[Path, int], list[str]]] = {
     "import": case_import,
     "add_many": case_add_many,
@@ -262,6 +297,8 @@ CASES: dict[str, Callable[[Path, int], list[str]]] = {
     "rebuild": case_rebuild,
     "consolidate": case_consolidate,
     "merge-file": case_merge_file,
+    "merge-fixup": case_merge_fixup,
+    "pull-rebase": case_pull_rebase,
 }
 RESETS = {"validate": drop_catalog, "rebuild": drop_catalog}  # before each further run
 

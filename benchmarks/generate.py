@@ -137,7 +137,13 @@ def build(folder: Path, count: int, kind: str = "zipf") -> None:
             day = item["timestamp"][:10].replace("-", "")
             per_day[day] = per_day.get(day, 0) + 1
             data, _ = build_entry(
-                Request.from_mapping(item), grimoire.config, moment, {}, set(), format_id(day, per_day[day])
+                Request.from_mapping(item),
+                grimoire.config,
+                moment,
+                {},
+                set(),
+                format_id(day, per_day[day]),
+                grimoire.runtime,
             )
             by_category.setdefault(data["category"], []).append(data)
         for category, batch in by_category.items():

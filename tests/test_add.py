@@ -631,3 +631,46 @@ def test_near_duplicates_are_within_the_lengths_the_check_reads(text, edits):
     if fuzz.ratio(text, other) >= NEAR:
         low, high = alike_lengths(len(text))
         assert low <= len(other) <= high
+
+
+_SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "pa", "de", "gu"]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.randoms(use_true_random=False),
+    st.lists(
+        st.tuples(
+            st.integers(0, 10**6),
+            st.lists(
+                st.tuples(
+                    st.integers(0, 10**6), st.sampled_from(["insert", "delete", "replace"]), st.sampled_from("abz ")
+                ),
+                max_size=3,
+            ),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+)
+def test_a_bulk_writes_lookup_finds_the_near_duplicate_a_full_scan_finds(rng, queries):
+    """A bulk write (`Duplicates(indexed=True)`) compares an item only with the entries sharing the most of its
+    rarest words and word pairs: for a text up to 3 edits from an entry it must answer as comparing with every
+    entry of a like length does (a `mem add`). 80 entries of 8-14 words, so each lookup's window passes TOP."""
+    from grimoire_cli.core.model import normalize_text
+    from grimoire_cli.memory.duplicates import Duplicates
+
+    words = sorted({"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 3))) for _ in range(150)})
+    stored = list(dict.fromkeys(" ".join(rng.choice(words) for _ in range(rng.randint(8, 14))) for _ in range(80)))
+    pairs = [(f"id{n}", text) for n, text in enumerate(stored)]
+    scanning, indexed = Duplicates(pairs), Duplicates(pairs, indexed=True)
+    for which, edits in queries:
+        text = stored[which % len(stored)]
+        for place, kind, char in edits:
+            place %= len(text) + 1
+            if kind == "insert":
+                text = text[:place] + char + text[place:]
+            else:
+                text = text[:place] + (char if kind == "replace" else "") + text[place + 1 :]
+        item = {"content": normalize_text(text) or "empty"}
+        assert indexed.of(item) == scanning.of(item), item

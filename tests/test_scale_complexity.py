@@ -11,9 +11,11 @@ from __future__ import annotations
 import cProfile
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from conftest import fresh_repo
 
 from grimoire_cli import Grimoire
@@ -194,3 +196,52 @@ def test_the_merge_driver_grows_linearly_in_colliding_same_day_ids():
 
     small, large = (_lines_run_in("git/merge.py", work(n)) for n in (100, 400))
     assert large < 6 * small, (small, large)  # linear: about 4 times; quadratic: about 16
+
+
+@contextmanager
+def compared_texts() -> Iterator[list[int]]:
+    """A counter of the texts rapidfuzz compares through `process.extract` (each near-duplicate search's call)."""
+    from rapidfuzz import process
+
+    counted = [0]
+    extract = process.extract
+
+    def counting(query, choices, **options):
+        counted[0] += len(choices)
+        return extract(query, choices, **options)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(process, "extract", counting)
+        yield counted
+
+
+def test_a_bulk_write_compares_each_item_with_a_bounded_number_of_entries(tmp_path, monkeypatch):
+    """`add_many` of a large batch (and so `mem consolidate`) compared each item with every active entry of its
+    category of a like length: n x m. It now compares at most 32 (duplicates.TOP), whatever the category holds, and still notes
+    the near duplicate of an entry it holds."""
+    per_item = []
+    for holding in (300, 1200):
+        grimoire = grimoire_at(tmp_path, monkeypatch, f"g{holding}", holding=holding)
+        held = grimoire.list(recent=1)[0]
+        items = [json.loads(line) for line in lines(WINDOWED + 8)]
+        items.append({"content": held.content + " again", "category": "fact"})
+        with compared_texts() as counted:
+            written = grimoire.add_many(items)
+        assert written[-1].near_duplicate[0] == held.id
+        per_item.append(counted[0] / len(items))
+    assert per_item[1] <= per_item[0] + 2, per_item  # before: 4 times as many (every entry of a like length)
+
+
+def test_review_compares_each_entry_with_a_bounded_number_of_others(tmp_path, monkeypatch):
+    """`mem review`'s near-duplicate pairs compared each entry with every longer one of its category within reach:
+    all the pairs of a category of like lengths. Each is now looked up as a bulk write's item is."""
+    per_entry = []
+    for holding in (300, 1200):
+        grimoire = grimoire_at(tmp_path, monkeypatch, f"g{holding}", holding=holding)
+        held = grimoire.list(recent=1)[0]
+        twin = grimoire.add(held.content + " again", "fact")
+        with compared_texts() as counted:
+            pairs = grimoire.review().duplicates
+        assert [(a.id, b.id) for a, b, _, _ in pairs] == [(held.id, twin.id)]
+        per_entry.append(counted[0] / (holding + 1))
+    assert per_entry[1] <= per_entry[0] + 2, per_entry  # before: 4 times as many

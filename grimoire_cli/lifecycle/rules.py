@@ -5,7 +5,6 @@ Pure functions over entries and a moment; `api` applies them to the store.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -78,37 +77,46 @@ def archive_reason(entry: Entry | Light, moment: datetime) -> str | None:
 
 def near_duplicates(entries: list[Entry], threshold: float = 90) -> list[tuple[Entry, Entry, float]]:
     """Pairs of active entries in one category whose texts are ≥ threshold alike,
-    each entry's pairs best first. A text is compared only with those whose
-    length could make them that alike (`alike_lengths`, for 90 and above):
-    sorted by length, each meets the few that follow it, not the whole category."""
-    from rapidfuzz import fuzz, process
-
-    from ..memory.duplicates import NEAR, alike_lengths
-
+    each entry's pairs best first (the entry first listed, then the other)."""
     pairs: list[tuple[Entry, Entry, float]] = []
     by_category: dict[str, list[Entry]] = {}
     for entry in entries:
         by_category.setdefault(entry.category, []).append(entry)
     for group in by_category.values():
-        texts = [normalize_text(e.content) for e in group]
-        found: dict[int, list[tuple[float, int]]] = {}
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        lengths = [len(texts[i]) for i in order]
-        for place, i in enumerate(order):
-            # Longer texts within reach (for a threshold under NEAR, every longer one).
-            stop = bisect_right(lengths, alike_lengths(lengths[place])[1]) if threshold >= NEAR else len(order)
-            others = order[place + 1 : stop]
-            for _, score, k in process.extract(
-                texts[i], [texts[j] for j in others], scorer=fuzz.ratio, score_cutoff=threshold, limit=None
-            ):
-                j = others[k]
-                first, second = min(i, j), max(i, j)
-                found.setdefault(first, []).append((score, second))
+        found = _alike_pairs([normalize_text(e.content) for e in group], threshold)
         for i in sorted(found):
             pairs.extend(
                 (group[i], group[j], score) for score, j in sorted(found[i], key=lambda hit: (-hit[0], hit[1]))
             )
     return pairs
+
+
+def _alike_pairs(texts: list[str], threshold: float) -> dict[int, list[tuple[float, int]]]:
+    """i -> (score, j) of each pair i < j of texts ≥ threshold alike. For NEAR and
+    above each text is looked up as a bulk write looks up an item
+    (`Duplicates(indexed=True)`: its length window whole when small, else the
+    texts sharing the most of its rarest words), not compared with every other."""
+    from rapidfuzz import fuzz, process
+
+    from ..memory.duplicates import NEAR, Duplicates
+
+    found: dict[int, list[tuple[float, int]]] = {}
+    if threshold < NEAR:
+        for i, text in enumerate(texts):
+            for _, score, k in process.extract(
+                text, texts[i + 1 :], scorer=fuzz.ratio, score_cutoff=threshold, limit=None
+            ):
+                found.setdefault(i, []).append((score, i + 1 + k))
+        return found
+    table = Duplicates(((str(n), text) for n, text in enumerate(texts)), indexed=True)
+    seen: set[tuple[int, int]] = set()
+    for i, text in enumerate(texts):
+        for score, j in table.alike(text, threshold, held=True):
+            pair = (min(i, j), max(i, j))
+            if i != j and pair not in seen:
+                seen.add(pair)
+                found.setdefault(pair[0], []).append((score, pair[1]))
+    return found
 
 
 # What resolves a near-duplicate pair, by kind: `mem supersede` writes notes only

@@ -317,7 +317,9 @@ class _Batch:
     def duplicates(self, category: str, content: str | None = None) -> Duplicates:
         """Active entries of one category (duplicate checks compare within it).
         A small batch asks, per item, only for those whose length could make
-        them NEAR alike (`windowed`); a large one reads the category once."""
+        them NEAR alike (`windowed`) and compares it with each; a large one
+        reads the category once and compares an item only with the entries
+        that share the most of its rarest words (`Duplicates(indexed=True)`)."""
         if self.windowed and content is not None:
             window = alike_lengths(len(normalize_text(content)))
             if (category, window) not in self._windows:
@@ -333,7 +335,7 @@ class _Batch:
             chosen = Filter(at=self.moment.timestamp(), categories=[category])
             pairs = self.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
             self._groups[category] = Duplicates(
-                (entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates
+                ((entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates), indexed=True
             )
             self._groups[category].extend(self._new.get(category, {}).items())
         return self._groups[category]
