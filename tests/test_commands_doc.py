@@ -37,7 +37,7 @@ def test_a_rewrite_keeps_the_prose_adds_new_commands_and_drops_gone_ones():
     assert made.startswith("# Commands\n\nThe preamble.\n\n## mem add\n")
     assert "an old block" not in made and "`mem add [TEXT|-] [-c CAT]" in made
     assert made.count("Written by hand about add.") == 1 and "mem gone" not in made
-    assert "\n## mem query\n" in made  # a section without prose gets its block
+    assert "\n## mem query\n" in made and "MCP tool `query`" in made  # a section without prose gets its block
     assert page(made) == made
 
 

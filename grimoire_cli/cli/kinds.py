@@ -8,23 +8,13 @@ import sys
 import typer
 
 from ..core.errors import BadInput
+from ..operations import memory as operations
 from . import render
-from .app import JsonOpt, command, contexts, found, open_grimoire, read_text, task_command
+from .app import JsonOpt, command, contexts, declared, found, open_grimoire, read_text, task_command
 
 
-@command()
-def remember(
-    key: str = typer.Argument(..., metavar="KEY", help="Dotted lowercase key, like db.users.schema."),
-    value: str = typer.Argument(..., metavar="VALUE|-", help="The value as text; '-' reads a JSON value from stdin."),
-    ttl: str | None = typer.Option(
-        None, "--ttl", metavar="TTL", help="How long it holds: '10m', '12h', '30d' or 'permanent'."
-    ),
-    category: str | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="Category (default: semantic, else fact)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Keep a value under a key; a new value supersedes the old, the same value writes nothing."""
+@declared(operations.REMEMBER)
+def remember(key, value, ttl, category, json):
     grimoire = open_grimoire()
     result = grimoire.remember(key, _json_stdin() if value == "-" else value, ttl=ttl, category=category)
     render.kept(
@@ -43,9 +33,8 @@ def _json_stdin():
         ) from None
 
 
-@command()
-def recall(key: str = typer.Argument(..., metavar="KEY", help="The key."), json: bool = JsonOpt) -> None:
-    """Print the value under a key (exit 1 when missing or expired)."""
+@declared(operations.RECALL)
+def recall(key, json):
     from ..facade.views import recalled
 
     grimoire = open_grimoire()
@@ -56,21 +45,12 @@ def recall(key: str = typer.Argument(..., metavar="KEY", help="The key."), json:
         render.out(entry.content)  # the value as text (kinds/facts.py)
 
 
-@command()
-def facts(
-    pattern: str | None = typer.Argument(
-        None, metavar="PATTERN", help="Glob over keys, like 'db.*' (default: every key)."
-    ),
-    category: list[str] | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """List the keys of active facts, with their values."""
+@declared(operations.FACTS)
+def facts(pattern, categories, json):
     from ..facade.views import fact
 
     grimoire = open_grimoire()
-    keyed = grimoire.facts(pattern, categories=category)
+    keyed = grimoire.facts(pattern, categories=categories)
     if json:
         moment = grimoire.now()
         render.print_json([fact(entry, moment) for entry in keyed])
