@@ -9,10 +9,12 @@ from conftest import mem
 
 from grimoire_cli.cli.commands_doc import commands
 from grimoire_cli.integrations.calls import CALLS
-from grimoire_cli.operations import memory
+from grimoire_cli.operations import kinds, learning, memory
 from grimoire_cli.operations.declared import Operation
 
-DECLARED = [value for value in vars(memory).values() if isinstance(value, Operation)]
+DECLARED = [
+    value for module in (memory, kinds, learning) for value in vars(module).values() if isinstance(value, Operation)
+]
 
 
 def _declared_commands():
@@ -22,6 +24,8 @@ def _declared_commands():
 def test_the_memory_operations_are_declared_commands_and_tools():
     assert {op.name for op in DECLARED} == {
         "save", "supersede", "query", "context", "show", "list", "get", "apply", "stats", "remember", "recall", "facts",
+        "episodes", "procedures", "tasks_pending", "tasks_due", "task_done", "task_cancel", "event", "chat_add",
+        "chat_recent", "tools", "recommend", "patterns", "learn", "insights",
     }  # fmt: skip
     assert {command.callback.operation.name for command in _declared_commands().values()} >= {
         op.name for op in DECLARED
@@ -49,7 +53,7 @@ def test_a_tool_is_its_operations_name_description_schema_and_hints():
 
 def test_the_help_shows_each_declared_option_with_its_help(repo):
     for operation in DECLARED:
-        shown = " ".join(mem(operation.command, "-h").out.split())
+        shown = " ".join(mem(*operation.command.split(), "-h").out.split())
         assert " ".join(operation.help.split()) in shown, operation.command
         for param in operation.cli_params():
             name = param.metavar if param.argument else ", ".join(param.flags)
@@ -74,3 +78,15 @@ def test_a_cli_only_parameter_is_not_in_the_tools_schema():
     ]
     result = mem("apply", "-h")
     assert "--failure" in result.out and "--success" in result.out
+
+
+def test_typer_is_pinned_to_the_minor_version_the_coercion_shortcut_is_tested_against():
+    """tests/test_coercion.py checks cli/coercion.py against the installed Typer; pyproject admits only its minor version."""
+    import re
+    from importlib.metadata import version
+
+    from conftest import ROOT
+
+    pinned = re.search(r'"typer>=(\d+)\.(\d+),<(\d+)\.(\d+)"', (ROOT / "pyproject.toml").read_text()).groups()
+    installed = version("typer").split(".")[:2]
+    assert pinned[:2] == tuple(installed) and pinned[2:] == (installed[0], str(int(installed[1]) + 1))

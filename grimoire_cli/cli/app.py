@@ -172,7 +172,7 @@ def declared(operation: Operation, register: Callable[..., Any] = command) -> Ca
         function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
         function.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
         function.operation = operation  # type: ignore[attr-defined]  # docs/commands.md is made from it
-        return register(operation.command, help=operation.help)(function)
+        return register(operation.command.split()[-1], help=operation.help)(function)  # `task done`: done
 
     return build
 

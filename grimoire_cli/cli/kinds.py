@@ -8,9 +8,10 @@ import sys
 import typer
 
 from ..core.errors import BadInput
+from ..operations import kinds as kind_operations
 from ..operations import memory as operations
 from . import render
-from .app import JsonOpt, command, contexts, declared, found, open_grimoire, read_text, task_command
+from .app import JsonOpt, contexts, declared, found, open_grimoire, read_text, task_command
 
 
 @declared(operations.REMEMBER)
@@ -120,28 +121,20 @@ def _end(entry_id: str, status: str, json: bool) -> None:
         render.out(f"{entry.id} {status}")
 
 
-@task_command("done")
-def task_done(entry_id: str = typer.Argument(..., metavar="ID", help="A pending task."), json: bool = JsonOpt) -> None:
-    """Mark a pending task done (archived after the category's ttl)."""
-    _end(entry_id, "done", json)
+@declared(kind_operations.TASK_DONE, task_command)
+def task_done(id, json):
+    _end(id, "done", json)
 
 
-@task_command("cancel")
-def task_cancel(
-    entry_id: str = typer.Argument(..., metavar="ID", help="A pending task."), json: bool = JsonOpt
-) -> None:
-    """Cancel a pending task (archived after the category's ttl)."""
-    _end(entry_id, "cancelled", json)
+@declared(kind_operations.TASK_CANCEL, task_command)
+def task_cancel(id, json):
+    _end(id, "cancelled", json)
 
 
-@command()
-def tasks(
-    every: bool = typer.Option(False, "--all", help="Also done and cancelled tasks not yet archived."),
-    json: bool = JsonOpt,
-) -> None:
-    """List pending tasks, due ones first."""
+@declared(kind_operations.TASKS_PENDING)
+def tasks(all, json):
     grimoire = open_grimoire()
-    listed = grimoire.tasks(every=every)
+    listed = grimoire.tasks(every=all)
     if json:
         _task_json(listed, grimoire.now())
     else:
@@ -150,9 +143,8 @@ def tasks(
     found(listed)
 
 
-@command()
-def due(json: bool = JsonOpt) -> None:
-    """List the tasks due now; exit 1 when none is (for scripts)."""
+@declared(kind_operations.TASKS_DUE)
+def due(json):
     grimoire = open_grimoire()
     listed = grimoire.due_tasks()
     if json:
@@ -163,11 +155,8 @@ def due(json: bool = JsonOpt) -> None:
     found(listed)
 
 
-@command()
-def event(
-    name: str = typer.Argument(..., metavar="NAME", help="The event, e.g. deploy or data.loaded."), json: bool = JsonOpt
-) -> None:
-    """Fire an event: the pending tasks waiting for it become due now."""
+@declared(kind_operations.EVENT)
+def event(name, json):
     grimoire = open_grimoire()
     fired = grimoire.fire(name)
     if json:

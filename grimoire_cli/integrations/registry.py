@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.bounds import MAX_COUNT, MAX_TEXT
+from ..core.bounds import MAX_TEXT
 from ..core.errors import BadInput
 from ..operations.declared import Operation
 
@@ -97,11 +97,6 @@ def strings(description: str) -> dict[str, Any]:
     return typed("array", description, items={"type": "string"})
 
 
-def integer(description: str, minimum: int = 1, maximum: int = MAX_COUNT) -> dict[str, Any]:
-    """A whole number in the range the library checks (bounds.py), so a client sees it before calling."""
-    return typed("integer", description, minimum=minimum, maximum=maximum)
-
-
 def search_text(description: str) -> dict[str, Any]:
     return string(description, maxLength=MAX_TEXT)
 
@@ -110,10 +105,7 @@ def boolean(description: str) -> dict[str, Any]:
     return typed("boolean", description)
 
 
-ID = string("A memory id, like MEM-20261123-004.")
 TAGS = strings("Tags (all must match when filtering).")
-SINCE = string("Only those created since: 30d, 48h, 90m back, or an ISO date or time.")
-UNTIL = string("Only those created until then (a date alone includes that day).")
 
 
 def check_arguments(spec: Call, arguments: dict[str, Any]) -> None:

@@ -33,7 +33,7 @@ UNTIL = Param(
 TTL_HELP = "How long it holds: 'permanent', or like '30d', '12h', '10m'"
 
 
-def _stdin_text(name: str, help: str, cli_help: str) -> Param:
+def stdin_text(name: str, help: str, cli_help: str) -> Param:
     """The text of a memory: required of a tool; on the CLI '-' (or nothing, when piped) reads stdin."""
     return Param(name, str, help, metavar="TEXT|-", cli_help=cli_help, required=True)
 
@@ -47,7 +47,7 @@ SAVE = Operation(
     "a fact about the project or a user preference. Secrets, personal data, exact duplicates and confidence below the "
     "category's floor are refused. Returns the written entry with its id; `notes` warn of near duplicates.",
     (
-        _stdin_text(
+        stdin_text(
             "content",
             "The memory, in a sentence or a short paragraph; text inside <private>…</private> is removed before it is stored.",
             "The memory; '-' (or nothing, when piped) reads stdin.",
@@ -124,7 +124,7 @@ SUPERSEDE = Operation(
     "What is not given (key, tags, ttl, importance, confidence, metadata) is the old memory's. Returns the new entry.",
     (
         Param("id", str, ID_HELP, default=REQUIRED, metavar="ID", cli_help="The memory to replace."),
-        _stdin_text("content", "The new memory.", "The new memory; '-' (or nothing, when piped) reads stdin."),
+        stdin_text("content", "The new memory.", "The new memory; '-' (or nothing, when piped) reads stdin."),
         Param("summary", str, "One-line summary (default: from the content).", "-s", "--summary", metavar="TEXT"),
         Param(
             "confidence",
