@@ -25,7 +25,7 @@ def test_the_memory_operations_are_declared_commands_and_tools():
     assert {op.name for op in DECLARED} == {
         "save", "supersede", "query", "context", "show", "list", "get", "apply", "stats", "remember", "recall", "facts",
         "episodes", "procedures", "tasks_pending", "tasks_due", "task_done", "task_cancel", "event", "chat_add",
-        "chat_recent", "tools", "recommend", "patterns", "learn", "insights",
+        "chat_recent", "tools", "recommend", "patterns", "learn", "insights", "correct",
     }  # fmt: skip
     assert {command.callback.operation.name for command in _declared_commands().values()} >= {
         op.name for op in DECLARED

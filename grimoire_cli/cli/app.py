@@ -154,7 +154,7 @@ procedure_command = partial(procedure_app.command, cls=Command)
 chat_command = partial(chat_app.command, cls=Command)
 agent_command = partial(agent_app.command, cls=Command)
 
-JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
+JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")  # a declared operation's too
 
 
 def declared(operation: Operation, register: Callable[..., Any] = command) -> Callable[[Callable[..., None]], Any]:
@@ -191,14 +191,6 @@ def _typer_parameter(param: Param) -> inspect.Parameter:
         info = typer.Option(param.default, *param.flags, metavar=param.metavar, help=param.cli_help)
     return inspect.Parameter(param.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=info, annotation=annotation)
 
-
-# Options several commands share (one declaration, one help text).
-SinceOpt = typer.Option(
-    None, "--since", metavar="WHEN", help="Only those created since: 30d, 48h, 90m back, or an ISO date or time."
-)
-UntilOpt = typer.Option(
-    None, "--until", metavar="WHEN", help="Only those created until then (a date alone includes that day)."
-)
 
 _state: dict[str, str | None] = {"config": None, "scope": None}
 opened: list = []  # grimoires this invocation used, for the damaged-file warning

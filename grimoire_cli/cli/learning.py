@@ -232,23 +232,11 @@ def insights(type, category, json):
     found(listed)
 
 
-@command()
-def correct(
-    field: str = typer.Argument(..., metavar="FIELD", help="What was corrected (e.g. carrier)."),
-    corrected: str = typer.Argument(
-        ..., metavar="VALUE", help="What it should have been: JSON when it is JSON (5, true, [1, 2]), else text."
-    ),
-    original: str | None = typer.Option(None, "--original", metavar="V", help="What it was (read as VALUE is)."),
-    context: str | None = typer.Option(None, "--context", metavar="C", help="Where the correction applies."),
-    task_id: str | None = typer.Option(
-        None, "--task-id", metavar="ID", help="The task it corrects (default: a new id)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Record one correction by hand; `mem learn` makes a preference of enough consistent ones."""
+@declared(operations.CORRECT)
+def correct(field, value, original, context, task_id, json):
     result = open_grimoire().correct(
         field,
-        _value(corrected),
+        _value(value),
         original=_value(original) if original is not None else None,
         context=context,
         task_id=task_id,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import BadInput
-from ..operations.learning import INSIGHTS, LEARN, PATTERNS, RECOMMEND, TOOLS
+from ..operations.learning import CORRECT, INSIGHTS, LEARN, PATTERNS, RECOMMEND, TOOLS
 from .registry import boolean, call, search_text, string, strings, tool, typed
 
 if TYPE_CHECKING:
@@ -105,17 +105,6 @@ def insights(g: Grimoire, type: str | None = None, category: str | None = None) 
     return [entry.to_dict() for entry in g.insights(type=type, category=category)]
 
 
-@call(
-    "correct",
-    "Record that a user corrected a value (field, what it should have been); enough consistent corrections "
-    "become a preference.",
-    required=("field", "value"),
-    additive=True,
-    field=string("What was corrected (e.g. carrier)."),
-    value={"description": "What it should have been (any JSON value)."},
-    original={"description": "What it was."},
-    context=string("Where the correction applies."),
-    task_id=string("The task it corrects (default: a new id)."),
-)
+@tool(CORRECT)
 def correct(g: Grimoire, field: str, value: Any, **options: Any) -> Any:
     return g.correct(field, value, **options).to_dict()

@@ -1,7 +1,7 @@
 """The operations that read what the observation log teaches, each declared
-once (see declared.py): tools, recommend, patterns, learn, insights. Those
-whose command and tool take their values in different shapes (observe's
-file and records, recall-all's types, correct's value) are not declared here yet."""
+once (see declared.py): tools, recommend, patterns, learn, insights, correct.
+Those whose command and tool take their values in different shapes
+(observe's file and records, recall-all's types) are not declared here yet."""
 
 from __future__ import annotations
 
@@ -118,4 +118,29 @@ INSIGHTS = Operation(
     ),
     "the insights, newest first",
     read_only=True,
+)
+
+CORRECT = Operation(
+    "correct",
+    "Record one correction by hand; `mem learn` makes a preference of enough consistent ones.",
+    "Record that a user corrected a value (field, what it should have been); enough consistent corrections "
+    "become a preference.",
+    (
+        Param("field", str, "What was corrected (e.g. carrier).", default=REQUIRED, metavar="FIELD"),
+        Param(
+            "value",
+            object,
+            "What it should have been (any JSON value).",
+            default=REQUIRED,
+            metavar="VALUE",
+            cli_help="What it should have been: JSON when it is JSON (5, true, [1, 2]), else text.",
+        ),
+        Param(
+            "original", object, "What it was.", "--original", metavar="V", cli_help="What it was (read as VALUE is)."
+        ),
+        Param("context", str, "Where the correction applies.", "--context", metavar="C"),
+        Param("task_id", str, "The task it corrects (default: a new id).", "--task-id", metavar="ID"),
+    ),
+    "the correction recorded and how much of it was redacted",
+    additive=True,
 )
