@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: docs demo test test-fast soak mutation bench bench-scale bench-retrieval bench-guard update-rules lint format validate-memory clean
+.PHONY: commands-doc docs demo test test-fast soak mutation bench bench-scale bench-retrieval bench-guard update-rules lint format validate-memory clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,11 @@ $(DOCS_STAMP): $(STAMP)
 
 docs: $(DOCS_STAMP)
 	$(BIN)/mkdocs build --strict
+
+# docs/commands.md's generated blocks, made anew from the commands and their
+# operations (grimoire_cli/cli/commands_doc.py); tests/test_commands_doc.py fails when stale.
+commands-doc: $(STAMP)
+	$(BIN)/python -m grimoire_cli.cli.commands_doc
 
 # This project's own grimoire (its design decisions), validated by mem itself.
 validate-memory: $(STAMP)

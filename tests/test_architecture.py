@@ -106,6 +106,7 @@ LAYERS = (
     "learning",
     "facade",
     "adapters",
+    "operations",
     "integrations",
     "cli",
 )
@@ -127,11 +128,12 @@ def test_every_module_is_in_a_layer():
 
 
 def test_arrows_point_down():
-    """cli -> integrations -> adapters -> facade (api) -> learning -> lifecycle ->
-    retrieval -> memory -> kinds -> guard -> git -> storage -> core. The
-    YAML reader is a leaf the config may use. The integrations (MCP, Claude
+    """cli -> integrations -> operations -> adapters -> facade (api) -> learning ->
+    lifecycle -> retrieval -> memory -> kinds -> guard -> git -> storage -> core.
+    The YAML reader is a leaf the config may use. The integrations (MCP, Claude
     Code, the memory tool) are front ends as the cli is; the adapters (each
-    memory system's own API) sit on the facade."""
+    memory system's own API) sit on the facade; the operations (each declared
+    once) under both front ends, which make their command and tool from them."""
     wrong = []
     for name, deps in GRAPH.items():
         if name in ("grimoire_cli", "grimoire_cli.__main__"):

@@ -5,11 +5,12 @@ grimoire, reading text from stdin. The commands live in `memory` and
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 from collections.abc import Callable
 from functools import cache, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperCommand
@@ -19,6 +20,9 @@ from ..core.errors import FOUND_PROBLEMS, OK, BadInput, GrimoireError
 from ..core.runtime import Runtime
 from . import render
 from .coercion import install
+
+if TYPE_CHECKING:
+    from ..operations.declared import Operation, Param
 
 # Before any command runs: plain parameter values are coerced without pydantic.
 install()
@@ -55,22 +59,28 @@ class Command(TyperCommand):
 
     def format_options(self, ctx, formatter) -> None:
         """The Arguments and Options sections, as Typer's `_typer_format_options` writes them, less that type."""
-        rows: dict[str, list] = {"argument": [], "option": []}
-        for param in self.get_params(ctx):
-            record = param.get_help_record(ctx)
-            if record is None or param.param_type_name not in rows:
-                continue
-            name, text = record
-            if param.param_type_name == "argument":
-                typed = getattr(param, "display_type_rich", None)  # Typer before 0.29 adds no type
-                name = name.removesuffix(f" {typed(ctx)}") if typed else name
-                if param.nargs != 1 and not name.endswith("..."):
-                    name += "..."
-            rows[param.param_type_name].append((name, text))
+        rows = help_rows(self, ctx)
         for title, kind in (("Arguments", "argument"), ("Options", "option")):
             if rows[kind]:
                 with formatter.section(title):
                     formatter.write_dl(rows[kind])
+
+
+def help_rows(command, ctx, params=None) -> dict[str, list[tuple[str, str]]]:
+    """A command's (name, help) rows by kind, argument or option, as its help lists them (`params`: only those)."""
+    rows: dict[str, list[tuple[str, str]]] = {"argument": [], "option": []}
+    for param in command.get_params(ctx) if params is None else params:
+        record = param.get_help_record(ctx)
+        if record is None or param.param_type_name not in rows:
+            continue
+        name, text = record
+        if param.param_type_name == "argument":
+            typed = getattr(param, "display_type_rich", None)  # Typer before 0.29 adds no type
+            name = name.removesuffix(f" {typed(ctx)}") if typed else name
+            if param.nargs != 1 and not name.endswith("..."):
+                name += "..."
+        rows[param.param_type_name].append((name, text))
+    return rows
 
 
 class Unscoped(Command):
@@ -144,14 +154,43 @@ procedure_command = partial(procedure_app.command, cls=Command)
 chat_command = partial(chat_app.command, cls=Command)
 agent_command = partial(agent_app.command, cls=Command)
 
-JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")
-# Options several commands share (one declaration, one help text).
-SinceOpt = typer.Option(
-    None, "--since", metavar="WHEN", help="Only those created since: 30d, 48h, 90m back, or an ISO date or time."
-)
-UntilOpt = typer.Option(
-    None, "--until", metavar="WHEN", help="Only those created until then (a date alone includes that day)."
-)
+JsonOpt = typer.Option(False, "--json", help="Print machine-readable JSON.")  # a declared operation's too
+
+
+def declared(operation: Operation, register: Callable[..., Any] = command) -> Callable[[Callable[..., None]], Any]:
+    """Register the decorated function as the command of a declared operation
+    (operations/): Typer reads its parameters from the `__signature__` built
+    here, the declaration's, as it would from a `def` with `typer.Option`
+    defaults; the function takes them by name (`--json` last, when it has one)."""
+
+    def build(function: Callable[..., None]) -> Any:
+        parameters = [_typer_parameter(param) for param in operation.cli_params()]
+        if operation.json:
+            parameters.append(
+                inspect.Parameter("json", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=JsonOpt, annotation=bool)
+            )
+        function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        function.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+        function.operation = operation  # type: ignore[attr-defined]  # docs/commands.md is made from it
+        return register(operation.command.split()[-1], help=operation.help)(function)  # `task done`: done
+
+    return build
+
+
+# A declared type as the annotation Typer reads: a text stands for any JSON value on the command line.
+_ANNOTATIONS: dict[Any, Any] = {list: list[str], object: str}
+
+
+def _typer_parameter(param: Param) -> inspect.Parameter:
+    annotation = _ANNOTATIONS.get(param.type, param.type)
+    if param.default is None:
+        annotation = annotation | None
+    if param.argument:
+        info = typer.Argument(param.default, metavar=param.metavar, help=param.cli_help)
+    else:
+        info = typer.Option(param.default, *param.flags, metavar=param.metavar, help=param.cli_help)
+    return inspect.Parameter(param.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=info, annotation=annotation)
+
 
 _state: dict[str, str | None] = {"config": None, "scope": None}
 opened: list = []  # grimoires this invocation used, for the damaged-file warning

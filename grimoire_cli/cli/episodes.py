@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from ..operations import kinds as operations
 from . import render
-from .app import JsonOpt, SinceOpt, UntilOpt, command, contexts, found, open_grimoire
+from .app import JsonOpt, command, contexts, declared, found, open_grimoire
 
 
 @command()
@@ -39,25 +40,16 @@ def episode(
         render.out(entry.id)
 
 
-@command()
-def episodes(
-    text: str | None = typer.Argument(None, metavar="QUERY", help="What to look for (default: newest first)."),
-    event: str | None = typer.Option(None, "--event", metavar="EVENT", help="Only episodes of this event."),
-    since: str | None = SinceOpt,
-    until: str | None = UntilOpt,
-    limit: int = typer.Option(10, "-n", "--limit", metavar="N", help="At most N episodes."),
-    category: str | None = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this episode category."),
-    json: bool = JsonOpt,
-) -> None:
-    """Episodes like QUERY (BM25 over event, lesson and context, blended with recency), or the newest."""
+@declared(operations.EPISODES)
+def episodes(query, event, since, until, limit, category, json):
     grimoire = open_grimoire()
-    hits = grimoire.episodes(text, event=event, since=since, until=until, limit=limit, category=category)
+    hits = grimoire.episodes(query, event=event, since=since, until=until, limit=limit, category=category)
     moment = grimoire.now()
     if json:
         render.print_json([hit.to_dict(False, moment) for hit in hits])
     else:
         if not hits:
-            render.note("no episodes match" + (f' "{render.shortened(text)}"' if text else ""))
+            render.note("no episodes match" + (f' "{render.shortened(query)}"' if query else ""))
         for hit in hits:
             render.out(f"{hit.score:6.3f}  {render.entry_line(hit.entry, moment)}")
     found(hits)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import typer
 
+from ..operations import kinds as operations
 from . import render
-from .app import JsonOpt, chat_command, command, found, open_grimoire, read_file, read_text
+from .app import JsonOpt, chat_command, command, declared, found, open_grimoire, read_file, read_text
 
 
 @command()
@@ -129,18 +130,8 @@ def compact(
         render.out(f"committed {result.commit[:12]}")
 
 
-@chat_command("add")
-def chat_add(
-    role: str = typer.Argument(..., metavar="ROLE", help="Who said it: user, assistant, system..."),
-    text: str | None = typer.Argument(
-        None, metavar="TEXT|-", help="The message; '-' (or nothing, when piped) reads stdin."
-    ),
-    category: str | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="A category of kind chat (default: the first)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Keep one message; prints its id. Expired messages are pruned by the same write."""
+@declared(operations.CHAT_ADD, chat_command)
+def chat_add(role, text, category, json):
     grimoire = open_grimoire()
     entry = grimoire.chat_add(role, read_text(text), category=category)
     if json:
@@ -149,13 +140,8 @@ def chat_add(
         render.out(entry.id)
 
 
-@chat_command("recent")
-def chat_recent(
-    count: int = typer.Option(5, "-n", metavar="N", help="How many messages (default 5)."),
-    category: str | None = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this chat category."),
-    json: bool = JsonOpt,
-) -> None:
-    """The last N messages still within their ttl, oldest first."""
+@declared(operations.CHAT_RECENT, chat_command)
+def chat_recent(count, category, json):
     grimoire = open_grimoire()
     messages = grimoire.chat_recent(count, category=category)
     if json:

@@ -8,23 +8,14 @@ import sys
 import typer
 
 from ..core.errors import BadInput
+from ..operations import kinds as kind_operations
+from ..operations import memory as operations
 from . import render
-from .app import JsonOpt, command, contexts, found, open_grimoire, read_text, task_command
+from .app import JsonOpt, contexts, declared, found, open_grimoire, read_text, task_command
 
 
-@command()
-def remember(
-    key: str = typer.Argument(..., metavar="KEY", help="Dotted lowercase key, like db.users.schema."),
-    value: str = typer.Argument(..., metavar="VALUE|-", help="The value as text; '-' reads a JSON value from stdin."),
-    ttl: str | None = typer.Option(
-        None, "--ttl", metavar="TTL", help="How long it holds: '10m', '12h', '30d' or 'permanent'."
-    ),
-    category: str | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="Category (default: semantic, else fact)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Keep a value under a key; a new value supersedes the old, the same value writes nothing."""
+@declared(operations.REMEMBER)
+def remember(key, value, ttl, category, json):
     grimoire = open_grimoire()
     result = grimoire.remember(key, _json_stdin() if value == "-" else value, ttl=ttl, category=category)
     render.kept(
@@ -43,9 +34,8 @@ def _json_stdin():
         ) from None
 
 
-@command()
-def recall(key: str = typer.Argument(..., metavar="KEY", help="The key."), json: bool = JsonOpt) -> None:
-    """Print the value under a key (exit 1 when missing or expired)."""
+@declared(operations.RECALL)
+def recall(key, json):
     from ..facade.views import recalled
 
     grimoire = open_grimoire()
@@ -56,21 +46,12 @@ def recall(key: str = typer.Argument(..., metavar="KEY", help="The key."), json:
         render.out(entry.content)  # the value as text (kinds/facts.py)
 
 
-@command()
-def facts(
-    pattern: str | None = typer.Argument(
-        None, metavar="PATTERN", help="Glob over keys, like 'db.*' (default: every key)."
-    ),
-    category: list[str] | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """List the keys of active facts, with their values."""
+@declared(operations.FACTS)
+def facts(pattern, categories, json):
     from ..facade.views import fact
 
     grimoire = open_grimoire()
-    keyed = grimoire.facts(pattern, categories=category)
+    keyed = grimoire.facts(pattern, categories=categories)
     if json:
         moment = grimoire.now()
         render.print_json([fact(entry, moment) for entry in keyed])
@@ -140,28 +121,20 @@ def _end(entry_id: str, status: str, json: bool) -> None:
         render.out(f"{entry.id} {status}")
 
 
-@task_command("done")
-def task_done(entry_id: str = typer.Argument(..., metavar="ID", help="A pending task."), json: bool = JsonOpt) -> None:
-    """Mark a pending task done (archived after the category's ttl)."""
-    _end(entry_id, "done", json)
+@declared(kind_operations.TASK_DONE, task_command)
+def task_done(id, json):
+    _end(id, "done", json)
 
 
-@task_command("cancel")
-def task_cancel(
-    entry_id: str = typer.Argument(..., metavar="ID", help="A pending task."), json: bool = JsonOpt
-) -> None:
-    """Cancel a pending task (archived after the category's ttl)."""
-    _end(entry_id, "cancelled", json)
+@declared(kind_operations.TASK_CANCEL, task_command)
+def task_cancel(id, json):
+    _end(id, "cancelled", json)
 
 
-@command()
-def tasks(
-    every: bool = typer.Option(False, "--all", help="Also done and cancelled tasks not yet archived."),
-    json: bool = JsonOpt,
-) -> None:
-    """List pending tasks, due ones first."""
+@declared(kind_operations.TASKS_PENDING)
+def tasks(all, json):
     grimoire = open_grimoire()
-    listed = grimoire.tasks(every=every)
+    listed = grimoire.tasks(every=all)
     if json:
         _task_json(listed, grimoire.now())
     else:
@@ -170,9 +143,8 @@ def tasks(
     found(listed)
 
 
-@command()
-def due(json: bool = JsonOpt) -> None:
-    """List the tasks due now; exit 1 when none is (for scripts)."""
+@declared(kind_operations.TASKS_DUE)
+def due(json):
     grimoire = open_grimoire()
     listed = grimoire.due_tasks()
     if json:
@@ -183,11 +155,8 @@ def due(json: bool = JsonOpt) -> None:
     found(listed)
 
 
-@command()
-def event(
-    name: str = typer.Argument(..., metavar="NAME", help="The event, e.g. deploy or data.loaded."), json: bool = JsonOpt
-) -> None:
-    """Fire an event: the pending tasks waiting for it become due now."""
+@declared(kind_operations.EVENT)
+def event(name, json):
     grimoire = open_grimoire()
     fired = grimoire.fire(name)
     if json:

@@ -8,8 +8,9 @@ import json as jsonlib
 import typer
 
 from ..core.errors import FOUND_PROBLEMS, BadInput
+from ..operations import learning as operations
 from . import render
-from .app import JsonOpt, as_hook, command, found, open_grimoire, read_file, read_text
+from .app import JsonOpt, as_hook, command, declared, found, open_grimoire, read_file, read_text
 
 
 @command()
@@ -59,13 +60,8 @@ def _observe_hook(json: bool) -> None:
         render.print_json(result.to_dict())
 
 
-@command()
-def tools(
-    name: str | None = typer.Argument(None, metavar="NAME", help="Only this tool."),
-    context: str | None = typer.Option(None, "--context", metavar="C", help="Only runs in this context."),
-    json: bool = JsonOpt,
-) -> None:
-    """Tool memory from the observation log: runs, success rate, durations, retries, per context, common errors."""
+@declared(operations.TOOLS)
+def tools(name, context, json):
     memories = open_grimoire().tools(name, context=context)
     if not memories:
         render.note(
@@ -116,13 +112,8 @@ def _rate(value: dict) -> str:
     return f"{100 * value['success_rate']:.1f}% ok over {render.count(value['runs'], 'run', 'runs')}"
 
 
-@command()
-def patterns(
-    type: str | None = typer.Option(None, "--type", metavar="T", help="query_pattern, plan_pattern or tool_sequence."),
-    min_usage: int = typer.Option(1, "--min-usage", metavar="N", help="Only patterns of at least N tasks."),
-    json: bool = JsonOpt,
-) -> None:
-    """Patterns of the observed tasks: success rate, reliability, means, usage, first/last seen, evidence."""
+@declared(operations.PATTERNS)
+def patterns(type, min_usage, json):
     listed = open_grimoire().patterns(type, min_usage=min_usage)
     if json:
         render.print_json([p.to_dict() for p in listed])
@@ -142,14 +133,8 @@ def patterns(
     found(listed)
 
 
-@command()
-def recommend(
-    action: str = typer.Argument(..., metavar="ACTION", help="What is to be done, in words (e.g. 'create shipment')."),
-    context: str | None = typer.Option(None, "--context", metavar="C", help="Rank by success in this context."),
-    limit: int = typer.Option(5, "-n", "--limit", metavar="N", help="At most N tools."),
-    json: bool = JsonOpt,
-) -> None:
-    """Observed tools for an action, ranked by success rate in a context, with the reason."""
+@declared(operations.RECOMMEND)
+def recommend(action, context, limit, json):
     result = open_grimoire().recommend(action, context=context, limit=limit)
     if json:
         render.print_json(result.to_dict())
@@ -199,15 +184,8 @@ def recall_all(
     found(any(recalled.values()))
 
 
-@command()
-def learn(
-    category: str | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="The insight category (default: the first)."
-    ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written; write nothing."),
-    json: bool = JsonOpt,
-) -> None:
-    """Turn the observation log's evidence into insights: best practices, warnings, preferences."""
+@declared(operations.LEARN)
+def learn(category, dry_run, json):
     result = open_grimoire().learn(category=category, dry_run=dry_run)
     if json:
         render.print_json(result.to_dict())
@@ -231,13 +209,8 @@ def learn(
         render.note(line)
 
 
-@command()
-def insights(
-    type: str | None = typer.Option(None, "--type", metavar="T", help="best_practice, warning, preference or rule."),
-    category: str | None = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this insight category."),
-    json: bool = JsonOpt,
-) -> None:
-    """The active insights, newest first."""
+@declared(operations.INSIGHTS)
+def insights(type, category, json):
     grimoire = open_grimoire()
     listed = grimoire.insights(type=type, category=category)
     if json:
@@ -259,23 +232,11 @@ def insights(
     found(listed)
 
 
-@command()
-def correct(
-    field: str = typer.Argument(..., metavar="FIELD", help="What was corrected (e.g. carrier)."),
-    corrected: str = typer.Argument(
-        ..., metavar="VALUE", help="What it should have been: JSON when it is JSON (5, true, [1, 2]), else text."
-    ),
-    original: str | None = typer.Option(None, "--original", metavar="V", help="What it was (read as VALUE is)."),
-    context: str | None = typer.Option(None, "--context", metavar="C", help="Where the correction applies."),
-    task_id: str | None = typer.Option(
-        None, "--task-id", metavar="ID", help="The task it corrects (default: a new id)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Record one correction by hand; `mem learn` makes a preference of enough consistent ones."""
+@declared(operations.CORRECT)
+def correct(field, value, original, context, task_id, json):
     result = open_grimoire().correct(
         field,
-        _value(corrected),
+        _value(value),
         original=_value(original) if original is not None else None,
         context=context,
         task_id=task_id,

@@ -9,8 +9,9 @@ import sys
 import typer
 
 from ..core.errors import FOUND_PROBLEMS, BadInput, ImportRefused
+from ..operations import memory as operations
 from . import render
-from .app import JsonOpt, SinceOpt, UntilOpt, command, found, given, open_grimoire, read_file, read_text
+from .app import JsonOpt, command, declared, found, given, open_grimoire, read_file, read_text
 
 
 def _report_written(entry, json: bool) -> None:
@@ -22,59 +23,35 @@ def _report_written(entry, json: bool) -> None:
         render.out(entry.id)
 
 
-# The options `add` and `supersede` share (one declaration, one help text).
-SummaryOpt = typer.Option(None, "-s", "--summary", metavar="TEXT", help="One-line summary (derived when omitted).")
-ConfidenceOpt = typer.Option(None, "--confidence", metavar="F", help="0.0-1.0; defaults to the category's floor.")
-TagOpt = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable).")
-TtlOpt = typer.Option(
-    None, "--ttl", metavar="TTL", help="'permanent', or like '30d', '12h', '10m' (Loa's five categories: days)."
-)
-ImportanceOpt = typer.Option(None, "--importance", metavar="N", help="1-10 (default 5).")
-
-
-@command()
+@declared(operations.SAVE)
 def add(
-    text: str | None = typer.Argument(
-        None, metavar="TEXT|-", help="The memory; '-' (or nothing, when piped) reads stdin."
-    ),
-    category: str | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="Category (inferred from the wording when omitted)."
-    ),
-    summary: str | None = SummaryOpt,
-    confidence: float | None = ConfidenceOpt,
-    tag: list[str] | None = TagOpt,
-    ttl: str | None = TtlOpt,
-    supersedes: str | None = typer.Option(None, "--supersedes", metavar="ID", help="Id this memory replaces."),
-    key: str | None = typer.Option(
-        None, "--key", metavar="KEY", help="Dotted key; replaces the active entry with that key."
-    ),
-    importance: int | None = ImportanceOpt,
-    related: list[str] | None = typer.Option(None, "--related", metavar="ID", help="Related memory id (repeatable)."),
-    file: str | None = typer.Option(None, "--file", metavar="PATH", help="Source file this memory is about."),
-    lines: str | None = typer.Option(None, "--lines", metavar="A-B", help="Line range in --file."),
-    session_id: str | None = typer.Option(
-        None, "--session-id", metavar="ID", help="Session id (default MEM_SESSION_ID)."
-    ),
-    agent: str | None = typer.Option(None, "--agent", metavar="NAME", help="Agent name (default MEM_AGENT)."),
-    phase: str | None = typer.Option(None, "--phase", metavar="NAME", help="Phase (default MEM_PHASE)."),
-    accept_instructions: bool = typer.Option(
-        False,
-        "--accept-instructions",
-        help="Store instruction-shaped text the guard refuses (a memory about prompt injection, say).",
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Remember something; prints the new id."""
+    content,
+    category,
+    summary,
+    confidence,
+    tags,
+    ttl,
+    supersedes,
+    key,
+    importance,
+    related,
+    file,
+    lines,
+    session_id,
+    agent,
+    phase,
+    accept_instructions,
+    json,
+):
     from ..guard.instructions import ACCEPT
 
-    content = read_text(text)
     entry = open_grimoire().add(
-        content,
+        read_text(content),
         category,
         **given(
             summary=summary,
             confidence=confidence,
-            tags=tag or None,
+            tags=tags or None,
             ttl=ttl,
             supersedes=supersedes,
             key=key,
@@ -91,45 +68,20 @@ def add(
     _report_written(entry, json)
 
 
-@command()
-def supersede(
-    entry_id: str = typer.Argument(..., metavar="ID", help="The memory to replace."),
-    text: str | None = typer.Argument(
-        None, metavar="TEXT|-", help="The new memory; '-' (or nothing, when piped) reads stdin."
-    ),
-    summary: str | None = SummaryOpt,
-    confidence: float | None = typer.Option(
-        None, "--confidence", metavar="F", help="0.0-1.0 (default: the old memory's)."
-    ),
-    tag: list[str] | None = typer.Option(
-        None, "-t", "--tag", metavar="TAG", help="Tag, repeatable (default: the old memory's tags)."
-    ),
-    ttl: str | None = typer.Option(
-        None, "--ttl", metavar="TTL", help="How long it holds, from now (default: the old memory's ttl)."
-    ),
-    importance: int | None = typer.Option(None, "--importance", metavar="N", help="1-10 (default: the old memory's)."),
-    json: bool = JsonOpt,
-) -> None:
-    """Replace a memory with a new one (same category); the old one stays for audit.
-    What an option does not give (key, tags, ttl, importance, confidence, metadata) is the old memory's."""
-    content = read_text(text)
+@declared(operations.SUPERSEDE)
+def supersede(id, content, summary, confidence, tags, ttl, importance, json):
     entry = open_grimoire().supersede(
-        entry_id,
-        content,
-        **given(summary=summary, confidence=confidence, tags=tag or None, ttl=ttl, importance=importance),
+        id,
+        read_text(content),
+        **given(summary=summary, confidence=confidence, tags=tags or None, ttl=ttl, importance=importance),
     )
     _report_written(entry, json)
 
 
-@command()
-def show(
-    entry_id: str = typer.Argument(..., metavar="ID", help="The memory's id."),
-    chain: bool = typer.Option(False, "--chain", help="The whole supersede chain, oldest first."),
-    json: bool = JsonOpt,
-) -> None:
-    """Show one memory (archive included)."""
+@declared(operations.SHOW)
+def show(id, chain, json):
     grimoire = open_grimoire()
-    result = grimoire.show(entry_id, chain=chain)
+    result = grimoire.show(id, chain=chain)
     moment = grimoire.now()
     if chain:
         if json:
@@ -149,27 +101,12 @@ def show(
             render.out(f"recalled: {render.count(accesses['count'], 'time', 'times')}, last {accesses['last']}")
 
 
-@command("list")
-def list_(
-    category: list[str] | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."
-    ),
-    tag: list[str] | None = typer.Option(
-        None, "-t", "--tag", metavar="TAG", help="Only entries with all these tags (repeatable)."
-    ),
-    archived: bool = typer.Option(False, "--archived", help="List the archive instead."),
-    expired: bool = typer.Option(False, "--expired", help="Include expired entries."),
-    superseded: bool = typer.Option(False, "--superseded", help="Include superseded entries."),
-    recent: int | None = typer.Option(None, "--recent", metavar="N", help="Only the N newest."),
-    since: str | None = SinceOpt,
-    until: str | None = UntilOpt,
-    json: bool = JsonOpt,
-) -> None:
-    """List memories, newest first (active only unless asked)."""
+@declared(operations.LIST)
+def list_(categories, tags, archived, expired, superseded, recent, since, until, json):
     grimoire = open_grimoire()
     entries = grimoire.list(
-        categories=category,
-        tags=tag,
+        categories=categories,
+        tags=tags,
         archived=archived,
         expired=expired,
         superseded=superseded,
@@ -186,12 +123,8 @@ def list_(
     found(entries)
 
 
-@command()
-def get(
-    key: str = typer.Argument(..., metavar="KEY", help="The dotted key (as given to `mem add --key`)."),
-    json: bool = JsonOpt,
-) -> None:
-    """Print the content of the active memory with this key (exit 1 when none)."""
+@declared(operations.GET)
+def get(key, json):
     grimoire = open_grimoire()
     entry = grimoire.get(key)
     if json:
@@ -200,18 +133,12 @@ def get(
         sys.stdout.write(entry.content if entry.content.endswith("\n") else entry.content + "\n")
 
 
-@command()
-def apply(
-    entry_id: str = typer.Argument(..., metavar="ID", help="The memory that was applied."),
-    success: bool = typer.Option(False, "--success", help="Applying it helped."),
-    failure: bool = typer.Option(False, "--failure", help="Applying it did not help."),
-    json: bool = JsonOpt,
-) -> None:
-    """Record one application of a memory and its outcome."""
+@declared(operations.APPLY)
+def apply(id, success, failure, json):
     if success == failure:
         raise BadInput("give exactly one of --success or --failure")
     grimoire = open_grimoire()
-    entry = grimoire.apply(entry_id, success)
+    entry = grimoire.apply(id, success)
     if json:
         render.print_json(entry.view(grimoire.now()))
     else:
@@ -221,55 +148,29 @@ def apply(
         )
 
 
-@command()
+@declared(operations.QUERY)
 def query(
-    text: str = typer.Argument(..., metavar="TEXT", help="What to look for."),
-    category: list[str] | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="Only these categories (repeatable)."
-    ),
-    tag: list[str] | None = typer.Option(
-        None,
-        "-t",
-        "--tag",
-        "--topic",
-        metavar="TAG",
-        help="Only entries with all these tags (repeatable); a topic is a tag.",
-    ),
-    min_confidence: float | None = typer.Option(
-        None,
-        "--min-confidence",
-        metavar="F",
-        help="Skip memories less sure than this (default: retrieval.min_confidence).",
-    ),
-    limit: int | None = typer.Option(
-        None, "-n", "--limit", metavar="N", help="At most N hits (default: retrieval.max_per_query)."
-    ),
-    explain: bool = typer.Option(False, "--explain", help="Show each score part."),
-    include_expired: bool = typer.Option(False, "--include-expired", help="Also rank expired memories."),
-    include_superseded: bool = typer.Option(
-        False, "--include-superseded", help="Also rank memories a newer one replaced."
-    ),
-    archived: bool = typer.Option(False, "--archived", help="Search the archive too."),
-    scope: str | None = typer.Option(
-        None, "--scope", metavar="A,B", help="Rank across these scopes; each hit says its scope."
-    ),
-    all_scopes: bool = typer.Option(False, "--all-scopes", help="Rank across every scope."),
-    since: str | None = SinceOpt,
-    until: str | None = UntilOpt,
-    tier: str | None = typer.Option(
-        None,
-        "--tier",
-        metavar="hot|long|all",
-        help="Only hot memories (what `mem context` injects) or long-term ones (default: all).",
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Ranked retrieval: BM25 with stemming and typo tolerance, blended with recency and quality."""
+    text,
+    categories,
+    tags,
+    min_confidence,
+    limit,
+    explain,
+    include_expired,
+    include_superseded,
+    archived,
+    scope,
+    all_scopes,
+    since,
+    until,
+    tier,
+    json,
+):
     grimoire = open_grimoire()
     options = dict(
         limit=limit,
-        categories=category,
-        tags=tag,
+        categories=categories,
+        tags=tags,
         min_confidence=min_confidence,
         include_expired=include_expired,
         include_superseded=include_superseded,
@@ -337,25 +238,14 @@ def _nothing_found(
     return line + ("; filtered out: " + ", ".join(reasons) if reasons else "")
 
 
-@command()
-def context(
-    text: str | None = typer.Argument(None, metavar="QUERY", help="Rank by relevance to this (default: by value)."),
-    budget: int = typer.Option(400, "--budget", metavar="TOKENS", help="Token budget (estimated as characters / 4)."),
-    recipe: str | None = typer.Option(
-        None,
-        "--recipe",
-        metavar="NAME",
-        help="Fill the sections of context.recipes.NAME in order (default: context.recipe, else by value).",
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """A `## Active Memory` markdown block for an LLM prompt, best first, within the budget."""
+@declared(operations.CONTEXT)
+def context(query, budget, recipe, json):
     grimoire = open_grimoire()
-    result = grimoire.context(text, budget=budget, recipe=recipe)
+    result = grimoire.context(query, budget=budget, recipe=recipe)
     if not result.text:  # nothing matched (not: nothing fitted the budget; the block says that)
         render.note(
-            _nothing_found(text, result.filtered_out, None, grimoire.config.retrieval["min_confidence"], options=False)
-            if text and text.strip()
+            _nothing_found(query, result.filtered_out, None, grimoire.config.retrieval["min_confidence"], options=False)
+            if query and query.strip()
             else f"no {result.what}"
         )
     if json:
@@ -402,9 +292,8 @@ def export(archived: bool = typer.Option(False, "--archived", help="Include the 
         sys.stdout.write(jsonlib.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
 
 
-@command()
-def stats(json: bool = JsonOpt) -> None:
-    """Counts per category and state, tiers, oldest and newest, size on disk."""
+@declared(operations.STATS)
+def stats(json):
     result = open_grimoire().stats()
     if json:
         render.print_json(result.to_dict())

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import typer
 
+from ..operations import kinds as operations
 from . import render
-from .app import PARAM_NAME, JsonOpt, command, found, open_grimoire, pairs, procedure_command, read_file
+from .app import PARAM_NAME, JsonOpt, declared, found, open_grimoire, pairs, procedure_command, read_file
 
 
 @procedure_command("add")
@@ -56,12 +57,8 @@ def procedure_show(
         render.out(line)
 
 
-@command()
-def procedures(
-    category: str | None = typer.Option(None, "-c", "--category", metavar="CAT", help="Only this procedure category."),
-    json: bool = JsonOpt,
-) -> None:
-    """List the active procedures: name, steps, success rate (from `mem apply`), id."""
+@declared(operations.PROCEDURES)
+def procedures(category, json):
     grimoire = open_grimoire()
     listed = grimoire.procedures(category=category)
     if json:

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .registry import ID, SINCE, TAGS, UNTIL, boolean, call, integer, search_text, string, typed
+from ..operations.kinds import (
+    CHAT_ADD,
+    CHAT_RECENT,
+    EPISODES,
+    EVENT,
+    PROCEDURES,
+    TASK_CANCEL,
+    TASK_DONE,
+    TASKS_DUE,
+    TASKS_PENDING,
+)
+from .registry import TAGS, boolean, call, string, tool, typed
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -40,18 +51,7 @@ def episode(g: Grimoire, event: str, **options: Any) -> Any:
     return g.add_episode(event, **options).view(g.now())
 
 
-@call(
-    "episodes",
-    "Past episodes like a query (BM25 over event, lesson and context, blended with recency), or the newest; "
-    "read them before repeating something that failed before.",
-    read_only=True,
-    query=search_text("What to look for (default: newest first)."),
-    event=string("Only episodes of this event."),
-    since=SINCE,
-    until=UNTIL,
-    limit=integer("At most N episodes (default 10)."),
-    category=string("Only this episode category."),
-)
+@tool(EPISODES)
 def episodes(g: Grimoire, query: str | None = None, **options: Any) -> Any:
     moment = g.now()
     return [hit.to_dict(False, moment) for hit in g.episodes(query, **options)]
@@ -90,12 +90,7 @@ def procedure(g: Grimoire, name: str, params: dict[str, str] | None = None, temp
     return g.procedure(name, params, template=template).to_dict()
 
 
-@call(
-    "procedures",
-    "The active procedures (runbooks), newest first; read one as a checklist with procedure.",
-    read_only=True,
-    category=string("Only this procedure category."),
-)
+@tool(PROCEDURES)
 def procedures(g: Grimoire, category: str | None = None) -> Any:
     return _views(g, g.procedures(category=category))
 
@@ -120,47 +115,27 @@ def task_schedule(g: Grimoire, text: str, **options: Any) -> Any:
     return g.add_task(text, **options).view(g.now())
 
 
-@call(
-    "tasks_pending",
-    "Pending tasks, due ones first (with all, also done and cancelled ones not yet archived).",
-    read_only=True,
-    all=boolean("Also done and cancelled tasks."),
-)
+@tool(TASKS_PENDING)
 def tasks_pending(g: Grimoire, all: bool = False) -> Any:
     return _views(g, g.tasks(every=all))
 
 
-@call("tasks_due", "The tasks due now: past their time, or waiting for the next session.", read_only=True)
+@tool(TASKS_DUE)
 def tasks_due(g: Grimoire) -> Any:
     return _views(g, g.due_tasks())
 
 
-@call(
-    "task_done",
-    "Mark a pending task done once you did it; it is archived after its category's ttl.",
-    required=("id",),
-    id=ID,
-)
+@tool(TASK_DONE)
 def task_done(g: Grimoire, id: str) -> Any:
     return g.end_task(id, "done").view(g.now())
 
 
-@call(
-    "task_cancel",
-    "Cancel a pending task that is no longer needed; it is archived after its category's ttl.",
-    required=("id",),
-    id=ID,
-)
+@tool(TASK_CANCEL)
 def task_cancel(g: Grimoire, id: str) -> Any:
     return g.end_task(id, "cancelled").view(g.now())
 
 
-@call(
-    "event",
-    "Say that an event happened (deploy, data.loaded): the tasks waiting for it become due; returns their ids.",
-    required=("name",),
-    name=string("The event."),
-)
+@tool(EVENT)
 def event(g: Grimoire, name: str) -> Any:
     return {"event": name, "due": [entry.id for entry in g.fire(name)]}
 
@@ -168,25 +143,11 @@ def event(g: Grimoire, name: str) -> Any:
 # -- chat history --------------------------------------------------------------
 
 
-@call(
-    "chat_add",
-    "Keep one message of the conversation (a local, expiring chat history).",
-    required=("role", "text"),
-    additive=True,  # the expired messages it drops were already gone from every read
-    role=string("Who said it: a lowercase word, like user, assistant or system."),
-    text=string("The message."),
-    category=string("A category of kind chat (default: the first)."),
-)
+@tool(CHAT_ADD)
 def chat_add(g: Grimoire, role: str, text: str, category: str | None = None) -> Any:
     return g.chat_add(role, text, category=category).view(g.now())
 
 
-@call(
-    "chat_recent",
-    "The conversation's last messages still within their time to live, oldest first.",
-    read_only=True,
-    count=integer("How many (default 5)."),
-    category=string("Only this chat category."),
-)
+@tool(CHAT_RECENT)
 def chat_recent(g: Grimoire, count: int = 5, category: str | None = None) -> Any:
     return _views(g, g.chat_recent(count, category=category))

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import BadInput
-from .registry import boolean, call, integer, search_text, string, strings, typed
+from ..operations.learning import CORRECT, INSIGHTS, LEARN, PATTERNS, RECOMMEND, TOOLS
+from .registry import boolean, call, search_text, string, strings, tool, typed
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -67,39 +68,17 @@ def consolidate(
     return g.consolidate(given, session_id=session_id, dry_run=dry_run, where=path or "the transcript").to_dict()
 
 
-@call(
-    "tools",
-    "Tool memory from the observation log: per tool its runs, success rate, durations, common errors with known "
-    "solutions, and the parameter values that work best.",
-    read_only=True,
-    name=string("Only this tool."),
-    context=string("Only runs in this context."),
-)
+@tool(TOOLS)
 def tools(g: Grimoire, name: str | None = None, context: str | None = None) -> Any:
     return [memory.to_dict() for memory in g.tools(name, context=context)]
 
 
-@call(
-    "recommend",
-    "Which tools to use for an action, ranked by how often they succeeded (in the context, when given), each "
-    "with the reason.",
-    required=("action",),
-    read_only=True,
-    action=search_text("What is to be done, in words (e.g. 'create shipment')."),
-    context=search_text("Rank by success in this context."),
-    limit=integer("At most N tools (default 5)."),
-)
+@tool(RECOMMEND)
 def recommend(g: Grimoire, action: str, context: str | None = None, limit: int = 5) -> Any:
     return g.recommend(action, context=context, limit=limit).to_dict()
 
 
-@call(
-    "patterns",
-    "Recurring patterns in the observation log: query patterns, plans and tool sequences, with usage and reliability.",
-    read_only=True,
-    type=string("Only this type.", enum=["query_pattern", "plan_pattern", "tool_sequence"]),
-    min_usage=integer("Only patterns of at least N tasks (default 1)."),
-)
+@tool(PATTERNS)
 def patterns(g: Grimoire, type: str | None = None, min_usage: int = 1) -> Any:
     return [pattern.to_dict() for pattern in g.patterns(type, min_usage=min_usage)]
 
@@ -116,39 +95,16 @@ def recall_all(g: Grimoire, query: str, types: list[str] | None = None) -> Any:
     return g.recall_all(query, types=types)
 
 
-@call(
-    "learn",
-    "Turn the observation log's evidence into insights (best practices, warnings, preferences): new ones are "
-    "written for review, changed ones supersede, ones whose evidence fell are archived in a commit.",
-    category=string("The insight category (default: the first)."),
-    dry_run=boolean("Say what would be written; write nothing."),
-)
+@tool(LEARN)
 def learn(g: Grimoire, category: str | None = None, dry_run: bool = False) -> Any:
     return g.learn(category=category, dry_run=dry_run).to_dict()
 
 
-@call(
-    "insights",
-    "The active insights (best practices, warnings, preferences, rules) learned from executions, newest first.",
-    read_only=True,
-    type=string("Only this type.", enum=["best_practice", "warning", "preference", "rule"]),
-    category=string("Only this insight category."),
-)
+@tool(INSIGHTS)
 def insights(g: Grimoire, type: str | None = None, category: str | None = None) -> Any:
     return [entry.to_dict() for entry in g.insights(type=type, category=category)]
 
 
-@call(
-    "correct",
-    "Record that a user corrected a value (field, what it should have been); enough consistent corrections "
-    "become a preference.",
-    required=("field", "value"),
-    additive=True,
-    field=string("What was corrected (e.g. carrier)."),
-    value={"description": "What it should have been (any JSON value)."},
-    original={"description": "What it was."},
-    context=string("Where the correction applies."),
-    task_id=string("The task it corrects (default: a new id)."),
-)
+@tool(CORRECT)
 def correct(g: Grimoire, field: str, value: Any, **options: Any) -> Any:
     return g.correct(field, value, **options).to_dict()

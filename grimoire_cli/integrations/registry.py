@@ -1,6 +1,7 @@
 """What a call is (name, description, JSON Schema of its arguments, the
-function that runs it), the table they register in, and the small schema
-vocabulary the `*_calls` modules share. `calls` puts the table together."""
+function that runs it) and the table they register in: `tool` registers a
+declared operation's (operations/), `call` one not declared there yet, its
+schema written with the small vocabulary below. `calls` puts the table together."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.bounds import MAX_COUNT, MAX_TEXT
+from ..core.bounds import MAX_TEXT
 from ..core.errors import BadInput
+from ..operations.declared import Operation
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,26 @@ def call(
     return register
 
 
+def tool(operation: Operation) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as the tool of a declared operation:
+    its name, description, input schema and hints are the declaration's."""
+
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        CALLS[operation.name] = Call(
+            operation.name,
+            operation.description,
+            operation.input_schema(),
+            function,
+            operation.read_only,
+            operation.additive,
+            operation.idempotent,
+            operation.open_world,
+        )
+        return function
+
+    return register
+
+
 def typed(kind: str | list[str], description: str, **more: Any) -> dict[str, Any]:
     return {"type": kind, "description": description, **more}
 
@@ -75,11 +97,6 @@ def strings(description: str) -> dict[str, Any]:
     return typed("array", description, items={"type": "string"})
 
 
-def integer(description: str, minimum: int = 1, maximum: int = MAX_COUNT) -> dict[str, Any]:
-    """A whole number in the range the library checks (bounds.py), so a client sees it before calling."""
-    return typed("integer", description, minimum=minimum, maximum=maximum)
-
-
 def search_text(description: str) -> dict[str, Any]:
     return string(description, maxLength=MAX_TEXT)
 
@@ -88,19 +105,7 @@ def boolean(description: str) -> dict[str, Any]:
     return typed("boolean", description)
 
 
-ID = string("A memory id, like MEM-20261123-004.")
-CATEGORY = string(
-    "A category of the grimoire's config (fact, decision, learning, error, preference, or one the project added)."
-)
-CATEGORIES = strings("Only these categories.")
 TAGS = strings("Tags (all must match when filtering).")
-CONFIDENCE = typed(
-    "number", "0.0-1.0; defaults to the category's floor, and below the floor is refused.", minimum=0, maximum=1
-)
-TTL = string("How long it holds: 'permanent', or like '30d', '12h', '10m'.")
-IMPORTANCE = integer("1-10 (default 5); decides what stays in the hot tier.", maximum=10)
-SINCE = string("Only those created since: 30d, 48h, 90m back, or an ISO date or time.")
-UNTIL = string("Only those created until then (a date alone includes that day).")
 
 
 def check_arguments(spec: Call, arguments: dict[str, Any]) -> None:

@@ -1,0 +1,92 @@
+"""Each operation declared once (grimoire_cli/operations/, issue 36 item 4):
+its command's parameters and its MCP tool's schema are the declaration's,
+and the generated command still takes the plain-coercion shortcut."""
+
+from __future__ import annotations
+
+import typer
+from conftest import mem
+
+from grimoire_cli.cli.commands_doc import commands
+from grimoire_cli.integrations.calls import CALLS
+from grimoire_cli.operations import kinds, learning, memory
+from grimoire_cli.operations.declared import Operation
+
+DECLARED = [
+    value for module in (memory, kinds, learning) for value in vars(module).values() if isinstance(value, Operation)
+]
+
+
+def _declared_commands():
+    return {path: command for path, command in commands() if getattr(command.callback, "operation", None)}
+
+
+def test_the_memory_operations_are_declared_commands_and_tools():
+    assert {op.name for op in DECLARED} == {
+        "save", "supersede", "query", "context", "show", "list", "get", "apply", "stats", "remember", "recall", "facts",
+        "episodes", "procedures", "tasks_pending", "tasks_due", "task_done", "task_cancel", "event", "chat_add",
+        "chat_recent", "tools", "recommend", "patterns", "learn", "insights", "correct",
+    }  # fmt: skip
+    assert {command.callback.operation.name for command in _declared_commands().values()} >= {
+        op.name for op in DECLARED
+    }
+
+
+def test_a_command_function_takes_its_declarations_parameters_in_order():
+    for path, command in _declared_commands().items():
+        operation, function = command.callback.operation, command.callback.__wrapped__
+        taken = function.__code__.co_varnames[: function.__code__.co_argcount]
+        assert list(taken) == [p.name for p in operation.cli_params()] + ["json"] * operation.json, path
+
+
+def test_a_tool_is_its_operations_name_description_schema_and_hints():
+    for operation in DECLARED:
+        call = CALLS[operation.name]
+        assert (call.description, call.schema) == (operation.description, operation.input_schema())
+        assert (call.read_only, call.additive, call.idempotent) == (
+            operation.read_only,
+            operation.additive,
+            operation.idempotent,
+        )
+        assert all(p.on_tool == (p.name in call.schema["properties"]) for p in operation.params), operation.name
+
+
+def test_the_help_shows_each_declared_option_with_its_help(repo):
+    for operation in DECLARED:
+        shown = " ".join(mem(*operation.command.split(), "-h").out.split())
+        assert " ".join(operation.help.split()) in shown, operation.command
+        for param in operation.cli_params():
+            name = param.metavar if param.argument else ", ".join(param.flags)
+            assert f"{name}" in shown and " ".join(param.cli_help.split()) in shown, (operation.command, param.name)
+
+
+def test_a_declared_command_takes_the_plain_coercion_shortcut():
+    from grimoire_cli.cli.main import app
+
+    query = typer.main.get_command(app).commands["query"]
+    params = {param.name: param for param in query.params}
+    for name in ("text", "categories", "min_confidence", "limit", "explain"):
+        params[name]._runtime_param = None
+        assert type(params[name].get_runtime_param()).__name__ == "Plain", name
+
+
+def test_a_cli_only_parameter_is_not_in_the_tools_schema():
+    assert "file" not in CALLS["save"].schema["properties"] and "content" in CALLS["save"].schema["required"]
+    assert "failure" not in CALLS["apply"].schema["properties"] and CALLS["apply"].schema["required"] == [
+        "id",
+        "success",
+    ]
+    result = mem("apply", "-h")
+    assert "--failure" in result.out and "--success" in result.out
+
+
+def test_typer_is_pinned_to_the_minor_version_the_coercion_shortcut_is_tested_against():
+    """tests/test_coercion.py checks cli/coercion.py against the installed Typer; pyproject admits only its minor version."""
+    import re
+    from importlib.metadata import version
+
+    from conftest import ROOT
+
+    pinned = re.search(r'"typer>=(\d+)\.(\d+),<(\d+)\.(\d+)"', (ROOT / "pyproject.toml").read_text()).groups()
+    installed = version("typer").split(".")[:2]
+    assert pinned[:2] == tuple(installed) and pinned[2:] == (installed[0], str(int(installed[1]) + 1))
