@@ -38,9 +38,10 @@ soak: $(STAMP)
 # against only the tests that bear on it, with one child process: a whole-suite
 # run is hours on two cores. The score per module and every survivor (killed,
 # equivalent with the reason, or not) go to benchmarks/mutation.md;
-# `$(BIN)/python scripts/mutation.py --show NAME` prints one mutant. The
-# mutants run in the test process only: a `mem` subprocess (hooks, the merge
-# driver, crash injection) still imports the unmutated package.
+# `$(BIN)/python scripts/mutation.py --show NAME` prints one mutant. Under
+# mutmut a mutant runs in the test process only (a `mem` subprocess imports
+# the unmutated package); the fresh-process checks that follow put the
+# mutated package on PYTHONPATH, so a `mem` process a test starts runs it too.
 MODULES ?=
 MUTMUT := $(VENV)/.mutmut
 $(MUTMUT): $(STAMP)

@@ -6,8 +6,9 @@ mutmut keeps its state in ./mutants and resets every result when the test
 selection changes, so each group keeps its own copy in .mutation/GROUP, moved
 to ./mutants while the group runs. mutmut's verdicts stand until a function
 changes; each survivor not known to be equivalent is then tested again in a
-fresh process against today's tests (the group's `*_pinned.py` first), which
-is what a new test is measured by.
+fresh process with the group's `tests/test_*_pinned.py` (the tests written
+to kill survivors: mutmut found the rest let it live), which is what a new
+test is measured by.
 
     python scripts/mutation.py [GROUP ...]        run groups (default: all)
     python scripts/mutation.py --mutmut-only ...  no fresh-process checks
@@ -257,12 +258,14 @@ def recheck(name: str, group: Group) -> None:
 
 
 def killed_in_a_fresh_process(group: Group, key: str, folder: Path) -> bool:
-    tests = selection(group)
-    tests.sort(key=lambda arg: not arg.endswith("_pinned.py"))  # the likeliest killers first: -x stops there
+    # mutmut found that the rest of the group lets the mutant live: only the
+    # tests written to kill survivors need to run (all of them when none is).
+    tests = [arg for arg in selection(group) if arg.endswith("_pinned.py")] or selection(group)
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
         cwd=folder,  # `-m` puts the mutated package first on sys.path
-        env={**os.environ, "MUTANT_UNDER_TEST": key},
+        # and PYTHONPATH does for a `mem` process a test starts: it runs the mutant too.
+        env={**os.environ, "MUTANT_UNDER_TEST": key, "PYTHONPATH": str(folder)},
         capture_output=True,
     )
     return run.returncode == 1
