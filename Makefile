@@ -32,20 +32,24 @@ test-fast: $(STAMP)
 soak: $(STAMP)
 	HYPOTHESIS_PROFILE=soak $(BIN)/python -m pytest tests/test_model.py tests/test_team.py -p no:cacheprovider
 
-# Mutation testing (issue 44; not in CI, hours on two cores): mutmut, a
-# dev-only tool installed here and never a dependency of the package, over
-# the modules [tool.mutmut] in pyproject.toml lists. `mutmut results` lists
-# the survivors, `mutmut show NAME` one of them. The mutants run in the test
-# process only: a `mem` subprocess (hooks, the merge driver, crash injection)
-# still imports the unmutated package.
+# Mutation testing (issue 44; not in CI): mutmut, a dev-only tool installed
+# here and never a dependency of the package, run by scripts/mutation.py group
+# by group (MODULES: guard journal merge entry_rules search; default all), each
+# against only the tests that bear on it, with one child process: a whole-suite
+# run is hours on two cores. The score per module and every survivor (killed,
+# equivalent with the reason, or not) go to benchmarks/mutation.md;
+# `$(BIN)/python scripts/mutation.py --show NAME` prints one mutant. Under
+# mutmut a mutant runs in the test process only (a `mem` subprocess imports
+# the unmutated package); the fresh-process checks that follow put the
+# mutated package on PYTHONPATH, so a `mem` process a test starts runs it too.
+MODULES ?=
 MUTMUT := $(VENV)/.mutmut
 $(MUTMUT): $(STAMP)
 	$(BIN)/python -m pip install --quiet 'mutmut==3.8.1'
 	touch $(MUTMUT)
 
 mutation: $(MUTMUT)
-	$(BIN)/mutmut run
-	$(BIN)/mutmut results
+	$(BIN)/python scripts/mutation.py $(MODULES)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py

@@ -22,6 +22,7 @@ SOURCES = [
     "LICENSE",
     "docs/*.md",
     "benchmarks/README.md",
+    "benchmarks/mutation.md",
     "schemas/*.json",
     "grimoire_cli/lifecycle/prompts/*.md",
 ]

@@ -1,0 +1,413 @@
+"""`make mutation`: mutmut over the guarantee-carrying modules, one group at a
+time, each against only the test files that bear on it, with one child process.
+
+A whole-suite run is hours on two cores; a group's own tests make it minutes.
+mutmut keeps its state in ./mutants and resets every result when the test
+selection changes, so each group keeps its own copy in .mutation/GROUP, moved
+to ./mutants while the group runs. mutmut's verdicts stand until a function
+changes; each survivor not known to be equivalent is then tested again in a
+fresh process with the group's `tests/test_*_pinned.py` (the tests written
+to kill survivors: mutmut found the rest let it live), which is what a new
+test is measured by.
+
+    python scripts/mutation.py [GROUP ...]        run groups (default: all)
+    python scripts/mutation.py --mutmut-only ...  no fresh-process checks
+    python scripts/mutation.py --recheck ...      only them, with today's tests
+    python scripts/mutation.py --report           only rewrite the report
+    python scripts/mutation.py --show NAME        one mutant's diff
+
+The report (benchmarks/mutation.md, between its markers) is written from every
+group's stored results, so running one group keeps the others' rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STORE = ROOT / ".mutation"
+WORK = ROOT / "mutants"
+REPORT = ROOT / "benchmarks" / "mutation.md"
+BEGIN, END = "<!-- mutation:begin -->", "<!-- mutation:end -->"
+FRESH = "fresh-process.json"  # beside mutmut's state: the verdicts of the fresh-process checks
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    modules: tuple[str, ...]
+    tests: tuple[str, ...]
+
+
+# In the order issue 44 ranks them. The tests are the fast files that exercise
+# the modules in-process (a `mem` subprocess imports the unmutated package).
+GROUPS = {
+    "guard": Group(
+        ("grimoire_cli/guard/rules.py", "grimoire_cli/guard/scan.py"),
+        (
+            "tests/test_guard.py",
+            "tests/test_guard_edges.py",
+            "tests/test_guard_fields.py",
+            "tests/test_guard_gitleaks.py",
+            "tests/test_rule_edges.py",
+            "tests/test_guard_pinned.py",
+            # mutmut runs pytest in its own process: a server started with that
+            # process's (closed) stderr fails, and it runs the unmutated package.
+            "--deselect=tests/test_guard_fields.py::test_a_secret_in_a_tag_is_refused_by_the_real_mcp_server",
+        ),
+    ),
+    # The crash-injection and safety tests write through `mem` processes, which
+    # import the unmutated package (and take minutes): only their in-process ones.
+    "journal": Group(
+        ("grimoire_cli/storage/journal.py",),
+        (
+            "tests/test_journal_pinned.py",
+            "tests/test_safety.py::test_a_half_done_commit_is_finished_before_anything_reads",
+            "tests/test_safety.py::test_a_killed_writers_temp_file_beside_the_issued_ids_is_swept",
+            "tests/test_crash_injection.py::test_the_commit_point_names_every_temp_file_and_its_target",
+        ),
+    ),
+    # test_merge.py alone takes 7 minutes here (git merges through `mem` processes).
+    "merge": Group(
+        ("grimoire_cli/git/renumber.py", "grimoire_cli/git/merge.py"),
+        ("tests/test_merge.py", "tests/test_team.py", "tests/test_rule_edges.py", "tests/test_merge_pinned.py"),
+    ),
+    "entry_rules": Group(
+        ("grimoire_cli/memory/entry_rules.py",),
+        ("tests/test_validate.py", "tests/test_rule_edges.py", "tests/test_entry_rules_pinned.py"),
+    ),
+    "search": Group(
+        ("grimoire_cli/retrieval/search.py",),
+        ("tests/test_lexical.py", "tests/test_rule_edges.py", "tests/test_search_pinned.py"),
+    ),
+}
+
+# Survivors no test can kill: the mutant behaves as the original. Keyed by
+# mutmut's name (stable while the function's source is unchanged).
+_GATES = "the gates and the per-field search only skip work (tests/test_guard.py: every sample gives the same findings gated and ungated)"
+_ENCODING = "`UTF-8` names the same codec, and so does the locale's here (Python makes the C locale UTF-8)"
+_ENCODINGS = (
+    *(f"x_recover__mutmut_{n}" for n in (5, 7)),
+    *(f"x_kept__mutmut_{n}" for n in (2, 5)),
+    "x_keep__mutmut_10",
+    *(f"x_replace_all__mutmut_{n}" for n in (21, 24, 31)),
+)
+_FALSY = '`pairs` is only tested for truth: `""` and None are both false'
+_LOCKED = "recovery runs under the lock: a file it has just read or listed is still there to unlink"
+EQUIVALENT: dict[str, str] = {
+    "grimoire_cli.guard.rules.x__luhn__mutmut_12": "a doubled digit is even, never 9: `> 9` and `>= 9` agree",
+    "grimoire_cli.guard.rules.x__luhn__mutmut_18": "the negated total is a multiple of 10 exactly when the total is",
+    "grimoire_cli.guard.rules.x__card_ok__mutmut_16": "the card pattern takes 13 to 19 digits: 20 never reaches the check",
+    "grimoire_cli.guard.rules.x__card_ok__mutmut_19": "the first character is a digit, never an X",
+    "grimoire_cli.guard.rules.x_secretish__mutmut_1": "every caller passes `quoted`",
+    "grimoire_cli.guard.rules.x_names_no_secret__mutmut_1": "every caller passes `value`",
+    "grimoire_cli.guard.rules.x__name__mutmut_7": "the piece before the first space holds no space to strip",
+    "grimoire_cli.guard.rules.x__name__mutmut_8": "a name's words (`_WORDS`) never hold a dash: where it is stripped changes none",
+    "grimoire_cli.guard.rules.x__name__mutmut_14": "only the first piece of the split is used",
+    "grimoire_cli.guard.rules.x__name__mutmut_17": "only the first piece of the split is used",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_3": "`=` only ends the match, and the slice stops before it either way",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_4": "the match starts with `ZXlK`, never with `=`",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_15": "the decoded part holds only base64 characters: validation never fails",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_16": "the decoded part holds only base64 characters: validation never fails",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_18": "`ASCII` names the same codec",
+    "grimoire_cli.guard.scan.x__runnable__mutmut_26": "1 digit for an entry with no text: no rule matches the empty text",
+    "grimoire_cli.guard.scan.x__runnable__mutmut_5": "folding is a no-op on text without `ſ`, `ı`, `İ` or `K`",
+    "grimoire_cli.guard.scan.x__runnable__mutmut_8": "ASCII text never holds `ſ`, `ı`, `İ` or `K`: folding it is a no-op",
+    **{
+        f"grimoire_cli.guard.scan.xǁ_Compiledǁhas_shape__mutmut_{n}": "the case of a shape matters to no rule: the one case-insensitive shape with letters carries its own `(?i)`"
+        for n in (9, 10, 12, 13)
+    },
+    "grimoire_cli.guard.scan.x__finding__mutmut_21": "a line break before the field's start gives a column start below `base`, which max() replaces",
+    "grimoire_cli.guard.scan.x__unpaired__mutmut_2": "the kind of the finding that places the tag is never read",
+    "grimoire_cli.guard.scan.x__unpaired__mutmut_8": "the kind of the finding that places the tag is never read",
+    "grimoire_cli.guard.scan.xǁ_Compiledǁhas_shape__mutmut_8": "the one case-insensitive rule whose shape holds letters (`--password`) carries its own `(?i)`",
+    **{f"grimoire_cli.storage.journal.{name}": _ENCODING for name in _ENCODINGS},
+    **{f"grimoire_cli.storage.journal.{name}": _FALSY for name in ("x_recover__mutmut_8", "x_recover__mutmut_9")},
+    **{f"grimoire_cli.storage.journal.x_recover__mutmut_{n}": _LOCKED for n in (10, 11, 22, 23, 31, 32)},
+    **{
+        f"grimoire_cli.storage.journal.x_write_atomic__mutmut_{n}": "the rename failed: the temp file is still there to unlink"
+        for n in (13, 15)
+    },
+    **{
+        f"grimoire_cli.storage.journal.x_replace_all__mutmut_{n}": "under the lock, the temp files (50, 52) and the "
+        "journal (64, 65) it has just written are still there to unlink"
+        for n in (50, 52, 64, 65)
+    },
+    **{
+        f"grimoire_cli.storage.journal.x__temp_copy__mutmut_{n}": "the temp file that failed is still there to unlink"
+        for n in (33, 35)
+    },
+    "grimoire_cli.storage.journal.x__umask__mutmut_3": "the mask set for the moment is put back before anything is created",
+    **{
+        f"grimoire_cli.memory.entry_rules.x_check_entry__mutmut_{n}": "the fast check only decides whether jsonschema "
+        "runs; on an entry without a problem jsonschema finds none either"
+        for n in (34, 36)
+    },
+    "grimoire_cli.memory.entry_rules.x_check_entry__mutmut_72": "an additionalProperties error always has an extra key",
+    **{
+        f"grimoire_cli.guard.scan.{name}": _GATES
+        for name in (
+            *(f"x_scan__mutmut_{n}" for n in (1, 11, 14, 16, 18)),
+            *(f"x_scan_fields__mutmut_{n}" for n in (1, 24, 25, 26, 29, 30, 32, 33, 43, 44, 48)),
+            *(f"x__matches__mutmut_{n}" for n in (1, 3, 12, 14)),
+            *(f"x__runnable__mutmut_{n}" for n in (1, 2, 20, 30)),
+            *(f"x__spans__mutmut_{n}" for n in (1, 7, 33)),
+        )
+    },
+}
+# Survivors a test does kill, but not under mutmut: their code runs once per
+# process (at import, or filling a cache) before mutmut forks the process that
+# tests the mutant; the fresh-process checks kill them. Why, for the report.
+BEFORE_THE_FORK: dict[str, str] = {
+    **{
+        f"grimoire_cli.guard.scan.xǁ_Compiledǁ__init____mutmut_{n}": "`_COMPILED` is built at import" for n in (1, 2, 3)
+    },
+    **{
+        f"grimoire_cli.guard.scan.xǁ_Compiledǁhas_shape__mutmut_{n}": "each shape is compiled once, before the fork"
+        for n in (3, 4, 5, 6, 7, 11, 14)
+    },
+}
+
+# mutmut's exit codes, folded into what the table counts.
+DETECTED = {1, 3, 36, 37, -24, 24, 152, 255, -11, -9}
+SURVIVED = {0}
+NO_TESTS = {5, 33}
+
+
+def stored(group: str) -> Path:
+    return STORE / group
+
+
+def run_group(name: str, group: Group, fresh: bool = True) -> None:
+    """Run mutmut over one group in ./mutants, the group's stored state moved in
+    and back out whatever happens."""
+    if WORK.exists():
+        sys.exit(f"error: {WORK} exists (a plain `mutmut run`?); remove it or move it away first")
+    STORE.mkdir(exist_ok=True)
+    if stored(name).exists():
+        stored(name).rename(WORK)
+    try:
+        run_mutmut(group)
+        if fresh:
+            check_in_fresh_processes(group, WORK, {})
+    finally:
+        if WORK.exists():
+            WORK.rename(stored(name))
+
+
+def configure(group: Group) -> None:
+    """Point mutmut's configuration (read from pyproject.toml) at one group."""
+    from mutmut import configuration
+
+    base = configuration._load_config()
+    configuration._config = dataclasses.replace(
+        base,
+        only_mutate=list(group.modules),
+        pytest_add_cli_args_test_selection=selection(group),
+    )
+
+
+def selection(group: Group) -> list[str]:
+    """The group's test arguments, less a test file not written yet."""
+    return [arg for arg in group.tests if arg.startswith("-") or (ROOT / arg.split("::")[0]).exists()]
+
+
+def run_mutmut(group: Group) -> None:
+    from mutmut.__main__ import _run
+
+    configure(group)
+    try:
+        _run((), max_children=1)
+    except SystemExit as stop:
+        if stop.code not in (None, 0):
+            raise
+
+
+def check_in_fresh_processes(group: Group, folder: Path, killed: dict[str, bool]) -> None:
+    """Test each survivor mutmut left (but the equivalent ones), and each
+    mutant no test of mutmut's selection reached, again in a new
+    process: against today's tests (mutmut's verdict stands until the
+    function changes), and with the code that runs once per process (imports,
+    caches) run after the mutant is chosen. The verdicts go beside mutmut's
+    in `folder`; a mutant `killed` holds true for is not tested again."""
+    verdicts = dict(killed)
+    for module in group.modules:
+        for key, code in results_in(folder, module).items():
+            if (code in SURVIVED or code in NO_TESTS) and key not in EQUIVALENT and not verdicts.get(key):
+                verdicts[key] = killed_in_a_fresh_process(group, key, folder)
+    (folder / FRESH).write_text(json.dumps(verdicts, indent=1), encoding="utf-8")
+
+
+def recheck(name: str, group: Group) -> None:
+    """The fresh-process checks alone, in a group's stored state, with today's
+    tests: what a new test kills, without a mutmut run."""
+    folder = stored(name)
+    if not folder.exists():
+        sys.exit(f"error: no stored run of {name}; run `make mutation MODULES={name}` first")
+    shutil.copytree(ROOT / "tests", folder / "tests", dirs_exist_ok=True)
+    verdicts = folder / FRESH
+    killed = json.loads(verdicts.read_text(encoding="utf-8")) if verdicts.exists() else {}
+    check_in_fresh_processes(group, folder, killed)
+
+
+def killed_in_a_fresh_process(group: Group, key: str, folder: Path) -> bool:
+    # mutmut found that the rest of the group lets the mutant live: only the
+    # tests written to kill survivors need to run (all of them when none is).
+    tests = [arg for arg in selection(group) if arg.endswith("_pinned.py")] or selection(group)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+        cwd=folder,  # `-m` puts the mutated package first on sys.path
+        # and PYTHONPATH does for a `mem` process a test starts: it runs the mutant too.
+        env={**os.environ, "MUTANT_UNDER_TEST": key, "PYTHONPATH": str(folder)},
+        capture_output=True,
+    )
+    return run.returncode == 1
+
+
+def results_in(folder: Path, module: str) -> dict[str, int | None]:
+    meta = folder / (module + ".meta")
+    if not meta.exists():
+        return {}
+    return json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+
+
+def results(name: str, module: str) -> dict[str, int | None]:
+    return results_in(stored(name), module)
+
+
+def killed_fresh(name: str) -> set[str]:
+    verdicts = stored(name) / FRESH
+    if not verdicts.exists():
+        return set()
+    return {key for key, killed in json.loads(verdicts.read_text(encoding="utf-8")).items() if killed}
+
+
+def tally(codes: dict[str, int | None], fresh: set[str]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for key, code in codes.items():
+        if code in DETECTED:
+            counts["killed"] += 1
+        elif (code in SURVIVED or code in NO_TESTS) and key in fresh:
+            counts["killed in a fresh process"] += 1
+        elif (code in SURVIVED or code in NO_TESTS) and key in EQUIVALENT:
+            counts["equivalent"] += 1
+        elif code in SURVIVED:
+            counts["survived"] += 1
+        elif code in NO_TESTS:
+            counts["no tests"] += 1
+        else:
+            counts["not run"] += 1
+    return counts
+
+
+def table_rows() -> list[str]:
+    rows = [
+        "| module | mutants | equivalent | killed by mutmut | then killed in a fresh process | survived | no test reaches it | before | after |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, group in GROUPS.items():
+        for module in group.modules:
+            counts = tally(results(name, module), killed_fresh(name))
+            total = sum(counts.values())
+            if not total:
+                continue
+            real = total - counts["equivalent"]
+            fresh = counts["killed in a fresh process"]
+            rows.append(
+                f"| `{module}` | {total} | {counts['equivalent']} | {counts['killed']} | {fresh} | "
+                f"{counts['survived']} | {counts['no tests'] + counts['not run']} | "
+                f"{percent(counts['killed'], real)} | {percent(counts['killed'] + fresh, real)} |"
+            )
+    return rows
+
+
+def percent(part: int, whole: int) -> str:
+    return f"{part}/{whole} = {100 * part / whole:.0f} %" if whole else "–"
+
+
+def survivor_rows() -> list[str]:
+    rows = []
+    for name, group in GROUPS.items():
+        fresh = killed_fresh(name)
+        for module in group.modules:
+            for key, code in sorted(results(name, module).items()):
+                if (code in SURVIVED or code in NO_TESTS) and key in fresh:
+                    why = f" ({BEFORE_THE_FORK[key]}: mutmut cannot reach it)" if key in BEFORE_THE_FORK else ""
+                    rows.append(f"- `{key}`: killed in a fresh process{why}")
+                elif code in SURVIVED or code in NO_TESTS:
+                    why = EQUIVALENT.get(key, "no test reaches it in-process" if code in NO_TESTS else "SURVIVES")
+                    rows.append(f"- `{key}`: {why}")
+    return rows or ["- none"]
+
+
+def write_report() -> None:
+    generated = "\n".join(
+        [
+            BEGIN,
+            "",
+            *table_rows(),
+            "",
+            "Survivors (`python scripts/mutation.py --show NAME`):",
+            "",
+            *survivor_rows(),
+            "",
+            END,
+        ]
+    )
+    text = REPORT.read_text(encoding="utf-8")
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    REPORT.write_text(head + generated + tail, encoding="utf-8")
+
+
+def show(name: str) -> None:
+    """A mutant's diff, from the stored state of the group that holds it."""
+    from mutmut.__main__ import show as mutmut_show
+
+    for group_name, group in GROUPS.items():
+        if any(name in results(group_name, module) for module in group.modules):
+            stored(group_name).rename(WORK)
+            try:
+                configure(group)
+                mutmut_show.callback(name)
+            finally:
+                WORK.rename(stored(group_name))
+            return
+    sys.exit(f"error: no stored run holds {name}; run its group first ({', '.join(GROUPS)})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("groups", nargs="*", help=f"groups to run: {', '.join(GROUPS)} (default: all)")
+    parser.add_argument("--report", action="store_true", help="only rewrite benchmarks/mutation.md")
+    parser.add_argument("--recheck", action="store_true", help="only the fresh-process checks, with today's tests")
+    parser.add_argument(
+        "--mutmut-only", action="store_true", help="no fresh-process checks (a first run, before new tests)"
+    )
+    parser.add_argument("--show", metavar="NAME", help="print one mutant's diff")
+    args = parser.parse_args()
+    unknown = [name for name in args.groups if name not in GROUPS]
+    if unknown:
+        sys.exit(f"error: no group {', '.join(unknown)}; the groups are {', '.join(GROUPS)}")
+    os.chdir(ROOT)  # mutmut works in ./mutants of the current directory
+    if args.show:
+        show(args.show)
+        return
+    if args.recheck:
+        for name in args.groups or GROUPS:
+            recheck(name, GROUPS[name])
+    elif not args.report:
+        for name in args.groups or GROUPS:
+            run_group(name, GROUPS[name], fresh=not args.mutmut_only)
+    write_report()
+
+
+if __name__ == "__main__":
+    main()
