@@ -567,3 +567,34 @@ def test_a_branch_taken_before_a_pull_renumbered_its_memory_merges_as_one_memory
     assert entries["bob: the queue is kafka"]["id"] == "MEM-20261122-002"
     assert entries["bob: the queue is kafka"]["effectiveness"]["applications"] == 1
     assert "effectiveness" not in entries["alice: the cache is redis"]
+
+
+def test_a_picked_memory_archived_on_its_branch_and_applied_on_main_merges_as_one_archived_memory(remote):
+    """Bob's memory, picked onto main under the same id, is archived on his branch and applied on main.
+    His branch's facts file is then as the merge base had it, so git takes main's whole and no driver
+    meets the two copies: the hook keeps one, archived, with main's application."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    (alice / "README").write_text("the pick's parent differs from the original's\n")
+    _commit(alice, "readme")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("checkout", "-q", "-b", "topic", cwd=bob)
+    memory = _add(bob, "bob: the queue is kafka")
+    _commit(bob, "topic")
+    git("push", "-q", "origin", "topic", cwd=bob)
+    git("fetch", "-q", cwd=alice)
+    git("cherry-pick", "origin/topic", cwd=alice)
+    assert mem(alice, "apply", memory, "--success").returncode == 0
+    _commit(alice, "applied on main")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    assert mem(bob, "archive", memory).returncode == 0  # commits the move itself
+    git("push", "-q", "origin", "topic", cwd=bob)
+
+    git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main", cwd=bob)
+    checked = mem(bob, "validate")
+    assert checked.returncode == 0, checked.stdout
+    entries = {e.content: e for e in Grimoire.open(bob).store.entries(include_archive=True)}
+    assert sorted(entries) == ["bob: the queue is kafka"]
+    kept = entries["bob: the queue is kafka"]
+    assert kept.id == memory and kept.archived
+    assert kept.data["effectiveness"]["applications"] == 1
+    assert git("status", "--porcelain", cwd=bob) == ""

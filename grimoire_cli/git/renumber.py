@@ -180,7 +180,7 @@ def fixup(stores: list[tuple[str | None, Store]], hook: str, args: list[str], st
     # The commit being concluded may use its own index (`git commit -a`).
     given = stores[0][1].runtime.git_index_file
     index = {"GIT_INDEX_FILE": given} if given else None
-    writes: list[tuple[Store, Path, dict[str, dict]]] = []
+    writes: list[tuple[Store, Path, dict[str, dict | None]]] = []
     with ExitStack() as locks:  # every scope's lock, taken in scope order, until all is written
         for label, store in stores:
             fixed = FixupResult(found.operation)
@@ -219,7 +219,7 @@ def fixup(stores: list[tuple[str | None, Store]], hook: str, args: list[str], st
 
 def _scope_changes(
     store: Store, root: Path, git_dir: Path, found: _Plan, result: FixupResult, locks: ExitStack
-) -> dict[str, dict[str, dict]]:
+) -> dict[str, dict[str, dict | None]]:
     """file -> {id: new data} in one scope (its lock taken into `locks` when there is work)."""
     config = store.config
     if found.only_if_repeated and not _repeated_ids(store):
@@ -331,6 +331,29 @@ def _lifecycle(
     return out
 
 
+def _folded(by_id: dict[str, list], result: FixupResult) -> dict[str, tuple[Any, Any]]:
+    """id -> (archived copy, active copy) of a memory one side archived and the
+    other kept active under the same id, where git took a file whole and no
+    driver met the two (a memory picked onto main, then merged with the branch
+    that archived it). One memory: the archived copy stays, with both sides'
+    effectiveness and superseded_by, and the active one goes."""
+    out = {}
+    for entry_id, group in by_id.items():
+        if len(group) != 2 or {bool(e.archived) for e in group} != {True, False}:
+            continue
+        archived, active = sorted(group, key=lambda e: not e.archived)
+        if archived.file == active.file or (archived.category, archived.content) != (active.category, active.content):
+            continue
+        if archived.data.get("source") != active.data.get("source"):
+            continue
+        added = {k: v for k, v in archived.data.items() if k not in LIFECYCLE}
+        merged, _ = merge_entry(added, archived.data, active.data)
+        archived.data = {**archived.data, **{k: merged[k] for k in LIFECYCLE if k in merged}}
+        out[entry_id] = (archived, active)
+        result.lifecycle.append(entry_id)
+    return out
+
+
 def _lifecycle_of(item: dict) -> dict:
     return {k: item[k] for k in LIFECYCLE if k in item}
 
@@ -345,8 +368,8 @@ def _changes(
     versions: tuple[str, str, str] | None = None,
     ours_yield: bool = False,
     merged: set[str] | None = None,
-) -> dict[str, dict[str, dict]]:
-    """file -> {current id: new data} for every entry that needs a rename or a
+) -> dict[str, dict[str, dict | None]]:
+    """file -> {current id: new data, or None to remove it} for every entry that needs a rename or a
     lifecycle field. What the `keeper` commit holds (ours' start, or theirs
     when ours yields) keeps its id; any other occurrence of a renumbered id
     came from the yielding side."""
@@ -375,8 +398,9 @@ def _changes(
     for old_id, new_id in sorted(mapping.items()):
         if new_id in by_id and parse_id(old_id) and any(not ours(e) for e in by_id.get(old_id, [])):
             mapping[old_id] = numbers.fresh(cast("tuple[str, int]", parse_id(old_id))[0])
+    folded = _folded(by_id, result)
     for entry_id, group in sorted(by_id.items()):
-        if len(group) < 2 or entry_id in mapping or not parse_id(entry_id):
+        if len(group) < 2 or entry_id in mapping or entry_id in folded or not parse_id(entry_id):
             continue
         theirs = [e for e in group if not ours(e)]
         if len(theirs) != 1 or len(group) != 2:
@@ -394,12 +418,17 @@ def _changes(
             Tree(root, versions[2], storage),
         )
         carried = _lifecycle(entries, trees, mapping, result, ours_yield)
-        result.lifecycle = sorted(entry_id for _, entry_id in carried)
+        result.lifecycle = sorted({entry_id for _, entry_id in carried} | set(result.lifecycle))
 
     # In the files the driver merged, only the numbers given here (collisions it could not see) are new.
     local = {old_id: new_id for old_id, new_id in mapping.items() if driver.get(old_id) != new_id}
-    out: dict[str, dict[str, dict]] = {}
+    out: dict[str, dict[str, dict | None]] = {}
+    for entry_id, (archived, active) in folded.items():
+        out.setdefault(archived.file, {})[entry_id] = archived.data
+        out.setdefault(active.file, {})[entry_id] = None
     for entry in entries:
+        if entry.id in folded:
+            continue  # written above
         mine = ours(entry)
         old = at_start(entry.id) if mine else None
         data = {**entry.data, **carried.get((entry.file, entry.id), {})}
