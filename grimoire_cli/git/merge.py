@@ -90,9 +90,22 @@ def merge_texts(
     o = _by_id(base_items)
     a = _by_id(ours_now)
     b = _by_id(their_items)
+    # A memory both sides added that one side archived since sits in this file on one side only. As for any
+    # entry, the archiving side wins: where the other side still holds it active, base takes it as added (so it
+    # stays removed), and the archived copy keeps both sides' lifecycle.
     same = same or {}
-    o.update(_as_added(same, o, a, b))
-    kept_archived = _archived_here(same, o, a, b, (ours_map, theirs_map), where)
+    elsewhere = _held_elsewhere(same, o, a, b)
+    o.update((entry_id, _as_added(here)) for entry_id, here, _ in elsewhere if not here.get("archived"))
+    kept_archived = {}
+    for entry_id, here, other_side in elsewhere:
+        if not here.get("archived"):
+            continue
+        other = _other_copy(same[entry_id][other_side], (ours_map, theirs_map)[other_side], where)
+        if other is None:
+            continue
+        fields = {k: v for k, v in merged_lifecycle(here, other).items() if here.get(k) != v}
+        if fields:
+            kept_archived[entry_id] = fields
     as_written = {
         now["id"]: (at, item)
         for now, at, item in zip(ours_now, written, our_items)
@@ -140,53 +153,36 @@ def merge_texts(
     )
 
 
-def _archived_here(
-    same: dict[str, tuple[str, str]],
-    o: dict[str, dict],
-    a: dict[str, dict],
-    b: dict[str, dict],
-    maps: tuple[dict[str, str], dict[str, str]],
-    where: str,
-) -> dict[str, dict]:
-    """Lifecycle fields for the archived copy, in this file, of a memory both
-    sides added that one side archived while the other applied or superseded
-    it where it was: the archived copy is the one kept (`_as_added`), with
-    both sides' effectiveness and superseded_by."""
-    out = {}
-    for entry_id, blocks in same.items():
-        if entry_id in o or (entry_id in a) == (entry_id in b):
-            continue
-        here, side = (a[entry_id], 1) if entry_id in a else (b[entry_id], 0)  # side: where the other copy is
-        if not here.get("archived"):
-            continue
-        items, _ = parse_entries(blocks[side] + "\n", where)
-        if not items or not isinstance(items[0], dict):
-            continue
-        other = renamed(items[0], maps[side])
-        added = {k: v for k, v in here.items() if k not in LIFECYCLE}
-        merged, _ = merge_entry(added, here, other)
-        fields = {k: merged[k] for k in LIFECYCLE if k in merged and merged[k] != here.get(k)}
-        if fields:
-            out[entry_id] = fields
-    return out
-
-
-def _as_added(
+def _held_elsewhere(
     same: dict[str, tuple[str, str]], o: dict[str, dict], a: dict[str, dict], b: dict[str, dict]
-) -> dict[str, dict]:
-    """Base versions for memories both sides added (a commit cherry-picked,
-    then the branches merged) that one side has archived since: the entry as
-    added, in the file where the other side still holds it active. Then, as
-    for any entry, the side that archived it wins here (it stays removed from
-    this file) and its archived copy is the one kept."""
-    out = {}
+) -> list[tuple[str, dict, int]]:
+    """(id, the copy in this file, 0 or 1 for the side holding the other copy
+    in another file) of each memory both sides added (`same`) that base lacks
+    here and one side only holds here."""
+    out = []
     for entry_id in same:
         if entry_id in o or (entry_id in a) == (entry_id in b):
             continue  # base has it, or both sides hold it here (or neither): nothing moved
-        present = a.get(entry_id) or b[entry_id]
-        if not present.get("archived"):
-            out[entry_id] = {k: v for k, v in present.items() if k not in LIFECYCLE}
+        out.append((entry_id, a[entry_id], 1) if entry_id in a else (entry_id, b[entry_id], 0))
     return out
+
+
+def _other_copy(block: str, mapping: dict[str, str], where: str) -> dict | None:
+    """The other side's copy (its text block), in this merge's ids."""
+    items, _ = parse_entries(block + "\n", where)
+    return renamed(items[0], mapping) if items and isinstance(items[0], dict) else None
+
+
+def _as_added(entry: dict) -> dict:
+    """An entry without its lifecycle fields: as it was added."""
+    return {k: v for k, v in entry.items() if k not in LIFECYCLE}
+
+
+def merged_lifecycle(kept: dict, other: dict) -> dict:
+    """The lifecycle fields of `kept` with `other`'s merged in, for two copies
+    of one memory that share no base: the entry as added stands in for it."""
+    merged, _ = merge_entry(_as_added(kept), kept, other)
+    return {k: merged[k] for k in LIFECYCLE if k in merged}
 
 
 def merge_entry(base: dict | None, ours: dict, theirs: dict) -> tuple[dict, bool]:
@@ -411,10 +407,7 @@ def global_mapping(
         mapping = mapping_between(root, storage, found, prior, later, files, ours_yield=True)
     if git_dir is not None and mapping != prior:
         save_renames(git_dir, root / storage, mapping)
-    trees = [tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
-    base_ids, our_ids, their_ids = (
-        cast("list[dict[str, str]]", trees) if all(t is not None for t in trees) else [ids_in(t) for t in files]
-    )
+    base_ids, our_ids, their_ids = _side_ids(root, storage, found, files) or ({}, {}, {})
     # A target the keeping side already holds is a memory both added (`_same_memories`); fresh numbers are held by none.
     yielding, keeping = (our_ids, their_ids) if yields else (their_ids, our_ids)
     same = {
@@ -439,13 +432,10 @@ def mapping_between(
     `files` (one file's three texts) stand in when the commits are unknown.
     The driver and `mem merge-fixup` share it, so both pick the same new
     numbers."""
-    trees = [tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
-    if found is not None and all(tree is not None for tree in trees):
-        base_ids, our_ids, their_ids = cast("list[dict[str, str]]", trees)
-    elif files is not None:  # unknown commits (a merge run by hand): this file's three versions only
-        base_ids, our_ids, their_ids = (ids_in(text) for text in files)
-    else:
+    sides = _side_ids(root, storage, found, files)
+    if sides is None:
         return dict(prior)
+    base_ids, our_ids, their_ids = sides
     rename = lambda ids: {prior.get(k, k): v for k, v in ids.items()}
     # Never a number this clone issued before (storage/issued.py): the yielding side may be ours.
     marks = issued_marks.highest(root / storage / LOCAL_DIR)
@@ -456,6 +446,20 @@ def mapping_between(
             rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()) | issued_here, ours_yield
         ),
     }
+
+
+def _side_ids(
+    root: Path, storage: str, found: tuple[str, str, str] | None, files: tuple[str, str, str] | None
+) -> tuple[dict[str, str], dict[str, str], dict[str, str]] | None:
+    """id -> text block in base, ours and theirs: every grimoire file of the
+    commits when they are known (and readable), else `files` (one file's three
+    versions: a merge run by hand), else None."""
+    trees = [tree_ids(root, rev, storage) for rev in found] if found is not None else [None]
+    if found is not None and trees[0] is not None and trees[1] is not None and trees[2] is not None:
+        return trees[0], trees[1], trees[2]
+    if files is not None:
+        return ids_in(files[0]), ids_in(files[1]), ids_in(files[2])
+    return None
 
 
 def scope_storage(config, path: str) -> str:

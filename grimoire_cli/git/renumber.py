@@ -38,7 +38,7 @@ from ..core.errors import BadInput
 from ..core.model import parse_id
 from ..storage.yamlio import ANY_ID_LINE
 from . import gitops
-from .merge import LIFECYCLE, Numbers, mapping_between, merge_entry, renamed
+from .merge import LIFECYCLE, Numbers, mapping_between, merge_entry, merged_lifecycle, renamed
 from .sides import ours_yields
 from .trees import Tree, prior_renames
 
@@ -346,9 +346,7 @@ def _folded(by_id: dict[str, list], result: FixupResult) -> dict[str, tuple[Any,
             continue
         if archived.data.get("source") != active.data.get("source"):
             continue
-        added = {k: v for k, v in archived.data.items() if k not in LIFECYCLE}
-        merged, _ = merge_entry(added, archived.data, active.data)
-        archived.data = {**archived.data, **{k: merged[k] for k in LIFECYCLE if k in merged}}
+        archived.data = {**archived.data, **merged_lifecycle(archived.data, active.data)}
         out[entry_id] = (archived, active)
         result.lifecycle.append(entry_id)
     return out
