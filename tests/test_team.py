@@ -117,6 +117,12 @@ class Team:
         self.branches: dict[str, Path] = {}  # pushed, not yet merged into main: branch -> its owner's clone
         self.picked: set[str] = set()  # branches whose first commit is on main already
         self.pending: set[str] = set()  # contents superseded or archived on an unmerged branch
+        self.applied: list[tuple[str, bool]] = []  # (content, success) of every apply
+        # The applies (indexes into `applied`) each line of history holds, as git should combine them:
+        # (clone, branch) -> applies; the remote's main; a pull or merge takes the union of what it joins.
+        self.held: dict[tuple[str, str], set[int]] = {}
+        self.published: set[int] = set()
+        self.by_commit: dict[str, set[int]] = {}  # an apply commit's message -> the applies it made
 
     # -- one clone's work, on the state it last pulled ---------------------------
 
@@ -154,6 +160,7 @@ class Team:
         git("add", "-A", cwd=clone)
         git("commit", "-qm", f"{who}'s memories", cwd=clone)
         seen = self.view(clone)
+        first = len(self.applied)
         for content in self.rng.sample(sorted(seen), min(len(seen), self.rng.randint(0, 3))):
             success = self.rng.random() < 0.5
             # Each apply at its own second, as people work (ids stay same-day): the merge takes two identical
@@ -161,10 +168,14 @@ class Team:
             self.counter += 1
             g.runtime.fixed_now = datetime(2026, 11, 22, 10, tzinfo=UTC) + timedelta(seconds=self.counter)
             g.apply(seen[content].id, success)
+            self.line(clone).add(len(self.applied))
+            self.applied.append((content, success))
             self.memories[content].applications += 1
             self.memories[content].successes += int(success)
         git("add", "-A", cwd=clone)
-        git("commit", "-qm", f"{who} applied memories", "--allow-empty", cwd=clone)
+        message = f"{who} applied memories ({len(self.by_commit)})"  # a pick of it carries these applies
+        self.by_commit[message] = {i for i in self.line(clone) if i >= first}
+        git("commit", "-qm", message, "--allow-empty", cwd=clone)
         own = self.own(seen, who)
         if own and self.rng.random() < 0.7:
             gone = self.rng.choice(own)
@@ -187,6 +198,7 @@ class Team:
         self.counter += 1
         branch = f"{who}-topic{self.counter}"
         git("checkout", "-q", "-b", branch, cwd=clone)
+        self.held[(clone.name, branch)] = set(self.held.get((clone.name, "main"), set()))
         self.work(clone, who)
         git("push", "-q", "origin", branch, cwd=clone)
         git("checkout", "-q", "main", cwd=clone)
@@ -208,8 +220,13 @@ class Team:
             git("cherry-pick", "--skip", cwd=clone)
         else:
             assert picked.returncode == 0, f"{clone.name}: git cherry-pick {branch}:\n{picked.stdout}{picked.stderr}"
+            # The branch's first commit past the merge base may be one its owner made on main, unpushed.
+            self.line(clone).update(
+                self.by_commit.get(git("log", "-1", "--format=%s", first, cwd=clone).strip(), set())
+            )
         checked = mem(clone, "validate")
         assert checked.returncode == 0, f"{clone.name} after picking {branch}:\n{checked.stdout}{checked.stderr}"
+        self.counted(clone, f"picking {branch}")
         self.picked.add(branch)
 
     def merge_branches(self, clone: Path, every: bool = False) -> None:
@@ -224,6 +241,8 @@ class Team:
                 assert checked.returncode == 0, (
                     f"{clone.name} after merging {branch}:\n{checked.stdout}{checked.stderr}"
                 )
+                self.line(clone).update(self.held.pop((clone.name, branch), set()))
+                self.counted(clone, f"merging {branch}")
                 del self.branches[branch]
         if not any(owner == clone for owner in self.branches.values()):
             self.pending -= {c for c, m in self.memories.items() if m.author == clone.name}
@@ -241,12 +260,38 @@ class Team:
             assert checked.returncode == 0, (
                 f"{clone.name} after pull {how}: mem validate:\n{checked.stdout}{checked.stderr}"
             )
+            self.line(clone).update(self.published)
+            self.counted(clone, f"pull {how}")
             pushed = subprocess.run(
                 ["git", "push", "-q", "origin", "HEAD:main"], cwd=clone, capture_output=True, text=True
             )
             if pushed.returncode == 0:
+                self.published = set(self.line(clone))
                 return
         raise AssertionError(f"{clone.name} could not push")
+
+    def line(self, clone: Path) -> set[int]:
+        """The applies the branch the clone has checked out holds."""
+        branch = git("branch", "--show-current", cwd=clone).strip()
+        return self.held.setdefault((clone.name, branch), set())
+
+    def counted(self, clone: Path, after: str) -> None:
+        """Each memory the clone holds carries exactly the applies its line of history holds: the first
+        git operation that lands an apply on another memory, drops one or counts one twice fails here."""
+        want: dict[str, tuple[int, int]] = {}
+        for index in self.line(clone):
+            content, success = self.applied[index]
+            runs, wins = want.get(content, (0, 0))
+            want[content] = (runs + 1, wins + int(success))
+        wrong = []
+        for entry in Grimoire.open(clone).store.entries(include_archive=True):
+            counts = entry.data.get("effectiveness") or {}
+            got = (counts.get("applications", 0), counts.get("successes", 0))
+            if got != want.get(entry.content, (0, 0)):
+                wrong.append(
+                    f"{entry.id} {entry.content!r}: (applications, successes) {got} != {want.get(entry.content, (0, 0))}"
+                )
+        assert not wrong, f"{clone.name} after {after}:\n" + "\n".join(wrong)
 
     # -- the final state -------------------------------------------------------------
 
@@ -598,3 +643,174 @@ def test_a_picked_memory_archived_on_its_branch_and_applied_on_main_merges_as_on
     assert kept.id == memory and kept.archived
     assert kept.data["effectiveness"]["applications"] == 1
     assert git("status", "--porcelain", cwd=bob) == ""
+
+
+def _feature_of_alice(remote: Path) -> tuple[Path, Path, Path]:
+    """Alice's memory as -001 on her pushed branch `feature`, whose parent bob lacks (his pick of it is not
+    git's copy of the commit); carol publishes -001 on main. Bob has not pulled."""
+    alice, bob, carol = (_clone(remote, remote.parent / name) for name in ("alice", "bob", "carol"))
+    (alice / "README").write_text("the pick's parent differs from the original's\n")
+    _commit(alice, "readme")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("checkout", "-q", "-b", "feature", cwd=alice)
+    assert _add(alice, "alice: the cache is redis") == "MEM-20261122-001"
+    _commit(alice, "feature")
+    git("push", "-q", "origin", "feature", cwd=alice)
+    git("checkout", "-q", "main", cwd=alice)
+    git("pull", "-q", "origin", "main", cwd=carol)
+    assert _add(carol, "carol: the runner is arm64") == "MEM-20261122-001"
+    return alice, bob, carol
+
+
+def test_a_rebase_whose_first_commit_turns_empty_leaves_upstreams_references_alone(remote):
+    """Bob's first local commit is his pick of alice's branch; main picked it too, renumbered. Replayed, it
+    adds nothing and is dropped, and git lists it as rewritten to the commit replayed onto. The hook after
+    the rebase keeps every id and reference that commit holds (its parent would have been one too far
+    back: alice's last decision, there only, had its reference renamed to bob's renumbered memory)."""
+    alice, bob, carol = _feature_of_alice(remote)
+    _commit(carol, "runner")
+    git("push", "-q", "origin", "HEAD:main", cwd=carol)
+    git("pull", "-q", "origin", "main", cwd=alice)
+    git("cherry-pick", "feature", cwd=alice)
+    assert _ids(alice)["alice: the cache is redis"] == "MEM-20261122-002"
+    added = mem(
+        alice, "add", "-c", "decision", "--confidence", "0.95", "alice: cache in redis", "--related", "MEM-20261122-002"
+    )
+    assert added.returncode == 0, added.stderr
+    _commit(alice, "decision")  # the commit bob's rebase replays onto
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("fetch", "-q", cwd=bob)
+    git("cherry-pick", "origin/feature", cwd=bob)
+    assert _add(bob, "bob: the queue is kafka") == "MEM-20261122-002"
+    _commit(bob, "bob")
+
+    git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
+    checked = mem(bob, "validate")
+    assert checked.returncode == 0, checked.stdout
+    assert _ids(bob) == {
+        "carol: the runner is arm64": "MEM-20261122-001",
+        "alice: the cache is redis": "MEM-20261122-002",
+        "alice: cache in redis": "MEM-20261122-003",
+        "bob: the queue is kafka": "MEM-20261122-004",
+    }
+    entries = {e.content: e.data for e in Grimoire.open(bob).store.entries(include_archive=True)}
+    assert entries["alice: cache in redis"]["related_memories"] == ["MEM-20261122-002"]
+
+
+def test_a_rebase_keeps_a_memory_whose_id_an_earlier_pick_gave_the_upstream_copy_of_another(remote):
+    """Bob picked alice's branch commit (renumbered -002 on his main: his own -001 was there), then added
+    his own as -003. Main merged her branch after carol's -001 and -002, so her memory is -003 upstream.
+    Bob's rebase renames his copy -002 -> -003 in one pick; in the next, his own -003 yields for a new
+    number instead of being taken for hers (hers was overwritten by it)."""
+    alice, bob, carol = _feature_of_alice(remote)
+    _add(carol, "carol: the proxy is nginx")
+    _commit(carol, "runner")
+    git("push", "-q", "origin", "HEAD:main", cwd=carol)
+    git("pull", "-q", "origin", "main", cwd=alice)
+    git("merge", "-q", "--no-edit", "feature", cwd=alice)
+    assert _ids(alice)["alice: the cache is redis"] == "MEM-20261122-003"  # the branch's new id yielded to main's
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    assert _add(bob, "bob: the queue is kafka") == "MEM-20261122-001"
+    _commit(bob, "bob")
+    git("fetch", "-q", cwd=bob)
+    git("cherry-pick", "origin/feature", cwd=bob)
+    assert _ids(bob)["alice: the cache is redis"] == "MEM-20261122-002"
+    assert _add(bob, "bob: the bus is nats") == "MEM-20261122-003"
+    _commit(bob, "bob again")
+
+    git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
+    checked = mem(bob, "validate")
+    assert checked.returncode == 0, checked.stdout
+    assert _ids(bob) == {
+        "carol: the runner is arm64": "MEM-20261122-001",
+        "carol: the proxy is nginx": "MEM-20261122-002",
+        "alice: the cache is redis": "MEM-20261122-003",
+        "bob: the queue is kafka": "MEM-20261122-004",
+        "bob: the bus is nats": "MEM-20261122-005",
+    }
+
+
+def test_an_apply_a_rebase_copied_is_counted_once_when_the_branch_holding_the_original_merges(remote):
+    """Bob applies his memory, takes a branch, pulls with --rebase (main now holds a copy of the apply),
+    applies it again on main, then merges the branch: the apply both sides hold counts once."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    memory = _add(bob, "bob: the queue is kafka")
+    _commit(bob, "bob")
+    git("push", "-q", "origin", "HEAD:main", cwd=bob)
+    assert mem(bob, "apply", memory, "--success").returncode == 0
+    _commit(bob, "applied")
+    git("branch", "topic", cwd=bob)
+    git("pull", "-q", "origin", "main", cwd=alice)
+    _add(alice, "alice: the cache is redis")
+    _commit(alice, "alice")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
+    assert mem(bob, "apply", memory, "--failure").returncode == 0
+    _commit(bob, "applied again")
+
+    git("merge", "-q", "--no-edit", "topic", cwd=bob)
+    checked = mem(bob, "validate")
+    assert checked.returncode == 0, checked.stdout
+    made = {e.content: e.data for e in Grimoire.open(bob).store.entries()}["bob: the queue is kafka"]["effectiveness"]
+    assert (made["applications"], made["successes"]) == (2, 1)
+
+
+def test_a_rebase_that_flattens_a_merge_renames_an_id_only_where_it_names_the_renamed_memory(remote):
+    """Bob merged alice's pushed branch (her memory as -001, then an apply to it) into his main, which
+    had his own -001. Main holds a pick of her first commit. Bob's rebase replays his line and hers one
+    after the other: his -001 yields for a new number, and her apply to her -001, replayed after it,
+    stays on hers (it landed on his: the rename was kept by id alone)."""
+    alice, bob, carol = (_clone(remote, remote.parent / name) for name in ("alice", "bob", "carol"))
+    git("checkout", "-q", "-b", "topic", cwd=alice)
+    assert _add(alice, "alice: the cache is redis") == "MEM-20261122-001"
+    _commit(alice, "alice's memory")
+    assert mem(alice, "apply", "MEM-20261122-001", "--success").returncode == 0
+    _commit(alice, "alice applied it")
+    git("push", "-q", "origin", "topic", cwd=alice)
+    (carol / "README").write_text("the pick's parent differs from the original's\n")
+    _commit(carol, "readme")
+    git("fetch", "-q", cwd=carol)
+    git("cherry-pick", "origin/topic~1", cwd=carol)
+    git("push", "-q", "origin", "HEAD:main", cwd=carol)
+    assert _add(bob, "bob: the queue is kafka") == "MEM-20261122-001"
+    _commit(bob, "bob")
+    git("fetch", "-q", cwd=bob)
+    git("merge", "-q", "--no-edit", "origin/topic", cwd=bob)
+
+    git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
+    checked = mem(bob, "validate")
+    assert checked.returncode == 0, checked.stdout
+    entries = {e.content: e.data for e in Grimoire.open(bob).store.entries(include_archive=True)}
+    assert sorted(entries) == ["alice: the cache is redis", "bob: the queue is kafka"]
+    assert entries["alice: the cache is redis"]["id"] == "MEM-20261122-001"
+    assert entries["alice: the cache is redis"]["effectiveness"]["applications"] == 1
+    assert "effectiveness" not in entries["bob: the queue is kafka"]
+
+
+def test_a_rebase_that_flattens_a_merge_keeps_an_apply_to_a_memory_upstream_archived(remote):
+    """Bob applied alice's memory on main after taking a branch, then merged the branch; alice archived
+    the memory meanwhile. Replayed onto her archive, the apply has no active entry left and its commit
+    is dropped: the hook after the rebase carries it into the archived copy, from the branch as it was
+    before the rebase (the last commit replayed is the branch's, which never held the apply)."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    memory = _add(alice, "alice: the cache is redis")
+    _commit(alice, "alice")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("pull", "-q", "origin", "main", cwd=bob)
+    git("checkout", "-q", "-b", "topic", cwd=bob)
+    _add(bob, "bob: the queue is kafka")
+    _commit(bob, "bob's memory")
+    git("checkout", "-q", "main", cwd=bob)
+    assert mem(bob, "apply", memory, "--success").returncode == 0
+    _commit(bob, "bob applied it")
+    git("merge", "-q", "--no-edit", "topic", cwd=bob)
+    assert mem(alice, "archive", memory).returncode == 0  # commits the move itself
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+
+    git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
+    checked = mem(bob, "validate")
+    assert checked.returncode == 0, checked.stdout
+    entries = {e.content: e for e in Grimoire.open(bob).store.entries(include_archive=True)}
+    assert sorted(entries) == ["alice: the cache is redis", "bob: the queue is kafka"]
+    kept = entries["alice: the cache is redis"]
+    assert kept.archived and kept.data["effectiveness"]["applications"] == 1

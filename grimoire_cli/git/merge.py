@@ -24,6 +24,7 @@ set by `mem hooks install`). It merges entry by entry:
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,8 +37,20 @@ from ..storage import issued_marks
 from ..storage.textedit import Raw, rewrite
 from ..storage.yamlio import emit_entry, parse_entries
 from . import gitops
+from .echoes import Counts, counts_added, echoes, raised
 from .sides import ours_yields
-from .trees import commits, ids_in, picked, prior_renames, rebase_tip, save_renames, state_file, tree_ids
+from .trees import (
+    Rename,
+    commits,
+    ids_in,
+    picked,
+    prior_renames,
+    rebase_tip,
+    renames_here,
+    save_renames,
+    state_file,
+    tree_ids,
+)
 
 # Fields whose changes are lifecycle, not substance: reconciled, never a conflict.
 LIFECYCLE = ("superseded_by", "effectiveness")
@@ -59,13 +72,15 @@ def merge_texts(
     ours_yields: bool = False,
     same: dict[str, tuple[str, str]] | None = None,
     moved: tuple[dict[str, str], dict[str, str]] = ({}, {}),
+    echoed: Counts | None = None,
 ) -> MergeResult:
     """Merge three versions of one grimoire file; `mapping` renames theirs'
     ids, or ours' when `ours_yields` (see sides.py: published ids never change).
     `same`: memories both sides added (a cherry-pick) -> (ours', theirs' text
     block, in any file), as if base held them as added.
     `moved`: (ours', theirs') renumberings since base (`renames_since`), each
-    applied to the other side and to base, where the old id still names it."""
+    applied to the other side and to base, where the old id still names it.
+    `echoed`: applies both sides hold a copy of (`echoes.counts_added`), counted once."""
     base_items, _ = parse_entries(base, f"{where} (base)") if base.strip() else ([], [])
     our_items, our_spans = parse_entries(ours, f"{where} (ours)") if ours.strip() else ([], [])
     their_items, _ = parse_entries(theirs, f"{where} (theirs)") if theirs.strip() else ([], [])
@@ -127,7 +142,7 @@ def merge_texts(
             if mine != original:
                 changes[at] = mine  # renamed, or a reference renamed
             continue
-        merged, conflict = merge_entry(old, mine, other)
+        merged, conflict = merge_entry(raised(old, mine, echoed) if echoed else old, mine, other)
         if conflict:
             conflicts.append(entry_id)
             start, stop = our_spans[written.index(at)]
@@ -258,6 +273,7 @@ def renumbering(
     their_ids: dict[str, str],
     also_taken: Iterable[str] = (),
     ours_yield: bool | None = None,
+    clashing: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """The yielding side's new ids that the other side also minted for another
     memory -> fresh ids (theirs' unless `ours_yield`).
@@ -267,7 +283,8 @@ def renumbering(
     (the driver knows which side yields), a memory both sides added under
     different ids (a commit cherry-picked and renumbered on one branch, then
     the branches merged) takes the other side's id, not a fresh one: it is
-    one memory, not two.
+    one memory, not two. `clashing`: theirs' entries left out of `their_ids`
+    because an earlier pick's rename took their id (`mapping_between`).
     """
     numbers = Numbers(set(base_ids) | set(our_ids) | set(their_ids) | set(also_taken))
     mapping = _same_memories(base_ids, our_ids, their_ids, ours_yield) if ours_yield is not None else {}
@@ -276,6 +293,12 @@ def renumbering(
             continue  # the same memory on both sides (a cherry-pick), though one side may have applied it since
         if entry_id not in mapping:
             mapping[entry_id] = numbers.fresh(cast("tuple[str, int]", parse_id(entry_id))[0])
+    if clashing:  # theirs' own ids another memory of theirs was renamed to: ours' id if ours holds it, else fresh
+        held = {identity(block): entry_id for entry_id, block in our_ids.items()}
+        for entry_id, block in sorted(clashing.items()):
+            mapping[entry_id] = held.get(identity(block)) or numbers.fresh(
+                cast("tuple[str, int]", parse_id(entry_id))[0]
+            )
     return mapping
 
 
@@ -343,6 +366,11 @@ def identity(block: str) -> str | None:
     return "\n".join(kept) if any(line.startswith("  content:") for line in kept) else None
 
 
+def memory_of(block: str) -> str:
+    """A short key of the memory an entry's text block holds (`identity`), kept in a rebase's renames."""
+    return hashlib.sha1((identity(block) or block).encode()).hexdigest()[:16]
+
+
 class Numbers:
     """Fresh ids past every taken one, per day: what `next_id` gives, then adding it to the taken, without
     rereading them all for each (thousands of same-day collisions in one pull were quadratic: issue 43)."""
@@ -366,6 +394,7 @@ class Renames(NamedTuple):
     yields: bool  # ours is the yielding side
     same: dict[str, tuple[str, str]]  # memories both sides added (`_same_memories`): id -> ours', theirs' block
     moved: tuple[dict[str, str], dict[str, str]]  # ours' and theirs' renumberings since base (`renames_since`)
+    echoed: Counts  # applies both sides hold a copy of (echoes.py)
 
 
 def global_mapping(
@@ -379,7 +408,7 @@ def global_mapping(
     later picks' base and theirs, whose commits still carry the old ids.
     """
     git_dir = gitops.git_dir(root)
-    prior = prior_renames(git_dir, root / storage) if git_dir is not None else {}
+    records = prior_renames(git_dir, root / storage) if git_dir is not None else []
     found = commits(root, git_dir) if git_dir is not None else None
     # No state names the commits of a single cherry-pick while it merges: its change to this file does.
     single_pick = found is None and git_dir is not None and path is not None
@@ -389,7 +418,7 @@ def global_mapping(
     # New numbers must also miss ids that later picks of a rebase will bring.
     tip = rebase_tip(git_dir) if git_dir is not None else None
     later = set(tree_ids(root, tip, storage) or {}) if tip is not None else set()
-    mapping = mapping_between(root, storage, found, prior, later, files, ours_yield=False)
+    mapping = mapping_between(root, storage, found, records, later, files, ours_yield=False)
     picking = (
         git_dir is None
         or single_pick
@@ -404,10 +433,14 @@ def global_mapping(
         and ours_yields(root, git_dir, found[1], found[2], found[0])
     )
     if yields:  # the same memories seen from ours' side (the trees are cached)
-        mapping = mapping_between(root, storage, found, prior, later, files, ours_yield=True)
-    if git_dir is not None and mapping != prior:
-        save_renames(git_dir, root / storage, mapping)
+        mapping = mapping_between(root, storage, found, records, later, files, ours_yield=True)
     base_ids, our_ids, their_ids = _side_ids(root, storage, found, files) or ({}, {}, {})
+    prior = renames_here(records, memory_of, their_ids, base_ids)
+    made = [(old, memory_of(their_ids.get(old) or base_ids.get(old) or ""), new) for old, new in mapping.items()]
+    if git_dir is not None and any(prior.get(old) != new for old, _, new in made):
+        save_renames(
+            git_dir, root / storage, records + [rename for rename in made if prior.get(rename[0]) != rename[2]]
+        )
     # A target the keeping side already holds is a memory both added (`_same_memories`); fresh numbers are held by none.
     yielding, keeping = (our_ids, their_ids) if yields else (their_ids, our_ids)
     same = {
@@ -415,35 +448,50 @@ def global_mapping(
         for old, new in mapping.items()
         if new in keeping and old in yielding and prior.get(old) != new
     }
-    return Renames(mapping, yields, same, (renames_since(base_ids, our_ids), renames_since(base_ids, their_ids)))
+    echoed = counts_added(root, storage, echoes(root, *found)) if found is not None else {}
+    return Renames(
+        mapping, yields, same, (renames_since(base_ids, our_ids), renames_since(base_ids, their_ids)), echoed
+    )
 
 
 def mapping_between(
     root: Path,
     storage: str,
     found: tuple[str, str, str] | None,
-    prior: dict[str, str],
+    records: list[Rename],
     later: Iterable[str] = (),
     files: tuple[str, str, str] | None = None,
     ours_yield: bool | None = None,
 ) -> dict[str, str]:
-    """`prior` renames plus theirs' new ids that collide with ours' between the
+    """Earlier picks' renames (`records`, those that hold here: `renames_here`)
+    plus theirs' new ids that collide with ours' between the
     (base, ours, theirs) commits (see `renumbering`, and for `ours_yield`);
     `files` (one file's three texts) stand in when the commits are unknown.
     The driver and `mem merge-fixup` share it, so both pick the same new
     numbers."""
     sides = _side_ids(root, storage, found, files)
     if sides is None:
-        return dict(prior)
+        return renames_here(records, memory_of)
     base_ids, our_ids, their_ids = sides
-    rename = lambda ids: {prior.get(k, k): v for k, v in ids.items()}
+    prior = renames_here(records, memory_of, their_ids, base_ids)
+    # A memory an earlier pick renamed onto an id that a later commit of the branch gave another memory of its
+    # own (the ids chain: -020 -> -022 while the branch added -022): both would be -022 once renamed, and one lost.
+    # The renamed one is the memory upstream holds; the branch's own yields, as a collision does.
+    targets = set(prior.values())
+    clashing = {k: v for k, v in their_ids.items() if k in targets and k not in prior}
+    rename = lambda ids: {prior.get(k, k): v for k, v in ids.items() if k not in clashing}
     # Never a number this clone issued before (storage/issued.py): the yielding side may be ours.
     marks = issued_marks.highest(root / storage / LOCAL_DIR)
     issued_here = {format_id(day, number) for day, number in marks.items()}
     return {
         **prior,
         **renumbering(
-            rename(base_ids), our_ids, rename(their_ids), set(later) | set(prior.values()) | issued_here, ours_yield
+            rename(base_ids),
+            our_ids,
+            rename(their_ids),
+            set(later) | {new for _, _, new in records} | issued_here,
+            ours_yield,
+            clashing,
         ),
     }
 
@@ -511,6 +559,7 @@ def merge_file(
             ours_yields=renames.yields,
             same=renames.same,
             moved=renames.moved,
+            echoed=renames.echoed,
         )
     except Damaged as exc:
         return _by_lines(base_path, ours_path, theirs_path, f"{display}: {exc.message}")

@@ -38,9 +38,9 @@ from ..core.errors import BadInput
 from ..core.model import parse_id
 from ..storage.yamlio import ANY_ID_LINE
 from . import gitops
-from .merge import LIFECYCLE, Numbers, mapping_between, merge_entry, merged_lifecycle, renamed
+from .merge import LIFECYCLE, Numbers, identity, mapping_between, merge_entry, merged_lifecycle, renamed
 from .sides import ours_yields
-from .trees import Tree, prior_renames
+from .trees import Tree, ids_in, prior_renames, rebase_tip
 
 if TYPE_CHECKING:
     from ..storage.store import Store
@@ -127,10 +127,14 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         pairs = [line.split() for line in stdin.splitlines() if len(line.split()) >= 2]
         if args[:1] != ["rebase"] or not pairs:
             return None  # commit --amend rewrites nothing of theirs
-        start = gitops.commit_of(root, f"{pairs[0][1]}^")
+        # The commit replayed onto. A first commit dropped as already upstream is listed as rewritten to that
+        # commit itself, so its parent would be one too far back; the merge backend names it while the hook runs.
+        start = _head_file(git_dir, "rebase-merge/onto") or gitops.commit_of(root, f"{pairs[0][1]}^")
         if start is None:
             return None
-        tip = pairs[-1][0]  # the branch as it was before the rebase
+        # The branch as it was before the rebase. A rebase that flattens a merge replays its two lines one after
+        # the other: the last commit replayed may be the end of either, and lack the other's changes.
+        tip = rebase_tip(git_dir) or pairs[-1][0]
         base = gitops.merge_base(root, start, tip)
         return _Plan("rebase", start, None, True, stage=False, versions=(base, start, tip) if base else None)
     if hook in ("pre-commit", "post-commit"):
@@ -230,7 +234,7 @@ def _scope_changes(
         root,
         storage,
         found.found,
-        prior_renames(git_dir, config.storage_dir) if found.picks else {},
+        prior_renames(git_dir, config.storage_dir) if found.picks else [],
         ours_yield=found.keeper not in (None, found.start),
     )
     versions = found.versions or found.found
@@ -295,6 +299,7 @@ def _lifecycle(
     mapping: dict[str, str],
     result: FixupResult,
     ours_yield: bool = False,
+    folder: Path = Path("."),
 ) -> dict[tuple[str, str], dict]:
     """(file, id) -> lifecycle fields for archived entries that lost the other side's change.
 
@@ -304,12 +309,17 @@ def _lifecycle(
     superseded_by and effectiveness are merged into it here, as the driver
     merges them for an entry that stayed in one file.
     """
-    base, ours, theirs = trees
     out: dict[tuple[str, str], dict] = {}
+    blocks: dict[str, dict[str, str]] = {}  # file -> id -> text block, of the files read
     for entry in entries:
         if not entry.archived_file:
             continue
-        old, mine, other = base.get(entry.id), ours.get(entry.id), theirs.get(entry.id)
+        if entry.file not in blocks:
+            blocks[entry.file] = ids_in((folder / entry.file).read_text(encoding="utf-8", errors="replace"))
+        # The same memory on each side, under the id each gave it: one side may have renumbered it since the
+        # base (a pull that made it yield), or the merge renumbered the other side's copy.
+        wanted = identity(blocks[entry.file].get(entry.id, ""))
+        old, mine, other = (tree.copy_of(entry.id, wanted, identity) for tree in trees)
         if old is None or mine is None or other is None:
             continue
         if ours_yield:
@@ -352,6 +362,14 @@ def _folded(by_id: dict[str, list], result: FixupResult) -> dict[str, tuple[Any,
     return out
 
 
+def _refers(data: dict, names: dict[str, str]) -> bool:
+    """Whether an entry names an id that `names` renames (only then is its version at the start read)."""
+    related = data.get("related_memories")
+    return any(isinstance(data.get(key), str) and data[key] in names for key in REFERENCES) or (
+        isinstance(related, list) and any(isinstance(r, str) and r in names for r in related)
+    )
+
+
 def _lifecycle_of(item: dict) -> dict:
     return {k: item[k] for k in LIFECYCLE if k in item}
 
@@ -383,10 +401,13 @@ def _changes(
     driver = mapping
     mapping = dict(mapping)
     colliding = set(mapping) | {k for k, group in by_id.items() if len(group) > 1}
+    start_tree.load(sorted(colliding))  # each is compared with its version at the start
 
     def ours(entry) -> bool:
+        if entry.id not in colliding:
+            return entry.id in blocks  # no parse: at 10k entries one per entry was most of a rebase pull's fixup
         old = at_start(entry.id)
-        return old is not None and (entry.id not in colliding or old.get("content") == entry.content)
+        return old is not None and old.get("content") == entry.content
 
     # Collisions no driver saw (no file both sides changed): fresh numbers.
     # A damaged file's ids are taken too: its author will restore it (see Store.ids_in_damaged).
@@ -415,7 +436,7 @@ def _changes(
             start_tree if versions[1] == keeper else Tree(root, versions[1], storage),
             Tree(root, versions[2], storage),
         )
-        carried = _lifecycle(entries, trees, mapping, result, ours_yield)
+        carried = _lifecycle(entries, trees, mapping, result, ours_yield, store.config.root)
         result.lifecycle = sorted({entry_id for _, entry_id in carried} | set(result.lifecycle))
 
     # In the files the driver merged, only the numbers given here (collisions it could not see) are new.
@@ -428,9 +449,9 @@ def _changes(
         if entry.id in folded:
             continue  # written above
         mine = ours(entry)
-        old = at_start(entry.id) if mine else None
         data = {**entry.data, **carried.get((entry.file, entry.id), {})}
         names = local if entry.file in (merged or ()) else mapping
+        old = at_start(entry.id) if mine and _refers(data, names) else None
         if not mine and entry.id in names:
             data["id"] = names[entry.id]
             result.renumbered[entry.id] = data["id"]

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..storage.yamlio import ENTRY_ID_LINE
@@ -106,17 +107,46 @@ def _blob_of(root: Path, text: str) -> str | None:
     return (gitops.output(["hash-object", "--no-filters", "--stdin"], root, input=text) or "").strip() or None
 
 
-def prior_renames(git_dir: Path, storage_dir: Path) -> dict[str, str]:
+Rename = tuple[str, str, str]  # (old id, the key of the memory it named, new id)
+
+
+def prior_renames(git_dir: Path, storage_dir: Path) -> list[Rename]:
     """Renames earlier picks of the rebase or cherry-pick in progress made in
     the scope whose grimoire is `storage_dir`."""
     state = state_file(git_dir, storage_dir)
     try:
-        prior = json.loads(state.read_text()) if state is not None and state.exists() else {}
+        prior = json.loads(state.read_text()) if state is not None and state.exists() else []
     except (OSError, ValueError):
-        return {}
-    return (
-        {k: v for k, v in prior.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(prior, dict) else {}
-    )
+        return []
+    if not isinstance(prior, list):
+        return []
+    return [
+        (item[0], item[1], item[2])
+        for item in prior
+        if isinstance(item, list) and len(item) == 3 and all(isinstance(part, str) for part in item)
+    ]
+
+
+def renames_here(prior: list[Rename], key: Callable[[str], str], *sides: dict[str, str] | None) -> dict[str, str]:
+    """The earlier picks' renames that hold in this pick, whose commits' ids
+    map to text blocks in `sides`: an old id is renamed where they hold the
+    memory it was renamed for. A rebase that flattens a merge replays two
+    histories, in which one id may name two memories; where the commits hold
+    no entry under it (a reference only), a rename that is not ambiguous."""
+    by_old: dict[str, list[Rename]] = {}
+    for rename in prior:
+        by_old.setdefault(rename[0], []).append(rename)
+    out: dict[str, str] = {}
+    for old, group in by_old.items():
+        block = next((ids[old] for ids in sides if ids is not None and old in ids), None)
+        if block is not None:
+            wanted = key(block)
+            news = [new for _, memory, new in group if memory == wanted]
+            if news:
+                out[old] = news[-1]
+        elif len({new for _, _, new in group}) == 1:
+            out[old] = group[0][2]
+    return out
 
 
 def rebase_tip(git_dir: Path) -> str | None:
@@ -139,12 +169,12 @@ def state_file(git_dir: Path, storage_dir: Path) -> Path | None:
     return None
 
 
-def save_renames(git_dir: Path, storage_dir: Path, mapping: dict[str, str]) -> None:
-    """Keep this pick's renames in one scope for the later picks of the operation (best effort)."""
+def save_renames(git_dir: Path, storage_dir: Path, renames: list[Rename]) -> None:
+    """Keep the operation's renames in one scope for its later picks (best effort)."""
     state = state_file(git_dir, storage_dir)
     if state is not None:
         try:
-            state.write_text(json.dumps(mapping))
+            state.write_text(json.dumps([list(rename) for rename in renames]))
         except OSError:
             pass
 
@@ -155,6 +185,37 @@ class Tree:
     def __init__(self, root: Path, rev: str | None, storage: str):
         self.blocks = (tree_ids(root, rev, storage) or {}) if rev else {}
         self._parsed: dict[str, dict | None] = {}
+        self._by_key: dict[str, str] | None = None
+
+    def copy_of(self, entry_id: str, wanted: str | None, key: Callable[[str], str | None]) -> dict | None:
+        """The entry whose `key` (a memory's identity) is `wanted`: under `entry_id`, or under the id this
+        commit gave it (a side renumbered since, or renumbered the other way). Without `wanted`, by id."""
+        block = self.blocks.get(entry_id)
+        if wanted is None or (block is not None and key(block) == wanted):
+            return self.get(entry_id)
+        if self._by_key is None:  # built once, on the first memory found under another id
+            self._by_key = {}
+            for other_id, other in self.blocks.items():
+                self._by_key.setdefault(key(other) or "", other_id)
+        found = self._by_key.get(wanted)
+        return self.get(found) if found else None
+
+    def load(self, entry_ids: Iterable[str]) -> None:
+        """Parse these entries in one document (one parse per entry was most of a 10k-entry rebase's fixup);
+        when that fails (a damaged entry), each is parsed alone as it is asked for."""
+        from ..storage.yamlio import parse_entries
+
+        wanted = [entry_id for entry_id in entry_ids if entry_id in self.blocks and entry_id not in self._parsed]
+        if len(wanted) < 2:
+            return
+        try:
+            items, _ = parse_entries("\n".join(self.blocks[entry_id] for entry_id in wanted) + "\n", "merge")
+        except Exception:
+            return
+        if len(items) == len(wanted):
+            self._parsed.update(
+                (entry_id, item if isinstance(item, dict) else None) for entry_id, item in zip(wanted, items)
+            )
 
     def get(self, entry_id: str) -> dict | None:
         from ..storage.yamlio import parse_entries

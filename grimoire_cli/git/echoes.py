@@ -1,0 +1,98 @@
+"""Applies a merge would count twice: commits both sides hold a copy of.
+
+A rebase or a cherry-pick copies a commit with its author, time and message.
+When the original comes back (a local branch taken from unpushed commits, then
+`git pull --rebase`, then the branch merged; or a branch rebased onto a main
+that already has a pick of its commit), both sides hold the same apply: the
+merge base predates it, so adding both sides' counts since the base counts it
+twice. Git meets the same change twice in text and takes it once when the two
+are identical; a counter that moved on since on one side is not. The merge
+driver and `mem merge-fixup` raise the base by what the copied commits
+applied, so each apply is counted once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..storage.yamlio import parse_entries
+from . import gitops
+
+Counts = dict[str, tuple[int, int]]  # memory key -> (applications, successes)
+
+
+def memory_key(item: dict) -> str:
+    """What makes an entry the memory it is (category, content, source), as one string: no renumbering changes it."""
+    return json.dumps([item.get("category"), item.get("content"), item.get("source")], sort_keys=True, default=str)
+
+
+def echoes(root: Path, base: str, ours: str, theirs: str) -> list[str]:
+    """Theirs' commits since `base` of which ours holds a copy (the same author, time and message)."""
+    ours_keys = {key for _, key in _log(root, f"{base}..{ours}")}
+    if not ours_keys:
+        return []
+    return [sha for sha, key in _log(root, f"{base}..{theirs}") if key in ours_keys]
+
+
+def _log(root: Path, revisions: str) -> list[tuple[str, str]]:
+    text = gitops.output(["log", "--no-merges", "--format=%H%x00%an%x00%ae%x00%at%x00%B%x1e", revisions], root) or ""
+    out = []
+    for record in text.split("\x1e"):
+        sha, _, key = record.strip("\n").partition("\x00")
+        if key:
+            out.append((sha, key))
+    return out
+
+
+def counts_added(root: Path, storage: str, shas: list[str]) -> Counts:
+    """memory key -> the applications and successes these commits added, each against its parent."""
+    out: Counts = {}
+    for sha in shas:
+        names = gitops.output(["diff-tree", "-r", "--name-only", "--no-commit-id", f"{sha}^", sha, "--", storage], root)
+        for name in (names or "").split():
+            if not name.endswith((".yaml", ".yml")):
+                continue
+            before = _counts(gitops.output(["show", f"{sha}^:{name}"], root) or "", name)
+            for key, (runs, wins) in _counts(gitops.output(["show", f"{sha}:{name}"], root) or "", name).items():
+                was = before.get(key, (0, 0))
+                if (runs, wins) != was:
+                    total = out.get(key, (0, 0))
+                    out[key] = (total[0] + runs - was[0], total[1] + wins - was[1])
+    return out
+
+
+def _counts(text: str, where: str) -> Counts:
+    try:
+        items, _ = parse_entries(text, where) if text.strip() else ([], [])
+    except Exception:
+        return {}  # a file this commit left broken: its counts are not knowable, and the merge reports it
+    out: Counts = {}
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("effectiveness"), dict):
+            made = item["effectiveness"]
+            out[memory_key(item)] = (_count(made, "applications"), _count(made, "successes"))
+    return out
+
+
+def _count(made: dict, name: str) -> int:
+    value = made.get(name, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def raised(base: dict | None, entry: dict, echoed: Counts) -> dict | None:
+    """`base` with the copied commits' applies to `entry`'s memory counted in: both sides hold them, so
+    adding both sides' changes since this base counts them once."""
+    added = echoed.get(memory_key(entry))
+    if not added:
+        return base
+    start: dict[str, Any] = dict(base) if base is not None else {}  # its other fields stay unknown, as without a base
+    found = start.get("effectiveness")
+    made: dict = found if isinstance(found, dict) else {}
+    start["effectiveness"] = {
+        **made,
+        "applications": _count(made, "applications") + added[0],
+        "successes": _count(made, "successes") + added[1],
+    }
+    return start
