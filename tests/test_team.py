@@ -34,6 +34,7 @@ SOAK = os.environ.get("HYPOTHESIS_PROFILE") == "soak"
 CLONES, ROUNDS = (8, 10) if SOAK else (4, 4)
 BRANCHING = 0.25  # how often a clone's round of work goes on a pushed branch of its own
 PICKING = 0.4  # how often a clone cherry-picks a pushed branch's first commit onto main
+SERVING = float(os.environ.get("TEAM_SERVING", "0.3"))  # how often the server merges a pushed branch (a pull request)
 SEEDS = [int(seed) for seed in os.environ.get("TEAM_SEEDS", "1,3").split(",")]  # TEAM_SEEDS=3,4,5 to try others
 WORDS = (
     "deploy",
@@ -123,6 +124,9 @@ class Team:
         self.held: dict[tuple[str, str], set[int]] = {}
         self.published: set[int] = set()
         self.by_commit: dict[str, set[int]] = {}  # an apply commit's message -> the applies it made
+        self.pushed: dict[str, set[int]] = {}  # a pushed branch -> the applies it holds
+        self.server = tmp_path / "server"  # merges pull requests as a forge does: git alone, no mem, no hooks
+        git("clone", "-q", str(self.remote), str(self.server), cwd=tmp_path)
 
     # -- one clone's work, on the state it last pulled ---------------------------
 
@@ -201,6 +205,7 @@ class Team:
         self.held[(clone.name, branch)] = set(self.held.get((clone.name, "main"), set()))
         self.work(clone, who)
         git("push", "-q", "origin", branch, cwd=clone)
+        self.pushed[branch] = set(self.line(clone))
         git("checkout", "-q", "main", cwd=clone)
         self.branches[branch] = clone
 
@@ -228,6 +233,25 @@ class Team:
         assert checked.returncode == 0, f"{clone.name} after picking {branch}:\n{checked.stdout}{checked.stderr}"
         self.counted(clone, f"picking {branch}")
         self.picked.add(branch)
+
+    def serve(self) -> None:
+        """The server merges a pushed branch into main, as a forge merges a pull request: git's own line
+        merge, no mem driver and no hooks (a conflict leaves the pull request open). The clones that pull
+        it repair what it left (an id used twice) with their hooks."""
+        open_ = sorted(self.branches)
+        if not open_:
+            return
+        branch = self.rng.choice(open_)
+        git("fetch", "-q", "origin", cwd=self.server)
+        git("checkout", "-q", "-B", "main", "origin/main", cwd=self.server)
+        merged = subprocess.run(
+            ["git", "merge", "-q", "--no-edit", f"origin/{branch}"], cwd=self.server, capture_output=True, text=True
+        )
+        if merged.returncode != 0:
+            git("merge", "--abort", cwd=self.server)
+            return
+        git("push", "-q", "origin", "HEAD:main", cwd=self.server)
+        self.published |= self.pushed[branch]
 
     def merge_branches(self, clone: Path, every: bool = False) -> None:
         """The owner merges its pushed branches into its main (some now, all at the end)."""
@@ -356,6 +380,8 @@ def test_a_team_of_clones_keeps_every_memory_and_every_link(tmp_path, seed):
                 team.work_on_branch(clone, clone.name)
             else:
                 team.work(clone, clone.name)
+        if team.rng.random() < SERVING:
+            team.serve()
         order = team.rng.sample(team.clones, len(team.clones))
         for clone in order:
             if team.rng.random() < PICKING:
@@ -814,3 +840,36 @@ def test_a_rebase_that_flattens_a_merge_keeps_an_apply_to_a_memory_upstream_arch
     assert sorted(entries) == ["alice: the cache is redis", "bob: the queue is kafka"]
     kept = entries["alice: the cache is redis"]
     assert kept.archived and kept.data["effectiveness"]["applications"] == 1
+
+
+def test_an_apply_to_a_picked_memory_upstream_archived_reaches_the_archived_copy_after_a_rebase(remote):
+    """Bob picked alice's branch commit and applied her memory; main merged her branch, and she applied
+    and archived it there. Bob's rebase drops his apply (no active entry left upstream); the hook carries it
+    into the archived copy, though the merge base holds no copy of the memory (each side got it by a pick
+    or a merge of one commit): as added, it had no lifecycle."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    (bob / "README").write_text("the pick's parent differs from the original's\n")
+    _commit(bob, "readme")
+    git("checkout", "-q", "-b", "feature", cwd=alice)
+    memory = _add(alice, "alice: the cache is redis")
+    _commit(alice, "feature")
+    git("push", "-q", "origin", "feature", cwd=alice)
+    git("fetch", "-q", cwd=bob)
+    git("cherry-pick", "origin/feature", cwd=bob)
+    assert mem(bob, "apply", memory, "--success").returncode == 0
+    _commit(bob, "bob applied it")
+    git("checkout", "-q", "main", cwd=alice)
+    git("merge", "-q", "--no-edit", "feature", cwd=alice)
+    assert mem(alice, "apply", memory, "--failure").returncode == 0
+    _commit(alice, "alice applied it")
+    assert mem(alice, "archive", memory).returncode == 0  # commits the move itself
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+
+    git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
+    checked = mem(bob, "validate")
+    assert checked.returncode == 0, checked.stdout
+    entries = {e.content: e for e in Grimoire.open(bob).store.entries(include_archive=True)}
+    kept = entries["alice: the cache is redis"]
+    assert kept.archived
+    made = kept.data["effectiveness"]
+    assert (made["applications"], made["successes"]) == (2, 1)

@@ -320,8 +320,9 @@ def _lifecycle(
         # base (a pull that made it yield), or the merge renumbered the other side's copy.
         wanted = identity(blocks[entry.file].get(entry.id, ""))
         old, mine, other = (tree.copy_of(entry.id, wanted, identity) for tree in trees)
-        if old is None or mine is None or other is None:
+        if mine is None or other is None:
             continue
+        # Both sides hold it and base does not (each got it by a pick of one commit): as added, it had no lifecycle.
         if ours_yield:
             mine = renamed(mine, mapping)
         else:
@@ -329,7 +330,7 @@ def _lifecycle(
         a, b = _lifecycle_of(mine), _lifecycle_of(other)
         if a == b:
             continue  # the same record on both sides: one change, not two
-        merged, conflict = merge_entry(_lifecycle_of(old), a, b)
+        merged, conflict = merge_entry(_lifecycle_of(old) if old is not None else {}, a, b)
         if conflict:
             result.notes.append(
                 f"{entry.id}: both sides changed its lifecycle differently; check superseded_by and effectiveness by hand"
