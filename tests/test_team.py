@@ -35,7 +35,7 @@ CLONES, ROUNDS = (8, 10) if SOAK else (4, 4)
 BRANCHING = 0.25  # how often a clone's round of work goes on a pushed branch of its own
 PICKING = 0.4  # how often a clone cherry-picks a pushed branch's first commit onto main
 SERVING = float(os.environ.get("TEAM_SERVING", "0.3"))  # how often the server merges a pushed branch (a pull request)
-SEEDS = [int(seed) for seed in os.environ.get("TEAM_SEEDS", "1,3").split(",")]  # TEAM_SEEDS=3,4,5 to try others
+SEEDS = [int(seed) for seed in os.environ.get("TEAM_SEEDS", "1,3,9").split(",")]  # TEAM_SEEDS=3,4,5 to try others
 WORDS = (
     "deploy",
     "cache",

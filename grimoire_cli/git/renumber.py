@@ -328,9 +328,9 @@ def _lifecycle(
         else:
             other = renamed(other, mapping)
         a, b = _lifecycle_of(mine), _lifecycle_of(other)
-        if a == b:
-            continue  # the same record on both sides: one change, not two
-        merged, conflict = merge_entry(_lifecycle_of(old) if old is not None else {}, a, b)
+        # The same record on both sides is one change, not two; the copy here may still lack it (a replayed
+        # archive commit, written before this branch met the apply, replaced an entry that had it).
+        merged, conflict = (a, False) if a == b else merge_entry(_lifecycle_of(old) if old is not None else {}, a, b)
         if conflict:
             result.notes.append(
                 f"{entry.id}: both sides changed its lifecycle differently; check superseded_by and effectiveness by hand"
