@@ -7,13 +7,18 @@ few of anyone's and links some with `related`; then the clones commit, pull
 and write against ids several rounds stale. Some work goes on a branch of
 its own, pushed: another clone may cherry-pick its first commit onto main
 before its owner merges the branch (the pick renumbered where main had
-published the same id, the merge then meeting one memory under two ids). The model holds each memory by
-its content, which is unique, so it can tell which memory an id names.
-After every sync `mem validate` is clean (I1), and after the last one every
+published the same id, the merge then meeting one memory under two ids), and
+a server may merge a pushed branch as a forge merges a pull request: git's
+line merge, no mem driver and no hooks. The model holds each memory by
+its content, which is unique, so it can tell which memory an id names, and
+the applies each line of history holds (joined as git joins them).
+After every pull, merge and pick `mem validate` is clean (I1) and each memory
+carries exactly the applies its line holds; after the last sync every
 memory is stored once, each supersede, apply, archive and reference is on
 the memory meant when it was written, and the clones are byte-identical.
 
-CI runs 4 clones x 4 rounds; `make soak` 8 x 10 (HYPOTHESIS_PROFILE=soak).
+CI runs 4 clones x 4 rounds, seeds 1, 3 and 9; `make soak` 8 x 10
+(HYPOTHESIS_PROFILE=soak). TEAM_SEEDS=... runs others.
 """
 
 from __future__ import annotations
