@@ -22,6 +22,10 @@ EXPIRING_DAYS = 7  # the overview's "expires soon"
 CHANGES = 10  # latest commits the overview lists
 DECAY_DAYS = 60  # how far the tiers page draws importance decay
 DECAY_IMPORTANCES = (10, 8, 5)
+# Archived entries the archive page draws at a time: once `mem check` has
+# archived what expired, a 10k grimoire's archive holds thousands, and
+# drawing them all took a tenth of a second a request (its JSON URL keeps them all).
+ARCHIVE_PAGE = 100
 
 
 def checked_id(entry_id: str) -> str:
@@ -91,6 +95,28 @@ def archive(grimoire: Grimoire) -> list[dict[str, Any]]:
     """The archive, newest first, as `mem list --archived --json` (each with its `archive_reason`)."""
     moment = grimoire.now()
     return [e.view(moment) for e in grimoire.list(archived=True)]
+
+
+def archive_page(grimoire: Grimoire, page: str | None) -> dict[str, Any]:
+    """Page `page` (from 1; None: the first) of the archive, newest first:
+    its entries as `archive` shows them, how many there are in all and pages."""
+    number = _page_number(page)
+    entries, total = grimoire.list_page(number, ARCHIVE_PAGE, archived=True)
+    moment = grimoire.now()
+    return {
+        "entries": [e.view(moment) for e in entries],
+        "total": total,
+        "page": number,
+        "pages": max(1, -(-total // ARCHIVE_PAGE)),
+    }
+
+
+def _page_number(page: str | None) -> int:
+    if page is None or page == "":
+        return 1
+    if not page.isdigit() or int(page) < 1:
+        raise BadInput(f"page {page!r} is not a page number", "pages are numbered from 1")
+    return int(page)
 
 
 def review(grimoire: Grimoire) -> list[dict[str, Any]]:
