@@ -38,11 +38,9 @@ def checked_id(entry_id: str) -> str:
 def overview(grimoire: Grimoire) -> dict[str, Any]:
     """Counts per scope, category, state and tier; what expires within a
     week; due tasks; the latest commits of the grimoire files."""
-    from ...lifecycle.rules import expiring_within
-
     moment = grimoire.now()
     config = grimoire.config
-    expiring = [e.view(moment) for e in grimoire.list() if expiring_within(e, moment, EXPIRING_DAYS)]
+    expiring = [e.view(moment) for e in grimoire.expiring(EXPIRING_DAYS)]
     due = [e.view(moment) for e in grimoire.due_tasks()] if config.names_of_kind("task") else []
     return {
         "stats": grimoire.stats().to_dict(),
