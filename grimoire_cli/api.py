@@ -342,10 +342,10 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
     def review(self) -> Review:
         """Low-tier, ineffective, expiring-soon and near-duplicate entries."""
-        from .lifecycle.rules import review
+        from .lifecycle.reviewing import review
 
         return review(
-            self.store.entries(include_archive=False, skip_damaged=True),
+            self.store,
             self.now(),
             self.config.lifecycle["warn_before_archive_days"],
             {name: spec.kind for name, spec in self.config.categories.items()},

@@ -51,10 +51,10 @@ def test_the_archive_page_draws_a_page_at_a_time_in_the_order_of_mem_list(big_ar
     assert len(listed) == 130
     client = _client(big_archive)
     first = client.get("/archive", headers=HTML).text
-    assert _ids_on(first) == listed[: pages.ARCHIVE_PAGE]
+    assert _ids_on(first) == listed[: pages.PAGE]
     assert "130 archived" in first and "page 1 of 2" in first and 'href="/archive?page=2"' in first
     second = client.get("/archive?page=2", headers=HTML).text
-    assert _ids_on(second) == listed[pages.ARCHIVE_PAGE :] and 'href="/archive?page=1"' in second
+    assert _ids_on(second) == listed[pages.PAGE :] and 'href="/archive?page=1"' in second
     assert "archived: manual" in second
     assert _ids_on(client.get("/archive?page=3", headers=HTML).text) == []
     assert client.get("/archive.json").json() == _cli_json("list", "--archived")  # the JSON keeps them all
@@ -140,3 +140,80 @@ def test_the_overview_lists_what_expires_within_a_week_as_before(varied):
     assert len(shown) == len(grimoire.expiring(pages.EXPIRING_DAYS)) >= 3
     assert [e["expires_at"] for e in expiring] == sorted(e["expires_at"] for e in expiring)
 
+
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
+
+
+def _distinct(n: int) -> str:
+    """A text no other `_distinct(m)` is near: its words drawn by n's digits in base 16."""
+    return " ".join(WORDS[(n >> shift) % 16] + WORDS[(n * 7 + shift) % 16] for shift in (0, 4, 8, 12))
+
+
+@pytest.fixture
+def queue(repo):
+    """A review queue longer than a page: errors expiring within the week,
+    decisions rated low and ineffective, near-duplicate learnings and preferences."""
+    grimoire = Grimoire.open(repo)
+    soon = "2026-10-27T09:00:00Z"  # an error lives 30 days: it expires on 2026-11-26
+    items = [{"content": f"error {_distinct(n)}", "category": "error", "timestamp": soon} for n in range(80)]
+    items += [{"content": f"decision {_distinct(n)}", "category": "decision"} for n in range(3)]
+    items += [
+        {"content": f"the deploy runner needs a restart after the nightly build, case {n}", "category": "learning"}
+        for n in range(25)
+    ]
+    items += [
+        {"content": f"prefer small commits with clear messages, rule {n}", "category": "preference"} for n in (1, 2)
+    ]
+    written = grimoire.add_many(items)
+    decisions = [e.id for e in written if e.category == "decision"]
+    for outcomes, entry_id in (((False,) * 3, decisions[0]), ((True, False, False), decisions[1])):
+        for success in outcomes:
+            grimoire.apply(entry_id, success)
+    return repo
+
+
+def _review_of_every_entry(grimoire: Grimoire) -> list[dict]:
+    """`mem review --json` as it was computed before the catalog kept the pairs: over every active entry read whole."""
+    from grimoire_cli.lifecycle.rules import review
+
+    kinds = {name: spec.kind for name, spec in grimoire.config.categories.items()}
+    entries = grimoire.store.entries(include_archive=False, skip_damaged=True)
+    return review(entries, grimoire.now(), grimoire.config.lifecycle["warn_before_archive_days"], kinds).to_list()
+
+
+def test_the_review_queue_is_the_one_found_over_every_entry_kept_or_not(queue):
+    grimoire = Grimoire.open(queue)
+    expected = _review_of_every_entry(grimoire)
+    sections = {s for e in expected for s in e["review"]["sections"]}
+    assert sections == {"ineffective", "low", "expiring", "near-duplicate"} and len(expected) > pages.PAGE
+    assert _cli_json("review") == expected  # the pairs computed, then kept
+    assert _cli_json("review") == expected  # read from the catalog
+    # A write changes what one category's pairs were computed from: they are computed again.
+    grimoire.add_many([{"content": "prefer small commits with clear messages, rule 3", "category": "preference"}])
+    grimoire.archive([e["id"] for e in expected if e["category"] == "learning"][:3], reason="manual", commit=False)
+    changed = _review_of_every_entry(grimoire)
+    assert changed != expected and _cli_json("review") == changed
+    # Time moves: the errors expire, and their pairs and sections go with them.
+    grimoire.runtime.fixed_now = grimoire.runtime.now().replace(month=12)
+    later = _review_of_every_entry(grimoire)
+    assert later != changed and grimoire.review().to_list() == later
+    assert "expiring" not in {s for e in later for s in e["review"]["sections"]}
+
+
+def test_the_review_page_draws_the_queue_a_page_at_a_time(queue):
+    expected = _cli_json("review")
+    client = _client(queue)
+    first = client.get("/review", headers=HTML).text
+    assert _ids_on(first) == [e["id"] for e in expected[: pages.PAGE]]
+    assert f"{len(expected)} entries, page 1 of 2" in first and 'href="/review?page=2"' in first
+    second = client.get("/review?page=2", headers=HTML).text
+    assert _ids_on(second) == [e["id"] for e in expected[pages.PAGE :]]
+    assert "near-duplicate" in second
+    # An entry near many others names the first few, and says how many more the JSON holds.
+    learning = next(e for e in expected[pages.PAGE :] if len(e["review"]["near_duplicates"]) > pages.NEAR_SHOWN)
+    row = second[second.index(f'<a href="/entry/{learning["id"]}">') :].split("</tr>")[0]
+    named = [d["id"] for d in learning["review"]["near_duplicates"]]
+    assert re.findall(r'near <a href="/entry/([^"]+)">', row) == named[: pages.NEAR_SHOWN]
+    assert f"and {len(named) - pages.NEAR_SHOWN} more near duplicates" in row
+    assert client.get("/review.json").json() == expected  # the JSON keeps them all
+    assert client.get("/review?page=x", headers=HTML).status_code == 400

@@ -234,7 +234,7 @@ def build_app(
         *page("overview", lambda g, r: pages.overview(g)),
         *page("search", lambda g, r: pages.search(g, r.query_params.get("q", ""), _filters(r), explain=_explain(r))),
         *page("archive", lambda g, r: pages.archive(g), lambda g, r: pages.archive_page(g, r.query_params.get("page"))),
-        *page("review", lambda g, r: pages.review(g)),
+        *page("review", lambda g, r: pages.review(g), lambda g, r: pages.review_page(g, r.query_params.get("page"))),
         *page("tiers", lambda g, r: pages.tiers(g)),
         *page("learning", lambda g, r: pages.learning(g)),
         Route("/entry/{entry_id}.json", entry_json),

@@ -22,10 +22,11 @@ EXPIRING_DAYS = 7  # the overview's "expires soon"
 CHANGES = 10  # latest commits the overview lists
 DECAY_DAYS = 60  # how far the tiers page draws importance decay
 DECAY_IMPORTANCES = (10, 8, 5)
-# Archived entries the archive page draws at a time: once `mem check` has
+# Entries the archive and review pages draw at a time: once `mem check` has
 # archived what expired, a 10k grimoire's archive holds thousands, and
-# drawing them all took a tenth of a second a request (its JSON URL keeps them all).
-ARCHIVE_PAGE = 100
+# drawing them all took a tenth of a second a request (their JSON URLs keep them all).
+PAGE = 100
+NEAR_SHOWN = 5  # near duplicates the review page names per entry: generated text had hundreds
 
 
 def checked_id(entry_id: str) -> str:
@@ -99,13 +100,13 @@ def archive_page(grimoire: Grimoire, page: str | None) -> dict[str, Any]:
     """Page `page` (from 1; None: the first) of the archive, newest first:
     its entries as `archive` shows them, how many there are in all and pages."""
     number = _page_number(page)
-    entries, total = grimoire.list_page(number, ARCHIVE_PAGE, archived=True)
+    entries, total = grimoire.list_page(number, PAGE, archived=True)
     moment = grimoire.now()
     return {
         "entries": [e.view(moment) for e in entries],
         "total": total,
         "page": number,
-        "pages": max(1, -(-total // ARCHIVE_PAGE)),
+        "pages": max(1, -(-total // PAGE)),
     }
 
 
@@ -120,6 +121,23 @@ def _page_number(page: str | None) -> int:
 def review(grimoire: Grimoire) -> list[dict[str, Any]]:
     """The review queue, as `mem review --json`."""
     return grimoire.review().to_list()
+
+
+def review_page(grimoire: Grimoire, page: str | None) -> dict[str, Any]:
+    """Page `page` (from 1; None: the first) of the review queue, as
+    `archive_page` pages the archive: a queue of thousands of near-duplicate
+    pairs drew a page of megabytes."""
+    number = _page_number(page)
+    shown, total = grimoire.review().page((number - 1) * PAGE, number * PAGE)
+    for entry in shown:  # the first few of an entry's pairs, and how many more (its JSON has them all)
+        near = entry["review"]["near_duplicates"]
+        entry["review"]["near_duplicates"], entry["review"]["near_more"] = near[:NEAR_SHOWN], len(near[NEAR_SHOWN:])
+    return {
+        "entries": shown,
+        "total": total,
+        "page": number,
+        "pages": max(1, -(-total // PAGE)),
+    }
 
 
 def tiers(grimoire: Grimoire) -> dict[str, Any]:
