@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 
 import pytest
 from conftest import mem, with_preset
@@ -13,7 +14,7 @@ from starlette.testclient import TestClient
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.model import sort_key
-from grimoire_cli.integrations.web import pages
+from grimoire_cli.integrations.web import pages, server
 from grimoire_cli.integrations.web.app import build_app
 from grimoire_cli.lifecycle.rules import expiring_within
 
@@ -217,3 +218,14 @@ def test_the_review_page_draws_the_queue_a_page_at_a_time(queue):
     assert f"and {len(named) - pages.NEAR_SHOWN} more near duplicates" in row
     assert client.get("/review.json").json() == expected  # the JSON keeps them all
     assert client.get("/review?page=x", headers=HTML).status_code == 400
+
+
+def test_the_server_sends_each_answer_at_once():
+    """An answer written in two parts (headers, then MCP's JSON) waited ~40 ms
+    for the client's delayed ACK while Nagle held the second: every accepted
+    connection has TCP_NODELAY, as uvicorn's own sockets would."""
+    listening = server.listen("127.0.0.1", 0)
+    with listening, socket.create_connection(listening.getsockname()[:2]):
+        accepted, _ = listening.accept()
+        with accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
