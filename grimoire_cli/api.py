@@ -189,10 +189,32 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             if archived
             else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
         )
+        return self._loaded(self._listed(states, categories, tags, recent, since=since, until=until))
+
+    def list_page(self, number: int, size: int, *, archived: bool = False) -> tuple[builtins.list[Entry], int]:
+        """Page `number` (from 1) of `size` entries of `list(archived=...)`,
+        and how many it holds in all: only that page's entries are read."""
+        bounds.whole(number, "the page")
+        rowids = self._listed({"archived"} if archived else {"active"}, None, None, None)
+        return self._loaded(rowids[(number - 1) * size : number * size]), len(rowids)
+
+    def _listed(
+        self,
+        states: set[str],
+        categories: Iterable[str] | None,
+        tags: Iterable[str] | None,
+        recent: int | None,
+        *,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+    ) -> builtins.list[int]:
+        """The catalog rows `list` returns, in its order (newest first)."""
         chosen = self._filter(states, categories, tags, since=since, until=until)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
-        rowids = self.store.ordered(chosen, Order.NEWEST, recent, include_archive=archived)
+        return self.store.ordered(chosen, Order.NEWEST, recent, include_archive="archived" in states)
+
+    def _loaded(self, rowids: builtins.list[int]) -> builtins.list[Entry]:
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
 
@@ -320,10 +342,10 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
     def review(self) -> Review:
         """Low-tier, ineffective, expiring-soon and near-duplicate entries."""
-        from .lifecycle.rules import review
+        from .lifecycle.reviewing import review
 
         return review(
-            self.store.entries(include_archive=False, skip_damaged=True),
+            self.store,
             self.now(),
             self.config.lifecycle["warn_before_archive_days"],
             {name: spec.kind for name, spec in self.config.categories.items()},

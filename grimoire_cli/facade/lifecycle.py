@@ -57,6 +57,13 @@ class LifecycleFacade:
             dry_run=dry_run,
         )
 
+    def expiring(self, days: int) -> list[Entry]:
+        """Active entries that expire within `days` (not those living a day or
+        less: `lifecycle.rules.expiring_within`), newest first; no chat messages."""
+        from ..lifecycle.archiving import expiring
+
+        return expiring(self.store, self.now(), whole(days, "days", 0), self.config.names_of_kind("chat"))
+
     def show_many(self, ids: list[str]) -> list[Entry]:
         """The entries with these ids (archive included), in the order given; unknown ids left out."""
         found = self.store.by_id(list(ids))

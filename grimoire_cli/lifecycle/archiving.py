@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ..core.errors import BadInput, no_memory
+from ..core.model import Entry, sort_key
 from ..memory import local_ids
 from ..storage.catalog.queries import Filter
 from ..storage.store import Store
@@ -175,6 +177,17 @@ def unreported(store: Store, result: CheckResult) -> set[str]:
     if now != before:
         journal.keep(store.cache, REPORTED, sorted(now))
     return now - before
+
+
+def expiring(store: Store, moment: datetime, days: int, excluded: Iterable[str] = ()) -> list[Entry]:
+    """The active entries (of no `excluded` category) that expire within
+    `days` (`rules.expiring_within`), newest first as `mem list` orders them;
+    the catalog finds them (what `check` reports), so only they are read whole."""
+    chosen = Filter(at=moment.timestamp(), excluded=excluded)
+    horizon = moment.timestamp() + days * 86400
+    lights = store.ask(lambda catalog, paths: catalog.needing_attention(paths, chosen, horizon), include_archive=False)
+    loaded = store.load([light.rowid for light in lights if expiring_within(light, moment, days)])
+    return sorted(loaded.values(), key=sort_key, reverse=True)
 
 
 def check(store: Store, *, commit: bool = True, archive_expired: bool = True) -> CheckResult:

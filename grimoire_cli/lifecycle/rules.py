@@ -83,12 +83,17 @@ def near_duplicates(entries: list[Entry], threshold: float = 90) -> list[tuple[E
     for entry in entries:
         by_category.setdefault(entry.category, []).append(entry)
     for group in by_category.values():
-        found = _alike_pairs([normalize_text(e.content) for e in group], threshold)
-        for i in sorted(found):
-            pairs.extend(
-                (group[i], group[j], score) for score, j in sorted(found[i], key=lambda hit: (-hit[0], hit[1]))
-            )
+        pairs.extend(
+            (group[i], group[j], score)
+            for i, j, score in alike_pairs([normalize_text(e.content) for e in group], threshold)
+        )
     return pairs
+
+
+def alike_pairs(texts: list[str], threshold: float = 90) -> list[tuple[int, int, float]]:
+    """(i, j, score) of the texts ≥ threshold alike, i < j, in `near_duplicates`' order."""
+    found = _alike_pairs(texts, threshold)
+    return [(i, j, score) for i in sorted(found) for score, j in sorted(found[i], key=lambda hit: (-hit[0], hit[1]))]
 
 
 def _alike_pairs(texts: list[str], threshold: float) -> dict[int, list[tuple[float, int]]]:
@@ -156,22 +161,33 @@ class Review:
     def to_list(self) -> list[dict[str, Any]]:
         """Entry objects, each with `review`: the sections it is in and the
         entries it nearly duplicates (the pair's other side, with the score)."""
+        return self.page(0, None)[0]
+
+    def page(self, first: int, last: int | None) -> tuple[list[dict[str, Any]], int]:
+        """`to_list()[first:last]`, and how many entries `to_list` holds: only those shown are drawn up."""
+        every = self.entries()
+        shown = every[first:last]
+        wanted = {entry.id for entry in shown}
+        # Each entry's sections and pairs gathered in one pass over each (by id,
+        # as the queue is keyed): at 10k entries there are thousands of pairs.
+        sections: dict[str, list[str]] = {}
+        for name, group in (("ineffective", self.ineffective), ("low", self.low), ("expiring", self.expiring)):
+            for e in group:
+                if name not in sections.setdefault(e.id, []):
+                    sections[e.id].append(name)
+        near: dict[str, list[dict[str, Any]]] = {}
+        for a, b, score, fix in self.duplicates:
+            a_id, b_id = a.id, b.id
+            if a_id in wanted:
+                near.setdefault(a_id, []).append({"id": b_id, "score": round(score, 1), "fix": fix})
+            if b_id in wanted and b_id != a_id:
+                near.setdefault(b_id, []).append({"id": a_id, "score": round(score, 1), "fix": fix})
         out = []
-        for entry in self.entries():
-            sections = [
-                name
-                for name, group in (("ineffective", self.ineffective), ("low", self.low), ("expiring", self.expiring))
-                if any(e.id == entry.id for e in group)
-            ]
-            near = [
-                {"id": (b if a.id == entry.id else a).id, "score": round(score, 1), "fix": fix}
-                for a, b, score, fix in self.duplicates
-                if entry.id in (a.id, b.id)
-            ]
-            if near:
-                sections.append("near-duplicate")
-            out.append({**entry.to_dict(), "review": {"sections": sections, "near_duplicates": near}})
-        return out
+        for entry in shown:
+            pairs = near.get(entry.id, [])
+            named = [*sections.get(entry.id, []), *(["near-duplicate"] if pairs else [])]
+            out.append({**entry.to_dict(), "review": {"sections": named, "near_duplicates": pairs}})
+        return out, len(every)
 
 
 def review(entries: Iterable[Entry], moment: datetime, warn_days: int, kinds: dict[str, str] | None = None) -> Review:

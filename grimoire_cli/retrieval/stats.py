@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..core.model import sort_key
+from ..storage.catalog.queries import STATES, Filter
 from ..storage.store import Store
 
 
@@ -63,30 +63,31 @@ class Stats:
 
 
 def stats(store: Store, moment: datetime) -> Stats:
-    """The figures of `mem stats` at `moment`."""
-    # A read: a damaged file is passed over (noted in store.skipped), as list and query do
-    entries = store.entries(skip_damaged=True)
+    """The figures of `mem stats` at `moment`, counted by the catalog: no entry is read whole."""
+    every = Filter(at=moment.timestamp(), states=STATES)
     by_category: dict[str, dict[str, int]] = {}
     tiers: dict[str, int] = {}
-    for entry in entries:
-        states = by_category.setdefault(entry.category, {})
-        state = entry.state(moment)
-        states[state] = states.get(state, 0) + 1
-        tiers[entry.tier] = tiers.get(entry.tier, 0) + 1
-    ordered = sorted(entries, key=sort_key)
+    # A read: a damaged file is passed over (noted in store.skipped), as list and query do
+    for category, state, tier, count in store.ask(
+        lambda catalog, paths: catalog.tallies(paths, every), include_archive=True
+    ):
+        states = by_category.setdefault(category, {})
+        states[state] = states.get(state, 0) + count
+        tiers[tier] = tiers.get(tier, 0) + count
+    oldest, newest = store.ask(lambda catalog, paths: catalog.oldest_newest(paths, every), include_archive=True)
     size = sum(file.path.stat().st_size for file in store.files() if file.path.exists())
     accessed, accesses = store.kept(lambda catalog: catalog.access_totals(), (0, 0))
-    from .tiers import split
+    from .tiers import sizes
 
-    hot, long = split(store, moment)
+    hot, long = sizes(store, moment)
     return Stats(
-        len(entries),
+        sum(tiers.values()),
         by_category,
         tiers,
-        ordered[0].id if ordered else None,
-        ordered[-1].id if ordered else None,
+        oldest,
+        newest,
         size,
         accessed,
         accesses,
-        {"hot": len(hot), "long": len(long)},
+        {"hot": hot, "long": long},
     )

@@ -35,6 +35,15 @@ def split(store: Store, moment: datetime, tiers: Tiers | None = None) -> tuple[l
     return in_tier(store, moment, "hot", tiers), in_tier(store, moment, "long", tiers)
 
 
+def sizes(store: Store, moment: datetime) -> tuple[int, int]:
+    """How many active entries `split` puts in each tier (hot, long): the
+    hot ones counted, the rest long-term, no id read."""
+    settings = store.config.settings
+    at = moment.timestamp()
+    hot = store.count(Filter(at=at, decay=settings.decay, tier="hot", tiers=settings.tiers))
+    return hot, store.count(Filter(at=at)) - hot
+
+
 class Aged:
     """What `mem age` found: the split, what moved since the last run
     (None on the first), the settings it was computed with."""

@@ -154,15 +154,21 @@ def build_app(
         )
         return HTMLResponse(page, status)
 
-    def page(name: str, data_of: Callable[[Grimoire, Request], Any]) -> list[Route]:
-        """The page `name` at its URL and its data at the same URL plus `.json`."""
+    def page(
+        name: str,
+        data_of: Callable[[Grimoire, Request], Any],
+        drawn_of: Callable[[Grimoire, Request], Any] | None = None,
+    ) -> list[Route]:
+        """The page `name` at its URL and its data at the same URL plus `.json`;
+        `drawn_of`: the part of the data the HTML draws, when that is less."""
         url = "/" if name == "overview" else f"/{name}"
+        shown_of = drawn_of or data_of
 
         async def as_json(request: Request) -> Response:
             return JSONResponse(await run(lambda g: data_of(g, request)))
 
         async def as_html(request: Request) -> Response:
-            data = await run(lambda g: data_of(g, request))
+            data = await run(lambda g: shown_of(g, request))
             return html(request, f"{name}.html", data=data, charts=charts.of(name, data), params=request.query_params)
 
         return [Route(f"/{name}.json", as_json), Route(url, as_html)]
@@ -227,8 +233,8 @@ def build_app(
     routes = [
         *page("overview", lambda g, r: pages.overview(g)),
         *page("search", lambda g, r: pages.search(g, r.query_params.get("q", ""), _filters(r), explain=_explain(r))),
-        *page("archive", lambda g, r: pages.archive(g)),
-        *page("review", lambda g, r: pages.review(g)),
+        *page("archive", lambda g, r: pages.archive(g), lambda g, r: pages.archive_page(g, r.query_params.get("page"))),
+        *page("review", lambda g, r: pages.review(g), lambda g, r: pages.review_page(g, r.query_params.get("page"))),
         *page("tiers", lambda g, r: pages.tiers(g)),
         *page("learning", lambda g, r: pages.learning(g)),
         Route("/entry/{entry_id}.json", entry_json),

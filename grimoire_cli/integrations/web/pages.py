@@ -22,6 +22,11 @@ EXPIRING_DAYS = 7  # the overview's "expires soon"
 CHANGES = 10  # latest commits the overview lists
 DECAY_DAYS = 60  # how far the tiers page draws importance decay
 DECAY_IMPORTANCES = (10, 8, 5)
+# Entries the archive and review pages draw at a time: once `mem check` has
+# archived what expired, a 10k grimoire's archive holds thousands, and
+# drawing them all took a tenth of a second a request (their JSON URLs keep them all).
+PAGE = 100
+NEAR_SHOWN = 5  # near duplicates the review page names per entry: generated text had hundreds
 
 
 def checked_id(entry_id: str) -> str:
@@ -34,11 +39,9 @@ def checked_id(entry_id: str) -> str:
 def overview(grimoire: Grimoire) -> dict[str, Any]:
     """Counts per scope, category, state and tier; what expires within a
     week; due tasks; the latest commits of the grimoire files."""
-    from ...lifecycle.rules import expiring_within
-
     moment = grimoire.now()
     config = grimoire.config
-    expiring = [e.view(moment) for e in grimoire.list() if expiring_within(e, moment, EXPIRING_DAYS)]
+    expiring = [e.view(moment) for e in grimoire.expiring(EXPIRING_DAYS)]
     due = [e.view(moment) for e in grimoire.due_tasks()] if config.names_of_kind("task") else []
     return {
         "stats": grimoire.stats().to_dict(),
@@ -93,9 +96,48 @@ def archive(grimoire: Grimoire) -> list[dict[str, Any]]:
     return [e.view(moment) for e in grimoire.list(archived=True)]
 
 
+def archive_page(grimoire: Grimoire, page: str | None) -> dict[str, Any]:
+    """Page `page` (from 1; None: the first) of the archive, newest first:
+    its entries as `archive` shows them, how many there are in all and pages."""
+    number = _page_number(page)
+    entries, total = grimoire.list_page(number, PAGE, archived=True)
+    moment = grimoire.now()
+    return {
+        "entries": [e.view(moment) for e in entries],
+        "total": total,
+        "page": number,
+        "pages": max(1, -(-total // PAGE)),
+    }
+
+
+def _page_number(page: str | None) -> int:
+    if page is None or page == "":
+        return 1
+    if not page.isdigit() or int(page) < 1:
+        raise BadInput(f"page {page!r} is not a page number", "pages are numbered from 1")
+    return int(page)
+
+
 def review(grimoire: Grimoire) -> list[dict[str, Any]]:
     """The review queue, as `mem review --json`."""
     return grimoire.review().to_list()
+
+
+def review_page(grimoire: Grimoire, page: str | None) -> dict[str, Any]:
+    """Page `page` (from 1; None: the first) of the review queue, as
+    `archive_page` pages the archive: a queue of thousands of near-duplicate
+    pairs drew a page of megabytes."""
+    number = _page_number(page)
+    shown, total = grimoire.review().page((number - 1) * PAGE, number * PAGE)
+    for entry in shown:  # the first few of an entry's pairs, and how many more (its JSON has them all)
+        near = entry["review"]["near_duplicates"]
+        entry["review"]["near_duplicates"], entry["review"]["near_more"] = near[:NEAR_SHOWN], len(near[NEAR_SHOWN:])
+    return {
+        "entries": shown,
+        "total": total,
+        "page": number,
+        "pages": max(1, -(-total // PAGE)),
+    }
 
 
 def tiers(grimoire: Grimoire) -> dict[str, Any]:

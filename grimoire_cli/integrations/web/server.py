@@ -86,9 +86,14 @@ def listen(host: str, port: int) -> socket.socket:
     one `error:` line (uvicorn would log it and exit 3, a damaged grimoire's code)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        return socket.create_server((host.strip("[]"), port), family=family)
+        listening = socket.create_server((host.strip("[]"), port), family=family)
     except (OSError, OverflowError) as exc:
         reason = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else str(exc)
         raise BadInput(
             f"cannot listen on {host}:{port}: {reason}", "choose another --port, or stop what uses it"
         ) from None
+    # Answers go out at once (no Nagle): asyncio sets TCP_NODELAY only on sockets made with
+    # IPPROTO_TCP, which create_server's is not, and an answer written as headers, then body
+    # (MCP's JSON) waited for the client's delayed ACK: 40 ms a call. Accepted sockets inherit it.
+    listening.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return listening

@@ -25,7 +25,7 @@ from typing import Any
 from .executions import Executions
 from .indexer import Indexer
 from .learned import LogReads
-from .queries import Queries
+from .queries import Filter, Queries
 
 
 class Catalog(Indexer, Queries, Executions, LogReads):
@@ -62,6 +62,41 @@ class Catalog(Indexer, Queries, Executions, LogReads):
                 "INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?)",
                 [(path, chunk, tag, json.dumps(value)) for chunk, value in rows],
             )
+
+    # -- what `mem review`'s near-duplicate pairs are computed from ---------------
+
+    def spread(self, paths: list[str], chosen: Filter) -> list[tuple[str, str, int, int, str]]:
+        """(category, path, how many, the first one's place in the file, their
+        rows' numbers summed up) of the chosen entries."""
+        where, params = self._where(paths, chosen)
+        return self.read(
+            f"SELECT e.category, e.path, count(*), min(s.idx), min(e.rowid) || ' ' || max(e.rowid) || ' ' || sum(e.rowid) "
+            f"FROM ranks AS e JOIN spans AS s ON s.rowid = e.rowid WHERE {where} GROUP BY 1, 2",
+            params,
+        )
+
+    def placed(self, paths: list[str], chosen: Filter) -> list[tuple[int, str, int]]:
+        """(rowid, path, place in its file) of the chosen entries."""
+        where, params = self._where(paths, chosen)
+        return self.read(
+            f"SELECT e.rowid, e.path, s.idx FROM ranks AS e JOIN spans AS s ON s.rowid = e.rowid WHERE {where}",
+            params,
+        )
+
+    def file_hashes(self, paths: list[str]) -> dict[str, str]:
+        """The content hash the catalog holds for each of these files."""
+        marks = ", ".join("?" * len(paths))
+        return dict(self.read(f"SELECT path, hash FROM files WHERE path IN ({marks})", paths)) if paths else {}
+
+    def norms(self, rowids: list[int]) -> dict[int, str | None]:
+        """The normalized content of these rows (`model.normalize_text`)."""
+        out: dict[int, str | None] = {}
+        for start in range(0, len(rowids), 500):
+            part = rowids[start : start + 500]
+            out.update(
+                self.read(f"SELECT rowid, norm FROM entries WHERE rowid IN ({', '.join('?' * len(part))})", part)
+            )
+        return out
 
     # -- what reads did (derived state, kept here and nowhere else) --------------
 

@@ -303,6 +303,26 @@ class Queries(Connection):
         found: int = self.read(f"SELECT count(*) FROM ranks AS e WHERE {where}", params)[0][0]
         return found
 
+    def tallies(self, paths: list[str], chosen: Filter) -> list[tuple[str, str, str, int]]:
+        """(category, state, effectiveness tier, how many) of the chosen entries: `mem stats`'s counts."""
+        where, params = self._where(paths, chosen)
+        state = " ".join(f"WHEN {_STATE_SQL[name]} THEN '{name}'" for name in ("archived", "superseded", "expired"))
+        return self.read(
+            f"SELECT e.category, CASE {state} ELSE 'active' END, e.tier, count(*) FROM ranks AS e WHERE {where} "
+            "GROUP BY 1, 2, 3",
+            params,
+        )
+
+    def oldest_newest(self, paths: list[str], chosen: Filter) -> tuple[str | None, str | None]:
+        """The ids of the first and the last of the chosen entries in `model.sort_key`'s
+        order (unreadable creation times first, then the id's number, then the id)."""
+        where, params = self._where(paths, chosen)
+        ends = []
+        for order in ("e.born IS NOT NULL, e.born, e.seq, e.id", _order_sql(Order.NEWEST, None)):
+            row = self.read(f"SELECT e.id FROM ranks AS e WHERE {where} ORDER BY {order} LIMIT 1", params)
+            ends.append(row[0][0] if row else None)
+        return ends[0], ends[1]
+
     def ids(self, paths: list[str], chosen: Filter) -> list[str]:
         """Ids of the chosen entries."""
         where, params = self._where(paths, chosen)
