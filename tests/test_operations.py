@@ -61,9 +61,9 @@ def test_the_help_shows_each_declared_option_with_its_help(repo):
 
 
 def test_a_declared_command_takes_the_plain_coercion_shortcut():
-    from grimoire_cli.cli.main import app
+    from grimoire_cli.cli.main import load_all
 
-    query = typer.main.get_command(app).commands["query"]
+    query = typer.main.get_command(load_all()).commands["query"]
     params = {param.name: param for param in query.params}
     for name in ("text", "categories", "min_confidence", "limit", "explain"):
         params[name]._runtime_param = None

@@ -34,7 +34,7 @@ _HEADING = re.compile(r"^## (mem(?: [\w-]+)+)\s*$", re.MULTILINE)
 
 def commands() -> list[tuple[str, Any]]:
     """Every runnable command as (`mem task add`, its click command), in `mem --help`'s order."""
-    from .main import app
+    from .main import load_all
 
     found: list[tuple[str, Any]] = []
 
@@ -46,7 +46,7 @@ def commands() -> list[tuple[str, Any]]:
         for name, sub in subcommands.items():
             walk(sub, f"{path} {name}")
 
-    walk(typer.main.get_command(app), "mem")
+    walk(typer.main.get_command(load_all()), "mem")
     return found
 
 
