@@ -26,10 +26,15 @@ def test_the_memory_operations_are_declared_commands_and_tools():
         "save", "supersede", "query", "context", "show", "list", "get", "apply", "stats", "remember", "recall", "facts",
         "episodes", "procedures", "tasks_pending", "tasks_due", "task_done", "task_cancel", "event", "chat_add",
         "chat_recent", "tools", "recommend", "patterns", "learn", "insights", "correct",
+        "episode", "task_schedule", "procedure_add", "procedure", "observe", "recall_all", "consolidate",
     }  # fmt: skip
     assert {command.callback.operation.name for command in _declared_commands().values()} >= {
         op.name for op in DECLARED
     }
+
+
+def test_every_tool_is_a_declared_operations():
+    assert set(CALLS) == {op.name for op in DECLARED}
 
 
 def test_a_command_function_takes_its_declarations_parameters_in_order():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import typer
 
 from ..operations import kinds as operations
+from ..operations import learning as learning_operations
 from . import render
 from .app import JsonOpt, chat_command, command, declared, found, open_grimoire, read_file, read_text
 
@@ -50,30 +51,12 @@ def age(
             render.out("  " + render.entry_line(entry, moment))
 
 
-@command()
-def consolidate(
-    transcript: str = typer.Argument(
-        "-",
-        metavar="TRANSCRIPT|-",
-        help="Claude Code JSONL, JSON/JSONL {role, content}, or plain text; '-' reads stdin.",
-    ),
-    with_: str | None = typer.Option(
-        None,
-        "--with",
-        metavar="CMD",
-        help="The summarizer: prompt on stdin, JSON on stdout (default: consolidate.command).",
-    ),
-    session_id: str | None = typer.Option(
-        None, "--session-id", metavar="ID", help="The session the memories come from (default: the transcript's)."
-    ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be saved; write nothing."),
-    json: bool = JsonOpt,
-) -> None:
-    """Save what a conversation taught: an external summarizer extracts facts, decisions, episodes, procedures, preferences."""
+@declared(learning_operations.CONSOLIDATE)
+def consolidate(file, with_, session_id, dry_run, json):
     grimoire = open_grimoire()
-    text = read_file(transcript, "the transcript")
+    text = read_file(file, "the transcript")
     result = grimoire.consolidate(
-        text, command=with_, session_id=session_id, dry_run=dry_run, where="stdin" if transcript == "-" else transcript
+        text, command=with_, session_id=session_id, dry_run=dry_run, where="stdin" if file == "-" else file
     )
     if json:
         render.print_json(result.to_dict())

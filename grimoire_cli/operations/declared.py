@@ -6,7 +6,9 @@ schema (integrations/registry.py, `tool`), and docs/commands.md its options
 
 A parameter may exist on one surface only (`--json` on the CLI, say) and may
 say a thing differently to a person and to a model (`cli_help`,
-`tool_help`): both are written here, side by side. Every `mem` run imports
+`tool_help`): both are written here, side by side. A value the two surfaces
+take in different shapes (`--context K=V` and an object, a file and its
+document) is two parameters, one on each surface, next to each other. Every `mem` run imports
 this module, so its classes are plain ones with `__slots__` (CONTRIBUTING.md).
 """
 
@@ -70,8 +72,9 @@ class Param:
 
     def json_schema(self) -> dict[str, Any]:
         """The tool argument's JSON Schema: type, description, then its keywords."""
-        if self.type is object:  # any JSON value
-            return {"description": self.tool_help, **self.schema}
+        if self.type is object:  # any JSON value, or the shape its schema gives (its `type` first, as the others')
+            typed = {"type": self.schema["type"]} if "type" in self.schema else {}
+            return {**typed, "description": self.tool_help, **self.schema}
         shown: dict[str, Any] = {"type": _JSON_TYPES[self.type], "description": self.tool_help}
         if self.type is list:
             shown["items"] = {"type": "string"}

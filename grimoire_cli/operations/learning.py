@@ -1,12 +1,104 @@
-"""The operations that read what the observation log teaches, each declared
-once (see declared.py): tools, recommend, patterns, learn, insights, correct.
-Those whose command and tool take their values in different shapes
-(observe's file and records, recall-all's types) are not declared here yet."""
+"""The operations that learn, each declared once (see declared.py): observe
+(task executions), consolidate (a conversation), and what the observation log
+teaches: tools, recommend, patterns, recall-all, learn, insights, correct."""
 
 from __future__ import annotations
 
 from ..core.bounds import MAX_TEXT
 from .declared import REQUIRED, Operation, Param
+
+OBSERVE = Operation(
+    "observe",
+    "Append execution records to the local observation log (checked, secrets redacted).",
+    "Record task executions in the local observation log (checked, secrets redacted): each record {task_id, goal?, "
+    "agent?, context?, outcome: success|failure, duration_ms?, steps: [{tool, params?, status: completed|failed, duration_ms?, "
+    "error?, retries?}], corrections?: [{field, original?, corrected}]}. "
+    "Tool memory, patterns and insights are computed from it.",
+    (
+        Param(
+            "file", str, "Execution records, JSON Lines; '-' reads stdin.", default="-", metavar="FILE|-", tool=False
+        ),
+        Param(
+            "claude_hook",
+            bool,
+            "Read one Claude Code PostToolUse payload on stdin: a one-step record.",
+            "--claude-hook",
+            default=False,
+            tool=False,
+        ),
+        Param(
+            "records",
+            object,
+            "The execution records.",
+            schema={"type": "array", "items": {"type": "object"}, "minItems": 1},
+            cli=False,
+            required=True,
+        ),
+        Param(
+            "skip_invalid",
+            bool,
+            "Append the valid records and report the rest, instead of refusing all.",
+            "--skip-invalid",
+            default=False,
+            cli_help="Append the valid records, report the rest.",
+        ),
+    ),
+    "how many records and steps were appended, redacted and rejected",
+    additive=True,
+)
+
+CONSOLIDATE = Operation(
+    "consolidate",
+    "Save what a conversation taught: an external summarizer extracts facts, decisions, episodes, procedures, "
+    "preferences.",
+    "Save what a conversation taught: the project's configured summarizer (consolidate.command) extracts facts, "
+    "decisions, episodes, procedures and preferences; each is checked like save, and a summary entry lists them. Give the "
+    "transcript's text or its path (Claude Code JSONL, JSON/JSONL {role, content}, or plain text). Only the configured command "
+    "runs: a tool call cannot choose one.",
+    (
+        Param(
+            "file",
+            str,
+            "Claude Code JSONL, JSON/JSONL {role, content}, or plain text; '-' reads stdin.",
+            default="-",
+            metavar="TRANSCRIPT|-",
+            tool=False,
+        ),
+        Param("transcript", str, "The conversation's text.", cli=False),
+        Param(
+            "path",
+            str,
+            "The transcript file's path (instead of its text): inside the repository, or Claude Code's transcripts of "
+            "this project (~/.claude/projects/…).",
+            cli=False,
+        ),
+        Param(
+            "with_",
+            str,
+            "The summarizer: prompt on stdin, JSON on stdout (default: consolidate.command).",
+            "--with",
+            metavar="CMD",
+            tool=False,  # a tool call runs the configured command only
+        ),
+        Param(
+            "session_id",
+            str,
+            "The session the memories come from (default: the transcript's).",
+            "--session-id",
+            metavar="ID",
+        ),
+        Param(
+            "dry_run",
+            bool,
+            "Say what would be saved; write nothing.",
+            "--dry-run",
+            default=False,
+            cli_help="Print what would be saved; write nothing.",
+        ),
+    ),
+    "what was saved, skipped as duplicate and refused, and the summary entry",
+    open_world=True,
+)
 
 TOOLS = Operation(
     "tools",
@@ -78,6 +170,29 @@ PATTERNS = Operation(
         ),
     ),
     "the patterns",
+    read_only=True,
+)
+
+RECALL_ALL = Operation(
+    "recall_all",
+    "Patterns, tool memory, insights and preferences about a query, in one answer.",
+    "Patterns, tool memory, insights and preferences about a query, in one answer.",
+    (
+        Param(
+            "query", str, "What to recall, in words.", default=REQUIRED, metavar="QUERY", schema={"maxLength": MAX_TEXT}
+        ),
+        Param(
+            "type_list",
+            str,
+            "Some of patterns,tools,insights,preferences (default: all).",
+            "--types",
+            metavar="T,…",
+            tool=False,
+        ),
+        Param("types", list, "Some of patterns, tools, insights, preferences (default: all).", cli=False),
+    ),
+    "patterns, tools, insights and preferences, each a list",
+    command="recall-all",
     read_only=True,
 )
 
