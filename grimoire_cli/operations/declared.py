@@ -33,6 +33,7 @@ class Param:
         "default",
         "flags",
         "help",
+        "hidden",
         "metavar",
         "name",
         "on_cli",
@@ -57,8 +58,10 @@ class Param:
         cli: bool = True,
         tool: bool = True,
         required: bool | None = None,
+        hidden: bool = False,
     ):
         self.name, self.type, self.help, self.flags = name, type, help, flags
+        self.hidden = hidden  # an option the CLI takes but its help does not list (a hook's)
         self.default, self.metavar = default, metavar
         self.cli_help, self.tool_help = cli_help or help, tool_help or help
         self.schema = schema or {}
@@ -88,7 +91,8 @@ class Operation:
     same unless said); `help` is the command's --help text, `description`
     the tool's (written for a model deciding whether to call it); `result`
     names what it returns (the JSON `mem COMMAND --json` prints). `json`:
-    the command takes `--json`. The four hints are the tool's annotations."""
+    the command takes `--json`. The four hints are the tool's annotations;
+    `tool` false: the CLI alone offers it (`command_only`)."""
 
     __slots__ = (
         "additive",
@@ -98,6 +102,7 @@ class Operation:
         "idempotent",
         "json",
         "name",
+        "on_tool",
         "open_world",
         "params",
         "read_only",
@@ -118,8 +123,10 @@ class Operation:
         additive: bool = False,
         idempotent: bool = False,
         open_world: bool = False,
+        tool: bool = True,
     ):
         self.name, self.command = name, command or name
+        self.on_tool = tool
         self.help, self.description, self.params, self.result = help, description, params, result
         self.json = json
         self.read_only, self.additive, self.idempotent, self.open_world = read_only, additive, idempotent, open_world
@@ -128,7 +135,7 @@ class Operation:
         return [param for param in self.params if param.on_cli]
 
     def tool_params(self) -> list[Param]:
-        return [param for param in self.params if param.on_tool]
+        return [param for param in self.params if param.on_tool] if self.on_tool else []
 
     def input_schema(self) -> dict[str, Any]:
         """The tool's arguments as a JSON Schema object."""
@@ -139,3 +146,12 @@ class Operation:
             "required": [param.name for param in params if param.required],
             "additionalProperties": False,
         }
+
+
+def command_only(command: str, help: str, params: tuple[Param, ...], result: str, *, json: bool = True) -> Operation:
+    """An operation the CLI alone offers (`mem init`, the git hooks' commands):
+    no MCP tool, so no description for a model; `result` names what `--json`
+    prints ("" without one)."""
+    return Operation(
+        command.replace(" ", "_").replace("-", "_"), help, "", params, result, command=command, json=json, tool=False
+    )
