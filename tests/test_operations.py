@@ -9,12 +9,12 @@ from conftest import mem
 
 from grimoire_cli.cli.commands_doc import commands
 from grimoire_cli.integrations.calls import CALLS
-from grimoire_cli.operations import kinds, learning, memory, upkeep
+from grimoire_cli.operations import agents, kinds, learning, lifecycle, memory, upkeep
 from grimoire_cli.operations.declared import Operation
 
 DECLARED = [
     value
-    for module in (memory, kinds, learning, upkeep)
+    for module in (memory, kinds, learning, lifecycle, agents, upkeep)
     for value in vars(module).values()
     if isinstance(value, Operation)
 ]
@@ -22,7 +22,8 @@ TOOLS = [operation for operation in DECLARED if operation.on_tool]
 # The commands the CLI alone offers, declared too (operations.declared.command_only).
 COMMAND_ONLY = {
     "init", "scan", "validate", "archive", "check", "review", "hooks install", "hooks uninstall", "hooks status",
-    "merge-file", "merge-fixup",
+    "merge-file", "merge-fixup", "import", "export", "scopes", "age", "compact", "capture", "mcp", "serve",
+    "agent install", "agent uninstall", "agent status", "agent hook",
 }  # fmt: skip
 
 
@@ -44,6 +45,10 @@ def test_the_memory_operations_are_declared_commands_and_tools():
 
 def test_every_tool_is_a_declared_operations():
     assert set(CALLS) == {op.name for op in TOOLS}
+
+
+def test_every_command_is_a_declared_operations():
+    assert [path for path, command in commands() if not getattr(command.callback, "operation", None)] == []
 
 
 def test_the_command_only_operations_are_declared_commands_without_a_tool():

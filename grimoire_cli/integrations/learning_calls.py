@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import BadInput
-from ..operations.learning import CONSOLIDATE, CORRECT, INSIGHTS, LEARN, OBSERVE, PATTERNS, RECALL_ALL, RECOMMEND, TOOLS
+from ..operations.learning import CORRECT, INSIGHTS, LEARN, OBSERVE, PATTERNS, RECALL_ALL, RECOMMEND, TOOLS
+from ..operations.lifecycle import CONSOLIDATE
 from .registry import tool
 
 if TYPE_CHECKING:

@@ -31,6 +31,7 @@ class Param:
     __slots__ = (
         "cli_help",
         "default",
+        "envvar",
         "flags",
         "help",
         "hidden",
@@ -59,9 +60,11 @@ class Param:
         tool: bool = True,
         required: bool | None = None,
         hidden: bool = False,
+        envvar: str | None = None,
     ):
         self.name, self.type, self.help, self.flags = name, type, help, flags
         self.hidden = hidden  # an option the CLI takes but its help does not list (a hook's)
+        self.envvar = envvar  # the variable the CLI reads the option from when it is not given
         self.default, self.metavar = default, metavar
         self.cli_help, self.tool_help = cli_help or help, tool_help or help
         self.schema = schema or {}

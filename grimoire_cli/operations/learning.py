@@ -1,5 +1,5 @@
-"""The operations that learn, each declared once (see declared.py): observe
-(task executions), consolidate (a conversation), and what the observation log
+"""The operations that learn from executions, each declared once (see
+declared.py): observe (task executions) and what the observation log
 teaches: tools, recommend, patterns, recall-all, learn, insights, correct."""
 
 from __future__ import annotations
@@ -45,59 +45,6 @@ OBSERVE = Operation(
     ),
     "how many records and steps were appended, redacted and rejected",
     additive=True,
-)
-
-CONSOLIDATE = Operation(
-    "consolidate",
-    "Save what a conversation taught: an external summarizer extracts facts, decisions, episodes, procedures, "
-    "preferences.",
-    "Save what a conversation taught: the project's configured summarizer (consolidate.command) extracts facts, "
-    "decisions, episodes, procedures and preferences; each is checked like save, and a summary entry lists them. Give the "
-    "transcript's text or its path (Claude Code JSONL, JSON/JSONL {role, content}, or plain text). Only the configured command "
-    "runs: a tool call cannot choose one.",
-    (
-        Param(
-            "file",
-            str,
-            "Claude Code JSONL, JSON/JSONL {role, content}, or plain text; '-' reads stdin.",
-            default="-",
-            metavar="TRANSCRIPT|-",
-            tool=False,
-        ),
-        Param("transcript", str, "The conversation's text.", cli=False),
-        Param(
-            "path",
-            str,
-            "The transcript file's path (instead of its text): inside the repository, or Claude Code's transcripts of "
-            "this project (~/.claude/projects/…).",
-            cli=False,
-        ),
-        Param(
-            "with_",
-            str,
-            "The summarizer: prompt on stdin, JSON on stdout (default: consolidate.command).",
-            "--with",
-            metavar="CMD",
-            tool=False,  # a tool call runs the configured command only
-        ),
-        Param(
-            "session_id",
-            str,
-            "The session the memories come from (default: the transcript's).",
-            "--session-id",
-            metavar="ID",
-        ),
-        Param(
-            "dry_run",
-            bool,
-            "Say what would be saved; write nothing.",
-            "--dry-run",
-            default=False,
-            cli_help="Print what would be saved; write nothing.",
-        ),
-    ),
-    "what was saved, skipped as duplicate and refused, and the summary entry",
-    open_world=True,
 )
 
 TOOLS = Operation(
