@@ -75,7 +75,7 @@ def stats(store: Store, moment: datetime) -> Stats:
         tiers[entry.tier] = tiers.get(entry.tier, 0) + 1
     ordered = sorted(entries, key=sort_key)
     size = sum(file.path.stat().st_size for file in store.files() if file.path.exists())
-    accessed, accesses = store.kept(lambda catalog: catalog.access_totals(), (0, 0))
+    accessed, accesses = store.reads.access_totals()
     from .tiers import split
 
     hot, long = split(store, moment)
