@@ -185,6 +185,24 @@ def test_sql_lives_in_the_catalog():
     assert found == []
 
 
+def test_feature_modules_read_the_catalog_through_named_reads():
+    """Outside storage/, no lambda over the catalog (`store.ask(lambda catalog, paths: ...)`,
+    `store.kept(lambda catalog: ...)`): a read has a name that says what it reads (storage/reads.py)."""
+    found = []
+    for name, path in MODULES.items():
+        if name.startswith("grimoire_cli.storage"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("ask", "kept")
+                and any(isinstance(arg, ast.Lambda) for arg in node.args)
+            ):
+                found.append(f"{name}:{node.lineno}")
+    assert found == []
+
+
 def test_exit_codes_are_spelled_only_in_errors():
     found = []
     for name, path in MODULES.items():

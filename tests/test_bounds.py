@@ -57,8 +57,7 @@ def _numeric_options() -> set[tuple[str, str]]:
     """(command path, longest option name) of every int or float parameter `mem` declares."""
     import typer
 
-    from grimoire_cli.cli import main  # noqa: F401 - registers the commands
-    from grimoire_cli.cli.app import app
+    from grimoire_cli.cli.main import load_all
 
     found = set()
 
@@ -69,7 +68,7 @@ def _numeric_options() -> set[tuple[str, str]]:
             if param.type_descriptor.annotation in (int, float):
                 found.add((" ".join(path), max(param.opts, key=len)))
 
-    walk(typer.main.get_command(app), ())
+    walk(typer.main.get_command(load_all()), ())
     return found
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
+import sys
 
 import pytest
 from conftest import mem
@@ -171,3 +173,33 @@ def test_help_lists_the_everyday_commands_first():
     # The order is the command modules' import order (cli/main.py): a sorted
     # import would put `capture` and `mcp` first.
     assert _listed(mem("--help").out)[:6] == ["add", "supersede", "show", "list", "get", "apply"]
+
+
+def test_each_command_lives_in_the_module_main_imports_for_it():
+    """cli/main.py's COMMAND_MODULES names, per module, the commands and groups
+    it registers: a run imports only the named command's module."""
+    from grimoire_cli.cli.main import COMMAND_MODULES, load_all
+
+    full = load_all()
+    registered = {}
+    for info in full.registered_commands:
+        name = info.name or info.callback.__name__.replace("_", "-")
+        registered.setdefault(info.callback.__module__.rsplit(".", 1)[-1], []).append(name)
+    for group in full.registered_groups:
+        modules = {info.callback.__module__.rsplit(".", 1)[-1] for info in group.typer_instance.registered_commands}
+        assert len(modules) == 1, (group.name, modules)
+        registered.setdefault(modules.pop(), []).append(group.name)
+    assert registered == {module: list(names) for module, names in COMMAND_MODULES.items()}
+
+
+def test_the_help_lists_commands_in_one_order_whichever_ran_first(tmp_path):
+    """A process that ran one command (its module alone imported) lists every command in the same order after."""
+    code = "import sys; from grimoire_cli.cli.main import main; main(sys.argv[1:]); main(['--help'])"
+    listed = []
+    for first in ("--help", "serve", "scopes", "check", "episode"):  # a bad option: a usage error, its module alone
+        words = [first] if first == "--help" else [first, "--no-such-option"]
+        result = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True, cwd=tmp_path)
+        assert "No such option" in result.stderr or first == "--help", result.stderr
+        listed.append(_listed(result.stdout.rsplit("Usage: mem [OPTIONS]", 1)[1]))
+    assert listed[0][:6] == ["add", "supersede", "show", "list", "get", "apply"]
+    assert all(order == listed[0] for order in listed), listed

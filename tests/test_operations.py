@@ -9,12 +9,22 @@ from conftest import mem
 
 from grimoire_cli.cli.commands_doc import commands
 from grimoire_cli.integrations.calls import CALLS
-from grimoire_cli.operations import kinds, learning, memory
+from grimoire_cli.operations import agents, kinds, learning, lifecycle, memory, upkeep
 from grimoire_cli.operations.declared import Operation
 
 DECLARED = [
-    value for module in (memory, kinds, learning) for value in vars(module).values() if isinstance(value, Operation)
+    value
+    for module in (memory, kinds, learning, lifecycle, agents, upkeep)
+    for value in vars(module).values()
+    if isinstance(value, Operation)
 ]
+TOOLS = [operation for operation in DECLARED if operation.on_tool]
+# The commands the CLI alone offers, declared too (operations.declared.command_only).
+COMMAND_ONLY = {
+    "init", "scan", "validate", "archive", "check", "review", "hooks install", "hooks uninstall", "hooks status",
+    "merge-file", "merge-fixup", "import", "export", "scopes", "age", "compact", "capture", "mcp", "serve",
+    "agent install", "agent uninstall", "agent status", "agent hook",
+}  # fmt: skip
 
 
 def _declared_commands():
@@ -22,14 +32,30 @@ def _declared_commands():
 
 
 def test_the_memory_operations_are_declared_commands_and_tools():
-    assert {op.name for op in DECLARED} == {
+    assert {op.name for op in TOOLS} == {
         "save", "supersede", "query", "context", "show", "list", "get", "apply", "stats", "remember", "recall", "facts",
         "episodes", "procedures", "tasks_pending", "tasks_due", "task_done", "task_cancel", "event", "chat_add",
         "chat_recent", "tools", "recommend", "patterns", "learn", "insights", "correct",
+        "episode", "task_schedule", "procedure_add", "procedure", "observe", "recall_all", "consolidate",
     }  # fmt: skip
     assert {command.callback.operation.name for command in _declared_commands().values()} >= {
         op.name for op in DECLARED
     }
+
+
+def test_every_tool_is_a_declared_operations():
+    assert set(CALLS) == {op.name for op in TOOLS}
+
+
+def test_every_command_is_a_declared_operations():
+    assert [path for path, command in commands() if not getattr(command.callback, "operation", None)] == []
+
+
+def test_the_command_only_operations_are_declared_commands_without_a_tool():
+    command_only = {op.command for op in DECLARED if not op.on_tool}
+    assert command_only == COMMAND_ONLY
+    assert {" ".join(path.split()[1:]) for path in _declared_commands()} >= command_only
+    assert not command_only & set(CALLS) and all(op.tool_params() == [] for op in DECLARED if not op.on_tool)
 
 
 def test_a_command_function_takes_its_declarations_parameters_in_order():
@@ -40,7 +66,7 @@ def test_a_command_function_takes_its_declarations_parameters_in_order():
 
 
 def test_a_tool_is_its_operations_name_description_schema_and_hints():
-    for operation in DECLARED:
+    for operation in TOOLS:
         call = CALLS[operation.name]
         assert (call.description, call.schema) == (operation.description, operation.input_schema())
         assert (call.read_only, call.additive, call.idempotent) == (
@@ -51,19 +77,27 @@ def test_a_tool_is_its_operations_name_description_schema_and_hints():
         assert all(p.on_tool == (p.name in call.schema["properties"]) for p in operation.params), operation.name
 
 
+def _flowed(text: str) -> str:
+    """Help text as one line, a word click broke at its hyphen (`pre-` / `commit`) joined again."""
+    return " ".join(text.split()).replace("- ", "-")
+
+
 def test_the_help_shows_each_declared_option_with_its_help(repo):
     for operation in DECLARED:
-        shown = " ".join(mem(*operation.command.split(), "-h").out.split())
-        assert " ".join(operation.help.split()) in shown, operation.command
+        shown = _flowed(mem(*operation.command.split(), "-h").out)
+        assert _flowed(operation.help) in shown, operation.command
         for param in operation.cli_params():
+            if param.hidden:  # check --hook: not in the help, by design
+                assert f"{param.flags[0]} " not in shown, (operation.command, param.name)
+                continue
             name = param.metavar if param.argument else ", ".join(param.flags)
-            assert f"{name}" in shown and " ".join(param.cli_help.split()) in shown, (operation.command, param.name)
+            assert f"{name}" in shown and _flowed(param.cli_help) in shown, (operation.command, param.name)
 
 
 def test_a_declared_command_takes_the_plain_coercion_shortcut():
-    from grimoire_cli.cli.main import app
+    from grimoire_cli.cli.main import load_all
 
-    query = typer.main.get_command(app).commands["query"]
+    query = typer.main.get_command(load_all()).commands["query"]
     params = {param.name: param for param in query.params}
     for name in ("text", "categories", "min_confidence", "limit", "explain"):
         params[name]._runtime_param = None

@@ -813,6 +813,47 @@ def test_help_and_query_do_not_import_heavy_modules(repo):
                 assert heavy <= allowed, (args, attempt, heavy)
 
 
+# The grimoire modules a warm `mem query` imports, all of them: a module new on
+# the hot path (another command's declaration, say) fails here, not in a bench.
+WARM_QUERY_MODULES = {
+    "grimoire_cli", "grimoire_cli.api",
+    "grimoire_cli.cli", "grimoire_cli.cli.app", "grimoire_cli.cli.coercion", "grimoire_cli.cli.main",
+    "grimoire_cli.cli.memory", "grimoire_cli.cli.render",
+    "grimoire_cli.core", "grimoire_cli.core.bounds", "grimoire_cli.core.clock", "grimoire_cli.core.config",
+    "grimoire_cli.core.config_cache", "grimoire_cli.core.errors", "grimoire_cli.core.faults", "grimoire_cli.core.model",
+    "grimoire_cli.core.runtime", "grimoire_cli.core.scoring", "grimoire_cli.core.settings",
+    "grimoire_cli.facade", "grimoire_cli.facade.kinds", "grimoire_cli.facade.learning", "grimoire_cli.facade.lifecycle",
+    "grimoire_cli.operations", "grimoire_cli.operations.declared", "grimoire_cli.operations.memory",
+    "grimoire_cli.retrieval", "grimoire_cli.retrieval.search",
+    "grimoire_cli.storage", "grimoire_cli.storage.catalog", "grimoire_cli.storage.catalog.catalog",
+    "grimoire_cli.storage.catalog.connection", "grimoire_cli.storage.catalog.executions",
+    "grimoire_cli.storage.catalog.heat", "grimoire_cli.storage.catalog.indexer", "grimoire_cli.storage.catalog.learned",
+    "grimoire_cli.storage.catalog.queries", "grimoire_cli.storage.catalog.rows", "grimoire_cli.storage.catalog.schema",
+    "grimoire_cli.storage.issued", "grimoire_cli.storage.issued_marks", "grimoire_cli.storage.journal",
+    "grimoire_cli.storage.layout", "grimoire_cli.storage.reading", "grimoire_cli.storage.reads",
+    "grimoire_cli.storage.store",
+}  # fmt: skip
+
+
+def test_a_warm_query_imports_only_its_own_modules(repo):
+    """The hot path's modules, pinned (issue 36): the query command's module
+    and declaration, not the other commands' (cli/main.py, COMMAND_MODULES)."""
+    seed()
+    mem("query", "sqlite")  # warms the catalog
+    code = (
+        "import sys; from grimoire_cli.cli.main import main; rc = main(['query', 'sqlite']);"
+        "sys.stderr.write('MODULES=' + ','.join(m for m in sys.modules if m.split('.')[0] == 'grimoire_cli'));"
+        "sys.exit(rc)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo)
+    assert result.returncode == 0 and "SQLite FTS5" in result.stdout, result.stderr
+    imported = set(result.stderr.split("MODULES=")[1].strip().split(","))
+    assert imported == WARM_QUERY_MODULES, (
+        sorted(imported - WARM_QUERY_MODULES),
+        sorted(WARM_QUERY_MODULES - imported),
+    )
+
+
 def test_warm_add_does_not_import_the_yaml_parser(repo):
     """A plain add appends text the emitter writes exactly by construction: no YAML parse."""
     seed()

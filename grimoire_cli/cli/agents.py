@@ -4,15 +4,13 @@ mcp (the MCP server) and agent (Claude Code's hooks; docs/agents.md)."""
 
 from __future__ import annotations
 
-import typer
-
+from ..operations import agents as operations
 from . import render
 from .app import (
-    JsonOpt,
     agent_command,
     as_hook,
-    command,
     config_option,
+    declared,
     open_grimoire,
     read_text,
     runtime,
@@ -20,14 +18,8 @@ from .app import (
 )
 
 
-@command()
-def capture(
-    commit: str = typer.Option("HEAD", "--commit", metavar="REV", help="The commit whose trailers to capture."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be captured; write nothing."),
-    hook: bool = typer.Option(False, "--hook", hidden=True, help="Run as the post-commit hook: never fail the commit."),
-    json: bool = JsonOpt,
-) -> None:
-    """Decision:, Learning: and Error: trailers of a commit message as memories (auto_capture flags)."""
+@declared(operations.CAPTURE)
+def capture(commit, dry_run, hook, json):
     found = []
     if hook:  # the commit stands whatever happens
         as_hook("mem capture", lambda: found.append(open_grimoire().capture(commit, dry_run=dry_run)))
@@ -45,23 +37,14 @@ def capture(
             render.warn(f"not captured: {trailer} ({reason})")
 
 
-@command()
-def mcp() -> None:
-    """Serve this grimoire to an agent over MCP on stdin/stdout (needs the extra grimoire-cli[mcp])."""
+@declared(operations.MCP)
+def mcp():
     from ..api import Grimoire
     from ..integrations.mcp_server import serve
 
     config, scope, started = config_option(), scope_option(), runtime()
     # Found anew for every request (mcp_server.Opener): the server sees what other processes wrote since the last one.
     serve(lambda: Grimoire.open(".", config, scope=scope, runtime=started))
-
-
-AgentArg = typer.Argument(..., metavar="AGENT", help="The agent: claude (Claude Code).")
-LocalOpt = typer.Option(
-    False,
-    "--local",
-    help="This clone only: .claude/settings.local.json (git-ignored), no MCP server in the shared .mcp.json.",
-)
 
 
 def _agent_files(action: str, agent: str, json: bool, local: bool) -> None:
@@ -85,29 +68,23 @@ def _agent_files(action: str, agent: str, json: bool, local: bool) -> None:
         render.note(note)
 
 
-@agent_command("install")
-def agent_install(agent: str = AgentArg, local: bool = LocalOpt, json: bool = JsonOpt) -> None:
-    """Merge mem's hooks into .claude/settings.json and its MCP server into .mcp.json; nothing else changes."""
+@declared(operations.AGENT_INSTALL, agent_command)
+def agent_install(agent, local, json):
     _agent_files("install", agent, json, local)
 
 
-@agent_command("uninstall")
-def agent_uninstall(agent: str = AgentArg, local: bool = LocalOpt, json: bool = JsonOpt) -> None:
-    """Remove exactly what `mem agent install` adds, and nothing else."""
+@declared(operations.AGENT_UNINSTALL, agent_command)
+def agent_uninstall(agent, local, json):
     _agent_files("uninstall", agent, json, local)
 
 
-@agent_command("status")
-def agent_status(agent: str = AgentArg, local: bool = LocalOpt, json: bool = JsonOpt) -> None:
-    """Which of mem's hooks and server are in the agent's settings."""
+@declared(operations.AGENT_STATUS, agent_command)
+def agent_status(agent, local, json):
     _agent_files("status", agent, json, local)
 
 
-@agent_command("hook")
-def agent_hook(
-    event: str = typer.Argument(..., metavar="EVENT", help="session-start, pre-compact, session-end or post-tool-use."),
-) -> None:
-    """Run as a Claude Code hook: read its JSON on stdin. Never fails the session: a problem is one line on stderr."""
+@declared(operations.AGENT_HOOK, agent_command)
+def agent_hook(event):
     from ..integrations import claude_hooks
 
     def work() -> None:

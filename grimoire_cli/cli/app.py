@@ -188,7 +188,14 @@ def _typer_parameter(param: Param) -> inspect.Parameter:
     if param.argument:
         info = typer.Argument(param.default, metavar=param.metavar, help=param.cli_help)
     else:
-        info = typer.Option(param.default, *param.flags, metavar=param.metavar, help=param.cli_help)
+        info = typer.Option(
+            param.default,
+            *param.flags,
+            metavar=param.metavar,
+            help=param.cli_help,
+            hidden=param.hidden,
+            envvar=param.envvar,
+        )
     return inspect.Parameter(param.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=info, annotation=annotation)
 
 

@@ -6,8 +6,9 @@ The page is the hand-written preamble, then one `## mem COMMAND` section per
 command in `mem --help`'s order. Each section opens with a generated block
 (usage, help, a table of its arguments and options) and goes on with prose
 written by hand, which a rewrite keeps. A command declared as an operation
-(grimoire_cli/operations/) has its block made from the declaration, with its
-MCP tool's arguments and result; any other, from its Typer (click) command.
+(grimoire_cli/operations/) with an MCP tool has its block made from the
+declaration, with the tool's arguments and result; any other (a command-only
+declaration too), from its Typer (click) command.
 A section whose command is gone is dropped; a new command gets its block.
 """
 
@@ -34,7 +35,7 @@ _HEADING = re.compile(r"^## (mem(?: [\w-]+)+)\s*$", re.MULTILINE)
 
 def commands() -> list[tuple[str, Any]]:
     """Every runnable command as (`mem task add`, its click command), in `mem --help`'s order."""
-    from .main import app
+    from .main import load_all
 
     found: list[tuple[str, Any]] = []
 
@@ -46,7 +47,7 @@ def commands() -> list[tuple[str, Any]]:
         for name, sub in subcommands.items():
             walk(sub, f"{path} {name}")
 
-    walk(typer.main.get_command(app), "mem")
+    walk(typer.main.get_command(load_all()), "mem")
     return found
 
 
@@ -75,7 +76,8 @@ def _split(text: str) -> tuple[str, dict[str, str]]:
 
 def block(path: str, command: Any) -> str:
     """The generated part of a command's section."""
-    operation = getattr(command.callback, "operation", None)
+    declared = getattr(command.callback, "operation", None)
+    operation = declared if declared is not None and declared.on_tool else None  # a command-only one: its click rows
     rows = _declared_rows(operation) if operation is not None else _click_rows(command)
     lines = [f"`{path} {_usage(command)}`".rstrip("` ") + "`", "", " ".join((command.help or "").split())]
     if rows:

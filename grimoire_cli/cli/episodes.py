@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-import typer
-
 from ..operations import kinds as operations
 from . import render
-from .app import JsonOpt, command, contexts, declared, found, open_grimoire
+from .app import contexts, declared, found, open_grimoire
 
 
-@command()
-def episode(
-    event: str = typer.Argument(..., metavar="EVENT", help="What happened, as a slug: deploy-failed, db.migration."),
-    context: list[str] | None = typer.Option(
-        None, "--context", metavar="K=V", help="What the situation was (repeatable)."
-    ),
-    context_json: str | None = typer.Option(
-        None, "--context-json", metavar="JSON", help="Context as a JSON object (--context pairs win)."
-    ),
-    learned: str | None = typer.Option(None, "--learned", metavar="TEXT", help="What was learned from it."),
-    outcome: str = typer.Option("unknown", "--outcome", metavar="O", help="success, failure or unknown."),
-    category: str | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="A category of kind episode (default: the first)."
-    ),
-    tag: list[str] | None = typer.Option(None, "-t", "--tag", metavar="TAG", help="Tag (repeatable)."),
-    json: bool = JsonOpt,
-) -> None:
-    """Record an episode: an event, its context, its outcome and the lesson; prints its id."""
+@declared(operations.EPISODE)
+def episode(event, context_pairs, context_json, learned, outcome, category, tags, json):
     from ..kinds.episodes import context_json as parse_json
 
-    merged = {**(parse_json(context_json) if context_json is not None else {}), **contexts(context)}
+    merged = {**(parse_json(context_json) if context_json is not None else {}), **contexts(context_pairs)}
     grimoire = open_grimoire()
     entry = grimoire.add_episode(
-        event, context=merged, learned=learned, outcome=outcome, category=category, tags=tag or ()
+        event, context=merged, learned=learned, outcome=outcome, category=category, tags=tags or ()
     )
     if json:
         render.print_json(entry.view(grimoire.now()))

@@ -4,28 +4,14 @@ history."""
 
 from __future__ import annotations
 
-import typer
-
 from ..operations import kinds as operations
+from ..operations import lifecycle
 from . import render
-from .app import JsonOpt, chat_command, command, declared, found, open_grimoire, read_file, read_text
+from .app import chat_command, declared, found, open_grimoire, read_file, read_text
 
 
-@command()
-def age(
-    older_than: str | None = typer.Option(
-        None,
-        "--older-than",
-        metavar="SPAN",
-        help="For this run, nothing younger than SPAN (24h, 2d) stays hot by age alone.",
-    ),
-    most: int | None = typer.Option(None, "--max", metavar="N", help="For this run, at most N hot memories."),
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Show the split without recording it for the next `mem age`."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Show the hot / long-term split and what moved since the last `mem age` (nothing is written to the grimoire)."""
+@declared(lifecycle.AGE)
+def age(older_than, most, dry_run, json):
     grimoire = open_grimoire()
     result = grimoire.age(older_than=older_than, most=most, dry_run=dry_run)
     if json:
@@ -50,30 +36,12 @@ def age(
             render.out("  " + render.entry_line(entry, moment))
 
 
-@command()
-def consolidate(
-    transcript: str = typer.Argument(
-        "-",
-        metavar="TRANSCRIPT|-",
-        help="Claude Code JSONL, JSON/JSONL {role, content}, or plain text; '-' reads stdin.",
-    ),
-    with_: str | None = typer.Option(
-        None,
-        "--with",
-        metavar="CMD",
-        help="The summarizer: prompt on stdin, JSON on stdout (default: consolidate.command).",
-    ),
-    session_id: str | None = typer.Option(
-        None, "--session-id", metavar="ID", help="The session the memories come from (default: the transcript's)."
-    ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be saved; write nothing."),
-    json: bool = JsonOpt,
-) -> None:
-    """Save what a conversation taught: an external summarizer extracts facts, decisions, episodes, procedures, preferences."""
+@declared(lifecycle.CONSOLIDATE)
+def consolidate(file, with_, session_id, dry_run, json):
     grimoire = open_grimoire()
-    text = read_file(transcript, "the transcript")
+    text = read_file(file, "the transcript")
     result = grimoire.consolidate(
-        text, command=with_, session_id=session_id, dry_run=dry_run, where="stdin" if transcript == "-" else transcript
+        text, command=with_, session_id=session_id, dry_run=dry_run, where="stdin" if file == "-" else file
     )
     if json:
         render.print_json(result.to_dict())
@@ -93,24 +61,8 @@ def consolidate(
     render.out(result.line + (f"; summary {result.summary.id}" if result.summary is not None else ""))
 
 
-@command()
-def compact(
-    category: str | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="Only this category (default: every one that may be)."
-    ),
-    keep: int | None = typer.Option(
-        None, "--keep", metavar="N", help="Keep the newest N active entries of each (default: compaction.keep)."
-    ),
-    with_: str | None = typer.Option(
-        None, "--with", metavar="CMD", help="The summarizer (default: consolidate.command)."
-    ),
-    no_summary: bool = typer.Option(
-        False, "--no-summary", help="Condense from the entries' own summaries: no command."
-    ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be condensed; write nothing."),
-    json: bool = JsonOpt,
-) -> None:
-    """Condense old memories: past the newest N, one entry replaces them; they are archived, in one commit."""
+@declared(lifecycle.COMPACT)
+def compact(category, keep, with_, no_summary, dry_run, json):
     grimoire = open_grimoire()
     result = grimoire.compact(category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run)
     if json:

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json as jsonlib
 import sys
 
-import typer
-
 from ..core.errors import BadInput
 from ..operations import kinds as kind_operations
 from ..operations import memory as operations
 from . import render
-from .app import JsonOpt, contexts, declared, found, open_grimoire, read_text, task_command
+from .app import contexts, declared, found, open_grimoire, read_text, task_command
 
 
 @declared(operations.REMEMBER)
@@ -87,24 +85,11 @@ def _task_json(entries, moment) -> None:
     render.print_json([entry.view(moment) for entry in entries])
 
 
-@task_command("add")
-def task_add(
-    text: str | None = typer.Argument(None, metavar="TEXT|-", help="What to do; '-' reads stdin."),
-    due: str | None = typer.Option(None, "--due", metavar="WHEN", help="When: +30m, +1h, +2d or an ISO time."),
-    on: str | None = typer.Option(None, "--on", metavar="EVENT", help="When `mem event EVENT` fires."),
-    next_session: bool = typer.Option(False, "--next-session", help="At the next session start (`mem check`)."),
-    context: list[str] | None = typer.Option(
-        None, "--context", metavar="K=V", help="Context for whoever does it (repeatable)."
-    ),
-    category: str | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="A category of kind task (default: the first)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Schedule a task with one trigger: --due, --on or --next-session; prints its id."""
+@declared(kind_operations.TASK_SCHEDULE, task_command)
+def task_add(text, due, on, next_session, context_pairs, category, json):
     grimoire = open_grimoire()
     entry = grimoire.add_task(
-        read_text(text), due=due, on=on, next_session=next_session, context=contexts(context), category=category
+        read_text(text), due=due, on=on, next_session=next_session, context=contexts(context_pairs), category=category
     )
     if json:
         render.print_json(entry.view(grimoire.now()))

@@ -10,19 +10,11 @@ import typer
 from ..core.errors import FOUND_PROBLEMS, BadInput
 from ..operations import learning as operations
 from . import render
-from .app import JsonOpt, as_hook, command, declared, found, open_grimoire, read_file, read_text
+from .app import as_hook, declared, found, open_grimoire, read_file, read_text
 
 
-@command()
-def observe(
-    file: str = typer.Argument("-", metavar="FILE|-", help="Execution records, JSON Lines; '-' reads stdin."),
-    claude_hook: bool = typer.Option(
-        False, "--claude-hook", help="Read one Claude Code PostToolUse payload on stdin: a one-step record."
-    ),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Append the valid records, report the rest."),
-    json: bool = JsonOpt,
-) -> None:
-    """Append execution records to the local observation log (checked, secrets redacted)."""
+@declared(operations.OBSERVE)
+def observe(file, claude_hook, skip_invalid, json):
     if claude_hook:
         as_hook("mem observe --claude-hook", lambda: _observe_hook(json))
         return
@@ -150,16 +142,9 @@ def recommend(action, context, limit, json):
     found(result.tools)
 
 
-@command("recall-all")
-def recall_all(
-    query: str = typer.Argument(..., metavar="QUERY", help="What to recall, in words."),
-    types: str | None = typer.Option(
-        None, "--types", metavar="T,…", help="Some of patterns,tools,insights,preferences (default: all)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Patterns, tool memory, insights and preferences about a query, in one answer."""
-    chosen = [t.strip() for t in types.split(",") if t.strip()] if types is not None else None
+@declared(operations.RECALL_ALL)
+def recall_all(query, type_list, json):
+    chosen = [t.strip() for t in type_list.split(",") if t.strip()] if type_list is not None else None
     recalled = open_grimoire().recall_all(query, types=chosen)
     if json:
         render.print_json(recalled)

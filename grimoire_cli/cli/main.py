@@ -10,19 +10,33 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib import import_module
 
 import typer
 
 from ..core import faults
 from ..core.errors import BAD_INPUT, FOUND_PROBLEMS, INTERRUPTED, OK, GrimoireError
 from . import render
-
-# Importing them registers their commands, in the order `mem --help` lists them.
-# isort: off
-from . import memory, kinds, episodes, procedures, forgetting, learning, agents, serve, upkeep  # noqa: F401
-
-# isort: on
 from .app import APP_SETTINGS, app, opened, runtime
+
+# The command modules (importing one registers its commands), in the order
+# `mem --help` lists them, and the commands and groups each holds: a run
+# imports only the module of the command it names (a warm `mem query` reads
+# no other command's declaration); help, errors and unknown names import all.
+# tests/test_cli_help.py checks this table against the registered commands.
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "memory": (
+        "add", "supersede", "show", "list", "get", "apply", "query", "context", "import", "export", "stats", "scopes",
+    ),
+    "kinds": ("remember", "recall", "facts", "tasks", "due", "event", "task"),
+    "episodes": ("episode", "episodes"),
+    "procedures": ("procedures", "procedure"),
+    "forgetting": ("age", "consolidate", "compact", "chat"),
+    "learning": ("observe", "tools", "patterns", "recommend", "recall-all", "learn", "insights", "correct"),
+    "agents": ("capture", "mcp", "agent"),
+    "serve": ("serve",),
+    "upkeep": ("init", "scan", "validate", "archive", "check", "review", "merge-file", "merge-fixup", "hooks"),
+}  # fmt: skip
 
 try:  # Typer 0.29 carries its own copy of click; older ones use click itself
     from typer._click import exceptions as clicks
@@ -38,12 +52,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"error: {dashed}\n")
         return BAD_INPUT
     try:
+        runnable = _app_for(words)  # first: an agent's hook is known by its command's path
         if words and not any(word in ("-h", "--help", "--version") for word in words) and not _agent_hook(words):
             faults.arm(
                 runtime().fault
             )  # help and the version never need it; an agent's hook turns a bad one into its warning
         # Not standalone: click's own errors (Usage, "Try…", Error:) come back here to be one `error:` line.
-        returned = _app_for(words)(args=argv, prog_name="mem", standalone_mode=False)
+        returned = runnable(args=argv, prog_name="mem", standalone_mode=False)
     except clicks.NoArgsIsHelpError as exc:  # `mem`, `mem task`: the help, as asked
         exc.show()
         return exc.exit_code
@@ -147,7 +162,7 @@ def _looks_like_text(word: str) -> bool:
 
 def _options_with_values() -> set[str]:
     """Every option name of `mem` and its commands that takes a value."""
-    found, commands = set(), [typer.main.get_command(app)]
+    found, commands = set(), [typer.main.get_command(load_all())]
     while commands:
         command = commands.pop()
         commands.extend(getattr(command, "commands", {}).values())
@@ -162,34 +177,56 @@ def _options_with_values() -> set[str]:
 
 
 def _app_for(argv: list[str]) -> typer.Typer:
-    """The app with only the command being run: Typer builds (and inspects)
-    every registered command on each call; help, errors and unknown names
-    get the full app."""
-    name, position = None, 0
-    while position < len(argv):  # the first word past the app's own options
-        word = argv[position]
-        if word in ("--config", "--scope"):
-            position += 2
-        elif word.startswith("-"):
-            position += 1
-        else:
-            name = word
-            break
-    if name is None or any(a in ("-h", "--help") for a in argv):
-        return app
+    """The app with only the command being run, its module alone imported:
+    Typer builds (and inspects) every registered command on each call; help,
+    errors and unknown names get the full app."""
+    name = _command_name(argv)
+    if name is None or any(a in ("-h", "--help") for a in argv) or not _load_command(name):
+        return load_all()
     chosen = [
         info
         for info in app.registered_commands
         if (info.name or getattr(info.callback, "__name__", "").replace("_", "-")) == name
     ]
     groups = [info for info in app.registered_groups if info.name == name]  # mem task, mem agent, ...
-    if not chosen and not groups:
-        return app
     small = typer.Typer(**APP_SETTINGS)
     small.registered_callback = app.registered_callback
     small.registered_commands = chosen
     small.registered_groups = groups
     return small
+
+
+def _command_name(argv: list[str]) -> str | None:
+    """The first word past the app's own options: the command's (or group's) name."""
+    position = 0
+    while position < len(argv):
+        word = argv[position]
+        if word in ("--config", "--scope"):
+            position += 2
+        elif word.startswith("-"):
+            position += 1
+        else:
+            return word
+    return None
+
+
+def _load_command(name: str) -> bool:
+    """Import the module of command or group `name`; False when no module holds it."""
+    for module, names in COMMAND_MODULES.items():
+        if name in names:
+            import_module(f"{__package__}.{module}")
+            return True
+    return False
+
+
+def load_all() -> typer.Typer:
+    """The app with every command, listed in COMMAND_MODULES' order whichever
+    module an earlier run in this process imported first."""
+    order = list(COMMAND_MODULES)
+    for module in order:
+        import_module(f"{__package__}.{module}")
+    app.registered_commands.sort(key=lambda info: order.index(info.callback.__module__.rsplit(".", 1)[-1]))
+    return app
 
 
 def run() -> None:

@@ -11,7 +11,7 @@ import typer
 from ..core.errors import FOUND_PROBLEMS, BadInput, ImportRefused
 from ..operations import memory as operations
 from . import render
-from .app import JsonOpt, command, declared, found, given, open_grimoire, read_file, read_text
+from .app import declared, found, given, open_grimoire, read_file, read_text
 
 
 def _report_written(entry, json: bool) -> None:
@@ -254,16 +254,8 @@ def context(query, budget, recipe, json):
         sys.stdout.write(result.text)
 
 
-@command("import")
-def import_(
-    file: str = typer.Argument(..., metavar="FILE|-", help="JSON Lines, one entry per line."),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Write the valid lines, report the rest."),
-    redact: bool = typer.Option(
-        False, "--redact", help="Replace secrets in content and summary with [redacted: <kind>] instead of refusing."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Import entries from JSON Lines (all or nothing unless --skip-invalid)."""
+@declared(operations.IMPORT)
+def import_(file, skip_invalid, redact, json):
     text = read_file(file, "the JSON Lines file")
     try:
         result = open_grimoire().import_lines(text.splitlines(), skip_invalid=skip_invalid, redact=redact)
@@ -285,9 +277,8 @@ def import_(
         raise typer.Exit(FOUND_PROBLEMS)
 
 
-@command()
-def export(archived: bool = typer.Option(False, "--archived", help="Include the archive.")) -> None:
-    """Print every entry as JSON Lines; with --archived, round-trips through `mem import` into an empty grimoire."""
+@declared(operations.EXPORT)
+def export(archived):
     for entry in open_grimoire().export(archived=archived):
         sys.stdout.write(jsonlib.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
 
@@ -301,9 +292,8 @@ def stats(json):
     render.out("\n".join(result.lines()))
 
 
-@command()
-def scopes(json: bool = JsonOpt) -> None:
-    """List the scopes (personas) of this repository with their counts."""
+@declared(operations.SCOPES)
+def scopes(json):
     found = open_grimoire().scopes()
     if json:
         render.print_json([scope.to_dict() for scope in found])

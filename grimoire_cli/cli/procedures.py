@@ -3,27 +3,13 @@
 
 from __future__ import annotations
 
-import typer
-
 from ..operations import kinds as operations
 from . import render
-from .app import PARAM_NAME, JsonOpt, declared, found, open_grimoire, pairs, procedure_command, read_file
+from .app import PARAM_NAME, declared, found, open_grimoire, pairs, procedure_command, read_file
 
 
-@procedure_command("add")
-def procedure_add(
-    file: str = typer.Argument(
-        ...,
-        metavar="FILE|-",
-        help="A YAML or JSON runbook: name, description, params?, steps: [{name, run?, "
-        "description?, condition?}]; '-' reads stdin.",
-    ),
-    category: str | None = typer.Option(
-        None, "-c", "--category", metavar="CAT", help="A category of kind procedure (default: the first)."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Keep a runbook; a new version of a named procedure supersedes the old. Prints its id. Nothing is executed."""
+@declared(operations.PROCEDURE_ADD, procedure_command)
+def procedure_add(file, category, json):
     text, where = read_file(file, "the runbook"), "<stdin>" if file == "-" else file
     grimoire = open_grimoire()
     saved = grimoire.add_procedure(text, where=where, category=category)
@@ -35,18 +21,8 @@ def procedure_add(
     )
 
 
-@procedure_command("show")
-def procedure_show(
-    name: str = typer.Argument(..., metavar="NAME", help="The procedure's name."),
-    param: list[str] | None = typer.Option(
-        None, "--param", metavar="K=V", help="A value for {K} in the steps (repeatable)."
-    ),
-    template: bool = typer.Option(
-        False, "--template", help="As written: the {params} not given stay as they are, named on a template: line."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Print a procedure as a numbered checklist, its {params} filled in. mem executes none of it."""
+@declared(operations.PROCEDURE, procedure_command)
+def procedure_show(name, param, template, json):
     found = open_grimoire().procedure(
         name, pairs(param, "--param", PARAM_NAME, "name=value, like service=api"), template=template
     )

@@ -5,25 +5,28 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 
 import typer
 
 from ..core.errors import DAMAGED, FOUND_PROBLEMS, OK, BadInput
+from ..operations import upkeep as operations
 from . import render
-from .app import JsonOpt, Unscoped, as_hook, command, config_option, hooks_command, open_grimoire, runtime, scope_option
+from .app import (
+    Unscoped,
+    as_hook,
+    command,
+    config_option,
+    declared,
+    hooks_command,
+    open_grimoire,
+    runtime,
+    scope_option,
+)
 
 
-@command()
-def init(
-    preset: str | None = typer.Option(
-        None,
-        "--preset",
-        metavar="NAME",
-        help="Also add a memory design's categories and settings to the config: sabre, samaritan, protea, pms.",
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Create the config, grimoire folders, category files and merge rules (idempotent)."""
+@declared(operations.INIT)
+def init(preset, json):
     from ..api import Grimoire
 
     result = Grimoire.init(".", config_option(), scope=scope_option(), preset=preset, runtime=runtime())
@@ -46,14 +49,8 @@ def init(
         )
 
 
-@command()
-def scan(
-    file: str | None = typer.Argument(None, metavar="FILE", help="The texts, one a line ('-' or nothing: stdin)."),
-    jsonl: bool = typer.Option(
-        False, "--jsonl", help='Each line is a JSON object whose "text" is one text (it may hold newlines).'
-    ),
-) -> None:
-    """Check texts against the guard without storing anything: one JSON verdict a line; exit 1 if any was refused."""
+@declared(operations.SCAN)
+def scan(file, jsonl):
     from ..guard.scanning import scan_input
     from .app import read_file, read_text
 
@@ -62,18 +59,8 @@ def scan(
     raise typer.Exit(FOUND_PROBLEMS if any(verdict.refused for verdict in verdicts) else OK)
 
 
-@command()
-def validate(
-    paths: list[str] | None = typer.Argument(
-        None, metavar="PATH", help="Files or folders (default: the whole grimoire)."
-    ),
-    format: str = typer.Option("text", "--format", metavar="FORMAT", help="text, json or github."),
-    json: bool = typer.Option(False, "--json", help="Print machine-readable JSON (the same as --format json)."),
-    quiet: bool = typer.Option(
-        False, "-q", "--quiet", help="Print problems only: no summary line when all is well (the pre-commit hook)."
-    ),
-) -> None:
-    """Check grimoire files: schema, ids, links, categories, floors, secrets."""
+@declared(operations.VALIDATE)
+def validate(paths, format, json, quiet):
     if format not in ("text", "json", "github"):
         raise BadInput(f"unknown format {format!r}", "use text, json or github")
     if json:
@@ -98,19 +85,8 @@ def validate(
     raise typer.Exit(DAMAGED if report.damaged else OK if report.ok else FOUND_PROBLEMS)
 
 
-@command()
-def archive(
-    ids: list[str] | None = typer.Argument(
-        None, metavar="ID", help="Archive these (default: every expired or ineffective entry)."
-    ),
-    reason: str | None = typer.Option(
-        None, "--reason", metavar="REASON", help="expired, superseded, ineffective or manual (with ids)."
-    ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would move; change nothing."),
-    no_commit: bool = typer.Option(False, "--no-commit", help="Move the entries but do not commit."),
-    json: bool = JsonOpt,
-) -> None:
-    """Move expired and ineffective memories to the archive and commit just that change."""
+@declared(operations.ARCHIVE)
+def archive(ids, reason, dry_run, no_commit, json):
     result = open_grimoire().archive(ids or None, reason=reason, dry_run=dry_run, commit=not no_commit)
     for note in result.notes:
         render.note(note)
@@ -126,24 +102,8 @@ def archive(
         render.out(f"committed {result.commit[:12]}")
 
 
-@command()
-def check(
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 when anything is due."),
-    no_archive: bool = typer.Option(False, "--no-archive", help="Report expired memories; archive nothing."),
-    all_scopes: bool = typer.Option(
-        False, "--all-scopes", help="Check every scope (the session hooks do); --json: {scope: result}."
-    ),
-    hook: bool = typer.Option(
-        False, "--hook", hidden=True, help="Run as a git hook: never fail; say only what is new."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Session start: archive expired memories, warn about expiring and weak ones.
-
-    Expired memories are archived (lifecycle.auto_archive) in a commit of
-    their own, except on a detached HEAD or while git is in the middle of a
-    bisect, rebase, merge, cherry-pick, revert or am: then they are only
-    reported."""
+@declared(operations.CHECK)
+def check(strict, no_archive, all_scopes, hook, json):
 
     def checked() -> tuple:
         grimoire = open_grimoire()
@@ -203,9 +163,8 @@ def _print_check(result, new: set[str], hook: bool, who: str) -> None:
             render.out(f"{who}: {render.count(len(ids), one, many)} ({', '.join(ids)})")
 
 
-@command()
-def review(json: bool = JsonOpt) -> None:
-    """List low-tier, ineffective, expiring-soon and near-duplicate memories."""
+@declared(operations.REVIEW)
+def review(json):
     grimoire = open_grimoire()
     result = grimoire.review()
     if json:
@@ -241,32 +200,23 @@ def _hooks_call(action: str, json: bool) -> None:
         render.out(f"{name}: {state}")
 
 
-@hooks_command("install")
-def hooks_install(json: bool = JsonOpt) -> None:
-    """Install mem's git hooks (session check, pre-commit validate, renumbering after merges) and the merge driver."""
+@declared(operations.HOOKS_INSTALL, hooks_command)
+def hooks_install(json):
     _hooks_call("install", json)
 
 
-@hooks_command("uninstall")
-def hooks_uninstall(json: bool = JsonOpt) -> None:
-    """Remove mem's hooks and restore any hook they chained."""
+@declared(operations.HOOKS_UNINSTALL, hooks_command)
+def hooks_uninstall(json):
     _hooks_call("uninstall", json)
 
 
-@hooks_command("status")
-def hooks_status(json: bool = JsonOpt) -> None:
-    """Show which hooks are installed."""
+@declared(operations.HOOKS_STATUS, hooks_command)
+def hooks_status(json):
     _hooks_call("status", json)
 
 
-@command("merge-file", hidden=False, cls=Unscoped)
-def merge_file(
-    base: str = typer.Argument(..., metavar="BASE", help="%O: the common ancestor's version."),
-    ours: str = typer.Argument(..., metavar="OURS", help="%A: our version; the result is written here."),
-    theirs: str = typer.Argument(..., metavar="THEIRS", help="%B: their version."),
-    path: str = typer.Argument("grimoire file", metavar="PATH", help="%P: the file's path in the repository."),
-) -> None:
-    """Git merge driver: merge a grimoire file entry by entry (exit 1 on a conflict)."""
+@declared(operations.MERGE_FILE, partial(command, cls=Unscoped))
+def merge_file(base, ours, theirs, path):
     from ..git.merge import merge_file as run_merge
 
     result = run_merge(base, ours, theirs, path, config_option() or runtime().config)
@@ -279,19 +229,8 @@ def merge_file(
     raise typer.Exit(FOUND_PROBLEMS if result.conflicts else OK)
 
 
-@command("merge-fixup")
-def merge_fixup(
-    hook: str = typer.Argument(
-        ..., metavar="HOOK", help="The git hook running it: post-merge, post-rewrite, post-commit or pre-commit."
-    ),
-    args: list[str] | None = typer.Argument(None, metavar="ARG", help="The hook's own arguments."),
-    all_scopes: bool = typer.Option(
-        False, "--all-scopes", help="Every scope (the hooks do); another scope's ids read scope:ID."
-    ),
-    json: bool = JsonOpt,
-) -> None:
-    """Run by mem's git hooks: after a merge, rebase or cherry-pick, renumber
-    colliding ids in files the merge driver never saw (git took them whole)."""
+@declared(operations.MERGE_FIXUP)
+def merge_fixup(hook, args, all_scopes, json):
     stdin = sys.stdin.read() if hook == "post-rewrite" and not sys.stdin.isatty() else ""
     result = open_grimoire().merge_fixup(hook, args or [], stdin, all_scopes=all_scopes)
     if json:

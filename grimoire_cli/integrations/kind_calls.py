@@ -8,22 +8,22 @@ from typing import TYPE_CHECKING, Any
 from ..operations.kinds import (
     CHAT_ADD,
     CHAT_RECENT,
+    EPISODE,
     EPISODES,
     EVENT,
+    PROCEDURE,
+    PROCEDURE_ADD,
     PROCEDURES,
     TASK_CANCEL,
     TASK_DONE,
+    TASK_SCHEDULE,
     TASKS_DUE,
     TASKS_PENDING,
 )
-from .registry import TAGS, boolean, call, string, tool, typed
+from .registry import tool
 
 if TYPE_CHECKING:
     from ..api import Grimoire
-
-_CONTEXT = typed(
-    "object", "What the situation was, as key → text (like table: users).", additionalProperties={"type": "string"}
-)
 
 
 def _views(g: Grimoire, entries: list[Any]) -> list[dict[str, Any]]:
@@ -34,19 +34,7 @@ def _views(g: Grimoire, entries: list[Any]) -> list[dict[str, Any]]:
 # -- episodes ------------------------------------------------------------------
 
 
-@call(
-    "episode",
-    "Record an episode: an event that happened, its context, how it ended and the lesson (episodic memory). "
-    "Returns the written entry.",
-    required=("event",),
-    additive=True,
-    event=string("What happened, as a slug: deploy-failed, db.migration."),
-    context=typed("object", "What the situation was (any JSON object)."),
-    learned=string("What was learned from it."),
-    outcome=string("How it ended.", enum=["success", "failure", "unknown"]),
-    category=string("A category of kind episode (default: the first)."),
-    tags=TAGS,
-)
+@tool(EPISODE)
 def episode(g: Grimoire, event: str, **options: Any) -> Any:
     return g.add_episode(event, **options).view(g.now())
 
@@ -60,32 +48,12 @@ def episodes(g: Grimoire, query: str | None = None, **options: Any) -> Any:
 # -- procedures ----------------------------------------------------------------
 
 
-@call(
-    "procedure_add",
-    "Keep a runbook (procedural memory); a new version of a named procedure supersedes the old, the same version "
-    "writes nothing. Nothing is ever executed.",
-    required=("document",),
-    idempotent=True,
-    document=typed(
-        ["object", "string"],
-        "The runbook: {name, description, params?, steps: [{name, run?, description?, condition?}]}, "
-        "as an object or its YAML/JSON text.",
-    ),
-    category=string("A category of kind procedure (default: the first)."),
-)
+@tool(PROCEDURE_ADD)
 def procedure_add(g: Grimoire, document: Any, category: str | None = None) -> Any:
     return g.add_procedure(document, where="the document", category=category).to_dict(g.now())
 
 
-@call(
-    "procedure",
-    "A procedure as a checklist, its {params} filled in; follow it yourself, then report with apply.",
-    required=("name",),
-    read_only=True,
-    name=string("The procedure's name."),
-    params=typed("object", "Values for the procedure's {params}.", additionalProperties={"type": "string"}),
-    template=boolean("As written: the params not given stay {name} (null in params) instead of being refused."),
-)
+@tool(PROCEDURE)
 def procedure(g: Grimoire, name: str, params: dict[str, str] | None = None, template: bool = False) -> Any:
     return g.procedure(name, params, template=template).to_dict()
 
@@ -98,19 +66,7 @@ def procedures(g: Grimoire, category: str | None = None) -> Any:
 # -- prospective tasks ---------------------------------------------------------
 
 
-@call(
-    "task_schedule",
-    "Schedule a task for later (prospective memory) with one trigger: due (+30m, +1h, +2d or an ISO time), "
-    "on (an event) or next_session. Returns the task.",
-    required=("text",),
-    additive=True,
-    text=string("What to do."),
-    due=string("When: +30m, +1h, +2d or an ISO time."),
-    on=string("When this event fires."),
-    next_session=boolean("At the next session start."),
-    context=_CONTEXT,
-    category=string("A category of kind task (default: the first)."),
-)
+@tool(TASK_SCHEDULE)
 def task_schedule(g: Grimoire, text: str, **options: Any) -> Any:
     return g.add_task(text, **options).view(g.now())
 

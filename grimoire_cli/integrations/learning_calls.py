@@ -7,43 +7,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import BadInput
-from ..operations.learning import CORRECT, INSIGHTS, LEARN, PATTERNS, RECOMMEND, TOOLS
-from .registry import boolean, call, search_text, string, strings, tool, typed
+from ..operations.learning import CORRECT, INSIGHTS, LEARN, OBSERVE, PATTERNS, RECALL_ALL, RECOMMEND, TOOLS
+from ..operations.lifecycle import CONSOLIDATE
+from .registry import tool
 
 if TYPE_CHECKING:
     from ..api import Grimoire
 
 
-@call(
-    "observe",
-    "Record task executions in the local observation log (checked, secrets redacted): each record {task_id, goal?, "
-    "agent?, context?, outcome: success|failure, duration_ms?, steps: [{tool, params?, status: completed|failed, duration_ms?, "
-    "error?, retries?}], corrections?: [{field, original?, corrected}]}. "
-    "Tool memory, patterns and insights are computed from it.",
-    required=("records",),
-    additive=True,
-    records=typed("array", "The execution records.", items={"type": "object"}, minItems=1),
-    skip_invalid=boolean("Append the valid records and report the rest, instead of refusing all."),
-)
+@tool(OBSERVE)
 def observe(g: Grimoire, records: list[dict[str, Any]], skip_invalid: bool = False) -> Any:
     return g.observe(records, skip_invalid=skip_invalid).to_dict()
 
 
-@call(
-    "consolidate",
-    "Save what a conversation taught: the project's configured summarizer (consolidate.command) extracts facts, "
-    "decisions, episodes, procedures and preferences; each is checked like save, and a summary entry lists them. Give the "
-    "transcript's text or its path (Claude Code JSONL, JSON/JSONL {role, content}, or plain text). Only the configured command "
-    "runs: a tool call cannot choose one.",
-    open_world=True,
-    transcript=string("The conversation's text."),
-    path=string(
-        "The transcript file's path (instead of its text): inside the repository, or Claude Code's transcripts of this "
-        "project (~/.claude/projects/…)."
-    ),
-    session_id=string("The session the memories come from (default: the transcript's)."),
-    dry_run=boolean("Say what would be saved; write nothing."),
-)
+@tool(CONSOLIDATE)
 def consolidate(
     g: Grimoire,
     transcript: str | None = None,
@@ -83,14 +60,7 @@ def patterns(g: Grimoire, type: str | None = None, min_usage: int = 1) -> Any:
     return [pattern.to_dict() for pattern in g.patterns(type, min_usage=min_usage)]
 
 
-@call(
-    "recall_all",
-    "Patterns, tool memory, insights and preferences about a query, in one answer.",
-    required=("query",),
-    read_only=True,
-    query=search_text("What to recall, in words."),
-    types=strings("Some of patterns, tools, insights, preferences (default: all)."),
-)
+@tool(RECALL_ALL)
 def recall_all(g: Grimoire, query: str, types: list[str] | None = None) -> Any:
     return g.recall_all(query, types=types)
 

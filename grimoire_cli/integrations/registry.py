@@ -1,7 +1,6 @@
 """What a call is (name, description, JSON Schema of its arguments, the
 function that runs it) and the table they register in: `tool` registers a
-declared operation's (operations/), `call` one not declared there yet, its
-schema written with the small vocabulary below. `calls` puts the table together."""
+declared operation's (operations/). `calls` puts the table together."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.bounds import MAX_TEXT
 from ..core.errors import BadInput
 from ..operations.declared import Operation
 
@@ -42,29 +40,6 @@ class Call:
 CALLS: dict[str, Call] = {}
 
 
-def call(
-    name: str,
-    description: str,
-    /,
-    *,
-    required: tuple[str, ...] = (),
-    read_only: bool = False,
-    additive: bool = False,
-    idempotent: bool = False,
-    open_world: bool = False,
-    **properties: dict[str, Any],
-):
-    """Register the decorated function as call `name`; `properties` are its
-    arguments' schemas (keyword names = the function's parameters)."""
-
-    def register(function: Callable[..., Any]) -> Callable[..., Any]:
-        schema = {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
-        CALLS[name] = Call(name, description, schema, function, read_only, additive, idempotent, open_world)
-        return function
-
-    return register
-
-
 def tool(operation: Operation) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the tool of a declared operation:
     its name, description, input schema and hints are the declaration's."""
@@ -83,29 +58,6 @@ def tool(operation: Operation) -> Callable[[Callable[..., Any]], Callable[..., A
         return function
 
     return register
-
-
-def typed(kind: str | list[str], description: str, **more: Any) -> dict[str, Any]:
-    return {"type": kind, "description": description, **more}
-
-
-def string(description: str, **more: Any) -> dict[str, Any]:
-    return typed("string", description, **more)
-
-
-def strings(description: str) -> dict[str, Any]:
-    return typed("array", description, items={"type": "string"})
-
-
-def search_text(description: str) -> dict[str, Any]:
-    return string(description, maxLength=MAX_TEXT)
-
-
-def boolean(description: str) -> dict[str, Any]:
-    return typed("boolean", description)
-
-
-TAGS = strings("Tags (all must match when filtering).")
 
 
 def check_arguments(spec: Call, arguments: dict[str, Any]) -> None:

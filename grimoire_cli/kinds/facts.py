@@ -98,7 +98,7 @@ def recall(store: Store, key: str, moment: datetime) -> Entry:
     entry = holder(store, check_key(key), moment)
     if entry is None:
         raise NotFound(f"no active fact with key {key!r} (missing or expired)", "list keys with `mem facts`")
-    store.kept(lambda catalog: catalog.record_access(entry.id, moment.timestamp()), None)
+    store.reads.note_access(entry.id, moment.timestamp())
     return entry
 
 
@@ -112,4 +112,4 @@ def facts(store: Store, pattern: str | None, categories: list[str], moment: date
 
 def accesses(store: Store, ids: list[str]) -> dict[str, tuple[int, float]]:
     """Access counts and last access (POSIX time) by id, best effort."""
-    return store.kept(lambda catalog: catalog.accesses(ids), {})
+    return store.reads.accesses(ids)

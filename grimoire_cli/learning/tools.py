@@ -176,7 +176,7 @@ def known_solutions(store: Store, tools: list[str]) -> dict[str, list[dict[str, 
         except Exception:
             continue
     chosen = Filter(at=store.runtime.now().timestamp(), categories=[SOLUTIONS])
-    lights = store.ask(lambda catalog, paths: catalog.lights(paths, chosen), include_archive=False)
+    lights = store.reads.lights(chosen)
     wanted = [light for light in lights if any(tag in tags for tag in light.tags)]
     loaded = store.load([light.rowid for light in wanted]) if wanted else {}
     out: dict[str, list[dict[str, str]]] = {}

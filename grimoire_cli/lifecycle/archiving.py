@@ -79,9 +79,7 @@ def archive(
                     raise BadInput(f"{entry_id} is already archived")
                 chosen[entry_id] = reason or ("superseded" if entry.superseded_by else "manual")
         else:
-            for light in store.ask(
-                lambda catalog, paths: catalog.lights(paths), include_archive=False, skip_damaged=False
-            ):
+            for light in store.reads.lights(skip_damaged=False):
                 why = archive_reason(light, moment)
                 if why:
                     chosen.setdefault(light.id, why)
@@ -185,7 +183,7 @@ def expiring(store: Store, moment: datetime, days: int, excluded: Iterable[str] 
     the catalog finds them (what `check` reports), so only they are read whole."""
     chosen = Filter(at=moment.timestamp(), excluded=excluded)
     horizon = moment.timestamp() + days * 86400
-    lights = store.ask(lambda catalog, paths: catalog.needing_attention(paths, chosen, horizon), include_archive=False)
+    lights = store.reads.needing_attention(chosen, horizon, skip_damaged=True)
     loaded = store.load([light.rowid for light in lights if expiring_within(light, moment, days)])
     return sorted(loaded.values(), key=sort_key, reverse=True)
 
@@ -205,11 +203,7 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     local_ids.note_arrived(store)  # and ids a deleted entry must not free
     chosen = Filter(at=moment.timestamp(), states=("active", "expired"))
     horizon = moment.timestamp() + lifecycle["warn_before_archive_days"] * 86400
-    lights = store.ask(
-        lambda catalog, paths: catalog.needing_attention(paths, chosen, horizon),
-        include_archive=False,
-        skip_damaged=False,
-    )
+    lights = store.reads.needing_attention(chosen, horizon)
     for entry in sorted(lights, key=lambda light: light.id):
         if entry.is_expired(moment):
             result.expired.append(entry.id)

@@ -96,11 +96,11 @@ def _pairs(
     name = f"review near-duplicates of {category}"  # no file's path begins so: paths begin with the storage folder
     made = json.dumps([VERSION, THRESHOLD, [[path, hashes.get(path), count, rows] for path, count, _, rows in where]])
     key = hashlib.blake2b(made.encode(), digest_size=20).hexdigest()
-    kept = store.kept(lambda catalog: catalog.report(name, key), None)
+    kept = store.reads.report(name, key)
     if kept is not None:
         return [(a, b, score) for a, b, score in kept]
     found = _computed(store, category, active)
-    store.kept(lambda catalog: catalog.keep_report(name, key, found), None)
+    store.reads.keep_report(name, key, found)
     return found
 
 

@@ -324,16 +324,14 @@ class _Batch:
             window = alike_lengths(len(normalize_text(content)))
             if (category, window) not in self._windows:
                 chosen = Filter(at=self.moment.timestamp(), categories=[category], lengths=window)
-                self._windows[category, window] = self.store.ask(
-                    lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False
-                )
+                self._windows[category, window] = self.store.reads.normalized(chosen)
             known = [
                 (entry_id, norm) for entry_id, norm in self._windows[category, window] if entry_id not in self.updates
             ]
             return Duplicates(known + list(self._new.get(category, {}).items()))
         if category not in self._groups:
             chosen = Filter(at=self.moment.timestamp(), categories=[category])
-            pairs = self.store.ask(lambda catalog, paths: catalog.normalized(paths, chosen), include_archive=False)
+            pairs = self.store.reads.normalized(chosen)
             self._groups[category] = Duplicates(
                 ((entry_id, norm) for entry_id, norm in pairs if entry_id not in self.updates), indexed=True
             )
@@ -450,7 +448,7 @@ class _Taken:
 
     def of_day(self, day: str) -> set[str]:
         if day not in self._days:
-            known = set(self.store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day)))
+            known = set(self.store.reads.ids_of_day(day))
             # The ids of files too damaged to read count as taken (never reused).
             known |= {i for i in self.store.ids_in_damaged() if i.startswith(f"MEM-{day}-")}
             self._days[day] = known | self._added.get(day, set())

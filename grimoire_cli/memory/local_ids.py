@@ -31,11 +31,7 @@ def clashes(store: Store) -> set[str]:
     local = store.local_paths()
     if not local:
         return set()
-    return store.ask(
-        lambda catalog, paths: catalog.shared_ids(
-            [p for p in paths if p in local], [p for p in paths if p not in local]
-        )
-    )
+    return store.reads.shared_with_tracked(local)
 
 
 def settle(store: Store) -> dict[str, str]:
@@ -60,11 +56,7 @@ def note_arrived(store: Store) -> None:
     from ..storage.issued import record
 
     known = store.issued()
-    marks = [
-        (day, n)
-        for day, n in store.ask(lambda catalog, paths: catalog.highest_per_day(paths), skip_damaged=True)
-        if n and n > known.get(day, 0)
-    ]
+    marks = [(day, n) for day, n in store.reads.highest_per_day() if n and n > known.get(day, 0)]
     if marks:
         with store.lock():
             record(store.config.local_dir, [format_id(day, n) for day, n in marks])
@@ -72,7 +64,7 @@ def note_arrived(store: Store) -> None:
 
 def _settle(store: Store, found: set[str]) -> dict[str, str]:
     local = store.local_paths()
-    rows = store.ask(lambda catalog, paths: {p: catalog.file_entries(p) for p in paths if p in local})
+    rows = store.reads.rows_by_file(local)
     mapping: dict[str, str] = {}
     taken: dict[str, set[str]] = {}
     issued = store.issued()  # never an id this clone already issued (storage/issued.py)
@@ -81,11 +73,7 @@ def _settle(store: Store, found: set[str]) -> dict[str, str]:
         if not day:
             continue  # not an id mem mints: left to `mem validate`
         if day not in taken:
-            taken[day] = (
-                set(store.ask(lambda catalog, paths: catalog.ids_of_day(paths, day)))
-                | store.ids_in_damaged()
-                | in_use(issued, day)
-            )
+            taken[day] = set(store.reads.ids_of_day(day)) | store.ids_in_damaged() | in_use(issued, day)
         mapping[entry_id] = next_id(taken[day], day)
         taken[day].add(mapping[entry_id])
     paths = {f.rel: f.path for f in store.files()}

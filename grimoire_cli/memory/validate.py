@@ -178,12 +178,11 @@ def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> 
         except OSError:
             data = None
         key = f"{version}|{rel}|{path.resolve()}|{content_hash(data)}" if data is not None else None
-        cached = store.kept(lambda catalog: catalog.report(rel, key), None) if key is not None else None  # type: ignore[arg-type]  # key is not None there
+        cached = store.reads.report(rel, key) if key is not None else None
         out.append(cached)
         if cached is None:
             pending.append((index, path, rel, data, key))
-    no_reports: dict[bytes, Any] = {}
-    kept = [store.kept(lambda catalog: catalog.chunk_reports(rel, version), no_reports) for _, _, rel, _, _ in pending]
+    kept = [store.reads.chunk_reports(rel, version) for _, _, rel, _, _ in pending]
     results = validate_files.compute_all(
         store, [validate_files.FileToCheck(p, r, d, c) for (_, p, r, d, _), c in zip(pending, kept)]
     )
@@ -191,8 +190,8 @@ def _file_results(store: Store, files: list[tuple[Path, str]], version: str) -> 
         chunks = result.pop("chunks")
         out[index] = result
         if key is not None:
-            store.kept(lambda catalog: catalog.keep_report(rel, key, result), None)
-            store.kept(lambda catalog: catalog.keep_chunk_reports(rel, version, chunks), None)
+            store.reads.keep_report(rel, key, result)
+            store.reads.keep_chunk_reports(rel, version, chunks)
     return out  # type: ignore[return-value]
 
 

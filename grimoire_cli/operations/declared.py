@@ -6,7 +6,9 @@ schema (integrations/registry.py, `tool`), and docs/commands.md its options
 
 A parameter may exist on one surface only (`--json` on the CLI, say) and may
 say a thing differently to a person and to a model (`cli_help`,
-`tool_help`): both are written here, side by side. Every `mem` run imports
+`tool_help`): both are written here, side by side. A value the two surfaces
+take in different shapes (`--context K=V` and an object, a file and its
+document) is two parameters, one on each surface, next to each other. Every `mem` run imports
 this module, so its classes are plain ones with `__slots__` (CONTRIBUTING.md).
 """
 
@@ -29,8 +31,10 @@ class Param:
     __slots__ = (
         "cli_help",
         "default",
+        "envvar",
         "flags",
         "help",
+        "hidden",
         "metavar",
         "name",
         "on_cli",
@@ -55,8 +59,12 @@ class Param:
         cli: bool = True,
         tool: bool = True,
         required: bool | None = None,
+        hidden: bool = False,
+        envvar: str | None = None,
     ):
         self.name, self.type, self.help, self.flags = name, type, help, flags
+        self.hidden = hidden  # an option the CLI takes but its help does not list (a hook's)
+        self.envvar = envvar  # the variable the CLI reads the option from when it is not given
         self.default, self.metavar = default, metavar
         self.cli_help, self.tool_help = cli_help or help, tool_help or help
         self.schema = schema or {}
@@ -70,8 +78,9 @@ class Param:
 
     def json_schema(self) -> dict[str, Any]:
         """The tool argument's JSON Schema: type, description, then its keywords."""
-        if self.type is object:  # any JSON value
-            return {"description": self.tool_help, **self.schema}
+        if self.type is object:  # any JSON value, or the shape its schema gives (its `type` first, as the others')
+            typed = {"type": self.schema["type"]} if "type" in self.schema else {}
+            return {**typed, "description": self.tool_help, **self.schema}
         shown: dict[str, Any] = {"type": _JSON_TYPES[self.type], "description": self.tool_help}
         if self.type is list:
             shown["items"] = {"type": "string"}
@@ -85,7 +94,8 @@ class Operation:
     same unless said); `help` is the command's --help text, `description`
     the tool's (written for a model deciding whether to call it); `result`
     names what it returns (the JSON `mem COMMAND --json` prints). `json`:
-    the command takes `--json`. The four hints are the tool's annotations."""
+    the command takes `--json`. The four hints are the tool's annotations;
+    `tool` false: the CLI alone offers it (`command_only`)."""
 
     __slots__ = (
         "additive",
@@ -95,6 +105,7 @@ class Operation:
         "idempotent",
         "json",
         "name",
+        "on_tool",
         "open_world",
         "params",
         "read_only",
@@ -115,8 +126,10 @@ class Operation:
         additive: bool = False,
         idempotent: bool = False,
         open_world: bool = False,
+        tool: bool = True,
     ):
         self.name, self.command = name, command or name
+        self.on_tool = tool
         self.help, self.description, self.params, self.result = help, description, params, result
         self.json = json
         self.read_only, self.additive, self.idempotent, self.open_world = read_only, additive, idempotent, open_world
@@ -125,7 +138,7 @@ class Operation:
         return [param for param in self.params if param.on_cli]
 
     def tool_params(self) -> list[Param]:
-        return [param for param in self.params if param.on_tool]
+        return [param for param in self.params if param.on_tool] if self.on_tool else []
 
     def input_schema(self) -> dict[str, Any]:
         """The tool's arguments as a JSON Schema object."""
@@ -136,3 +149,12 @@ class Operation:
             "required": [param.name for param in params if param.required],
             "additionalProperties": False,
         }
+
+
+def command_only(command: str, help: str, params: tuple[Param, ...], result: str, *, json: bool = True) -> Operation:
+    """An operation the CLI alone offers (`mem init`, the git hooks' commands):
+    no MCP tool, so no description for a model; `result` names what `--json`
+    prints ("" without one)."""
+    return Operation(
+        command.replace(" ", "_").replace("-", "_"), help, "", params, result, command=command, json=json, tool=False
+    )

@@ -1,16 +1,63 @@
 """The operations over the kinds of memory (docs/agent-personas.md), each
 declared once (see declared.py): episodes, procedures, prospective tasks and
-events, chat history. Those whose command and tool take their values in
-different shapes (`--context K=V` and an object, a file and a document) are
-not declared here yet."""
+events, chat history."""
 
 from __future__ import annotations
 
 from ..core.bounds import MAX_TEXT
 from .declared import REQUIRED, Operation, Param
-from .memory import ID_HELP, SINCE, UNTIL, stdin_text
+from .memory import ID_HELP, SINCE, TAGS_HELP, UNTIL, stdin_text
+
+STRING_VALUES = {"type": "object", "additionalProperties": {"type": "string"}}  # key -> text
+
+
+def _context_pairs(help: str) -> Param:
+    """The command's `--context K=V` (the tool's `context` is an object)."""
+    return Param("context_pairs", list, help, "--context", metavar="K=V", tool=False)
+
+
+def _category(kind: str) -> Param:
+    return Param("category", str, f"A category of kind {kind} (default: the first).", "-c", "--category", metavar="CAT")
+
 
 # -- episodes ------------------------------------------------------------------------
+
+EPISODE = Operation(
+    "episode",
+    "Record an episode: an event, its context, its outcome and the lesson; prints its id.",
+    "Record an episode: an event that happened, its context, how it ended and the lesson (episodic memory). "
+    "Returns the written entry.",
+    (
+        Param(
+            "event", str, "What happened, as a slug: deploy-failed, db.migration.", default=REQUIRED, metavar="EVENT"
+        ),
+        _context_pairs("What the situation was (repeatable)."),
+        Param(
+            "context_json",
+            str,
+            "Context as a JSON object (--context pairs win).",
+            "--context-json",
+            metavar="JSON",
+            tool=False,
+        ),
+        Param("context", object, "What the situation was (any JSON object).", schema={"type": "object"}, cli=False),
+        Param("learned", str, "What was learned from it.", "--learned", metavar="TEXT"),
+        Param(
+            "outcome",
+            str,
+            "How it ended.",
+            "--outcome",
+            default="unknown",
+            metavar="O",
+            cli_help="success, failure or unknown.",
+            schema={"enum": ["success", "failure", "unknown"]},
+        ),
+        _category("episode"),
+        Param("tags", list, TAGS_HELP, "-t", "--tag", metavar="TAG", cli_help="Tag (repeatable)."),
+    ),
+    "the written episode",
+    additive=True,
+)
 
 EPISODES = Operation(
     "episodes",
@@ -42,6 +89,59 @@ EPISODES = Operation(
 
 # -- procedures ----------------------------------------------------------------------
 
+PROCEDURE_ADD = Operation(
+    "procedure_add",
+    "Keep a runbook; a new version of a named procedure supersedes the old. Prints its id. Nothing is executed.",
+    "Keep a runbook (procedural memory); a new version of a named procedure supersedes the old, the same version "
+    "writes nothing. Nothing is ever executed.",
+    (
+        Param(
+            "file",
+            str,
+            "A YAML or JSON runbook: name, description, params?, steps: [{name, run?, description?, condition?}]; "
+            "'-' reads stdin.",
+            default=REQUIRED,
+            metavar="FILE|-",
+            tool=False,
+        ),
+        Param(
+            "document",
+            object,
+            "The runbook: {name, description, params?, steps: [{name, run?, description?, condition?}]}, "
+            "as an object or its YAML/JSON text.",
+            schema={"type": ["object", "string"]},
+            cli=False,
+            required=True,
+        ),
+        _category("procedure"),
+    ),
+    "the procedure's entry, with `written` (false: this version was already kept)",
+    command="procedure add",
+    idempotent=True,
+)
+
+PROCEDURE = Operation(
+    "procedure",
+    "Print a procedure as a numbered checklist, its {params} filled in. mem executes none of it.",
+    "A procedure as a checklist, its {params} filled in; follow it yourself, then report with apply.",
+    (
+        Param("name", str, "The procedure's name.", default=REQUIRED, metavar="NAME"),
+        Param("param", list, "A value for {K} in the steps (repeatable).", "--param", metavar="K=V", tool=False),
+        Param("params", object, "Values for the procedure's {params}.", schema=STRING_VALUES, cli=False),
+        Param(
+            "template",
+            bool,
+            "As written: the params not given stay {name} (null in params) instead of being refused.",
+            "--template",
+            default=False,
+            cli_help="As written: the {params} not given stay as they are, named on a template: line.",
+        ),
+    ),
+    "the procedure: id, name, description, params, its steps with the params filled in, effectiveness",
+    command="procedure show",
+    read_only=True,
+)
+
 PROCEDURES = Operation(
     "procedures",
     "List the active procedures: name, steps, success rate (from `mem apply`), id.",
@@ -52,6 +152,38 @@ PROCEDURES = Operation(
 )
 
 # -- prospective tasks ---------------------------------------------------------------
+
+TASK_SCHEDULE = Operation(
+    "task_schedule",
+    "Schedule a task with one trigger: --due, --on or --next-session; prints its id.",
+    "Schedule a task for later (prospective memory) with one trigger: due (+30m, +1h, +2d or an ISO time), "
+    "on (an event) or next_session. Returns the task.",
+    (
+        stdin_text("text", "What to do.", "What to do; '-' reads stdin."),
+        Param("due", str, "When: +30m, +1h, +2d or an ISO time.", "--due", metavar="WHEN"),
+        Param("on", str, "When this event fires.", "--on", metavar="EVENT", cli_help="When `mem event EVENT` fires."),
+        Param(
+            "next_session",
+            bool,
+            "At the next session start.",
+            "--next-session",
+            default=False,
+            cli_help="At the next session start (`mem check`).",
+        ),
+        _context_pairs("Context for whoever does it (repeatable)."),
+        Param(
+            "context",
+            object,
+            "What the situation was, as key → text (like table: users).",
+            schema=STRING_VALUES,
+            cli=False,
+        ),
+        _category("task"),
+    ),
+    "the task",
+    command="task add",
+    additive=True,
+)
 
 TASKS_PENDING = Operation(
     "tasks_pending",
@@ -121,7 +253,7 @@ CHAT_ADD = Operation(
             metavar="ROLE",
         ),
         stdin_text("text", "The message.", "The message; '-' (or nothing, when piped) reads stdin."),
-        Param("category", str, "A category of kind chat (default: the first).", "-c", "--category", metavar="CAT"),
+        _category("chat"),
     ),
     "the message's entry",
     command="chat add",

@@ -1,12 +1,51 @@
-"""The operations that read what the observation log teaches, each declared
-once (see declared.py): tools, recommend, patterns, learn, insights, correct.
-Those whose command and tool take their values in different shapes
-(observe's file and records, recall-all's types) are not declared here yet."""
+"""The operations that learn from executions, each declared once (see
+declared.py): observe (task executions) and what the observation log
+teaches: tools, recommend, patterns, recall-all, learn, insights, correct."""
 
 from __future__ import annotations
 
 from ..core.bounds import MAX_TEXT
 from .declared import REQUIRED, Operation, Param
+
+OBSERVE = Operation(
+    "observe",
+    "Append execution records to the local observation log (checked, secrets redacted).",
+    "Record task executions in the local observation log (checked, secrets redacted): each record {task_id, goal?, "
+    "agent?, context?, outcome: success|failure, duration_ms?, steps: [{tool, params?, status: completed|failed, duration_ms?, "
+    "error?, retries?}], corrections?: [{field, original?, corrected}]}. "
+    "Tool memory, patterns and insights are computed from it.",
+    (
+        Param(
+            "file", str, "Execution records, JSON Lines; '-' reads stdin.", default="-", metavar="FILE|-", tool=False
+        ),
+        Param(
+            "claude_hook",
+            bool,
+            "Read one Claude Code PostToolUse payload on stdin: a one-step record.",
+            "--claude-hook",
+            default=False,
+            tool=False,
+        ),
+        Param(
+            "records",
+            object,
+            "The execution records.",
+            schema={"type": "array", "items": {"type": "object"}, "minItems": 1},
+            cli=False,
+            required=True,
+        ),
+        Param(
+            "skip_invalid",
+            bool,
+            "Append the valid records and report the rest, instead of refusing all.",
+            "--skip-invalid",
+            default=False,
+            cli_help="Append the valid records, report the rest.",
+        ),
+    ),
+    "how many records and steps were appended, redacted and rejected",
+    additive=True,
+)
 
 TOOLS = Operation(
     "tools",
@@ -78,6 +117,29 @@ PATTERNS = Operation(
         ),
     ),
     "the patterns",
+    read_only=True,
+)
+
+RECALL_ALL = Operation(
+    "recall_all",
+    "Patterns, tool memory, insights and preferences about a query, in one answer.",
+    "Patterns, tool memory, insights and preferences about a query, in one answer.",
+    (
+        Param(
+            "query", str, "What to recall, in words.", default=REQUIRED, metavar="QUERY", schema={"maxLength": MAX_TEXT}
+        ),
+        Param(
+            "type_list",
+            str,
+            "Some of patterns,tools,insights,preferences (default: all).",
+            "--types",
+            metavar="T,…",
+            tool=False,
+        ),
+        Param("types", list, "Some of patterns, tools, insights, preferences (default: all).", cli=False),
+    ),
+    "patterns, tools, insights and preferences, each a list",
+    command="recall-all",
     read_only=True,
 )
 

@@ -1,11 +1,12 @@
 """The operations over memories and keyed facts, each declared once (see
 declared.py): save (`mem add`), supersede, query, context, show, list, get,
-apply, stats, remember, recall, facts."""
+apply, stats, remember, recall, facts; and the CLI's own import, export and
+scopes."""
 
 from __future__ import annotations
 
 from ..core.bounds import MAX_BUDGET, MAX_PATTERN, MAX_TEXT, MIN_BUDGET
-from .declared import REQUIRED, Operation, Param
+from .declared import REQUIRED, Operation, Param, command_only
 
 # -- what several operations share ---------------------------------------------------
 
@@ -347,6 +348,39 @@ STATS = Operation(
     "the counts (the JSON of `mem stats --json`)",
     read_only=True,
 )
+
+IMPORT = command_only(
+    "import",
+    "Import entries from JSON Lines (all or nothing unless --skip-invalid).",
+    (
+        Param("file", str, "JSON Lines, one entry per line.", default=REQUIRED, metavar="FILE|-"),
+        Param("skip_invalid", bool, "Write the valid lines, report the rest.", "--skip-invalid", default=False),
+        Param(
+            "redact",
+            bool,
+            "Replace secrets in content and summary with [redacted: <kind>] instead of refusing.",
+            "--redact",
+            default=False,
+        ),
+    ),
+    "the ids imported, the secrets redacted and the lines rejected",
+)
+
+EXPORT = command_only(
+    "export",
+    "Print every entry as JSON Lines; with --archived, round-trips through `mem import` into an empty grimoire.",
+    (Param("archived", bool, "Include the archive.", "--archived", default=False),),
+    "one entry a line, as `mem import` reads it",
+    json=False,
+)
+
+SCOPES = command_only(
+    "scopes",
+    "List the scopes (personas) of this repository with their counts.",
+    (),
+    "each scope: name, path, active and all entries, whether it is the current one",
+)
+
 
 # -- keyed facts ---------------------------------------------------------------------
 

@@ -91,9 +91,7 @@ def _pick(
     else:
         chosen = chosen.but(match=match) if text else chosen
         order = ORDER_OF[section.order]
-        rowids, total = store.ask(
-            lambda catalog, paths: catalog.ordered_counted(paths, chosen, order, wanted), include_archive=False
-        )
+        rowids, total = store.reads.ordered_counted(chosen, order, wanted)
         among = chosen_tasks(store, chosen, None, due)
     first = [rowid for rowid in due if rowid not in used]
     return (first + [rowid for rowid in rowids if rowid not in used and rowid not in first])[

@@ -100,11 +100,11 @@ def terms(store: Store, text: str) -> list[str]:
         nearest = None
         if len(word) >= _MIN_CORRECTED:
             if vocabulary is None:
-                vocabulary = store.ask(lambda catalog, _: catalog.vocabulary())
+                vocabulary = store.reads.vocabulary()
             nearest = _nearest(word, vocabulary)
         if nearest is not None:
             term = _quoted(nearest)
-        elif len(word) >= _MIN_PREFIX and not store.ask(lambda catalog, paths: catalog.matches_any(term, paths)):
+        elif len(word) >= _MIN_PREFIX and not store.reads.matches_any(term):
             term += "*"
         out.append(term)
     for parts, camel in compounds:
@@ -131,9 +131,9 @@ def _known(store: Store, word: str) -> bool:
     """Whether a word is in the vocabulary (active and archived entries); the
     archive is read only for a word the active files do not hold (a first
     command after a clone need not index an archive to run a query)."""
-    if store.ask(lambda catalog, paths: catalog.knows(word, paths), include_archive=False):
+    if store.reads.knows(word, include_archive=False):
         return True
-    return store.ask(lambda catalog, paths: catalog.knows(word, paths))
+    return store.reads.knows(word)
 
 
 def expression(store: Store, text: str) -> str | None:
@@ -237,9 +237,8 @@ def ranked(
     query = query or expression(store, text)
     if query is None:
         return out
-    rows, total = store.ask(
-        lambda catalog, paths: catalog.rank(paths, query, chosen, recency_weight=recency_weight, limit=limit),
-        include_archive=include_archive,
+    rows, total = store.reads.ranked(
+        query, chosen, recency_weight=recency_weight, limit=limit, include_archive=include_archive
     )
     out.extend(rows)
     out.total = total

@@ -68,15 +68,13 @@ def stats(store: Store, moment: datetime) -> Stats:
     by_category: dict[str, dict[str, int]] = {}
     tiers: dict[str, int] = {}
     # A read: a damaged file is passed over (noted in store.skipped), as list and query do
-    for category, state, tier, count in store.ask(
-        lambda catalog, paths: catalog.tallies(paths, every), include_archive=True
-    ):
+    for category, state, tier, count in store.reads.tallies(every):
         states = by_category.setdefault(category, {})
         states[state] = states.get(state, 0) + count
         tiers[tier] = tiers.get(tier, 0) + count
-    oldest, newest = store.ask(lambda catalog, paths: catalog.oldest_newest(paths, every), include_archive=True)
+    oldest, newest = store.reads.oldest_newest(every)
     size = sum(file.path.stat().st_size for file in store.files() if file.path.exists())
-    accessed, accesses = store.kept(lambda catalog: catalog.access_totals(), (0, 0))
+    accessed, accesses = store.reads.access_totals()
     from .tiers import sizes
 
     hot, long = sizes(store, moment)

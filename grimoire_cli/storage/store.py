@@ -28,6 +28,7 @@ from .catalog.indexer import Record
 from .catalog.rows import Row
 from .layout import FileChange, Stamp
 from .reading import GrimoireFile, Reread
+from .reads import Reads
 
 if TYPE_CHECKING:
     from .catalog.queries import Filter
@@ -78,6 +79,7 @@ class Store:
         self._staged: dict[Path, _Staged] = {}
         self._recovered = False
         self._files: list[GrimoireFile] | None = None
+        self.reads = Reads(self)  # what feature modules read, by name
 
     # -- paths ---------------------------------------------------------------
 
