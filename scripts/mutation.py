@@ -13,6 +13,7 @@ test is measured by.
     python scripts/mutation.py [GROUP ...]        run groups (default: all)
     python scripts/mutation.py --mutmut-only ...  no fresh-process checks
     python scripts/mutation.py --recheck ...      only them, with today's tests
+        [--only TEXT ...]                         of the mutants whose name holds TEXT
     python scripts/mutation.py --report           only rewrite the report
     python scripts/mutation.py --show NAME        one mutant's diff
 
@@ -185,6 +186,39 @@ EQUIVALENT: dict[str, str] = {
         )
     },
 }
+_SEARCH = "grimoire_cli.retrieval.search"
+_ONLY_WORK = (
+    "`_known` only spares work: a known word of four letters or more is its own nearest word (distance 0), "
+    "a shorter one matches as it is: the term is the same"
+)
+_FILES_READ = "the filter's states decide what is found; which files the catalog reads only costs time"
+EQUIVALENT.update(
+    {
+        **{f"{_SEARCH}.x__known__mutmut_{n}": _ONLY_WORK for n in (2, 4, 5, 6, 10, 11, 13, 14)},
+        f"{_SEARCH}.x_terms__mutmut_42": _ONLY_WORK,
+        **{
+            f"{_SEARCH}.x__quoted__mutmut_{n}": "a word (`scoring.words`) never holds a double quote to double"
+            for n in (8, 9)
+        },
+        **{f"{_SEARCH}.x_filtered_out__mutmut_{n}": "`Filter` takes floors=None as {}" for n in (6, 79)},
+        **{
+            f"{_SEARCH}.x_filtered_out__mutmut_{n}": "the floors kept are the categories' own floors below the "
+            "default: an entry under its category's floor is refused on write and reported by `mem validate`"
+            for n in (8, 85)
+        },
+        f"{_SEARCH}.x_filtered_out__mutmut_59": "the number of matches does not depend on the blend's weights",
+        **{
+            f"{_SEARCH}.x_filtered_out__mutmut_{n}": "only `.total` is read, which counts the matches past the limit"
+            for n in (60, 68)
+        },
+        **{
+            f"{_SEARCH}.x_hits__mutmut_{n}": "every tier an entry has is a key of TIER_BONUS: the default is never used"
+            for n in (22, 24, 25)
+        },
+        f"{_SEARCH}.x_ranked__mutmut_13": _FILES_READ,
+        **{f"{_SEARCH}.x_ranked_or_newest__mutmut_{n}": _FILES_READ for n in (12, 19)},
+    }
+)
 # Survivors a test does kill, but not under mutmut: their code runs once per
 # process (at import, or filling a cache) before mutmut forks the process that
 # tests the mutant; the fresh-process checks kill them. Why, for the report.
@@ -253,22 +287,26 @@ def run_mutmut(group: Group) -> None:
             raise
 
 
-def check_in_fresh_processes(group: Group, folder: Path, killed: dict[str, bool]) -> None:
+def check_in_fresh_processes(group: Group, folder: Path, killed: dict[str, bool], only: tuple[str, ...] = ()) -> None:
     """Test each survivor mutmut left (but the equivalent ones), and each
     mutant no test of mutmut's selection reached, again in a new
     process: against today's tests (mutmut's verdict stands until the
     function changes), and with the code that runs once per process (imports,
     caches) run after the mutant is chosen. The verdicts go beside mutmut's
-    in `folder`; a mutant `killed` holds true for is not tested again."""
+    in `folder`; a mutant `killed` holds true for is not tested again, nor,
+    given `only`, one whose name holds none of those strings (a group of
+    hundreds of survivors takes an hour: only the functions a new test is
+    for)."""
     verdicts = dict(killed)
     for module in group.modules:
         for key, code in results_in(folder, module).items():
-            if (code in SURVIVED or code in NO_TESTS) and key not in EQUIVALENT and not verdicts.get(key):
+            wanted = not only or any(part in key for part in only)
+            if (code in SURVIVED or code in NO_TESTS) and key not in EQUIVALENT and not verdicts.get(key) and wanted:
                 verdicts[key] = killed_in_a_fresh_process(group, key, folder)
     (folder / FRESH).write_text(json.dumps(verdicts, indent=1), encoding="utf-8")
 
 
-def recheck(name: str, group: Group) -> None:
+def recheck(name: str, group: Group, only: tuple[str, ...] = ()) -> None:
     """The fresh-process checks alone, in a group's stored state, with today's
     tests: what a new test kills, without a mutmut run."""
     folder = stored(name)
@@ -277,7 +315,7 @@ def recheck(name: str, group: Group) -> None:
     shutil.copytree(ROOT / "tests", folder / "tests", dirs_exist_ok=True)
     verdicts = folder / FRESH
     killed = json.loads(verdicts.read_text(encoding="utf-8")) if verdicts.exists() else {}
-    check_in_fresh_processes(group, folder, killed)
+    check_in_fresh_processes(group, folder, killed, only)
 
 
 def killed_in_a_fresh_process(group: Group, key: str, folder: Path) -> bool:
@@ -424,6 +462,9 @@ def main() -> None:
     parser.add_argument(
         "--mutmut-only", action="store_true", help="no fresh-process checks (a first run, before new tests)"
     )
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="TEXT", help="with --recheck: only mutants whose name holds TEXT"
+    )
     parser.add_argument("--show", metavar="NAME", help="print one mutant's diff")
     args = parser.parse_args()
     unknown = [name for name in args.groups if name not in GROUPS]
@@ -435,7 +476,7 @@ def main() -> None:
         return
     if args.recheck:
         for name in args.groups or GROUPS:
-            recheck(name, GROUPS[name])
+            recheck(name, GROUPS[name], tuple(args.only))
     elif not args.report:
         for name in args.groups or GROUPS:
             run_group(name, GROUPS[name], fresh=not args.mutmut_only)
