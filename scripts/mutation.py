@@ -219,6 +219,13 @@ EQUIVALENT.update(
         **{f"{_SEARCH}.x_ranked_or_newest__mutmut_{n}": _FILES_READ for n in (12, 19)},
     }
 )
+EQUIVALENT.update(
+    {
+        f"grimoire_cli.git.sides.x__fetched_for_merge__mutmut_{n}": "FETCH_HEAD holds commit ids, ref names and "
+        "URLs: text that decodes alike under each of these codecs and error handlers (the locale's is UTF-8 here)"
+        for n in (2, 3, 4, 5, 10, 11, 12)
+    }
+)
 # Survivors a test does kill, but not under mutmut: their code runs once per
 # process (at import, or filling a cache) before mutmut forks the process that
 # tests the mutant; the fresh-process checks kill them. Why, for the report.
