@@ -13,11 +13,14 @@ test is measured by.
     python scripts/mutation.py [GROUP ...]        run groups (default: all)
     python scripts/mutation.py --mutmut-only ...  no fresh-process checks
     python scripts/mutation.py --recheck ...      only them, with today's tests
+        [--only TEXT ...]                         of the mutants whose name holds TEXT
     python scripts/mutation.py --report           only rewrite the report
     python scripts/mutation.py --show NAME        one mutant's diff
 
 The report (benchmarks/mutation.md, between its markers) is written from every
-group's stored results, so running one group keeps the others' rows.
+group's stored results, so running one group keeps the others' rows; a group
+never run in this checkout (.mutation/ is not committed) keeps the rows and
+survivors the report had.
 """
 
 from __future__ import annotations
@@ -74,10 +77,20 @@ GROUPS = {
             "tests/test_crash_injection.py::test_the_commit_point_names_every_temp_file_and_its_target",
         ),
     ),
-    # test_merge.py alone takes 7 minutes here (git merges through `mem` processes).
+    # test_merge.py alone takes 7 minutes here (git merges through `mem` processes,
+    # which run the unmutated package): test_merge_pinned.py makes the same
+    # merges in process, the driver and the hooks called as git calls them.
     "merge": Group(
-        ("grimoire_cli/git/renumber.py", "grimoire_cli/git/merge.py"),
-        ("tests/test_merge.py", "tests/test_team.py", "tests/test_rule_edges.py", "tests/test_merge_pinned.py"),
+        (
+            "grimoire_cli/git/renumber.py",
+            "grimoire_cli/git/merge.py",
+            "grimoire_cli/git/sides.py",
+            "grimoire_cli/git/trees.py",
+        ),
+        (
+            "tests/test_merge_pinned.py",
+            "tests/test_rule_edges.py::test_a_merge_keeps_the_later_last_applied_whichever_side_has_it",
+        ),
     ),
     "entry_rules": Group(
         ("grimoire_cli/memory/entry_rules.py",),
@@ -152,6 +165,17 @@ EQUIVALENT: dict[str, str] = {
     },
     "grimoire_cli.memory.entry_rules.x_check_entry__mutmut_72": "an additionalProperties error always has an extra key",
     **{
+        f"grimoire_cli.memory.entry_rules.x_link_of__mutmut_{n}": "the default `kind` is never used: its one caller "
+        "(validate_files.py) passes the category's"
+        for n in (1, 2)
+    },
+    "grimoire_cli.memory.entry_rules.x__check_expiry__mutmut_55": '`wanted` is only tested for truth: `""` and None are both false',
+    **{
+        f"grimoire_cli.memory.entry_rules.x__check_expiry__mutmut_{n}": "ttl permanent gives no `wanted` time "
+        "(`expires_at` is None for it): the `and wanted` after the changed test stops it alone"
+        for n in (80, 81)
+    },
+    **{
         f"grimoire_cli.guard.scan.{name}": _GATES
         for name in (
             *(f"x_scan__mutmut_{n}" for n in (1, 11, 14, 16, 18)),
@@ -162,6 +186,46 @@ EQUIVALENT: dict[str, str] = {
         )
     },
 }
+_SEARCH = "grimoire_cli.retrieval.search"
+_ONLY_WORK = (
+    "`_known` only spares work: a known word of four letters or more is its own nearest word (distance 0), "
+    "a shorter one matches as it is: the term is the same"
+)
+_FILES_READ = "the filter's states decide what is found; which files the catalog reads only costs time"
+EQUIVALENT.update(
+    {
+        **{f"{_SEARCH}.x__known__mutmut_{n}": _ONLY_WORK for n in (2, 4, 5, 6, 10, 11, 13, 14)},
+        f"{_SEARCH}.x_terms__mutmut_42": _ONLY_WORK,
+        **{
+            f"{_SEARCH}.x__quoted__mutmut_{n}": "a word (`scoring.words`) never holds a double quote to double"
+            for n in (8, 9)
+        },
+        **{f"{_SEARCH}.x_filtered_out__mutmut_{n}": "`Filter` takes floors=None as {}" for n in (6, 79)},
+        **{
+            f"{_SEARCH}.x_filtered_out__mutmut_{n}": "the floors kept are the categories' own floors below the "
+            "default: an entry under its category's floor is refused on write and reported by `mem validate`"
+            for n in (8, 85)
+        },
+        f"{_SEARCH}.x_filtered_out__mutmut_59": "the number of matches does not depend on the blend's weights",
+        **{
+            f"{_SEARCH}.x_filtered_out__mutmut_{n}": "only `.total` is read, which counts the matches past the limit"
+            for n in (60, 68)
+        },
+        **{
+            f"{_SEARCH}.x_hits__mutmut_{n}": "every tier an entry has is a key of TIER_BONUS: the default is never used"
+            for n in (22, 24, 25)
+        },
+        f"{_SEARCH}.x_ranked__mutmut_13": _FILES_READ,
+        **{f"{_SEARCH}.x_ranked_or_newest__mutmut_{n}": _FILES_READ for n in (12, 19)},
+    }
+)
+EQUIVALENT.update(
+    {
+        f"grimoire_cli.git.sides.x__fetched_for_merge__mutmut_{n}": "FETCH_HEAD holds commit ids, ref names and "
+        "URLs: text that decodes alike under each of these codecs and error handlers (the locale's is UTF-8 here)"
+        for n in (2, 3, 4, 5, 10, 11, 12)
+    }
+)
 # Survivors a test does kill, but not under mutmut: their code runs once per
 # process (at import, or filling a cache) before mutmut forks the process that
 # tests the mutant; the fresh-process checks kill them. Why, for the report.
@@ -230,22 +294,26 @@ def run_mutmut(group: Group) -> None:
             raise
 
 
-def check_in_fresh_processes(group: Group, folder: Path, killed: dict[str, bool]) -> None:
+def check_in_fresh_processes(group: Group, folder: Path, killed: dict[str, bool], only: tuple[str, ...] = ()) -> None:
     """Test each survivor mutmut left (but the equivalent ones), and each
     mutant no test of mutmut's selection reached, again in a new
     process: against today's tests (mutmut's verdict stands until the
     function changes), and with the code that runs once per process (imports,
     caches) run after the mutant is chosen. The verdicts go beside mutmut's
-    in `folder`; a mutant `killed` holds true for is not tested again."""
+    in `folder`; a mutant `killed` holds true for is not tested again, nor,
+    given `only`, one whose name holds none of those strings (a group of
+    hundreds of survivors takes an hour: only the functions a new test is
+    for)."""
     verdicts = dict(killed)
     for module in group.modules:
         for key, code in results_in(folder, module).items():
-            if (code in SURVIVED or code in NO_TESTS) and key not in EQUIVALENT and not verdicts.get(key):
+            wanted = not only or any(part in key for part in only)
+            if (code in SURVIVED or code in NO_TESTS) and key not in EQUIVALENT and not verdicts.get(key) and wanted:
                 verdicts[key] = killed_in_a_fresh_process(group, key, folder)
     (folder / FRESH).write_text(json.dumps(verdicts, indent=1), encoding="utf-8")
 
 
-def recheck(name: str, group: Group) -> None:
+def recheck(name: str, group: Group, only: tuple[str, ...] = ()) -> None:
     """The fresh-process checks alone, in a group's stored state, with today's
     tests: what a new test kills, without a mutmut run."""
     folder = stored(name)
@@ -254,7 +322,7 @@ def recheck(name: str, group: Group) -> None:
     shutil.copytree(ROOT / "tests", folder / "tests", dirs_exist_ok=True)
     verdicts = folder / FRESH
     killed = json.loads(verdicts.read_text(encoding="utf-8")) if verdicts.exists() else {}
-    check_in_fresh_processes(group, folder, killed)
+    check_in_fresh_processes(group, folder, killed, only)
 
 
 def killed_in_a_fresh_process(group: Group, key: str, folder: Path) -> bool:
@@ -307,13 +375,18 @@ def tally(codes: dict[str, int | None], fresh: set[str]) -> Counter[str]:
     return counts
 
 
-def table_rows() -> list[str]:
+def table_rows(earlier: list[str]) -> list[str]:
+    """One row per module; a group with no stored run here keeps the row the
+    report had (`earlier`: its lines), as a run elsewhere measured it."""
     rows = [
         "| module | mutants | equivalent | killed by mutmut | then killed in a fresh process | survived | no test reaches it | before | after |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, group in GROUPS.items():
         for module in group.modules:
+            if not stored(name).exists():
+                rows.extend(line for line in earlier if line.startswith(f"| `{module}` |"))
+                continue
             counts = tally(results(name, module), killed_fresh(name))
             total = sum(counts.values())
             if not total:
@@ -332,11 +405,15 @@ def percent(part: int, whole: int) -> str:
     return f"{part}/{whole} = {100 * part / whole:.0f} %" if whole else "–"
 
 
-def survivor_rows() -> list[str]:
+def survivor_rows(earlier: list[str]) -> list[str]:
     rows = []
     for name, group in GROUPS.items():
         fresh = killed_fresh(name)
         for module in group.modules:
+            if not stored(name).exists():  # not run here: as the report had it
+                dotted = module.removesuffix(".py").replace("/", ".")
+                rows.extend(line for line in earlier if line.startswith(f"- `{dotted}."))
+                continue
             for key, code in sorted(results(name, module).items()):
                 if (code in SURVIVED or code in NO_TESTS) and key in fresh:
                     why = f" ({BEFORE_THE_FORK[key]}: mutmut cannot reach it)" if key in BEFORE_THE_FORK else ""
@@ -344,26 +421,27 @@ def survivor_rows() -> list[str]:
                 elif code in SURVIVED or code in NO_TESTS:
                     why = EQUIVALENT.get(key, "no test reaches it in-process" if code in NO_TESTS else "SURVIVES")
                     rows.append(f"- `{key}`: {why}")
-    return rows or ["- none"]
+    return rows
 
 
 def write_report() -> None:
+    text = REPORT.read_text(encoding="utf-8")
+    head, _, rest = text.partition(BEGIN)
+    earlier, _, tail = rest.partition(END)
+    lines = earlier.splitlines()
     generated = "\n".join(
         [
             BEGIN,
             "",
-            *table_rows(),
+            *table_rows(lines),
             "",
             "Survivors (`python scripts/mutation.py --show NAME`):",
             "",
-            *survivor_rows(),
+            *(survivor_rows(lines) or ["- none"]),
             "",
             END,
         ]
     )
-    text = REPORT.read_text(encoding="utf-8")
-    head, _, rest = text.partition(BEGIN)
-    _, _, tail = rest.partition(END)
     REPORT.write_text(head + generated + tail, encoding="utf-8")
 
 
@@ -391,6 +469,9 @@ def main() -> None:
     parser.add_argument(
         "--mutmut-only", action="store_true", help="no fresh-process checks (a first run, before new tests)"
     )
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="TEXT", help="with --recheck: only mutants whose name holds TEXT"
+    )
     parser.add_argument("--show", metavar="NAME", help="print one mutant's diff")
     args = parser.parse_args()
     unknown = [name for name in args.groups if name not in GROUPS]
@@ -402,7 +483,7 @@ def main() -> None:
         return
     if args.recheck:
         for name in args.groups or GROUPS:
-            recheck(name, GROUPS[name])
+            recheck(name, GROUPS[name], tuple(args.only))
     elif not args.report:
         for name in args.groups or GROUPS:
             run_group(name, GROUPS[name], fresh=not args.mutmut_only)

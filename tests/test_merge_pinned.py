@@ -1,0 +1,562 @@
+"""The merge driver and the hooks' renumbering, in process and fast
+(git/merge.py, git/renumber.py): three-way merges of real base, ours and
+theirs files, and real git merges whose driver and hook are called as git
+would call them. Written against the merged files, not the functions that
+make them: the tests `make mutation` runs for the merge group
+(tests/test_merge.py runs the same through `mem` processes and takes
+minutes)."""
+
+from __future__ import annotations
+
+import subprocess
+from contextlib import chdir
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from grimoire_cli import Grimoire
+from grimoire_cli.core.errors import BadInput
+from grimoire_cli.git.merge import merge_file
+from grimoire_cli.storage.yamlio import parse_entries
+
+MEMORY = Path("grimoires/loa/memory")
+FACTS = (MEMORY / "facts.yaml").as_posix()
+SOURCE = '  source:\n    session_id: s\n    timestamp: "2026-11-22T10:00:00Z"\n'
+HEAD = "# facts\n"
+
+
+def entry(number: str, text: str, after: str = "", category: str = "fact") -> str:
+    """An entry as the driver writes it: `after` holds the fields past its source."""
+    return (
+        f"- id: MEM-20261122-{number}\n  category: {category}\n  summary: {text}\n  content: {text}\n"
+        f"  confidence: 0.9\n  ttl: permanent\n{SOURCE}{after}"
+    )
+
+
+def driven(folder: Path, base: str, ours: str, theirs: str, where: str = FACTS):
+    """The driver on three versions, as git runs it: the result replaces ours."""
+    paths = []
+    for name, text in (("base", base), ("ours", ours), ("theirs", theirs)):
+        path = folder / f"{Path(where).name}.{name}"
+        path.write_bytes(text.encode() if isinstance(text, str) else text)
+        paths.append(str(path))
+    result = merge_file(*paths, where)
+    return result, Path(paths[1]).read_text(encoding="utf-8", errors="replace")
+
+
+def items(text: str) -> list[dict]:
+    return parse_entries(text, "merged")[0]
+
+
+def effectiveness(text: str, entry_id: str = "MEM-20261122-001") -> dict | None:
+    return next(item for item in items(text) if item["id"] == entry_id).get("effectiveness")
+
+
+REDIS = entry("001", "the cache is redis")
+APPLIED = "  effectiveness: {{applications: {0}, successes: {1}, score: {2}, last_applied: '{3}'}}\n"
+
+
+# -- three versions of one file -------------------------------------------------------
+
+
+def test_a_new_id_both_sides_minted_is_renumbered_on_theirs_with_its_references(repo, tmp_path):
+    ours = HEAD + REDIS + entry("002", "ours adds a fact")
+    theirs = (
+        HEAD
+        + entry("001", "the cache is redis", "  superseded_by: MEM-20261122-003\n")
+        + entry("002", "theirs adds a fact")
+        + entry(
+            "003",
+            "the cache is valkey",
+            "  supersedes: MEM-20261122-001\n  related_memories: [MEM-20261122-002, MEM-20261122-001]\n",
+        )
+    )
+    result, merged = driven(tmp_path, HEAD + REDIS, ours, theirs)
+    assert (result.conflicts, result.renumbered, result.side) == (
+        [],
+        {"MEM-20261122-002": "MEM-20261122-004"},
+        "theirs",
+    )
+    assert merged == (
+        HEAD
+        + entry("001", "the cache is redis", "  superseded_by: MEM-20261122-003\n")
+        + entry("002", "ours adds a fact")
+        + entry("004", "theirs adds a fact")
+        + entry(
+            "003",
+            "the cache is valkey",
+            "  supersedes: MEM-20261122-001\n  related_memories: [MEM-20261122-004, MEM-20261122-001]\n",
+        )
+    )
+
+
+def test_both_sides_applications_add_up_from_the_base(repo, tmp_path):
+    base = HEAD + entry("001", "the cache is redis", APPLIED.format(1, 1, 100, "2026-11-20T10:00:00Z"))
+    ours = HEAD + entry("001", "the cache is redis", APPLIED.format(3, 3, 100, "2026-11-21T10:00:00Z"))
+    theirs = HEAD + entry("001", "the cache is redis", APPLIED.format(2, 1, 50, "2026-11-22T10:00:00Z"))
+    result, merged = driven(tmp_path, base, ours, theirs)
+    assert result.conflicts == [] and result.renumbered == {}
+    assert effectiveness(merged) == {
+        "applications": 4,
+        "successes": 3,
+        "score": 75,
+        "last_applied": "2026-11-22T10:00:00Z",
+    }
+    # One apply both sides hold (a cherry-pick): counted once.
+    result, merged = driven(tmp_path, base, ours, ours)
+    assert merged == ours
+    # Ours' last_applied is kept when it is the later one.
+    later = HEAD + entry("001", "the cache is redis", APPLIED.format(2, 2, 100, "2026-11-23T10:00:00Z"))
+    assert effectiveness(driven(tmp_path, base, later, theirs)[1]) == {
+        "applications": 3,
+        "successes": 2,
+        "score": 67,
+        "last_applied": "2026-11-23T10:00:00Z",
+    }
+    # A count that is no whole number counts none; a side without last_applied leaves the other's.
+    odd = HEAD + entry("001", "the cache is redis", "  effectiveness: {applications: true, successes: x}\n")
+    assert effectiveness(driven(tmp_path, HEAD + REDIS, odd, theirs)[1]) == {
+        "applications": 2,
+        "successes": 1,
+        "score": 50,
+        "last_applied": "2026-11-22T10:00:00Z",
+    }
+    none_yet = HEAD + entry("001", "the cache is redis", "  effectiveness: {applications: 1, successes: 0, score: 0}\n")
+    assert effectiveness(driven(tmp_path, HEAD + REDIS, none_yet, HEAD + REDIS)[1]) == {
+        "applications": 1,
+        "successes": 0,
+        "score": 0,
+    }
+    assert effectiveness(driven(tmp_path, HEAD + REDIS, none_yet, theirs)[1]) == {
+        "applications": 3,
+        "successes": 1,
+        "score": 33,
+        "last_applied": "2026-11-22T10:00:00Z",
+    }
+
+
+def test_a_supersede_on_one_side_and_an_apply_on_the_other_both_stay(repo, tmp_path):
+    superseded = entry("001", "the cache is redis", "  superseded_by: MEM-20261122-002\n")
+    valkey = entry("002", "the cache is valkey", "  supersedes: MEM-20261122-001\n")
+    applied = entry("001", "the cache is redis", APPLIED.format(1, 1, 100, "2026-11-22T10:00:00Z"))
+    for ours, theirs in ((HEAD + superseded + valkey, HEAD + applied), (HEAD + applied, HEAD + superseded + valkey)):
+        result, merged = driven(tmp_path, HEAD + REDIS, ours, theirs)
+        assert result.conflicts == []
+        assert [(item["id"], item.get("superseded_by"), item.get("supersedes")) for item in items(merged)] == [
+            ("MEM-20261122-001", "MEM-20261122-002", None),
+            ("MEM-20261122-002", None, "MEM-20261122-001"),
+        ]
+        assert effectiveness(merged)["applications"] == 1
+
+
+def test_an_entry_one_side_archived_stays_out_whatever_the_other_did(repo, tmp_path):
+    applied = HEAD + entry("001", "the cache is redis", APPLIED.format(1, 1, 1.0, "2026-11-22T10:00:00Z"))
+    kept = entry("002", "the queue is rabbitmq")
+    for ours, theirs in ((HEAD + kept, applied + kept), (applied + kept, HEAD + kept)):
+        result, merged = driven(tmp_path, HEAD + REDIS + kept, ours, theirs)
+        assert result.conflicts == [] and merged == HEAD + kept
+
+
+def test_a_change_of_substance_on_both_sides_is_a_conflict_marked_in_the_file(repo, tmp_path):
+    ours = HEAD + REDIS.replace("content: the cache is redis", "content: the cache is memcached") + entry("002", "x")
+    theirs = HEAD + REDIS.replace("confidence: 0.9", "confidence: 0.8")
+    theirs_content = HEAD + REDIS.replace("content: the cache is redis", "content: the cache is valkey")
+    result, merged = driven(tmp_path, HEAD + REDIS, ours, theirs)
+    assert result.conflicts == []  # different fields: both changes kept
+    assert "content: the cache is memcached" in merged and "confidence: 0.8" in merged
+    result, merged = driven(tmp_path, HEAD + REDIS, ours, theirs_content)
+    assert result.conflicts == ["MEM-20261122-001"]
+    ours_block = REDIS.replace("content: the cache is redis", "content: the cache is memcached").rstrip("\n")
+    assert merged == (
+        HEAD
+        + "<<<<<<< ours\n"
+        + ours_block
+        + "\n=======\n"
+        + theirs_content[len(HEAD) :]
+        + ">>>>>>> theirs\n"
+        + entry("002", "x")
+    )
+    # Two different successors are a conflict too.
+    first = HEAD + entry("001", "the cache is redis", "  superseded_by: MEM-20261122-002\n")
+    second = HEAD + entry("001", "the cache is redis", "  superseded_by: MEM-20261122-003\n")
+    assert driven(tmp_path, HEAD + REDIS, first, second)[0].conflicts == ["MEM-20261122-001"]
+
+
+def test_the_same_memory_both_sides_added_under_one_id_is_kept_once(repo, tmp_path):
+    both = HEAD + REDIS + entry("002", "picked onto both")
+    result, merged = driven(tmp_path, HEAD + REDIS, both, both)
+    assert (result.renumbered, merged) == ({}, both)
+    # Its base unknown (an empty file): kept once, no renumbering.
+    result, merged = driven(tmp_path, "", both, both)
+    assert (result.renumbered, merged) == ({}, both)
+
+
+def test_a_side_that_is_no_grimoire_list_is_merged_by_lines(repo, tmp_path):
+    result, merged = driven(tmp_path, HEAD + REDIS, HEAD + REDIS, "just: a mapping\n")
+    assert merged == "just: a mapping\n" and result.conflicts == [] and result.renumbered == {}
+    result, merged = driven(tmp_path, HEAD + REDIS, HEAD + REDIS + entry("002", "y"), "just: a mapping\n")
+    assert result.conflicts == [
+        f"{FACTS}: {FACTS} (theirs):1: a grimoire file must be a YAML list of entries, found a dict"
+    ]
+    assert merged.startswith("<<<<<<< ours\n" + HEAD) and merged.endswith("=======\njust: a mapping\n>>>>>>> theirs\n")
+    result, merged = driven(tmp_path, HEAD + REDIS, HEAD + REDIS + entry("002", "y"), b"\xff\xfe not utf-8\n")
+    assert result.conflicts == [f"{FACTS}: not UTF-8 text"] and merged.startswith("<<<<<<< ours\n" + HEAD)
+    result, merged = driven(tmp_path, HEAD + REDIS, HEAD + REDIS, b"\xff\xfe not utf-8\n")
+    assert result.conflicts == [] and merged == "\ufffd\ufffd not utf-8\n"
+
+
+def test_a_version_that_cannot_be_read_is_bad_input_and_nothing_is_written(repo, tmp_path):
+    ours = tmp_path / "ours"
+    ours.write_text(HEAD + REDIS)
+    with pytest.raises(BadInput, match=r"merge-file cannot read THEIRS .*missing: No such file or directory"):
+        merge_file(str(ours), str(ours), str(tmp_path / "missing"), FACTS)
+    assert ours.read_text() == HEAD + REDIS and not list(tmp_path.glob("*.mem-merge"))
+
+
+# -- real git merges: the driver and the hook called as git calls them ---------------------
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", message, cwd=repo)
+
+
+def write(repo: Path, name: str, text: str) -> None:
+    (repo / MEMORY / name).write_text(text)
+
+
+def run_driver(repo: Path, tmp_path: Path, path: str) -> object:
+    """What git does with a file both sides changed: the driver merges its three stages into the work tree
+    (run here from a folder below the top, where git's paths are not the working directory's)."""
+    stages = [
+        subprocess.run(["git", "show", f":{n}:{path}"], cwd=repo, capture_output=True, text=True).stdout
+        for n in (1, 2, 3)
+    ]
+    with chdir(repo / "grimoires"):
+        result, merged = driven(tmp_path, *stages, where=path)
+    (repo / path).write_text(merged)
+    git("add", path, cwd=repo)
+    return result
+
+
+def fixup(repo: Path, hook: str, *args: str, stdin: str = ""):
+    """`mem merge-fixup` as a hook runs it, from outside the repository: it works on the one it is given."""
+    with chdir(repo.parent):
+        return Grimoire.open(repo).merge_fixup(hook, args, stdin)
+
+
+def test_the_side_not_yet_pushed_yields_its_ids_and_the_hook_renames_its_references(repo, tmp_path):
+    write(repo, "facts.yaml", HEAD + REDIS)
+    commit_all(repo, "start")
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(remote), cwd=tmp_path)
+    git("remote", "add", "origin", str(remote), cwd=repo)
+    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("remote", "set-head", "origin", "main", cwd=repo)
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of main"))
+    commit_all(repo, "the fact of main")
+    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    git("checkout", "-q", "-b", "feature", "HEAD~1", cwd=repo)
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of the feature"))
+    decision = entry("003", "use the feature fact", "  related_memories: [MEM-20261122-002]\n", "decision")
+    write(repo, "decisions.yaml", decision)
+    commit_all(repo, "the fact of the feature and decision")
+    assert subprocess.run(["git", "merge", "-q", "origin/main"], cwd=repo, capture_output=True).returncode == 1
+
+    result = run_driver(repo, tmp_path, FACTS)
+    assert (result.conflicts, result.renumbered, result.side) == ([], {"MEM-20261122-002": "MEM-20261122-004"}, "ours")
+    assert (repo / FACTS).read_text() == HEAD + REDIS + entry("004", "the fact of the feature") + entry(
+        "002", "the fact of main"
+    )
+    fixed = fixup(repo, "pre-commit")
+    assert (fixed.operation, fixed.staged, fixed.side, fixed.files) == (
+        "merge",
+        True,
+        "ours",
+        [(MEMORY / "decisions.yaml").as_posix()],
+    )
+    assert (repo / MEMORY / "decisions.yaml").read_text() == decision.replace(
+        "[MEM-20261122-002]", "[MEM-20261122-004]"
+    )
+    git("commit", "-qm", "merge", cwd=repo)
+    assert Grimoire.open(repo).validate().ok
+
+
+def test_ids_git_took_whole_files_of_are_renumbered_after_the_merge_with_their_references(repo, tmp_path):
+    write(repo, "facts.yaml", HEAD + REDIS)
+    commit_all(repo, "start")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    write(
+        repo,
+        "decisions.yaml",
+        entry("002", "the decision of the side", "  related_memories: [MEM-20261122-002]\n", "decision"),
+    )
+    write(
+        repo,
+        "learnings.yaml",
+        entry(
+            "003", "the learning of the side", "  related_memories: [MEM-20261122-002, MEM-20261122-001]\n", "learning"
+        ),
+    )
+    commit_all(repo, "side")
+    git("checkout", "-q", "main", cwd=repo)
+    write(repo, "preferences.yaml", entry("002", "the preference of main", "", "preference"))
+    commit_all(repo, "main")
+    git("merge", "-q", "--no-edit", "side", cwd=repo)
+
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.operation, fixed.renumbered, fixed.side, fixed.staged) == (
+        "merge",
+        {"MEM-20261122-002": "MEM-20261122-004"},
+        "theirs",
+        False,
+    )
+    assert fixed.to_dict() == {
+        "operation": "merge",
+        "renumbered": {"MEM-20261122-002": "MEM-20261122-004"},
+        "side": "theirs",
+        "lifecycle": [],
+        "files": [(MEMORY / name).as_posix() for name in ("decisions.yaml", "learnings.yaml")],
+        "commit": git("rev-parse", "HEAD", cwd=repo).strip(),
+        "staged": False,
+        "notes": [],
+    }
+    assert git("log", "-1", "--format=%B", cwd=repo) == (
+        "mem: renumber memory ids that collided in the merge\n\nMEM-20261122-002 -> MEM-20261122-004\n\n"
+    )
+    assert (repo / MEMORY / "decisions.yaml").read_text() == entry(
+        "004", "the decision of the side", "  related_memories: [MEM-20261122-004]\n", "decision"
+    )
+    assert "related_memories: [MEM-20261122-004, MEM-20261122-001]" in (repo / MEMORY / "learnings.yaml").read_text()
+    assert (repo / MEMORY / "preferences.yaml").read_text() == entry("002", "the preference of main", "", "preference")
+    assert git("status", "--porcelain", cwd=repo) == "" and Grimoire.open(repo).validate().ok
+    # Nothing to fix after a commit that is no merge.
+    assert fixup(repo, "post-merge", "0").operation is None
+
+
+def side_and_main(repo: Path, side: dict[str, str], main: dict[str, str]) -> None:
+    """Base holds one fact; branch `side` writes `side`'s files, then main writes `main`'s (each committed)."""
+    write(repo, "facts.yaml", HEAD + REDIS)
+    commit_all(repo, "start")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    for name, text in side.items():
+        write(repo, name, text)
+    commit_all(repo, "side")
+    git("checkout", "-q", "main", cwd=repo)
+    for name, text in main.items():
+        write(repo, name, text)
+    commit_all(repo, "main")
+
+
+DECISION = entry("003", "use the side fact", "  related_memories: [MEM-20261122-002]\n", "decision")
+
+
+def test_a_conflicted_cherry_pick_renumbers_the_picked_ids_and_the_hook_their_references(repo, tmp_path):
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + REDIS + entry("002", "the side fact"), "decisions.yaml": DECISION},
+        {"facts.yaml": HEAD + REDIS + entry("002", "the fact of main")},
+    )
+    assert subprocess.run(["git", "cherry-pick", "side"], cwd=repo, capture_output=True).returncode == 1
+    result = run_driver(repo, tmp_path, FACTS)
+    assert (result.conflicts, result.renumbered, result.side) == (
+        [],
+        {"MEM-20261122-002": "MEM-20261122-004"},
+        "theirs",
+    )
+    assert (repo / FACTS).read_text() == HEAD + REDIS + entry("002", "the fact of main") + entry("004", "the side fact")
+    fixed = fixup(repo, "pre-commit")
+    assert (fixed.operation, fixed.staged, fixed.files) == (
+        "cherry-pick",
+        True,
+        [(MEMORY / "decisions.yaml").as_posix()],
+    )
+    assert (repo / MEMORY / "decisions.yaml").read_text() == DECISION.replace(
+        "[MEM-20261122-002]", "[MEM-20261122-004]"
+    )
+    git("-c", "core.editor=true", "cherry-pick", "--continue", cwd=repo)
+    assert Grimoire.open(repo).validate().ok
+
+
+def test_a_rebase_renumbers_the_replayed_ids_with_their_references_after_it(repo):
+    side_and_main(
+        repo,
+        {
+            "decisions.yaml": entry("002", "the side decision", "  related_memories: [MEM-20261122-001]\n", "decision"),
+            "learnings.yaml": entry("003", "the side learning", "  supersedes: MEM-20261122-002\n", "learning"),
+        },
+        {"preferences.yaml": entry("002", "the preference of main", "", "preference")},
+    )
+    git("checkout", "-q", "side", cwd=repo)
+    old = git("rev-parse", "HEAD", cwd=repo).strip()
+    git("rebase", "-q", "main", cwd=repo)
+    new = git("rev-parse", "HEAD", cwd=repo).strip()
+    assert fixup(repo, "post-rewrite", "amend", stdin=f"{old} {new}\n").operation is None
+    fixed = fixup(repo, "post-rewrite", "rebase", stdin=f"{old} {new}\n")
+    assert (fixed.operation, fixed.renumbered, fixed.staged) == (
+        "rebase",
+        {"MEM-20261122-002": "MEM-20261122-004"},
+        False,
+    )
+    assert (repo / MEMORY / "decisions.yaml").read_text() == entry(
+        "004", "the side decision", "  related_memories: [MEM-20261122-001]\n", "decision"
+    )
+    assert "supersedes: MEM-20261122-004" in (repo / MEMORY / "learnings.yaml").read_text()
+    assert git("log", "-1", "--format=%s", cwd=repo) == "mem: renumber memory ids that collided in the rebase\n"
+    assert git("status", "--porcelain", cwd=repo) == ""
+
+
+ARCHIVED = '  archived: true\n  archived_at: "2026-11-22T11:00:00Z"\n  archive_reason: manual\n'
+
+
+def test_an_entry_archived_on_one_side_keeps_the_supersede_and_applies_of_the_other(repo, tmp_path):
+    superseded = entry(
+        "001",
+        "the cache is redis",
+        "  superseded_by: MEM-20261122-003\n" + APPLIED.format(2, 1, 50, "2026-11-22T10:00:00Z"),
+    )
+    valkey = entry("003", "the cache is valkey", "  supersedes: MEM-20261122-001\n")
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + superseded + valkey},
+        {"facts.yaml": HEAD, "archive/facts.yaml": REDIS + ARCHIVED},
+    )
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    result = run_driver(repo, tmp_path, FACTS)
+    assert result.conflicts == [] and (repo / FACTS).read_text() == HEAD + valkey
+    fixed = fixup(repo, "pre-commit")
+    assert (fixed.operation, fixed.lifecycle, fixed.renumbered, fixed.staged) == (
+        "merge",
+        ["MEM-20261122-001"],
+        {},
+        True,
+    )
+    archived = items((repo / MEMORY / "archive/facts.yaml").read_text())
+    assert [(e["id"], e["archived"], e["superseded_by"], e["effectiveness"]) for e in archived] == [
+        (
+            "MEM-20261122-001",
+            True,
+            "MEM-20261122-003",
+            {"applications": 2, "successes": 1, "score": 50, "last_applied": "2026-11-22T10:00:00Z"},
+        )
+    ]
+    git("commit", "-qm", "merge", cwd=repo)
+    assert Grimoire.open(repo).validate().ok
+
+
+def test_a_memory_both_sides_hold_under_two_ids_is_merged_as_one(repo, tmp_path):
+    """Picked onto main, where it took another id, then its branch merged: one memory, main's id."""
+    picked = entry("002", "the picked fact")
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + REDIS + picked},
+        {"facts.yaml": HEAD + REDIS + entry("002", "the fact of main") + picked.replace("-002", "-003")},
+    )
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    result = run_driver(repo, tmp_path, FACTS)
+    assert (result.conflicts, result.renumbered) == ([], {"MEM-20261122-002": "MEM-20261122-003"})
+    assert (repo / FACTS).read_text() == (
+        HEAD + REDIS + entry("002", "the fact of main") + picked.replace("-002", "-003")
+    )
+    fixed = fixup(repo, "pre-commit")
+    assert (fixed.operation, fixed.files, fixed.renumbered) == ("merge", [], {})
+    git("commit", "-qm", "merge", cwd=repo)
+    assert Grimoire.open(repo).validate().ok
+
+
+def test_the_side_a_pull_fetched_for_merging_keeps_its_ids(repo, tmp_path):
+    """No remote default branch: what `git pull` fetched to merge outranks a branch only pushed
+    (FETCH_HEAD's other lines, not for merging, rank nothing)."""
+    write(repo, "facts.yaml", HEAD + REDIS)
+    commit_all(repo, "start")
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(remote), cwd=tmp_path)
+    git("remote", "add", "origin", str(remote), cwd=repo)
+    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of main"))
+    commit_all(repo, "the fact of main")
+    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    git("checkout", "-q", "-b", "feature", "HEAD~1", cwd=repo)
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of the feature"))
+    commit_all(repo, "the fact of the feature")
+    git("push", "-q", "origin", "feature", cwd=repo)
+    git("branch", "-q", "-u", "origin/main", cwd=repo)
+    assert subprocess.run(["git", "pull", "-q", "--no-rebase"], cwd=repo, capture_output=True).returncode == 1
+    assert "not-for-merge" in (repo / ".git" / "FETCH_HEAD").read_text()
+    result = run_driver(repo, tmp_path, FACTS)
+    assert (result.renumbered, result.side) == ({"MEM-20261122-002": "MEM-20261122-003"}, "ours")
+    assert (repo / FACTS).read_text() == (
+        HEAD + REDIS + entry("003", "the fact of the feature") + entry("002", "the fact of main")
+    )
+
+
+def test_a_single_cherry_pick_is_renumbered_past_the_ids_of_every_file(repo, tmp_path):
+    """Git tells the driver of a single pick nothing (no CHERRY_PICK_HEAD yet): it finds the picked
+    commit from the file's versions, and so the id ours holds in its archive."""
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + REDIS + entry("002", "the side fact")},
+        {
+            "facts.yaml": HEAD + REDIS + entry("002", "the fact of main"),
+            "archive/facts.yaml": entry("003", "an archived fact", ARCHIVED),
+        },
+    )
+    base, ours, theirs = (git("show", f"{rev}:{FACTS}", cwd=repo) for rev in ("side^", "HEAD", "side"))
+    with chdir(repo / "grimoires"):
+        result, merged = driven(tmp_path, base, ours, theirs)
+    assert (result.renumbered, result.side) == ({"MEM-20261122-002": "MEM-20261122-004"}, "theirs")
+    assert merged == HEAD + REDIS + entry("002", "the fact of main") + entry("004", "the side fact")
+    # Versions no commit holds: the file alone is numbered.
+    with chdir(repo / "grimoires"):
+        result, _ = driven(tmp_path, base, ours, theirs.replace("the side fact", "a fact no commit holds"))
+    assert result.renumbered == {"MEM-20261122-002": "MEM-20261122-003"}
+
+
+def test_a_picked_memory_its_branch_archived_since_stays_archived_under_the_id_main_gave_it(repo, tmp_path):
+    """Picked onto main as 003; on its branch (as 002) archived since, beside another new fact."""
+    picked = entry("002", "the picked fact")
+    side_and_main(
+        repo,
+        {
+            "facts.yaml": HEAD + REDIS + entry("004", "another side fact"),
+            "archive/facts.yaml": picked + ARCHIVED,
+        },
+        {"facts.yaml": HEAD + REDIS + picked.replace("-002", "-003")},
+    )
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    result = run_driver(repo, tmp_path, FACTS)
+    assert result.conflicts == [] and (repo / FACTS).read_text() == HEAD + REDIS + entry("004", "another side fact")
+    fixed = fixup(repo, "pre-commit")
+    assert (fixed.operation, fixed.renumbered) == ("merge", {"MEM-20261122-002": "MEM-20261122-003"})
+    assert (repo / MEMORY / "archive/facts.yaml").read_text() == picked.replace("-002", "-003") + ARCHIVED
+    git("commit", "-qm", "merge", cwd=repo)
+    assert Grimoire.open(repo).validate().ok
+
+
+def test_a_picked_memory_archived_on_its_branch_and_applied_on_main_is_one_archived_memory(repo, tmp_path):
+    picked = entry("002", "the picked fact")
+    applied = picked.replace("-002", "-003") + APPLIED.format(1, 1, 100, "2026-11-22T12:00:00Z")
+    other = entry("005", "archived on main", ARCHIVED)
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + REDIS + entry("004", "another side fact"), "archive/facts.yaml": picked + ARCHIVED},
+        {"facts.yaml": HEAD + REDIS + applied, "archive/facts.yaml": other},
+    )
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    archive = (MEMORY / "archive/facts.yaml").as_posix()
+    for path in (FACTS, archive):
+        assert run_driver(repo, tmp_path, path).conflicts == []
+    assert (repo / FACTS).read_text() == HEAD + REDIS + entry("004", "another side fact")
+    assert [(e["id"], e["archived"], e.get("effectiveness")) for e in items((repo / archive).read_text())] == [
+        ("MEM-20261122-005", True, None),
+        (
+            "MEM-20261122-003",
+            True,
+            {"applications": 1, "successes": 1, "score": 100, "last_applied": "2026-11-22T12:00:00Z"},
+        ),
+    ]
+    fixup(repo, "pre-commit")
+    git("commit", "-qm", "merge", cwd=repo)
+    assert Grimoire.open(repo).validate().ok
