@@ -230,13 +230,8 @@ def _scope_changes(
         return {}  # a merge made elsewhere: its hooks fixed it, unless it left an id used twice
     storage = os.path.relpath(config.storage_dir, root)
     # The driver's own mapping, its same-memory pairs included, so the references renamed here name what it named.
-    mapping = mapping_between(
-        root,
-        storage,
-        found.found,
-        prior_renames(git_dir, config.storage_dir) if found.picks else [],
-        ours_yield=found.keeper not in (None, found.start),
-    )
+    records = prior_renames(git_dir, config.storage_dir) if found.picks else []
+    mapping = mapping_between(root, storage, found.found, records, ours_yield=found.keeper not in (None, found.start))
     versions = found.versions or found.found
     archive = os.path.relpath(config.archive_dir, root)
     moved = versions is not None and any(
@@ -256,7 +251,16 @@ def _scope_changes(
         versions if moved else None,
         ours_yield=found.keeper not in (None, found.start),
         merged=_merged_by_driver(config, root, found, storage),
+        ambiguous=_ambiguous(records),
     )
+
+
+def _ambiguous(records: list) -> dict[str, set[str]]:
+    """Old ids a rebase renamed to several new ones (a flattened merge's two lines gave one id to two memories)."""
+    news: dict[str, set[str]] = {}
+    for old, _, new in records:
+        news.setdefault(old, set()).add(new)
+    return {old: found for old, found in news.items() if len(found) > 1}
 
 
 def _merged_by_driver(config, root: Path, found: _Plan, storage: str) -> set[str]:
@@ -385,9 +389,11 @@ def _changes(
     versions: tuple[str, str, str] | None = None,
     ours_yield: bool = False,
     merged: set[str] | None = None,
+    ambiguous: dict[str, set[str]] | None = None,
 ) -> dict[str, dict[str, dict | None]]:
     """file -> {current id: new data, or None to remove it} for every entry that needs a rename or a
-    lifecycle field. What the `keeper` commit holds (ours' start, or theirs
+    lifecycle field. A supersede link to an id the rebase renamed to several (`ambiguous`) takes the one
+    whose entry links back. What the `keeper` commit holds (ours' start, or theirs
     when ours yields) keeps its id; any other occurrence of a renumbered id
     came from the yielding side."""
     local = store.local_paths()  # never merged, never committed: local_ids settles their clashes
@@ -460,6 +466,15 @@ def _changes(
             value = data.get(key)
             if isinstance(value, str) and value in names and not (old is not None and old.get(key) == value):
                 data[key] = names[value]
+            elif isinstance(value, str) and ambiguous and value in ambiguous:
+                back = "superseded_by" if key == "supersedes" else "supersedes"
+                linked = [
+                    candidate
+                    for candidate in sorted(ambiguous[value] | {value})
+                    if any(e.data.get(back) in (entry.id, data["id"]) for e in by_id.get(candidate, []))
+                ]
+                if len(linked) == 1:
+                    data[key] = linked[0]
         related = data.get("related_memories")
         if isinstance(related, list):
             kept = set(old.get("related_memories") or []) if old is not None else set()
