@@ -133,6 +133,11 @@ def test_a_fact_expires_after_its_seconds(sabre, monkeypatch):
     assert sabre_memory.recall_fact("service.api.topology")["replicas"] == 3
     runtime.fixed_now = parse_time("2026-11-22T10:05:01Z")
     assert sabre_memory.recall_fact("service.api.topology") is None
+    sabre_memory.remember_fact("service.api.status", "up", ttl=30)  # exact seconds, not rounded up to a minute
+    runtime.fixed_now = parse_time("2026-11-22T10:05:30Z")
+    assert sabre_memory.recall_fact("service.api.status") == "up"
+    runtime.fixed_now = parse_time("2026-11-22T10:05:32Z")
+    assert sabre_memory.recall_fact("service.api.status") is None
 
 
 def test_update_fact_keeps_the_ttl_and_category(sabre):
@@ -145,7 +150,8 @@ def test_update_fact_keeps_the_ttl_and_category(sabre):
 
 
 @pytest.mark.parametrize(
-    ("seconds", "ttl"), [(3600, "1h"), (86400, "1d"), (300, "5m"), (30, "1m"), (90, "2m"), (None, "permanent")]
+    ("seconds", "ttl"),
+    [(3600, "1h"), (86400, "1d"), (300, "5m"), (30, "30s"), (90, "90s"), (5400, "90m"), (None, "permanent")],
 )
 def test_seconds_become_a_ttl(seconds, ttl):
     assert ttl_of(seconds) == ttl
@@ -161,10 +167,21 @@ def test_triggers():
     assert due_of("time:+1hour") == {"due": "+1h"}
     assert due_of("time:+30min") == {"due": "+30m"}
     assert due_of("time:+2days") == {"due": "+2d"}
+    assert due_of("time:+45sec") == {"due": "+45s"}
     assert due_of("event:deploy") == {"on": "deploy"}
     for bad in ("condition:x > 3", "time:+1fortnight", "tomorrow"):
         with pytest.raises(BadInput):
             due_of(bad)
+
+
+def test_a_task_in_seconds_is_due_after_those_seconds(sabre):
+    runtime = Runtime.from_environment()
+    helpers = Sabre(Grimoire.open(sabre, runtime=runtime)).namespace()
+    helpers["schedule_task"]("Check the deploy", trigger="time:+45sec")
+    runtime.fixed_now = parse_time("2026-11-22T10:00:44Z")
+    assert helpers["get_pending_tasks"]() == []
+    runtime.fixed_now = parse_time("2026-11-22T10:00:45Z")
+    assert [t["task"] for t in helpers["get_pending_tasks"]()] == ["Check the deploy"]
 
 
 def test_execute_procedure_runs_through_the_runtime_and_records_the_outcome(sabre):

@@ -366,6 +366,17 @@ def test_the_bad_ttl_hint_offers_only_what_the_category_takes(repo):
     assert mem("add", "-c", "semantic", "other text", "--ttl", "12h").code == 0
 
 
+def test_a_ttl_in_seconds_expires_after_those_seconds(repo):
+    assert mem("init", "--preset", "sabre").code == 0
+    added = mem("add", "-c", "semantic", "The build cache is warm", "--ttl", "30s", "--json")
+    assert added.code == 0, added.err
+    assert json.loads(added.out)["expires_at"] == "2026-11-22T10:00:30Z"
+    assert mem("validate").code == 0
+    # Loa's five categories keep days only, so their entries stay valid against Loa's schema.
+    loa = mem("add", "-c", "fact", "The queue is Redis", "--ttl", "30s")
+    assert loa.code == 2 and "'30d'" in loa.err, loa.err
+
+
 def test_key_supersedes_active_keyed_entry_and_get(repo):
     first = mem("add", "-c", "fact", "The database is Postgres 15", "--key", "db.engine").out.strip()
     assert mem("get", "db.engine").out == "The database is Postgres 15\n"

@@ -60,7 +60,7 @@ def test_every_rule_of_an_entry_is_reported_at_its_line_in_its_words(repo):
         f"(line 1, col 1: override of earlier instructions): {accept}",
         f"{where}:34: [instruction] MEM-20261122-004: instruction-shaped text in content "
         f"(line 1, col 1: override of earlier instructions; and 1 more): {accept}",
-        f"{where}:36: [schema] MEM-20261122-004: ttl: '3x' does not match '^(permanent|[1-9][0-9]{{0,5}}[mhd])$'",
+        f"{where}:36: [schema] MEM-20261122-004: ttl: '3x' does not match '^(permanent|[1-9][0-9]{{0,5}}[smhd])$'",
         f"{where}:36: [ttl] MEM-20261122-004: ttl 3x: Loa's fact category takes days or permanent (Loa's schema)",
         f"{where}:37: [schema] MEM-20261122-004: Additional properties are not allowed ('extra_field' was unexpected)",
         f"{where}:41: [schema] an entry must be a mapping, found str",

@@ -84,6 +84,16 @@ def test_short_ttls_expire(sabre):
     )
 
 
+def test_a_ttl_in_seconds_expires_after_those_seconds(sabre):
+    assert mem("remember", "build.status", "green", "--ttl", "30s").code == 0
+    assert mem("recall", "build.status", env={"MEM_NOW": "2026-11-22T10:00:29Z"}).out == "green\n"
+    assert mem("recall", "build.status", env={"MEM_NOW": "2026-11-22T10:00:31Z"}).code == 1
+    from grimoire_cli import Grimoire
+
+    g = Grimoire.open(sabre)
+    assert g.remember("build.owner", "Ada", ttl="45s").entry.data["expires_at"] == "2026-11-22T10:00:45Z"
+
+
 def test_facts_lists_keys_by_glob(sabre):
     for key, value in [("db.engine", "postgres"), ("db.port", "5432"), ("user.name", "Ada")]:
         assert mem("remember", key, value).code == 0

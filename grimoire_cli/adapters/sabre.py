@@ -3,8 +3,8 @@ names, argument order, defaults and return shapes, so code written for
 SABRE's runtime namespace runs unchanged (docs/adapters.md).
 
 The grimoire opened in a scope is the persona: no helper takes a persona.
-Where SABRE and mem differ (ids are text, TTLs are whole minutes at least,
-mem runs no step of a procedure), docs/adapters.md says so.
+Where SABRE and mem differ (ids are text, mem runs no step of a procedure),
+docs/adapters.md says so.
 """
 
 from __future__ import annotations
@@ -40,16 +40,16 @@ _RELATIVE = re.compile(r"^\+?\s*(\d+)\s*([a-z]+?)s?\Z")
 
 
 def ttl_of(seconds: int | None) -> str:
-    """SABRE's TTL in seconds as a grimoire ttl: the largest whole unit, else
-    minutes rounded up (mem's shortest ttl is a minute); None is permanent."""
+    """SABRE's TTL in seconds as a grimoire ttl in the largest unit that holds
+    it exactly (3600 -> 1h, 90 -> 90s); None is permanent."""
     if seconds is None:
         return "permanent"
     if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds <= 0:
         raise BadInput(f"bad ttl {seconds!r}", "give the TTL in seconds as a positive whole number, e.g. ttl=3600")
-    for unit, size in (("d", 86400), ("h", 3600)):
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
-    return f"{-(-seconds // 60)}m"
+    return f"{seconds}s"
 
 
 def due_of(trigger: str) -> dict[str, Any]:

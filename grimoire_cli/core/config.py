@@ -489,7 +489,7 @@ def _categories(raw: dict[str, Any], where: str, section: str) -> dict[str, Cate
             raise Damaged(
                 where,
                 None,
-                f"{label}.ttl {ttl!r} must be 'permanent' or like '30d', '12h', '10m'",
+                f"{label}.ttl {ttl!r} must be 'permanent' or like '30d', '12h', '10m', '30s'",
                 "fix the config",
                 "config",
             ) from None

@@ -20,10 +20,10 @@ ID_RE = re.compile(r"^MEM-(\d{8})-(\d{3,})\Z")
 SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 TAG_RE = re.compile(r"^[a-z0-9-]+\Z")
 KEY_RE = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_-]+)*\Z")
-TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}[mhd])\Z")
+TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}[smhd])\Z")
 # Loa's five categories keep Loa's own form, so their entries stay valid against Loa's schema.
 DAYS_TTL_RE = re.compile(r"^(permanent|[1-9]\d{0,5}d)\Z")
-_TTL_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+_TTL_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 LINE_RANGE_RE = re.compile(r"^[1-9]\d*-[1-9]\d*\Z")
 CATEGORY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,39}\Z")
 
@@ -127,7 +127,7 @@ def check_ttl(ttl: str, days_of: str | None = None) -> str:
             f"bad ttl {ttl!r}",
             f"Loa's {days_of} category takes 'permanent' or a number of days, like '30d'"
             if days_of
-            else "use 'permanent' or a number with a unit: '30d', '12h' or '10m'",
+            else "use 'permanent' or a number with a unit: '30d', '12h', '10m' or '30s'",
         )
     return ttl
 

@@ -22,7 +22,7 @@ from ..core.model import Entry, epoch, expires_at, expiry_start, ttl_delta
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
 
-_RELATIVE = re.compile(r"^\+([1-9]\d{0,5})([mhd])\Z")
+_RELATIVE = re.compile(r"^\+([1-9]\d{0,5})([smhd])\Z")
 _EVENT = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,79}\Z")
 
 

@@ -153,7 +153,7 @@ def _check_expiry(data: dict[str, Any], problem, kind: str) -> None:
     if not (isinstance(ttl, str) and isinstance(stamp, str)):
         return
     try:
-        wanted = expires_at(stamp, ttl) if re.match(r"^(permanent|\d+[mhd])\Z", ttl) else None
+        wanted = expires_at(stamp, ttl) if re.match(r"^(permanent|\d+[smhd])\Z", ttl) else None
     except BadInput:
         wanted = None
     present = data.get("expires_at")

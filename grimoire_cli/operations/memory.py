@@ -31,7 +31,7 @@ SINCE = Param(
 UNTIL = Param(
     "until", str, "Only those created until then (a date alone includes that day).", "--until", metavar="WHEN"
 )
-TTL_HELP = "How long it holds: 'permanent', or like '30d', '12h', '10m'"
+TTL_HELP = "How long it holds: 'permanent', or like '30d', '12h', '10m', '30s'"
 
 
 def stdin_text(name: str, help: str, cli_help: str) -> Param:
