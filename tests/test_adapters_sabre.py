@@ -149,6 +149,19 @@ def test_update_fact_keeps_the_ttl_and_category(sabre):
     assert sabre_memory.search_facts(category="metrics") == {"metrics.mrr.baseline": 47900}
 
 
+def test_update_fact_restarts_the_ttl_of_an_unchanged_value(sabre):
+    runtime = Runtime.from_environment()
+    sabre_memory = Sabre(Grimoire.open(sabre, runtime=runtime))
+    first_id = sabre_memory.remember_fact("service.api.status", "up", ttl=60)
+    runtime.fixed_now = parse_time("2026-11-22T10:00:50Z")
+    new_id = sabre_memory.update_fact("service.api.status", "up")
+    assert new_id != first_id and Grimoire.open(sabre).show(new_id).supersedes == first_id
+    runtime.fixed_now = parse_time("2026-11-22T10:01:49Z")  # past the first expiry, within the restarted one
+    assert sabre_memory.recall_fact("service.api.status") == "up"
+    runtime.fixed_now = parse_time("2026-11-22T10:01:51Z")
+    assert sabre_memory.recall_fact("service.api.status") is None
+
+
 @pytest.mark.parametrize(
     ("seconds", "ttl"),
     [(3600, "1h"), (86400, "1d"), (300, "5m"), (30, "30s"), (90, "90s"), (5400, "90m"), (None, "permanent")],

@@ -43,6 +43,16 @@ def test_an_unchanged_value_writes_nothing(sabre):
     assert mem("remember", "user.name", "Ada").err.startswith("unchanged: user.name")
 
 
+def test_refresh_writes_the_same_value_again_and_restarts_its_ttl(sabre):
+    first = mem("remember", "build.status", "green", "--ttl", "1m").out.strip()
+    later = {"MEM_NOW": "2026-11-22T10:00:50Z"}
+    again = mem("remember", "build.status", "green", "--refresh", "--json", env=later)
+    assert again.code == 0 and json.loads(again.out)["written"] is True, again.err
+    shown = json.loads(mem("show", json.loads(again.out)["id"], "--json").out)
+    assert shown["supersedes"] == first and shown["ttl"] == "1m" and shown["expires_at"] == "2026-11-22T10:01:50Z"
+    assert mem("recall", "build.status", env={"MEM_NOW": "2026-11-22T10:01:49Z"}).out == "green\n"
+
+
 def test_a_new_value_supersedes_the_old(sabre):
     old = mem("remember", "user.name", "Ada").out.strip()
     new = mem("remember", "user.name", "Grace").out.strip()

@@ -143,12 +143,13 @@ class Sabre:
         return {e.key: value_of(e) for e in found if e.key and set(tags) <= set(e.tags)}
 
     def update_fact(self, key: str, value: Any) -> str:
-        """Replace the value, keeping the fact's ttl and category (a new fact gets the defaults)."""
+        """Replace the value, keeping the fact's ttl and category and restarting
+        its expiry, even for the same value (a new fact gets the defaults)."""
         current = self._holder(key)
         if current is None:
             return self.remember_fact(key, value)
         return self.grimoire.remember(
-            key, value, ttl=current.data.get("ttl"), category=current.category, tags=current.tags
+            key, value, ttl=current.data.get("ttl"), category=current.category, tags=current.tags, refresh=True
         ).entry.id
 
     def _holder(self, key: str) -> Entry | None:

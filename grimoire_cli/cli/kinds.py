@@ -13,9 +13,10 @@ from .app import contexts, declared, found, open_grimoire, read_text, task_comma
 
 
 @declared(operations.REMEMBER)
-def remember(key, value, ttl, category, json):
+def remember(key, value, ttl, category, refresh, json):
     grimoire = open_grimoire()
-    result = grimoire.remember(key, _json_stdin() if value == "-" else value, ttl=ttl, category=category)
+    value = _json_stdin() if value == "-" else value
+    result = grimoire.remember(key, value, ttl=ttl, category=category, refresh=refresh)
     render.kept(
         result, json, grimoire.now(), f"unchanged: {key} already holds this value ({result.entry.id}); nothing written"
     )

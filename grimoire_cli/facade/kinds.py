@@ -286,9 +286,11 @@ class KindsFacade:
         tags: Iterable[str] = (),
         session_id: str | None = None,
         agent: str | None = None,
+        refresh: bool = False,
     ) -> Remembered:
         """Keep a JSON-able `value` under a dotted `key`, superseding the
-        key's active entry; an unchanged value writes nothing (`written` False)."""
+        key's active entry; an unchanged value writes nothing (`written` False)
+        unless `refresh`, which writes it again so its ttl counts from now."""
         from ..kinds.facts import Remembered, holder
 
         # The key is checked by the add it makes, after the guard's scan: `bad key 'AKIA…'` would quote a secret.
@@ -300,6 +302,7 @@ class KindsFacade:
             category,
             ttl,
             current,
+            refresh,
             confidence=confidence,
             tags=list(tags),
             session_id=session_id,
@@ -392,10 +395,12 @@ def _fact_request(
     category: str | None,
     ttl: str | None,
     current: Entry | None,
+    refresh: bool,
     **options: Any,
 ) -> Any:
     """The add request that remembers `value` under `key` (checked by the
-    caller), or None when `current` already holds that value in that category."""
+    caller), or None when `current` already holds that value in that category
+    (unless `refresh`: the same value written again restarts its ttl)."""
     from ..core.model import fact_summary
     from ..kinds.facts import fact_category, same_value, value_of, value_text
     from ..memory.request import Request
@@ -403,13 +408,17 @@ def _fact_request(
     text = value_text(value)
     spec = fact_category(config, category or (current.category if current is not None else None))
     if (
-        current is not None
+        not refresh
+        and current is not None
         and current.category == spec.name
         and same_value(value_of(current), value)
         and (ttl is None or ttl == current.data.get("ttl"))
     ):
         return None
     metadata = None if isinstance(value, str) else {"value": value}
+    if refresh and current is not None:
+        # Superseding by id, as `mem supersede` does: the same text under the same key is not a duplicate here.
+        options.update(supersedes=current.id, dedupe=False)
     return Request(
         text, category=spec.name, key=key, ttl=ttl, summary=fact_summary(key, text), metadata=metadata, **options
     )

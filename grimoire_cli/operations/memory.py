@@ -407,6 +407,15 @@ REMEMBER = Operation(
             "--category",
             metavar="CAT",
         ),
+        # Not on the tool: the tool stays idempotent.
+        Param(
+            "refresh",
+            bool,
+            "Write the same value again so its ttl counts from now (SABRE's update_fact).",
+            "--refresh",
+            default=False,
+            tool=False,
+        ),
     ),
     "the entry kept and whether it changed",
     idempotent=True,
