@@ -51,15 +51,19 @@ def counts_added(root: Path, storage: str, shas: list[str]) -> Counts:
     out: Counts = {}
     for sha in shas:
         names = gitops.output(["diff-tree", "-r", "--name-only", "--no-commit-id", f"{sha}^", sha, "--", storage], root)
-        for name in (names or "").split():
-            if not name.endswith((".yaml", ".yml")):
-                continue
-            before = _counts(gitops.output(["show", f"{sha}^:{name}"], root) or "", name)
-            for key, (runs, wins) in _counts(gitops.output(["show", f"{sha}:{name}"], root) or "", name).items():
-                was = before.get(key, (0, 0))
-                if (runs, wins) != was:
-                    total = out.get(key, (0, 0))
-                    out[key] = (total[0] + runs - was[0], total[1] + wins - was[1])
+        files = [name for name in (names or "").split() if name.endswith((".yaml", ".yml"))]
+        # Over all the files the commit changed at once: archiving moves a memory, counts and all, from one
+        # file to another, which applies nothing.
+        before: Counts = {}
+        after: Counts = {}
+        for name in files:
+            before.update(_counts(gitops.output(["show", f"{sha}^:{name}"], root) or "", name))
+            after.update(_counts(gitops.output(["show", f"{sha}:{name}"], root) or "", name))
+        for key, (runs, wins) in after.items():
+            was = before.get(key, (0, 0))
+            if (runs, wins) != was:
+                total = out.get(key, (0, 0))
+                out[key] = (total[0] + runs - was[0], total[1] + wins - was[1])
     return out
 
 

@@ -38,6 +38,7 @@ from ..core.errors import BadInput
 from ..core.model import parse_id
 from ..storage.yamlio import ANY_ID_LINE
 from . import gitops
+from .echoes import Counts, counts_added, echoes, raised
 from .merge import LIFECYCLE, Numbers, identity, mapping_between, merge_entry, merged_lifecycle, renamed
 from .sides import ours_yields
 from .trees import Tree, ids_in, prior_renames, rebase_tip
@@ -304,6 +305,7 @@ def _lifecycle(
     result: FixupResult,
     ours_yield: bool = False,
     folder: Path = Path("."),
+    echoed: Counts | None = None,
 ) -> dict[tuple[str, str], dict]:
     """(file, id) -> lifecycle fields for archived entries that lost the other side's change.
 
@@ -334,7 +336,10 @@ def _lifecycle(
         a, b = _lifecycle_of(mine), _lifecycle_of(other)
         # The same record on both sides is one change, not two; the copy here may still lack it (a replayed
         # archive commit, written before this branch met the apply, replaced an entry that had it).
-        merged, conflict = (a, False) if a == b else merge_entry(_lifecycle_of(old) if old is not None else {}, a, b)
+        before = _lifecycle_of(old) if old is not None else {}
+        if echoed:  # applies both sides hold through a copied commit count once, as in the driver
+            before = raised(before, mine, echoed) or before
+        merged, conflict = (a, False) if a == b else merge_entry(before, a, b)
         if conflict:
             result.notes.append(
                 f"{entry.id}: both sides changed its lifecycle differently; check superseded_by and effectiveness by hand"
@@ -443,7 +448,8 @@ def _changes(
             start_tree if versions[1] == keeper else Tree(root, versions[1], storage),
             Tree(root, versions[2], storage),
         )
-        carried = _lifecycle(entries, trees, mapping, result, ours_yield, store.config.root)
+        echoed = counts_added(root, storage, echoes(root, *versions))
+        carried = _lifecycle(entries, trees, mapping, result, ours_yield, store.config.root, echoed)
         result.lifecycle = sorted({entry_id for _, entry_id in carried} | set(result.lifecycle))
 
     # In the files the driver merged, only the numbers given here (collisions it could not see) are new.
