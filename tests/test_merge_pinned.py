@@ -240,6 +240,16 @@ def run_driver(repo: Path, tmp_path: Path, path: str) -> object:
     return result
 
 
+def pushed_start(repo: Path, tmp_path: Path) -> None:
+    """The repository's first grimoire commit (the redis fact), pushed to a bare `origin` as main."""
+    write(repo, "facts.yaml", HEAD + REDIS)
+    commit_all(repo, "start")
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(remote), cwd=tmp_path)
+    git("remote", "add", "origin", str(remote), cwd=repo)
+    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+
+
 def fixup(repo: Path, hook: str, *args: str, stdin: str = ""):
     """`mem merge-fixup` as a hook runs it, from outside the repository: it works on the one it is given."""
     with chdir(repo.parent):
@@ -247,12 +257,7 @@ def fixup(repo: Path, hook: str, *args: str, stdin: str = ""):
 
 
 def test_the_side_not_yet_pushed_yields_its_ids_and_the_hook_renames_its_references(repo, tmp_path):
-    write(repo, "facts.yaml", HEAD + REDIS)
-    commit_all(repo, "start")
-    remote = tmp_path / "remote.git"
-    git("init", "-q", "--bare", str(remote), cwd=tmp_path)
-    git("remote", "add", "origin", str(remote), cwd=repo)
-    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    pushed_start(repo, tmp_path)
     git("fetch", "-q", "origin", cwd=repo)
     git("remote", "set-head", "origin", "main", cwd=repo)
     write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of main"))
@@ -469,12 +474,7 @@ def test_a_memory_both_sides_hold_under_two_ids_is_merged_as_one(repo, tmp_path)
 def test_the_side_a_pull_fetched_for_merging_keeps_its_ids(repo, tmp_path):
     """No remote default branch: what `git pull` fetched to merge outranks a branch only pushed
     (FETCH_HEAD's other lines, not for merging, rank nothing)."""
-    write(repo, "facts.yaml", HEAD + REDIS)
-    commit_all(repo, "start")
-    remote = tmp_path / "remote.git"
-    git("init", "-q", "--bare", str(remote), cwd=tmp_path)
-    git("remote", "add", "origin", str(remote), cwd=repo)
-    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    pushed_start(repo, tmp_path)
     write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of main"))
     commit_all(repo, "the fact of main")
     git("push", "-q", "origin", "HEAD:main", cwd=repo)

@@ -418,6 +418,11 @@ def _commit(clone: Path, message: str) -> None:
     git("commit", "-qm", message, cwd=clone)
 
 
+def _validated(clone: Path) -> None:
+    checked = mem(clone, "validate")
+    assert checked.returncode == 0, checked.stdout
+
+
 def _ids(clone: Path) -> dict[str, str]:
     """content -> id, the archive included."""
     return {e.content: e.id for e in Grimoire.open(clone).store.entries(include_archive=True)}
@@ -636,8 +641,7 @@ def test_a_branch_taken_before_a_pull_renumbered_its_memory_merges_as_one_memory
     assert _ids(bob)["bob: the queue is kafka"] == "MEM-20261122-002"
 
     git("merge", "-q", "--no-edit", "topic", cwd=bob)
-    checked = mem(bob, "validate")
-    assert checked.returncode == 0, checked.stdout
+    _validated(bob)
     entries = {e.content: e.data for e in Grimoire.open(bob).store.entries(include_archive=True)}
     assert sorted(entries) == ["alice: the cache is redis", "bob: the queue is kafka"]
     assert entries["bob: the queue is kafka"]["id"] == "MEM-20261122-002"
@@ -666,8 +670,7 @@ def test_a_picked_memory_archived_on_its_branch_and_applied_on_main_merges_as_on
     git("push", "-q", "origin", "topic", cwd=bob)
 
     git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main", cwd=bob)
-    checked = mem(bob, "validate")
-    assert checked.returncode == 0, checked.stdout
+    _validated(bob)
     entries = {e.content: e for e in Grimoire.open(bob).store.entries(include_archive=True)}
     assert sorted(entries) == ["bob: the queue is kafka"]
     kept = entries["bob: the queue is kafka"]
@@ -716,8 +719,7 @@ def test_a_rebase_whose_first_commit_turns_empty_leaves_upstreams_references_alo
     _commit(bob, "bob")
 
     git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
-    checked = mem(bob, "validate")
-    assert checked.returncode == 0, checked.stdout
+    _validated(bob)
     assert _ids(bob) == {
         "carol: the runner is arm64": "MEM-20261122-001",
         "alice: the cache is redis": "MEM-20261122-002",
@@ -750,8 +752,7 @@ def test_a_rebase_keeps_a_memory_whose_id_an_earlier_pick_gave_the_upstream_copy
     _commit(bob, "bob again")
 
     git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
-    checked = mem(bob, "validate")
-    assert checked.returncode == 0, checked.stdout
+    _validated(bob)
     assert _ids(bob) == {
         "carol: the runner is arm64": "MEM-20261122-001",
         "carol: the proxy is nginx": "MEM-20261122-002",
@@ -780,8 +781,7 @@ def test_an_apply_a_rebase_copied_is_counted_once_when_the_branch_holding_the_or
     _commit(bob, "applied again")
 
     git("merge", "-q", "--no-edit", "topic", cwd=bob)
-    checked = mem(bob, "validate")
-    assert checked.returncode == 0, checked.stdout
+    _validated(bob)
     made = {e.content: e.data for e in Grimoire.open(bob).store.entries()}["bob: the queue is kafka"]["effectiveness"]
     assert (made["applications"], made["successes"]) == (2, 1)
 
@@ -809,8 +809,7 @@ def test_a_rebase_that_flattens_a_merge_renames_an_id_only_where_it_names_the_re
     git("merge", "-q", "--no-edit", "origin/topic", cwd=bob)
 
     git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
-    checked = mem(bob, "validate")
-    assert checked.returncode == 0, checked.stdout
+    _validated(bob)
     entries = {e.content: e.data for e in Grimoire.open(bob).store.entries(include_archive=True)}
     assert sorted(entries) == ["alice: the cache is redis", "bob: the queue is kafka"]
     assert entries["alice: the cache is redis"]["id"] == "MEM-20261122-001"
@@ -839,8 +838,7 @@ def test_a_rebase_that_flattens_a_merge_keeps_an_apply_to_a_memory_upstream_arch
     git("push", "-q", "origin", "HEAD:main", cwd=alice)
 
     git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
-    checked = mem(bob, "validate")
-    assert checked.returncode == 0, checked.stdout
+    _validated(bob)
     entries = {e.content: e for e in Grimoire.open(bob).store.entries(include_archive=True)}
     assert sorted(entries) == ["alice: the cache is redis", "bob: the queue is kafka"]
     kept = entries["alice: the cache is redis"]
@@ -871,8 +869,7 @@ def test_an_apply_to_a_picked_memory_upstream_archived_reaches_the_archived_copy
     git("push", "-q", "origin", "HEAD:main", cwd=alice)
 
     git("pull", "-q", "--rebase", "origin", "main", cwd=bob)
-    checked = mem(bob, "validate")
-    assert checked.returncode == 0, checked.stdout
+    _validated(bob)
     entries = {e.content: e for e in Grimoire.open(bob).store.entries(include_archive=True)}
     kept = entries["alice: the cache is redis"]
     assert kept.archived

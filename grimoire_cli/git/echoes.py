@@ -76,11 +76,12 @@ def _counts(text: str, where: str) -> Counts:
     for item in items:
         if isinstance(item, dict) and isinstance(item.get("effectiveness"), dict):
             made = item["effectiveness"]
-            out[memory_key(item)] = (_count(made, "applications"), _count(made, "successes"))
+            out[memory_key(item)] = (count_of(made, "applications"), count_of(made, "successes"))
     return out
 
 
-def _count(made: dict, name: str) -> int:
+def count_of(made: dict, name: str) -> int:
+    """An effectiveness count, 0 when missing or not a whole number (the merge driver reads them so too)."""
     value = made.get(name, 0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -96,7 +97,7 @@ def raised(base: dict | None, entry: dict, echoed: Counts) -> dict | None:
     made: dict = found if isinstance(found, dict) else {}
     start["effectiveness"] = {
         **made,
-        "applications": _count(made, "applications") + added[0],
-        "successes": _count(made, "successes") + added[1],
+        "applications": count_of(made, "applications") + added[0],
+        "successes": count_of(made, "successes") + added[1],
     }
     return start

@@ -37,7 +37,7 @@ from ..storage import issued_marks
 from ..storage.textedit import Raw, rewrite
 from ..storage.yamlio import emit_entry, parse_entries
 from . import gitops
-from .echoes import Counts, counts_added, echoes, raised
+from .echoes import Counts, count_of, counts_added, echoes, raised
 from .sides import ours_yields
 from .trees import (
     Rename,
@@ -223,13 +223,8 @@ def merge_entry(base: dict | None, ours: dict, theirs: dict) -> tuple[dict, bool
 
 def _effectiveness(base: dict, ours: dict, theirs: dict) -> dict:
     """Both sides' applications since the base, added up."""
-
-    def count(side: dict, name: str) -> int:
-        value = side.get(name, 0)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    applications = count(ours, "applications") + count(theirs, "applications") - count(base, "applications")
-    successes = count(ours, "successes") + count(theirs, "successes") - count(base, "successes")
+    applications = count_of(ours, "applications") + count_of(theirs, "applications") - count_of(base, "applications")
+    successes = count_of(ours, "successes") + count_of(theirs, "successes") - count_of(base, "successes")
     out = {
         **base,
         **ours,

@@ -19,11 +19,10 @@ import json
 from datetime import datetime
 from typing import Any
 
-from ..core.model import Entry
 from ..storage.catalog.catalog import Catalog
 from ..storage.catalog.queries import Filter
 from ..storage.store import Store
-from .rules import _ARCHIVE, _FIXES, NearDuplicate, Review, alike_pairs, expiring_within
+from .rules import _ARCHIVE, _FIXES, NearDuplicate, Review, alike_pairs, review_sections
 
 THRESHOLD = 90  # fuzz.ratio of a near-duplicate pair
 # Of the pairs kept: change it when what `alike_pairs` finds changes, so no
@@ -60,22 +59,10 @@ def review(store: Store, moment: datetime, warn_days: int, kinds: dict[str, str]
         (loaded[light.rowid] for light in lights if light.rowid in loaded),
         key=lambda entry: (order.get(entry.file or "", len(order)), entry.line or 0),
     )
-    result = _sections(attention, moment, warn_days)
+    result = review_sections(attention, moment, warn_days)
     result.duplicates = [
         NearDuplicate(loaded[a], loaded[b], score, fix) for a, b, score, fix in pairs if a in loaded and b in loaded
     ]
-    return result
-
-
-def _sections(attention: list[Entry], moment: datetime, warn_days: int) -> Review:
-    result = Review()
-    for entry in attention:
-        if entry.tier == "low":
-            result.low.append(entry)
-        elif entry.tier == "ineffective":
-            result.ineffective.append(entry)
-        if expiring_within(entry, moment, warn_days):
-            result.expiring.append(entry)
     return result
 
 

@@ -190,9 +190,8 @@ class Review:
         return out, len(every)
 
 
-def review(entries: Iterable[Entry], moment: datetime, warn_days: int, kinds: dict[str, str] | None = None) -> Review:
-    """What `mem review` lists; `kinds` (category -> kind) chooses what each near-duplicate pair is told to do."""
-    active = [e for e in entries if e.is_active(moment)]
+def review_sections(active: Iterable[Entry], moment: datetime, warn_days: int) -> Review:
+    """A review of these active entries without its near duplicates: the low, ineffective and expiring ones."""
     result = Review()
     for entry in active:
         if entry.tier == "low":
@@ -201,6 +200,13 @@ def review(entries: Iterable[Entry], moment: datetime, warn_days: int, kinds: di
             result.ineffective.append(entry)
         if expiring_within(entry, moment, warn_days):
             result.expiring.append(entry)
+    return result
+
+
+def review(entries: Iterable[Entry], moment: datetime, warn_days: int, kinds: dict[str, str] | None = None) -> Review:
+    """What `mem review` lists; `kinds` (category -> kind) chooses what each near-duplicate pair is told to do."""
+    active = [e for e in entries if e.is_active(moment)]
+    result = review_sections(active, moment, warn_days)
     kinds = kinds or {}
     result.duplicates = [
         NearDuplicate(a, b, score, _FIXES.get(kinds.get(a.category, "note"), _ARCHIVE))
