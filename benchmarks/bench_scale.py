@@ -27,10 +27,12 @@ Paths:
 - merge-file: the merge driver on two sides that each add n same-day entries
   (ids colliding) to a file of n entries;
 - merge-fixup: `mem merge-fixup post-merge` after a merge (no hooks) of a
-  branch that added n same-day decisions into one that added n same-day
-  facts: git took the decisions whole, their n ids colliding;
+  branch that added n same-day decisions and learnings into one that added n
+  same-day facts and errors: git took the theirs' files whole, their n ids
+  colliding (two files a side: 100k in one file would pass the 32 MB limit);
 - pull-rebase: `git pull --rebase` (hooks installed) of n published
-  same-day facts into a clone holding n others of its own, the same ids.
+  same-day entries into a clone holding n others of its own, the same ids,
+  both over the five categories.
 """
 
 from __future__ import annotations
@@ -80,14 +82,14 @@ def seed(
     folder: Path,
     contents: list[str],
     *,
-    category: str | None = None,
+    category: str | tuple[str, ...] | None = None,
     timestamp: str = NOW,
     first: int = 1,
     ttl: str | None = None,
 ) -> None:
     """A committed grimoire in `folder` holding `contents`, all of one day,
-    written straight through the store: in `category`, or spread over the
-    five (a file holds at most 32 MB: 100k entries in one would be refused)."""
+    written straight through the store: in `category`, or spread over those
+    given or the five (a file holds at most 32 MB: 100k entries in one would be refused)."""
     from grimoire_cli import Grimoire
     from grimoire_cli.core.model import format_id
     from grimoire_cli.memory.request import Request, build
@@ -103,7 +105,9 @@ def seed(
         for n, text in enumerate(contents):
             item = {
                 "content": text,
-                "category": category or CATEGORIES[n % len(CATEGORIES)],
+                "category": category
+                if isinstance(category, str)
+                else (category or CATEGORIES)[n % len(category or CATEGORIES)],
                 "timestamp": timestamp,
                 "ttl": ttl,
             }
@@ -264,9 +268,9 @@ def git(*args: str, cwd: Path) -> None:
 def case_merge_fixup(folder: Path, n: int) -> list[str]:
     seed(folder, [])
     git("checkout", "-qb", "theirs", cwd=folder)
-    seed(folder, texts(n, seed=19), category="decision")  # ids -001.. in a file ours never touches
+    seed(folder, texts(n, seed=19), category=("decision", "learning"))  # ids -001.. in files ours never touches
     git("checkout", "-q", "-", cwd=folder)
-    seed(folder, texts(n, seed=17), category="fact")  # the same ids in another file
+    seed(folder, texts(n, seed=17), category=("fact", "error"))  # the same ids in other files
     git("merge", "-q", "--no-edit", "theirs", cwd=folder)  # no hooks: git takes decisions.yaml whole
     warm(folder)
     return [MEM, "merge-fixup", "post-merge", "0"]
@@ -279,7 +283,7 @@ def case_pull_rebase(folder: Path, n: int) -> list[str]:
     for name, text_seed in (("published", 17), ("local", 19)):
         git("clone", "-q", "remote.git", name, cwd=folder)
         run([MEM, "hooks", "install"], folder / name)
-        seed(folder / name, texts(n, seed=text_seed), category="fact")  # the same n new ids on both
+        seed(folder / name, texts(n, seed=text_seed))  # the same n new ids on both, over the five categories
         clones.append(folder / name)
     git("push", "-q", "origin", "HEAD:main", cwd=clones[0])
     warm(clones[1])

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from anthropic.lib.tools import ToolError
 from anthropic.types.beta import BetaMemoryTool20250818CreateCommand as Create
 from anthropic.types.beta import BetaMemoryTool20250818DeleteCommand as Delete
 from anthropic.types.beta import BetaMemoryTool20250818StrReplaceCommand as StrReplace
-from conftest import catalog_dump, examples, git, mem, mem_process
+from conftest import catalog_dump, examples, mem, mem_process
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -107,6 +108,7 @@ class Model:
     archived: bool = False
     applications: int = 0
     successes: int = 0
+    related: list[Model] = field(default_factory=list)  # the memories its `related` names, whatever ids they take
 
     def expires(self) -> datetime | None:
         span = lasts(self.ttl)
@@ -120,6 +122,40 @@ class Model:
     def active(self, now: datetime) -> bool:
         expires = self.expires()
         return not self.archived and self.superseded_by is None and (expires is None or expires > now)
+
+
+def _mem_executable() -> Path:
+    return Path(os.environ.get("VIRTUAL_ENV") or Path(sys.executable).parent.parent) / "bin" / "mem"
+
+
+def _install_fixup_hooks(repo: Path) -> None:
+    """mem's merge driver, and what `mem hooks install` runs after a merge or a rebase (merge-fixup) without the session
+    start (the machine runs `check` itself). Git runs it while the rebase's state is still there, as it runs the real
+    hook; a failure is written to .git/fixup-failed, which `_pull` reads."""
+    mem = _mem_executable()
+    subprocess.run(["git", "config", "merge.grimoire.driver", f"{mem} merge-file %O %A %B %P"], cwd=repo, check=True)
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    for name, feed in (("post-merge", ""), ("post-rewrite", "cat | ")):
+        script = hooks / name
+        script.write_text(
+            "#!/bin/sh\n"
+            "unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_OBJECT_DIRECTORY GIT_COMMON_DIR\n"
+            f'{feed}"{mem}" merge-fixup --all-scopes {name} "$@" 2>.git/fixup-stderr'
+            f' || echo "{name} $*: exit $?" >> .git/fixup-failed\n'
+        )
+        script.chmod(0o755)
+
+
+def _pull(repo: Path, source: Path, rebase: bool) -> None:
+    """`git pull` (merge or rebase) of `source`'s branch into `repo`, through mem's driver and its hooks."""
+    how = "--rebase" if rebase else "--no-rebase"
+    pulled = subprocess.run(
+        ["git", "pull", "-q", how, "--no-edit", str(source), "HEAD"], cwd=repo, capture_output=True, text=True
+    )
+    assert pulled.returncode == 0, pulled.stderr
+    failed = repo / ".git" / "fixup-failed"
+    assert not failed.exists(), failed.read_text() + (repo / ".git" / "fixup-stderr").read_text()
 
 
 class StoreMachine(RuleBasedStateMachine):
@@ -164,6 +200,12 @@ class StoreMachine(RuleBasedStateMachine):
             self._check_whole()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+            shutil.rmtree(self._teammate, ignore_errors=True)
+
+    @property
+    def _teammate(self) -> Path:
+        """The teammate's clone: kept from one merge step to the next unless a step starts it afresh."""
+        return self.root.parent / (self.root.name + "-clone")
 
     # -- helpers ---------------------------------------------------------------
 
@@ -842,36 +884,41 @@ class StoreMachine(RuleBasedStateMachine):
         ours=st.lists(st.sampled_from(NOTES[:5]), max_size=2),
         a=st.sampled_from(WORDS),
         their_work=st.lists(
-            st.tuples(st.sampled_from(["supersede", "apply", "archive"]), st.integers(0, 1000)), max_size=3
+            st.tuples(st.sampled_from(["supersede", "apply", "archive", "relate"]), st.integers(0, 1000)), max_size=3
         ),
         rebase=st.booleans(),
+        fresh=st.booleans(),
+        synced=st.sampled_from([None, "merge", "rebase"]),
     )
     @counted
-    def merge_from_a_clone(self, theirs, ours, a, their_work=(), rebase=False):
-        """A teammate's clone adds notes and supersedes, applies or archives shared ones, while this one adds its own;
-        `git pull` (merge or rebase) goes through mem's driver and its fixup. Their notes arrive whole under the ids
-        they were pushed with (published ids never change: issue 42); ours, not yet shared, yield where both took the
-        same, under ids this clone never issued (I3); their writes land on the memories they named."""
+    def merge_from_a_clone(self, theirs, ours, a, their_work=(), rebase=False, fresh=True, synced=None):
+        """A teammate's clone adds notes and supersedes, applies, archives or names in `related` the notes it holds,
+        while this one adds its own; `git pull` (merge or rebase) goes through mem's driver and its hooks. The teammate
+        clones afresh or keeps its clone, pulling this one's work first (`synced`: by a merge or a rebase) or not
+        (stale: it writes to notes as it last saw them, and a rebase here then flattens the merges since). Their notes
+        arrive whole under the ids they were pushed with (published ids never change: issue 42); ours, not yet shared,
+        yield where both took the same, under ids this clone never issued (I3); their writes land on the memories they
+        named."""
         self.commit()
-        other = self.root.parent / (self.root.name + "-clone")
-        shutil.rmtree(other, ignore_errors=True)
-        subprocess.run(["git", "clone", "-q", str(self.root), str(other)], check=True)
-        try:
-            clone = Grimoire.open(
-                other, runtime=self.runtime
-            )  # no local state: it numbers its ids as another machine would
-            texts = [self._text(a, "from a teammate") for _ in theirs]
-            for text, category in zip(texts, theirs):
-                clone.add(text, category)
-            done = self._their_work(clone, their_work, a)
-            subprocess.run(["git", "add", "-A"], cwd=other, check=True)
-            subprocess.run(["git", "commit", "-qm", "their memories"], cwd=other, check=True)
-            for category in ours:
-                self.add(category, a, "ours", [], None, None)
-            self.commit()
-            self._pull(other, rebase)
-        finally:
+        other = self._teammate
+        if fresh or not other.exists():
             shutil.rmtree(other, ignore_errors=True)
+            subprocess.run(["git", "clone", "-q", str(self.root), str(other)], check=True)
+            _install_fixup_hooks(other)
+        elif synced:
+            _pull(other, self.root, synced == "rebase")
+        clone = Grimoire.open(other, runtime=self.runtime)  # its own local state: it numbers ids as another machine
+        texts = [self._text(a, "from a teammate") for _ in theirs]
+        for text, category in zip(texts, theirs):
+            clone.add(text, category)
+        done = self._their_work(clone, their_work, a)
+        subprocess.run(["git", "add", "-A"], cwd=other, check=True)
+        subprocess.run(["git", "commit", "-qm", "their memories"], cwd=other, check=True)
+        for category in ours:
+            self.add(category, a, "ours", [], None, None)
+        self.commit()
+        _install_fixup_hooks(self.root)
+        _pull(self.root, other, rebase)
         self.g.store.refresh()
         # As the post-merge hook's `mem check` does first: a local entry whose id a tracked one took
         # gets a fresh one; and ours' new notes, not yet shared, yield their ids to the ones pulled.
@@ -896,6 +943,10 @@ class StoreMachine(RuleBasedStateMachine):
                     confidence=target.confidence,
                     metadata=target.metadata,
                 )
+            elif op == "relate":
+                entry = by_content.get(detail)
+                assert entry is not None, f"their note {detail!r} naming {target.id} was lost in the merge"
+                self._written(entry, merged=True, related=[target])
             elif op == "apply":
                 target.applications += 1
                 target.successes += detail
@@ -907,63 +958,43 @@ class StoreMachine(RuleBasedStateMachine):
         self.check()  # the rest of the hook's session start (the ids that arrived count as issued here)
 
     def _their_work(self, clone: Grimoire, work, a: str) -> list[tuple[str, Model, Any]]:
-        """The teammate supersedes, applies or archives shared notes (one write per note), by the ids this clone
-        gave them: (what, the note's model, the revision's text or the success)."""
-        shared = [m for m in self._active() if m.key is None and self.g.config.category(m.category).tracked]
+        """The teammate supersedes, applies, archives or names in a new note's `related` the shared notes it holds (one
+        write per note), by the ids it holds them under: (what, the note's model, the new text or the success). A stale
+        teammate may apply or name a note this clone has superseded or archived since; it supersedes or archives only
+        what is still current here (two successors of one note are a conflict a person settles, not a merge)."""
+        models = {m.content: m for m in self.entries.values()}
+        held = {
+            e.content: e.id
+            for e in clone.list(categories=list(NOTES[:5]))
+            if e.key is None and models.get(e.content) is not None
+        }
         done: list[tuple[str, Model, Any]] = []
         for op, pick in work:
-            free = [m for m in shared if m.id not in {t.id for _, t, _ in done}]
+            any_state = op in ("apply", "relate")
+            free = [
+                (entry_id, models[content])
+                for content, entry_id in sorted(held.items(), key=lambda item: item[1])
+                if all(models[content] is not t for _, t, _ in done)
+                and (any_state or (not models[content].archived and models[content].superseded_by is None))
+            ]
             if not free:
-                break
-            target = free[pick % len(free)]
+                continue
+            entry_id, target = free[pick % len(free)]
             if op == "supersede":
                 text = self._text(a, "their revision")
-                clone.supersede(target.id, text)
+                clone.supersede(entry_id, text)
+                done.append((op, target, text))
+            elif op == "relate":
+                text = self._text(a, "their reference")
+                clone.add(text, "learning", related=[entry_id])
                 done.append((op, target, text))
             elif op == "apply":
-                clone.apply(target.id, pick % 2 == 0)
+                clone.apply(entry_id, pick % 2 == 0)
                 done.append((op, target, pick % 2 == 0))
             else:
-                clone.archive([target.id], reason="manual", commit=False)
+                clone.archive([entry_id], reason="manual", commit=False)
                 done.append((op, target, None))
         return done
-
-    def _pull(self, other: Path, rebase: bool) -> None:
-        """`git pull` from the teammate's clone through mem's driver, then what mem's hooks run after it
-        (`mem merge-fixup`: post-merge after a merge, post-rewrite with git's list of rewritten commits after a rebase)."""
-        mem = Path(os.environ.get("VIRTUAL_ENV") or Path(__import__("sys").executable).parent.parent) / "bin" / "mem"
-        subprocess.run(
-            ["git", "config", "merge.grimoire.driver", f"{mem} merge-file %O %A %B %P"], cwd=self.root, check=True
-        )
-        before = git("rev-parse", "HEAD", cwd=self.root).strip()
-        how = "--rebase" if rebase else "--no-rebase"
-        pulled = subprocess.run(
-            ["git", "pull", "-q", how, "--no-edit", str(other), "HEAD"], cwd=self.root, capture_output=True, text=True
-        )
-        assert pulled.returncode == 0, pulled.stderr
-        if not rebase:
-            fixed = subprocess.run(
-                [str(mem), "merge-fixup", "--all-scopes", "post-merge", "0"],
-                cwd=self.root,
-                capture_output=True,
-                text=True,
-            )
-        else:
-            upstream = git("rev-parse", "FETCH_HEAD", cwd=self.root).strip()
-            old = git("rev-list", "--reverse", f"{upstream}..{before}", cwd=self.root).split()
-            new = git("rev-list", "--reverse", f"{upstream}..HEAD", cwd=self.root).split()
-            if not new:
-                return  # every commit of ours was dropped as empty: a fast-forward, nothing rewritten
-            pairs = list(zip(old, new))
-            pairs[-1] = (before, pairs[-1][1])  # post-rewrite's last line: the branch as it was
-            fixed = subprocess.run(
-                [str(mem), "merge-fixup", "--all-scopes", "post-rewrite", "rebase"],
-                cwd=self.root,
-                input="".join(f"{o} {n}\n" for o, n in pairs),
-                capture_output=True,
-                text=True,
-            )
-        assert fixed.returncode == 0, fixed.stderr
 
     def _follow_entries(self, tracked: bool) -> None:
         """Entries that gave way (local ones: local_ids.py; with `tracked`, ours' unshared ones too): find each by
@@ -1085,6 +1116,20 @@ class StoreMachine(RuleBasedStateMachine):
             assert (bool(entry.archived), entry.data.get("superseded_by")) == (model.archived, model.superseded_by), (
                 entry.id
             )
+
+    @invariant()
+    def writes_land_on_their_memories(self):
+        """Issue 42: every apply is counted once, on the memory it was made to; a `related` names the memory it named
+        when it was written, under the id that memory has now (a teammate's writes, after every merge and rebase)."""
+        for entry in self.g.entries():
+            model = self.entries[entry.id]
+            counts = entry.data.get("effectiveness") or {}
+            assert (counts.get("applications", 0), counts.get("successes", 0)) == (
+                model.applications,
+                model.successes,
+            ), f"{entry.id}: applies"
+            if model.related:
+                assert entry.data.get("related_memories") == [m.id for m in model.related], f"{entry.id}: related"
 
     @invariant()
     def recall_is_the_latest_value(self):
@@ -1280,6 +1325,28 @@ def test_a_checkout_after_a_merge_returns_to_the_merge_commit_not_to_the_session
         machine.merge_from_a_clone(["fact"], [], "redis")  # its session start archives the fact, uncommitted
         assert any(m.archived for m in machine.entries.values())
         machine.discard()
+        machine.agrees_with_the_model()
+    finally:
+        machine.teardown()
+
+
+def test_a_rebase_counts_an_apply_once_when_another_commit_has_its_author_second_and_message(monkeypatch):
+    """Found by the teammate's steps (issue 42): after a pull that merged the teammate's work, this clone commits an
+    apply and then a note, both "memories" in the same second; the stale teammate supersedes the applied note, and
+    `git pull --rebase` flattens the merge. Replaying the apply, the driver took the note's pick for a copy of it (same
+    author, second and message) and counted the apply as held on both sides: it was lost."""
+    monkeypatch.setenv(
+        "GIT_AUTHOR_DATE", "2026-11-22T10:00:00Z"
+    )  # every commit in one second, whatever the machine's pace
+    machine = StoreMachine()
+    try:
+        machine.add("fact", "deploy", "cache", [], None, None)
+        machine.merge_from_a_clone(["fact"], ["fact"], "lint", [("apply", 0)], rebase=False, fresh=False)
+        machine.apply(0, True)
+        applied = next(m for m in machine.entries.values() if m.applications == 2)
+        machine.merge_from_a_clone(["error"], ["fact"], "kafka", [("supersede", 0)], rebase=True, fresh=False)
+        assert applied.superseded_by is not None, "the teammate superseded the applied note"
+        machine.writes_land_on_their_memories()
         machine.agrees_with_the_model()
     finally:
         machine.teardown()

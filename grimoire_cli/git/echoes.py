@@ -14,6 +14,7 @@ applied, so each apply is counted once.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,19 @@ def memory_key(item: dict) -> str:
 
 
 def echoes(root: Path, base: str, ours: str, theirs: str) -> list[str]:
-    """Theirs' commits since `base` of which ours holds a copy (the same author, time and message)."""
-    ours_keys = {key for _, key in _log(root, f"{base}..{ours}")}
-    if not ours_keys:
+    """Theirs' commits since `base` of which ours holds a copy (the same author, time and message), one original to
+    a copy. A copy whose original `base` holds is that one's: a rebase replays a branch's commit (the base is its
+    parent) onto a line holding picks of the commits before it, and a script commits with one message in one second."""
+    copies = Counter(key for _, key in _log(root, f"{base}..{ours}"))
+    if not copies:
         return []
-    return [sha for sha, key in _log(root, f"{base}..{theirs}") if key in ours_keys]
+    copies.subtract(key for _, key in _log(root, f"{ours}..{base}"))
+    found = []
+    for sha, key in reversed(_log(root, f"{base}..{theirs}")):  # oldest first: a copy pairs with the first original
+        if copies[key] > 0:
+            copies[key] -= 1
+            found.append(sha)
+    return found
 
 
 def _log(root: Path, revisions: str) -> list[tuple[str, str]]:
