@@ -15,7 +15,8 @@ generate.py does), so setting up does not go through the paths measured.
 Paths:
 
 - import: `mem import` of n JSON Lines (no ids: each one is numbered);
-- add_many: `Grimoire.add_many` of n items in one Python process;
+- add_many: `Grimoire.add_many` of n items in one Python process, over the
+  five categories (100k in one would pass the 32 MB a file may hold);
 - archive: `mem archive` of n expired entries (with its commit);
 - check: `mem check` with those n entries in the archive, nothing to do;
 - compact: `mem compact --no-summary --keep 10` of n entries (with its commit);
@@ -154,7 +155,9 @@ def case_import(folder: Path, n: int) -> list[str]:
 ADD_MANY = """
 import json, sys
 from grimoire_cli import Grimoire
-items = [{"content": text, "category": "fact"} for text in json.load(open(sys.argv[1]))]
+categories = ("fact", "decision", "learning", "error", "preference")
+texts = json.load(open(sys.argv[1]))
+items = [{"content": text, "category": categories[n % 5]} for n, text in enumerate(texts)]
 Grimoire.open().add_many(items)
 """
 

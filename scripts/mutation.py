@@ -86,9 +86,11 @@ GROUPS = {
             "grimoire_cli/git/merge.py",
             "grimoire_cli/git/sides.py",
             "grimoire_cli/git/trees.py",
+            "grimoire_cli/git/echoes.py",
         ),
         (
             "tests/test_merge_pinned.py",
+            "tests/test_echoes_pinned.py",
             "tests/test_rule_edges.py::test_a_merge_keeps_the_later_last_applied_whichever_side_has_it",
         ),
     ),

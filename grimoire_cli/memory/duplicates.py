@@ -10,7 +10,7 @@ keeps each text's words and SKETCH of its pairs of adjacent words (`keys`):
 a lookup whose length window holds more than TOP texts compares only the
 TOP that share the most of its RAREST rarest keys (reading at most POSTINGS
 postings). Measured against the full scan (benchmarks/bench_near.py, 10k
-zipf texts, 2,772 near copies made by six kinds of edit): 2 missed, both
+zipf texts, 2,772 near copies made by six kinds of edit): 3 missed, all
 torn by ~20 typos scattered over most of their words (docs/reference.md).
 """
 
@@ -74,6 +74,7 @@ class Duplicates:
 
     def __init__(self, pairs: Iterable[tuple[str, str]], *, indexed: bool = False):
         self._texts: list[str] = []  # in arrival order: a text's place is its number below
+        self._lengths: list[int] = []  # each text's length, by number (a lookup filters ~1,000 holders by it)
         self._ids: list[str] = []
         self._by_length: dict[int, list[int]] = {}  # length -> the numbers of the texts that long
         self._index: dict[str | int, list[int]] | None = {} if indexed else None  # key -> the texts holding it
@@ -85,6 +86,7 @@ class Duplicates:
         self._removed.discard(entry_id)
         number = len(self._texts)
         self._texts.append(text)
+        self._lengths.append(len(text))
         self._ids.append(entry_id)
         self._by_length.setdefault(len(text), []).append(number)
         if self._index is not None:
@@ -148,7 +150,11 @@ class Duplicates:
         for key in ordered[:RAREST]:
             if read and read + len(index[key]) > POSTINGS:
                 break
-            read += len(index[key])
-            shared.update(index[key])
-        in_window = Counter({n: count for n, count in shared.items() if shortest <= len(self._texts[n]) <= longest})
+            # Even the rarest key may be a common word (no pair of the text is held twice): its latest POSTINGS
+            # holders only, or each lookup of a large batch would read a list growing with it (quadratic: issue 43).
+            holders = index[key][-POSTINGS:]
+            read += len(holders)
+            shared.update(holders)
+        lengths = self._lengths
+        in_window = Counter({n: count for n, count in shared.items() if shortest <= lengths[n] <= longest})
         return [number for number, _ in in_window.most_common(TOP)]
