@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,mcp,anthropic,web]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,mcp,anthropic,web,semantic]'
 	# An editable install leaves the sources uncompiled; compile them as pip
 	# does for a regular install (a .pyc is used even under PYTHONDONTWRITEBYTECODE).
 	$(BIN)/python -m compileall -q grimoire_cli > /dev/null
