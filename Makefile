@@ -65,8 +65,10 @@ bench-scale: $(STAMP)
 	SCALE_MAX=$(SCALE_MAX) $(BIN)/python benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/bench_near.py
 
+# LoCoMo (../shared/benchmarks/locomo; LOCOMO=PATH for another copy). BENCH_SEMANTIC=1: the
+# hybrid ranking of the semantic extra, with its model where one can be fetched (lexical, said so, where not).
 bench-retrieval: $(STAMP)
-	$(BIN)/python benchmarks/bench_retrieval.py
+	$(BIN)/python benchmarks/bench_retrieval.py $(if $(LOCOMO),--data $(LOCOMO)) $(if $(BENCH_SEMANTIC),--semantic)
 
 bench-guard: $(STAMP)
 	$(BIN)/python benchmarks/bench_guard.py

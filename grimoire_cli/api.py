@@ -317,7 +317,8 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         if found:
             return Hits(hits(self.store, found))
         return Hits(
-            filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived)
+            filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived),
+            notes=found.notes,
         )
 
     def context(

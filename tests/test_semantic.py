@@ -241,6 +241,12 @@ def test_a_missing_model_folder_says_so_and_ranks_lexically(repo, seeded):
     assert result.code == 0 and seeded["stripe"] in result.out
     assert result.err.startswith("warning: semantic model folder ") and result.err.count("\n") == 1
     assert "no-such-model not found (retrieval.semantic_model); lexical results only" in result.err
+    nothing = mem("query", "payment outage")  # found nothing: still says why it ranked lexically
+    assert (
+        nothing.code == 1
+        and nothing.err.startswith("warning: semantic model folder ")
+        and "no memories match" in nothing.err
+    )
     context = mem("context", "stripe")
     assert context.code == 0 and seeded["stripe"] in context.out and "lexical results only" in context.err
     assert json.loads(mem("context", "stripe", "--json").out)["notes"][0].startswith("semantic model folder")
@@ -307,3 +313,35 @@ def test_a_warm_query_without_semantic_imports_neither_numpy_nor_the_extra(repo,
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, env=dict(os.environ)
     )
     assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_the_retrieval_bench_ranks_by_meaning_or_says_why_not(tmp_path, model):
+    """`make bench-retrieval BENCH_SEMANTIC=1` on a LoCoMo-shaped conversation:
+    the hybrid with a model folder; offline without one, one line and lexical."""
+    turns = [("D1:1", STRIPE), ("D1:2", DEPLOY), ("D1:3", BACKUP)]
+    sample = {
+        "sample_id": "s1",
+        "conversation": {
+            "session_1_date_time": "1 Jan 2024",
+            "session_1": [{"dia_id": dia, "speaker": "Ann", "text": text} for dia, text in turns],
+        },
+        "qa": [{"question": "payment outage?", "evidence": ["D1:1"], "category": 4}],
+    }
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps([sample]))
+    bench = [sys.executable, "benchmarks/bench_retrieval.py", "--data", str(data), "--semantic"]
+    offline = dict(os.environ, HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def overall(*args):
+        result = subprocess.run([*bench, *args], capture_output=True, text=True, cwd=root, env=offline)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.splitlines()
+
+    hybrid = overall("--model", str(model))
+    assert "ranking: hybrid (semantic extra)" in hybrid
+    assert [line.split() for line in hybrid if line.startswith("overall")] == [["overall", "1", *["1.000"] * 3]]
+    lexical = overall()
+    assert lexical[0].startswith("semantic: semantic model 'minishlab/potion-base-8M' is not cached and could not be")
+    assert "ranking: lexical" in lexical
+    assert [line.split() for line in lexical if line.startswith("overall")] == [["overall", "1", *["0.000"] * 3]]

@@ -24,7 +24,9 @@ The index is the catalog's FTS5 table, kept between commands; the blend
 runs in SQL (`queries.Queries.rank`, weights in `scoring`), so only the
 hits asked for are decoded. The best bm25 is taken over the entries that
 pass the filters; the vocabulary for typo correction is every word of
-every entry in the catalog.
+every entry in the catalog. With semantic search on (`ranked(semantic=)`,
+retrieval.semantic), this ranking is fused with the entries nearest the
+text by meaning (semantic.py).
 """
 
 from __future__ import annotations
