@@ -24,6 +24,7 @@ TOPICS = {
     (0, 1, 0): "deploy deploys friday fridays release",
     (0, 0, 1): "database postgres backup backups nightly",
 }
+WEIGHT = 0.1  # retrieval.semantic_weight's default
 STRIPE = "Stripe was down for two hours"
 DEPLOY = "We deploy on fridays after the release"
 BACKUP = "The postgres backup runs nightly"
@@ -98,7 +99,7 @@ def test_a_paraphrase_lexical_search_misses_is_found_by_meaning(repo, seeded):
     assert result.code == 0 and result.err == ""
     assert [h["id"] for h in found] == [seeded["stripe"]]  # the other topics are orthogonal: cosine 0
     assert found[0]["explain"] == {"tier": 0.0, "semantic_rank": 1, "cosine": 1.0}
-    assert found[0]["score"] == pytest.approx(0.5 * 61 / 61 / 1.5)
+    assert found[0]["score"] == pytest.approx(WEIGHT * 61 / 61 / (1 + WEIGHT))
     # retrieval.semantic: true turns it on for every query, --semantic or not.
     configure(repo, semantic=True)
     assert [h["id"] for h in hits("payment outage")[0]] == [seeded["stripe"]]
@@ -113,7 +114,7 @@ def test_the_hybrid_ranking_fuses_both_ranks(repo, seeded):
     assert ranks == {seeded["stripe"]: (1, 1), mixed: (2, 2)}
     assert [h["id"] for h in found] == [seeded["stripe"], mixed]
     assert found[0]["score"] == pytest.approx(1.0)
-    assert found[1]["score"] == pytest.approx((1 / 62 + 0.5 / 62) * 61 / 1.5)
+    assert found[1]["score"] == pytest.approx((1 / 62 + WEIGHT / 62) * 61 / (1 + WEIGHT))
     found, _ = hits("revenue fell", "--semantic")  # no match by words: the nearest by meaning, best first
     assert [h["id"] for h in found] == [seeded["stripe"], mixed]
     assert found[1]["explain"]["cosine"] == pytest.approx(0.5**0.5, abs=1e-6)

@@ -30,10 +30,11 @@ DEFAULT_RETRIEVAL: dict[str, Any] = {
     "min_confidence": 0.6,
     "recency_weight": 0.2,
     "integrate_with_oracle": True,
-    # The `semantic` extra (retrieval/semantic.py): off unless asked for.
+    # The `semantic` extra (retrieval/semantic.py): off unless asked for. The
+    # weight is the one that kept every LoCoMo dev category up (benchmarks/README.md).
     "semantic": False,
     "semantic_model": "minishlab/potion-base-8M",
-    "semantic_weight": 0.5,
+    "semantic_weight": 0.1,
 }
 DEFAULT_LIFECYCLE: dict[str, Any] = {
     "auto_archive": True,
