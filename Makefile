@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,mcp,anthropic,web]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,mcp,anthropic,web,semantic]'
 	# An editable install leaves the sources uncompiled; compile them as pip
 	# does for a regular install (a .pyc is used even under PYTHONDONTWRITEBYTECODE).
 	$(BIN)/python -m compileall -q grimoire_cli > /dev/null
@@ -65,8 +65,10 @@ bench-scale: $(STAMP)
 	SCALE_MAX=$(SCALE_MAX) $(BIN)/python benchmarks/bench_scale.py
 	$(BIN)/python benchmarks/bench_near.py
 
+# LoCoMo (../shared/benchmarks/locomo; LOCOMO=PATH for another copy). BENCH_SEMANTIC=1: the
+# hybrid ranking of the semantic extra, with its model where one can be fetched (lexical, said so, where not).
 bench-retrieval: $(STAMP)
-	$(BIN)/python benchmarks/bench_retrieval.py
+	$(BIN)/python benchmarks/bench_retrieval.py $(if $(LOCOMO),--data $(LOCOMO)) $(if $(BENCH_SEMANTIC),--semantic)
 
 bench-guard: $(STAMP)
 	$(BIN)/python benchmarks/bench_guard.py

@@ -275,13 +275,15 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         since: str | datetime | None = None,
         until: str | datetime | None = None,
         tier: str | None = None,
+        semantic: bool | None = None,
     ) -> Hits:
         """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply
         first. Without `min_confidence`, each category is filtered at the lower
         of retrieval.min_confidence and its own floor. When nothing is found,
         the result's `filtered_out` says what matched but was left out.
         `since`/`until` bound creation time, as for `list`; `tier` (hot, long,
-        all) keeps one tier of memory (docs/tiers-and-consolidation.md)."""
+        all) keeps one tier of memory (docs/tiers-and-consolidation.md);
+        `semantic` fuses in the nearest by meaning (None: retrieval.semantic)."""
         from .retrieval.search import Hits, filtered_out, hits, ranked
 
         bounds.text(text, "the query")
@@ -309,16 +311,22 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             tier=tier,
         )
         weight = float(retrieval["recency_weight"])
-        found = ranked(self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived)
+        found = ranked(
+            self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived, semantic=semantic
+        )
         if found:
             return Hits(hits(self.store, found))
         return Hits(
-            filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived)
+            filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived),
+            notes=found.notes,
         )
 
-    def context(self, text: str | None = None, *, budget: int = 400, recipe: str | None = None) -> Context:
+    def context(
+        self, text: str | None = None, *, budget: int = 400, recipe: str | None = None, semantic: bool | None = None
+    ) -> Context:
         """A `## Active Memory` block of the best active entries within `budget`
-        tokens; with a `recipe` (context.recipes; default context.recipe), its sections in order."""
+        tokens; with a `recipe` (context.recipes; default context.recipe), its sections in order;
+        `semantic` as `query`'s (not for a recipe)."""
         if text is not None:
             bounds.text(text, "the query")
         name = recipe or self.config.settings.context.recipe
@@ -328,7 +336,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             return build_recipe(self.store, text, budget, self.now(), name)
         from .retrieval.context import build
 
-        return build(self.store, text, budget, self.now())
+        return build(self.store, text, budget, self.now(), semantic)
 
     def stats(self) -> Stats:
         """Counts per category, state and tier; oldest and newest; bytes on disk."""

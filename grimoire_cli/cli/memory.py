@@ -164,6 +164,7 @@ def query(
     since,
     until,
     tier,
+    semantic,
     json,
 ):
     grimoire = open_grimoire()
@@ -178,6 +179,7 @@ def query(
         since=since,
         until=until,
         tier=tier,
+        semantic=semantic,
     )
     if scope or all_scopes:
         if scope and all_scopes:
@@ -188,6 +190,8 @@ def query(
     else:
         hits = grimoire.query(text, **options)
     moment = grimoire.now()
+    for line in hits.notes:
+        render.warn(line)
     if not hits:
         render.note(
             _nothing_found(text, hits.filtered_out, min_confidence, grimoire.config.retrieval["min_confidence"])
@@ -199,8 +203,13 @@ def query(
             where = f"{hit.scope}:" if hit.scope is not None else ""
             render.out(f"{hit.score:6.3f}  {where}{render.entry_line(hit.entry, moment)}")
             if explain:
-                render.out("        " + "  ".join(f"{k}={v:.3f}" for k, v in hit.parts.items()))
+                render.out("        " + "  ".join(_part(k, v) for k, v in hit.parts.items()))
     found(hits)
+
+
+def _part(name: str, value: float) -> str:
+    """A score part as --explain shows it: a rank (the hybrid ranking's) as a whole number."""
+    return f"{name}={value}" if isinstance(value, int) else f"{name}={value:.3f}"
 
 
 # What lifts each filter that can hide a match (see search.Hits).
@@ -239,9 +248,11 @@ def _nothing_found(
 
 
 @declared(operations.CONTEXT)
-def context(query, budget, recipe, json):
+def context(query, budget, recipe, semantic, json):
     grimoire = open_grimoire()
-    result = grimoire.context(query, budget=budget, recipe=recipe)
+    result = grimoire.context(query, budget=budget, recipe=recipe, semantic=semantic)
+    for line in result.notes:
+        render.warn(line)
     if not result.text:  # nothing matched (not: nothing fitted the budget; the block says that)
         render.note(
             _nothing_found(query, result.filtered_out, None, grimoire.config.retrieval["min_confidence"], options=False)

@@ -30,6 +30,11 @@ DEFAULT_RETRIEVAL: dict[str, Any] = {
     "min_confidence": 0.6,
     "recency_weight": 0.2,
     "integrate_with_oracle": True,
+    # The `semantic` extra (retrieval/semantic.py): off unless asked for. The
+    # weight is the one that kept every LoCoMo dev category up (benchmarks/README.md).
+    "semantic": False,
+    "semantic_model": "minishlab/potion-base-8M",
+    "semantic_weight": 0.1,
 }
 DEFAULT_LIFECYCLE: dict[str, Any] = {
     "auto_archive": True,
@@ -412,8 +417,15 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
     retrieval = dict(DEFAULT_RETRIEVAL)
     retrieval.update(_expect(schema.get("retrieval") or {}, dict, where, "memory_schema.retrieval"))
     _expect(retrieval["max_per_query"], int, where, "retrieval.max_per_query")
-    for key in ("min_confidence", "recency_weight"):
+    for key in ("min_confidence", "recency_weight", "semantic_weight"):
         _expect(retrieval[key], (int, float), where, f"retrieval.{key}")
+    _expect(retrieval["semantic"], bool, where, "retrieval.semantic")
+    if not 0 <= retrieval["semantic_weight"] <= 10:  # NaN fails too
+        raise Damaged(where, None, "retrieval.semantic_weight must be from 0 to 10", "fix the config", "config")
+    if not isinstance(retrieval["semantic_model"], str) or not retrieval["semantic_model"].strip():
+        raise Damaged(
+            where, None, "retrieval.semantic_model must be a model name or a folder", "fix the config", "config"
+        )
     lifecycle = dict(DEFAULT_LIFECYCLE)
     lifecycle.update(_expect(schema.get("lifecycle") or {}, dict, where, "memory_schema.lifecycle"))
     for key in ("auto_archive", "check_on_session_start"):

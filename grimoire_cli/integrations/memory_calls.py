@@ -34,8 +34,10 @@ def query(g: Grimoire, text: str, explain: bool = False, **options: Any) -> Any:
 
 
 @tool(CONTEXT)
-def context(g: Grimoire, query: str | None = None, budget: int = 400, recipe: str | None = None) -> Any:
-    return g.context(query, budget=budget, recipe=recipe).to_dict()
+def context(
+    g: Grimoire, query: str | None = None, budget: int = 400, recipe: str | None = None, semantic: bool | None = None
+) -> Any:
+    return g.context(query, budget=budget, recipe=recipe, semantic=semantic).to_dict()
 
 
 @tool(SHOW)

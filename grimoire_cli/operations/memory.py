@@ -32,6 +32,14 @@ UNTIL = Param(
     "until", str, "Only those created until then (a date alone includes that day).", "--until", metavar="WHEN"
 )
 TTL_HELP = "How long it holds: 'permanent', or like '30d', '12h', '10m', '30s'"
+SEMANTIC = Param(
+    "semantic",
+    bool,
+    "Also rank by meaning: fuse the nearest memories by embedding with the keyword ranking "
+    "(the semantic extra; default: retrieval.semantic).",
+    "--semantic",
+    cli_help="Also rank by meaning (the semantic extra; default: retrieval.semantic).",
+)
 
 
 def stdin_text(name: str, help: str, cli_help: str) -> Param:
@@ -222,6 +230,7 @@ QUERY = Operation(
             cli_help="Only hot memories (what `mem context` injects) or long-term ones (default: all).",
             schema={"enum": ["hot", "long", "all"]},
         ),
+        SEMANTIC,
     ),
     "the hits, best first, each an entry with its `score` (and `parts` with explain)",
     read_only=True,
@@ -258,6 +267,7 @@ CONTEXT = Operation(
             metavar="NAME",
             cli_help="Fill the sections of context.recipes.NAME in order (default: context.recipe, else by value).",
         ),
+        SEMANTIC,
     ),
     "the block (`text`), its entries, what was left out (`left_out`)",
     read_only=True,

@@ -48,9 +48,9 @@ class Context:
     """The rendered block and what went into it; `left_out` counts what the
     selection (`what`) chose but the block did not show. When a query
     matched nothing, `filtered_out` says what matched but was filtered out
-    (as `search.Hits`)."""
+    (as `search.Hits`); `notes` what the ranking fell back on (as `search.Hits`)."""
 
-    __slots__ = ("budget", "filtered_out", "included", "left_out", "text", "tokens", "what")
+    __slots__ = ("budget", "filtered_out", "included", "left_out", "notes", "text", "tokens", "what")
 
     def __init__(
         self,
@@ -68,18 +68,20 @@ class Context:
         self.tokens = tokens
         self.budget = budget
         self.filtered_out: dict[str, int] = {}
+        self.notes: list[str] = []
 
     def __repr__(self) -> str:
         return f"Context(included={self.included!r}, left_out={self.left_out!r}, tokens={self.tokens!r}, budget={self.budget!r})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        shown = {
             "text": self.text,
             "included": self.included,
             "left_out": self.left_out,
             "tokens": self.tokens,
             "budget": self.budget,
         }
+        return {**shown, "notes": self.notes} if self.notes else shown
 
 
 # No line is shorter than "- MEM-YYYYMMDD-NNN (c, ?): x" (27 characters).
@@ -125,8 +127,9 @@ def check_budget(budget: int) -> None:
     whole(budget, "the budget (tokens)", MIN_BUDGET, MAX_BUDGET)
 
 
-def build(store: Store, text: str | None, budget: int, moment: datetime) -> Context:
-    """The block for `mem context` without a recipe: ranked for `text`, else by value."""
+def build(store: Store, text: str | None, budget: int, moment: datetime, semantic: bool | None = None) -> Context:
+    """The block for `mem context` without a recipe: ranked for `text`, else by value
+    (`semantic` as `search.ranked`'s)."""
     check_budget(budget)
     settings = store.config.settings.context
     retrieval = store.config.retrieval
@@ -135,6 +138,7 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
     limit = budget // SHORTEST_LINE + MAX_MISSES + 1
     base = injected(store, moment)
     query = text if text and text.strip() else None
+    notes: list[str] = []
     if query:
         threshold, floors = store.config.confidence_filter(None)
         chosen = base.but(min_confidence=threshold, floors=floors)
@@ -148,7 +152,9 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
                 recency_weight=float(retrieval["recency_weight"]),
                 limit=limit,
                 include_archive=False,
+                semantic=semantic,
             )
+            notes[:] = found.notes
             return [scored.rowid for scored in found], found.total
     else:
         chosen = base
@@ -186,6 +192,7 @@ def build(store: Store, text: str | None, budget: int, moment: datetime) -> Cont
         most=settings.limit,
         what=selection(store, query is not None),
     )
+    result.notes = notes
     if query and not total:
         result.filtered_out = filtered_out(
             store, query, chosen, recency_weight=float(retrieval["recency_weight"]), include_archive=False

@@ -77,6 +77,7 @@ def merged(hits: Iterable[tuple[str, Hits]], limit: int) -> Hits:
             out.append(hit)
         for reason, count in found.filtered_out.items():
             out.filtered_out[reason] = out.filtered_out.get(reason, 0) + count
+        out.notes.extend(note for note in found.notes if note not in out.notes)
     out.sort(key=lambda hit: (-hit.score, hit.scope, hit.entry.id))
     del out[limit:]
     if out:

@@ -24,7 +24,9 @@ The index is the catalog's FTS5 table, kept between commands; the blend
 runs in SQL (`queries.Queries.rank`, weights in `scoring`), so only the
 hits asked for are decoded. The best bm25 is taken over the entries that
 pass the filters; the vocabulary for typo correction is every word of
-every entry in the catalog.
+every entry in the catalog. With semantic search on (`ranked(semantic=)`,
+retrieval.semantic), this ranking is fused with the entries nearest the
+text by meaning (semantic.py).
 """
 
 from __future__ import annotations
@@ -161,11 +163,19 @@ class Hits(list):
     (`confidence`, `expired`, `superseded`, `archived`, `category`, `tag`,
     `time`, `tier`, `importance`;
     each counted with only that filter lifted; `together` when no one filter
-    alone let any through, but all lifted at once do)."""
+    alone let any through, but all lifted at once do). `notes`: what the
+    ranking fell back on (semantic search unavailable), one line each; Hits
+    made from other Hits keep theirs."""
 
-    def __init__(self, found: Iterable[Hit] = (), filtered_out: dict[str, int] | None = None):
+    def __init__(
+        self,
+        found: Iterable[Hit] = (),
+        filtered_out: dict[str, int] | None = None,
+        notes: list[str] | None = None,
+    ):
         super().__init__(found)
         self.filtered_out: dict[str, int] = {} if filtered_out is None else filtered_out
+        self.notes: list[str] = list(getattr(found, "notes", ())) if notes is None else notes
 
 
 def filtered_out(
@@ -216,9 +226,14 @@ def filtered_out(
 
 class Ranking(list):
     """Ranked rows (`queries.Ranked`) best first, not yet loaded; `total`
-    counts every match, also those past a limit."""
+    counts every match, also those past a limit; `notes` as `Hits.notes`."""
 
     total: int = 0
+
+    def __init__(self, rows: Iterable[Ranked] = (), total: int = 0, notes: list[str] | None = None):
+        super().__init__(rows)
+        self.total = total
+        self.notes: list[str] = [] if notes is None else notes
 
 
 def ranked(
@@ -230,9 +245,52 @@ def ranked(
     limit: int | None,
     include_archive: bool,
     query: str | None = None,
+    semantic: bool | None = False,
 ) -> Ranking:
     """The chosen entries that match the text, best first (not loaded);
-    `query`: the text's FTS5 expression, when the caller has worked it out."""
+    `query`: the text's FTS5 expression, when the caller has worked it out.
+    `semantic`: fused with the entries nearest the text (retrieval/semantic.py;
+    None: as retrieval.semantic says)."""
+    if semantic is None:
+        semantic = bool(store.config.retrieval["semantic"])
+    if semantic:
+        return _hybrid(store, text, chosen, recency_weight, limit, include_archive, query)
+    return _lexical(store, text, chosen, recency_weight, limit, include_archive, query)
+
+
+def _hybrid(
+    store: Store,
+    text: str,
+    chosen: Filter,
+    recency_weight: float,
+    limit: int | None,
+    include_archive: bool,
+    query: str | None,
+) -> Ranking:
+    """The lexical ranking fused with the semantic one; the lexical alone, with a note, when no model can serve."""
+    from .semantic import CANDIDATES, fused, model_of, nearest
+
+    model = model_of(store)
+    if isinstance(model, str):
+        lexical = _lexical(store, text, chosen, recency_weight, limit, include_archive, query)
+        lexical.notes.append(model)
+        return lexical
+    near = nearest(store, model, text, chosen, include_archive=include_archive)
+    wider = None if limit is None else max(limit, CANDIDATES)
+    lexical = _lexical(store, text, chosen, recency_weight, wider, include_archive, query)
+    rows, total = fused(lexical, lexical.total, near, float(store.config.retrieval["semantic_weight"]), limit)
+    return Ranking(rows, total)
+
+
+def _lexical(
+    store: Store,
+    text: str,
+    chosen: Filter,
+    recency_weight: float,
+    limit: int | None,
+    include_archive: bool,
+    query: str | None,
+) -> Ranking:
     out = Ranking()
     query = query or expression(store, text)
     if query is None:
@@ -245,25 +303,30 @@ def ranked(
     return out
 
 
-def hits(store: Store, scored: list[Ranked]) -> list[Hit]:
-    """Load the entries of ranked rows, keeping their order."""
+def hits(store: Store, scored: list[Ranked]) -> Hits:
+    """Load the entries of ranked rows, keeping their order (and a `Ranking`'s notes)."""
     entries = store.load([s.rowid for s in scored])
-    return [
-        Hit(
-            entries[s.rowid],
-            s.score,
-            {
-                "bm25": s.bm25,
-                "relevance": s.relevance,
-                "recency": s.recency,
-                "prior": s.prior,
-                "neighbours": s.neighbours,
-                "tier": TIER_BONUS.get(entries[s.rowid].tier, 0.0),
-            },
-        )
-        for s in scored
-        if s.rowid in entries
-    ]
+    return Hits(
+        (Hit(entries[s.rowid], s.score, _parts(s, entries[s.rowid])) for s in scored if s.rowid in entries),
+        notes=list(getattr(scored, "notes", ())),
+    )
+
+
+def _parts(scored: Ranked, entry: Entry) -> dict[str, float]:
+    """The score's parts; a hybrid ranking's row (semantic.Fused) adds its
+    ranks and cosine, and has no lexical parts when only its meaning found it."""
+    fusion: dict[str, float] = getattr(scored, "fusion", {})
+    tier = {"tier": TIER_BONUS.get(entry.tier, 0.0)}
+    if fusion and "lexical_rank" not in fusion:
+        return {**tier, **fusion}
+    lexical = {
+        "bm25": scored.bm25,
+        "relevance": scored.relevance,
+        "recency": scored.recency,
+        "prior": scored.prior,
+        "neighbours": scored.neighbours,
+    }
+    return {**lexical, **tier, **fusion}
 
 
 def ranked_or_newest(

@@ -61,6 +61,14 @@ class Reads:
             include_archive=include_archive,
         )
 
+    def vectors(
+        self, chosen: Filter, model: str, embed: Callable[[list[str]], list[bytes]], *, include_archive: bool
+    ) -> list[tuple[int, str, bytes]]:
+        """(rowid, id, float32 vector by `model`) of the chosen entries; those not yet embedded are, by `embed`."""
+        return self._store.ask(
+            lambda catalog, paths: catalog.vectors(paths, chosen, model, embed), include_archive=include_archive
+        )
+
     # -- the active entries' fields, without their JSON ---------------------------------
 
     def lights(self, chosen: Filter | None = None, *, skip_damaged: bool = True) -> list[Light]:

@@ -20,12 +20,14 @@ losing them only costs a re-check).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .executions import Executions
 from .indexer import Indexer
 from .learned import LogReads
 from .queries import Filter, Queries
+from .rows import texts
 
 
 class Catalog(Indexer, Queries, Executions, LogReads):
@@ -122,3 +124,37 @@ class Catalog(Indexer, Queries, Executions, LogReads):
         """(entries read at least once, reads in all)."""
         row = self.read("SELECT count(*), coalesce(sum(count), 0) FROM accesses", ())
         return int(row[0][0]), int(row[0][1])
+
+    # -- the semantic extra's vectors (retrieval/semantic.py) --------------------
+
+    def vectors(
+        self, paths: list[str], chosen: Filter, model: str, embed: Callable[[list[str]], list[bytes]]
+    ) -> list[tuple[int, str, bytes]]:
+        """(rowid, id, vector) of the chosen entries, by `model`. Entries of
+        these files without a vector are embedded first (`embed`: texts to
+        float32 bytes); every vector of another model is dropped."""
+        named = {f"path{i}": path for i, path in enumerate(paths)}
+        inside = f"e.path IN ({', '.join(':' + k for k in named)})" if named else "0"
+        missing = f"SELECT e.rowid, e.data FROM entries AS e WHERE e.mapping = 1 AND {inside} AND e.rowid NOT IN (SELECT rowid FROM vectors)"
+        kept = self.read("SELECT value FROM meta WHERE key='vectors_model'")
+        if not kept or kept[0][0] != model or self.read(missing + " LIMIT 1", named):
+            # Under the write lock: a row deleted or re-indexed meanwhile never keeps a vector of its old text.
+            with self.transaction() as db:
+                if db.execute("SELECT value FROM meta WHERE key='vectors_model'").fetchone() != (model,):
+                    db.execute("DELETE FROM vectors")
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_model', ?)", (model,))
+                rows = db.execute(missing, named).fetchall()
+                if rows:
+                    made = embed([passage(json.loads(data)) for _, data in rows])
+                    db.executemany("INSERT INTO vectors VALUES (?, ?)", zip((rowid for rowid, _ in rows), made))
+        where, params = self._where(paths, chosen)
+        return self.read(
+            f"SELECT e.rowid, e.id, v.vector FROM ranks AS e JOIN vectors AS v ON v.rowid = e.rowid WHERE {where}",
+            params,
+        )
+
+
+def passage(item: Any) -> str:
+    """What a vector is made of: an entry's summary and content as indexed (`rows.texts`)."""
+    summary, content, _, _ = texts(item)
+    return "\n".join(part for part in (summary, content) if part)

@@ -276,6 +276,7 @@ class Indexer(Connection):
                     taken.append(word_set(old))
                     db.execute("DELETE FROM fts WHERE rowid=?", (rowid,))
                     db.execute(_INSERT_FTS, (rowid, *texts(item)))
+                    db.execute("DELETE FROM vectors WHERE rowid=?", (rowid,))  # embedded again when next asked
                     given.append(word_set(item))
             for position in sorted(gone):
                 rowid = current[position][0]

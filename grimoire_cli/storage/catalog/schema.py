@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "25"
+VERSION = "26"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -56,6 +56,14 @@ CREATE TRIGGER IF NOT EXISTS ranks_update AFTER UPDATE OF path, mapping, archive
 END;
 -- aliases: the parts and joined forms of the identifiers in the other columns (scoring.aliases).
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(summary, content, tags, aliases, tokenize='porter unicode61 remove_diacritics 2');
+-- The `semantic` extra's vectors (float32, the model's dimensions) of each
+-- entry's summary and content, by the model meta's `vectors_model` names: made
+-- on the first semantic read after an entry is indexed; gone with its row or
+-- a change of its text, all of them when the model changes.
+CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+CREATE TRIGGER IF NOT EXISTS vectors_delete AFTER DELETE ON entries BEGIN
+    DELETE FROM vectors WHERE rowid = old.rowid;
+END;
 CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, n INTEGER, PRIMARY KEY (word, path)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS reports (path TEXT PRIMARY KEY, key TEXT, value TEXT);
 -- `mem validate`'s result for each entry's text (chunk hash) under the rules' version.
@@ -93,6 +101,7 @@ TABLES = (
     "spans",
     "ranks",
     "fts",
+    "vectors",
     "words",
     "reports",
     "checks",
