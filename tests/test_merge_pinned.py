@@ -560,3 +560,42 @@ def test_a_picked_memory_archived_on_its_branch_and_applied_on_main_is_one_archi
     fixup(repo, "pre-commit")
     git("commit", "-qm", "merge", cwd=repo)
     assert Grimoire.open(repo).validate().ok
+
+
+def fact(number: str, value: str, at: str, after: str = "") -> str:
+    """A keyed fact as `mem remember` writes it, at `at` (HH:MM of the day)."""
+    return (
+        f"- id: MEM-20261122-{number}\n  category: fact\n  summary: db.pool = {value}\n  content: {value}\n"
+        f"  confidence: 0.9\n  ttl: permanent\n  key: db.pool\n  source:\n    session_id: s\n"
+        f'    timestamp: "2026-11-22T{at}:00Z"\n{after}'
+    )
+
+
+def test_one_key_remembered_on_both_sides_is_chained_in_the_order_written(repo, tmp_path):
+    """Each side superseded the key's entry with a value of its own: the old entry gets the earlier value as its
+    successor and that one the later, whichever side wrote which (recall gives the later); no conflict."""
+    small = fact("001", "small", "10:00")
+    superseded = lambda by: fact("001", "small", "10:00", f"  superseded_by: MEM-20261122-{by}\n")
+    for ours_at, theirs_at in (("10:05", "10:03"), ("10:03", "10:05")):
+        ours = HEAD + superseded("002") + fact("002", "large", ours_at, "  supersedes: MEM-20261122-001\n")
+        theirs = HEAD + superseded("002") + fact("002", "medium", theirs_at, "  supersedes: MEM-20261122-001\n")
+        result, merged = driven(tmp_path, HEAD + small, ours, theirs)
+        assert result.conflicts == [] and result.renumbered == {"MEM-20261122-002": "MEM-20261122-003"}
+        links = {
+            e["id"][-3:]: (e["content"], e.get("supersedes", "")[-3:], e.get("superseded_by", "")[-3:])
+            for e in items(merged)
+        }
+        if ours_at > theirs_at:  # theirs' medium (renumbered 003) came first
+            assert links == {"001": ("small", "", "003"), "003": ("medium", "001", "002"), "002": ("large", "003", "")}
+        else:
+            assert links == {"001": ("small", "", "002"), "002": ("large", "001", "003"), "003": ("medium", "002", "")}
+
+
+def test_two_successors_of_a_memory_without_a_key_are_still_a_conflict(repo, tmp_path):
+    note = lambda number, text, after="": entry(number, text, after)
+    ours = HEAD + note("001", "the cache is redis", "  superseded_by: MEM-20261122-002\n")
+    ours += note("002", "the cache is valkey", "  supersedes: MEM-20261122-001\n")
+    theirs = HEAD + note("001", "the cache is redis", "  superseded_by: MEM-20261122-002\n")
+    theirs += note("002", "the cache is memcached", "  supersedes: MEM-20261122-001\n")
+    result, _ = driven(tmp_path, HEAD + REDIS, ours, theirs)
+    assert result.conflicts == ["MEM-20261122-001"]

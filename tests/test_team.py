@@ -890,3 +890,33 @@ def test_an_apply_to_a_picked_memory_upstream_archived_reaches_the_archived_copy
     assert kept.archived
     made = kept.data["effectiveness"]
     assert (made["applications"], made["successes"]) == (2, 1)
+
+
+@pytest.mark.parametrize("how", ["--no-rebase", "--rebase"])
+def test_one_key_remembered_in_two_clones_chains_by_time_and_recall_gives_the_later(remote, how, monkeypatch):
+    """Both clones `remember` the key from the same value: each new entry supersedes the same one. A merge chains
+    them in the order written (the old value, then the earlier new one, then the later), so no conflict stops the
+    pull and `recall` gives the latest value, in both clones."""
+    alice, bob = _clone(remote, remote.parent / "alice"), _clone(remote, remote.parent / "bob")
+    assert mem(alice, "remember", "db.pool", "small").returncode == 0
+    _commit(alice, "small")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("pull", "-q", "--no-rebase", "origin", "main", cwd=bob)
+    monkeypatch.setenv("MEM_NOW", "2026-11-22T10:05:00Z")
+    assert mem(alice, "remember", "db.pool", "large").returncode == 0
+    _commit(alice, "large")
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    monkeypatch.setenv("MEM_NOW", "2026-11-22T10:03:00Z")  # bob's is the earlier value, pulled after alice's
+    assert mem(bob, "remember", "db.pool", "medium").returncode == 0
+    _commit(bob, "medium")
+    pulled = subprocess.run(["git", "pull", "-q", how, "--no-edit", "origin", "main"], cwd=bob, capture_output=True)
+    assert pulled.returncode == 0, pulled.stderr
+    _validated(bob)
+    git("push", "-q", "origin", "HEAD:main", cwd=bob)
+    git("pull", "-q", "--no-rebase", "origin", "main", cwd=alice)
+    for clone in (alice, bob):
+        assert mem(clone, "recall", "db.pool").stdout == "large\n"
+    entries = {e.content: e.data for e in Grimoire.open(bob).store.entries(include_archive=True)}
+    ids = {content: data["id"] for content, data in entries.items()}
+    assert entries["small"].get("superseded_by") == ids["medium"]
+    assert entries["medium"].get("superseded_by") == ids["large"] and entries["large"]["supersedes"] == ids["medium"]

@@ -37,6 +37,7 @@ from ..storage import issued_marks
 from ..storage.textedit import Raw, rewrite
 from ..storage.yamlio import emit_entry, parse_entries
 from . import gitops
+from .chains import keyed_successors
 from .echoes import Counts, count_of, counts_added, echoes, raised
 from .sides import ours_yields
 from .trees import (
@@ -105,6 +106,11 @@ def merge_texts(
     o = _by_id(base_items)
     a = _by_id(ours_now)
     b = _by_id(their_items)
+    chained = keyed_successors(o, a, b)  # one key remembered on both sides: chained by time (chains.py)
+    if chained:
+        a.update((i, {**a[i], **_links(chained[i])}) for i in chained if i in a)
+        b.update((i, {**b[i], **_links(chained[i])}) for i in chained if i in b)
+        their_items = [b.get(str(item.get("id")), item) if isinstance(item, dict) else item for item in their_items]
     # A memory both sides added that one side archived since sits in this file on one side only. As for any
     # entry, the archiving side wins: where the other side still holds it active, base takes it as added (so it
     # stays removed), and the archived copy keeps both sides' lifecycle.
@@ -237,6 +243,10 @@ def _effectiveness(base: dict, ours: dict, theirs: dict) -> dict:
     if stamps:
         out["last_applied"] = max(str(s) for s in stamps)
     return out
+
+
+def _links(entry: dict) -> dict:
+    return {k: entry[k] for k in ("supersedes", "superseded_by") if k in entry}
 
 
 def _by_id(items: list[Any]) -> dict[str, dict]:
