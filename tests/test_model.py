@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from grimoire_cli import Grimoire
-from grimoire_cli.core.errors import BadInput, Duplicate, LockTimeout, Refused
+from grimoire_cli.core.errors import BadInput, Duplicate, LockTimeout, NotFound, Refused
 from grimoire_cli.core.runtime import DEFAULT_LOCK_TIMEOUT, Runtime
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
 from grimoire_cli.memory.local_ids import settle
@@ -884,7 +884,8 @@ class StoreMachine(RuleBasedStateMachine):
         ours=st.lists(st.sampled_from(NOTES[:5]), max_size=2),
         a=st.sampled_from(WORDS),
         their_work=st.lists(
-            st.tuples(st.sampled_from(["supersede", "apply", "archive", "relate"]), st.integers(0, 1000)), max_size=3
+            st.tuples(st.sampled_from(["supersede", "apply", "archive", "relate", "remember"]), st.integers(0, 1000)),
+            max_size=3,
         ),
         rebase=st.booleans(),
         fresh=st.booleans(),
@@ -947,6 +948,24 @@ class StoreMachine(RuleBasedStateMachine):
                 entry = by_content.get(detail)
                 assert entry is not None, f"their note {detail!r} naming {target.id} was lost in the merge"
                 self._written(entry, merged=True, related=[target])
+            elif op == "remember":  # I4 as for remember here: the key's entry is superseded, what it carried kept
+                key, value = detail
+                entry = by_content.get(value)
+                assert entry is not None, f"their value {value!r} of {key} was lost in the merge"
+                carried = {k: v for k, v in ((target.metadata if target else None) or {}).items() if k != "value"}
+                made = self._written(
+                    entry,
+                    target,
+                    merged=True,
+                    key=key,
+                    value=value,
+                    tags=target.tags if target else [],
+                    importance=target.importance if target else None,
+                    ttl=target.ttl if target else None,
+                    confidence=target.confidence if target else None,
+                    metadata=carried or None,
+                )
+                self.facts[key] = made.id
             elif op == "apply":
                 target.applications += 1
                 target.successes += detail
@@ -968,8 +987,11 @@ class StoreMachine(RuleBasedStateMachine):
             for e in clone.list(categories=list(NOTES[:5]))
             if e.key is None and models.get(e.content) is not None
         }
-        done: list[tuple[str, Model, Any]] = []
+        done: list[tuple[str, Any, Any]] = []
         for op, pick in work:
+            if op == "remember":
+                done.extend(self._their_value(clone, pick, a))
+                continue
             any_state = op in ("apply", "relate")
             free = [
                 (entry_id, models[content])
@@ -995,6 +1017,22 @@ class StoreMachine(RuleBasedStateMachine):
                 clone.archive([entry_id], reason="manual", commit=False)
                 done.append((op, target, None))
         return done
+
+    def _their_value(self, clone: Grimoire, pick: int, a: str) -> list[tuple[str, Model | None, Any]]:
+        """The teammate remembers a key whose entry this clone has not changed since the teammate last saw it (two
+        new values of one key written on both sides are chained by time: tests/test_merge_pinned.py)."""
+        key = KEYS[pick % len(KEYS)]
+        try:
+            theirs = clone.recall_entry(key).id
+        except NotFound:
+            theirs = None
+        ours = self.facts.get(key)
+        current = self.entries[ours] if ours is not None and self.entries[ours].active(self.now) else None
+        if theirs != (current.id if current else None):
+            return []
+        value = self._text(a, "their value")
+        clone.remember(key, value, category="fact")
+        return [("remember", current, (key, value))]
 
     def _follow_entries(self, tracked: bool) -> None:
         """Entries that gave way (local ones: local_ids.py; with `tracked`, ours' unshared ones too): find each by
