@@ -82,7 +82,7 @@ SEED = """
 from grimoire_cli import Grimoire
 g = Grimoire.open()
 for n in range(20):
-    g.remember(f"bench.key.{n}", {"n": n, "rows": list(range(n % 5))})
+    g.facts.remember(f"bench.key.{n}", {"n": n, "rows": list(range(n % 5))})
 for n in range(10):
     g.add_task(f"bench task {n} due soon", due="+1h")
     g.add_task(f"bench task {n} on an event", on=f"bench.event.{n}")

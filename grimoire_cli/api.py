@@ -29,6 +29,7 @@ from .storage.catalog.queries import Filter, Order
 from .storage.store import Store
 
 if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
+    from .facade.facts import Facts
     from .git.hooks import HooksResult
     from .git.renumber import FixupResult
     from .lifecycle.archiving import ArchiveResult, CheckResult
@@ -122,6 +123,18 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         names = list(dict.fromkeys(scopes)) if scopes else self.config.scopes()
         found = [(name, self._scoped(name).query(text, **options)) for name in names]
         return merged(found, options.get("limit") or self.config.retrieval["max_per_query"])
+
+    # -- the namespaces ------------------------------------------------------
+    # Each is a small object over this grimoire, built when asked for: a command
+    # imports only the namespace it calls, and no namespace keeps the grimoire
+    # (its catalog connection) alive after its last user drops it.
+
+    @property
+    def facts(self) -> Facts:
+        """Keyed facts: `remember`, `recall`, `list`, `cached` (facade/facts.py)."""
+        from .facade.facts import Facts
+
+        return Facts(self)
 
     # -- reading -------------------------------------------------------------
 

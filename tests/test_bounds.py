@@ -228,7 +228,7 @@ def test_the_python_api_checks_numbers_before_any_work(full, name, call, value):
         lambda g: g.episodes(HUGE_TEXT),
         lambda g: g.recommend(HUGE_TEXT),
         lambda g: g.recall_all(HUGE_TEXT),
-        lambda g: g.facts(HUGE_GLOB),
+        lambda g: g.facts.list(HUGE_GLOB),
     ],
 )
 def test_the_python_api_checks_search_texts(full, call):

@@ -312,7 +312,7 @@ class StoreMachine(RuleBasedStateMachine):
     def remember(self, key, value):
         current = self.facts.get(key)
         holder = self.entries[current] if current is not None and self.entries[current].active(self.now) else None
-        result = self.g.remember(key, value, category="fact")
+        result = self.g.facts.remember(key, value, category="fact")
         unchanged = holder is not None and json.dumps(holder.value, sort_keys=True) == json.dumps(value, sort_keys=True)
         assert result.written is not unchanged, f"remember {key}={value!r} over {holder}"
         if result.written:
@@ -433,7 +433,7 @@ class StoreMachine(RuleBasedStateMachine):
             "supersede": lambda: (
                 self.g.supersede(live[0].id, f"the {a} key is now {bad}") if live else self.g.add(bad, "fact")
             ),
-            "remember": lambda: self.g.remember("svc.port", f"{a} {bad}"),
+            "remember": lambda: self.g.facts.remember("svc.port", f"{a} {bad}"),
             "task": lambda: self.g.add_task(f"rotate the {a} key {bad}", due="+1h"),
             "tool": lambda: GrimoireMemoryTool(self.g).execute(
                 Create(command="create", path=f"/memories/fact/{a}.md", file_text=f"the {a} key is {bad}")
@@ -1033,7 +1033,7 @@ class StoreMachine(RuleBasedStateMachine):
                 elif what == "archive":
                     self.g.archive([chosen.id], reason="manual", commit=False)
                 else:
-                    self.g.remember("db.pool", "locked out", category="fact")
+                    self.g.facts.remember("db.pool", "locked out", category="fact")
         finally:
             self.runtime.lock_timeout = DEFAULT_LOCK_TIMEOUT
             os.close(holder)
@@ -1049,14 +1049,14 @@ class StoreMachine(RuleBasedStateMachine):
         self.g.context(text)
         self.g.context()
         self.g.stats()
-        self.g.facts()
+        self.g.facts.list()
         self.g.due_tasks()
         self.g.export(archived=True)
         self.g.tools()
         self.g.patterns()
         self.g.insights()
         for key in self.facts:
-            self.g.recall(key, None)
+            self.g.facts.recall(key, None)
         assert self._files() == before, "I8: a read changed a file"
 
     # -- invariants ----------------------------------------------------------------
@@ -1095,8 +1095,8 @@ class StoreMachine(RuleBasedStateMachine):
             if model.active(self.now):
                 expected[key] = model.value
         for key in KEYS:
-            assert self.g.recall(key, None) == expected.get(key), key
-        assert {e.key: e.id for e in self.g.facts()} == {k: self.facts[k] for k in expected}
+            assert self.g.facts.recall(key, None) == expected.get(key), key
+        assert {e.key: e.id for e in self.g.facts.list()} == {k: self.facts[k] for k in expected}
 
     @invariant()
     def counts_are_true(self):

@@ -578,7 +578,7 @@ def test_any_history_round_trips_through_export_archived(tmp_path_factory, monke
         if step == "add" or (step in ("supersede", "apply", "archive") and not active):
             grimoire.add(text, category=["observation", "fact", "learning"][pick % 3], ttl="3d" if flag else None)
         elif step == "key":
-            grimoire.remember(f"k.{pick % 3}", text)
+            grimoire.facts.remember(f"k.{pick % 3}", text)
         elif step == "supersede":
             grimoire.supersede(active[pick % len(active)], text + " revised")
         elif step == "apply":

@@ -116,13 +116,13 @@ class Sabre:
     def remember_fact(self, key: str, value: Any, ttl: int | None = 3600, category: str = "general") -> str:
         """Upsert `value` under `key` for `ttl` seconds; the id of the entry holding it."""
         placed, tags = self._placed(category, "note")
-        return self.grimoire.remember(key, value, ttl=ttl_of(ttl), category=placed, tags=tags).entry.id
+        return self.grimoire.facts.remember(key, value, ttl=ttl_of(ttl), category=placed, tags=tags).entry.id
 
     def recall_fact(self, key: str) -> Any:
         """The value, or None when missing or expired. A dict comes back with
         `_cached_at`, the time it was remembered."""
         try:
-            entry = self.grimoire.recall_entry(key)
+            entry = self.grimoire.facts.recall_entry(key)
         except NotFound:
             return None
         from ..kinds.facts import value_of
@@ -139,7 +139,7 @@ class Sabre:
 
         glob = pattern if pattern is None or any(c in pattern for c in "*?[") else f"*{pattern}*"
         placed, tags = self._placed(category, "note")
-        found = self.grimoire.facts(glob, categories=[placed] if placed else None)
+        found = self.grimoire.facts.list(glob, categories=[placed] if placed else None)
         return {e.key: value_of(e) for e in found if e.key and set(tags) <= set(e.tags)}
 
     def update_fact(self, key: str, value: Any) -> str:
@@ -148,7 +148,7 @@ class Sabre:
         current = self._holder(key)
         if current is None:
             return self.remember_fact(key, value)
-        return self.grimoire.remember(
+        return self.grimoire.facts.remember(
             key, value, ttl=current.data.get("ttl"), category=current.category, tags=current.tags, refresh=True
         ).entry.id
 
@@ -304,7 +304,7 @@ class Sabre:
         if category in MEMORY_TYPES:
             kind = MEMORY_TYPES[category]
             if kind == "note":  # semantic: the keyed facts
-                return [e.id for e in self.grimoire.facts()]
+                return [e.id for e in self.grimoire.facts.list()]
             return [e.id for e in self.grimoire.list(categories=self.grimoire.config.names_of_kind(kind))]
         if category is None or category in names:
             return [e.id for e in self.grimoire.list(categories=[category] if category else list(names))]
@@ -332,7 +332,7 @@ class Sabre:
                 result = function(*args, **kwargs)
                 placed, tags = self._placed(local or category, "note")
                 tags = tags or ([category] if category and category != placed else [])
-                self.grimoire.remember(key, result, ttl=ttl_of(ttl), category=placed, tags=tags)
+                self.grimoire.facts.remember(key, result, ttl=ttl_of(ttl), category=placed, tags=tags)
                 return result
 
             return wrapper

@@ -16,7 +16,7 @@ from .app import contexts, declared, found, open_grimoire, read_text, task_comma
 def remember(key, value, ttl, category, refresh, json):
     grimoire = open_grimoire()
     value = _json_stdin() if value == "-" else value
-    result = grimoire.remember(key, value, ttl=ttl, category=category, refresh=refresh)
+    result = grimoire.facts.remember(key, value, ttl=ttl, category=category, refresh=refresh)
     render.kept(
         result, json, grimoire.now(), f"unchanged: {key} already holds this value ({result.entry.id}); nothing written"
     )
@@ -38,7 +38,7 @@ def recall(key, json):
     from ..facade.views import recalled
 
     grimoire = open_grimoire()
-    entry = grimoire.recall_entry(key)
+    entry = grimoire.facts.recall_entry(key)
     if json:
         render.print_json(recalled(key, entry))
     else:
@@ -50,7 +50,7 @@ def facts(pattern, categories, json):
     from ..facade.views import fact
 
     grimoire = open_grimoire()
-    keyed = grimoire.facts(pattern, categories=categories)
+    keyed = grimoire.facts.list(pattern, categories=categories)
     if json:
         moment = grimoire.now()
         render.print_json([fact(entry, moment) for entry in keyed])
