@@ -84,10 +84,10 @@ g = Grimoire.open()
 for n in range(20):
     g.facts.remember(f"bench.key.{n}", {"n": n, "rows": list(range(n % 5))})
 for n in range(10):
-    g.add_task(f"bench task {n} due soon", due="+1h")
-    g.add_task(f"bench task {n} on an event", on=f"bench.event.{n}")
+    g.tasks.add(f"bench task {n} due soon", due="+1h")
+    g.tasks.add(f"bench task {n} on an event", on=f"bench.event.{n}")
 for n in range(5):
-    g.fire(f"bench.event.{n}")
+    g.tasks.fire(f"bench.event.{n}")
 """
 # Episodes and procedures (issue 16, second part): 200 episodes of 10 events, 10 procedures.
 SEED_EPISODES = """

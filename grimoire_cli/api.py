@@ -30,6 +30,7 @@ from .storage.store import Store
 
 if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
     from .facade.facts import Facts
+    from .facade.tasks import Tasks
     from .git.hooks import HooksResult
     from .git.renumber import FixupResult
     from .lifecycle.archiving import ArchiveResult, CheckResult
@@ -135,6 +136,13 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         from .facade.facts import Facts
 
         return Facts(self)
+
+    @property
+    def tasks(self) -> Tasks:
+        """Prospective tasks: `add`, `list`, `due`, `end`, `fire` (facade/tasks.py)."""
+        from .facade.tasks import Tasks
+
+        return Tasks(self)
 
     # -- reading -------------------------------------------------------------
 

@@ -387,7 +387,7 @@ class StoreMachine(RuleBasedStateMachine):
     @counted
     def task(self, a, hours):
         text = self._text(a, "task")
-        entry = self.g.add_task(text, due=f"+{hours}h")
+        entry = self.g.tasks.add(text, due=f"+{hours}h")
         self._written(
             entry,
             fields={
@@ -406,7 +406,7 @@ class StoreMachine(RuleBasedStateMachine):
         if not pending:
             return False  # nothing to do: not counted as a run (RUNS)
         chosen = pending[pick % len(pending)]
-        entry = self.g.end_task(chosen.id, status)
+        entry = self.g.tasks.end(chosen.id, status)
         assert entry.data["status"] == status
         chosen.fields = {**chosen.fields, "status": status, "done_at": iso(self.now)}
 
@@ -434,7 +434,7 @@ class StoreMachine(RuleBasedStateMachine):
                 self.g.supersede(live[0].id, f"the {a} key is now {bad}") if live else self.g.add(bad, "fact")
             ),
             "remember": lambda: self.g.facts.remember("svc.port", f"{a} {bad}"),
-            "task": lambda: self.g.add_task(f"rotate the {a} key {bad}", due="+1h"),
+            "task": lambda: self.g.tasks.add(f"rotate the {a} key {bad}", due="+1h"),
             "tool": lambda: GrimoireMemoryTool(self.g).execute(
                 Create(command="create", path=f"/memories/fact/{a}.md", file_text=f"the {a} key is {bad}")
             ),
@@ -1050,7 +1050,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.g.context()
         self.g.stats()
         self.g.facts.list()
-        self.g.due_tasks()
+        self.g.tasks.due()
         self.g.export(archived=True)
         self.g.tools()
         self.g.patterns()

@@ -413,7 +413,7 @@ def test_context_counts_exactly_what_its_selection_left_out(
             ]
         )
         for n, hours in enumerate(tasks):
-            g.add_task(f"Task {n} for the {_WORDS[n % 4]}", due=f"+{hours}h")
+            g.tasks.add(f"Task {n} for the {_WORDS[n % 4]}", due=f"+{hours}h")
         with pytest.MonkeyPatch.context() as patch:
             for n, minutes in enumerate(chats):  # some still within their 10 minutes at `later`, most gone
                 runtime.fixed_now = start + timedelta(hours=later, minutes=-minutes)
@@ -441,7 +441,7 @@ def test_context_counts_exactly_what_its_selection_left_out(
             if recipe:  # a recipe's categories only
                 kept = {section.category for section in g.config.settings.context.named("evolution")}
                 selected = {i for i in selected if g.show(i).category in kept}
-            matched = selected | {e.id for e in g.due_tasks()}  # due tasks lead every block, a recipe's too
+            matched = selected | {e.id for e in g.tasks.due()}  # due tasks lead every block, a recipe's too
     finally:
         os.chdir(cwd)
     assert ctx.left_out >= 0

@@ -54,7 +54,7 @@ def ttl_of(seconds: int | None) -> str:
 
 def due_of(trigger: str) -> dict[str, Any]:
     """`time:+1hour`, `time:+30min`, `time:<ISO>` or `event:<name>` as the
-    options of `Grimoire.add_task`."""
+    options of `Grimoire.tasks.add`."""
     kind, _, value = trigger.partition(":") if isinstance(trigger, str) else ("", "", "")
     if kind == "event" and value:
         return {"on": value}
@@ -256,17 +256,17 @@ class Sabre:
 
     def schedule_task(self, task: str, trigger: str, context: dict[str, Any] | None = None) -> str:
         """Defer `task` until its trigger (`time:+1hour`, `event:<name>`); the task's id."""
-        return self.grimoire.add_task(task, context=context, **due_of(trigger)).id
+        return self.grimoire.tasks.add(task, context=context, **due_of(trigger)).id
 
     def get_pending_tasks(self) -> list[dict[str, Any]]:
         """The pending tasks that are due, oldest due first."""
-        return [_task(e) for e in self.grimoire.due_tasks()]
+        return [_task(e) for e in self.grimoire.tasks.due()]
 
     def complete_task(self, task_id: str) -> None:
-        self.grimoire.end_task(task_id, "done")
+        self.grimoire.tasks.end(task_id, "done")
 
     def cancel_task(self, task_id: str) -> None:
-        self.grimoire.end_task(task_id, "cancelled")
+        self.grimoire.tasks.end(task_id, "cancelled")
 
     # -- introspection ----------------------------------------------------------
 

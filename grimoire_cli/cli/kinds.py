@@ -89,7 +89,7 @@ def _task_json(entries, moment) -> None:
 @declared(kind_operations.TASK_SCHEDULE, task_command)
 def task_add(text, due, on, next_session, context_pairs, category, json):
     grimoire = open_grimoire()
-    entry = grimoire.add_task(
+    entry = grimoire.tasks.add(
         read_text(text), due=due, on=on, next_session=next_session, context=contexts(context_pairs), category=category
     )
     if json:
@@ -100,7 +100,7 @@ def task_add(text, due, on, next_session, context_pairs, category, json):
 
 def _end(entry_id: str, status: str, json: bool) -> None:
     grimoire = open_grimoire()
-    entry = grimoire.end_task(entry_id, status)
+    entry = grimoire.tasks.end(entry_id, status)
     if json:
         render.print_json(entry.view(grimoire.now()))
     else:
@@ -120,7 +120,7 @@ def task_cancel(id, json):
 @declared(kind_operations.TASKS_PENDING)
 def tasks(all, json):
     grimoire = open_grimoire()
-    listed = grimoire.tasks(every=all)
+    listed = grimoire.tasks.list(every=all)
     if json:
         _task_json(listed, grimoire.now())
     else:
@@ -132,7 +132,7 @@ def tasks(all, json):
 @declared(kind_operations.TASKS_DUE)
 def due(json):
     grimoire = open_grimoire()
-    listed = grimoire.due_tasks()
+    listed = grimoire.tasks.due()
     if json:
         _task_json(listed, grimoire.now())
     else:
@@ -144,7 +144,7 @@ def due(json):
 @declared(kind_operations.EVENT)
 def event(name, json):
     grimoire = open_grimoire()
-    fired = grimoire.fire(name)
+    fired = grimoire.tasks.fire(name)
     if json:
         render.print_json({"event": name, "due": [entry.id for entry in fired]})
         return

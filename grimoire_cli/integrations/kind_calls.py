@@ -68,32 +68,32 @@ def procedures(g: Grimoire, category: str | None = None) -> Any:
 
 @tool(TASK_SCHEDULE)
 def task_schedule(g: Grimoire, text: str, **options: Any) -> Any:
-    return g.add_task(text, **options).view(g.now())
+    return g.tasks.add(text, **options).view(g.now())
 
 
 @tool(TASKS_PENDING)
 def tasks_pending(g: Grimoire, all: bool = False) -> Any:
-    return _views(g, g.tasks(every=all))
+    return _views(g, g.tasks.list(every=all))
 
 
 @tool(TASKS_DUE)
 def tasks_due(g: Grimoire) -> Any:
-    return _views(g, g.due_tasks())
+    return _views(g, g.tasks.due())
 
 
 @tool(TASK_DONE)
 def task_done(g: Grimoire, id: str) -> Any:
-    return g.end_task(id, "done").view(g.now())
+    return g.tasks.end(id, "done").view(g.now())
 
 
 @tool(TASK_CANCEL)
 def task_cancel(g: Grimoire, id: str) -> Any:
-    return g.end_task(id, "cancelled").view(g.now())
+    return g.tasks.end(id, "cancelled").view(g.now())
 
 
 @tool(EVENT)
 def event(g: Grimoire, name: str) -> Any:
-    return {"event": name, "due": [entry.id for entry in g.fire(name)]}
+    return {"event": name, "due": [entry.id for entry in g.tasks.fire(name)]}
 
 
 # -- chat history --------------------------------------------------------------

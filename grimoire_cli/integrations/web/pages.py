@@ -42,7 +42,7 @@ def overview(grimoire: Grimoire) -> dict[str, Any]:
     moment = grimoire.now()
     config = grimoire.config
     expiring = [e.view(moment) for e in grimoire.expiring(EXPIRING_DAYS)]
-    due = [e.view(moment) for e in grimoire.due_tasks()] if config.names_of_kind("task") else []
+    due = [e.view(moment) for e in grimoire.tasks.due()] if config.names_of_kind("task") else []
     return {
         "stats": grimoire.stats().to_dict(),
         "scopes": [scope.to_dict() for scope in grimoire.scopes()],
@@ -186,5 +186,5 @@ def write(grimoire: Grimoire, action: str, entry_id: str, form: dict[str, str]) 
     if action == "supersede":
         return grimoire.supersede(entry_id, form.get("content", "")).written_dict()
     if action == "done":
-        return grimoire.end_task(entry_id, "done").view(moment)
+        return grimoire.tasks.end(entry_id, "done").view(moment)
     raise BadInput(f"unknown action {action!r}", "use apply, archive, supersede or done")
