@@ -29,6 +29,7 @@ from .storage.catalog.queries import Filter, Order
 from .storage.store import Store
 
 if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
+    from .facade.episodes import Episodes
     from .facade.facts import Facts
     from .facade.tasks import Tasks
     from .git.hooks import HooksResult
@@ -144,6 +145,13 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
         return Tasks(self)
 
+    @property
+    def episodes(self) -> Episodes:
+        """Episodes: `add`, `list` (facade/episodes.py)."""
+        from .facade.episodes import Episodes
+
+        return Episodes(self)
+
     # -- reading -------------------------------------------------------------
 
     def now(self) -> datetime:
@@ -230,7 +238,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         until: str | datetime | None = None,
     ) -> builtins.list[int]:
         """The catalog rows `list` returns, in its order (newest first)."""
-        chosen = self._filter(states, categories, tags, since=since, until=until)
+        chosen = self.filter(states, categories, tags, since=since, until=until)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
         return self.store.ordered(chosen, Order.NEWEST, recent, include_archive="archived" in states)
@@ -239,7 +247,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
 
-    def _filter(
+    def filter(
         self,
         states: set[str],
         categories: Iterable[str] | None,
@@ -251,7 +259,8 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         until: str | datetime | None = None,
         tier: str | None = None,
     ) -> Filter:
-        """In one of `states` now, of the categories (checked against the config),
+        """The `Filter` a read of the store takes (the namespaces' too): in one
+        of `states` now, of the categories (checked against the config),
         with all the tags, created within `since`..`until` (`clock.window`), in
         the `tier` (hot, long; None or all: either); importance decays (settings.Decay)."""
         moment = self.now()
@@ -320,7 +329,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         )
         if archived:
             states.add("archived")
-        chosen = self._filter(
+        chosen = self.filter(
             states,
             categories,
             tags,

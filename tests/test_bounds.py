@@ -202,7 +202,7 @@ API_CALLS = [
     ("query", lambda g, v: g.query("db", min_confidence=v)),
     ("list", lambda g, v: g.list(recent=v)),
     ("context", lambda g, v: g.context(budget=v)),
-    ("episodes", lambda g, v: g.episodes(limit=v)),
+    ("episodes", lambda g, v: g.episodes.list(limit=v)),
     ("age", lambda g, v: g.age(most=v, dry_run=True)),
     ("compact", lambda g, v: g.compact(keep=v, summarize=False)),
     ("patterns", lambda g, v: g.patterns(min_usage=v)),
@@ -225,7 +225,7 @@ def test_the_python_api_checks_numbers_before_any_work(full, name, call, value):
     [
         lambda g: g.query(HUGE_TEXT),
         lambda g: g.context(HUGE_TEXT),
-        lambda g: g.episodes(HUGE_TEXT),
+        lambda g: g.episodes.list(HUGE_TEXT),
         lambda g: g.recommend(HUGE_TEXT),
         lambda g: g.recall_all(HUGE_TEXT),
         lambda g: g.facts.list(HUGE_GLOB),

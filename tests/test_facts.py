@@ -319,14 +319,14 @@ def test_the_agent_personas_example_runs(sabre, monkeypatch):
     assert g.config.scope == "data-analyst"
     # The episodes and procedures block, in the same session, each line as written.
     kinds = re.search(
-        r"```python\n(g\.add_episode.*?)```", (ROOT / "docs" / "agent-personas.md").read_text(), re.S
+        r"```python\n(g\.episodes\.add.*?)```", (ROOT / "docs" / "agent-personas.md").read_text(), re.S
     ).group(1)
     for line in kinds.splitlines():
         call, _, comment = line.partition("#")
         value = eval(compile(call.strip(), "docs/agent-personas.md", "eval"), namespace)
         if comment.strip().startswith("["):  # a shown result: the value must be it
             assert value == eval(comment.strip()), line
-    assert [h.entry.data["event"] for h in g.episodes()] == ["db-migration"]
+    assert [h.entry.data["event"] for h in g.episodes.list()] == ["db-migration"]
     assert g.stats().to_dict()["categories"]["procedure"] == {"active": 1}
 
 

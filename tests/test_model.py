@@ -413,7 +413,7 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(event=st.sampled_from(["deploy", "db.migration", "ci.run"]), outcome=st.sampled_from(["success", "failure"]))
     @counted
     def episode(self, event, outcome):
-        entry = self.g.add_episode(event, outcome=outcome)
+        entry = self.g.episodes.add(event, outcome=outcome)
         self._written(entry, fields={"event": event, "outcome": outcome})
 
     @rule(

@@ -162,18 +162,18 @@ class Sabre:
 
     def remember_episode(self, event: str, context: dict[str, Any] | None = None, learned: str | None = None) -> str:
         """Record an event (a slug), its context and lesson; the new entry's id."""
-        return self.grimoire.add_episode(event, context=context, learned=learned).id
+        return self.grimoire.episodes.add(event, context=context, learned=learned).id
 
     def recall_episodes(self, query: str, time_range: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
         """Episodes matching `query`, best first; `time_range` as `since`
         takes it (30d, 48h, an ISO date). Context fields are at top level too."""
-        hits = self.grimoire.episodes(query, since=time_range, limit=limit)
+        hits = self.grimoire.episodes.list(query, since=time_range, limit=limit)
         return [self._episode(hit.entry) for hit in hits]
 
     def search_episodes(self, event_type: str | None = None, date_range: tuple | None = None) -> list[dict[str, Any]]:
         """Episodes of one event, created within `date_range` = (start, end), newest first."""
         since, until = tuple(date_range) if date_range else (None, None)
-        found = self.grimoire.episodes(None, event=event_type, since=since, until=until, limit=1000)
+        found = self.grimoire.episodes.list(None, event=event_type, since=since, until=until, limit=1000)
         return [self._episode(hit.entry) for hit in found]
 
     def _episode(self, entry: Entry) -> dict[str, Any]:

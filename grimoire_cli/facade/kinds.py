@@ -14,17 +14,22 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..core.bounds import text as bounds_text
-from ..core.bounds import whole
 from ..core.errors import BadInput, Duplicate, NotFound
 
 if TYPE_CHECKING:
     from ..core.config import Config
     from ..core.model import Entry
     from ..kinds.procedures import Checklist, Saved
-    from ..retrieval.search import Hit
     from ..storage.catalog.queries import Filter
     from ..storage.store import Store
+
+
+def categories_of(config: Config, kind: str, category: str | None = None) -> list[str]:
+    """The categories of `kind` a read covers: `category` (checked), else
+    all of them; none is bad input with the preset that adds one."""
+    if category is not None or not config.names_of_kind(kind):
+        return [config.of_kind(kind, category).name]
+    return config.names_of_kind(kind)
 
 
 class KindsFacade:
@@ -38,7 +43,7 @@ class KindsFacade:
         def now(self) -> datetime: ...
         def add_many(self, items: Iterable[Any], *, skip_invalid: bool = False) -> list[Entry]: ...
         def list(self, *, categories: Iterable[str] | None = None, **options: Any) -> list[Entry]: ...
-        def _filter(
+        def filter(
             self,
             states: set[str],
             categories: Iterable[str] | None,
@@ -49,76 +54,7 @@ class KindsFacade:
         ) -> Filter: ...
 
     def _of_kind(self, kind: str, category: str | None = None) -> builtins.list[str]:
-        """The categories of `kind` a read covers: `category` (checked), else
-        all of them; none is bad input with the preset that adds one."""
-        if category is not None or not self.config.names_of_kind(kind):
-            return [self.config.of_kind(kind, category).name]
-        return self.config.names_of_kind(kind)
-
-    # -- episodes ------------------------------------------------------------
-
-    def add_episode(
-        self,
-        event: str,
-        *,
-        context: dict[str, Any] | None = None,
-        learned: str | None = None,
-        outcome: str = "unknown",
-        category: str | None = None,
-        tags: Iterable[str] = (),
-        importance: int | None = None,
-        session_id: str | None = None,
-        agent: str | None = None,
-    ) -> Entry:
-        """Record that `event` happened: in what `context`, how it ended, what was learned."""
-        from ..kinds.episodes import content_of, fields_for
-        from ..memory.request import Request
-
-        spec = self.config.of_kind("episode", category)
-        fields = fields_for(event, context=context, learned=learned, outcome=outcome)
-        return self.add_many(
-            [
-                Request(
-                    content_of(fields),
-                    category=spec.name,
-                    fields=fields,
-                    tags=list(tags),
-                    importance=importance,
-                    session_id=session_id,
-                    agent=agent,
-                )
-            ]
-        )[0]
-
-    def episodes(
-        self,
-        text: str | None = None,
-        *,
-        event: str | None = None,
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-        limit: int = 10,
-        category: str | None = None,
-    ) -> builtins.list[Hit]:
-        """Active episodes matching `text` best first (BM25 over event, lesson
-        and context, blended with recency), else newest first; of one `event`,
-        created within `since`..`until` (30d, 48h, an ISO date or time)."""
-        from ..kinds.tasks import check_event
-        from ..retrieval.search import ranked_or_newest
-
-        whole(limit, "the limit")
-        if text is not None:
-            bounds_text(text, "the query")
-        chosen = self._filter({"active"}, self._of_kind("episode", category), None, since=since, until=until)
-        chosen = chosen.but(name=check_event(event)) if event is not None else chosen
-        return ranked_or_newest(
-            self.store,
-            text,
-            chosen,
-            self.now(),
-            recency_weight=float(self.config.retrieval["recency_weight"]),
-            limit=limit,
-        )
+        return categories_of(self.config, kind, category)
 
     # -- procedures ----------------------------------------------------------
 

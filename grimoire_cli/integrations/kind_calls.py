@@ -36,13 +36,13 @@ def _views(g: Grimoire, entries: list[Any]) -> list[dict[str, Any]]:
 
 @tool(EPISODE)
 def episode(g: Grimoire, event: str, **options: Any) -> Any:
-    return g.add_episode(event, **options).view(g.now())
+    return g.episodes.add(event, **options).view(g.now())
 
 
 @tool(EPISODES)
 def episodes(g: Grimoire, query: str | None = None, **options: Any) -> Any:
     moment = g.now()
-    return [hit.to_dict(False, moment) for hit in g.episodes(query, **options)]
+    return [hit.to_dict(False, moment) for hit in g.episodes.list(query, **options)]
 
 
 # -- procedures ----------------------------------------------------------------
