@@ -98,7 +98,7 @@ g.add_many([{"content": f"ci-{n % 10} (failure): runner {n} ran out of disk duri
              "learned": f"runner {n} ran out of disk during the cache step", "context": {"runner": f"r{n}", "job": "test"}}
             for n in range(200)])
 for n in range(10):
-    g.add_procedure({"name": f"bench-runbook-{n}", "description": f"Runbook {n}",
+    g.procedures.add({"name": f"bench-runbook-{n}", "description": f"Runbook {n}",
                      "steps": ["Check the runner", {"name": "Clean the cache", "run": "rm -rf {path}"}]})
 """
 

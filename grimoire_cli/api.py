@@ -16,21 +16,22 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .core import bounds, clock, faults
+from .core import bounds, faults
 from .core.config import Config, load_config
 from .core.errors import BadInput, NotFound, Refused, no_memory
 from .core.model import Entry, sort_key
 from .core.runtime import Runtime
 from .core.scoring import words
-from .facade.kinds import KindsFacade
 from .facade.learning import LearningFacade
 from .facade.lifecycle import LifecycleFacade
-from .storage.catalog.queries import Filter, Order
+from .retrieval.filters import filter_of
+from .storage.catalog.queries import Order
 from .storage.store import Store
 
 if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
     from .facade.episodes import Episodes
     from .facade.facts import Facts
+    from .facade.procedures import Procedures
     from .facade.tasks import Tasks
     from .git.hooks import HooksResult
     from .git.renumber import FixupResult
@@ -48,7 +49,7 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .retrieval.stats import Stats
 
 
-class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
+class Grimoire(LifecycleFacade, LearningFacade):
     """A grimoire found from a working directory, like the `mem` command finds it.
     The kinds' methods (keyed facts, ...) are `KindsFacade`'s; tiers,
     consolidation and compaction `LifecycleFacade`'s; learning from
@@ -152,6 +153,13 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
 
         return Episodes(self)
 
+    @property
+    def procedures(self) -> Procedures:
+        """Procedures: `add`, `get`, `list` (facade/procedures.py)."""
+        from .facade.procedures import Procedures
+
+        return Procedures(self)
+
     # -- reading -------------------------------------------------------------
 
     def now(self) -> datetime:
@@ -161,6 +169,20 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     def entries(self, *, include_archive: bool = True) -> list[Entry]:
         """Every entry, in file order (the archive last, unless left out)."""
         return self.store.entries(include_archive=include_archive)
+
+    def categories(self) -> builtins.list[dict[str, Any]]:
+        """Each category of this scope: name, kind, ttl, floor, tracked, file."""
+        return [
+            {
+                "name": c.name,
+                "kind": c.kind,
+                "ttl": c.ttl,
+                "confidence_required": c.confidence_required,
+                "tracked": c.tracked,
+                "file": self.config.relative(self.store.category_path(c.name)),
+            }
+            for c in self.config.categories.values()
+        ]
 
     @overload
     def show(self, entry_id: str, *, chain: Literal[False] = False) -> Entry: ...
@@ -174,21 +196,9 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         entry = self._find(entry_id, "list ids with `mem list` (add --archived for the archive)")
         if not chain:
             return entry
-        first = entry
-        seen = {first.id}
-        while first.supersedes and first.supersedes not in seen:
-            older = self.store.by_id([first.supersedes]).get(first.supersedes)
-            if older is None:
-                break
-            first = older
-            seen.add(first.id)
-        out = [first]
-        while out[-1].superseded_by and out[-1].superseded_by not in {e.id for e in out}:
-            newer = self.store.by_id([out[-1].superseded_by]).get(out[-1].superseded_by)
-            if newer is None:
-                break
-            out.append(newer)
-        return out
+        from .memory.superseding import chain_of
+
+        return chain_of(self.store, entry)
 
     def _find(self, entry_id: str, hint: str = "list ids with `mem list`", *, unique: bool = False) -> Entry:
         found = self.store.by_id([entry_id], unique=unique).get(entry_id)
@@ -196,7 +206,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             raise no_memory(entry_id, hint)
         return found
 
-    def list(  # type: ignore[override]  # the mixins stub it loosely (facade/kinds.py)
+    def list(
         self,
         *,
         categories: Iterable[str] | None = None,
@@ -238,7 +248,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         until: str | datetime | None = None,
     ) -> builtins.list[int]:
         """The catalog rows `list` returns, in its order (newest first)."""
-        chosen = self.filter(states, categories, tags, since=since, until=until)
+        chosen = filter_of(self.config, self.now(), states, categories, tags, since=since, until=until)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
         return self.store.ordered(chosen, Order.NEWEST, recent, include_archive="archived" in states)
@@ -246,41 +256,6 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     def _loaded(self, rowids: builtins.list[int]) -> builtins.list[Entry]:
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
-
-    def filter(
-        self,
-        states: set[str],
-        categories: Iterable[str] | None,
-        tags: Iterable[str] | None,
-        min_confidence: float | None = None,
-        floors: dict[str, float] | None = None,
-        *,
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-        tier: str | None = None,
-    ) -> Filter:
-        """The `Filter` a read of the store takes (the namespaces' too): in one
-        of `states` now, of the categories (checked against the config),
-        with all the tags, created within `since`..`until` (`clock.window`), in
-        the `tier` (hot, long; None or all: either); importance decays (settings.Decay)."""
-        moment = self.now()
-        low, high = clock.window(since, until, moment)
-        settings = self.config.settings
-        if tier not in (None, "all", "hot", "long"):
-            raise BadInput(f"unknown tier {tier!r}", "use hot, long or all")
-        return Filter(
-            at=moment.timestamp(),
-            states=states,
-            categories=[self.config.category(c).name for c in categories or []],
-            tags=tags or (),
-            min_confidence=min_confidence,
-            floors=floors,
-            since=low,
-            until=high,
-            decay=settings.decay,
-            tier=None if tier in (None, "all") else tier,
-            tiers=settings.tiers,
-        )
 
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
@@ -329,7 +304,9 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         )
         if archived:
             states.add("archived")
-        chosen = self.filter(
+        chosen = filter_of(
+            self.config,
+            self.now(),
             states,
             categories,
             tags,

@@ -216,7 +216,7 @@ def test_values_at_the_limits_are_kept(sabred):
     )
     assert len(entry.data["tags"]) == 50
     g.episodes.add("deploy", context={f"k{i}": "v" * 2000 for i in range(50)})
-    g.add_procedure({"name": "long", "steps": [{"name": f"s{i}"} for i in range(200)]})
+    g.procedures.add({"name": "long", "steps": [{"name": f"s{i}"} for i in range(200)]})
     assert mem("validate").code == 0
 
 

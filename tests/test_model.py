@@ -460,7 +460,7 @@ class StoreMachine(RuleBasedStateMachine):
         """A runbook: a new version of a name supersedes the active one; the same version again writes nothing."""
         current = self.procedures.get(name)
         holder = self.entries[current[0]] if current is not None and self.entries[current[0]].active(self.now) else None
-        saved = self.g.add_procedure({"name": name, "steps": steps})
+        saved = self.g.procedures.add({"name": name, "steps": steps})
         assert saved.written is not (holder is not None and current[1] == steps), (name, steps, current)
         if saved.written:
             made = self._written(saved.entry, holder, fields={"name": name})

@@ -199,12 +199,12 @@ class Sabre:
         document = {"name": name, "steps": [_step_in(step, number) for number, step in enumerate(steps, 1)]}
         if tags:
             document["tags"] = tags
-        return self.grimoire.add_procedure(document, category=placed).entry.id
+        return self.grimoire.procedures.add(document, category=placed).entry.id
 
     def recall_procedure(self, name: str) -> dict[str, Any] | None:
         """The procedure as SABRE's YAML shapes it, or None."""
         try:
-            checklist = self.grimoire.procedure(name, template=True)
+            checklist = self.grimoire.procedures.get(name, template=True)
         except NotFound:
             return None
         return self._procedure(checklist.entry, checklist.steps, checklist.description)
@@ -212,7 +212,7 @@ class Sabre:
     def list_procedures(self, category: str | None = None) -> list[dict[str, Any]]:
         """The active procedures (of a category: a procedure category or a tag), by name."""
         placed, tags = self._placed(category, "procedure")
-        found = self.grimoire.procedures(category=placed)
+        found = self.grimoire.procedures.list(category=placed)
         return [
             self._procedure(e, e.data.get("steps") or [], e.data.get("description"))
             for e in found

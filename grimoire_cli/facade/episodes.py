@@ -74,13 +74,20 @@ class Episodes:
         and context, blended with recency), else newest first; of one `event`,
         created within `since`..`until` (30d, 48h, an ISO date or time)."""
         from ..kinds.tasks import check_event
+        from ..retrieval.filters import filter_of
         from ..retrieval.search import ranked_or_newest
 
         whole(limit, "the limit")
         if text is not None:
             bounds_text(text, "the query")
-        chosen = self.grimoire.filter(
-            {"active"}, categories_of(self.config, "episode", category), None, since=since, until=until
+        chosen = filter_of(
+            self.config,
+            self.grimoire.now(),
+            {"active"},
+            categories_of(self.config, "episode", category),
+            None,
+            since=since,
+            until=until,
         )
         chosen = chosen.but(name=check_event(event)) if event is not None else chosen
         return ranked_or_newest(

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from ..core.config import Config
     from ..core.model import Entry
     from ..memory.adding import Added
-    from ..storage.catalog.queries import Filter
     from ..storage.store import Store
 
 
@@ -25,12 +24,3 @@ class Host(Protocol):
     def now(self) -> datetime: ...
     def add_many(self, items: Iterable[Any], *, skip_invalid: bool = False) -> Added: ...
     def list(self, *, categories: Iterable[str] | None = None) -> list[Entry]: ...
-    def filter(
-        self,
-        states: set[str],
-        categories: Iterable[str] | None,
-        tags: Iterable[str] | None,
-        *,
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-    ) -> Filter: ...

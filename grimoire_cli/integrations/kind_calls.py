@@ -50,17 +50,17 @@ def episodes(g: Grimoire, query: str | None = None, **options: Any) -> Any:
 
 @tool(PROCEDURE_ADD)
 def procedure_add(g: Grimoire, document: Any, category: str | None = None) -> Any:
-    return g.add_procedure(document, where="the document", category=category).to_dict(g.now())
+    return g.procedures.add(document, where="the document", category=category).to_dict(g.now())
 
 
 @tool(PROCEDURE)
 def procedure(g: Grimoire, name: str, params: dict[str, str] | None = None, template: bool = False) -> Any:
-    return g.procedure(name, params, template=template).to_dict()
+    return g.procedures.get(name, params, template=template).to_dict()
 
 
 @tool(PROCEDURES)
 def procedures(g: Grimoire, category: str | None = None) -> Any:
-    return _views(g, g.procedures(category=category))
+    return _views(g, g.procedures.list(category=category))
 
 
 # -- prospective tasks ---------------------------------------------------------
