@@ -29,6 +29,7 @@ from .storage.catalog.queries import Order
 from .storage.store import Store
 
 if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
+    from .facade.chat import Chat
     from .facade.episodes import Episodes
     from .facade.facts import Facts
     from .facade.procedures import Procedures
@@ -160,6 +161,13 @@ class Grimoire(LifecycleFacade, LearningFacade):
 
         return Procedures(self)
 
+    @property
+    def chat(self) -> Chat:
+        """Chat history: `add`, `recent` (facade/chat.py)."""
+        from .facade.chat import Chat
+
+        return Chat(self)
+
     # -- reading -------------------------------------------------------------
 
     def now(self) -> datetime:
@@ -220,7 +228,7 @@ class Grimoire(LifecycleFacade, LearningFacade):
     ) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived:
         only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time.
-        Chat messages only when `categories` names their category (`chat_recent` quotes them)."""
+        Chat messages only when `categories` names their category (`g.chat.recent` quotes them)."""
         if recent is not None:
             bounds.whole(recent, "--recent")
         states = (

@@ -208,7 +208,7 @@ API_CALLS = [
     ("patterns", lambda g, v: g.patterns(min_usage=v)),
     ("recommend", lambda g, v: g.recommend("deploy", limit=v)),
     ("recall_all", lambda g, v: g.recall_all("deploy", limit=v)),
-    ("chat_recent", lambda g, v: g.chat_recent(v)),
+    ("chat_recent", lambda g, v: g.chat.recent(v)),
     ("add", lambda g, v: g.add("x", "fact", importance=v)),
 ]
 

@@ -537,7 +537,7 @@ class StoreMachine(RuleBasedStateMachine):
             m for m in self.entries.values() if m.category == "chat" and not m.archived and not m.active(self.now)
         ]:
             del self.entries[model.id]
-        entry = self.g.chat_add(role, self._text(a, "said"))
+        entry = self.g.chat.add(role, self._text(a, "said"))
         assert entry.category == "chat" and entry.data["role"] == role
         self._written(entry, fields={"role": role})
 

@@ -417,7 +417,7 @@ def test_context_counts_exactly_what_its_selection_left_out(
         with pytest.MonkeyPatch.context() as patch:
             for n, minutes in enumerate(chats):  # some still within their 10 minutes at `later`, most gone
                 runtime.fixed_now = start + timedelta(hours=later, minutes=-minutes)
-                g.chat_add("user", f"chat {n} about the planner")
+                g.chat.add("user", f"chat {n} about the planner")
             moment = start + timedelta(hours=later)
             runtime.fixed_now = moment
             patch.setenv("MEM_NOW", iso(moment))

@@ -85,7 +85,7 @@ def compact(category, keep, with_, no_summary, dry_run, json):
 @declared(operations.CHAT_ADD, chat_command)
 def chat_add(role, text, category, json):
     grimoire = open_grimoire()
-    entry = grimoire.chat_add(role, read_text(text), category=category)
+    entry = grimoire.chat.add(role, read_text(text), category=category)
     if json:
         render.print_json(entry.view(grimoire.now()))
     else:
@@ -95,7 +95,7 @@ def chat_add(role, text, category, json):
 @declared(operations.CHAT_RECENT, chat_command)
 def chat_recent(count, category, json):
     grimoire = open_grimoire()
-    messages = grimoire.chat_recent(count, category=category)
+    messages = grimoire.chat.recent(count, category=category)
     if json:
         moment = grimoire.now()
         render.print_json([m.view(moment) for m in messages])

@@ -147,25 +147,3 @@ class LifecycleFacade:
             timeout=self.config.settings.consolidate.timeout,
             dry_run=dry_run,
         )
-
-    # -- chat history (Protea) -------------------------------------------------
-
-    def chat_add(self, role: str, text: str, *, category: str | None = None) -> Entry:
-        """Keep one message of the conversation (its turn numbered, expired ones pruned)."""
-        from ..kinds.chat import fields_for
-        from ..memory.request import Request
-
-        spec = self.config.of_kind("chat", category)
-        return self.add_many([Request(text, category=spec.name, fields=fields_for(role))])[0]
-
-    def chat_recent(self, count: int = 5, *, category: str | None = None) -> list[Entry]:
-        """The last `count` messages still within their ttl, oldest first."""
-        from ..kinds.chat import recent
-
-        whole(count, "-n")
-        names = (
-            [self.config.of_kind("chat", category).name] if category is not None else self.config.names_of_kind("chat")
-        )
-        if not names:
-            self.config.of_kind("chat")  # the error naming the preset
-        return recent(self.store, names, self.now(), count)

@@ -101,9 +101,9 @@ def event(g: Grimoire, name: str) -> Any:
 
 @tool(CHAT_ADD)
 def chat_add(g: Grimoire, role: str, text: str, category: str | None = None) -> Any:
-    return g.chat_add(role, text, category=category).view(g.now())
+    return g.chat.add(role, text, category=category).view(g.now())
 
 
 @tool(CHAT_RECENT)
 def chat_recent(g: Grimoire, count: int = 5, category: str | None = None) -> Any:
-    return _views(g, g.chat_recent(count, category=category))
+    return _views(g, g.chat.recent(count, category=category))
