@@ -23,7 +23,6 @@ from .core.model import Entry, sort_key
 from .core.runtime import Runtime
 from .core.scoring import words
 from .facade.learning import LearningFacade
-from .facade.lifecycle import LifecycleFacade
 from .retrieval.filters import filter_of
 from .storage.catalog.queries import Order
 from .storage.store import Store
@@ -32,6 +31,7 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .facade.chat import Chat
     from .facade.episodes import Episodes
     from .facade.facts import Facts
+    from .facade.lifecycle import Lifecycle
     from .facade.procedures import Procedures
     from .facade.tasks import Tasks
     from .git.hooks import HooksResult
@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .retrieval.stats import Stats
 
 
-class Grimoire(LifecycleFacade, LearningFacade):
+class Grimoire(LearningFacade):
     """A grimoire found from a working directory, like the `mem` command finds it.
     The kinds' methods (keyed facts, ...) are `KindsFacade`'s; tiers,
     consolidation and compaction `LifecycleFacade`'s; learning from
@@ -168,6 +168,13 @@ class Grimoire(LifecycleFacade, LearningFacade):
 
         return Chat(self)
 
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """Tiers and forgetting: `age`, `heat`, `expiring`, `consolidate`, `compact` (facade/lifecycle.py)."""
+        from .facade.lifecycle import Lifecycle
+
+        return Lifecycle(self)
+
     # -- reading -------------------------------------------------------------
 
     def now(self) -> datetime:
@@ -207,6 +214,11 @@ class Grimoire(LifecycleFacade, LearningFacade):
         from .memory.superseding import chain_of
 
         return chain_of(self.store, entry)
+
+    def show_many(self, ids: builtins.list[str]) -> builtins.list[Entry]:
+        """The entries with these ids (archive included), in the order given; unknown ids left out."""
+        found = self.store.by_id(list(ids))
+        return [found[i] for i in ids if i in found]
 
     def _find(self, entry_id: str, hint: str = "list ids with `mem list`", *, unique: bool = False) -> Entry:
         found = self.store.by_id([entry_id], unique=unique).get(entry_id)

@@ -516,7 +516,7 @@ class StoreMachine(RuleBasedStateMachine):
             for m in self.entries.values()
             if m.active(self.now) and m.category == "summary"
         }
-        result = self.g.consolidate(messages, command=str(script), session_id=session)
+        result = self.g.lifecycle.consolidate(messages, command=str(script), session_id=session)
         new = [t for t in texts if t not in active_facts]
         assert sorted(e.content for e in result.saved) == sorted(new), "consolidate saved other facts than the new ones"
         assert sorted(of for _, of in result.duplicates) == sorted(active_facts[t] for t in texts if t in active_facts)
@@ -741,7 +741,7 @@ class StoreMachine(RuleBasedStateMachine):
                 "print(json.dumps({'content': 'condensed ' + hashlib.sha1(prompt.encode()).hexdigest()}))\n"
             )
             os.chmod(command, 0o755)
-        result = self.g.compact(category=category, keep=1, command=command, summarize=summarizer)
+        result = self.g.lifecycle.compact(category=category, keep=1, command=command, summarize=summarizer)
         if len(expected) < 2:
             assert not result.condensed, "compacted fewer than two"
             return
@@ -1004,7 +1004,7 @@ class StoreMachine(RuleBasedStateMachine):
     def age(self, older_than, most):
         """Tiers are computed (samaritan turns them on): `mem age` records the split locally, never in a grimoire file (I8)."""
         before = self._files(tracked=True)
-        aged = self.g.age(older_than=older_than, most=most)
+        aged = self.g.lifecycle.age(older_than=older_than, most=most)
         assert set(aged.to_dict()["hot_ids"]) <= {m.id for m in self.entries.values() if m.active(self.now)}
         assert self._files(tracked=True) == before, "I8: mem age changed a tracked file"
 

@@ -590,7 +590,7 @@ def test_any_history_round_trips_through_export_archived(tmp_path_factory, monke
             runtime.fixed_now = parse_time(f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T10:00:00Z")
             grimoire.check(commit=False)
         else:
-            grimoire.compact(category="observation", keep=1, summarize=False)
+            grimoire.lifecycle.compact(category="observation", keep=1, summarize=False)
     exported = [entry.to_dict() for entry in grimoire.export(archived=True)]
     into = Grimoire.open(target)
     result = into.import_lines([json.dumps(data) for data in exported])
@@ -822,7 +822,7 @@ WARM_QUERY_MODULES = {
     "grimoire_cli.core", "grimoire_cli.core.bounds", "grimoire_cli.core.clock", "grimoire_cli.core.config",
     "grimoire_cli.core.config_cache", "grimoire_cli.core.errors", "grimoire_cli.core.faults", "grimoire_cli.core.model",
     "grimoire_cli.core.runtime", "grimoire_cli.core.scoring", "grimoire_cli.core.settings",
-    "grimoire_cli.facade", "grimoire_cli.facade.learning", "grimoire_cli.facade.lifecycle",
+    "grimoire_cli.facade", "grimoire_cli.facade.learning",
     "grimoire_cli.operations", "grimoire_cli.operations.declared", "grimoire_cli.operations.memory",
     "grimoire_cli.retrieval", "grimoire_cli.retrieval.filters", "grimoire_cli.retrieval.search",
     "grimoire_cli.storage", "grimoire_cli.storage.catalog", "grimoire_cli.storage.catalog.catalog",

@@ -356,7 +356,7 @@ class Sabre:
         if self.transcript_of is None:
             raise BadInput("no way to read a conversation", "give Sabre(grimoire, transcript_of=...)")
         grimoire = self.grimoire if persona == self.grimoire.config.scope else self.grimoire.in_scope(persona)
-        grimoire.consolidate(self.transcript_of(conversation_id), session_id=conversation_id)
+        grimoire.lifecycle.consolidate(self.transcript_of(conversation_id), session_id=conversation_id)
 
 
 def _step_in(step: Any, number: int) -> dict[str, str]:

@@ -13,7 +13,7 @@ from .app import chat_command, declared, found, open_grimoire, read_file, read_t
 @declared(lifecycle.AGE)
 def age(older_than, most, dry_run, json):
     grimoire = open_grimoire()
-    result = grimoire.age(older_than=older_than, most=most, dry_run=dry_run)
+    result = grimoire.lifecycle.age(older_than=older_than, most=most, dry_run=dry_run)
     if json:
         render.print_json(result.to_dict())
         return
@@ -40,7 +40,7 @@ def age(older_than, most, dry_run, json):
 def consolidate(file, with_, session_id, dry_run, json):
     grimoire = open_grimoire()
     text = read_file(file, "the transcript")
-    result = grimoire.consolidate(
+    result = grimoire.lifecycle.consolidate(
         text, command=with_, session_id=session_id, dry_run=dry_run, where="stdin" if file == "-" else file
     )
     if json:
@@ -64,7 +64,9 @@ def consolidate(file, with_, session_id, dry_run, json):
 @declared(lifecycle.COMPACT)
 def compact(category, keep, with_, no_summary, dry_run, json):
     grimoire = open_grimoire()
-    result = grimoire.compact(category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run)
+    result = grimoire.lifecycle.compact(
+        category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run
+    )
     if json:
         render.print_json(result.to_dict())
         return

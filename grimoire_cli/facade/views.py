@@ -20,7 +20,7 @@ def shown(grimoire: Grimoire, entry: Entry) -> dict[str, Any]:
 
     count, last = grimoire.facts.accesses([entry.id]).get(entry.id, (0, None))
     accesses = {"count": count, "last": iso(datetime.fromtimestamp(last, UTC)) if last is not None else None}
-    return {**entry.view(grimoire.now()), **grimoire.heat(entry), "accesses": accesses}
+    return {**entry.view(grimoire.now()), **grimoire.lifecycle.heat(entry), "accesses": accesses}
 
 
 def recalled(key: str, entry: Entry) -> dict[str, Any]:

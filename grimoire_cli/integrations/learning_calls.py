@@ -42,7 +42,9 @@ def consolidate(
                 f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "give a readable UTF-8 transcript"
             ) from None
     given = cast(str, transcript)  # read from the path when none was given
-    return g.consolidate(given, session_id=session_id, dry_run=dry_run, where=path or "the transcript").to_dict()
+    return g.lifecycle.consolidate(
+        given, session_id=session_id, dry_run=dry_run, where=path or "the transcript"
+    ).to_dict()
 
 
 @tool(TOOLS)

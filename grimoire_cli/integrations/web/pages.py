@@ -41,7 +41,7 @@ def overview(grimoire: Grimoire) -> dict[str, Any]:
     week; due tasks; the latest commits of the grimoire files."""
     moment = grimoire.now()
     config = grimoire.config
-    expiring = [e.view(moment) for e in grimoire.expiring(EXPIRING_DAYS)]
+    expiring = [e.view(moment) for e in grimoire.lifecycle.expiring(EXPIRING_DAYS)]
     due = [e.view(moment) for e in grimoire.tasks.due()] if config.names_of_kind("task") else []
     return {
         "stats": grimoire.stats().to_dict(),
@@ -149,7 +149,7 @@ def tiers(grimoire: Grimoire) -> dict[str, Any]:
         for importance in DECAY_IMPORTANCES
     }
     return {
-        "age": grimoire.age(dry_run=True).to_dict(),
+        "age": grimoire.lifecycle.age(dry_run=True).to_dict(),
         "decay": {"every_days": decay.every_days, "floor": decay.floor, "days": DECAY_DAYS, "curves": curves},
     }
 
