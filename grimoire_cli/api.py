@@ -1,6 +1,7 @@
-"""`Grimoire`: the library facade. Every `mem` command is one method here,
-but for `mem merge-file`: git runs the merge driver on three temp files,
-outside any grimoire (`git.merge.merge_file`).
+"""`Grimoire`: the library facade. Every `mem` command is one method here or
+on one of its namespaces (`g.facts`, `g.tasks`, ... in facade/), but for `mem
+merge-file`: git runs the merge driver on three temp files, outside any
+grimoire (`git.merge.merge_file`).
 
 Methods take keyword-only options and return result objects (each with a
 `to_dict()` that `--json` prints); the work is done by the feature modules
@@ -22,15 +23,15 @@ from .core.errors import BadInput, NotFound, Refused, no_memory
 from .core.model import Entry, sort_key
 from .core.runtime import Runtime
 from .core.scoring import words
-from .facade.learning import LearningFacade
 from .retrieval.filters import filter_of
 from .storage.catalog.queries import Order
 from .storage.store import Store
 
-if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
+if TYPE_CHECKING:  # the result and namespace types, imported where used: `mem query` needs none of them
     from .facade.chat import Chat
     from .facade.episodes import Episodes
     from .facade.facts import Facts
+    from .facade.learning import Learning
     from .facade.lifecycle import Lifecycle
     from .facade.procedures import Procedures
     from .facade.tasks import Tasks
@@ -50,11 +51,12 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .retrieval.stats import Stats
 
 
-class Grimoire(LearningFacade):
+class Grimoire:
     """A grimoire found from a working directory, like the `mem` command finds it.
-    The kinds' methods (keyed facts, ...) are `KindsFacade`'s; tiers,
-    consolidation and compaction `LifecycleFacade`'s; learning from
-    executions `LearningFacade`'s."""
+    The commands Loa's protocol defines are its methods; the kinds' calls
+    are its namespaces' (`g.facts`, `g.episodes`, `g.procedures`, `g.tasks`,
+    `g.chat`), as are tiers and consolidation's (`g.lifecycle`) and learning's
+    (`g.learning`)."""
 
     def __init__(self, config: Config, runtime: Runtime | None = None):
         self.config = config
@@ -175,6 +177,13 @@ class Grimoire(LearningFacade):
 
         return Lifecycle(self)
 
+    @property
+    def learning(self) -> Learning:
+        """Learning from executions: `observe`, `tools`, `patterns`, `learn`, `insights`... (facade/learning.py)."""
+        from .facade.learning import Learning
+
+        return Learning(self)
+
     # -- reading -------------------------------------------------------------
 
     def now(self) -> datetime:
@@ -286,7 +295,7 @@ class Grimoire(LearningFacade):
             raise NotFound(f"no active memory with key {key!r}", "see the keys with `mem facts`")
         return found
 
-    def query(  # type: ignore[override]  # the mixins stub it loosely (facade/learning.py)
+    def query(
         self,
         text: str,
         *,

@@ -562,7 +562,7 @@ class StoreMachine(RuleBasedStateMachine):
                 "duration_ms": 5,
                 "error": f"timeout after {self.number}s" + (f" with key {SECRET}" if leak else ""),
             }
-        observed = self.g.observe(
+        observed = self.g.learning.observe(
             [
                 {
                     "task_id": task_id,
@@ -582,7 +582,7 @@ class StoreMachine(RuleBasedStateMachine):
             counts[1] += not (failed and i == len(plan) - 1)
         stored = self._holding(SECRET.encode())
         assert not stored, f"I7: an observed secret is in {stored}"
-        assert {t.tool: [t.executions, t.successes] for t in self.g.tools()} == self.runs
+        assert {t.tool: [t.executions, t.successes] for t in self.g.learning.tools()} == self.runs
 
     @rule(
         field_=st.sampled_from(["carrier", "tone"]),
@@ -593,7 +593,9 @@ class StoreMachine(RuleBasedStateMachine):
     def correct(self, field_, value, context):
         """A correction by hand: the evidence a preference is learned from."""
         self.number += 1
-        self.g.correct(field_, value, original="fedex", context=context or None, task_id=f"correction-{self.number}")
+        self.g.learning.correct(
+            field_, value, original="fedex", context=context or None, task_id=f"correction-{self.number}"
+        )
         self.tasks.add(f"correction-{self.number}")
         self.corrections.setdefault((context, field_), Counter())[value] += 1
 
@@ -602,7 +604,7 @@ class StoreMachine(RuleBasedStateMachine):
     def learn(self):
         """Insights follow the evidence: a preference for every field corrected often enough to one value only
         (learning.min_corrections: 3), none where corrections disagree; the same evidence again writes nothing."""
-        learned = self.g.learn()
+        learned = self.g.learning.learn()
         for entry in learned.added:
             old = next((self.entries[o] for o, n in learned.superseded.items() if n == entry.id), None)
             self._written(
@@ -623,9 +625,9 @@ class StoreMachine(RuleBasedStateMachine):
             for (context, name), values in self.corrections.items()
             if len(values) == 1 and sum(values.values()) >= 3
         }
-        preferences = {e.data["applies_to"] for e in self.g.insights(type="preference")}
+        preferences = {e.data["applies_to"] for e in self.g.learning.insights(type="preference")}
         assert preferences == wanted, f"preferences {preferences}, the corrections call for {wanted}"
-        again = self.g.learn()
+        again = self.g.learning.learn()
         assert (again.added, again.archived) == ([], []), "the same evidence wrote again"
 
     # -- the Anthropic memory tool (a file per active note) -------------------------
@@ -1052,9 +1054,9 @@ class StoreMachine(RuleBasedStateMachine):
         self.g.facts.list()
         self.g.tasks.due()
         self.g.export(archived=True)
-        self.g.tools()
-        self.g.patterns()
-        self.g.insights()
+        self.g.learning.tools()
+        self.g.learning.patterns()
+        self.g.learning.insights()
         for key in self.facts:
             self.g.facts.recall(key, None)
         assert self._files() == before, "I8: a read changed a file"

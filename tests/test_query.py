@@ -822,7 +822,6 @@ WARM_QUERY_MODULES = {
     "grimoire_cli.core", "grimoire_cli.core.bounds", "grimoire_cli.core.clock", "grimoire_cli.core.config",
     "grimoire_cli.core.config_cache", "grimoire_cli.core.errors", "grimoire_cli.core.faults", "grimoire_cli.core.model",
     "grimoire_cli.core.runtime", "grimoire_cli.core.scoring", "grimoire_cli.core.settings",
-    "grimoire_cli.facade", "grimoire_cli.facade.learning",
     "grimoire_cli.operations", "grimoire_cli.operations.declared", "grimoire_cli.operations.memory",
     "grimoire_cli.retrieval", "grimoire_cli.retrieval.filters", "grimoire_cli.retrieval.search",
     "grimoire_cli.storage", "grimoire_cli.storage.catalog", "grimoire_cli.storage.catalog.catalog",

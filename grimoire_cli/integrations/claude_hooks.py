@@ -100,7 +100,7 @@ def post_tool_use(grimoire: Grimoire, payload: dict[str, Any]) -> str | None:
 
     record = from_claude_hook(payload)
     if record is not None:
-        grimoire.observe([json.dumps(record)])
+        grimoire.learning.observe([json.dumps(record)])
     return None
 
 

@@ -160,10 +160,10 @@ def learning(grimoire: Grimoire) -> dict[str, Any]:
     with their evidence (`mem insights --json`)."""
     has_insights = bool(grimoire.config.names_of_kind("insight"))
     return {
-        "tools": [memory.to_dict() for memory in grimoire.tools()],
-        "days": grimoire.tool_days(),
-        "patterns": [pattern.to_dict() for pattern in grimoire.patterns()],
-        "insights": [e.to_dict() for e in grimoire.insights()] if has_insights else [],
+        "tools": [memory.to_dict() for memory in grimoire.learning.tools()],
+        "days": grimoire.learning.tool_days(),
+        "patterns": [pattern.to_dict() for pattern in grimoire.learning.patterns()],
+        "insights": [e.to_dict() for e in grimoire.learning.insights()] if has_insights else [],
     }
 
 
