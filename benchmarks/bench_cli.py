@@ -82,12 +82,12 @@ SEED = """
 from grimoire_cli import Grimoire
 g = Grimoire.open()
 for n in range(20):
-    g.remember(f"bench.key.{n}", {"n": n, "rows": list(range(n % 5))})
+    g.facts.remember(f"bench.key.{n}", {"n": n, "rows": list(range(n % 5))})
 for n in range(10):
-    g.add_task(f"bench task {n} due soon", due="+1h")
-    g.add_task(f"bench task {n} on an event", on=f"bench.event.{n}")
+    g.tasks.add(f"bench task {n} due soon", due="+1h")
+    g.tasks.add(f"bench task {n} on an event", on=f"bench.event.{n}")
 for n in range(5):
-    g.fire(f"bench.event.{n}")
+    g.tasks.fire(f"bench.event.{n}")
 """
 # Episodes and procedures (issue 16, second part): 200 episodes of 10 events, 10 procedures.
 SEED_EPISODES = """
@@ -98,7 +98,7 @@ g.add_many([{"content": f"ci-{n % 10} (failure): runner {n} ran out of disk duri
              "learned": f"runner {n} ran out of disk during the cache step", "context": {"runner": f"r{n}", "job": "test"}}
             for n in range(200)])
 for n in range(10):
-    g.add_procedure({"name": f"bench-runbook-{n}", "description": f"Runbook {n}",
+    g.procedures.add({"name": f"bench-runbook-{n}", "description": f"Runbook {n}",
                      "steps": ["Check the runner", {"name": "Clean the cache", "run": "rm -rf {path}"}]})
 """
 

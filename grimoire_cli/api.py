@@ -1,6 +1,7 @@
-"""`Grimoire`: the library facade. Every `mem` command is one method here,
-but for `mem merge-file`: git runs the merge driver on three temp files,
-outside any grimoire (`git.merge.merge_file`).
+"""`Grimoire`: the library facade. Every `mem` command is one method here or
+on one of its namespaces (`g.facts`, `g.tasks`, ... in facade/), but for `mem
+merge-file`: git runs the merge driver on three temp files, outside any
+grimoire (`git.merge.merge_file`).
 
 Methods take keyword-only options and return result objects (each with a
 `to_dict()` that `--json` prints); the work is done by the feature modules
@@ -16,19 +17,24 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .core import bounds, clock, faults
+from .core import bounds, faults
 from .core.config import Config, load_config
 from .core.errors import BadInput, NotFound, Refused, no_memory
 from .core.model import Entry, sort_key
 from .core.runtime import Runtime
 from .core.scoring import words
-from .facade.kinds import KindsFacade
-from .facade.learning import LearningFacade
-from .facade.lifecycle import LifecycleFacade
-from .storage.catalog.queries import Filter, Order
+from .retrieval.filters import filter_of
+from .storage.catalog.queries import Order
 from .storage.store import Store
 
-if TYPE_CHECKING:  # the result types, imported where used: `mem query` never needs most of them
+if TYPE_CHECKING:  # the result and namespace types, imported where used: `mem query` needs none of them
+    from .facade.chat import Chat
+    from .facade.episodes import Episodes
+    from .facade.facts import Facts
+    from .facade.learning import Learning
+    from .facade.lifecycle import Lifecycle
+    from .facade.procedures import Procedures
+    from .facade.tasks import Tasks
     from .git.hooks import HooksResult
     from .git.renumber import FixupResult
     from .lifecycle.archiving import ArchiveResult, CheckResult
@@ -45,11 +51,12 @@ if TYPE_CHECKING:  # the result types, imported where used: `mem query` never ne
     from .retrieval.stats import Stats
 
 
-class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
+class Grimoire:
     """A grimoire found from a working directory, like the `mem` command finds it.
-    The kinds' methods (keyed facts, ...) are `KindsFacade`'s; tiers,
-    consolidation and compaction `LifecycleFacade`'s; learning from
-    executions `LearningFacade`'s."""
+    The commands Loa's protocol defines are its methods; the kinds' calls
+    are its namespaces' (`g.facts`, `g.episodes`, `g.procedures`, `g.tasks`,
+    `g.chat`), as are tiers and consolidation's (`g.lifecycle`) and learning's
+    (`g.learning`)."""
 
     def __init__(self, config: Config, runtime: Runtime | None = None):
         self.config = config
@@ -123,6 +130,60 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         found = [(name, self._scoped(name).query(text, **options)) for name in names]
         return merged(found, options.get("limit") or self.config.retrieval["max_per_query"])
 
+    # -- the namespaces ------------------------------------------------------
+    # Each is a small object over this grimoire, built when asked for: a command
+    # imports only the namespace it calls, and no namespace keeps the grimoire
+    # (its catalog connection) alive after its last user drops it.
+
+    @property
+    def facts(self) -> Facts:
+        """Keyed facts: `remember`, `recall`, `list`, `cached` (facade/facts.py)."""
+        from .facade.facts import Facts
+
+        return Facts(self)
+
+    @property
+    def tasks(self) -> Tasks:
+        """Prospective tasks: `add`, `list`, `due`, `end`, `fire` (facade/tasks.py)."""
+        from .facade.tasks import Tasks
+
+        return Tasks(self)
+
+    @property
+    def episodes(self) -> Episodes:
+        """Episodes: `add`, `list` (facade/episodes.py)."""
+        from .facade.episodes import Episodes
+
+        return Episodes(self)
+
+    @property
+    def procedures(self) -> Procedures:
+        """Procedures: `add`, `get`, `list` (facade/procedures.py)."""
+        from .facade.procedures import Procedures
+
+        return Procedures(self)
+
+    @property
+    def chat(self) -> Chat:
+        """Chat history: `add`, `recent` (facade/chat.py)."""
+        from .facade.chat import Chat
+
+        return Chat(self)
+
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """Tiers and forgetting: `age`, `heat`, `expiring`, `consolidate`, `compact` (facade/lifecycle.py)."""
+        from .facade.lifecycle import Lifecycle
+
+        return Lifecycle(self)
+
+    @property
+    def learning(self) -> Learning:
+        """Learning from executions: `observe`, `tools`, `patterns`, `learn`, `insights`... (facade/learning.py)."""
+        from .facade.learning import Learning
+
+        return Learning(self)
+
     # -- reading -------------------------------------------------------------
 
     def now(self) -> datetime:
@@ -132,6 +193,20 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     def entries(self, *, include_archive: bool = True) -> list[Entry]:
         """Every entry, in file order (the archive last, unless left out)."""
         return self.store.entries(include_archive=include_archive)
+
+    def categories(self) -> builtins.list[dict[str, Any]]:
+        """Each category of this scope: name, kind, ttl, floor, tracked, file."""
+        return [
+            {
+                "name": c.name,
+                "kind": c.kind,
+                "ttl": c.ttl,
+                "confidence_required": c.confidence_required,
+                "tracked": c.tracked,
+                "file": self.config.relative(self.store.category_path(c.name)),
+            }
+            for c in self.config.categories.values()
+        ]
 
     @overload
     def show(self, entry_id: str, *, chain: Literal[False] = False) -> Entry: ...
@@ -145,21 +220,14 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         entry = self._find(entry_id, "list ids with `mem list` (add --archived for the archive)")
         if not chain:
             return entry
-        first = entry
-        seen = {first.id}
-        while first.supersedes and first.supersedes not in seen:
-            older = self.store.by_id([first.supersedes]).get(first.supersedes)
-            if older is None:
-                break
-            first = older
-            seen.add(first.id)
-        out = [first]
-        while out[-1].superseded_by and out[-1].superseded_by not in {e.id for e in out}:
-            newer = self.store.by_id([out[-1].superseded_by]).get(out[-1].superseded_by)
-            if newer is None:
-                break
-            out.append(newer)
-        return out
+        from .memory.superseding import chain_of
+
+        return chain_of(self.store, entry)
+
+    def show_many(self, ids: builtins.list[str]) -> builtins.list[Entry]:
+        """The entries with these ids (archive included), in the order given; unknown ids left out."""
+        found = self.store.by_id(list(ids))
+        return [found[i] for i in ids if i in found]
 
     def _find(self, entry_id: str, hint: str = "list ids with `mem list`", *, unique: bool = False) -> Entry:
         found = self.store.by_id([entry_id], unique=unique).get(entry_id)
@@ -167,7 +235,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             raise no_memory(entry_id, hint)
         return found
 
-    def list(  # type: ignore[override]  # the mixins stub it loosely (facade/kinds.py)
+    def list(
         self,
         *,
         categories: Iterable[str] | None = None,
@@ -181,7 +249,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     ) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived:
         only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time.
-        Chat messages only when `categories` names their category (`chat_recent` quotes them)."""
+        Chat messages only when `categories` names their category (`g.chat.recent` quotes them)."""
         if recent is not None:
             bounds.whole(recent, "--recent")
         states = (
@@ -209,7 +277,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         until: str | datetime | None = None,
     ) -> builtins.list[int]:
         """The catalog rows `list` returns, in its order (newest first)."""
-        chosen = self._filter(states, categories, tags, since=since, until=until)
+        chosen = filter_of(self.config, self.now(), states, categories, tags, since=since, until=until)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
         return self.store.ordered(chosen, Order.NEWEST, recent, include_archive="archived" in states)
@@ -217,40 +285,6 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
     def _loaded(self, rowids: builtins.list[int]) -> builtins.list[Entry]:
         loaded = self.store.load(rowids)
         return [loaded[r] for r in rowids if r in loaded]
-
-    def _filter(
-        self,
-        states: set[str],
-        categories: Iterable[str] | None,
-        tags: Iterable[str] | None,
-        min_confidence: float | None = None,
-        floors: dict[str, float] | None = None,
-        *,
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-        tier: str | None = None,
-    ) -> Filter:
-        """In one of `states` now, of the categories (checked against the config),
-        with all the tags, created within `since`..`until` (`clock.window`), in
-        the `tier` (hot, long; None or all: either); importance decays (settings.Decay)."""
-        moment = self.now()
-        low, high = clock.window(since, until, moment)
-        settings = self.config.settings
-        if tier not in (None, "all", "hot", "long"):
-            raise BadInput(f"unknown tier {tier!r}", "use hot, long or all")
-        return Filter(
-            at=moment.timestamp(),
-            states=states,
-            categories=[self.config.category(c).name for c in categories or []],
-            tags=tags or (),
-            min_confidence=min_confidence,
-            floors=floors,
-            since=low,
-            until=high,
-            decay=settings.decay,
-            tier=None if tier in (None, "all") else tier,
-            tiers=settings.tiers,
-        )
 
     def get(self, key: str) -> Entry:
         """The active entry with this key."""
@@ -261,7 +295,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
             raise NotFound(f"no active memory with key {key!r}", "see the keys with `mem facts`")
         return found
 
-    def query(  # type: ignore[override]  # the mixins stub it loosely (facade/learning.py)
+    def query(
         self,
         text: str,
         *,
@@ -301,7 +335,9 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         )
         if archived:
             states.add("archived")
-        chosen = self._filter(
+        chosen = filter_of(
+            self.config,
+            self.now(),
             states,
             categories,
             tags,

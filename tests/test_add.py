@@ -286,9 +286,9 @@ def test_supersede_of_a_keyed_fact_keeps_its_key_and_recall_gives_the_new_value(
 
 
 def test_a_superseded_typed_value_is_not_carried_over(grimoire):
-    first = grimoire.remember("db.rows", {"rows": 12}, category="fact").entry
+    first = grimoire.facts.remember("db.rows", {"rows": 12}, category="fact").entry
     grimoire.add_many([{"content": "twelve rows", "supersedes": first.id}])
-    assert grimoire.recall("db.rows") == "twelve rows"
+    assert grimoire.facts.recall("db.rows") == "twelve rows"
 
 
 def test_supersede_keeps_metadata_but_a_new_one_wins(grimoire):
@@ -301,10 +301,10 @@ def test_supersede_keeps_metadata_but_a_new_one_wins(grimoire):
 def test_metadata_is_merged_key_by_key_and_a_typed_value_replaced(grimoire):
     """Found by the model test: a typed value remembered over a keyed entry with metadata dropped the rest of it."""
     grimoire.add("the pool holds five", "fact", key="db.pool", metadata={"adr": "ADR-7", "value": 5})
-    entry = grimoire.remember("db.pool", {"size": 2}, category="fact").entry
+    entry = grimoire.facts.remember("db.pool", {"size": 2}, category="fact").entry
     assert entry.data["metadata"] == {"adr": "ADR-7", "value": {"size": 2}}
-    assert grimoire.remember("db.pool", "six", category="fact").entry.data["metadata"] == {"adr": "ADR-7"}
-    assert grimoire.recall("db.pool") == "six"
+    assert grimoire.facts.remember("db.pool", "six", category="fact").entry.data["metadata"] == {"adr": "ADR-7"}
+    assert grimoire.facts.recall("db.pool") == "six"
 
 
 def test_supersede_does_not_carry_what_the_new_category_refuses(repo):

@@ -271,3 +271,34 @@ def test_seed_names_live_in_the_adapters():
             if isinstance(node, ast.Attribute) and node.attr in SEED_NAMES:
                 called.append(f"{name}:{node.lineno} .{node.attr}")
     assert called == []
+
+
+# The facade is composed (issue 36 item 3): `Grimoire` inherits nothing, and each
+# namespace is a class of its own module in facade/ that takes the grimoire it serves.
+NAMESPACES = {
+    "facts": "Facts",
+    "tasks": "Tasks",
+    "episodes": "Episodes",
+    "procedures": "Procedures",
+    "chat": "Chat",
+    "lifecycle": "Lifecycle",
+    "learning": "Learning",
+}
+
+
+def test_the_facade_is_composed_not_mixed_in(repo):
+    from grimoire_cli import Grimoire
+
+    assert Grimoire.__bases__ == (object,)
+    g = Grimoire.open(repo)
+    for name, cls in NAMESPACES.items():
+        part = getattr(g, name)
+        assert type(part).__name__ == cls and type(part).__module__ == f"grimoire_cli.facade.{name}"
+        assert part.grimoire is g
+    # Only facade/host.py says what a namespace uses of a Grimoire (a Protocol): no other stub of it.
+    stubs = [
+        n
+        for n in MODULES
+        if _layer(n) == "facade" and n != "grimoire_cli.facade.host" and "Protocol" in MODULES[n].read_text()
+    ]
+    assert stubs == []

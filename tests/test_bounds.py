@@ -202,13 +202,13 @@ API_CALLS = [
     ("query", lambda g, v: g.query("db", min_confidence=v)),
     ("list", lambda g, v: g.list(recent=v)),
     ("context", lambda g, v: g.context(budget=v)),
-    ("episodes", lambda g, v: g.episodes(limit=v)),
-    ("age", lambda g, v: g.age(most=v, dry_run=True)),
-    ("compact", lambda g, v: g.compact(keep=v, summarize=False)),
-    ("patterns", lambda g, v: g.patterns(min_usage=v)),
-    ("recommend", lambda g, v: g.recommend("deploy", limit=v)),
-    ("recall_all", lambda g, v: g.recall_all("deploy", limit=v)),
-    ("chat_recent", lambda g, v: g.chat_recent(v)),
+    ("episodes", lambda g, v: g.episodes.list(limit=v)),
+    ("age", lambda g, v: g.lifecycle.age(most=v, dry_run=True)),
+    ("compact", lambda g, v: g.lifecycle.compact(keep=v, summarize=False)),
+    ("patterns", lambda g, v: g.learning.patterns(min_usage=v)),
+    ("recommend", lambda g, v: g.learning.recommend("deploy", limit=v)),
+    ("recall_all", lambda g, v: g.learning.recall_all("deploy", limit=v)),
+    ("chat_recent", lambda g, v: g.chat.recent(v)),
     ("add", lambda g, v: g.add("x", "fact", importance=v)),
 ]
 
@@ -225,10 +225,10 @@ def test_the_python_api_checks_numbers_before_any_work(full, name, call, value):
     [
         lambda g: g.query(HUGE_TEXT),
         lambda g: g.context(HUGE_TEXT),
-        lambda g: g.episodes(HUGE_TEXT),
-        lambda g: g.recommend(HUGE_TEXT),
-        lambda g: g.recall_all(HUGE_TEXT),
-        lambda g: g.facts(HUGE_GLOB),
+        lambda g: g.episodes.list(HUGE_TEXT),
+        lambda g: g.learning.recommend(HUGE_TEXT),
+        lambda g: g.learning.recall_all(HUGE_TEXT),
+        lambda g: g.facts.list(HUGE_GLOB),
     ],
 )
 def test_the_python_api_checks_search_texts(full, call):

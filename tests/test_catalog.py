@@ -272,7 +272,7 @@ def test_an_archived_entry_with_metadata_is_catalogued_as_a_rebuild_reads_it(rep
     from grimoire_cli import Grimoire
 
     grimoire = Grimoire.open(repo)
-    entry = grimoire.remember("db.pool", 0, category="fact").entry
+    entry = grimoire.facts.remember("db.pool", 0, category="fact").entry
     grimoire.archive([entry.id], reason="manual", commit=False)
     kept = catalog_dump(repo)
     shutil.rmtree(repo / MEMORY / ".cache")

@@ -303,7 +303,7 @@ def test_the_python_api_takes_messages(samaritan, tmp_path):
 
     g = Grimoire.open(samaritan)
     messages = [{"role": "user", "content": f"turn {n}"} for n in range(5)]
-    result = g.consolidate(messages, command=_answering(tmp_path, ANSWER), session_id="chat-7")
+    result = g.lifecycle.consolidate(messages, command=_answering(tmp_path, ANSWER), session_id="chat-7")
     assert len(result.saved) == 5 and result.summary.data["session_id"] == "chat-7"
     assert all(e.data["source"]["session_id"] == "chat-7" for e in result.saved)
 

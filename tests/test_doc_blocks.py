@@ -8,7 +8,7 @@ fixed clock of conftest (MEM_NOW):
   (trailing spaces aside; a line `...` stands for any lines);
 - `python`: run statement by statement in one namespace per page; an
   expression followed by a comment that is a Python value
-  (`g.recall("k")  # {'rows': 12}`, or the value before a `:` in
+  (`g.facts.recall("k")  # {'rows': 12}`, or the value before a `:` in
   `# None: missing`) must equal that value;
 - `json` and `yaml`: parsed; a config (`memory_schema:`) is validated by
   `schemas/config.schema.json`, an entry (or a list of them) by the entry schema.

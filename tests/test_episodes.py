@@ -164,11 +164,11 @@ def test_the_python_api(sabre):
     from grimoire_cli import Grimoire
 
     g = Grimoire.open(sabre)
-    entry = g.add_episode("db-migration", context={"table": "users"}, learned="Run it off-peak", outcome="failure")
+    entry = g.episodes.add("db-migration", context={"table": "users"}, learned="Run it off-peak", outcome="failure")
     assert entry.data["event"] == "db-migration" and entry.category == "episode"
-    assert [h.entry.id for h in g.episodes(event="db-migration")] == [entry.id]
-    assert [h.entry.id for h in g.episodes("off-peak users")] == [entry.id]
-    assert g.episodes(since="2026-11-23") == []
+    assert [h.entry.id for h in g.episodes.list(event="db-migration")] == [entry.id]
+    assert [h.entry.id for h in g.episodes.list("off-peak users")] == [entry.id]
+    assert g.episodes.list(since="2026-11-23") == []
 
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)

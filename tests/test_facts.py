@@ -1,4 +1,4 @@
-"""Keyed facts (SABRE's semantic memory): remember, recall, facts, g.cached."""
+"""Keyed facts (SABRE's semantic memory): g.facts: remember, recall, list, cached."""
 
 import json
 from pathlib import Path
@@ -29,7 +29,7 @@ def test_json_values_come_back_typed(sabre):
     from grimoire_cli import Grimoire
 
     g = Grimoire.open(sabre)
-    assert g.recall("db.port") == 5432 and g.recall("db.port.text") == "5432"
+    assert g.facts.recall("db.port") == 5432 and g.facts.recall("db.port.text") == "5432"
 
 
 def test_an_unchanged_value_writes_nothing(sabre):
@@ -101,7 +101,7 @@ def test_a_ttl_in_seconds_expires_after_those_seconds(sabre):
     from grimoire_cli import Grimoire
 
     g = Grimoire.open(sabre)
-    assert g.remember("build.owner", "Ada", ttl="45s").entry.data["expires_at"] == "2026-11-22T10:00:45Z"
+    assert g.facts.remember("build.owner", "Ada", ttl="45s").entry.data["expires_at"] == "2026-11-22T10:00:45Z"
 
 
 def test_facts_lists_keys_by_glob(sabre):
@@ -145,8 +145,8 @@ def test_library_refuses_values_json_cannot_hold(sabre):
     g = Grimoire.open(sabre)
     for value in ({1, 2}, float("nan"), {"when": object()}):
         with pytest.raises(BadInput, match="not JSON-able"):
-            g.remember("a.b", value)
-    assert g.facts() == []
+            g.facts.remember("a.b", value)
+    assert g.facts.list() == []
 
 
 def test_a_secret_value_is_refused(sabre):
@@ -160,7 +160,7 @@ def test_cached_remembers_results_locally(sabre):
     g = Grimoire.open(sabre)
     calls = []
 
-    @g.cached(key="db.{table}.rows", ttl="1h")
+    @g.facts.cached(key="db.{table}.rows", ttl="1h")
     def rows(table, limit=10):
         calls.append(table)
         return {"table": table, "rows": [1, 2, 3][:limit]}
@@ -180,7 +180,7 @@ def test_cached_does_not_keep_exceptions_and_guards_values(sabre):
     g = Grimoire.open(sabre)
     attempts = []
 
-    @g.cached(key="flaky.{n}")
+    @g.facts.cached(key="flaky.{n}")
     def flaky(n):
         attempts.append(n)
         if len(attempts) == 1:
@@ -192,13 +192,13 @@ def test_cached_does_not_keep_exceptions_and_guards_values(sabre):
     assert flaky(1) == 2 and flaky(1) == 2
     assert attempts == [1, 1]
 
-    @g.cached(key="contact.{who}")
+    @g.facts.cached(key="contact.{who}")
     def contact(who):
         return "write to ada.lovelace@example.org"
 
     with pytest.raises(Refused):
         contact("ada")
-    assert g.recall("contact.ada", None) is None
+    assert g.facts.recall("contact.ada", None) is None
 
 
 _json = st.recursive(
@@ -224,12 +224,12 @@ def test_any_json_value_comes_back_as_it_went_in(sabre, value):
 
     g = Grimoire.open(sabre)
     try:
-        g.remember("prop.value", value)
+        g.facts.remember("prop.value", value)
     except Refused:  # the guard refused something that reads like a secret or PII
         return
-    assert same_value(g.recall("prop.value"), value)
+    assert same_value(g.facts.recall("prop.value"), value)
     # Read back from the file by a fresh catalog sync
-    assert same_value(Grimoire.open(sabre).recall("prop.value"), value)
+    assert same_value(Grimoire.open(sabre).facts.recall("prop.value"), value)
 
 
 def test_private_sections_never_reach_a_typed_value(sabre):
@@ -273,12 +273,12 @@ def test_cached_needs_a_local_category_and_a_good_key_before_it_runs(repo):
 
     g = Grimoire.open(repo)  # plain init: no local category
     with pytest.raises(BadInput, match="no local category"):
-        g.cached(key="db.{table}.count")
+        g.facts.cached(key="db.{table}.count")
     assert mem("init", "--preset", "sabre").code == 0
     g = Grimoire.open(repo)
     calls = []
 
-    @g.cached(key="db.{table}.count")
+    @g.facts.cached(key="db.{table}.count")
     def count(table):
         calls.append(table)
         return 12
@@ -314,19 +314,19 @@ def test_the_agent_personas_example_runs(sabre, monkeypatch):
     namespace: dict = {}
     exec(compile(block, "docs/agent-personas.md", "exec"), namespace)  # the documented calls, as written
     g = namespace["g"]
-    assert g.recall("db.users.schema") == {"rows": 12, "cols": ["id", "email"]}
-    assert [e.key for e in g.facts("db.*")] == ["db.users.schema"]
+    assert g.facts.recall("db.users.schema") == {"rows": 12, "cols": ["id", "email"]}
+    assert [e.key for e in g.facts.list("db.*")] == ["db.users.schema"]
     assert g.config.scope == "data-analyst"
     # The episodes and procedures block, in the same session, each line as written.
     kinds = re.search(
-        r"```python\n(g\.add_episode.*?)```", (ROOT / "docs" / "agent-personas.md").read_text(), re.S
+        r"```python\n(g\.episodes\.add.*?)```", (ROOT / "docs" / "agent-personas.md").read_text(), re.S
     ).group(1)
     for line in kinds.splitlines():
         call, _, comment = line.partition("#")
         value = eval(compile(call.strip(), "docs/agent-personas.md", "eval"), namespace)
         if comment.strip().startswith("["):  # a shown result: the value must be it
             assert value == eval(comment.strip()), line
-    assert [h.entry.data["event"] for h in g.episodes()] == ["db-migration"]
+    assert [h.entry.data["event"] for h in g.episodes.list()] == ["db-migration"]
     assert g.stats().to_dict()["categories"]["procedure"] == {"active": 1}
 
 

@@ -177,29 +177,31 @@ def test_the_python_api_of_learning(pms):
     from grimoire_cli.core.errors import BadInput
 
     g = Grimoire.open(pms)
-    g.observe([_task(n, ("pack", "ship")) for n in range(6)])
-    assert [p.pattern for p in g.patterns("plan_pattern")] == ["pack → ship"]
-    recommended = g.recommend("pack order", context="shipping")
+    g.learning.observe([_task(n, ("pack", "ship")) for n in range(6)])
+    assert [p.pattern for p in g.learning.patterns("plan_pattern")] == ["pack → ship"]
+    recommended = g.learning.recommend("pack order", context="shipping")
     assert [r.tool for r in recommended.tools] == ["pack", "ship"]
-    assert set(g.recall_all("pack")) == {"patterns", "tools", "insights", "preferences"}
-    hand = g.add_insight(
+    assert set(g.learning.recall_all("pack")) == {"patterns", "tools", "insights", "preferences"}
+    hand = g.learning.add_insight(
         "Pack fragile goods in double boxes", insight_type="rule", applies_to="pack", evidence=["pack-1"]
     )
-    other = g.add_insight("Never ship lithium batteries by air", insight_type="rule", applies_to="pack")
+    other = g.learning.add_insight("Never ship lithium batteries by air", insight_type="rule", applies_to="pack")
     assert hand.data["rule_id"].startswith("manual-") and hand.data["validated"] is False
     assert other.data["rule_id"] != hand.data["rule_id"]  # two insights about one tool stand side by side
-    named = g.add_insight("Weigh every parcel", insight_type="rule", applies_to="pack", rule_id="manual-weigh")
-    g.learn()
+    named = g.learning.add_insight("Weigh every parcel", insight_type="rule", applies_to="pack", rule_id="manual-weigh")
+    g.learning.learn()
     # learn leaves insights written by hand alone; storing one again under its rule id supersedes it
-    again = g.add_insight("Weigh every parcel twice", insight_type="rule", applies_to="pack", rule_id="manual-weigh")
+    again = g.learning.add_insight(
+        "Weigh every parcel twice", insight_type="rule", applies_to="pack", rule_id="manual-weigh"
+    )
     assert again.supersedes == named.id
-    assert {e.data["rule_id"] for e in g.insights(type="rule")} == {
+    assert {e.data["rule_id"] for e in g.learning.insights(type="rule")} == {
         hand.data["rule_id"],
         other.data["rule_id"],
         "manual-weigh",
     }
     with pytest.raises(BadInput, match="mem learn makes"):
-        g.add_insight("x y z", insight_type="warning", applies_to="deploy", rule_id="warn-0123456789ab")
+        g.learning.add_insight("x y z", insight_type="warning", applies_to="deploy", rule_id="warn-0123456789ab")
 
 
 def test_learn_keeps_what_this_log_has_no_evidence_about(pms):
@@ -285,7 +287,7 @@ def test_an_insight_is_checked_against_its_kind(pms):
 
     g = Grimoire.open(pms)
     with pytest.raises(BadInput, match="insight_type"):
-        g.add_insight("x y z", insight_type="hunch", applies_to="pack")
+        g.learning.add_insight("x y z", insight_type="hunch", applies_to="pack")
     added = mem("add", "-c", "insight", "a plain note in the insight category")
     assert added.code == 2 and "mem learn" in added.err
     assert mem("validate").code == 0

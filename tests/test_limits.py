@@ -215,8 +215,8 @@ def test_values_at_the_limits_are_kept(sabred):
         metadata={f"k{i}": "v" * 2000 for i in range(50)},
     )
     assert len(entry.data["tags"]) == 50
-    g.add_episode("deploy", context={f"k{i}": "v" * 2000 for i in range(50)})
-    g.add_procedure({"name": "long", "steps": [{"name": f"s{i}"} for i in range(200)]})
+    g.episodes.add("deploy", context={f"k{i}": "v" * 2000 for i in range(50)})
+    g.procedures.add({"name": "long", "steps": [{"name": f"s{i}"} for i in range(200)]})
     assert mem("validate").code == 0
 
 

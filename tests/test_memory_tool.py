@@ -116,12 +116,12 @@ def test_editing_a_keyed_fact_changes_what_recall_gives(tool, repo):
     """Found by the model test: an edit kept the old typed value in metadata,
     so `recall` still gave the value from before the edit."""
     grimoire = Grimoire.open(repo)
-    old = grimoire.remember("db.pool", {"size": 2}, category="fact").entry
+    old = grimoire.facts.remember("db.pool", {"size": 2}, category="fact").entry
     answer = tool.execute(
         StrReplace(command="str_replace", path=f"/memories/fact/{old.id}.md", old_str="2", new_str="3")
     )
     assert "superseded by" in str(answer)
-    assert grimoire.recall("db.pool") == '{"size": 3}'
+    assert grimoire.facts.recall("db.pool") == '{"size": 3}'
     assert mem("recall", "db.pool").out == '{"size": 3}\n'
 
 

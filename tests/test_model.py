@@ -354,7 +354,7 @@ class StoreMachine(RuleBasedStateMachine):
     def remember(self, key, value):
         current = self.facts.get(key)
         holder = self.entries[current] if current is not None and self.entries[current].active(self.now) else None
-        result = self.g.remember(key, value, category="fact")
+        result = self.g.facts.remember(key, value, category="fact")
         unchanged = holder is not None and json.dumps(holder.value, sort_keys=True) == json.dumps(value, sort_keys=True)
         assert result.written is not unchanged, f"remember {key}={value!r} over {holder}"
         if result.written:
@@ -429,7 +429,7 @@ class StoreMachine(RuleBasedStateMachine):
     @counted
     def task(self, a, hours):
         text = self._text(a, "task")
-        entry = self.g.add_task(text, due=f"+{hours}h")
+        entry = self.g.tasks.add(text, due=f"+{hours}h")
         self._written(
             entry,
             fields={
@@ -448,14 +448,14 @@ class StoreMachine(RuleBasedStateMachine):
         if not pending:
             return False  # nothing to do: not counted as a run (RUNS)
         chosen = pending[pick % len(pending)]
-        entry = self.g.end_task(chosen.id, status)
+        entry = self.g.tasks.end(chosen.id, status)
         assert entry.data["status"] == status
         chosen.fields = {**chosen.fields, "status": status, "done_at": iso(self.now)}
 
     @rule(event=st.sampled_from(["deploy", "db.migration", "ci.run"]), outcome=st.sampled_from(["success", "failure"]))
     @counted
     def episode(self, event, outcome):
-        entry = self.g.add_episode(event, outcome=outcome)
+        entry = self.g.episodes.add(event, outcome=outcome)
         self._written(entry, fields={"event": event, "outcome": outcome})
 
     @rule(
@@ -475,8 +475,8 @@ class StoreMachine(RuleBasedStateMachine):
             "supersede": lambda: (
                 self.g.supersede(live[0].id, f"the {a} key is now {bad}") if live else self.g.add(bad, "fact")
             ),
-            "remember": lambda: self.g.remember("svc.port", f"{a} {bad}"),
-            "task": lambda: self.g.add_task(f"rotate the {a} key {bad}", due="+1h"),
+            "remember": lambda: self.g.facts.remember("svc.port", f"{a} {bad}"),
+            "task": lambda: self.g.tasks.add(f"rotate the {a} key {bad}", due="+1h"),
             "tool": lambda: GrimoireMemoryTool(self.g).execute(
                 Create(command="create", path=f"/memories/fact/{a}.md", file_text=f"the {a} key is {bad}")
             ),
@@ -502,7 +502,7 @@ class StoreMachine(RuleBasedStateMachine):
         """A runbook: a new version of a name supersedes the active one; the same version again writes nothing."""
         current = self.procedures.get(name)
         holder = self.entries[current[0]] if current is not None and self.entries[current[0]].active(self.now) else None
-        saved = self.g.add_procedure({"name": name, "steps": steps})
+        saved = self.g.procedures.add({"name": name, "steps": steps})
         assert saved.written is not (holder is not None and current[1] == steps), (name, steps, current)
         if saved.written:
             made = self._written(saved.entry, holder, fields={"name": name})
@@ -558,7 +558,7 @@ class StoreMachine(RuleBasedStateMachine):
             for m in self.entries.values()
             if m.active(self.now) and m.category == "summary"
         }
-        result = self.g.consolidate(messages, command=str(script), session_id=session)
+        result = self.g.lifecycle.consolidate(messages, command=str(script), session_id=session)
         new = [t for t in texts if t not in active_facts]
         assert sorted(e.content for e in result.saved) == sorted(new), "consolidate saved other facts than the new ones"
         assert sorted(of for _, of in result.duplicates) == sorted(active_facts[t] for t in texts if t in active_facts)
@@ -579,7 +579,7 @@ class StoreMachine(RuleBasedStateMachine):
             m for m in self.entries.values() if m.category == "chat" and not m.archived and not m.active(self.now)
         ]:
             del self.entries[model.id]
-        entry = self.g.chat_add(role, self._text(a, "said"))
+        entry = self.g.chat.add(role, self._text(a, "said"))
         assert entry.category == "chat" and entry.data["role"] == role
         self._written(entry, fields={"role": role})
 
@@ -604,7 +604,7 @@ class StoreMachine(RuleBasedStateMachine):
                 "duration_ms": 5,
                 "error": f"timeout after {self.number}s" + (f" with key {SECRET}" if leak else ""),
             }
-        observed = self.g.observe(
+        observed = self.g.learning.observe(
             [
                 {
                     "task_id": task_id,
@@ -624,7 +624,7 @@ class StoreMachine(RuleBasedStateMachine):
             counts[1] += not (failed and i == len(plan) - 1)
         stored = self._holding(SECRET.encode())
         assert not stored, f"I7: an observed secret is in {stored}"
-        assert {t.tool: [t.executions, t.successes] for t in self.g.tools()} == self.runs
+        assert {t.tool: [t.executions, t.successes] for t in self.g.learning.tools()} == self.runs
 
     @rule(
         field_=st.sampled_from(["carrier", "tone"]),
@@ -635,7 +635,9 @@ class StoreMachine(RuleBasedStateMachine):
     def correct(self, field_, value, context):
         """A correction by hand: the evidence a preference is learned from."""
         self.number += 1
-        self.g.correct(field_, value, original="fedex", context=context or None, task_id=f"correction-{self.number}")
+        self.g.learning.correct(
+            field_, value, original="fedex", context=context or None, task_id=f"correction-{self.number}"
+        )
         self.tasks.add(f"correction-{self.number}")
         self.corrections.setdefault((context, field_), Counter())[value] += 1
 
@@ -644,7 +646,7 @@ class StoreMachine(RuleBasedStateMachine):
     def learn(self):
         """Insights follow the evidence: a preference for every field corrected often enough to one value only
         (learning.min_corrections: 3), none where corrections disagree; the same evidence again writes nothing."""
-        learned = self.g.learn()
+        learned = self.g.learning.learn()
         for entry in learned.added:
             old = next((self.entries[o] for o, n in learned.superseded.items() if n == entry.id), None)
             self._written(
@@ -665,9 +667,9 @@ class StoreMachine(RuleBasedStateMachine):
             for (context, name), values in self.corrections.items()
             if len(values) == 1 and sum(values.values()) >= 3
         }
-        preferences = {e.data["applies_to"] for e in self.g.insights(type="preference")}
+        preferences = {e.data["applies_to"] for e in self.g.learning.insights(type="preference")}
         assert preferences == wanted, f"preferences {preferences}, the corrections call for {wanted}"
-        again = self.g.learn()
+        again = self.g.learning.learn()
         assert (again.added, again.archived) == ([], []), "the same evidence wrote again"
 
     # -- the Anthropic memory tool (a file per active note) -------------------------
@@ -783,7 +785,7 @@ class StoreMachine(RuleBasedStateMachine):
                 "print(json.dumps({'content': 'condensed ' + hashlib.sha1(prompt.encode()).hexdigest()}))\n"
             )
             os.chmod(command, 0o755)
-        result = self.g.compact(category=category, keep=1, command=command, summarize=summarizer)
+        result = self.g.lifecycle.compact(category=category, keep=1, command=command, summarize=summarizer)
         if len(expected) < 2:
             assert not result.condensed, "compacted fewer than two"
             return
@@ -1073,7 +1075,7 @@ class StoreMachine(RuleBasedStateMachine):
     def age(self, older_than, most):
         """Tiers are computed (samaritan turns them on): `mem age` records the split locally, never in a grimoire file (I8)."""
         before = self._files(tracked=True)
-        aged = self.g.age(older_than=older_than, most=most)
+        aged = self.g.lifecycle.age(older_than=older_than, most=most)
         assert set(aged.to_dict()["hot_ids"]) <= {m.id for m in self.entries.values() if m.active(self.now)}
         assert self._files(tracked=True) == before, "I8: mem age changed a tracked file"
 
@@ -1102,7 +1104,7 @@ class StoreMachine(RuleBasedStateMachine):
                 elif what == "archive":
                     self.g.archive([chosen.id], reason="manual", commit=False)
                 else:
-                    self.g.remember("db.pool", "locked out", category="fact")
+                    self.g.facts.remember("db.pool", "locked out", category="fact")
         finally:
             self.runtime.lock_timeout = DEFAULT_LOCK_TIMEOUT
             os.close(holder)
@@ -1118,14 +1120,14 @@ class StoreMachine(RuleBasedStateMachine):
         self.g.context(text)
         self.g.context()
         self.g.stats()
-        self.g.facts()
-        self.g.due_tasks()
+        self.g.facts.list()
+        self.g.tasks.due()
         self.g.export(archived=True)
-        self.g.tools()
-        self.g.patterns()
-        self.g.insights()
+        self.g.learning.tools()
+        self.g.learning.patterns()
+        self.g.learning.insights()
         for key in self.facts:
-            self.g.recall(key, None)
+            self.g.facts.recall(key, None)
         assert self._files() == before, "I8: a read changed a file"
 
     # -- invariants ----------------------------------------------------------------
@@ -1178,8 +1180,8 @@ class StoreMachine(RuleBasedStateMachine):
             if model.active(self.now):
                 expected[key] = model.value
         for key in KEYS:
-            assert self.g.recall(key, None) == expected.get(key), key
-        assert {e.key: e.id for e in self.g.facts()} == {k: self.facts[k] for k in expected}
+            assert self.g.facts.recall(key, None) == expected.get(key), key
+        assert {e.key: e.id for e in self.g.facts.list()} == {k: self.facts[k] for k in expected}
 
     @invariant()
     def counts_are_true(self):

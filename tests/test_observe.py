@@ -145,7 +145,7 @@ def test_a_claude_code_post_tool_use_payload_is_a_one_step_record(repo):
 
 
 def test_the_python_api_observes_mappings(grimoire):
-    result = grimoire.observe(generate(5, seed=1))
+    result = grimoire.learning.observe(generate(5, seed=1))
     assert (result.records, result.rejected) == (5, [])
 
 

@@ -243,11 +243,11 @@ def test_the_python_api(sabre):
         "steps": ["Open the vault", {"name": "Rotate", "run": "vault rotate {key}"}],
         "description": "Rotate a key",
     }
-    saved = g.add_procedure(document)
+    saved = g.procedures.add(document)
     assert saved.written and saved.entry.data["params"] == ["key"]
-    assert g.add_procedure(document).written is False
-    assert g.procedure("rotate-keys", {"key": "db"}).steps[1] == {"name": "Rotate", "run": "vault rotate db"}
-    assert [e.data["name"] for e in g.procedures()] == ["rotate-keys"]
+    assert g.procedures.add(document).written is False
+    assert g.procedures.get("rotate-keys", {"key": "db"}).steps[1] == {"name": "Rotate", "run": "vault rotate db"}
+    assert [e.data["name"] for e in g.procedures.list()] == ["rotate-keys"]
     stats = g.stats().to_dict()
     assert stats["categories"]["procedure"] == {"active": 1}
     categories = {c["name"]: c for c in g.categories()}

@@ -413,11 +413,11 @@ def test_context_counts_exactly_what_its_selection_left_out(
             ]
         )
         for n, hours in enumerate(tasks):
-            g.add_task(f"Task {n} for the {_WORDS[n % 4]}", due=f"+{hours}h")
+            g.tasks.add(f"Task {n} for the {_WORDS[n % 4]}", due=f"+{hours}h")
         with pytest.MonkeyPatch.context() as patch:
             for n, minutes in enumerate(chats):  # some still within their 10 minutes at `later`, most gone
                 runtime.fixed_now = start + timedelta(hours=later, minutes=-minutes)
-                g.chat_add("user", f"chat {n} about the planner")
+                g.chat.add("user", f"chat {n} about the planner")
             moment = start + timedelta(hours=later)
             runtime.fixed_now = moment
             patch.setenv("MEM_NOW", iso(moment))
@@ -441,7 +441,7 @@ def test_context_counts_exactly_what_its_selection_left_out(
             if recipe:  # a recipe's categories only
                 kept = {section.category for section in g.config.settings.context.named("evolution")}
                 selected = {i for i in selected if g.show(i).category in kept}
-            matched = selected | {e.id for e in g.due_tasks()}  # due tasks lead every block, a recipe's too
+            matched = selected | {e.id for e in g.tasks.due()}  # due tasks lead every block, a recipe's too
     finally:
         os.chdir(cwd)
     assert ctx.left_out >= 0
@@ -578,7 +578,7 @@ def test_any_history_round_trips_through_export_archived(tmp_path_factory, monke
         if step == "add" or (step in ("supersede", "apply", "archive") and not active):
             grimoire.add(text, category=["observation", "fact", "learning"][pick % 3], ttl="3d" if flag else None)
         elif step == "key":
-            grimoire.remember(f"k.{pick % 3}", text)
+            grimoire.facts.remember(f"k.{pick % 3}", text)
         elif step == "supersede":
             grimoire.supersede(active[pick % len(active)], text + " revised")
         elif step == "apply":
@@ -590,7 +590,7 @@ def test_any_history_round_trips_through_export_archived(tmp_path_factory, monke
             runtime.fixed_now = parse_time(f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T10:00:00Z")
             grimoire.check(commit=False)
         else:
-            grimoire.compact(category="observation", keep=1, summarize=False)
+            grimoire.lifecycle.compact(category="observation", keep=1, summarize=False)
     exported = [entry.to_dict() for entry in grimoire.export(archived=True)]
     into = Grimoire.open(target)
     result = into.import_lines([json.dumps(data) for data in exported])
@@ -822,9 +822,8 @@ WARM_QUERY_MODULES = {
     "grimoire_cli.core", "grimoire_cli.core.bounds", "grimoire_cli.core.clock", "grimoire_cli.core.config",
     "grimoire_cli.core.config_cache", "grimoire_cli.core.errors", "grimoire_cli.core.faults", "grimoire_cli.core.model",
     "grimoire_cli.core.runtime", "grimoire_cli.core.scoring", "grimoire_cli.core.settings",
-    "grimoire_cli.facade", "grimoire_cli.facade.kinds", "grimoire_cli.facade.learning", "grimoire_cli.facade.lifecycle",
     "grimoire_cli.operations", "grimoire_cli.operations.declared", "grimoire_cli.operations.memory",
-    "grimoire_cli.retrieval", "grimoire_cli.retrieval.search",
+    "grimoire_cli.retrieval", "grimoire_cli.retrieval.filters", "grimoire_cli.retrieval.search",
     "grimoire_cli.storage", "grimoire_cli.storage.catalog", "grimoire_cli.storage.catalog.catalog",
     "grimoire_cli.storage.catalog.connection", "grimoire_cli.storage.catalog.executions",
     "grimoire_cli.storage.catalog.heat", "grimoire_cli.storage.catalog.indexer", "grimoire_cli.storage.catalog.learned",

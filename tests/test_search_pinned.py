@@ -167,16 +167,16 @@ def test_a_hits_tier_bonus_is_in_its_parts(grimoire):
 def test_episodes_without_a_query_come_newest_first_scored_by_their_age(repo):
     grimoire = Grimoire.open(with_preset(repo, "sabre"))
     start = grimoire.now()
-    older = grimoire.add_episode("deploy.done", learned="the old deploy went fine")
+    older = grimoire.episodes.add("deploy.done", learned="the old deploy went fine")
     grimoire.runtime.fixed_now = start + timedelta(days=30)
-    newer = grimoire.add_episode("deploy.done", learned="the new deploy went fine")
+    newer = grimoire.episodes.add("deploy.done", learned="the new deploy went fine")
     for text in (None, "  "):
-        found = grimoire.episodes(text)
+        found = grimoire.episodes.list(text)
         assert [(h.entry.id, h.score, h.parts) for h in found] == [
             (newer.id, 1.0, {"recency": 1.0}),
             (older.id, 0.5, {"recency": 0.5}),
         ]
-    found = grimoire.episodes("old deploy")
+    found = grimoire.episodes.list("old deploy")
     assert [h.entry.id for h in found] == [older.id, newer.id] and found[0].score > found[1].score > 0
-    assert [h.entry.id for h in grimoire.episodes("deploy", limit=1)] == [newer.id]
-    assert [h.entry.id for h in grimoire.episodes(limit=1)] == [newer.id]
+    assert [h.entry.id for h in grimoire.episodes.list("deploy", limit=1)] == [newer.id]
+    assert [h.entry.id for h in grimoire.episodes.list(limit=1)] == [newer.id]

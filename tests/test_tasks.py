@@ -141,13 +141,13 @@ def test_library_calls(sabre):
     from grimoire_cli import Grimoire
 
     g = Grimoire.open(sabre)
-    task = g.add_task("Rotate the logs", due="+2h")
-    waiting = g.add_task("Re-run the report", on="data.loaded")
-    assert [t.id for t in g.tasks()] == [task.id, waiting.id]
-    assert [t.id for t in g.fire("data.loaded")] == [waiting.id]
-    assert g.end_task(waiting.id, "done").data["status"] == "done"
-    assert g.end_task(task.id, "cancelled").data["status"] == "cancelled"
-    assert g.tasks() == [] and g.due_tasks() == []
+    task = g.tasks.add("Rotate the logs", due="+2h")
+    waiting = g.tasks.add("Re-run the report", on="data.loaded")
+    assert [t.id for t in g.tasks.list()] == [task.id, waiting.id]
+    assert [t.id for t in g.tasks.fire("data.loaded")] == [waiting.id]
+    assert g.tasks.end(waiting.id, "done").data["status"] == "done"
+    assert g.tasks.end(task.id, "cancelled").data["status"] == "cancelled"
+    assert g.tasks.list() == [] and g.tasks.due() == []
 
 
 def test_private_sections_never_reach_a_task(sabre):

@@ -229,7 +229,7 @@ def test_the_split_equals_the_rule_worked_out_by_hand(tmp_path_factory, items, h
             if candidate:
                 rows.append((-decay.of(entry.importance, age), -entry.born, entry.id))
         expected = sorted(i for _, _, i in sorted(rows)[:hot_max])
-        assert grimoire.age(dry_run=True).hot == expected
+        assert grimoire.lifecycle.age(dry_run=True).hot == expected
     finally:
         os.chdir(cwd)
 

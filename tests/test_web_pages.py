@@ -134,11 +134,11 @@ def test_the_overview_lists_what_expires_within_a_week_as_before(varied):
     moment = grimoire.now()
     for days in (0, 1, 7, 30):
         before = [e.id for e in grimoire.list() if expiring_within(e, moment, days)]
-        assert [e.id for e in grimoire.expiring(days)] == before, days
+        assert [e.id for e in grimoire.lifecycle.expiring(days)] == before, days
     expiring = _client(varied).get("/overview.json").json()["expiring"]
     shown = [e["content"] for e in expiring]
     assert "a learning kept three days" in shown and not any("build.status" in text for text in shown)
-    assert len(shown) == len(grimoire.expiring(pages.EXPIRING_DAYS)) >= 3
+    assert len(shown) == len(grimoire.lifecycle.expiring(pages.EXPIRING_DAYS)) >= 3
     assert [e["expires_at"] for e in expiring] == sorted(e["expires_at"] for e in expiring)
 
 

@@ -68,7 +68,7 @@ class PersistentMemory:
 
     async def updateToolPerformance(self, task: Any, plan: Any = None) -> None:
         """One observation record of the task: each executed step a tool run."""
-        self.grimoire.observe([_record(task, plan)])
+        self.grimoire.learning.observe([_record(task, plan)])
 
     # -- remembering -----------------------------------------------------------
 
@@ -79,7 +79,7 @@ class PersistentMemory:
 
     async def getToolRecommendations(self, context: str, requiredAction: str) -> list[dict[str, Any]]:
         """ToolRecommendation items `{toolName, successRate, recommendation}`, best first."""
-        answer = self.grimoire.recommend(requiredAction, context=context)
+        answer = self.grimoire.learning.recommend(requiredAction, context=context)
         return [
             {"toolName": r.tool, "successRate": round(r.success_rate, 4), "recommendation": r.reason}
             for r in answer.tools
@@ -88,7 +88,7 @@ class PersistentMemory:
     async def analyzeCommonErrors(self) -> list[dict[str, Any]]:
         """Each tool's common errors: `{error, solution, contexts, frequency, evidence}`, most frequent first."""
         out = []
-        for memory in self.grimoire.tools():
+        for memory in self.grimoire.learning.tools():
             solution = next(iter(memory.known_solutions), None)
             for error in memory.errors:
                 out.append(
@@ -105,16 +105,16 @@ class PersistentMemory:
 
     async def learnFromCorrection(self, userContext: str, original: Any, corrected: Any, context: str) -> None:
         """A correction: in `userContext`, what `context` names should have been `corrected`."""
-        self.grimoire.correct(context, corrected, original=original, context=userContext)
+        self.grimoire.learning.correct(context, corrected, original=original, context=userContext)
 
     # -- learning ----------------------------------------------------------------
 
     async def learn(self) -> None:
         """Patterns, tool memory, insights: derived from the log, insights written."""
-        self.grimoire.learn()
+        self.grimoire.learning.learn()
 
     async def generateInsights(self) -> None:
-        self.grimoire.learn()
+        self.grimoire.learning.learn()
 
     # -- the agent's query tools ---------------------------------------------------
 
@@ -133,12 +133,12 @@ class PersistentMemory:
         unknown = [t for t in chosen if t not in MEMORY_TYPES]
         if unknown:
             raise BadInput(f"unknown memory type {unknown[0]!r}", f"use some of {', '.join(MEMORY_TYPES)}")
-        found = self.grimoire.recall_all(query, types=[MEMORY_TYPES[t] for t in chosen], limit=limit or 5)
+        found = self.grimoire.learning.recall_all(query, types=[MEMORY_TYPES[t] for t in chosen], limit=limit or 5)
         out: dict[str, list[dict[str, Any]]] = {"patterns": [], "toolMemory": [], "insights": [], "preferences": []}
         out["patterns"] = [_pattern(p) for p in found.get("patterns", [])]
         tools = found.get("tools", [])
         if context is not None and tools:
-            here = {m.tool: m.to_dict() for m in self.grimoire.tools(context=context)}
+            here = {m.tool: m.to_dict() for m in self.grimoire.learning.tools(context=context)}
             tools = [here[t["tool"]] for t in tools if t["tool"] in here]
         out["toolMemory"] = [_tool(t) for t in tools]
         out["insights"] = [_insight(i) for i in found.get("insights", [])]
@@ -151,7 +151,7 @@ class PersistentMemory:
         """The MemoryPattern of that type and text, or None."""
         if isinstance(patternType, dict):
             return self.get_memory_pattern(**patternType)
-        for found in self.grimoire.patterns(patternType):
+        for found in self.grimoire.learning.patterns(patternType):
             if found.pattern == pattern:
                 return _pattern(found.to_dict())
         return None
@@ -170,7 +170,7 @@ class PersistentMemory:
             return self.store_insight(**insight)
         applies = appliesTo or {}
         subjects = [str(s) for s in [*(applies.get("contexts") or []), *(applies.get("agents") or [])]]
-        entry = self.grimoire.add_insight(
+        entry = self.grimoire.learning.add_insight(
             insight,
             insight_type=insightType or "rule",
             applies_to=", ".join(subjects) or "all",

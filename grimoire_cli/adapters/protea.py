@@ -127,7 +127,7 @@ class MemoryStore:
             if entry_type in ALWAYS_KEPT:
                 continue
             keep = (keep_types or {}).get(entry_type, keep_recent)
-            done = self.grimoire.compact(category=self._of(entry_type), keep=keep, summarize=self.summarize)
+            done = self.grimoire.lifecycle.compact(category=self._of(entry_type), keep=keep, summarize=self.summarize)
             replaced[entry_type] = [i for ids in done.replaced.values() for i in ids]
         return replaced
 

@@ -54,7 +54,7 @@ def ttl_of(seconds: int | None) -> str:
 
 def due_of(trigger: str) -> dict[str, Any]:
     """`time:+1hour`, `time:+30min`, `time:<ISO>` or `event:<name>` as the
-    options of `Grimoire.add_task`."""
+    options of `Grimoire.tasks.add`."""
     kind, _, value = trigger.partition(":") if isinstance(trigger, str) else ("", "", "")
     if kind == "event" and value:
         return {"on": value}
@@ -116,13 +116,13 @@ class Sabre:
     def remember_fact(self, key: str, value: Any, ttl: int | None = 3600, category: str = "general") -> str:
         """Upsert `value` under `key` for `ttl` seconds; the id of the entry holding it."""
         placed, tags = self._placed(category, "note")
-        return self.grimoire.remember(key, value, ttl=ttl_of(ttl), category=placed, tags=tags).entry.id
+        return self.grimoire.facts.remember(key, value, ttl=ttl_of(ttl), category=placed, tags=tags).entry.id
 
     def recall_fact(self, key: str) -> Any:
         """The value, or None when missing or expired. A dict comes back with
         `_cached_at`, the time it was remembered."""
         try:
-            entry = self.grimoire.recall_entry(key)
+            entry = self.grimoire.facts.recall_entry(key)
         except NotFound:
             return None
         from ..kinds.facts import value_of
@@ -139,7 +139,7 @@ class Sabre:
 
         glob = pattern if pattern is None or any(c in pattern for c in "*?[") else f"*{pattern}*"
         placed, tags = self._placed(category, "note")
-        found = self.grimoire.facts(glob, categories=[placed] if placed else None)
+        found = self.grimoire.facts.list(glob, categories=[placed] if placed else None)
         return {e.key: value_of(e) for e in found if e.key and set(tags) <= set(e.tags)}
 
     def update_fact(self, key: str, value: Any) -> str:
@@ -148,7 +148,7 @@ class Sabre:
         current = self._holder(key)
         if current is None:
             return self.remember_fact(key, value)
-        return self.grimoire.remember(
+        return self.grimoire.facts.remember(
             key, value, ttl=current.data.get("ttl"), category=current.category, tags=current.tags, refresh=True
         ).entry.id
 
@@ -162,18 +162,18 @@ class Sabre:
 
     def remember_episode(self, event: str, context: dict[str, Any] | None = None, learned: str | None = None) -> str:
         """Record an event (a slug), its context and lesson; the new entry's id."""
-        return self.grimoire.add_episode(event, context=context, learned=learned).id
+        return self.grimoire.episodes.add(event, context=context, learned=learned).id
 
     def recall_episodes(self, query: str, time_range: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
         """Episodes matching `query`, best first; `time_range` as `since`
         takes it (30d, 48h, an ISO date). Context fields are at top level too."""
-        hits = self.grimoire.episodes(query, since=time_range, limit=limit)
+        hits = self.grimoire.episodes.list(query, since=time_range, limit=limit)
         return [self._episode(hit.entry) for hit in hits]
 
     def search_episodes(self, event_type: str | None = None, date_range: tuple | None = None) -> list[dict[str, Any]]:
         """Episodes of one event, created within `date_range` = (start, end), newest first."""
         since, until = tuple(date_range) if date_range else (None, None)
-        found = self.grimoire.episodes(None, event=event_type, since=since, until=until, limit=1000)
+        found = self.grimoire.episodes.list(None, event=event_type, since=since, until=until, limit=1000)
         return [self._episode(hit.entry) for hit in found]
 
     def _episode(self, entry: Entry) -> dict[str, Any]:
@@ -199,12 +199,12 @@ class Sabre:
         document = {"name": name, "steps": [_step_in(step, number) for number, step in enumerate(steps, 1)]}
         if tags:
             document["tags"] = tags
-        return self.grimoire.add_procedure(document, category=placed).entry.id
+        return self.grimoire.procedures.add(document, category=placed).entry.id
 
     def recall_procedure(self, name: str) -> dict[str, Any] | None:
         """The procedure as SABRE's YAML shapes it, or None."""
         try:
-            checklist = self.grimoire.procedure(name, template=True)
+            checklist = self.grimoire.procedures.get(name, template=True)
         except NotFound:
             return None
         return self._procedure(checklist.entry, checklist.steps, checklist.description)
@@ -212,7 +212,7 @@ class Sabre:
     def list_procedures(self, category: str | None = None) -> list[dict[str, Any]]:
         """The active procedures (of a category: a procedure category or a tag), by name."""
         placed, tags = self._placed(category, "procedure")
-        found = self.grimoire.procedures(category=placed)
+        found = self.grimoire.procedures.list(category=placed)
         return [
             self._procedure(e, e.data.get("steps") or [], e.data.get("description"))
             for e in found
@@ -256,17 +256,17 @@ class Sabre:
 
     def schedule_task(self, task: str, trigger: str, context: dict[str, Any] | None = None) -> str:
         """Defer `task` until its trigger (`time:+1hour`, `event:<name>`); the task's id."""
-        return self.grimoire.add_task(task, context=context, **due_of(trigger)).id
+        return self.grimoire.tasks.add(task, context=context, **due_of(trigger)).id
 
     def get_pending_tasks(self) -> list[dict[str, Any]]:
         """The pending tasks that are due, oldest due first."""
-        return [_task(e) for e in self.grimoire.due_tasks()]
+        return [_task(e) for e in self.grimoire.tasks.due()]
 
     def complete_task(self, task_id: str) -> None:
-        self.grimoire.end_task(task_id, "done")
+        self.grimoire.tasks.end(task_id, "done")
 
     def cancel_task(self, task_id: str) -> None:
-        self.grimoire.end_task(task_id, "cancelled")
+        self.grimoire.tasks.end(task_id, "cancelled")
 
     # -- introspection ----------------------------------------------------------
 
@@ -304,7 +304,7 @@ class Sabre:
         if category in MEMORY_TYPES:
             kind = MEMORY_TYPES[category]
             if kind == "note":  # semantic: the keyed facts
-                return [e.id for e in self.grimoire.facts()]
+                return [e.id for e in self.grimoire.facts.list()]
             return [e.id for e in self.grimoire.list(categories=self.grimoire.config.names_of_kind(kind))]
         if category is None or category in names:
             return [e.id for e in self.grimoire.list(categories=[category] if category else list(names))]
@@ -332,7 +332,7 @@ class Sabre:
                 result = function(*args, **kwargs)
                 placed, tags = self._placed(local or category, "note")
                 tags = tags or ([category] if category and category != placed else [])
-                self.grimoire.remember(key, result, ttl=ttl_of(ttl), category=placed, tags=tags)
+                self.grimoire.facts.remember(key, result, ttl=ttl_of(ttl), category=placed, tags=tags)
                 return result
 
             return wrapper
@@ -356,7 +356,7 @@ class Sabre:
         if self.transcript_of is None:
             raise BadInput("no way to read a conversation", "give Sabre(grimoire, transcript_of=...)")
         grimoire = self.grimoire if persona == self.grimoire.config.scope else self.grimoire.in_scope(persona)
-        grimoire.consolidate(self.transcript_of(conversation_id), session_id=conversation_id)
+        grimoire.lifecycle.consolidate(self.transcript_of(conversation_id), session_id=conversation_id)
 
 
 def _step_in(step: Any, number: int) -> dict[str, str]:

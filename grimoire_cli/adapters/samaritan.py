@@ -72,7 +72,7 @@ class Samaritan:
             raise BadInput(f"bad older_than_hours {older_than_hours!r}", "give a whole number of hours, e.g. 48")
         whole(max_rows, "max_rows")
         # Not `most`: mem's --max caps the hot tier, not the rows one aging moves.
-        aged = self.grimoire.age(older_than=f"{older_than_hours}h")
+        aged = self.grimoire.lifecycle.age(older_than=f"{older_than_hours}h")
         # The first aging has nothing to compare with: all it finds long-term has moved.
         return list(aged.moved_to_long if aged.moved_to_long is not None else aged.long)
 
@@ -98,7 +98,9 @@ class Samaritan:
     ) -> dict[str, Any]:
         """Summarize the conversation through the model's summarizer command
         and save what it extracts; {messages, saved, summary_id}."""
-        done = self.grimoire.consolidate(history, command=self.summarizers.get(model_key), session_id=session_id)
+        done = self.grimoire.lifecycle.consolidate(
+            history, command=self.summarizers.get(model_key), session_id=session_id
+        )
         return {
             "messages": done.messages,
             "saved": len(done.saved),
@@ -129,7 +131,7 @@ class Samaritan:
         wanted = topic.lower() if topic else None
         rows = []
         for entry in self.grimoire.list(categories=[self.category] if self.category else None):
-            heat = self.grimoire.heat(entry)
+            heat = self.grimoire.lifecycle.heat(entry)
             row = _row(entry, heat["effective_importance"])
             if heat["memory_tier"] != tier or row["importance"] < min_importance:
                 continue

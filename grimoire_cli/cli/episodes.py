@@ -13,7 +13,7 @@ def episode(event, context_pairs, context_json, learned, outcome, category, tags
 
     merged = {**(parse_json(context_json) if context_json is not None else {}), **contexts(context_pairs)}
     grimoire = open_grimoire()
-    entry = grimoire.add_episode(
+    entry = grimoire.episodes.add(
         event, context=merged, learned=learned, outcome=outcome, category=category, tags=tags or ()
     )
     if json:
@@ -25,7 +25,7 @@ def episode(event, context_pairs, context_json, learned, outcome, category, tags
 @declared(operations.EPISODES)
 def episodes(query, event, since, until, limit, category, json):
     grimoire = open_grimoire()
-    hits = grimoire.episodes(query, event=event, since=since, until=until, limit=limit, category=category)
+    hits = grimoire.episodes.list(query, event=event, since=since, until=until, limit=limit, category=category)
     moment = grimoire.now()
     if json:
         render.print_json([hit.to_dict(False, moment) for hit in hits])

@@ -13,7 +13,7 @@ from .app import chat_command, declared, found, open_grimoire, read_file, read_t
 @declared(lifecycle.AGE)
 def age(older_than, most, dry_run, json):
     grimoire = open_grimoire()
-    result = grimoire.age(older_than=older_than, most=most, dry_run=dry_run)
+    result = grimoire.lifecycle.age(older_than=older_than, most=most, dry_run=dry_run)
     if json:
         render.print_json(result.to_dict())
         return
@@ -40,7 +40,7 @@ def age(older_than, most, dry_run, json):
 def consolidate(file, with_, session_id, dry_run, json):
     grimoire = open_grimoire()
     text = read_file(file, "the transcript")
-    result = grimoire.consolidate(
+    result = grimoire.lifecycle.consolidate(
         text, command=with_, session_id=session_id, dry_run=dry_run, where="stdin" if file == "-" else file
     )
     if json:
@@ -64,7 +64,9 @@ def consolidate(file, with_, session_id, dry_run, json):
 @declared(lifecycle.COMPACT)
 def compact(category, keep, with_, no_summary, dry_run, json):
     grimoire = open_grimoire()
-    result = grimoire.compact(category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run)
+    result = grimoire.lifecycle.compact(
+        category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run
+    )
     if json:
         render.print_json(result.to_dict())
         return
@@ -85,7 +87,7 @@ def compact(category, keep, with_, no_summary, dry_run, json):
 @declared(operations.CHAT_ADD, chat_command)
 def chat_add(role, text, category, json):
     grimoire = open_grimoire()
-    entry = grimoire.chat_add(role, read_text(text), category=category)
+    entry = grimoire.chat.add(role, read_text(text), category=category)
     if json:
         render.print_json(entry.view(grimoire.now()))
     else:
@@ -95,7 +97,7 @@ def chat_add(role, text, category, json):
 @declared(operations.CHAT_RECENT, chat_command)
 def chat_recent(count, category, json):
     grimoire = open_grimoire()
-    messages = grimoire.chat_recent(count, category=category)
+    messages = grimoire.chat.recent(count, category=category)
     if json:
         moment = grimoire.now()
         render.print_json([m.view(moment) for m in messages])

@@ -16,7 +16,7 @@ from .app import contexts, declared, found, open_grimoire, read_text, task_comma
 def remember(key, value, ttl, category, refresh, json):
     grimoire = open_grimoire()
     value = _json_stdin() if value == "-" else value
-    result = grimoire.remember(key, value, ttl=ttl, category=category, refresh=refresh)
+    result = grimoire.facts.remember(key, value, ttl=ttl, category=category, refresh=refresh)
     render.kept(
         result, json, grimoire.now(), f"unchanged: {key} already holds this value ({result.entry.id}); nothing written"
     )
@@ -38,7 +38,7 @@ def recall(key, json):
     from ..facade.views import recalled
 
     grimoire = open_grimoire()
-    entry = grimoire.recall_entry(key)
+    entry = grimoire.facts.recall_entry(key)
     if json:
         render.print_json(recalled(key, entry))
     else:
@@ -50,7 +50,7 @@ def facts(pattern, categories, json):
     from ..facade.views import fact
 
     grimoire = open_grimoire()
-    keyed = grimoire.facts(pattern, categories=categories)
+    keyed = grimoire.facts.list(pattern, categories=categories)
     if json:
         moment = grimoire.now()
         render.print_json([fact(entry, moment) for entry in keyed])
@@ -89,7 +89,7 @@ def _task_json(entries, moment) -> None:
 @declared(kind_operations.TASK_SCHEDULE, task_command)
 def task_add(text, due, on, next_session, context_pairs, category, json):
     grimoire = open_grimoire()
-    entry = grimoire.add_task(
+    entry = grimoire.tasks.add(
         read_text(text), due=due, on=on, next_session=next_session, context=contexts(context_pairs), category=category
     )
     if json:
@@ -100,7 +100,7 @@ def task_add(text, due, on, next_session, context_pairs, category, json):
 
 def _end(entry_id: str, status: str, json: bool) -> None:
     grimoire = open_grimoire()
-    entry = grimoire.end_task(entry_id, status)
+    entry = grimoire.tasks.end(entry_id, status)
     if json:
         render.print_json(entry.view(grimoire.now()))
     else:
@@ -120,7 +120,7 @@ def task_cancel(id, json):
 @declared(kind_operations.TASKS_PENDING)
 def tasks(all, json):
     grimoire = open_grimoire()
-    listed = grimoire.tasks(every=all)
+    listed = grimoire.tasks.list(every=all)
     if json:
         _task_json(listed, grimoire.now())
     else:
@@ -132,7 +132,7 @@ def tasks(all, json):
 @declared(kind_operations.TASKS_DUE)
 def due(json):
     grimoire = open_grimoire()
-    listed = grimoire.due_tasks()
+    listed = grimoire.tasks.due()
     if json:
         _task_json(listed, grimoire.now())
     else:
@@ -144,7 +144,7 @@ def due(json):
 @declared(kind_operations.EVENT)
 def event(name, json):
     grimoire = open_grimoire()
-    fired = grimoire.fire(name)
+    fired = grimoire.tasks.fire(name)
     if json:
         render.print_json({"event": name, "due": [entry.id for entry in fired]})
         return

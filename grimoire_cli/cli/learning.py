@@ -21,7 +21,7 @@ def observe(file, claude_hook, skip_invalid, json):
     grimoire = open_grimoire()
     # JSON allows U+2028 and the like inside a string: a line ends at a newline only.
     lines = [line.removesuffix("\r") for line in read_file(file, "the JSON Lines file").split("\n")]
-    result = grimoire.observe(lines, skip_invalid=skip_invalid)
+    result = grimoire.learning.observe(lines, skip_invalid=skip_invalid)
     if json:
         render.print_json(result.to_dict())
     else:
@@ -47,14 +47,14 @@ def _observe_hook(json: bool) -> None:
     record = from_claude_hook(payload)
     if record is None:
         return  # another event: nothing to record
-    result = open_grimoire().observe([jsonlib.dumps(record)])
+    result = open_grimoire().learning.observe([jsonlib.dumps(record)])
     if json:
         render.print_json(result.to_dict())
 
 
 @declared(operations.TOOLS)
 def tools(name, context, json):
-    memories = open_grimoire().tools(name, context=context)
+    memories = open_grimoire().learning.tools(name, context=context)
     if not memories:
         render.note(
             "no executions observed yet (see `mem observe`)"
@@ -106,7 +106,7 @@ def _rate(value: dict) -> str:
 
 @declared(operations.PATTERNS)
 def patterns(type, min_usage, json):
-    listed = open_grimoire().patterns(type, min_usage=min_usage)
+    listed = open_grimoire().learning.patterns(type, min_usage=min_usage)
     if json:
         render.print_json([p.to_dict() for p in listed])
         found(listed)
@@ -127,7 +127,7 @@ def patterns(type, min_usage, json):
 
 @declared(operations.RECOMMEND)
 def recommend(action, context, limit, json):
-    result = open_grimoire().recommend(action, context=context, limit=limit)
+    result = open_grimoire().learning.recommend(action, context=context, limit=limit)
     if json:
         render.print_json(result.to_dict())
         found(result.tools)
@@ -145,7 +145,7 @@ def recommend(action, context, limit, json):
 @declared(operations.RECALL_ALL)
 def recall_all(query, type_list, json):
     chosen = [t.strip() for t in type_list.split(",") if t.strip()] if type_list is not None else None
-    recalled = open_grimoire().recall_all(query, types=chosen)
+    recalled = open_grimoire().learning.recall_all(query, types=chosen)
     if json:
         render.print_json(recalled)
     elif not any(recalled.values()):
@@ -171,7 +171,7 @@ def recall_all(query, type_list, json):
 
 @declared(operations.LEARN)
 def learn(category, dry_run, json):
-    result = open_grimoire().learn(category=category, dry_run=dry_run)
+    result = open_grimoire().learning.learn(category=category, dry_run=dry_run)
     if json:
         render.print_json(result.to_dict())
         return
@@ -197,11 +197,11 @@ def learn(category, dry_run, json):
 @declared(operations.INSIGHTS)
 def insights(type, category, json):
     grimoire = open_grimoire()
-    listed = grimoire.insights(type=type, category=category)
+    listed = grimoire.learning.insights(type=type, category=category)
     if json:
         render.print_json([e.to_dict() for e in listed])
     else:
-        others = len(grimoire.insights()) if not listed and (type or category) else 0
+        others = len(grimoire.learning.insights()) if not listed and (type or category) else 0
         if others:  # "yet" would be wrong: the filters left out the ones there are
             which = (f" of type {type}" if type else "") + (f" in {category}" if category else "")
             render.note(
@@ -219,7 +219,7 @@ def insights(type, category, json):
 
 @declared(operations.CORRECT)
 def correct(field, value, original, context, task_id, json):
-    result = open_grimoire().correct(
+    result = open_grimoire().learning.correct(
         field,
         _value(value),
         original=_value(original) if original is not None else None,

@@ -12,7 +12,7 @@ from .app import PARAM_NAME, declared, found, open_grimoire, pairs, procedure_co
 def procedure_add(file, category, json):
     text, where = read_file(file, "the runbook"), "<stdin>" if file == "-" else file
     grimoire = open_grimoire()
-    saved = grimoire.add_procedure(text, where=where, category=category)
+    saved = grimoire.procedures.add(text, where=where, category=category)
     render.kept(
         saved,
         json,
@@ -23,7 +23,7 @@ def procedure_add(file, category, json):
 
 @declared(operations.PROCEDURE, procedure_command)
 def procedure_show(name, param, template, json):
-    found = open_grimoire().procedure(
+    found = open_grimoire().procedures.get(
         name, pairs(param, "--param", PARAM_NAME, "name=value, like service=api"), template=template
     )
     if json:
@@ -36,7 +36,7 @@ def procedure_show(name, param, template, json):
 @declared(operations.PROCEDURES)
 def procedures(category, json):
     grimoire = open_grimoire()
-    listed = grimoire.procedures(category=category)
+    listed = grimoire.procedures.list(category=category)
     if json:
         moment = grimoire.now()
         render.print_json([entry.view(moment) for entry in listed])

@@ -24,7 +24,7 @@ def entry_line(entry: Entry, moment: datetime) -> str:
 
 
 def entry_text(entry: Entry, moment: datetime, heat: dict[str, Any] | None = None, tiers: bool = False) -> str:
-    """`mem show`'s text; `heat` (Grimoire.heat) adds what is computed: the
+    """`mem show`'s text; `heat` (g.lifecycle.heat) adds what is computed: the
     memory tier (named only when `tiers` are on: otherwise nothing uses it),
     and the effective importance beside the stored one. The effectiveness
     tier is named once the memory was applied."""

@@ -1,6 +1,5 @@
-"""The facade's methods for learning from executions (docs/learning.md):
-`Grimoire` inherits them, as it does the kinds' (`facade/kinds.py`). The work
-is done by the module each one names.
+"""`g.learning`: learning from executions (docs/learning.md). The work is
+done by the module each method names.
 
 The Persistent Memory System's own names for these calls are in `adapters/pms.py`.
 """
@@ -9,34 +8,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..core.config import Config
     from ..core.model import Entry
     from ..learning.insights import Learned
     from ..learning.observations import Observed
     from ..learning.patterns import Pattern
     from ..learning.recommend import Recommended
     from ..learning.tools import ToolMemory
-    from ..retrieval.search import Hits
-    from ..storage.store import Store
+    from .host import Host
 
 RECALL_TYPES = ("patterns", "tools", "insights", "preferences")
 
 
-class LearningFacade:
-    """Mixed into `Grimoire`: it provides `store`, `config`, `now` and `query`."""
+class Learning:
+    """Learning from the executions of the grimoire it serves."""
 
-    store: Store
-    config: Config
-
-    if TYPE_CHECKING:
-
-        def now(self) -> datetime: ...
-        def query(self, text: str, **options: Any) -> Hits: ...
-        def add_many(self, items: Any, *, skip_invalid: bool = False) -> list[Entry]: ...
+    def __init__(self, grimoire: Host):
+        self.grimoire = grimoire
+        self.config, self.store = grimoire.config, grimoire.store
 
     def observe(self, records: Iterable[dict[str, Any] | str], *, skip_invalid: bool = False) -> Observed:
         """Append execution records (mappings, or JSON Lines text) to the
@@ -113,12 +104,16 @@ class LearningFacade:
             out["tools"] = [m.to_dict() for m in every if m.tool in names]
         insights = self.config.names_of_kind("insight")
         if "insights" in chosen or "preferences" in chosen:
-            hits = [hit.entry for hit in self.query(text, categories=insights, limit=4 * limit)] if insights else []
+            hits = (
+                [hit.entry for hit in self.grimoire.query(text, categories=insights, limit=4 * limit)]
+                if insights
+                else []
+            )
             if "insights" in chosen:
                 out["insights"] = [e.to_dict() for e in hits if e.data.get("insight_type") != "preference"][:limit]
             if "preferences" in chosen:
                 said = (
-                    [hit.entry for hit in self.query(text, categories=["preference"], limit=limit)]
+                    [hit.entry for hit in self.grimoire.query(text, categories=["preference"], limit=limit)]
                     if "preference" in self.config.categories
                     else []
                 )
@@ -132,7 +127,7 @@ class LearningFacade:
         practices, warnings, preferences); the same evidence writes nothing."""
         from ..learning.insights import learn
 
-        return learn(self.store, self.now(), category=category, dry_run=dry_run)
+        return learn(self.store, self.grimoire.now(), category=category, dry_run=dry_run)
 
     def insights(self, *, type: str | None = None, category: str | None = None) -> list[Entry]:
         """The active insights (of one insight_type), newest first."""
@@ -147,7 +142,7 @@ class LearningFacade:
             raise BadInput(f"unknown insight type {type!r}", f"use one of {', '.join(TYPES)}")
         return [
             e
-            for e in active_insights(self.store, self.now(), category)
+            for e in active_insights(self.store, self.grimoire.now(), category)
             if type is None or e.data.get("insight_type") == type
         ]
 
@@ -195,7 +190,7 @@ class LearningFacade:
         }
         if validated_by is not None:
             fields["validated_by"] = validated_by
-        return self.add_many(
+        return self.grimoire.add_many(
             [Request(content, category=spec.name, confidence=confidence, tags=list(tags), fields=fields)]
         )[0]
 
@@ -226,7 +221,7 @@ class LearningFacade:
                 f"a correction of {field} needs the value it should have been",
                 f"give it, e.g. mem correct {field} VALUE",
             )
-        moment = self.now()
+        moment = self.grimoire.now()
         correction = {"field": field, "original": original, "corrected": corrected}
         # Each correction is its own piece of evidence: the same one made twice is counted twice.
         task = task_id or f"correction-{moment.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"

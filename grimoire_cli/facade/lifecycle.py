@@ -1,24 +1,22 @@
-"""The facade's methods for tiers, forgetting and consolidation
-(docs/tiers-and-consolidation.md; Samaritan's and Protea's designs): `Grimoire`
-inherits them, as it does the kinds' (`facade/kinds.py`). Each is one call
-an agent runtime makes; the work is done by the module it names.
+"""`g.lifecycle`: tiers, forgetting and consolidation
+(docs/tiers-and-consolidation.md; Samaritan's and Protea's designs). Each
+method is one call an agent runtime makes; the work is done by the module it
+names.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.bounds import whole
 from ..core.errors import BadInput
 
 if TYPE_CHECKING:
-    from ..core.config import Config
     from ..core.model import Entry
     from ..lifecycle.compaction import Compacted
     from ..lifecycle.consolidation import Consolidated
     from ..retrieval.tiers import Aged
-    from ..storage.store import Store
+    from .host import Host
 
 
 def hours(text: str, option: str) -> float:
@@ -31,16 +29,12 @@ def hours(text: str, option: str) -> float:
     return seconds / 3600
 
 
-class LifecycleFacade:
-    """Mixed into `Grimoire`: it provides `config`, `store` and `now`."""
+class Lifecycle:
+    """The tiers, forgetting and consolidation of the grimoire it serves."""
 
-    config: Config
-    store: Store
-
-    if TYPE_CHECKING:
-
-        def now(self) -> datetime: ...
-        def add_many(self, items: Any, *, skip_invalid: bool = False) -> list[Entry]: ...
+    def __init__(self, grimoire: Host):
+        self.grimoire = grimoire
+        self.config, self.store = grimoire.config, grimoire.store
 
     def age(self, *, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> Aged:
         """The hot / long-term split now, what moved since the last `age`
@@ -51,7 +45,7 @@ class LifecycleFacade:
             whole(most, "--max", 0)
         return age(
             self.store,
-            self.now(),
+            self.grimoire.now(),
             older_than_hours=hours(older_than, "--older-than") if older_than is not None else None,
             most=most,
             dry_run=dry_run,
@@ -62,19 +56,14 @@ class LifecycleFacade:
         less: `lifecycle.rules.expiring_within`), newest first; no chat messages."""
         from ..lifecycle.archiving import expiring
 
-        return expiring(self.store, self.now(), whole(days, "days", 0), self.config.names_of_kind("chat"))
-
-    def show_many(self, ids: list[str]) -> list[Entry]:
-        """The entries with these ids (archive included), in the order given; unknown ids left out."""
-        found = self.store.by_id(list(ids))
-        return [found[i] for i in ids if i in found]
+        return expiring(self.store, self.grimoire.now(), whole(days, "days", 0), self.config.names_of_kind("chat"))
 
     def heat(self, entry: Entry) -> dict[str, Any]:
         """What is computed of an entry at read time: its effective importance
         (decayed) and, when active, its tier (hot or long)."""
         from ..retrieval.tiers import in_tier
 
-        moment = self.now()
+        moment = self.grimoire.now()
         age = moment.timestamp() - entry.born if entry.born is not None else None
         out: dict[str, Any] = {
             "effective_importance": self.config.settings.decay.of(entry.importance, age),
@@ -108,7 +97,7 @@ class LifecycleFacade:
         settings = self.config.settings.consolidate
         return consolidate(
             self.store,
-            self.now(),
+            self.grimoire.now(),
             read_transcript(text, where),
             command=command or settings.command,
             option="--with" if command else "consolidate.command",
@@ -139,7 +128,7 @@ class LifecycleFacade:
             raise BadInput("--with and --no-summary ask for two things", "give one of them")
         return compact(
             self.store,
-            self.now(),
+            self.grimoire.now(),
             category=category,
             keep=keep,
             command=(command or self.config.settings.consolidate.command) if summarize else None,
@@ -147,25 +136,3 @@ class LifecycleFacade:
             timeout=self.config.settings.consolidate.timeout,
             dry_run=dry_run,
         )
-
-    # -- chat history (Protea) -------------------------------------------------
-
-    def chat_add(self, role: str, text: str, *, category: str | None = None) -> Entry:
-        """Keep one message of the conversation (its turn numbered, expired ones pruned)."""
-        from ..kinds.chat import fields_for
-        from ..memory.request import Request
-
-        spec = self.config.of_kind("chat", category)
-        return self.add_many([Request(text, category=spec.name, fields=fields_for(role))])[0]
-
-    def chat_recent(self, count: int = 5, *, category: str | None = None) -> list[Entry]:
-        """The last `count` messages still within their ttl, oldest first."""
-        from ..kinds.chat import recent
-
-        whole(count, "-n")
-        names = (
-            [self.config.of_kind("chat", category).name] if category is not None else self.config.names_of_kind("chat")
-        )
-        if not names:
-            self.config.of_kind("chat")  # the error naming the preset
-        return recent(self.store, names, self.now(), count)

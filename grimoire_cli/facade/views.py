@@ -5,30 +5,22 @@ Results of a single object have their own `to_dict()`/`view()`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..api import Grimoire
     from ..core.model import Entry
 
 
-class _Shows(Protocol):
-    """What `shown` needs of a `Grimoire` (a feature module does not import the facade)."""
-
-    def now(self) -> datetime: ...
-    def accesses(self, ids: Iterable[str]) -> dict[str, tuple[int, float]]: ...
-    def heat(self, entry: Entry) -> dict[str, Any]: ...
-
-
-def shown(grimoire: _Shows, entry: Entry) -> dict[str, Any]:
+def shown(grimoire: Grimoire, entry: Entry) -> dict[str, Any]:
     """`mem show ID --json`: the entry, its computed heat (memory tier,
     effective importance) and how often it was recalled."""
     from ..core.clock import iso
 
-    count, last = grimoire.accesses([entry.id]).get(entry.id, (0, None))
+    count, last = grimoire.facts.accesses([entry.id]).get(entry.id, (0, None))
     accesses = {"count": count, "last": iso(datetime.fromtimestamp(last, UTC)) if last is not None else None}
-    return {**entry.view(grimoire.now()), **grimoire.heat(entry), "accesses": accesses}
+    return {**entry.view(grimoire.now()), **grimoire.lifecycle.heat(entry), "accesses": accesses}
 
 
 def recalled(key: str, entry: Entry) -> dict[str, Any]:

@@ -85,7 +85,7 @@ def session_start(grimoire: Grimoire) -> str:
                 if ids:
                     lines.append(f"mem: {len(ids)} {'memory' if len(ids) == 1 else 'memories'} {what}: {_some(ids)}")
     if grimoire.config.settings.tiers.enabled:
-        grimoire.age()  # the split recorded, so the next `mem age` says what moved since this session began
+        grimoire.lifecycle.age()  # the split recorded, so the next `mem age` says what moved since this session began
     block = grimoire.context().text
     return "\n".join(lines) + ("\n\n" if lines and block else "") + block
 
@@ -100,7 +100,7 @@ def post_tool_use(grimoire: Grimoire, payload: dict[str, Any]) -> str | None:
 
     record = from_claude_hook(payload)
     if record is not None:
-        grimoire.observe([json.dumps(record)])
+        grimoire.learning.observe([json.dumps(record)])
     return None
 
 

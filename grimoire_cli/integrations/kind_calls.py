@@ -36,13 +36,13 @@ def _views(g: Grimoire, entries: list[Any]) -> list[dict[str, Any]]:
 
 @tool(EPISODE)
 def episode(g: Grimoire, event: str, **options: Any) -> Any:
-    return g.add_episode(event, **options).view(g.now())
+    return g.episodes.add(event, **options).view(g.now())
 
 
 @tool(EPISODES)
 def episodes(g: Grimoire, query: str | None = None, **options: Any) -> Any:
     moment = g.now()
-    return [hit.to_dict(False, moment) for hit in g.episodes(query, **options)]
+    return [hit.to_dict(False, moment) for hit in g.episodes.list(query, **options)]
 
 
 # -- procedures ----------------------------------------------------------------
@@ -50,17 +50,17 @@ def episodes(g: Grimoire, query: str | None = None, **options: Any) -> Any:
 
 @tool(PROCEDURE_ADD)
 def procedure_add(g: Grimoire, document: Any, category: str | None = None) -> Any:
-    return g.add_procedure(document, where="the document", category=category).to_dict(g.now())
+    return g.procedures.add(document, where="the document", category=category).to_dict(g.now())
 
 
 @tool(PROCEDURE)
 def procedure(g: Grimoire, name: str, params: dict[str, str] | None = None, template: bool = False) -> Any:
-    return g.procedure(name, params, template=template).to_dict()
+    return g.procedures.get(name, params, template=template).to_dict()
 
 
 @tool(PROCEDURES)
 def procedures(g: Grimoire, category: str | None = None) -> Any:
-    return _views(g, g.procedures(category=category))
+    return _views(g, g.procedures.list(category=category))
 
 
 # -- prospective tasks ---------------------------------------------------------
@@ -68,32 +68,32 @@ def procedures(g: Grimoire, category: str | None = None) -> Any:
 
 @tool(TASK_SCHEDULE)
 def task_schedule(g: Grimoire, text: str, **options: Any) -> Any:
-    return g.add_task(text, **options).view(g.now())
+    return g.tasks.add(text, **options).view(g.now())
 
 
 @tool(TASKS_PENDING)
 def tasks_pending(g: Grimoire, all: bool = False) -> Any:
-    return _views(g, g.tasks(every=all))
+    return _views(g, g.tasks.list(every=all))
 
 
 @tool(TASKS_DUE)
 def tasks_due(g: Grimoire) -> Any:
-    return _views(g, g.due_tasks())
+    return _views(g, g.tasks.due())
 
 
 @tool(TASK_DONE)
 def task_done(g: Grimoire, id: str) -> Any:
-    return g.end_task(id, "done").view(g.now())
+    return g.tasks.end(id, "done").view(g.now())
 
 
 @tool(TASK_CANCEL)
 def task_cancel(g: Grimoire, id: str) -> Any:
-    return g.end_task(id, "cancelled").view(g.now())
+    return g.tasks.end(id, "cancelled").view(g.now())
 
 
 @tool(EVENT)
 def event(g: Grimoire, name: str) -> Any:
-    return {"event": name, "due": [entry.id for entry in g.fire(name)]}
+    return {"event": name, "due": [entry.id for entry in g.tasks.fire(name)]}
 
 
 # -- chat history --------------------------------------------------------------
@@ -101,9 +101,9 @@ def event(g: Grimoire, name: str) -> Any:
 
 @tool(CHAT_ADD)
 def chat_add(g: Grimoire, role: str, text: str, category: str | None = None) -> Any:
-    return g.chat_add(role, text, category=category).view(g.now())
+    return g.chat.add(role, text, category=category).view(g.now())
 
 
 @tool(CHAT_RECENT)
 def chat_recent(g: Grimoire, count: int = 5, category: str | None = None) -> Any:
-    return _views(g, g.chat_recent(count, category=category))
+    return _views(g, g.chat.recent(count, category=category))

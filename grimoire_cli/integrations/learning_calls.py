@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 @tool(OBSERVE)
 def observe(g: Grimoire, records: list[dict[str, Any]], skip_invalid: bool = False) -> Any:
-    return g.observe(records, skip_invalid=skip_invalid).to_dict()
+    return g.learning.observe(records, skip_invalid=skip_invalid).to_dict()
 
 
 @tool(CONSOLIDATE)
@@ -42,39 +42,41 @@ def consolidate(
                 f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", "give a readable UTF-8 transcript"
             ) from None
     given = cast(str, transcript)  # read from the path when none was given
-    return g.consolidate(given, session_id=session_id, dry_run=dry_run, where=path or "the transcript").to_dict()
+    return g.lifecycle.consolidate(
+        given, session_id=session_id, dry_run=dry_run, where=path or "the transcript"
+    ).to_dict()
 
 
 @tool(TOOLS)
 def tools(g: Grimoire, name: str | None = None, context: str | None = None) -> Any:
-    return [memory.to_dict() for memory in g.tools(name, context=context)]
+    return [memory.to_dict() for memory in g.learning.tools(name, context=context)]
 
 
 @tool(RECOMMEND)
 def recommend(g: Grimoire, action: str, context: str | None = None, limit: int = 5) -> Any:
-    return g.recommend(action, context=context, limit=limit).to_dict()
+    return g.learning.recommend(action, context=context, limit=limit).to_dict()
 
 
 @tool(PATTERNS)
 def patterns(g: Grimoire, type: str | None = None, min_usage: int = 1) -> Any:
-    return [pattern.to_dict() for pattern in g.patterns(type, min_usage=min_usage)]
+    return [pattern.to_dict() for pattern in g.learning.patterns(type, min_usage=min_usage)]
 
 
 @tool(RECALL_ALL)
 def recall_all(g: Grimoire, query: str, types: list[str] | None = None) -> Any:
-    return g.recall_all(query, types=types)
+    return g.learning.recall_all(query, types=types)
 
 
 @tool(LEARN)
 def learn(g: Grimoire, category: str | None = None, dry_run: bool = False) -> Any:
-    return g.learn(category=category, dry_run=dry_run).to_dict()
+    return g.learning.learn(category=category, dry_run=dry_run).to_dict()
 
 
 @tool(INSIGHTS)
 def insights(g: Grimoire, type: str | None = None, category: str | None = None) -> Any:
-    return [entry.to_dict() for entry in g.insights(type=type, category=category)]
+    return [entry.to_dict() for entry in g.learning.insights(type=type, category=category)]
 
 
 @tool(CORRECT)
 def correct(g: Grimoire, field: str, value: Any, **options: Any) -> Any:
-    return g.correct(field, value, **options).to_dict()
+    return g.learning.correct(field, value, **options).to_dict()

@@ -76,14 +76,14 @@ def stats(g: Grimoire) -> Any:
 
 @tool(REMEMBER)
 def remember(g: Grimoire, key: str, value: Any, **options: Any) -> Any:
-    return g.remember(key, value, **options).to_dict(g.now())
+    return g.facts.remember(key, value, **options).to_dict(g.now())
 
 
 @tool(RECALL)
 def recall(g: Grimoire, key: str) -> Any:
     from ..facade.views import recalled
 
-    return recalled(key, g.recall_entry(key))
+    return recalled(key, g.facts.recall_entry(key))
 
 
 @tool(FACTS)
@@ -91,4 +91,4 @@ def facts(g: Grimoire, pattern: str | None = None, categories: list[str] | None 
     from ..facade.views import fact
 
     moment = g.now()
-    return [fact(entry, moment) for entry in g.facts(pattern, categories=categories)]
+    return [fact(entry, moment) for entry in g.facts.list(pattern, categories=categories)]

@@ -59,7 +59,7 @@ PRESETS: dict[str, Preset] = {
             "summary": _SUMMARY,
             "cache": (
                 "{storage_file: cache.yaml, ttl: 1h, confidence_required: 0.5, tracked: false}",
-                "short-lived values (g.cached): local, never committed",
+                "short-lived values (g.facts.cached): local, never committed",
             ),
         },
     ),

@@ -4,10 +4,15 @@ procedure's name given again, the MCP tool and the memory tool."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core.config import Config
 from ..core.errors import Refused
 from ..core.model import KIND_FIELDS, Entry, fact_summary
 from .request import OPTIONS, Request
+
+if TYPE_CHECKING:
+    from ..storage.store import Store
 
 # The kinds whose entries record one thing that happened or was derived
 # (their content comes from their fields, or from a command's own run): a
@@ -74,3 +79,23 @@ def inherit(request: Request, old: Entry, config: Config) -> Request:
             fields["task"] = request.content  # a task's text is its content (unless the call gives it)
         options["fields"] = {**fields, **(request.fields or {})}
     return Request(request.content, **options)
+
+
+def chain_of(store: Store, entry: Entry) -> list[Entry]:
+    """`entry`'s supersede chain, oldest first (`mem show --chain`); a link
+    missing from the store, or one seen before, ends it."""
+    first = entry
+    seen = {first.id}
+    while first.supersedes and first.supersedes not in seen:
+        older = store.by_id([first.supersedes]).get(first.supersedes)
+        if older is None:
+            break
+        first = older
+        seen.add(first.id)
+    out = [first]
+    while out[-1].superseded_by and out[-1].superseded_by not in {e.id for e in out}:
+        newer = store.by_id([out[-1].superseded_by]).get(out[-1].superseded_by)
+        if newer is None:
+            break
+        out.append(newer)
+    return out

@@ -41,8 +41,8 @@ def overview(grimoire: Grimoire) -> dict[str, Any]:
     week; due tasks; the latest commits of the grimoire files."""
     moment = grimoire.now()
     config = grimoire.config
-    expiring = [e.view(moment) for e in grimoire.expiring(EXPIRING_DAYS)]
-    due = [e.view(moment) for e in grimoire.due_tasks()] if config.names_of_kind("task") else []
+    expiring = [e.view(moment) for e in grimoire.lifecycle.expiring(EXPIRING_DAYS)]
+    due = [e.view(moment) for e in grimoire.tasks.due()] if config.names_of_kind("task") else []
     return {
         "stats": grimoire.stats().to_dict(),
         "scopes": [scope.to_dict() for scope in grimoire.scopes()],
@@ -149,7 +149,7 @@ def tiers(grimoire: Grimoire) -> dict[str, Any]:
         for importance in DECAY_IMPORTANCES
     }
     return {
-        "age": grimoire.age(dry_run=True).to_dict(),
+        "age": grimoire.lifecycle.age(dry_run=True).to_dict(),
         "decay": {"every_days": decay.every_days, "floor": decay.floor, "days": DECAY_DAYS, "curves": curves},
     }
 
@@ -160,10 +160,10 @@ def learning(grimoire: Grimoire) -> dict[str, Any]:
     with their evidence (`mem insights --json`)."""
     has_insights = bool(grimoire.config.names_of_kind("insight"))
     return {
-        "tools": [memory.to_dict() for memory in grimoire.tools()],
-        "days": grimoire.tool_days(),
-        "patterns": [pattern.to_dict() for pattern in grimoire.patterns()],
-        "insights": [e.to_dict() for e in grimoire.insights()] if has_insights else [],
+        "tools": [memory.to_dict() for memory in grimoire.learning.tools()],
+        "days": grimoire.learning.tool_days(),
+        "patterns": [pattern.to_dict() for pattern in grimoire.learning.patterns()],
+        "insights": [e.to_dict() for e in grimoire.learning.insights()] if has_insights else [],
     }
 
 
@@ -186,5 +186,5 @@ def write(grimoire: Grimoire, action: str, entry_id: str, form: dict[str, str]) 
     if action == "supersede":
         return grimoire.supersede(entry_id, form.get("content", "")).written_dict()
     if action == "done":
-        return grimoire.end_task(entry_id, "done").view(moment)
+        return grimoire.tasks.end(entry_id, "done").view(moment)
     raise BadInput(f"unknown action {action!r}", "use apply, archive, supersede or done")

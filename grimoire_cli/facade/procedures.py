@@ -1,0 +1,95 @@
+"""`g.procedures`: procedural memory (docs/agent-personas.md), runbooks kept
+by name, a new version superseding the old; mem never runs a step. SABRE's own
+names for these calls are in `adapters/sabre.py`; the work is done by
+`kinds/procedures.py`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import BadInput, Duplicate, NotFound
+from .kinds import categories_of
+
+if TYPE_CHECKING:
+    from ..core.model import Entry
+    from ..kinds.procedures import Checklist, Saved
+    from .host import Host
+
+
+class Procedures:
+    """The procedures of the grimoire it serves."""
+
+    def __init__(self, grimoire: Host):
+        self.grimoire = grimoire
+        self.config, self.store = grimoire.config, grimoire.store
+
+    def add(
+        self,
+        document: dict[str, Any] | str,
+        *,
+        where: str = "procedure",
+        category: str | None = None,
+        confidence: float | None = None,
+        importance: int | None = None,
+    ) -> Saved:
+        """Keep a runbook (a mapping, or its YAML/JSON text; see kinds/procedures.py);
+        it supersedes the active procedure of its name. The same version again
+        writes nothing (`written` False). mem never runs a step."""
+        from ..kinds.procedures import Saved, content_of, fields_of, parse
+        from ..memory.request import Request
+
+        spec = self.config.of_kind("procedure", category)
+        if not isinstance(document, str):
+            try:
+                document = json.dumps(document)  # checked as a file would be (JSON is YAML)
+            except (TypeError, ValueError):
+                raise BadInput("the procedure is not JSON-able", "give text, lists and mappings") from None
+        document = parse(document, where)
+        fields = fields_of(document)
+        tags = document.get("tags") or []  # parse checked they are text
+        request = Request(
+            content_of(fields),
+            category=spec.name,
+            fields=fields,
+            tags=tags,
+            confidence=confidence,
+            importance=importance,
+        )
+        try:
+            return Saved(self.grimoire.add_many([request])[0], True)
+        except Duplicate as exc:  # the add path refuses the version already active (adding.py): nothing written
+            current = self._active(fields["name"])
+            if current is None or current.id != exc.of or current.category != spec.name:
+                raise
+            return Saved(current, False)
+
+    def _active(self, name: str) -> Entry | None:
+        """The active version of the procedure `name`, if any."""
+        from ..storage.catalog.queries import Filter, Order
+
+        chosen = Filter(
+            at=self.grimoire.now().timestamp(), categories=categories_of(self.config, "procedure"), name=name
+        )
+        rowids = self.store.ordered(chosen, Order.NEWEST, 1)
+        return self.store.load(rowids).get(rowids[0]) if rowids else None
+
+    def get(self, name: str, params: dict[str, str] | None = None, *, template: bool = False) -> Checklist:
+        """The active procedure `name` as a checklist, its `{params}` filled in
+        (BadInput naming any missing one; a `template` leaves them as written).
+        Nothing is executed."""
+        from ..kinds.procedures import checklist
+
+        found = self._active(name)
+        if found is None:
+            raise NotFound(f"no active procedure named {name!r}", "list them with `mem procedures`")
+        return checklist(found, dict(params or {}), template)
+
+    def list(self, *, category: str | None = None) -> builtins.list[Entry]:
+        """The active procedures, by name."""
+        return sorted(
+            self.grimoire.list(categories=categories_of(self.config, "procedure", category)),
+            key=lambda entry: str(entry.data.get("name")),
+        )

@@ -1,0 +1,91 @@
+"""`g.tasks`: prospective tasks (docs/agent-personas.md), each waiting for a
+time, an event or the next session. SABRE's own names for these calls are in
+`adapters/sabre.py`; the work is done by `kinds/tasks.py`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import BadInput
+
+if TYPE_CHECKING:
+    from ..core.model import Entry
+    from .host import Host
+
+
+class Tasks:
+    """The prospective tasks of the grimoire it serves."""
+
+    def __init__(self, grimoire: Host):
+        self.grimoire = grimoire
+        self.config, self.store = grimoire.config, grimoire.store
+
+    def add(
+        self,
+        text: str,
+        *,
+        due: str | None = None,
+        on: str | None = None,
+        next_session: bool = False,
+        context: dict[str, Any] | None = None,
+        category: str | None = None,
+        tags: Iterable[str] = (),
+        importance: int | None = None,
+    ) -> Entry:
+        """Schedule a task with one trigger: `due` (+1h or an ISO time), `on`
+        (an event `fire` names) or `next_session`."""
+        from ..kinds.tasks import fields_for
+        from ..memory.request import Request
+
+        spec = self.config.of_kind("task", category)
+        fields = fields_for(text, self.grimoire.now(), due=due, on=on, next_session=next_session, context=context)
+        return self.grimoire.add_many(
+            [Request(text, category=spec.name, fields=fields, tags=list(tags), importance=importance)]
+        )[0]
+
+    def list(self, *, every: bool = False) -> builtins.list[Entry]:
+        """Pending tasks, due first (with `every`, ended ones not yet archived too)."""
+        from ..kinds.tasks import tasks
+
+        self.config.of_kind("task")
+        return tasks(self.store, self.grimoire.now(), every=every)
+
+    def due(self) -> builtins.list[Entry]:
+        """Pending tasks whose time, event or session has come."""
+        from ..kinds.tasks import due
+
+        self.config.of_kind("task")
+        return due(self.store, self.grimoire.now())
+
+    def end(self, entry_id: str, status: str = "done") -> Entry:
+        """Mark a pending task done or cancelled (an edit in place); it is
+        archived once the category's ttl has passed."""
+        from ..kinds.tasks import ended, task_entry
+        from ..memory.adding import update
+
+        if status not in ("done", "cancelled"):
+            raise BadInput(f"bad status {status!r}", "a task ends done or cancelled")
+        with self.store.lock():
+            entry = task_entry(self.store, entry_id)
+            entry.data = ended(entry, status, self.grimoire.now())
+            update(self.store, entry_id, entry.data)
+        return entry
+
+    def fire(self, event: str) -> builtins.list[Entry]:
+        """Make the pending tasks waiting for `event` due now; those tasks."""
+        from ..kinds.tasks import check_event, fired, tasks
+        from ..memory.adding import update_many
+
+        check_event(event)
+        self.config.of_kind("task")
+        with self.store.lock():
+            waiting = tasks(self.store, self.grimoire.now())
+            changes = fired(waiting, event, self.grimoire.now())
+            if changes:
+                update_many(self.store, changes)
+        for entry in waiting:
+            entry.data = changes.get(entry.id, entry.data)
+        return [entry for entry in waiting if entry.id in changes]
