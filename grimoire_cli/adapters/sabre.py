@@ -53,15 +53,17 @@ def ttl_of(seconds: int | None) -> str:
 
 
 def due_of(trigger: str) -> dict[str, Any]:
-    """`time:+1hour`, `time:+30min`, `time:<ISO>` or `event:<name>` as the
-    options of `Grimoire.add_task`."""
+    """`time:+1hour`, `time:+30min`, `time:<ISO>`, `event:<name>` or
+    `condition:<expr>` as the options of `Grimoire.add_task`."""
     kind, _, value = trigger.partition(":") if isinstance(trigger, str) else ("", "", "")
     if kind == "event" and value:
         return {"on": value}
+    if kind == "condition" and value:
+        return {"condition": value}  # checked by the task (kinds/conditions.py)
     if kind != "time" or not value:
         raise BadInput(
             f"cannot read trigger {trigger!r}",
-            'give "time:+1hour", "time:2026-12-01T09:00:00Z" or "event:<name>" (condition triggers are not served)',
+            'give "time:+1hour", "time:2026-12-01T09:00:00Z", "event:<name>" or "condition:<expr>"',
         )
     relative = _RELATIVE.match(value.strip().lower())
     if relative is None:
@@ -255,12 +257,14 @@ class Sabre:
     # -- prospective memory -----------------------------------------------------
 
     def schedule_task(self, task: str, trigger: str, context: dict[str, Any] | None = None) -> str:
-        """Defer `task` until its trigger (`time:+1hour`, `event:<name>`); the task's id."""
+        """Defer `task` until its trigger (`time:+1hour`, `event:<name>`,
+        `condition:<expr>`); the task's id."""
         return self.grimoire.add_task(task, context=context, **due_of(trigger)).id
 
-    def get_pending_tasks(self) -> list[dict[str, Any]]:
-        """The pending tasks that are due, oldest due first."""
-        return [_task(e) for e in self.grimoire.due_tasks()]
+    def get_pending_tasks(self, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The pending tasks that are due, oldest due first; given the
+        runtime's `context`, the condition tasks that hold against it too."""
+        return [_task(e) for e in self.grimoire.due_tasks(context=context)]
 
     def complete_task(self, task_id: str) -> None:
         self.grimoire.end_task(task_id, "done")
