@@ -486,12 +486,19 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         return capture(self.store, commit, self.now(), dry_run=dry_run)
 
     def archive(
-        self, ids: Iterable[str] | None = None, *, reason: str | None = None, dry_run: bool = False, commit: bool = True
+        self,
+        ids: Iterable[str] | None = None,
+        *,
+        categories: Iterable[str] | None = None,
+        reason: str | None = None,
+        dry_run: bool = False,
+        commit: bool = True,
     ) -> ArchiveResult:
-        """Move expired and ineffective entries (or `ids`) to the archive and commit just that."""
+        """Move expired and ineffective entries (or `ids`, or every entry of
+        `categories` not yet archived: reason `cleared`) to the archive and commit just that."""
         from .lifecycle.archiving import archive
 
-        return archive(self.store, ids=ids, reason=reason, dry_run=dry_run, commit=commit)
+        return archive(self.store, ids=ids, categories=categories, reason=reason, dry_run=dry_run, commit=commit)
 
     def check(self, *, commit: bool = True, archive: bool = True, remember: bool = False) -> CheckResult:
         """Session start: archive expired entries (auto_archive, unless not

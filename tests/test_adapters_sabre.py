@@ -237,7 +237,7 @@ def test_clear_memory_asks_for_confirmation_then_archives_in_a_commit(sabre):
     assert len(sabre_memory.search_episodes()) == 1  # nothing moved without confirm
     assert sabre_memory.clear_memory("episodic", confirm=True) == 1
     assert sabre_memory.search_episodes() == [] and sabre_memory.recall_fact("service.api.topology") is not None
-    assert "archive" in git("log", "-1", "--format=%s", cwd=sabre).lower()
+    assert git("log", "-1", "--format=%B", cwd=sabre).strip().endswith(": cleared")
     assert git("status", "--porcelain", cwd=sabre) == ""
 
 

@@ -295,24 +295,32 @@ class Sabre:
         }
 
     def clear_memory(self, category: str | None = None, confirm: bool = False) -> int:
-        """Archive (committed, reason manual) the active entries of a memory
-        type, a category or a tag (None: all); without `confirm`, nothing
-        moves and the count is what would. Git history keeps them."""
+        """Archive, in one commit with reason `cleared`, every entry not yet
+        archived (active, expired or superseded) of a memory type, a category
+        or a tag (None: every category of the persona's scope). Returns how
+        many entries that is; without `confirm` nothing moves (the count is
+        what would). Git history and the archive keep them."""
+        names = self.grimoire.config.categories
+        if category is None or (category in names and category not in MEMORY_TYPES):
+            whole = [category] if category else list(names)
+            return len(self.grimoire.archive(categories=whole, dry_run=not confirm).archived)
         chosen = self._to_clear(category)
         if confirm and chosen:
-            self.grimoire.archive(chosen, reason="manual")
+            self.grimoire.archive(chosen, reason="cleared")
         return len(chosen)
 
-    def _to_clear(self, category: str | None) -> list[str]:
-        names = self.grimoire.config.categories
+    def _to_clear(self, category: str) -> list[str]:
+        """The ids a memory type (semantic: the keyed facts) or a tag (a free-form category) holds."""
         if category in MEMORY_TYPES:
             kind = MEMORY_TYPES[category]
-            if kind == "note":  # semantic: the keyed facts
-                return [e.id for e in self.grimoire.facts()]
-            return [e.id for e in self.grimoire.list(categories=self.grimoire.config.names_of_kind(kind))]
-        if category is None or category in names:
-            return [e.id for e in self.grimoire.list(categories=[category] if category else list(names))]
-        return [e.id for e in self.grimoire.list(tags=[category])]
+            if kind == "note":
+                every = self.grimoire.list(expired=True, superseded=True)
+                return [e.id for e in every if e.key]
+            every = self.grimoire.list(
+                categories=self.grimoire.config.names_of_kind(kind), expired=True, superseded=True
+            )
+            return [e.id for e in every]
+        return [e.id for e in self.grimoire.list(tags=[category], expired=True, superseded=True)]
 
     # -- auto-caching -----------------------------------------------------------
 

@@ -86,8 +86,10 @@ def validate(paths, format, json, quiet):
 
 
 @declared(operations.ARCHIVE)
-def archive(ids, reason, dry_run, no_commit, json):
-    result = open_grimoire().archive(ids or None, reason=reason, dry_run=dry_run, commit=not no_commit)
+def archive(ids, categories, reason, dry_run, no_commit, json):
+    result = open_grimoire().archive(
+        ids or None, categories=categories, reason=reason, dry_run=dry_run, commit=not no_commit
+    )
     for note in result.notes:
         render.note(note)
     if json:

@@ -64,7 +64,21 @@ ARCHIVE = command_only(
     "Move expired and ineffective memories to the archive and commit just that change.",
     (
         Param("ids", list, "Archive these (default: every expired or ineffective entry).", metavar="ID"),
-        Param("reason", str, "expired, superseded, ineffective or manual (with ids).", "--reason", metavar="REASON"),
+        Param(
+            "categories",
+            list,
+            "Archive every entry of this category not yet archived (repeatable; reason cleared unless given).",
+            "-c",
+            "--category",
+            metavar="CAT",
+        ),
+        Param(
+            "reason",
+            str,
+            "expired, superseded, ineffective, manual or cleared (with ids or --category).",
+            "--reason",
+            metavar="REASON",
+        ),
         Param("dry_run", bool, "Say what would move; change nothing.", "--dry-run", default=False),
         Param("no_commit", bool, "Move the entries but do not commit.", "--no-commit", default=False),
     ),
