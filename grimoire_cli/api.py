@@ -493,11 +493,20 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         reason: str | None = None,
         dry_run: bool = False,
         commit: bool = True,
+        purge: bool = False,
     ) -> ArchiveResult:
         """Move expired and ineffective entries (or `ids`, or every entry of
-        `categories` not yet archived: reason `cleared`) to the archive and commit just that."""
+        `categories` not yet archived: reason `cleared`) to the archive and commit just that.
+        With `purge`, instead remove the archived entries older than
+        archive.retention_days from the archive, in one commit (`result.purged`)."""
         from .lifecycle.archiving import archive
 
+        if purge:
+            from .lifecycle.purging import purge as purged
+
+            if ids or categories or reason:
+                raise BadInput("--purge takes no ids, --category or --reason", "run mem archive --purge alone")
+            return purged(self.store, dry_run=dry_run, commit=commit)
         return archive(self.store, ids=ids, categories=categories, reason=reason, dry_run=dry_run, commit=commit)
 
     def check(self, *, commit: bool = True, archive: bool = True, remember: bool = False) -> CheckResult:

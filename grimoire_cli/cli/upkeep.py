@@ -86,20 +86,33 @@ def validate(paths, format, json, quiet):
 
 
 @declared(operations.ARCHIVE)
-def archive(ids, categories, reason, dry_run, no_commit, json):
+def archive(ids, categories, reason, purge, dry_run, no_commit, json):
     result = open_grimoire().archive(
-        ids or None, categories=categories, reason=reason, dry_run=dry_run, commit=not no_commit
+        ids or None, categories=categories, reason=reason, dry_run=dry_run, commit=not no_commit, purge=purge
     )
     for note in result.notes:
         render.note(note)
     if json:
         render.print_json(result.to_dict())
         return
+    if result.purged is not None:
+        _purged(result)
+        return
     verb = "would archive" if dry_run else "archived"
     for entry_id in result.archived:
         render.out(f"{verb} {entry_id} ({result.reasons[entry_id]})")
     if not result.archived:
         render.note("nothing to archive")
+    if result.commit:
+        render.out(f"committed {result.commit[:12]}")
+
+
+def _purged(result) -> None:
+    verb = "would purge" if result.dry_run else "purged"
+    for entry_id in result.purged:
+        render.out(f"{verb} {entry_id} ({result.reasons[entry_id]})")
+    if not result.purged:
+        render.note("nothing to purge")
     if result.commit:
         render.out(f"committed {result.commit[:12]}")
 

@@ -27,15 +27,17 @@ class ArchiveResult:
     commit: str | None = None
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
+    purged: list[str] | None = None  # a purge's (purging.py): the ids removed from the archive
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        shown = {
             "archived": self.archived,
             "commit": self.commit,
             "reasons": self.reasons,
             "dry_run": self.dry_run,
             "notes": self.notes,
         }
+        return shown if self.purged is None else {**shown, "purged": self.purged}
 
 
 def commit_message(reasons: dict[str, str]) -> str:

@@ -79,6 +79,13 @@ ARCHIVE = command_only(
             "--reason",
             metavar="REASON",
         ),
+        Param(
+            "purge",
+            bool,
+            "Instead, remove archived entries older than archive.retention_days from the archive, in one commit.",
+            "--purge",
+            default=False,
+        ),
         Param("dry_run", bool, "Say what would move; change nothing.", "--dry-run", default=False),
         Param("no_commit", bool, "Move the entries but do not commit.", "--no-commit", default=False),
     ),
