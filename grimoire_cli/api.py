@@ -483,6 +483,7 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         """The commit's `Decision:`, `Learning:`, `Error:` trailers as memories, as the auto_capture flags allow."""
         from .lifecycle.capture import capture
 
+        self.store.check_writable()  # memory off: said even for a commit without trailers
         return capture(self.store, commit, self.now(), dry_run=dry_run)
 
     def archive(
@@ -555,8 +556,10 @@ class Grimoire(KindsFacade, LifecycleFacade, LearningFacade):
         """Run by mem's git hooks after a merge, rebase or cherry-pick: renumber
         colliding ids in files the merge driver never saw; with `all_scopes`
         (the hooks), in every scope, another scope's ids labelled `scope:ID`."""
-        from .git.renumber import fixup
+        from .git.renumber import FixupResult, fixup
 
+        if not self.config.enabled:  # Loa's switch: the hook writes nothing, and says so
+            return FixupResult(notes=["memory is off (memory_schema.enabled: false): nothing renumbered"])
         names = self.config.scopes() if all_scopes else []
         stores = [(None if name == self.config.scope else name, self._scoped(name).store) for name in names] or [
             (None, self.store)

@@ -162,7 +162,7 @@ def _print_check(result, new: set[str], hook: bool, who: str) -> None:
             when = "at session start" if task["trigger"] == "session-start" else f"since {task['due_at']}"
             render.out(f"{who}: task due {when}: {task['id']} {task['task']} (done: `mem task done {task['id']}`)")
     for note in result.notes:
-        if not hook or new or result.archived:
+        if not hook or new or result.archived or result.off:
             render.note(f"{who}: {note}")
     if result.archived:
         render.out(

@@ -153,6 +153,7 @@ class CheckResult:
     unreported: set[str] | None = None
     # Local entries given a fresh id because a pulled tracked entry has theirs (local_ids.py): old -> new.
     renamed: dict[str, str] = field(default_factory=dict)
+    off: bool = False  # memory_schema.enabled is false: nothing was checked (the note says so)
 
     @property
     def unarchived(self) -> list[str]:
@@ -178,6 +179,8 @@ class CheckResult:
             "renamed": self.renamed,
         }
 
+
+OFF = "memory is off (memory_schema.enabled: false): nothing checked or archived"
 
 # In the cache: the ids the last hook run reported, so the next says only what is new.
 REPORTED = "check-reported.json"
@@ -215,6 +218,8 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     tree under a bisect, rebase or merge, nor leave commits on a detached
     HEAD), or, with `commit`, when the archive could not be committed (the
     hook must not leave a tree dirtied by a move nobody asked for)."""
+    if not store.config.enabled:  # Loa's switch: a session start does nothing, and says so
+        return CheckResult(notes=[OFF], off=True)
     moment = store.runtime.now()
     lifecycle = store.config.lifecycle
     result = CheckResult()
