@@ -527,15 +527,32 @@ class Grimoire:
         """The commit's `Decision:`, `Learning:`, `Error:` trailers as memories, as the auto_capture flags allow."""
         from .lifecycle.capture import capture
 
+        self.store.check_writable()  # memory off: said even for a commit without trailers
         return capture(self.store, commit, self.now(), dry_run=dry_run)
 
     def archive(
-        self, ids: Iterable[str] | None = None, *, reason: str | None = None, dry_run: bool = False, commit: bool = True
+        self,
+        ids: Iterable[str] | None = None,
+        *,
+        categories: Iterable[str] | None = None,
+        reason: str | None = None,
+        dry_run: bool = False,
+        commit: bool = True,
+        purge: bool = False,
     ) -> ArchiveResult:
-        """Move expired and ineffective entries (or `ids`) to the archive and commit just that."""
+        """Move expired and ineffective entries (or `ids`, or every entry of
+        `categories` not yet archived: reason `cleared`) to the archive and commit just that.
+        With `purge`, instead remove the archived entries older than
+        archive.retention_days from the archive, in one commit (`result.purged`)."""
         from .lifecycle.archiving import archive
 
-        return archive(self.store, ids=ids, reason=reason, dry_run=dry_run, commit=commit)
+        if purge:
+            from .lifecycle.purging import purge as purged
+
+            if ids or categories or reason:
+                raise BadInput("--purge takes no ids, --category or --reason", "run mem archive --purge alone")
+            return purged(self.store, dry_run=dry_run, commit=commit)
+        return archive(self.store, ids=ids, categories=categories, reason=reason, dry_run=dry_run, commit=commit)
 
     def check(self, *, commit: bool = True, archive: bool = True, remember: bool = False) -> CheckResult:
         """Session start: archive expired entries (auto_archive, unless not
@@ -583,8 +600,10 @@ class Grimoire:
         """Run by mem's git hooks after a merge, rebase or cherry-pick: renumber
         colliding ids in files the merge driver never saw; with `all_scopes`
         (the hooks), in every scope, another scope's ids labelled `scope:ID`."""
-        from .git.renumber import fixup
+        from .git.renumber import FixupResult, fixup
 
+        if not self.config.enabled:  # Loa's switch: the hook writes nothing, and says so
+            return FixupResult(notes=["memory is off (memory_schema.enabled: false): nothing renumbered"])
         names = self.config.scopes() if all_scopes else []
         stores = [(None if name == self.config.scope else name, self._scoped(name).store) for name in names] or [
             (None, self.store)

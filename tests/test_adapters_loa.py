@@ -76,3 +76,24 @@ def test_below_its_floor_a_memory_is_refused_and_retrieval_is_capped(repo):
 def test_bad_input_says_what_to_give(repo, call, message):
     with pytest.raises(BadInput, match=message):
         call(Loa(Grimoire.open(repo)))
+
+
+def test_archived_memories_are_kept_for_the_configured_period_then_purged(repo):
+    runtime = Runtime.from_environment()  # its clock moves below
+    loa = Loa(Grimoire.open(repo, runtime=runtime))
+    with pytest.raises(BadInput, match="retention is not configured"):
+        loa.purge_archive()
+    config = repo / ".loa.config.yaml"
+    config.write_text(config.read_text() + "  archive: {retention_days: 60}\n")
+    loa = Loa(Grimoire.open(repo, runtime=runtime))
+    error = loa.create("pytest -x hides the second failure; run without -x in CI", "error", 0.7, SOURCE)
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "memories", cwd=repo)
+    runtime.fixed_now = parse_time("2026-12-23T10:00:00Z")  # the error's 30 days are over
+    assert loa.archive() == [error["id"]]
+    runtime.fixed_now = parse_time("2027-02-20T10:00:00Z")  # 59 days in the archive
+    assert loa.purge_archive() == []
+    runtime.fixed_now = parse_time("2027-02-21T10:00:00Z")
+    assert loa.purge_archive() == [error["id"]]
+    assert yaml.safe_load((repo / "grimoires/loa/memory/archive/errors.yaml").read_text()) is None
+    assert git("log", "-1", "--format=%s", cwd=repo).startswith("mem archive --purge: 1 memory")

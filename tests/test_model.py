@@ -1025,7 +1025,7 @@ class StoreMachine(RuleBasedStateMachine):
         new values of one key written on both sides are chained by time: tests/test_merge_pinned.py)."""
         key = KEYS[pick % len(KEYS)]
         try:
-            theirs = clone.recall_entry(key).id
+            theirs = clone.facts.recall_entry(key).id
         except NotFound:
             theirs = None
         ours = self.facts.get(key)
@@ -1033,7 +1033,7 @@ class StoreMachine(RuleBasedStateMachine):
         if theirs != (current.id if current else None):
             return []
         value = self._text(a, "their value")
-        clone.remember(key, value, category="fact")
+        clone.facts.remember(key, value, category="fact")
         return [("remember", current, (key, value))]
 
     def _follow_entries(self, tracked: bool) -> None:

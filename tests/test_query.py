@@ -398,7 +398,8 @@ def test_context_counts_exactly_what_its_selection_left_out(
             assert mem("init", "--preset", preset).code == 0
         if samaritan and not tiers_on:
             config = path / ".loa.config.yaml"
-            config.write_text(config.read_text().replace("enabled: true", "enabled: false"))
+            # tiers.enabled only (the preset's line says what it does): memory_schema.enabled false turns memory off
+            config.write_text(config.read_text().replace("enabled: true  #", "enabled: false  #"))
         runtime = Runtime.from_environment()  # the clock the chats and the context below move
         g = Grimoire.open(path, runtime=runtime)
         g.add_many(

@@ -81,6 +81,11 @@ class Loa:
         """Move the expired (and ineffective) entries to the archive, in one commit; their ids."""
         return list(self.grimoire.archive().archived)
 
+    def purge_archive(self) -> list[str]:
+        """Remove what was archived longer ago than archive.retention_days
+        (Loa's "keep for a configurable period"), in one commit; their ids."""
+        return list(self.grimoire.archive(purge=True).purged or [])
+
     def session_start_check(self) -> dict[str, Any]:
         """Archive what expired (auto_archive) and say what expires within warn_before_archive_days."""
         return self.grimoire.check().to_dict()

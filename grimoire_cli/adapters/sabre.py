@@ -53,15 +53,17 @@ def ttl_of(seconds: int | None) -> str:
 
 
 def due_of(trigger: str) -> dict[str, Any]:
-    """`time:+1hour`, `time:+30min`, `time:<ISO>` or `event:<name>` as the
-    options of `Grimoire.tasks.add`."""
+    """`time:+1hour`, `time:+30min`, `time:<ISO>`, `event:<name>` or
+    `condition:<expr>` as the options of `Grimoire.tasks.add`."""
     kind, _, value = trigger.partition(":") if isinstance(trigger, str) else ("", "", "")
     if kind == "event" and value:
         return {"on": value}
+    if kind == "condition" and value:
+        return {"condition": value}  # checked by the task (kinds/conditions.py)
     if kind != "time" or not value:
         raise BadInput(
             f"cannot read trigger {trigger!r}",
-            'give "time:+1hour", "time:2026-12-01T09:00:00Z" or "event:<name>" (condition triggers are not served)',
+            'give "time:+1hour", "time:2026-12-01T09:00:00Z", "event:<name>" or "condition:<expr>"',
         )
     relative = _RELATIVE.match(value.strip().lower())
     if relative is None:
@@ -255,12 +257,14 @@ class Sabre:
     # -- prospective memory -----------------------------------------------------
 
     def schedule_task(self, task: str, trigger: str, context: dict[str, Any] | None = None) -> str:
-        """Defer `task` until its trigger (`time:+1hour`, `event:<name>`); the task's id."""
+        """Defer `task` until its trigger (`time:+1hour`, `event:<name>`,
+        `condition:<expr>`); the task's id."""
         return self.grimoire.tasks.add(task, context=context, **due_of(trigger)).id
 
-    def get_pending_tasks(self) -> list[dict[str, Any]]:
-        """The pending tasks that are due, oldest due first."""
-        return [_task(e) for e in self.grimoire.tasks.due()]
+    def get_pending_tasks(self, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The pending tasks that are due, oldest due first; given the
+        runtime's `context`, the condition tasks that hold against it too."""
+        return [_task(e) for e in self.grimoire.tasks.due(context=context)]
 
     def complete_task(self, task_id: str) -> None:
         self.grimoire.tasks.end(task_id, "done")
@@ -291,24 +295,32 @@ class Sabre:
         }
 
     def clear_memory(self, category: str | None = None, confirm: bool = False) -> int:
-        """Archive (committed, reason manual) the active entries of a memory
-        type, a category or a tag (None: all); without `confirm`, nothing
-        moves and the count is what would. Git history keeps them."""
+        """Archive, in one commit with reason `cleared`, every entry not yet
+        archived (active, expired or superseded) of a memory type, a category
+        or a tag (None: every category of the persona's scope). Returns how
+        many entries that is; without `confirm` nothing moves (the count is
+        what would). Git history and the archive keep them."""
+        names = self.grimoire.config.categories
+        if category is None or (category in names and category not in MEMORY_TYPES):
+            whole = [category] if category else list(names)
+            return len(self.grimoire.archive(categories=whole, dry_run=not confirm).archived)
         chosen = self._to_clear(category)
         if confirm and chosen:
-            self.grimoire.archive(chosen, reason="manual")
+            self.grimoire.archive(chosen, reason="cleared")
         return len(chosen)
 
-    def _to_clear(self, category: str | None) -> list[str]:
-        names = self.grimoire.config.categories
+    def _to_clear(self, category: str) -> list[str]:
+        """The ids a memory type (semantic: the keyed facts) or a tag (a free-form category) holds."""
         if category in MEMORY_TYPES:
             kind = MEMORY_TYPES[category]
-            if kind == "note":  # semantic: the keyed facts
-                return [e.id for e in self.grimoire.facts.list()]
-            return [e.id for e in self.grimoire.list(categories=self.grimoire.config.names_of_kind(kind))]
-        if category is None or category in names:
-            return [e.id for e in self.grimoire.list(categories=[category] if category else list(names))]
-        return [e.id for e in self.grimoire.list(tags=[category])]
+            if kind == "note":
+                every = self.grimoire.list(expired=True, superseded=True)
+                return [e.id for e in every if e.key]
+            every = self.grimoire.list(
+                categories=self.grimoire.config.names_of_kind(kind), expired=True, superseded=True
+            )
+            return [e.id for e in every]
+        return [e.id for e in self.grimoire.list(tags=[category], expired=True, superseded=True)]
 
     # -- auto-caching -----------------------------------------------------------
 

@@ -76,6 +76,8 @@ def _task_line(entry) -> str:
         if due
         else "at the next session"
         if trigger == "session-start"
+        else f"if {trigger.removeprefix('condition:')}"
+        if trigger.startswith("condition:")
         else f"on {trigger.removeprefix('event:')}"
     )
     status = "" if data.get("status") == "pending" else f" [{data.get('status')}]"
@@ -87,10 +89,16 @@ def _task_json(entries, moment) -> None:
 
 
 @declared(kind_operations.TASK_SCHEDULE, task_command)
-def task_add(text, due, on, next_session, context_pairs, category, json):
+def task_add(text, due, on, next_session, condition, context_pairs, category, json):
     grimoire = open_grimoire()
     entry = grimoire.tasks.add(
-        read_text(text), due=due, on=on, next_session=next_session, context=contexts(context_pairs), category=category
+        read_text(text),
+        due=due,
+        on=on,
+        next_session=next_session,
+        condition=condition,
+        context=contexts(context_pairs),
+        category=category,
     )
     if json:
         render.print_json(entry.view(grimoire.now()))
@@ -130,9 +138,9 @@ def tasks(all, json):
 
 
 @declared(kind_operations.TASKS_DUE)
-def due(json):
+def due(context_pairs, json):
     grimoire = open_grimoire()
-    listed = grimoire.tasks.due()
+    listed = grimoire.tasks.due(context=contexts(context_pairs) if context_pairs else None)
     if json:
         _task_json(listed, grimoire.now())
     else:

@@ -86,18 +86,33 @@ def validate(paths, format, json, quiet):
 
 
 @declared(operations.ARCHIVE)
-def archive(ids, reason, dry_run, no_commit, json):
-    result = open_grimoire().archive(ids or None, reason=reason, dry_run=dry_run, commit=not no_commit)
+def archive(ids, categories, reason, purge, dry_run, no_commit, json):
+    result = open_grimoire().archive(
+        ids or None, categories=categories, reason=reason, dry_run=dry_run, commit=not no_commit, purge=purge
+    )
     for note in result.notes:
         render.note(note)
     if json:
         render.print_json(result.to_dict())
+        return
+    if result.purged is not None:
+        _purged(result)
         return
     verb = "would archive" if dry_run else "archived"
     for entry_id in result.archived:
         render.out(f"{verb} {entry_id} ({result.reasons[entry_id]})")
     if not result.archived:
         render.note("nothing to archive")
+    if result.commit:
+        render.out(f"committed {result.commit[:12]}")
+
+
+def _purged(result) -> None:
+    verb = "would purge" if result.dry_run else "purged"
+    for entry_id in result.purged:
+        render.out(f"{verb} {entry_id} ({result.reasons[entry_id]})")
+    if not result.purged:
+        render.note("nothing to purge")
     if result.commit:
         render.out(f"committed {result.commit[:12]}")
 
@@ -147,7 +162,7 @@ def _print_check(result, new: set[str], hook: bool, who: str) -> None:
             when = "at session start" if task["trigger"] == "session-start" else f"since {task['due_at']}"
             render.out(f"{who}: task due {when}: {task['id']} {task['task']} (done: `mem task done {task['id']}`)")
     for note in result.notes:
-        if not hook or new or result.archived:
+        if not hook or new or result.archived or result.off:
             render.note(f"{who}: {note}")
     if result.archived:
         render.out(

@@ -31,7 +31,7 @@ MAX_CONTENT = 2000
 MAX_SUMMARY = 200
 MAX_TAG = 64  # schemas/memory.schema.json: a tag's maxLength
 DERIVED_SUMMARY = 120
-ARCHIVE_REASONS = ("expired", "superseded", "ineffective", "manual")
+ARCHIVE_REASONS = ("expired", "superseded", "ineffective", "manual", "cleared")
 
 # The order fields are written in; unknown fields follow in their own order.
 # The fields kinds of category add (schemas/kinds.schema.json), after the content.

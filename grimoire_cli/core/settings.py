@@ -169,6 +169,13 @@ class Learning(NamedTuple):
     min_corrections: int = 3
 
 
+class Archive(NamedTuple):
+    """Loa's archive retention: an archived entry is purged by `mem archive
+    --purge` once archived this many days ago (None: never)."""
+
+    retention_days: int | None = None
+
+
 class Settings(NamedTuple):
     tiers: Tiers = Tiers()
     decay: Decay = Decay()
@@ -177,6 +184,7 @@ class Settings(NamedTuple):
     compaction: Compaction = Compaction()
     learning: Learning = Learning()
     auto_capture: frozenset[str] = frozenset()  # the flags that are on (Loa's: decisions, errors, learnings)
+    archive: Archive = Archive()
 
 
 def _section(raw: Any, where: str, label: str) -> dict[str, Any]:
@@ -252,7 +260,11 @@ def build_settings(schema: dict[str, Any], where: str) -> Settings:
     raw = _section(schema.get("auto_capture"), where, "memory_schema.auto_capture")
     _unknown(raw, ("decisions", "errors", "learnings"), where, "memory_schema.auto_capture")
     auto_capture = frozenset(name for name, on in raw.items() if expect(on, bool, where, f"auto_capture.{name}"))
-    return Settings(tiers, decay, context, consolidate, compaction, learning, auto_capture)
+    raw = _section(schema.get("archive"), where, "memory_schema.archive")
+    _unknown(raw, Archive._fields, where, "memory_schema.archive")
+    days = raw.get("retention_days")
+    archive = Archive(None if days is None else _number(days, where, "archive.retention_days", low=1, integer=True))
+    return Settings(tiers, decay, context, consolidate, compaction, learning, auto_capture, archive)
 
 
 def _share(value: Any, where: str, name: str) -> float:

@@ -30,18 +30,22 @@ class Tasks:
         due: str | None = None,
         on: str | None = None,
         next_session: bool = False,
+        condition: str | None = None,
         context: dict[str, Any] | None = None,
         category: str | None = None,
         tags: Iterable[str] = (),
         importance: int | None = None,
     ) -> Entry:
         """Schedule a task with one trigger: `due` (+1h or an ISO time), `on`
-        (an event `fire` names) or `next_session`."""
+        (an event `fire` names), `next_session`, or `condition` (an expression
+        over the context `due` is given, kinds/conditions.py)."""
         from ..kinds.tasks import fields_for
         from ..memory.request import Request
 
         spec = self.config.of_kind("task", category)
-        fields = fields_for(text, self.grimoire.now(), due=due, on=on, next_session=next_session, context=context)
+        fields = fields_for(
+            text, self.grimoire.now(), due=due, on=on, next_session=next_session, condition=condition, context=context
+        )
         return self.grimoire.add_many(
             [Request(text, category=spec.name, fields=fields, tags=list(tags), importance=importance)]
         )[0]
@@ -53,12 +57,13 @@ class Tasks:
         self.config.of_kind("task")
         return tasks(self.store, self.grimoire.now(), every=every)
 
-    def due(self) -> builtins.list[Entry]:
-        """Pending tasks whose time, event or session has come."""
+    def due(self, *, context: dict[str, Any] | None = None) -> builtins.list[Entry]:
+        """Pending tasks whose time, event or session has come, and, given a
+        `context`, the condition tasks whose condition holds against it."""
         from ..kinds.tasks import due
 
         self.config.of_kind("task")
-        return due(self.store, self.grimoire.now())
+        return due(self.store, self.grimoire.now(), context)
 
     def end(self, entry_id: str, status: str = "done") -> Entry:
         """Mark a pending task done or cancelled (an edit in place); it is

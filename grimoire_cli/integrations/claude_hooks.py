@@ -58,6 +58,17 @@ def run(event: str, payload: dict[str, Any], grimoire_of: Callable[[], Grimoire]
     if event not in EVENTS:
         raise BadInput(f"unknown hook {event!r}", f"use one of {', '.join(EVENTS)}")
     grimoire = grimoire_of()
+    if not grimoire.config.enabled:  # Loa's switch: no memory in, none out, said once
+        from ..lifecycle.archiving import OFF
+
+        if event != "session-start":
+            return (
+                None,
+                f"memory is off (memory_schema.enabled: false): nothing {'recorded' if event == 'post-tool-use' else 'consolidated'}",
+            )
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": f"mem: {OFF}"}}
+        ), None
     if event == "session-start":
         return json.dumps(
             {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": session_start(grimoire)}}

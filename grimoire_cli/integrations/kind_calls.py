@@ -77,8 +77,8 @@ def tasks_pending(g: Grimoire, all: bool = False) -> Any:
 
 
 @tool(TASKS_DUE)
-def tasks_due(g: Grimoire) -> Any:
-    return _views(g, g.tasks.due())
+def tasks_due(g: Grimoire, context: dict[str, Any] | None = None) -> Any:
+    return _views(g, g.tasks.due(context=context))
 
 
 @tool(TASK_DONE)

@@ -5,14 +5,18 @@ A task waits (`status: pending`) until it is done or cancelled; both are
 lifecycle edits (a splice of `status`, `done_at` and `expires_at`), so the
 task never expires while it waits and is archived `ttl` after it ended.
 It is due when its time has come (`due_at` at or before now), when its
-trigger is `session-start`, or once `mem event NAME` fired its event (which
-sets `due_at` to that moment). Due tasks come first in `mem check` and
-`mem context`.
+trigger is `session-start`, once `mem event NAME` fired its event (which
+sets `due_at` to that moment), or, for a `condition:<expr>` trigger, when
+the expression holds against the context the caller passes
+(`mem due --context k=v`; kinds/conditions.py). Without a context a
+condition task is not due: `mem check` and `mem context` have none. Due
+tasks come first in `mem check` and `mem context`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -21,9 +25,11 @@ from ..core.errors import BadInput, no_memory
 from ..core.model import Entry, epoch, expires_at, expiry_start, ttl_delta
 from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
+from .conditions import check_condition, holds
 
 _RELATIVE = re.compile(r"^\+([1-9]\d{0,5})([smhd])\Z")
 _EVENT = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,79}\Z")
+CONDITION = "condition:"
 
 
 def check_event(name: str) -> str:
@@ -57,17 +63,23 @@ def fields_for(
     due: str | None = None,
     on: str | None = None,
     next_session: bool = False,
+    condition: str | None = None,
     context: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A new task's fields, from exactly one trigger."""
-    if (due is not None) + (on is not None) + bool(next_session) != 1:
-        raise BadInput("a task needs exactly one trigger", "give one of --due +1h|ISO, --on EVENT, --next-session")
+    if (due is not None) + (on is not None) + bool(next_session) + (condition is not None) != 1:
+        raise BadInput(
+            "a task needs exactly one trigger",
+            "give one of --due +1h|ISO, --on EVENT, --next-session, --condition EXPR",
+        )
     fields: dict[str, Any] = {"task": text, "status": "pending"}  # written in FIELD_ORDER whatever the order here
     if due is not None:
         fields["due_at"] = due_time(due, moment)
         fields["trigger"] = f"time:{fields['due_at']}"
     elif on is not None:
         fields["trigger"] = f"event:{check_event(on)}"
+    elif condition is not None:
+        fields["trigger"] = f"{CONDITION}{check_condition(condition)}"
     else:
         fields["trigger"] = "session-start"
     if context:
@@ -75,10 +87,13 @@ def fields_for(
     return fields
 
 
-def is_due(entry: Entry, moment: datetime, session: str | None) -> bool:
+def is_due(entry: Entry, moment: datetime, session: str | None, context: Mapping[str, Any] | None = None) -> bool:
     data = entry.data
     if data.get("status") != "pending":
         return False
+    trigger = str(data.get("trigger", ""))
+    if trigger.startswith(CONDITION):
+        return context is not None and holds(trigger[len(CONDITION) :], context)
     if data.get("trigger") == "session-start":
         # Due from the next session on: not in the session that added it (known
         # when the runtime names the session, MEM_SESSION_ID; without it, every process is one).
@@ -117,14 +132,15 @@ def tasks(store: Store, moment: datetime, *, every: bool = False) -> list[Entry]
     return [entry for _, entry in task_rows(store, moment, every=every)]
 
 
-def due_rows(store: Store, moment: datetime) -> list[tuple[int, Entry]]:
-    """(catalog row, entry) of the tasks due now, oldest due first."""
+def due_rows(store: Store, moment: datetime, context: Mapping[str, Any] | None = None) -> list[tuple[int, Entry]]:
+    """(catalog row, entry) of the tasks due now (condition tasks: against
+    `context`), timed ones oldest due first, then condition tasks."""
     session = store.runtime.session_id
-    return [(rowid, entry) for rowid, entry in task_rows(store, moment) if is_due(entry, moment, session)]
+    return [(rowid, entry) for rowid, entry in task_rows(store, moment) if is_due(entry, moment, session, context)]
 
 
-def due(store: Store, moment: datetime) -> list[Entry]:
-    return [entry for _, entry in due_rows(store, moment)]
+def due(store: Store, moment: datetime, context: Mapping[str, Any] | None = None) -> list[Entry]:
+    return [entry for _, entry in due_rows(store, moment, context)]
 
 
 def ended(entry: Entry, status: str, moment: datetime) -> dict[str, Any]:

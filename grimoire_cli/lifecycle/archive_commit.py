@@ -189,6 +189,13 @@ def _move(
     return {entry_id: move.reasons[entry_id] for entry_id in moved}
 
 
+def without(text: str, where: str, ids: set[str]) -> tuple[str, set[str]]:
+    """`text` (a grimoire file) with the entries of these ids taken out, only
+    their lines touched, and the ids it held (a purge: purging.py)."""
+    found, spans, present = _entries(text, where, ids)
+    return rewrite(text, found, spans, present, dict.fromkeys(present), []), set(present)
+
+
 _ID_RUN = re.compile(r"MEM-[0-9]{8}-[0-9]+")
 _SHORTEST = len("MEM-00000000-0")
 

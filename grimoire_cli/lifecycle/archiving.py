@@ -11,7 +11,7 @@ from typing import Any
 from ..core.errors import BadInput, no_memory
 from ..core.model import Entry, sort_key
 from ..memory import local_ids
-from ..storage.catalog.queries import Filter
+from ..storage.catalog.queries import Filter, Order
 from ..storage.store import Store
 from . import archive_commit
 from .archive_commit import Move
@@ -27,15 +27,17 @@ class ArchiveResult:
     commit: str | None = None
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
+    purged: list[str] | None = None  # a purge's (purging.py): the ids removed from the archive
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        shown = {
             "archived": self.archived,
             "commit": self.commit,
             "reasons": self.reasons,
             "dry_run": self.dry_run,
             "notes": self.notes,
         }
+        return shown if self.purged is None else {**shown, "purged": self.purged}
 
 
 def commit_message(reasons: dict[str, str]) -> str:
@@ -49,26 +51,35 @@ def archive(
     store: Store,
     *,
     ids: Iterable[str] | None = None,
+    categories: Iterable[str] | None = None,
     reason: str | None = None,
     dry_run: bool = False,
     commit: bool = True,
     only_with_commit: bool = False,
 ) -> ArchiveResult:
-    """Move expired and ineffective entries (or the given ids) to the
-    archive, and commit just that move (`archive_commit`). When no commit can
-    be made now, the move is made without one and a note says why; with
-    `only_with_commit`, nothing is moved instead (the note says so)."""
+    """Move expired and ineffective entries (or the given ids, or every
+    entry of `categories` not yet archived: reason `cleared` unless given)
+    to the archive, and commit just that move (`archive_commit`). When no
+    commit can be made now, the move is made without one and a note says
+    why; with `only_with_commit`, nothing is moved instead (the note says so)."""
     ids = list(ids or [])
+    categories = [store.config.category(name).name for name in categories or []]
+    if ids and categories:
+        raise BadInput("give ids or --category, not both", "archive a whole category with mem archive --category CAT")
     if reason is not None:
         check_reason(reason)
-        if not ids:
+        if not ids and not categories:
             raise BadInput(
-                "--reason goes with ids", "name the ids to archive, e.g. mem archive MEM-20260101-001 --reason manual"
+                "--reason goes with ids or --category",
+                "name the ids to archive, e.g. mem archive MEM-20260101-001 --reason manual",
             )
     result = ArchiveResult(dry_run=dry_run)
     with store.lock():
         moment = store.runtime.now()  # after any wait for the lock: what expired meanwhile is archived too
         chosen: dict[str, str] = {}
+        if categories:
+            ids = unarchived_ids(store, categories, moment)
+            reason = reason or "cleared"
         if ids:
             entries = store.by_id(ids, unique=True)
             for entry_id in ids:
@@ -78,7 +89,7 @@ def archive(
                 if entry.archived:
                     raise BadInput(f"{entry_id} is already archived")
                 chosen[entry_id] = reason or ("superseded" if entry.superseded_by else "manual")
-        else:
+        elif not categories:
             for light in store.reads.lights(skip_damaged=False):
                 why = archive_reason(light, moment)
                 if why:
@@ -118,6 +129,14 @@ def archive(
     return result
 
 
+def unarchived_ids(store: Store, categories: Iterable[str], moment: datetime) -> list[str]:
+    """The ids of every entry of these categories still in place: active,
+    expired or superseded (what clearing a category moves)."""
+    chosen = Filter(at=moment.timestamp(), states=("active", "expired", "superseded"), categories=categories)
+    rowids = store.ordered(chosen, Order.INDEXED, None)
+    return sorted(entry.id for entry in store.load(rowids).values())
+
+
 @dataclass
 class CheckResult:
     """What `check` found due at session start, and what it archived."""
@@ -134,6 +153,7 @@ class CheckResult:
     unreported: set[str] | None = None
     # Local entries given a fresh id because a pulled tracked entry has theirs (local_ids.py): old -> new.
     renamed: dict[str, str] = field(default_factory=dict)
+    off: bool = False  # memory_schema.enabled is false: nothing was checked (the note says so)
 
     @property
     def unarchived(self) -> list[str]:
@@ -159,6 +179,8 @@ class CheckResult:
             "renamed": self.renamed,
         }
 
+
+OFF = "memory is off (memory_schema.enabled: false): nothing checked or archived"
 
 # In the cache: the ids the last hook run reported, so the next says only what is new.
 REPORTED = "check-reported.json"
@@ -196,6 +218,8 @@ def check(store: Store, *, commit: bool = True, archive_expired: bool = True) ->
     tree under a bisect, rebase or merge, nor leave commits on a detached
     HEAD), or, with `commit`, when the archive could not be committed (the
     hook must not leave a tree dirtied by a move nobody asked for)."""
+    if not store.config.enabled:  # Loa's switch: a session start does nothing, and says so
+        return CheckResult(notes=[OFF], off=True)
     moment = store.runtime.now()
     lifecycle = store.config.lifecycle
     result = CheckResult()

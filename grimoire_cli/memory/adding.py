@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, cast
 from ..core.clock import parse_time
 from ..core.errors import BadInput, Duplicate, GrimoireError, Refused
 from ..core.model import Entry, format_id, id_day, normalize_text, parse_id
+from ..storage import tombstones
 from ..storage.catalog.queries import Filter
 from ..storage.issued import in_use
 from ..storage.store import Store
@@ -449,8 +450,9 @@ class _Taken:
     def of_day(self, day: str) -> set[str]:
         if day not in self._days:
             known = set(self.store.reads.ids_of_day(day))
-            # The ids of files too damaged to read count as taken (never reused).
+            # The ids of files too damaged to read, and ids purged from the archive, count as taken (never reused).
             known |= {i for i in self.store.ids_in_damaged() if i.startswith(f"MEM-{day}-")}
+            known |= tombstones.of_day(self.store.config.archive_dir, day)
             self._days[day] = known | self._added.get(day, set())
         return self._days[day]
 

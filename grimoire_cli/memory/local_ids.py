@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core.model import next_id, parse_id
+from ..storage import tombstones
 from ..storage.issued import in_use
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ def _settle(store: Store, found: set[str]) -> dict[str, str]:
             continue  # not an id mem mints: left to `mem validate`
         if day not in taken:
             taken[day] = set(store.reads.ids_of_day(day)) | store.ids_in_damaged() | in_use(issued, day)
+            taken[day] |= tombstones.of_day(store.config.archive_dir, day)  # purged ids are never reissued
         mapping[entry_id] = next_id(taken[day], day)
         taken[day].add(mapping[entry_id])
     paths = {f.rel: f.path for f in store.files()}

@@ -155,9 +155,10 @@ PROCEDURES = Operation(
 
 TASK_SCHEDULE = Operation(
     "task_schedule",
-    "Schedule a task with one trigger: --due, --on or --next-session; prints its id.",
+    "Schedule a task with one trigger: --due, --on, --next-session or --condition; prints its id.",
     "Schedule a task for later (prospective memory) with one trigger: due (+30m, +1h, +2d or an ISO time), "
-    "on (an event) or next_session. Returns the task.",
+    "on (an event), next_session, or condition (an expression over the context tasks_due is given, "
+    "like \"cpu > 80 and env == 'prod'\"). Returns the task.",
     (
         stdin_text("text", "What to do.", "What to do; '-' reads stdin."),
         Param("due", str, "When: +30m, +1h, +2d or an ISO time.", "--due", metavar="WHEN"),
@@ -169,6 +170,14 @@ TASK_SCHEDULE = Operation(
             "--next-session",
             default=False,
             cli_help="At the next session start (`mem check`).",
+        ),
+        Param(
+            "condition",
+            str,
+            "When this holds against the context `mem due --context` is given: keys compared with literals "
+            "(==, !=, <, <=, >, >=), and, or, not, parentheses; a bare key is true when truthy.",
+            "--condition",
+            metavar="EXPR",
         ),
         _context_pairs("Context for whoever does it (repeatable)."),
         Param(
@@ -198,8 +207,18 @@ TASKS_PENDING = Operation(
 TASKS_DUE = Operation(
     "tasks_due",
     "List the tasks due now; exit 1 when none is (for scripts).",
-    "The tasks due now: past their time, or waiting for the next session.",
-    (),
+    "The tasks due now: past their time, or waiting for the next session; with a context, also the "
+    "condition tasks whose condition holds against it.",
+    (
+        _context_pairs("The situation condition tasks are checked against (repeatable)."),
+        Param(
+            "context",
+            object,
+            "The situation condition tasks are checked against (key → value).",
+            schema={"type": "object"},
+            cli=False,
+        ),
+    ),
     "the tasks due now",
     command="due",
     read_only=True,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 from ..core.config import Config
-from ..core.errors import Damaged
+from ..core.errors import BadInput, Damaged
 from ..core.model import Entry
 from ..core.runtime import Runtime
 from . import issued, journal, reading
@@ -386,13 +386,25 @@ class Store:
 
     # -- writing: staged under the lock, then landing all together -------------
 
+    def check_writable(self) -> None:
+        """Refuse, before anything is written, when Loa's `memory_schema.enabled` is false."""
+        if not self.config.enabled:
+            where = self.config.relative(self.config.path) if self.config.path else "the config"
+            raise BadInput(
+                f"memory is off: memory_schema.enabled is false in {where}; nothing written",
+                "set memory_schema.enabled: true to write memories again",
+            )
+
     @contextmanager
-    def lock(self) -> Iterator[None]:
-        """Exclusive lock on the whole grimoire for a read-modify-write.
+    def lock(self, *, writing: bool = True) -> Iterator[None]:
+        """Exclusive lock on the whole grimoire for a read-modify-write
+        (`writing`: refused when memory is off, `check_writable`).
 
         Writes made inside are staged and land together when the block ends
         without an error; an error discards them all.
         """
+        if writing:
+            self.check_writable()
         with journal.locked(self.cache, self.runtime.lock_timeout):
             self._recover()
             # Other processes may have written since we last looked.
@@ -423,7 +435,7 @@ class Store:
     def recover_if_needed(self) -> None:
         """Readers call this: a journal means a writer crashed mid-commit."""
         if journal.pending(self.cache):
-            with self.lock():
+            with self.lock(writing=False):  # finishing a crashed write, even when memory is off
                 pass
 
     def new_file(self, category: str, archived: bool = False) -> bytes:
