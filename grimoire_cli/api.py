@@ -196,17 +196,9 @@ class Grimoire:
 
     def categories(self) -> builtins.list[dict[str, Any]]:
         """Each category of this scope: name, kind, ttl, floor, tracked, file."""
-        return [
-            {
-                "name": c.name,
-                "kind": c.kind,
-                "ttl": c.ttl,
-                "confidence_required": c.confidence_required,
-                "tracked": c.tracked,
-                "file": self.config.relative(self.store.category_path(c.name)),
-            }
-            for c in self.config.categories.values()
-        ]
+        from .facade.kinds import described
+
+        return described(self.config, self.store)
 
     @overload
     def show(self, entry_id: str, *, chain: Literal[False] = False) -> Entry: ...
@@ -538,21 +530,18 @@ class Grimoire:
         reason: str | None = None,
         dry_run: bool = False,
         commit: bool = True,
-        purge: bool = False,
     ) -> ArchiveResult:
         """Move expired and ineffective entries (or `ids`, or every entry of
-        `categories` not yet archived: reason `cleared`) to the archive and commit just that.
-        With `purge`, instead remove the archived entries older than
-        archive.retention_days from the archive, in one commit (`result.purged`)."""
+        `categories` not yet archived: reason `cleared`) to the archive and commit just that."""
         from .lifecycle.archiving import archive
 
-        if purge:
-            from .lifecycle.purging import purge as purged
-
-            if ids or categories or reason:
-                raise BadInput("--purge takes no ids, --category or --reason", "run mem archive --purge alone")
-            return purged(self.store, dry_run=dry_run, commit=commit)
         return archive(self.store, ids=ids, categories=categories, reason=reason, dry_run=dry_run, commit=commit)
+
+    def purge(self, *, dry_run: bool = False, commit: bool = True) -> ArchiveResult:
+        """Remove the archived entries older than archive.retention_days from the archive, in one commit."""
+        from .lifecycle.purging import purge
+
+        return purge(self.store, dry_run=dry_run, commit=commit)
 
     def check(self, *, commit: bool = True, archive: bool = True, remember: bool = False) -> CheckResult:
         """Session start: archive expired entries (auto_archive, unless not
@@ -576,23 +565,9 @@ class Grimoire:
 
     def hooks(self, action: str) -> HooksResult:
         """Install, uninstall or show mem's git hooks and merge driver in this clone."""
-        from .git import gitops, hooks
+        from .git.hooks import run
 
-        root = gitops.work_tree(self.config.root)
-        if root is None:
-            raise BadInput("not a git repository", "run `git init` first")
-        if action == "install":
-            # Every scope's grimoire files, when the layout has scopes (a pathspec).
-            scopes = self.config.scopes_dir
-            watched = (
-                f":(glob){self.config.relative(scopes)}/*/memory/**"
-                if scopes is not None
-                else self.config.relative(self.config.storage_dir)
-            )
-            return hooks.install(root, watched)
-        if action in ("uninstall", "status"):
-            return getattr(hooks, action)(root)
-        raise BadInput(f"unknown hooks action {action!r}", "use install, uninstall or status")
+        return run(self.config, action)
 
     def merge_fixup(
         self, hook: str, args: Iterable[str] = (), stdin: str = "", *, all_scopes: bool = False

@@ -84,7 +84,7 @@ class Loa:
     def purge_archive(self) -> list[str]:
         """Remove what was archived longer ago than archive.retention_days
         (Loa's "keep for a configurable period"), in one commit; their ids."""
-        return list(self.grimoire.archive(purge=True).purged or [])
+        return list(self.grimoire.purge().purged or [])
 
     def session_start_check(self) -> dict[str, Any]:
         """Archive what expired (auto_archive) and say what expires within warn_before_archive_days."""

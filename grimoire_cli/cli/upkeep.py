@@ -87,8 +87,13 @@ def validate(paths, format, json, quiet):
 
 @declared(operations.ARCHIVE)
 def archive(ids, categories, reason, purge, dry_run, no_commit, json):
-    result = open_grimoire().archive(
-        ids or None, categories=categories, reason=reason, dry_run=dry_run, commit=not no_commit, purge=purge
+    if purge and (ids or categories or reason):
+        raise BadInput("--purge takes no ids, --category or --reason", "run mem archive --purge alone")
+    grimoire = open_grimoire()
+    result = (
+        grimoire.purge(dry_run=dry_run, commit=not no_commit)
+        if purge
+        else grimoire.archive(ids or None, categories=categories, reason=reason, dry_run=dry_run, commit=not no_commit)
     )
     for note in result.notes:
         render.note(note)

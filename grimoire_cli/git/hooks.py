@@ -22,10 +22,13 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
 from . import gitops
+
+if TYPE_CHECKING:
+    from ..core.config import Config
 
 MARKER = "# installed by mem (grimoire): do not edit; `mem hooks uninstall` removes it"
 HOOKS = ("post-checkout", "post-merge", "pre-commit", "post-commit", "post-rewrite")
@@ -138,6 +141,25 @@ def _ours(path: Path) -> bool:
         return MARKER in path.read_text(errors="replace")
     except OSError:
         return False
+
+
+def run(config: Config, action: str) -> HooksResult:
+    """`mem hooks install|uninstall|status` in the clone holding `config`'s grimoire."""
+    root = gitops.work_tree(config.root)
+    if root is None:
+        raise BadInput("not a git repository", "run `git init` first")
+    if action == "install":
+        # Every scope's grimoire files, when the layout has scopes (a pathspec).
+        scopes = config.scopes_dir
+        watched = (
+            f":(glob){config.relative(scopes)}/*/memory/**"
+            if scopes is not None
+            else config.relative(config.storage_dir)
+        )
+        return install(root, watched)
+    if action in ("uninstall", "status"):
+        return uninstall(root) if action == "uninstall" else status(root)
+    raise BadInput(f"unknown hooks action {action!r}", "use install, uninstall or status")
 
 
 def install(root: Path, watched: str) -> HooksResult:
