@@ -98,7 +98,7 @@ def test_sabres_example_usage_runs_unchanged(sabre, monkeypatch):
     assert {"semantic", "episode", "procedure", "task", "cache"} <= set(namespace["categories"])
     stats = namespace["stats"]
     assert (stats["episodic"]["count"], stats["procedural"]["count"], stats["prospective"]["count"]) == (3, 3, 1)
-    assert stats["cache"] == {"hits": 1, "misses": 1}
+    assert stats["cache"] == {"hits": 1, "misses": 1, "categories": {"schemas": {"hits": 1, "misses": 1}}}
 
     # What the grimoire holds is what `mem` shows.
     recalled = json.loads(mem("recall", "project.test_command", "--json").out)
@@ -112,6 +112,31 @@ def test_sabres_example_usage_runs_unchanged(sabre, monkeypatch):
     assert task["task"] == "Re-check MRR after the retry job ran" and task["context"] == {"baseline": 47900}
     assert namespace["complete_task"](task["id"]) is None
     assert namespace["get_pending_tasks"]() == []
+
+
+def test_auto_cache_hits_and_misses_are_kept_locally_per_category(sabre):
+    """SABRE's "hit/miss statistics logged": counted in the catalog per
+    auto_cache category, so another runtime and `mem stats` see them."""
+    first = Sabre(Grimoire.open(sabre))
+
+    @first.auto_cache(ttl=3600, category="schemas")
+    def table_schema(table):
+        return Database.get_schema(table)
+
+    @first.auto_cache(ttl=300, category="topology")
+    def replicas(service):
+        return 3
+
+    table_schema("orders"), table_schema("orders"), table_schema("users"), replicas("api"), replicas("api")
+    expected = {
+        "hits": 2,
+        "misses": 3,
+        "categories": {"schemas": {"hits": 1, "misses": 2}, "topology": {"hits": 1, "misses": 1}},
+    }
+    assert Sabre(Grimoire.open(sabre)).memory_stats()["cache"] == expected
+    assert json.loads(mem("stats", "--json").out)["cache"] == expected
+    assert "cache: 2 hits, 3 misses (schemas 1 hit, 2 misses, topology 1 hit, 1 miss)" in mem("stats").out
+    assert git("status", "--porcelain", cwd=sabre) == ""
 
 
 def test_the_consolidation_calls_run_positionally(sabre):

@@ -173,6 +173,24 @@ def test_cached_remembers_results_locally(sabre):
     assert git("status", "--porcelain", cwd=sabre) == ""  # local: nothing to commit
 
 
+def test_cached_counts_hits_and_misses_per_category_in_mem_stats(sabre):
+    from grimoire_cli import Grimoire
+
+    g = Grimoire.open(sabre)
+
+    @g.facts.cached(key="db.{table}.rows")
+    def rows(table):
+        return [table]
+
+    rows("users"), rows("users"), rows("users"), rows("orders")
+    expected = {"hits": 2, "misses": 2, "categories": {"cache": {"hits": 2, "misses": 2}}}
+    # Kept in the catalog, not in the process: a new process reads them, and no tracked file changed.
+    assert json.loads(mem("stats", "--json").out)["cache"] == expected
+    assert "cache: 2 hits, 2 misses (cache 2 hits, 2 misses)" in mem("stats").out
+    assert Grimoire.open(sabre).stats().to_dict()["cache"] == expected
+    assert git("status", "--porcelain", cwd=sabre) == ""
+
+
 def test_cached_does_not_keep_exceptions_and_guards_values(sabre):
     from grimoire_cli import Grimoire
     from grimoire_cli.core.errors import Refused

@@ -90,8 +90,6 @@ class Sabre:
         self.grimoire = grimoire
         self.run_step = run_step
         self.transcript_of = transcript_of
-        self.cache_hits = 0
-        self.cache_misses = 0
 
     def namespace(self) -> dict[str, Any]:
         """Every helper by its SABRE name, to put in a runtime's namespace."""
@@ -291,7 +289,7 @@ class Sabre:
             **by_type,
             "categories": per_category,
             "bytes": stats["bytes"],
-            "cache": {"hits": self.cache_hits, "misses": self.cache_misses},
+            "cache": stats["cache"],
         }
 
     def clear_memory(self, category: str | None = None, confirm: bool = False) -> int:
@@ -329,7 +327,8 @@ class Sabre:
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Cache-through: a call's result is kept `ttl` seconds under a key
         made of the function's name and arguments, in the first local
-        category (else `category`'s), `category` kept as a tag."""
+        category (else `category`'s), `category` kept as a tag. Hits and
+        misses are counted per `category` in the catalog (`mem stats`)."""
         local = next((c.name for c in self.grimoire.config.categories.values() if not c.tracked), None)
 
         def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -337,10 +336,9 @@ class Sabre:
             def wrapper(*args: Any, **kwargs: Any) -> Any:
                 key = _cache_key(function, args, kwargs)
                 found = self.recall_fact(key)
+                self.grimoire.facts.note_cache(category, found is not None)  # counted per SABRE category
                 if found is not None:
-                    self.cache_hits += 1
                     return _without_stamp(found)
-                self.cache_misses += 1
                 result = function(*args, **kwargs)
                 placed, tags = self._placed(local or category, "note")
                 tags = tags or ([category] if category and category != placed else [])

@@ -97,13 +97,26 @@ class Facts:
 
         return accesses(self.store, list(ids))
 
+    def note_cache(self, category: str, hit: bool) -> None:
+        """Count a hit (True) or a miss of a cache in `category` (shown by `mem stats`)."""
+        from ..kinds.facts import note_cache
+
+        note_cache(self.store, category, hit)
+
+    def cache_counts(self) -> dict[str, Any]:
+        """{hits, misses, categories: {name: {hits, misses}}} of the caches so far."""
+        from ..kinds.facts import cache_counts
+
+        return cache_counts(self.store)
+
     def cached(
         self, key: str, ttl: str = "1h", *, category: str | None = None
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """A decorator: the value remembered under `key` (formatted with the
         call's arguments, e.g. "db.{table}.schema") while it lasts, else the
         function's result, remembered for `ttl`. Exceptions are not cached;
-        a result is guarded like any memory (a secret is refused). Default
+        a result is guarded like any memory (a secret is refused). Hits and
+        misses are counted per category (`mem stats`). Default
         category: the first local one (tracked: false); without one, name a
         category (a cache of tracked facts would be committed)."""
         import functools
@@ -129,6 +142,7 @@ class Facts:
                 name = check_key(key.format(**bound.arguments))  # before the call: a bad key must not cost a run
                 missing = object()
                 found = self.recall(name, missing)
+                self.note_cache(local, found is not missing)
                 if found is not missing:
                     return found
                 result = function(*args, **kwargs)

@@ -110,6 +110,24 @@ def facts(store: Store, pattern: str | None, categories: list[str], moment: date
     return sorted((loaded[r] for r in rowids if r in loaded), key=lambda entry: entry.key or "")
 
 
+def note_cache(store: Store, category: str, hit: bool) -> None:
+    """Count an auto-cache hit or miss in `category`, in the catalog (local,
+    never a tracked file: a cache read leaves `git status` clean)."""
+    store.reads.note_cache(category, hit)
+
+
+def cache_counts(store: Store) -> dict[str, Any]:
+    """The auto-cache's hits and misses in all and per category (`mem stats`)."""
+    per_category = {
+        name: {"hits": hits, "misses": misses} for name, (hits, misses) in store.reads.cache_counts().items()
+    }
+    return {
+        "hits": sum(c["hits"] for c in per_category.values()),
+        "misses": sum(c["misses"] for c in per_category.values()),
+        "categories": per_category,
+    }
+
+
 def accesses(store: Store, ids: list[str]) -> dict[str, tuple[int, float]]:
     """Access counts and last access (POSIX time) by id, best effort."""
     return store.reads.accesses(ids)

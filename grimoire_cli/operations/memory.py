@@ -352,7 +352,7 @@ APPLY = Operation(
 
 STATS = Operation(
     "stats",
-    "Counts per category and state, tiers, oldest and newest, size on disk.",
+    "Counts per category and state, tiers, oldest and newest, size on disk, cache hits and misses per category.",
     "Counts of memories per category, state and tier; oldest and newest.",
     (),
     "the counts (the JSON of `mem stats --json`)",

@@ -12,7 +12,18 @@ from ..storage.store import Store
 class Stats:
     """The figures of `mem stats`; `lines()` is its text, `to_dict()` its JSON."""
 
-    __slots__ = ("accessed", "accesses", "bytes", "categories", "entries", "newest", "oldest", "split", "tiers")
+    __slots__ = (
+        "accessed",
+        "accesses",
+        "bytes",
+        "cache",
+        "categories",
+        "entries",
+        "newest",
+        "oldest",
+        "split",
+        "tiers",
+    )
 
     def __init__(
         self,
@@ -25,6 +36,7 @@ class Stats:
         accessed: int = 0,
         accesses: int = 0,
         split: dict[str, int] | None = None,
+        cache: dict[str, Any] | None = None,
     ):
         self.entries, self.categories, self.tiers = entries, categories, tiers
         self.oldest, self.newest, self.bytes = oldest, newest, size
@@ -32,6 +44,8 @@ class Stats:
         self.accessed, self.accesses = accessed, accesses
         # Active entries by memory tier (tiers.py): hot ones `mem context` may inject, long-term ones found by query.
         self.split = split or {"hot": 0, "long": 0}
+        # The auto-cache's hits and misses, in all and per category (kinds/facts.cache_counts).
+        self.cache = cache or {"hits": 0, "misses": 0, "categories": {}}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +58,7 @@ class Stats:
             "accessed": self.accessed,
             "accesses": self.accesses,
             "split": self.split,
+            "cache": self.cache,
         }
 
     def lines(self) -> list[str]:
@@ -59,7 +74,15 @@ class Stats:
             out.append(
                 f"recalled: {self.accesses} time{'' if self.accesses == 1 else 's'}, {self.accessed} entr{'y' if self.accessed == 1 else 'ies'}"
             )
+        if self.cache["categories"]:
+            per_category = ", ".join(f"{name} {_hits(c)}" for name, c in sorted(self.cache["categories"].items()))
+            out.append(f"cache: {_hits(self.cache)} ({per_category})")
         return out
+
+
+def _hits(counts: dict[str, int]) -> str:
+    hits, misses = counts["hits"], counts["misses"]
+    return f"{hits} hit{'' if hits == 1 else 's'}, {misses} miss{'' if misses == 1 else 'es'}"
 
 
 def stats(store: Store, moment: datetime) -> Stats:
@@ -75,6 +98,7 @@ def stats(store: Store, moment: datetime) -> Stats:
     oldest, newest = store.reads.oldest_newest(every)
     size = sum(file.path.stat().st_size for file in store.files() if file.path.exists())
     accessed, accesses = store.reads.access_totals()
+    from ..kinds.facts import cache_counts
     from .tiers import sizes
 
     hot, long = sizes(store, moment)
@@ -88,4 +112,5 @@ def stats(store: Store, moment: datetime) -> Stats:
         accessed,
         accesses,
         {"hot": hot, "long": long},
+        cache_counts(store),
     )

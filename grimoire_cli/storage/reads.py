@@ -140,6 +140,14 @@ class Reads:
         """(entries read at least once, reads in all)."""
         return self._store.kept(lambda catalog: catalog.access_totals(), (0, 0))
 
+    def note_cache(self, category: str, hit: bool) -> None:
+        """Count a hit (or a miss) of the auto-cache in `category`."""
+        self._store.kept(lambda catalog: catalog.record_cache(category, hit), None)
+
+    def cache_counts(self) -> dict[str, tuple[int, int]]:
+        """(hits, misses) of the auto-cache by category."""
+        return self._store.kept(lambda catalog: catalog.cache_counts(), {})
+
     def report(self, path: str, key: str) -> Any | None:
         """The validation result kept for a file, if it was made under `key`."""
         return self._store.kept(lambda catalog: catalog.report(path, key), None)

@@ -125,6 +125,19 @@ class Catalog(Indexer, Queries, Executions, LogReads):
         row = self.read("SELECT count(*), coalesce(sum(count), 0) FROM accesses", ())
         return int(row[0][0]), int(row[0][1])
 
+    def record_cache(self, category: str, hit: bool) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO cache_counts VALUES (?, ?, ?) ON CONFLICT(category) DO UPDATE SET "
+                "hits = hits + excluded.hits, misses = misses + excluded.misses",
+                (category, int(hit), int(not hit)),
+            )
+
+    def cache_counts(self) -> dict[str, tuple[int, int]]:
+        """(hits, misses) by category."""
+        rows = self.read("SELECT category, hits, misses FROM cache_counts ORDER BY category", ())
+        return {category: (int(hits), int(misses)) for category, hits, misses in rows}
+
     # -- the semantic extra's vectors (retrieval/semantic.py) --------------------
 
     def vectors(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "26"
+VERSION = "27"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -92,6 +92,8 @@ CREATE TABLE IF NOT EXISTS pattern_tools (pattern TEXT, tool TEXT, context TEXT,
 CREATE TABLE IF NOT EXISTS corrections (context TEXT, field TEXT, corrected TEXT, n INTEGER, original TEXT, evidence TEXT,
                                         PRIMARY KEY (context, field, corrected)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS accesses (id TEXT PRIMARY KEY, count INTEGER NOT NULL, last REAL NOT NULL) WITHOUT ROWID;
+-- The auto-cache's hits and misses (g.facts.cached, SABRE's auto_cache) per category: derived state, like accesses.
+CREATE TABLE IF NOT EXISTS cache_counts (category TEXT PRIMARY KEY, hits INTEGER NOT NULL, misses INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 TABLES = (
@@ -106,6 +108,7 @@ TABLES = (
     "reports",
     "checks",
     "accesses",
+    "cache_counts",
     "tool_stats",
     "tool_errors",
     "tool_durations",
