@@ -89,6 +89,7 @@ def test_sabres_example_usage_runs_unchanged(sabre, monkeypatch):
     assert namespace["again"][0]["event"] == "mrr-drop-investigation"
     assert namespace["procedure"]["steps"][1] == {
         "name": "compare",
+        "description": None,
         "condition": "baseline is not None",
         "action": "delta = calculate_mrr() - baseline['value']",
     }
@@ -137,6 +138,56 @@ def test_auto_cache_hits_and_misses_are_kept_locally_per_category(sabre):
     assert json.loads(mem("stats", "--json").out)["cache"] == expected
     assert "cache: 2 hits, 3 misses (schemas 1 hit, 2 misses, topology 1 hit, 1 miss)" in mem("stats").out
     assert git("status", "--porcelain", cwd=sabre) == ""
+
+
+def test_a_procedure_comes_back_in_sabres_own_shape(sabre):
+    """SABRE's procedure YAML: {name, description, category, persona, steps of
+    {name, description, condition?, action}, learned_from, success_rate, avg_execution_time}."""
+    adapter = Sabre(Grimoire.open(sabre), run_step=lambda step, params: step["action"])
+    episode = adapter.remember_episode("mrr-drop-investigation", {"root_cause": "retries"}, "Check retries first")
+    adapter.remember_procedure(
+        "analyze-mrr-drop",
+        steps=[
+            {"name": "baseline", "description": "Load the baseline", "action": "b = recall_fact('mrr')"},
+            {"name": "compare", "condition": "b is not None", "action": "delta = calculate_mrr() - b"},
+            {"action": "result(delta)"},
+        ],
+        category="analysis",
+        description="Find why MRR dropped",
+        learned_from=[{"episode": episode}],
+        avg_execution_time="5min",
+    )
+    assert adapter.recall_procedure("analyze-mrr-drop") == {
+        "id": adapter.recall_procedure("analyze-mrr-drop")["id"],
+        "name": "analyze-mrr-drop",
+        "description": "Find why MRR dropped",
+        "category": "analysis",
+        "persona": Grimoire.open(sabre).config.scope,
+        "steps": [
+            {"name": "baseline", "description": "Load the baseline", "action": "b = recall_fact('mrr')"},
+            {
+                "name": "compare",
+                "description": None,
+                "condition": "b is not None",
+                "action": "delta = calculate_mrr() - b",
+            },
+            {"name": "result(delta)", "description": None, "action": "result(delta)"},
+        ],
+        "learned_from": [{"episode": episode}],
+        "success_rate": None,  # never run yet
+        "avg_execution_time": "5min",
+    }
+    adapter.execute_procedure("analyze-mrr-drop")
+    assert adapter.recall_procedure("analyze-mrr-drop")["success_rate"] == 1.0
+    # Plain SABRE calls: only `action` steps, nothing else known.
+    adapter.remember_procedure("debug-test-failure", [{"action": "run the failing test alone"}])
+    plain = adapter.recall_procedure("debug-test-failure")
+    assert (plain["learned_from"], plain["avg_execution_time"], plain["description"]) == ([], None, None)
+    with pytest.raises(NotFound):
+        adapter.remember_procedure("x", [{"action": "a"}], learned_from=[{"episode": "MEM-20200101-001"}])
+    with pytest.raises(BadInput):
+        adapter.remember_procedure("x", [{"action": "a"}], learned_from="MEM-20200101-001")
+    assert adapter.recall_procedure("x") is None
 
 
 def test_the_consolidation_calls_run_positionally(sabre):

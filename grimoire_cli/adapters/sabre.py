@@ -191,15 +191,35 @@ class Sabre:
 
     # -- procedural memory ------------------------------------------------------
 
-    def remember_procedure(self, name: str, steps: list[dict[str, Any]], category: str = "general") -> str:
-        """Keep a workflow: steps of {action, name?, description?, condition?}; the entry's id."""
+    def remember_procedure(
+        self,
+        name: str,
+        steps: list[dict[str, Any]],
+        category: str = "general",
+        *,
+        description: str | None = None,
+        learned_from: list[dict[str, str]] | None = None,
+        avg_execution_time: str | None = None,
+    ) -> str:
+        """Keep a workflow: steps of {action, name?, description?, condition?}; the entry's id.
+        The rest of SABRE's procedure YAML may come as keywords: `learned_from`
+        ([{episode: id}], ids of this grimoire) and `avg_execution_time` (kept as given)."""
         if not isinstance(steps, list) or not steps:
             raise BadInput(f"the steps of {name!r} are not a list of steps", 'give steps=[{"action": "..."}, ...]')
         placed, tags = self._placed(category, "procedure")
-        document = {"name": name, "steps": [_step_in(step, number) for number, step in enumerate(steps, 1)]}
+        document: dict[str, Any] = {
+            "name": name,
+            "steps": [_step_in(step, number) for number, step in enumerate(steps, 1)],
+        }
+        if description is not None:
+            document["description"] = description
         if tags:
             document["tags"] = tags
-        return self.grimoire.procedures.add(document, category=placed).entry.id
+        metadata = {"avg_execution_time": avg_execution_time} if avg_execution_time is not None else None
+        saved = self.grimoire.procedures.add(
+            document, category=placed, related=_episodes_of(learned_from), metadata=metadata
+        )
+        return saved.entry.id
 
     def recall_procedure(self, name: str) -> dict[str, Any] | None:
         """The procedure as SABRE's YAML shapes it, or None."""
@@ -220,8 +240,11 @@ class Sabre:
         ]
 
     def _procedure(self, entry: Entry, steps: Iterable[dict[str, Any]], description: str | None) -> dict[str, Any]:
+        """SABRE's procedure mapping: success_rate from the outcomes recorded
+        (None before the first), avg_execution_time as remembered (mem times no run)."""
         effect = entry.data.get("effectiveness") or {}
         runs = effect.get("applications") or 0
+        metadata = entry.data.get("metadata") or {}
         return {
             "id": entry.id,
             "name": entry.data.get("name"),
@@ -229,8 +252,9 @@ class Sabre:
             "category": next(iter(entry.tags), entry.category),
             "persona": self.grimoire.config.scope,
             "steps": [_step_out(step) for step in steps],
-            "learned_from": [],
+            "learned_from": [{"episode": other} for other in entry.data.get("related_memories") or []],
             "success_rate": (effect.get("successes") or 0) / runs if runs else None,
+            "avg_execution_time": metadata.get("avg_execution_time"),
         }
 
     def execute_procedure(self, name: str, params: dict[str, Any] | None = None) -> list[Any]:
@@ -381,11 +405,23 @@ def _step_in(step: Any, number: int) -> dict[str, str]:
 
 
 def _step_out(step: dict[str, Any]) -> dict[str, Any]:
-    out = {"name": step.get("name")}
-    out.update({field: step[field] for field in ("description", "condition") if field in step})
-    if "run" in step:
-        out["action"] = step["run"]
+    """A grimoire step as SABRE's {name, description, condition?, action}: description None when it has none."""
+    out = {"name": step.get("name"), "description": step.get("description")}
+    if "condition" in step:
+        out["condition"] = step["condition"]
+    out["action"] = step.get("run")
     return out
+
+
+def _episodes_of(learned_from: Any) -> list[str]:
+    """The episode ids of SABRE's `learned_from` ([{episode: id}] or plain ids)."""
+    if learned_from is None:
+        return []
+    items = learned_from if isinstance(learned_from, list) else [None]
+    ids = [item.get("episode") if isinstance(item, dict) else item for item in items]
+    if not all(isinstance(i, str) for i in ids):
+        raise BadInput(f"cannot read learned_from {learned_from!r}", 'give learned_from=[{"episode": "MEM-..."}]')
+    return [str(i) for i in ids]
 
 
 def _task(entry: Entry) -> dict[str, Any]:

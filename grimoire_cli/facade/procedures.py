@@ -34,10 +34,13 @@ class Procedures:
         category: str | None = None,
         confidence: float | None = None,
         importance: int | None = None,
+        related: builtins.list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> Saved:
         """Keep a runbook (a mapping, or its YAML/JSON text; see kinds/procedures.py);
         it supersedes the active procedure of its name. The same version again
-        writes nothing (`written` False). mem never runs a step."""
+        writes nothing (`written` False). mem never runs a step. `related`:
+        ids it was learned from (they must exist); `metadata`: free data kept with it."""
         from ..kinds.procedures import Saved, content_of, fields_of, parse
         from ..memory.request import Request
 
@@ -57,6 +60,8 @@ class Procedures:
             tags=tags,
             confidence=confidence,
             importance=importance,
+            related=list(related or []),
+            metadata=metadata,
         )
         try:
             return Saved(self.grimoire.add_many([request])[0], True)
