@@ -380,3 +380,72 @@ def test_the_same_transcript_twice_writes_nothing_the_second_time_and_says_so(sa
     assert [(e["category"], e["supersedes"]) for e in third["saved"]] == [("procedure", "MEM-20261122-005")]
     assert third["summary"]["memories"] == [third["saved"][0]["id"]] and third["summarized_by"] is None
     assert json.loads(mem("show", "MEM-20261122-005", "--json").out)["superseded_by"] == third["saved"][0]["id"]
+
+
+def test_a_facts_value_and_ttl_and_an_episodes_context_are_kept(sabre, tmp_path):
+    """SABRE's consolidation: facts [{key, value, ttl}], episodes [{event, context, learned}]."""
+    from grimoire_cli import Grimoire
+
+    answer = {
+        "facts": [
+            {
+                "content": "The orders table has three columns",
+                "importance": 6,
+                "key": "database.orders.schema",
+                "value": {"columns": ["id", "amount", "created_at"]},
+                "ttl": 3600,
+            },
+            {"content": "Tests run with pytest -q", "importance": 5, "key": "project.test_command", "ttl": "1d"},
+            {
+                "content": "The api runs 5 replicas",
+                "importance": 5,
+                "key": "service.api.topology",
+                "value": {"replicas": 5},
+            },
+        ],
+        "episodes": [
+            {
+                "content": "MRR dropped because card retries failed",
+                "importance": 7,
+                "event": "mrr-drop-investigation",
+                "outcome": "success",
+                "context": {"root_cause": "failed card retries", "duration": "2h"},
+                "learned": "Check the payment retry job first when MRR drops",
+            }
+        ],
+    }
+    g = Grimoire.open(sabre)
+    held = g.facts.remember("service.api.topology", {"replicas": 3}, ttl="5m", category="semantic").entry
+    messages = [{"role": "user", "content": f"turn {n}"} for n in range(5)]
+    result = g.lifecycle.consolidate(messages, command=_answering(tmp_path, answer), session_id="conv-1")
+    assert result.refused == [] and len(result.saved) == 4
+    schema = g.facts.recall_entry("database.orders.schema")
+    assert g.facts.recall("database.orders.schema") == {"columns": ["id", "amount", "created_at"]}
+    assert (schema.data["ttl"], schema.category) == ("1h", "semantic")
+    assert g.facts.recall_entry("project.test_command").data["ttl"] == "1d"
+    # A key already held keeps its category and ttl (as update_fact does) and gets the new value.
+    topology = g.facts.recall_entry("service.api.topology")
+    assert (topology.data["supersedes"], topology.category, topology.data["ttl"]) == (held.id, "semantic", "5m")
+    assert g.facts.recall("service.api.topology") == {"replicas": 5}
+    [episode] = g.episodes.list(None, event="mrr-drop-investigation")
+    assert episode.entry.data["context"] == {"root_cause": "failed card retries", "duration": "2h"}
+    assert episode.entry.data["learned"] == "Check the payment retry job first when MRR drops"
+    assert episode.entry.data["outcome"] == "success"
+
+
+def test_an_items_bad_ttl_or_context_refuses_that_item_only(sabre, tmp_path):
+    from grimoire_cli import Grimoire
+
+    answer = {
+        "facts": [
+            {"content": "A", "importance": 5, "key": "a.b", "ttl": "soon"},
+            {"content": "B", "importance": 5, "key": "c.d", "ttl": 60},
+        ],
+        "episodes": [{"content": "C", "importance": 5, "event": "x", "context": "not an object"}],
+    }
+    g = Grimoire.open(sabre)
+    messages = [{"role": "user", "content": f"turn {n}"} for n in range(5)]
+    result = g.lifecycle.consolidate(messages, command=_answering(tmp_path, answer), session_id="conv-2")
+    assert [label for label, _ in result.refused] == ["facts[0]", "episodes[0]"]
+    assert "bad ttl 'soon'" in result.refused[0][1] and "context" in result.refused[1][1]
+    assert g.facts.recall_entry("c.d").data["ttl"] == "1m"

@@ -46,10 +46,9 @@ def ttl_of(seconds: int | None) -> str:
         return "permanent"
     if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds <= 0:
         raise BadInput(f"bad ttl {seconds!r}", "give the TTL in seconds as a positive whole number, e.g. ttl=3600")
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
+    from ..core.clock import seconds_ttl
+
+    return seconds_ttl(seconds)
 
 
 def due_of(trigger: str) -> dict[str, Any]:

@@ -38,6 +38,15 @@ def span_seconds(text: str) -> int | None:
     return None
 
 
+def seconds_ttl(seconds: int) -> str:
+    """A positive number of seconds as a ttl in the largest unit that holds
+    it exactly (3600 -> 1h, 90 -> 90s): SABRE's TTLs are seconds."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
 def back_time(text: str, moment: datetime, option: str = "--since", *, end: bool = False) -> datetime:
     """`--since` / `--until`: `30d`, `48h`, `90m` back from `moment`, or an ISO
     date or time. A date alone is the start of that day (UTC), or with `end`

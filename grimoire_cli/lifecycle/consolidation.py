@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..core.errors import BadInput, CommandFailed
-from ..core.model import is_importance
+from ..core.model import derive_summary, is_importance
 from ..memory.request import Request
 from ..storage.catalog.queries import Filter
 from ..storage.store import Store
@@ -124,14 +124,36 @@ def targets(store: Store) -> dict[str, str]:
     return out
 
 
-def request_for(item: Item, category: str, kind: str, session_id: str) -> Request:
+def placed(store: Store, moment: datetime, item: Item, category: str) -> tuple[str, Any]:
+    """The category and ttl of an item. A keyed fact goes where `mem remember`
+    keeps it: the category of the entry holding its key, whose ttl it keeps
+    unless it gives one, else the facts category (`semantic`, else `fact`). A
+    ttl in seconds (SABRE's) becomes one with a unit; a bad one refuses the item."""
+    from ..core.clock import seconds_ttl
+
+    ttl = item.data.get("ttl")
+    if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0:
+        ttl = seconds_ttl(ttl)
+    key = item.data.get("key")
+    if item.section != "facts" or not isinstance(key, str):
+        return category, ttl
+    from ..kinds.facts import DEFAULT_CATEGORIES, holder
+
+    current = holder(store, key, moment)
+    if current is not None:
+        return current.category, ttl if ttl is not None else current.data.get("ttl")
+    return next((name for name in DEFAULT_CATEGORIES if name in store.config.categories), category), ttl
+
+
+def request_for(item: Item, category: str, kind: str, session_id: str, ttl: Any = None) -> Request:
     """The add request of one item (its topic is a tag; an episode or a
-    procedure gets its kind's fields when its category has that kind)."""
+    procedure gets its kind's fields when its category has that kind; a
+    `value` is kept typed in metadata, as `mem remember` keeps it)."""
     data = item.data
     tags = list(data.get("tags") or []) if isinstance(data.get("tags"), list) else []
     if isinstance(data.get("topic"), str):
         tags.insert(0, data["topic"])
-    content, fields = data["content"], None
+    content, fields, summary = data["content"], None, None
     if kind == "episode":
         from ..kinds.episodes import OUTCOMES, content_of
         from ..kinds.tasks import check_event
@@ -141,8 +163,15 @@ def request_for(item: Item, category: str, kind: str, session_id: str) -> Reques
         except BadInput:
             event = "conversation"  # none, or not a slug: the episode is still worth keeping
         outcome = data.get("outcome") if data.get("outcome") in OUTCOMES else "unknown"
-        fields = {"event": event, "outcome": outcome, "learned": content}
+        learned = data.get("learned") if isinstance(data.get("learned"), str) and data["learned"].strip() else None
+        fields = {"event": event, "outcome": outcome, "learned": learned or content}
+        if isinstance(data.get("context"), dict):
+            fields["context"] = data["context"]
+        if learned is not None and learned != content:
+            summary = derive_summary(content)  # the item's own sentence, beside what was learned
         content = content_of(fields)
+        if "context" in data and not isinstance(data["context"], dict):
+            fields["context"] = data["context"]  # not an object: the schema refuses the item
     elif kind == "procedure":
         from ..kinds.procedures import content_of as procedure_line
 
@@ -165,6 +194,9 @@ def request_for(item: Item, category: str, kind: str, session_id: str) -> Reques
         confidence=data.get("confidence"),
         session_id=session_id,
         fields=fields,
+        ttl=ttl,
+        summary=summary,
+        metadata={"value": data["value"]} if "value" in data else None,
         dedupe=True if kind == "episode" else None,
     )
 
@@ -265,7 +297,10 @@ def consolidate(
     items, repeated = last_of_each_key(items)
     result.refused.extend(repeated)
     kinds = {section: store.config.category(category).kind for section, category in where.items()}
-    requests = [request_for(item, where[item.section], kinds[item.section], session) for item in items]
+    requests = []
+    for item in items:
+        category, ttl = placed(store, moment, item, where[item.section])
+        requests.append(request_for(item, category, kinds[item.section], session, ttl))
 
     def summary(saved: list) -> list[Request]:
         result.summarized_by = None if saved else _summary_of(store, moment, session)
