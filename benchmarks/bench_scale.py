@@ -102,13 +102,12 @@ def seed(
     grimoire = Grimoire.open(folder)
     store, moment, day = grimoire.store, grimoire.now(), timestamp[:10].replace("-", "")
     by_category: dict[str, list[dict]] = {}
+    spread = (category,) if isinstance(category, str) else category or CATEGORIES
     with store.lock():
         for n, text in enumerate(contents):
             item = {
                 "content": text,
-                "category": category
-                if isinstance(category, str)
-                else (category or CATEGORIES)[n % len(category or CATEGORIES)],
+                "category": spread[n % len(spread)],
                 "timestamp": timestamp,
                 "ttl": ttl,
             }
@@ -155,9 +154,9 @@ def case_import(folder: Path, n: int) -> list[str]:
 ADD_MANY = """
 import json, sys
 from grimoire_cli import Grimoire
-categories = ("fact", "decision", "learning", "error", "preference")
+categories = sys.argv[2].split(",")
 texts = json.load(open(sys.argv[1]))
-items = [{"content": text, "category": categories[n % 5]} for n, text in enumerate(texts)]
+items = [{"content": text, "category": categories[n % len(categories)]} for n, text in enumerate(texts)]
 Grimoire.open().add_many(items)
 """
 
@@ -166,7 +165,7 @@ def case_add_many(folder: Path, n: int) -> list[str]:
     seed(folder, [])
     (folder / "items.json").write_text(json.dumps(texts(n)))
     warm(folder)
-    return [sys.executable, "-c", ADD_MANY, str(folder / "items.json")]
+    return [sys.executable, "-c", ADD_MANY, str(folder / "items.json"), ",".join(CATEGORIES)]
 
 
 def case_archive(folder: Path, n: int) -> list[str]:

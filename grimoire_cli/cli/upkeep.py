@@ -100,24 +100,12 @@ def archive(ids, categories, reason, purge, dry_run, no_commit, json):
     if json:
         render.print_json(result.to_dict())
         return
-    if result.purged is not None:
-        _purged(result)
-        return
-    verb = "would archive" if dry_run else "archived"
-    for entry_id in result.archived:
-        render.out(f"{verb} {entry_id} ({result.reasons[entry_id]})")
-    if not result.archived:
-        render.note("nothing to archive")
-    if result.commit:
-        render.out(f"committed {result.commit[:12]}")
-
-
-def _purged(result) -> None:
-    verb = "would purge" if result.dry_run else "purged"
-    for entry_id in result.purged:
-        render.out(f"{verb} {entry_id} ({result.reasons[entry_id]})")
-    if not result.purged:
-        render.note("nothing to purge")
+    moved, verb = (result.purged, "purge") if purge else (result.archived, "archive")
+    done = f"would {verb}" if dry_run else f"{verb}d"
+    for entry_id in moved or []:
+        render.out(f"{done} {entry_id} ({result.reasons[entry_id]})")
+    if not moved:
+        render.note(f"nothing to {verb}")
     if result.commit:
         render.out(f"committed {result.commit[:12]}")
 

@@ -8,18 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.bounds import whole
+from .host import Namespace
 
 if TYPE_CHECKING:
     from ..core.model import Entry
-    from .host import Host
 
 
-class Chat:
+class Chat(Namespace):
     """The chat history of the grimoire it serves."""
-
-    def __init__(self, grimoire: Host):
-        self.grimoire = grimoire
-        self.config, self.store = grimoire.config, grimoire.store
 
     def add(self, role: str, text: str, *, category: str | None = None) -> Entry:
         """Keep one message of the conversation (its turn numbered, expired ones pruned)."""

@@ -12,20 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.bounds import text as bounds_text
 from ..core.bounds import whole
+from .host import Namespace
 from .kinds import categories_of
 
 if TYPE_CHECKING:
     from ..core.model import Entry
     from ..retrieval.search import Hit
-    from .host import Host
 
 
-class Episodes:
+class Episodes(Namespace):
     """The episodes of the grimoire it serves."""
-
-    def __init__(self, grimoire: Host):
-        self.grimoire = grimoire
-        self.config, self.store = grimoire.config, grimoire.store
 
     def add(
         self,

@@ -12,20 +12,16 @@ from typing import TYPE_CHECKING, Any
 from ..core.bounds import MAX_PATTERN
 from ..core.bounds import text as bounds_text
 from ..core.errors import BadInput, NotFound
+from .host import Namespace
 
 if TYPE_CHECKING:
     from ..core.config import Config
     from ..core.model import Entry
     from ..kinds.facts import Remembered
-    from .host import Host
 
 
-class Facts:
+class Facts(Namespace):
     """The keyed facts of the grimoire it serves."""
-
-    def __init__(self, grimoire: Host):
-        self.grimoire = grimoire
-        self.config, self.store = grimoire.config, grimoire.store
 
     def remember(
         self,

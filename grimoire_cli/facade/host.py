@@ -26,3 +26,11 @@ class Host(Protocol):
     def add_many(self, items: Iterable[Any], *, skip_invalid: bool = False) -> Added: ...
     def list(self, *, categories: Iterable[str] | None = None) -> list[Entry]: ...
     def query(self, text: str, *, limit: int | None = None, categories: Iterable[str] | None = None) -> Hits: ...
+
+
+class Namespace:
+    """One namespace of the facade (`g.facts`, `g.tasks`, ...): the grimoire it serves, its config and store."""
+
+    def __init__(self, grimoire: Host):
+        self.grimoire = grimoire
+        self.config, self.store = grimoire.config, grimoire.store

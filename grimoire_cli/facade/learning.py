@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .host import Namespace
+
 if TYPE_CHECKING:
     from ..core.model import Entry
     from ..learning.insights import Learned
@@ -17,17 +19,12 @@ if TYPE_CHECKING:
     from ..learning.patterns import Pattern
     from ..learning.recommend import Recommended
     from ..learning.tools import ToolMemory
-    from .host import Host
 
 RECALL_TYPES = ("patterns", "tools", "insights", "preferences")
 
 
-class Learning:
+class Learning(Namespace):
     """Learning from the executions of the grimoire it serves."""
-
-    def __init__(self, grimoire: Host):
-        self.grimoire = grimoire
-        self.config, self.store = grimoire.config, grimoire.store
 
     def observe(self, records: Iterable[dict[str, Any] | str], *, skip_invalid: bool = False) -> Observed:
         """Append execution records (mappings, or JSON Lines text) to the

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.bounds import whole
 from ..core.errors import BadInput
+from .host import Namespace
 
 if TYPE_CHECKING:
     from ..core.model import Entry
     from ..lifecycle.compaction import Compacted
     from ..lifecycle.consolidation import Consolidated
     from ..retrieval.tiers import Aged
-    from .host import Host
 
 
 def hours(text: str, option: str) -> float:
@@ -29,12 +29,8 @@ def hours(text: str, option: str) -> float:
     return seconds / 3600
 
 
-class Lifecycle:
+class Lifecycle(Namespace):
     """The tiers, forgetting and consolidation of the grimoire it serves."""
-
-    def __init__(self, grimoire: Host):
-        self.grimoire = grimoire
-        self.config, self.store = grimoire.config, grimoire.store
 
     def age(self, *, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> Aged:
         """The hot / long-term split now, what moved since the last `age`

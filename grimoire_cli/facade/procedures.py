@@ -11,20 +11,16 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, Duplicate, NotFound
+from .host import Namespace
 from .kinds import categories_of
 
 if TYPE_CHECKING:
     from ..core.model import Entry
     from ..kinds.procedures import Checklist, Saved
-    from .host import Host
 
 
-class Procedures:
+class Procedures(Namespace):
     """The procedures of the grimoire it serves."""
-
-    def __init__(self, grimoire: Host):
-        self.grimoire = grimoire
-        self.config, self.store = grimoire.config, grimoire.store
 
     def add(
         self,

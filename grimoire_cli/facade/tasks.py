@@ -10,18 +10,14 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
+from .host import Namespace
 
 if TYPE_CHECKING:
     from ..core.model import Entry
-    from .host import Host
 
 
-class Tasks:
+class Tasks(Namespace):
     """The prospective tasks of the grimoire it serves."""
-
-    def __init__(self, grimoire: Host):
-        self.grimoire = grimoire
-        self.config, self.store = grimoire.config, grimoire.store
 
     def add(
         self,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 
 def keyed_successors(old: dict[str, dict], ours: dict[str, dict], theirs: dict[str, dict]) -> dict[str, dict]:
-    """id -> the entry as the chain rewrites it (both sides' copy of the old entry, and the two successors), for
+    """id -> the link fields the chain sets (on both sides' copy of the old entry, and on the two successors), for
     each keyed entry of base that both sides superseded, each by a new entry of the same key in this file."""
     out: dict[str, dict] = {}
     for entry_id, was in old.items():
@@ -30,9 +30,9 @@ def keyed_successors(old: dict[str, dict], ours: dict[str, dict], theirs: dict[s
         if len(successors) != 2 or not all(_new_revision(s, entry_id, key, old) for s in successors):
             continue
         first, second = sorted(successors, key=_written)
-        out[entry_id] = {**mine, "superseded_by": first["id"]}
-        out[first["id"]] = {**first, "superseded_by": second["id"]}
-        out[second["id"]] = {**second, "supersedes": first["id"]}
+        out[entry_id] = {"superseded_by": first["id"]}
+        out[first["id"]] = {"superseded_by": second["id"]}
+        out[second["id"]] = {"supersedes": first["id"]}
     return out
 
 

@@ -157,8 +157,10 @@ def run(config: Config, action: str) -> HooksResult:
             else config.relative(config.storage_dir)
         )
         return install(root, watched)
-    if action in ("uninstall", "status"):
-        return uninstall(root) if action == "uninstall" else status(root)
+    if action == "uninstall":
+        return uninstall(root)
+    if action == "status":
+        return status(root)
     raise BadInput(f"unknown hooks action {action!r}", "use install, uninstall or status")
 
 

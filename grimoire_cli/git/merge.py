@@ -108,8 +108,8 @@ def merge_texts(
     b = _by_id(their_items)
     chained = keyed_successors(o, a, b)  # one key remembered on both sides: chained by time (chains.py)
     if chained:
-        a.update((i, {**a[i], **_links(chained[i])}) for i in chained if i in a)
-        b.update((i, {**b[i], **_links(chained[i])}) for i in chained if i in b)
+        a.update((i, {**a[i], **chained[i]}) for i in chained if i in a)
+        b.update((i, {**b[i], **chained[i]}) for i in chained if i in b)
         their_items = [b.get(str(item.get("id")), item) if isinstance(item, dict) else item for item in their_items]
     # A memory both sides added that one side archived since sits in this file on one side only. As for any
     # entry, the archiving side wins: where the other side still holds it active, base takes it as added (so it
@@ -243,10 +243,6 @@ def _effectiveness(base: dict, ours: dict, theirs: dict) -> dict:
     if stamps:
         out["last_applied"] = max(str(s) for s in stamps)
     return out
-
-
-def _links(entry: dict) -> dict:
-    return {k: entry[k] for k in ("supersedes", "superseded_by") if k in entry}
 
 
 def _by_id(items: list[Any]) -> dict[str, dict]:

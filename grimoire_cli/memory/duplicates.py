@@ -74,7 +74,6 @@ class Duplicates:
 
     def __init__(self, pairs: Iterable[tuple[str, str]], *, indexed: bool = False):
         self._texts: list[str] = []  # in arrival order: a text's place is its number below
-        self._lengths: list[int] = []  # each text's length, by number (a lookup filters ~1,000 holders by it)
         self._ids: list[str] = []
         self._by_length: dict[int, list[int]] = {}  # length -> the numbers of the texts that long
         self._index: dict[str | int, list[int]] | None = {} if indexed else None  # key -> the texts holding it
@@ -86,7 +85,6 @@ class Duplicates:
         self._removed.discard(entry_id)
         number = len(self._texts)
         self._texts.append(text)
-        self._lengths.append(len(text))
         self._ids.append(entry_id)
         self._by_length.setdefault(len(text), []).append(number)
         if self._index is not None:
@@ -155,6 +153,5 @@ class Duplicates:
             holders = index[key][-POSTINGS:]
             read += len(holders)
             shared.update(holders)
-        lengths = self._lengths
-        in_window = Counter({n: count for n, count in shared.items() if shortest <= lengths[n] <= longest})
+        in_window = Counter({n: count for n, count in shared.items() if shortest <= len(self._texts[n]) <= longest})
         return [number for number, _ in in_window.most_common(TOP)]
