@@ -299,6 +299,71 @@ def test_rebase_of_several_commits_keeps_renames_across_picks(team):
     assert mem_process("validate", cwd=bob).returncode == 0
 
 
+def test_a_rebase_that_flattens_a_merge_keeps_a_compaction_and_the_memories_it_names(team):
+    """`git pull --rebase` drops a merge that renumbered a compaction's archived memories and its condensed
+    entry; mem's own commit after that merge is replayed and renames them again in the archive git takes
+    whole. The condensed entry and the memories it names still name each other, under the ids the rebase
+    gave them (issue 42: the model test found it; without the fix validate names a dangling reference)."""
+    alice, bob, _base = team
+    learned = ["redis is the cache of the api", "kafka carries the billing events", "vacuum postgres nightly"]
+    for text in learned:
+        run_mem(bob, "add", "-c", "learning", text)
+    git("add", "-A", cwd=bob)
+    git("commit", "-qm", "bob's learnings", cwd=bob)
+    run_mem(bob, "compact", "-c", "learning", "--keep", "1", "--no-summary")
+    for round, count in ((1, 4), (2, 4)):
+        for i in range(count):
+            run_mem(alice, "add", "-c", "learning", f"alice round {round} note {i}: {'xyzw'[i] * (i + round)} queue")
+        git("add", "-A", cwd=alice)
+        git("commit", "-qm", f"alice round {round}", cwd=alice)
+        git("push", "-q", "origin", "HEAD:main", cwd=alice)
+        # Bob merges alice's first round (he yields his unpushed ids: the hook commits the archive's), then
+        # replays his work onto her second, which she wrote without his.
+        git("pull", "-q", "--no-rebase" if round == 1 else "--rebase", cwd=bob)
+
+    assert_clean(bob)
+    entries = export(bob)
+    condensed = next(e for e in entries.values() if "condensed:" in e["content"])
+    named = [entries[entry_id] for entry_id in condensed["related_memories"]]
+    assert set(learned[:2]) <= {e["content"] for e in named}  # with the seed's two learnings
+    assert all(e["superseded_by"] == condensed["id"] and e.get("archived") for e in named)
+    assert len(entries) == 10 + 3 + 1 + 8
+
+
+def test_a_rebase_keeps_a_reference_to_upstreams_memory_under_an_id_an_earlier_pick_gave_up(team):
+    """Bob's unpushed error and alice's learning both took one id; bob merged her work, then condensed her
+    learning. His `git pull --rebase` onto her next commit renumbers his error away from the id, and the
+    condensed entry (in a file git takes whole from the compaction) still names her learning by it
+    (issue 42: the model test found the hook renaming that reference to the error)."""
+    alice, bob, _base = team
+    error = run_mem(bob, "add", "-c", "error", "the deploy failed on a stale lock")
+    git("add", "-A", cwd=bob)
+    git("commit", "-qm", "bob's error", cwd=bob)
+    learning = run_mem(alice, "add", "-c", "learning", "alice learned the queue drains at night")
+    run_mem(alice, "add", "-c", "error", "alice saw the disk fill up")  # errors.yaml: the driver's, both changed it
+    run_mem(alice, "add", "-c", "learning", "alice learned the cache warms slowly")
+    assert learning == error
+    git("add", "-A", cwd=alice)
+    git("commit", "-qm", "alice's learnings", cwd=alice)
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("pull", "-q", "--no-rebase", cwd=bob)
+    run_mem(bob, "compact", "-c", "learning", "--keep", "1", "--no-summary")
+    run_mem(alice, "add", "-c", "decision", "alice decided to pin the queue version")
+    git("add", "-A", cwd=alice)
+    git("commit", "-qm", "alice's decision", cwd=alice)
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    git("pull", "-q", "--rebase", cwd=bob)
+
+    assert_clean(bob)
+    entries = export(bob)
+    assert entries[learning]["content"] == "alice learned the queue drains at night"
+    condensed = next(e for e in entries.values() if "condensed:" in e["content"])
+    assert learning in condensed["related_memories"]
+    assert entries[learning]["superseded_by"] == condensed["id"]
+    mine = next(e for e in entries.values() if e["content"] == "the deploy failed on a stale lock")
+    assert mine["id"] != learning
+
+
 # -- files only one side changed: git takes them whole, the hooks renumber ----
 
 

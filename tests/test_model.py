@@ -188,7 +188,6 @@ class StoreMachine(RuleBasedStateMachine):
         self.issued: set[str] = set()  # I3: every id the store ever handed out
         self.facts: dict[str, str] = {}  # key -> id of the entry that last took a value for it
         self.number = 0
-        self.compacted = False  # a compaction since the teammate last pulled (see compact)
         self.committed: tuple[Any, ...] | None = None  # the model as of the last commit
         self.runs: dict[str, list[int]] = {}  # tool -> [runs, successes] in the local observation log
         self.tasks: set[str] = set()  # the task ids observed (the evidence an insight may name)
@@ -799,10 +798,6 @@ class StoreMachine(RuleBasedStateMachine):
             self.entries[entry_id].archived = True
             self.entries[entry_id].superseded_by = made.id
         self.committed = None  # it commits the files it changed
-        # A rebase that replays a compaction onto a stale teammate's work renames a condensed entry's `related` id
-        # without the memory it names (issue 42, open: the steps are in its note): until that is
-        # fixed, the teammate pulls this clone's work before its next write.
-        self.compacted = True
 
     @precondition(lambda self: any(m.active(self.now) for m in self.entries.values()))
     @rule(category=st.sampled_from(NOTES), where=st.integers(0, 1000))
@@ -909,9 +904,6 @@ class StoreMachine(RuleBasedStateMachine):
         named."""
         self.commit()
         other = self._teammate
-        if self.compacted and not fresh and other.exists():
-            synced = synced or "merge"
-        self.compacted = False
         if fresh or not other.exists():
             shutil.rmtree(other, ignore_errors=True)
             subprocess.run(["git", "clone", "-q", str(self.root), str(other)], check=True)

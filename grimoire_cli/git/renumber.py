@@ -39,9 +39,11 @@ from ..core.model import parse_id
 from ..storage.yamlio import ANY_ID_LINE
 from . import gitops
 from .echoes import Counts, counts_added, echoes, raised
-from .merge import LIFECYCLE, Numbers, identity, mapping_between, merge_entry, merged_lifecycle, renamed
+from .flattened import origins
+from .flattened import strays as flattened_strays
+from .merge import LIFECYCLE, Numbers, identity, mapping_between, memory_of, merge_entry, merged_lifecycle, renamed
 from .sides import ours_yields
-from .trees import Tree, ids_in, prior_renames, rebase_tip
+from .trees import Tree, ids_in, prior_renames, rebase_tip, renames_here, tree_ids
 
 if TYPE_CHECKING:
     from ..storage.store import Store
@@ -84,6 +86,7 @@ class _Plan:
     versions: tuple[str, str, str] | None = None  # (base, ours, theirs) of archived entries' lifecycle; default: found
     keeper: str | None = None  # the commit whose ids stay (sides.py); default: start
     only_if_repeated: bool = False  # fix only an id used twice (a merge made elsewhere)
+    replayed: tuple[str, ...] = ()  # a rebase's commits that were replayed, in order (merges it flattened are not)
 
 
 def _head_file(git_dir: Path, name: str) -> str | None:
@@ -137,7 +140,15 @@ def plan(root: Path, git_dir: Path, hook: str, args: list[str], stdin: str) -> _
         # the other: the last commit replayed may be the end of either, and lack the other's changes.
         tip = rebase_tip(git_dir) or pairs[-1][0]
         base = gitops.merge_base(root, start, tip)
-        return _Plan("rebase", start, None, True, stage=False, versions=(base, start, tip) if base else None)
+        return _Plan(
+            "rebase",
+            start,
+            None,
+            True,
+            stage=False,
+            versions=(base, start, tip) if base else None,
+            replayed=tuple(pair[0] for pair in pairs),
+        )
     if hook in ("pre-commit", "post-commit"):
         head = gitops.commit_of(root, "HEAD")
         if head is None:
@@ -242,6 +253,15 @@ def _scope_changes(
     if not mapping and not moved and not _repeated_ids(store):
         return {}  # the usual case: no collision, nothing archived, no catalog work after every merge
     locks.enter_context(store.lock())
+    strays: dict[str, str] = {}
+    written: dict[str, dict[str, str]] = {}
+    if found.operation == "rebase":
+        written = {
+            os.path.relpath(root / path, config.root): renames_here(records, memory_of, tree_ids(root, commit, storage))
+            for path, commit in origins(root, storage, found.replayed).items()
+        }
+        if found.versions is not None:
+            strays = flattened_strays(root, storage, records, *found.versions, found.replayed)
     return _changes(
         store,
         root,
@@ -253,6 +273,8 @@ def _scope_changes(
         ours_yield=found.keeper not in (None, found.start),
         merged=_merged_by_driver(config, root, found, storage),
         ambiguous=_ambiguous(records),
+        strays=strays,
+        written=written,
     )
 
 
@@ -395,6 +417,8 @@ def _changes(
     ours_yield: bool = False,
     merged: set[str] | None = None,
     ambiguous: dict[str, set[str]] | None = None,
+    strays: dict[str, str] | None = None,
+    written: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, dict[str, dict | None]]:
     """file -> {current id: new data, or None to remove it} for every entry that needs a rename or a
     lifecycle field. A supersede link to an id the rebase renamed to several (`ambiguous`) takes the one
@@ -411,7 +435,7 @@ def _changes(
     for entry in entries:
         by_id.setdefault(entry.id, []).append(entry)
     driver = mapping
-    mapping = dict(mapping)
+    mapping = {**mapping, **(strays or {})}  # a stray is no rename the driver made: it applies in every file
     colliding = set(mapping) | {k for k, group in by_id.items() if len(group) > 1}
     start_tree.load(sorted(colliding))  # each is compared with its version at the start
 
@@ -463,7 +487,12 @@ def _changes(
             continue  # written above
         mine = ours(entry)
         data = {**entry.data, **carried.get((entry.file, entry.id), {})}
-        names = local if entry.file in (merged or ()) else mapping
+        if entry.file in (merged or ()):
+            names = local
+        elif written and entry.file in written:  # a file git took whole from a replayed commit: ids as it meant them
+            names = {**written[entry.file], **local}
+        else:
+            names = mapping
         old = at_start(entry.id) if mine and _refers(data, names) else None
         if not mine and entry.id in names:
             data["id"] = names[entry.id]
