@@ -8,6 +8,7 @@ minutes)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from contextlib import chdir
 from pathlib import Path
@@ -22,6 +23,7 @@ from grimoire_cli.storage.yamlio import parse_entries
 
 MEMORY = Path("grimoires/loa/memory")
 FACTS = (MEMORY / "facts.yaml").as_posix()
+DECISIONS = (MEMORY / "decisions.yaml").as_posix()
 SOURCE = '  source:\n    session_id: s\n    timestamp: "2026-11-22T10:00:00Z"\n'
 HEAD = "# facts\n"
 
@@ -353,6 +355,32 @@ def side_and_main(repo: Path, side: dict[str, str], main: dict[str, str]) -> Non
     for name, text in main.items():
         write(repo, name, text)
     commit_all(repo, "main")
+
+
+def test_the_merge_mapping_is_worked_out_once_and_read_by_the_driver_run_of_every_other_file(repo, tmp_path):
+    """Git runs the driver once per file both sides changed; the first run keeps the whole merge's mapping
+    in the git dir (git/mapping_cache.py) and the next reads it: a kept mapping is what the next file gets,
+    and one kept for other commits is not."""
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + REDIS + entry("002", "the side fact"), "decisions.yaml": DECISION},
+        {"facts.yaml": HEAD + REDIS + entry("002", "the main fact"), "decisions.yaml": entry("003", "main decides")},
+    )
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    first = run_driver(repo, tmp_path, FACTS)
+    assert first.renumbered == {"MEM-20261122-002": "MEM-20261122-004"}
+    kept_path = repo / ".git" / "grimoire-merge-mapping.json"
+    kept = json.loads(kept_path.read_text())
+    assert kept["fields"]["mapping"] == {"MEM-20261122-002": "MEM-20261122-004", "MEM-20261122-003": "MEM-20261122-005"}
+    kept["fields"]["mapping"]["MEM-20261122-003"] = "MEM-20261122-009"  # what only a read of it can give
+    kept_path.write_text(json.dumps(kept))
+    assert run_driver(repo, tmp_path, DECISIONS).renumbered == {"MEM-20261122-003": "MEM-20261122-009"}
+    git("merge", "--abort", cwd=repo)
+
+    kept["key"] = "another merge"
+    kept_path.write_text(json.dumps(kept))
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, DECISIONS).renumbered == {"MEM-20261122-003": "MEM-20261122-005"}
 
 
 DECISION = entry("003", "use the side fact", "  related_memories: [MEM-20261122-002]\n", "decision")

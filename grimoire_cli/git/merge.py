@@ -36,7 +36,7 @@ from ..core.model import format_id, parse_id, score_of
 from ..storage import issued_marks
 from ..storage.textedit import Raw, rewrite
 from ..storage.yamlio import emit_entry, parse_entries
-from . import gitops
+from . import gitops, mapping_cache
 from .chains import keyed_successors
 from .echoes import Counts, count_of, counts_added, echoes, raised
 from .sides import ours_yields
@@ -418,6 +418,10 @@ def global_mapping(
     files = (base_text, ours_text, theirs_text)
     # New numbers must also miss ids that later picks of a rebase will bring.
     tip = rebase_tip(git_dir) if git_dir is not None else None
+    key = _cache_key(root, git_dir, storage, found, records, tip) if not single_pick else None
+    kept = mapping_cache.load(cast(Path, git_dir), key) if key is not None else None
+    if kept is not None:  # another file of this merge worked it out (each runs in a process of its own)
+        return Renames(**mapping_cache.restored(kept))
     later = set(tree_ids(root, tip, storage) or {}) if tip is not None else set()
     mapping = mapping_between(root, storage, found, records, later, files, ours_yield=False)
     picking = (
@@ -450,9 +454,22 @@ def global_mapping(
         if new in keeping and old in yielding and prior.get(old) != new
     }
     echoed = counts_added(root, storage, echoes(root, *found)) if found is not None else {}
-    return Renames(
+    renames = Renames(
         mapping, yields, same, (renames_since(base_ids, our_ids), renames_since(base_ids, their_ids)), echoed
     )
+    if key is not None:
+        mapping_cache.save(cast(Path, git_dir), key, renames._asdict())
+    return renames
+
+
+def _cache_key(root, git_dir, storage, found, records, tip) -> str | None:
+    """What the merge's mapping depends on, when it comes from the commits alone (not one file's versions)."""
+    if git_dir is None or found is None or any(tree_ids(root, rev, storage) is None for rev in found):
+        return None
+    refs = gitops.output(["for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes"], root)
+    fetched = (git_dir / "FETCH_HEAD").read_text(errors="replace") if (git_dir / "FETCH_HEAD").exists() else ""
+    marks = issued_marks.highest(root / storage / LOCAL_DIR)
+    return mapping_cache.key_of(storage, list(found), records, tip, refs, fetched, sorted(marks.items()))
 
 
 def mapping_between(
