@@ -302,14 +302,15 @@ class Grimoire:
         until: str | datetime | None = None,
         tier: str | None = None,
         semantic: bool | None = None,
+        source: str | None = None,
     ) -> Hits:
         """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply
         first. Without `min_confidence`, each category is filtered at the lower
         of retrieval.min_confidence and its own floor. When nothing is found,
         the result's `filtered_out` says what matched but was left out.
         `since`/`until` bound creation time, as for `list`; `tier` (hot, long,
-        all) keeps one tier of memory (docs/tiers-and-consolidation.md);
-        `semantic` fuses in the nearest by meaning (None: retrieval.semantic)."""
+        all) keeps one tier of memory (docs/tiers-and-consolidation.md); `source` those whose
+        metadata.source it is; `semantic` fuses in the nearest by meaning (None: retrieval.semantic)."""
         from .retrieval.search import Hits, filtered_out, hits, ranked
 
         bounds.text(text, "the query")
@@ -338,6 +339,10 @@ class Grimoire:
             until=until,
             tier=tier,
         )
+        if source is not None:  # imported only then: a warm `mem query` imports no facade module
+            from .facade.narrowing import by_source
+
+            chosen = by_source(chosen, source)
         weight = float(retrieval["recency_weight"])
         found = ranked(
             self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived, semantic=semantic
@@ -380,12 +385,7 @@ class Grimoire:
         """Low-tier, ineffective, expiring-soon and near-duplicate entries."""
         from .lifecycle.reviewing import review
 
-        return review(
-            self.store,
-            self.now(),
-            self.config.lifecycle["warn_before_archive_days"],
-            {name: spec.kind for name, spec in self.config.categories.items()},
-        )
+        return review(self.store, self.now())
 
     def validate(self, paths: Iterable[str] | None = None) -> Report:
         """Every rule a grimoire must keep, over `paths` (default: the whole

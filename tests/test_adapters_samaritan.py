@@ -102,6 +102,7 @@ def test_an_empty_store_injects_nothing(samaritan):
         (lambda m: m.save_memory("t", "c", source="robot"), "bad source"),
         (lambda m: m.save_memory(" ", "c"), "needs a topic"),
         (lambda m: m.memory_recall("t", tier="medium"), "unknown tier"),
+        (lambda m: m.memory_recall("t", source="robot"), "bad source"),
         (lambda m: m.memory_age(older_than_hours="24h"), "older_than_hours"),
     ],
 )
@@ -109,3 +110,31 @@ def test_bad_input_says_what_to_give(samaritan, call, message):
     with pytest.raises(BadInput, match=message):
         asyncio.run(call(Samaritan(Grimoire.open(samaritan))))
     assert json.loads(mem("stats", "--json").out)["entries"] == 0
+
+
+async def saved_from_three_sources(memory):
+    await memory.save_memory("Hermes project", "Deploys of Hermes go through staging", 6, "user")
+    await memory.save_memory("Hermes project", "Deploys of Hermes need a sign-off", 6, "directive")
+    await memory.save_memory("Hermes project", "Deploys of Hermes ran twice today", 6, "session")
+
+
+def test_a_source_keeps_its_memories_in_query_recall_and_the_query_tool(samaritan):
+    from grimoire_cli.integrations.calls import invoke
+
+    grimoire = Grimoire.open(samaritan)
+    memory = Samaritan(grimoire)
+    asyncio.run(saved_from_three_sources(memory))
+
+    found = mem("query", "deploys hermes", "--source", "user", "--json")
+    assert found.code == 0, found.err
+    assert [hit["content"] for hit in json.loads(found.out)] == ["Deploys of Hermes go through staging"]
+    assert [hit.entry.content for hit in grimoire.query("deploys", source="directive")] == [
+        "Deploys of Hermes need a sign-off"
+    ]
+    tool = invoke(lambda: Grimoire.open(samaritan), "query", {"text": "deploys", "source": "session"})
+    assert [hit["content"] for hit in tool] == ["Deploys of Hermes ran twice today"]
+    recalled = asyncio.run(memory.memory_recall("hermes", source="directive"))
+    assert [(row["content"], row["source"]) for row in recalled] == [("Deploys of Hermes need a sign-off", "directive")]
+    assert mem("query", "deploys", "--source", "robot").code == 1  # a source nothing came from: nothing found
+    empty = mem("query", "deploys", "--source", " ")
+    assert empty.code == 2 and empty.err.startswith("error: --source is empty")

@@ -114,11 +114,16 @@ class Samaritan:
         self._save(topic, content, importance, source, "")
         return f"saved: topic={topic} (imp={importance})"
 
-    async def memory_recall(self, topic: str, tier: str = "short", limit: int = 20) -> list[dict[str, Any]]:
-        """Memories of `tier` (short, long) whose topic contains `topic`, most important first."""
+    async def memory_recall(
+        self, topic: str, tier: str = "short", limit: int = 20, *, source: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Memories of `tier` (short, long) whose topic contains `topic`, most
+        important first; `source` (not Samaritan's: mem's) keeps one source's."""
         if tier not in TIERS:
             raise BadInput(f"unknown tier {tier!r}", "use short or long")
-        return self._rows(TIERS[tier], topic, limit, 1)
+        if source is not None and source not in SOURCES:
+            raise BadInput(f"bad source {source!r}", f"use one of {', '.join(SOURCES)}")
+        return self._rows(TIERS[tier], topic, limit, 1, source)
 
     async def memory_age(self, older_than_hours: int = 48, max_rows: int = 100) -> str:
         moved = self._age(older_than_hours, max_rows)
@@ -126,14 +131,19 @@ class Samaritan:
 
     # -- rows ------------------------------------------------------------------
 
-    def _rows(self, tier: str, topic: str | None, limit: int, min_importance: int) -> list[dict[str, Any]]:
-        """Samaritan's rows of one tier (importance after decay), most important then newest first."""
+    def _rows(
+        self, tier: str, topic: str | None, limit: int, min_importance: int, source: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Samaritan's rows of one tier (importance after decay), of `source`
+        when given, most important then newest first."""
         wanted = topic.lower() if topic else None
         rows = []
         for entry in self.grimoire.list(categories=[self.category] if self.category else None):
             heat = self.grimoire.lifecycle.heat(entry)
             row = _row(entry, heat["effective_importance"])
             if heat["memory_tier"] != tier or row["importance"] < min_importance:
+                continue
+            if source is not None and row["source"] != source:
                 continue
             if wanted is None or wanted in row["topic"].lower():
                 rows.append(row)

@@ -165,6 +165,7 @@ def query(
     until,
     tier,
     semantic,
+    source,
     json,
 ):
     grimoire = open_grimoire()
@@ -180,6 +181,7 @@ def query(
         until=until,
         tier=tier,
         semantic=semantic,
+        source=source,
     )
     if scope or all_scopes:
         if scope and all_scopes:

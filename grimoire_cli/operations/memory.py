@@ -165,6 +165,15 @@ SUPERSEDE = Operation(
     "the new entry (the JSON of `mem add --json`)",
 )
 
+SOURCE = Param(
+    "source",
+    str,
+    "Only memories from this source (their metadata.source: Samaritan's user, session or directive).",
+    "--source",
+    metavar="S",
+    schema={"minLength": 1, "maxLength": 200},
+)
+
 QUERY = Operation(
     "query",
     "Ranked retrieval: BM25 with stemming and typo tolerance, blended with recency and quality.",
@@ -231,6 +240,7 @@ QUERY = Operation(
             schema={"enum": ["hot", "long", "all"]},
         ),
         SEMANTIC,
+        SOURCE,
     ),
     "the hits, best first, each an entry with its `score` (and `parts` with explain)",
     read_only=True,

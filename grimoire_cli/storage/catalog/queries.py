@@ -53,7 +53,8 @@ class Filter:
 
     Importance is the effective one under `decay` (None: as stored), in
     orders and in `min_importance`; `tier` (hot or long) keeps the entries
-    of that tier under `tiers` (heat.py); `match` an FTS5 expression they match."""
+    of that tier under `tiers` (heat.py); `match` an FTS5 expression they match;
+    `metadata` (key, value) pairs their `metadata` holds, each value as text."""
 
     __slots__ = (
         "at",
@@ -65,6 +66,7 @@ class Filter:
         "key_glob",
         "lengths",
         "match",
+        "metadata",
         "min_confidence",
         "min_importance",
         "name",
@@ -97,6 +99,7 @@ class Filter:
         tiers: Tiers | None = None,
         match: str | None = None,
         excluded: Iterable[str] = (),
+        metadata: Iterable[tuple[str, str]] = (),
     ):
         self.states = frozenset(states)
         unknown = self.states - set(STATES)
@@ -117,6 +120,7 @@ class Filter:
         if tier is not None and (tier not in TIERS or tiers is None):
             raise ValueError(f"tier {tier!r} needs one of {TIERS} and the tiers' settings")
         self.decay, self.min_importance, self.tier, self.tiers, self.match = decay, min_importance, tier, tiers, match
+        self.metadata = tuple(sorted(set(metadata)))
 
     def but(self, **changes: Any) -> Filter:
         """This filter with some fields changed."""
@@ -173,6 +177,13 @@ class Filter:
         if self.match is not None:
             params["fmatch"] = self.match
             parts.append("e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH :fmatch)")
+        for i, (key, value) in enumerate(self.metadata):
+            # Read from the entry's JSON (no column holds metadata): only a read that asks pays for it.
+            params[f"mpath{i}"], params[f"mval{i}"] = f'$.metadata."{key}"', value
+            parts.append(
+                f"e.rowid IN (SELECT rowid FROM entries WHERE json_valid(data) "
+                f"AND CAST(json_extract(data, :mpath{i}) AS TEXT) = :mval{i})"
+            )
         return " AND ".join(parts), params
 
 
