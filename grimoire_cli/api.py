@@ -238,9 +238,12 @@ class Grimoire:
         recent: int | None = None,
         since: str | datetime | None = None,
         until: str | datetime | None = None,
+        tier: str | None = None,
+        source: str | None = None,
     ) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived:
-        only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time.
+        only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time;
+        `tier` and `source` as `query`'s; a tag ending in `*` (`herm*`) is a prefix.
         Chat messages only when `categories` names their category (`g.chat.recent` quotes them)."""
         if recent is not None:
             bounds.whole(recent, "--recent")
@@ -249,7 +252,8 @@ class Grimoire:
             if archived
             else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
         )
-        return self._loaded(self._listed(states, categories, tags, recent, since=since, until=until))
+        rowids = self._listed(states, categories, tags, recent, since=since, until=until, tier=tier, source=source)
+        return self._loaded(rowids)
 
     def list_page(self, number: int, size: int, *, archived: bool = False) -> tuple[builtins.list[Entry], int]:
         """Page `number` (from 1) of `size` entries of `list(archived=...)`,
@@ -267,11 +271,17 @@ class Grimoire:
         *,
         since: str | datetime | None = None,
         until: str | datetime | None = None,
+        tier: str | None = None,
+        source: str | None = None,
     ) -> builtins.list[int]:
         """The catalog rows `list` returns, in its order (newest first)."""
-        chosen = filter_of(self.config, self.now(), states, categories, tags, since=since, until=until)
+        chosen = filter_of(self.config, self.now(), states, categories, tags, since=since, until=until, tier=tier)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
+        if source is not None:  # imported only then, as in `query`
+            from .facade.narrowing import by_source
+
+            chosen = by_source(chosen, source)
         return self.store.ordered(chosen, Order.NEWEST, recent, include_archive="archived" in states)
 
     def _loaded(self, rowids: builtins.list[int]) -> builtins.list[Entry]:
@@ -391,20 +401,9 @@ class Grimoire:
         """Every rule a grimoire must keep, over `paths` (default: the whole
         grimoire). Files of another scope are checked in that scope's
         grimoire (its ids, its links), as the pre-commit hook needs."""
-        from .memory.validate import Report, expand, validate
-        from .retrieval.scopes import by_scope
+        from .facade.scoped import validate_scoped
 
-        if not paths:
-            # A commit a crashed writer left half done is finished first (validate reads files directly).
-            self.store.recover_if_needed()
-            return validate(self.store, None)
-        groups = by_scope(self.config, expand(paths))
-        reports = []
-        for name, files in groups.items():
-            grimoire = self if name is None else self._scoped(name)
-            grimoire.store.recover_if_needed()
-            reports.append(validate(grimoire.store, [str(path) for path in files]))
-        return reports[0] if len(reports) == 1 else Report.combined(reports)
+        return validate_scoped(self.store, paths, lambda name: self._scoped(name).store)
 
     # -- writing -------------------------------------------------------------
 

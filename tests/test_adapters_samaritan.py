@@ -8,7 +8,7 @@ import json
 import sys
 
 import pytest
-from conftest import git, mem
+from conftest import NOW, git, mem
 
 from grimoire_cli import Grimoire
 from grimoire_cli.adapters.samaritan import Samaritan
@@ -138,3 +138,39 @@ def test_a_source_keeps_its_memories_in_query_recall_and_the_query_tool(samarita
     assert mem("query", "deploys", "--source", "robot").code == 1  # a source nothing came from: nothing found
     empty = mem("query", "deploys", "--source", " ")
     assert empty.code == 2 and empty.err.startswith("error: --source is empty")
+
+
+async def saved_on_two_days(memory, runtime):
+    runtime.fixed_now = parse_time("2026-11-18T10:00:00Z")  # four days before NOW: long-term by then
+    await memory.save_memory("Hermes project", "Hermes deploys through staging", 5, "user")
+    await memory.save_memory("Hermetic builds", "Builds are hermetic", 5, "session")
+    await memory.save_memory("coding style", "Prefers type hints", 5, "user")
+    runtime.fixed_now = parse_time(NOW)
+    await memory.save_memory("Hermes project", "Hermes runs on three nodes", 5, "directive")
+
+
+def test_recall_by_tier_and_topic_prefix_without_query_words(samaritan):
+    from grimoire_cli.integrations.calls import invoke
+
+    runtime = Runtime.from_environment()
+    memory = Samaritan(Grimoire.open(samaritan, runtime=runtime))
+    asyncio.run(saved_on_two_days(memory, runtime))
+
+    def contents(*args):
+        listed = mem("list", *args, "--json")
+        assert listed.code == 0, listed.err
+        return sorted(entry["content"] for entry in json.loads(listed.out))
+
+    assert contents("--tier", "long", "--topic", "herm*") == ["Builds are hermetic", "Hermes deploys through staging"]
+    assert contents("--tier", "hot", "--topic", "herm*") == ["Hermes runs on three nodes"]
+    assert contents("--topic", "hermes-*") == ["Hermes deploys through staging", "Hermes runs on three nodes"]
+    assert contents("-t", "herm?tic-builds") == ["Builds are hermetic"]
+    assert contents("--tier", "long", "--source", "user") == ["Hermes deploys through staging", "Prefers type hints"]
+    hits = json.loads(mem("query", "hermes", "--topic", "hermes*", "--tier", "long", "--json").out)
+    assert [hit["content"] for hit in hits] == ["Hermes deploys through staging"]
+    tool = invoke(lambda: Grimoire.open(samaritan), "list", {"tier": "hot", "tags": ["herm*"]})
+    assert [entry["content"] for entry in tool] == ["Hermes runs on three nodes"]
+    long_term = asyncio.run(memory.memory_recall("herm", tier="long"))
+    assert sorted(row["content"] for row in long_term) == ["Builds are hermetic", "Hermes deploys through staging"]
+    bad = mem("list", "--tier", "warm")
+    assert bad.code == 2 and bad.err.startswith("error: unknown tier 'warm'")

@@ -137,15 +137,12 @@ class Samaritan:
         """Samaritan's rows of one tier (importance after decay), of `source`
         when given, most important then newest first."""
         wanted = topic.lower() if topic else None
+        categories = [self.category] if self.category else None
+        decay, moment = self.grimoire.config.settings.decay, self.grimoire.now().timestamp()
         rows = []
-        for entry in self.grimoire.list(categories=[self.category] if self.category else None):
-            heat = self.grimoire.lifecycle.heat(entry)
-            row = _row(entry, heat["effective_importance"])
-            if heat["memory_tier"] != tier or row["importance"] < min_importance:
-                continue
-            if source is not None and row["source"] != source:
-                continue
-            if wanted is None or wanted in row["topic"].lower():
+        for entry in self.grimoire.list(categories=categories, tier=tier, source=source):
+            row = _row(entry, decay.of(entry.importance, moment - entry.born if entry.born is not None else None))
+            if row["importance"] >= min_importance and (wanted is None or wanted in row["topic"].lower()):
                 rows.append(row)
         rows.sort(key=lambda row: -row["importance"])  # stable: newest first within an importance
         return rows[:limit]

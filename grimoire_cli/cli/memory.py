@@ -102,7 +102,7 @@ def show(id, chain, json):
 
 
 @declared(operations.LIST)
-def list_(categories, tags, archived, expired, superseded, recent, since, until, json):
+def list_(categories, tags, archived, expired, superseded, recent, since, until, tier, source, json):
     grimoire = open_grimoire()
     entries = grimoire.list(
         categories=categories,
@@ -113,6 +113,8 @@ def list_(categories, tags, archived, expired, superseded, recent, since, until,
         recent=recent,
         since=since,
         until=until,
+        tier=tier,
+        source=source,
     )
     moment = grimoire.now()
     if json:

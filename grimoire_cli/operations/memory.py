@@ -165,6 +165,16 @@ SUPERSEDE = Operation(
     "the new entry (the JSON of `mem add --json`)",
 )
 
+TIER = Param(
+    "tier",
+    str,
+    "hot (what context injects), long (long-term) or all.",
+    "--tier",
+    metavar="hot|long|all",
+    cli_help="Only hot memories (what `mem context` injects) or long-term ones (default: all).",
+    schema={"enum": ["hot", "long", "all"]},
+)
+FILTER_TAGS_HELP = "Only entries with all these tags (repeatable); a topic is a tag, `herm*` any tag starting herm."
 SOURCE = Param(
     "source",
     str,
@@ -192,12 +202,12 @@ QUERY = Operation(
         Param(
             "tags",
             list,
-            TAGS_HELP,
+            FILTER_TAGS_HELP,
             "-t",
             "--tag",
             "--topic",
             metavar="TAG",
-            cli_help="Only entries with all these tags (repeatable); a topic is a tag.",
+            cli_help=FILTER_TAGS_HELP,
         ),
         Param(
             "min_confidence",
@@ -230,15 +240,7 @@ QUERY = Operation(
         Param("all_scopes", bool, "Rank across every scope.", "--all-scopes", default=False, tool=False),
         SINCE,
         UNTIL,
-        Param(
-            "tier",
-            str,
-            "hot (what context injects), long (long-term) or all.",
-            "--tier",
-            metavar="hot|long|all",
-            cli_help="Only hot memories (what `mem context` injects) or long-term ones (default: all).",
-            schema={"enum": ["hot", "long", "all"]},
-        ),
+        TIER,
         SEMANTIC,
         SOURCE,
     ),
@@ -305,11 +307,12 @@ LIST = Operation(
         Param(
             "tags",
             list,
-            TAGS_HELP,
+            FILTER_TAGS_HELP,
             "-t",
             "--tag",
+            "--topic",
             metavar="TAG",
-            cli_help="Only entries with all these tags (repeatable).",
+            cli_help=FILTER_TAGS_HELP,
         ),
         Param("archived", bool, "List the archive instead.", "--archived", default=False),
         Param("expired", bool, "Include expired entries.", "--expired", default=False),
@@ -317,6 +320,8 @@ LIST = Operation(
         Param("recent", int, "Only the N newest.", "--recent", metavar="N"),
         SINCE,
         UNTIL,
+        TIER,
+        SOURCE,
     ),
     "the entries, newest first",
     read_only=True,

@@ -18,7 +18,7 @@ from typing import Any
 from ...core.settings import Decay, Tiers
 from .rows import TAG_SEPARATOR
 
-_WILD = set("*?[")
+WILD = frozenset("*?[")  # the characters that make a tag a glob pattern
 
 
 def decay_params(decay: Decay | None) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def _retention_sql(tiers: Tiers, params: dict[str, Any], alias: str = "h") -> st
         sorted(tiers.tags, key=lambda pair: -pair[1])
     ):  # the first match is the longest
         params[f"htag{i}"], params[f"htagh{i}"] = pattern, float(hours)
-        if _WILD & set(pattern):
+        if WILD & set(pattern):
             tests.append(f"WHEN grimoire_tag_glob({alias}.tags, :htag{i}) THEN :htagh{i}")
         else:
             params[f"htag{i}"] = TAG_SEPARATOR + pattern + TAG_SEPARATOR

@@ -27,7 +27,7 @@ from ...core.scoring import (
 from ...core.settings import Decay, Tiers
 from ..layout import Layout
 from .connection import Connection
-from .heat import decay_params, hot_sql, importance_sql, register
+from .heat import WILD, decay_params, hot_sql, importance_sql, register
 from .rows import LIGHT_COLUMNS, TAG_SEPARATOR, Light, Row
 
 STATES = ("active", "expired", "superseded", "archived")
@@ -122,6 +122,11 @@ class Filter:
         self.decay, self.min_importance, self.tier, self.tiers, self.match = decay, min_importance, tier, tiers, match
         self.metadata = tuple(sorted(set(metadata)))
 
+    @property
+    def globbed(self) -> bool:
+        """Some tag is a pattern: the SQL calls `grimoire_tag_glob`."""
+        return any(WILD & set(tag) for tag in self.tags)
+
     def but(self, **changes: Any) -> Filter:
         """This filter with some fields changed."""
         fields = {name: getattr(self, name) for name in self.__slots__}
@@ -141,8 +146,7 @@ class Filter:
             params.update({f"xcat{i}": c for i, c in enumerate(self.excluded)})
             parts.append(f"e.category NOT IN ({', '.join(f':xcat{i}' for i in range(len(self.excluded)))})")
         for i, tag in enumerate(self.tags):
-            params[f"tag{i}"] = TAG_SEPARATOR + tag + TAG_SEPARATOR
-            parts.append(f"instr(e.tags, :tag{i}) > 0")
+            parts.append(_tag_sql(tag, f"tag{i}", params))
         if self.min_confidence is not None:
             params["floor"] = self.min_confidence
             if self.floors:
@@ -185,6 +189,20 @@ class Filter:
                 f"AND CAST(json_extract(data, :mpath{i}) AS TEXT) = :mval{i})"
             )
         return " AND ".join(parts), params
+
+
+def _tag_sql(tag: str, name: str, params: dict[str, Any]) -> str:
+    """The condition that a row has `tag`: a topic ending in `*` (`herm*`) is a
+    prefix, other wildcards a glob (`grimoire_tag_glob`: see `Filter.globbed`)."""
+    if not WILD & set(tag):
+        params[name] = TAG_SEPARATOR + tag + TAG_SEPARATOR
+        return f"instr(e.tags, :{name}) > 0"
+    prefix = tag[:-1]
+    if tag.endswith("*") and not WILD & set(prefix):  # the common case, without a Python call per row
+        params[name] = TAG_SEPARATOR + prefix
+        return f"instr(e.tags, :{name}) > 0"
+    params[name] = tag
+    return f"grimoire_tag_glob(e.tags, :{name})"
 
 
 class Order:
@@ -260,6 +278,8 @@ class Queries(Connection):
         if chosen is None:
             return f"e.mapping = 1 AND {inside}", named
         condition, params = chosen.sql(table)
+        if chosen.globbed:
+            self._functions()
         if chosen.tier is not None and chosen.tiers is not None:
             # The hot set is the grimoire's (these files'), whatever else the filter keeps.
             self._functions()
