@@ -151,6 +151,7 @@ NUMERIC_ARGUMENTS = [
     ("chat_recent", {}, "count"),
     ("recommend", {"action": "deploy"}, "limit"),
     ("patterns", {}, "min_usage"),
+    ("age", {}, "most"),
 ]
 
 

@@ -64,7 +64,7 @@ class Samaritan:
 
     async def age_to_longterm(self, older_than_hours: int = 48, max_rows: int = 100) -> int:
         """Move memories older than `older_than_hours` to long-term, at most
-        `max_rows`; how many moved since the last aging."""
+        `max_rows`; how many this call moved (they stay long-term)."""
         return len(self._age(older_than_hours, max_rows))
 
     def _age(self, older_than_hours: int, max_rows: int) -> list[str]:
@@ -73,8 +73,7 @@ class Samaritan:
         whole(max_rows, "max_rows")
         # Not `most`: mem's --max caps the hot tier, not the rows one aging moves.
         aged = self.grimoire.lifecycle.age(older_than=f"{older_than_hours}h")
-        # The first aging has nothing to compare with: all it finds long-term has moved.
-        return list(aged.moved_to_long if aged.moved_to_long is not None else aged.long)
+        return list(aged.moved_to_long or [])  # recorded: the next aging does not move them again
 
     async def load_context_block(self, limit: int = 15, min_importance: int = 3) -> str:
         """`## Active Memory`: the hot memories by topic, `content (imp=N)`,

@@ -6,6 +6,7 @@ names.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.bounds import whole
@@ -34,18 +35,34 @@ class Lifecycle(Namespace):
 
     def age(self, *, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> Aged:
         """The hot / long-term split now, what moved since the last `age`
-        (recorded unless `dry_run`); `older_than` (24h) and `most` tighten it for this run."""
+        (recorded unless `dry_run`); `most` tightens it for this run. `older_than`
+        (24h) ages for good (Samaritan's aging): what it moves stays long-term,
+        recorded in local state (storage/aging.py); `moved_to_long` is then what
+        this run moved. With `dry_run`, only shown."""
         from ..retrieval.tiers import age
 
         if most is not None:
             whole(most, "--max", 0)
-        return age(
-            self.store,
-            self.grimoire.now(),
-            older_than_hours=hours(older_than, "--older-than") if older_than is not None else None,
-            most=most,
-            dry_run=dry_run,
-        )
+        moment = self.grimoire.now()
+        if older_than is None:
+            return age(self.store, moment, most=most, dry_run=dry_run)
+        return self._age_for_good(moment, hours(older_than, "--older-than"), most, dry_run)
+
+    def _age_for_good(self, moment: datetime, older_than_hours: float, most: int | None, dry_run: bool) -> Aged:
+        """`age` with `older_than`: what it moves (hot now, long-term under the
+        tightened split), recorded unless `dry_run`; under the lock, so two agings never lose one."""
+        from ..core.clock import iso
+        from ..retrieval.tiers import age, in_tier
+        from ..storage import aging
+
+        with self.store.lock(writing=not dry_run):
+            hot_before = set(in_tier(self.store, moment, "hot"))
+            aged = age(self.store, moment, older_than_hours=older_than_hours, most=most, dry_run=True)
+            if not dry_run:
+                aging.record(self.config.local_dir, moment.timestamp() - older_than_hours * 3600, iso(moment))
+        aged.moved_to_long, aged.moved_to_hot = sorted(hot_before & set(aged.long)), []
+        aged.since, aged.recorded, aged.dry_run = None, not dry_run, dry_run
+        return aged
 
     def expiring(self, days: int) -> list[Entry]:
         """Active entries that expire within `days` (not those living a day or

@@ -27,8 +27,8 @@ from ...core.scoring import (
 from ...core.settings import Decay, Tiers
 from ..layout import Layout
 from .connection import Connection
-from .heat import WILD, decay_params, hot_sql, importance_sql, register
-from .rows import LIGHT_COLUMNS, TAG_SEPARATOR, Light, Row
+from .heat import WILD, decay_params, hot_sql, importance_sql, register, tag_sql
+from .rows import LIGHT_COLUMNS, Light, Row
 
 STATES = ("active", "expired", "superseded", "archived")
 _STATES_OF = {
@@ -146,7 +146,7 @@ class Filter:
             params.update({f"xcat{i}": c for i, c in enumerate(self.excluded)})
             parts.append(f"e.category NOT IN ({', '.join(f':xcat{i}' for i in range(len(self.excluded)))})")
         for i, tag in enumerate(self.tags):
-            parts.append(_tag_sql(tag, f"tag{i}", params))
+            parts.append(tag_sql(tag, f"tag{i}", params))
         if self.min_confidence is not None:
             params["floor"] = self.min_confidence
             if self.floors:
@@ -189,20 +189,6 @@ class Filter:
                 f"AND CAST(json_extract(data, :mpath{i}) AS TEXT) = :mval{i})"
             )
         return " AND ".join(parts), params
-
-
-def _tag_sql(tag: str, name: str, params: dict[str, Any]) -> str:
-    """The condition that a row has `tag`: a topic ending in `*` (`herm*`) is a
-    prefix, other wildcards a glob (`grimoire_tag_glob`: see `Filter.globbed`)."""
-    if not WILD & set(tag):
-        params[name] = TAG_SEPARATOR + tag + TAG_SEPARATOR
-        return f"instr(e.tags, :{name}) > 0"
-    prefix = tag[:-1]
-    if tag.endswith("*") and not WILD & set(prefix):  # the common case, without a Python call per row
-        params[name] = TAG_SEPARATOR + prefix
-        return f"instr(e.tags, :{name}) > 0"
-    params[name] = tag
-    return f"grimoire_tag_glob(e.tags, :{name})"
 
 
 class Order:
@@ -284,11 +270,24 @@ class Queries(Connection):
             # The hot set is the grimoire's (these files'), whatever else the filter keeps.
             self._functions()
             hot, more = hot_sql(
-                chosen.tiers, chosen.decay, inside.replace("e.path", "h.path"), _STATES_OF["active"].format(t="h")
+                chosen.tiers,
+                chosen.decay,
+                inside.replace("e.path", "h.path"),
+                _STATES_OF["active"].format(t="h"),
+                self._aged_before(),
             )
             condition += f" AND e.rowid {'IN' if chosen.tier == 'hot' else 'NOT IN'} ({hot})"
             params = {**params, **more}
         return f"e.mapping = 1 AND {inside} AND {condition}", {**named, **params}
+
+    def _aged_before(self) -> float | None:
+        """The cut `mem age --older-than` recorded (storage/aging.py), read at
+        every tier read: another process may have moved it."""
+        if self.local_dir is None:
+            return None
+        from ..aging import FILE, cut
+
+        return cut(self.local_dir / FILE)
 
     def lights(self, paths: list[str], chosen: Filter | None = None) -> list[Light]:
         """The filter and rank fields of the chosen entries, without their JSON."""
