@@ -240,10 +240,11 @@ class Grimoire:
         until: str | datetime | None = None,
         tier: str | None = None,
         source: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived:
         only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time;
-        `tier` and `source` as `query`'s; a tag ending in `*` (`herm*`) is a prefix.
+        `tier`, `source` and `meta` as `query`'s; a tag ending in `*` (`herm*`) is a prefix.
         Chat messages only when `categories` names their category (`g.chat.recent` quotes them)."""
         if recent is not None:
             bounds.whole(recent, "--recent")
@@ -252,8 +253,8 @@ class Grimoire:
             if archived
             else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
         )
-        rowids = self._listed(states, categories, tags, recent, since=since, until=until, tier=tier, source=source)
-        return self._loaded(rowids)
+        narrowing = dict(since=since, until=until, tier=tier, source=source, meta=meta)
+        return self._loaded(self._listed(states, categories, tags, recent, **narrowing))
 
     def list_page(self, number: int, size: int, *, archived: bool = False) -> tuple[builtins.list[Entry], int]:
         """Page `number` (from 1) of `size` entries of `list(archived=...)`,
@@ -268,20 +269,17 @@ class Grimoire:
         categories: Iterable[str] | None,
         tags: Iterable[str] | None,
         recent: int | None,
-        *,
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-        tier: str | None = None,
-        source: str | None = None,
+        **narrowing: Any,
     ) -> builtins.list[int]:
-        """The catalog rows `list` returns, in its order (newest first)."""
-        chosen = filter_of(self.config, self.now(), states, categories, tags, since=since, until=until, tier=tier)
+        """The catalog rows `list` returns, in its order (newest first); `narrowing`: its since, until, tier, source, meta."""
+        source, meta = narrowing.pop("source", None), narrowing.pop("meta", None)
+        chosen = filter_of(self.config, self.now(), states, categories, tags, **narrowing)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
-        if source is not None:  # imported only then, as in `query`
-            from .facade.narrowing import by_source
+        if source is not None or meta:  # imported only then, as in `query`
+            from .facade.narrowing import narrowed
 
-            chosen = by_source(chosen, source)
+            chosen = narrowed(chosen, source, meta)
         return self.store.ordered(chosen, Order.NEWEST, recent, include_archive="archived" in states)
 
     def _loaded(self, rowids: builtins.list[int]) -> builtins.list[Entry]:
@@ -313,6 +311,7 @@ class Grimoire:
         tier: str | None = None,
         semantic: bool | None = None,
         source: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> Hits:
         """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply
         first. Without `min_confidence`, each category is filtered at the lower
@@ -320,7 +319,7 @@ class Grimoire:
         the result's `filtered_out` says what matched but was left out.
         `since`/`until` bound creation time, as for `list`; `tier` (hot, long,
         all) keeps one tier of memory (docs/tiers-and-consolidation.md); `source` those whose
-        metadata.source it is; `semantic` fuses in the nearest by meaning (None: retrieval.semantic)."""
+        metadata.source it is, `meta` those whose metadata holds these values; `semantic` fuses in the nearest by meaning (None: retrieval.semantic)."""
         from .retrieval.search import Hits, filtered_out, hits, ranked
 
         bounds.text(text, "the query")
@@ -349,10 +348,10 @@ class Grimoire:
             until=until,
             tier=tier,
         )
-        if source is not None:  # imported only then: a warm `mem query` imports no facade module
-            from .facade.narrowing import by_source
+        if source is not None or meta:  # imported only then: a warm `mem query` imports no facade module
+            from .facade.narrowing import narrowed
 
-            chosen = by_source(chosen, source)
+            chosen = narrowed(chosen, source, meta)
         weight = float(retrieval["recency_weight"])
         found = ranked(
             self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived, semantic=semantic

@@ -119,6 +119,14 @@ SAVE = Operation(
             default=False,
             tool=False,
         ),
+        Param(
+            "meta",
+            list,
+            "Free metadata K=V (repeatable): generation=12 (a number) or model=fast (text).",
+            "--meta",
+            metavar="K=V",
+            tool=False,
+        ),
     ),
     "the written entry, with `notes` (the JSON of `mem add --json`)",
     command="add",
@@ -175,6 +183,14 @@ TIER = Param(
     schema={"enum": ["hot", "long", "all"]},
 )
 FILTER_TAGS_HELP = "Only entries with all these tags (repeatable); a topic is a tag, `herm*` any tag starting herm."
+META_FILTER = Param(
+    "meta",
+    list,
+    "Only memories whose metadata holds K=V (repeatable; generation=12 matches a number or a text).",
+    "--meta",
+    metavar="K=V",
+    tool=False,
+)
 SOURCE = Param(
     "source",
     str,
@@ -243,6 +259,7 @@ QUERY = Operation(
         TIER,
         SEMANTIC,
         SOURCE,
+        META_FILTER,
     ),
     "the hits, best first, each an entry with its `score` (and `parts` with explain)",
     read_only=True,
@@ -322,6 +339,7 @@ LIST = Operation(
         UNTIL,
         TIER,
         SOURCE,
+        META_FILTER,
     ),
     "the entries, newest first",
     read_only=True,
