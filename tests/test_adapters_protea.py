@@ -69,8 +69,9 @@ def test_proteas_example_usage_runs_unchanged(protea):
 
     git("add", "-A", cwd=protea)
     git("commit", "-q", "-m", "six generations", cwd=protea)
+    # keep_recent is a total: the newest row overall (a task) stays; observations have no keep of their own.
     replaced = memory.compact(keep_recent=1, keep_types={"crash_log": 3, "reflection": 6})
-    assert (len(replaced["observation"]), replaced["crash_log"], replaced["reflection"]) == (2, [], [])
+    assert (len(replaced["observation"]), replaced["crash_log"], replaced["reflection"]) == (3, [], [])
     assert len(memory.get_by_type("directive", limit=5)) == 1 and len(memory.get_by_type("task", limit=5)) == 2
     assert "Gen 1 survived" not in mem("list").out  # condensed, archived in a commit
     assert git("status", "--porcelain", cwd=protea) == ""

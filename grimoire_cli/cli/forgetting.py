@@ -67,10 +67,10 @@ def consolidate(file, with_, session_id, dry_run, json):
 
 
 @declared(lifecycle.COMPACT)
-def compact(category, keep, with_, no_summary, dry_run, json):
+def compact(category, keep, keep_total, with_, no_summary, dry_run, json):
     grimoire = open_grimoire()
     result = grimoire.lifecycle.compact(
-        category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run
+        category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run, keep_total=keep_total
     )
     if json:
         render.print_json(result.to_dict())

@@ -6,6 +6,7 @@ names.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -123,20 +124,31 @@ class Lifecycle(Namespace):
         self,
         *,
         category: str | None = None,
-        keep: int | None = None,
+        keep: int | Mapping[str, int] | None = None,
         command: str | None = None,
         summarize: bool = True,
         dry_run: bool = False,
+        keep_total: int | None = None,
     ) -> Compacted:
         """Condense each category's active entries past the newest `keep`
-        (compaction.keep) into one entry, through the summarizer `command`
+        (compaction.keep; with `keep_total`, only a `keep` given or set per
+        category) and past the newest `keep_total` of the whole grimoire (Protea's
+        keep_recent) into one entry; a mapping `keep` names the categories and
+        each one's keep (0: none beyond the total). Through the summarizer `command`
         (default consolidate.command) or, without `summarize`, from their
         summaries; archive them superseded by it, in one commit. A dry run
         runs no command: it lists what would be condensed."""
         from ..lifecycle.compaction import compact
 
-        if keep is not None:
+        if isinstance(keep, Mapping):
+            if category is not None or keep_total is None:
+                raise BadInput("a keep per category goes with a total and no category", "give keep_total=N")
+            for name, count in keep.items():
+                whole(count, f"the keep of {name}", 0)
+        elif keep is not None:
             whole(keep, "--keep", hint="keep the newest N entries of each category, e.g. --keep 200")
+        if keep_total is not None:
+            whole(keep_total, "--keep-total", hint="keep the newest N entries of the grimoire, e.g. --keep-total 200")
         if command is not None and not summarize:
             raise BadInput("--with and --no-summary ask for two things", "give one of them")
         return compact(
@@ -148,4 +160,5 @@ class Lifecycle(Namespace):
             summarize=summarize,
             timeout=self.config.settings.consolidate.timeout,
             dry_run=dry_run,
+            keep_total=keep_total,
         )

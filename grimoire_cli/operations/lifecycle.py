@@ -107,6 +107,14 @@ COMPACT = command_only(
         Param(
             "keep", int, "Keep the newest N active entries of each (default: compaction.keep).", "--keep", metavar="N"
         ),
+        Param(
+            "keep_total",
+            int,
+            "Keep the newest N active entries of the whole grimoire (every category counts); per category, then, "
+            "only --keep or compaction.categories.",
+            "--keep-total",
+            metavar="N",
+        ),
         Param("with_", str, "The summarizer (default: consolidate.command).", "--with", metavar="CMD"),
         Param(
             "no_summary", bool, "Condense from the entries' own summaries: no command.", "--no-summary", default=False
