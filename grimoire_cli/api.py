@@ -238,9 +238,13 @@ class Grimoire:
         recent: int | None = None,
         since: str | datetime | None = None,
         until: str | datetime | None = None,
+        tier: str | None = None,
+        source: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> list[Entry]:
         """Active entries newest first; the flags add those states (archived:
-        only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time.
+        only the archive); `since`/`until` (30d, 48h, an ISO date or time) bound their creation time;
+        `tier`, `source` and `meta` as `query`'s; a tag ending in `*` (`herm*`) is a prefix.
         Chat messages only when `categories` names their category (`g.chat.recent` quotes them)."""
         if recent is not None:
             bounds.whole(recent, "--recent")
@@ -249,7 +253,8 @@ class Grimoire:
             if archived
             else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
         )
-        return self._loaded(self._listed(states, categories, tags, recent, since=since, until=until))
+        narrowing = dict(since=since, until=until, tier=tier, source=source, meta=meta)
+        return self._loaded(self._listed(states, categories, tags, recent, **narrowing))
 
     def list_page(self, number: int, size: int, *, archived: bool = False) -> tuple[builtins.list[Entry], int]:
         """Page `number` (from 1) of `size` entries of `list(archived=...)`,
@@ -264,14 +269,17 @@ class Grimoire:
         categories: Iterable[str] | None,
         tags: Iterable[str] | None,
         recent: int | None,
-        *,
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
+        **narrowing: Any,
     ) -> builtins.list[int]:
-        """The catalog rows `list` returns, in its order (newest first)."""
-        chosen = filter_of(self.config, self.now(), states, categories, tags, since=since, until=until)
+        """The catalog rows `list` returns, in its order (newest first); `narrowing`: its since, until, tier, source, meta."""
+        source, meta = narrowing.pop("source", None), narrowing.pop("meta", None)
+        chosen = filter_of(self.config, self.now(), states, categories, tags, **narrowing)
         if not chosen.categories:
             chosen = chosen.but(excluded=self.config.names_of_kind("chat"))
+        if source is not None or meta:  # imported only then, as in `query`
+            from .facade.narrowing import narrowed
+
+            chosen = narrowed(chosen, source, meta)
         return self.store.ordered(chosen, Order.NEWEST, recent, include_archive="archived" in states)
 
     def _loaded(self, rowids: builtins.list[int]) -> builtins.list[Entry]:
@@ -302,14 +310,16 @@ class Grimoire:
         until: str | datetime | None = None,
         tier: str | None = None,
         semantic: bool | None = None,
+        source: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> Hits:
         """Ranked hits (`hit.entry`, `hit.score`, `hit.parts`); filters apply
         first. Without `min_confidence`, each category is filtered at the lower
         of retrieval.min_confidence and its own floor. When nothing is found,
         the result's `filtered_out` says what matched but was left out.
         `since`/`until` bound creation time, as for `list`; `tier` (hot, long,
-        all) keeps one tier of memory (docs/tiers-and-consolidation.md);
-        `semantic` fuses in the nearest by meaning (None: retrieval.semantic)."""
+        all) keeps one tier of memory (docs/tiers-and-consolidation.md); `source` those whose
+        metadata.source it is, `meta` those whose metadata holds these values; `semantic` fuses in the nearest by meaning (None: retrieval.semantic)."""
         from .retrieval.search import Hits, filtered_out, hits, ranked
 
         bounds.text(text, "the query")
@@ -338,6 +348,10 @@ class Grimoire:
             until=until,
             tier=tier,
         )
+        if source is not None or meta:  # imported only then: a warm `mem query` imports no facade module
+            from .facade.narrowing import narrowed
+
+            chosen = narrowed(chosen, source, meta)
         weight = float(retrieval["recency_weight"])
         found = ranked(
             self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived, semantic=semantic
@@ -380,31 +394,15 @@ class Grimoire:
         """Low-tier, ineffective, expiring-soon and near-duplicate entries."""
         from .lifecycle.reviewing import review
 
-        return review(
-            self.store,
-            self.now(),
-            self.config.lifecycle["warn_before_archive_days"],
-            {name: spec.kind for name, spec in self.config.categories.items()},
-        )
+        return review(self.store, self.now())
 
     def validate(self, paths: Iterable[str] | None = None) -> Report:
         """Every rule a grimoire must keep, over `paths` (default: the whole
         grimoire). Files of another scope are checked in that scope's
         grimoire (its ids, its links), as the pre-commit hook needs."""
-        from .memory.validate import Report, expand, validate
-        from .retrieval.scopes import by_scope
+        from .facade.scoped import validate_scoped
 
-        if not paths:
-            # A commit a crashed writer left half done is finished first (validate reads files directly).
-            self.store.recover_if_needed()
-            return validate(self.store, None)
-        groups = by_scope(self.config, expand(paths))
-        reports = []
-        for name, files in groups.items():
-            grimoire = self if name is None else self._scoped(name)
-            grimoire.store.recover_if_needed()
-            reports.append(validate(grimoire.store, [str(path) for path in files]))
-        return reports[0] if len(reports) == 1 else Report.combined(reports)
+        return validate_scoped(self.store, paths, lambda name: self._scoped(name).store)
 
     # -- writing -------------------------------------------------------------
 

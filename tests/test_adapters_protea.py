@@ -69,8 +69,9 @@ def test_proteas_example_usage_runs_unchanged(protea):
 
     git("add", "-A", cwd=protea)
     git("commit", "-q", "-m", "six generations", cwd=protea)
+    # keep_recent is a total: the newest row overall (a task) stays; observations have no keep of their own.
     replaced = memory.compact(keep_recent=1, keep_types={"crash_log": 3, "reflection": 6})
-    assert (len(replaced["observation"]), replaced["crash_log"], replaced["reflection"]) == (2, [], [])
+    assert (len(replaced["observation"]), replaced["crash_log"], replaced["reflection"]) == (3, [], [])
     assert len(memory.get_by_type("directive", limit=5)) == 1 and len(memory.get_by_type("task", limit=5)) == 2
     assert "Gen 1 survived" not in mem("list").out  # condensed, archived in a commit
     assert git("status", "--porcelain", cwd=protea) == ""
@@ -104,3 +105,47 @@ def test_bad_input_says_what_to_give(protea, call, message):
 def test_without_the_preset_the_error_names_it(repo):
     with pytest.raises(BadInput, match="preset protea"):
         MemoryStore(Grimoire.open(repo)).add("crash_log", 1, "Gen 1 died")
+
+
+def test_the_generation_and_free_metadata_on_the_command_line_and_as_filters(protea):
+    memory = MemoryStore(Grimoire.open(protea))
+    added = mem("add", "-c", "observation", "Gen 12 survived 60s, Output: ok", "--meta", "generation=12")
+    assert added.code == 0, added.err
+    scored = mem("add", "-c", "observation", "Gen 13 survived 9s", "--meta", "generation=13", "--meta", "score=0.9",
+                 "--meta", "model=fast", "--meta", "score=0.8", "--json")  # fmt: skip
+    assert json.loads(scored.out)["metadata"] == {"generation": 13, "score": 0.8, "model": "fast"}  # the later wins
+    memory.add("crash_log", 12, "Gen 12 died after 3s, Reason: ImportError")
+    rows = memory.get_by_type("observation", 5)
+    assert [(r["generation"], json.loads(r["metadata"])) for r in rows] == [
+        (13, {"score": 0.8, "model": "fast"}),
+        (12, {}),
+    ]
+
+    def listed(*args):
+        return sorted(entry["content"] for entry in json.loads(mem("list", *args, "--json").out))
+
+    assert listed("--meta", "generation=12") == [
+        "Gen 12 died after 3s, Reason: ImportError",
+        "Gen 12 survived 60s, Output: ok",
+    ]
+    assert listed("--meta", "generation=13", "--meta", "model=fast") == ["Gen 13 survived 9s"]
+    hits = json.loads(mem("query", "survived", "--meta", "generation=12", "--json").out)
+    assert [hit["content"] for hit in hits] == ["Gen 12 survived 60s, Output: ok"]
+    assert mem("list", "--meta", "generation=14").code == 1
+
+
+@pytest.mark.parametrize(
+    ("pair", "message"),
+    [
+        ("generation", "error: bad --meta 'generation' (hint: write it as key=value, like --meta generation=12)"),
+        ("a b=1", "error: bad --meta 'a b=1'"),
+        ("run.id=4", "error: bad --meta 'run.id=4'"),
+        ("value=4", "error: --meta cannot set metadata.value: mem reads it"),
+        ("accept_instructions=true", "error: --meta cannot set metadata.accept_instructions: mem reads it"),
+    ],
+)
+def test_a_malformed_meta_is_refused_and_nothing_written(protea, pair, message):
+    refused = mem("add", "-c", "observation", "Gen 1 survived", "--meta", pair)
+    assert refused.code == 2 and refused.err.startswith(message) and len(refused.err.splitlines()) == 1
+    assert mem("list", "--meta", pair).code == 2
+    assert json.loads(mem("stats", "--json").out)["entries"] == 0

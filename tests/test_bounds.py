@@ -46,6 +46,7 @@ NUMERIC_OPTIONS = [
     (("episodes", "deploy"), "--limit"),
     (("age",), "--max"),
     (("compact", "--no-summary"), "--keep"),
+    (("compact", "--no-summary"), "--keep-total"),
     (("patterns",), "--min-usage"),
     (("recommend", "deploy"), "--limit"),
     (("chat", "recent"), "-n"),
@@ -151,6 +152,7 @@ NUMERIC_ARGUMENTS = [
     ("chat_recent", {}, "count"),
     ("recommend", {"action": "deploy"}, "limit"),
     ("patterns", {}, "min_usage"),
+    ("age", {}, "most"),
 ]
 
 
@@ -205,6 +207,7 @@ API_CALLS = [
     ("episodes", lambda g, v: g.episodes.list(limit=v)),
     ("age", lambda g, v: g.lifecycle.age(most=v, dry_run=True)),
     ("compact", lambda g, v: g.lifecycle.compact(keep=v, summarize=False)),
+    ("compact", lambda g, v: g.lifecycle.compact(keep_total=v, summarize=False)),
     ("patterns", lambda g, v: g.learning.patterns(min_usage=v)),
     ("recommend", lambda g, v: g.learning.recommend("deploy", limit=v)),
     ("recall_all", lambda g, v: g.learning.recall_all("deploy", limit=v)),

@@ -68,7 +68,9 @@ def test_every_command_has_readable_help():
 def test_query_help_says_what_its_filters_do():
     rows = dict(_rows(mem("query", "-h").out, "Options"))
     assert rows["-c, --category CAT"] == "Only these categories (repeatable)."
-    assert rows["-t, --tag, --topic TAG"] == "Only entries with all these tags (repeatable); a topic is a tag."
+    assert rows["-t, --tag, --topic TAG"] == (
+        "Only entries with all these tags (repeatable); a topic is a tag, `herm*` any tag starting herm."
+    )
     assert rows["--tier hot|long|all"].startswith("Only hot memories (what `mem context` injects)")
     assert rows["--include-expired"] == "Also rank expired memories."
     assert rows["--include-superseded"] == "Also rank memories a newer one replaced."

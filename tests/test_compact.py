@@ -122,6 +122,7 @@ def test_dry_run_and_bad_input_write_nothing(generations, repo, tmp_path):
     failing.chmod(0o755)
     cases = [
         (["--keep", "0", "--no-summary"], 2, "--keep must be a whole number from 1 to 1000000, not 0"),
+        (["--keep-total", "0", "--no-summary"], 2, "--keep-total must be a whole number from 1 to 1000000, not 0"),
         (["-c", "directive", "--no-summary"], 2, "directive is never compacted (compaction.categories says all)"),
         (
             ["-c", "task", "--no-summary"],
@@ -201,3 +202,19 @@ def test_several_categories_in_one_run_get_their_own_ids(generations, repo):
     assert len({c["condensed"]["id"] for c in done.values()}) == 2
     assert mem("validate").code == 0
     assert git("log", "-1", "--format=%s", cwd=repo).strip() == "mem compact: 8 memories condensed into 2"
+
+
+def test_a_total_keep_counts_the_whole_grimoire(generations, repo):
+    """Protea's keep_recent (issue 37): the newest N of every category together stay (directives count, and are
+    never compacted); per category, then, only --keep or compaction.categories; with --keep too, either keeps one."""
+    ids, keyed = generations
+    total = json.loads(mem("compact", "--keep-total", "5", "--no-summary", "--dry-run", "--json").out)
+    assert total["categories"]["observation"]["replaced"] == ids[:3]  # the newest five are observations 4..8
+    both = json.loads(mem("compact", "--keep-total", "5", "--keep", "6", "--no-summary", "--dry-run", "--json").out)
+    assert both["categories"]["observation"]["replaced"] == ids[:2]
+    kept = json.loads(mem("compact", "--keep-total", "7", "--no-summary", "--json").out)
+    assert kept["categories"] == {}  # one observation past the seven: nothing to condense it with
+    done = json.loads(mem("compact", "--keep-total", "6", "--no-summary", "--json").out)
+    assert done["categories"]["observation"]["replaced"] == ids[:2] and done["commit"]
+    listed = {entry["id"] for entry in json.loads(mem("list", "--json").out)}
+    assert set(ids[2:]) | {keyed} <= listed and not set(ids[:2]) & listed

@@ -22,7 +22,7 @@ TOOLS = [operation for operation in DECLARED if operation.on_tool]
 # The commands the CLI alone offers, declared too (operations.declared.command_only).
 COMMAND_ONLY = {
     "init", "scan", "validate", "archive", "check", "review", "hooks install", "hooks uninstall", "hooks status",
-    "merge-file", "merge-fixup", "import", "export", "scopes", "age", "compact", "capture", "mcp", "serve",
+    "merge-file", "merge-fixup", "import", "export", "scopes", "compact", "capture", "mcp", "serve",
     "agent install", "agent uninstall", "agent status", "agent hook",
 }  # fmt: skip
 
@@ -36,7 +36,7 @@ def test_the_memory_operations_are_declared_commands_and_tools():
         "save", "supersede", "query", "context", "show", "list", "get", "apply", "stats", "remember", "recall", "facts",
         "episodes", "procedures", "tasks_pending", "tasks_due", "task_done", "task_cancel", "event", "chat_add",
         "chat_recent", "tools", "recommend", "patterns", "learn", "insights", "correct",
-        "episode", "task_schedule", "procedure_add", "procedure", "observe", "recall_all", "consolidate",
+        "episode", "task_schedule", "procedure_add", "procedure", "observe", "recall_all", "consolidate", "age",
     }  # fmt: skip
     assert {command.callback.operation.name for command in _declared_commands().values()} >= {
         op.name for op in DECLARED

@@ -41,19 +41,19 @@ def test_the_evolution_recipe_is_protea_plan_exactly(protea):
     assert result.code == 0, result.err
     block = json.loads(result.out)
     sections = {s["heading"]: s["included"] for s in block["sections"]}
-    assert sections == {
+    assert sections == {  # headed as Protea's prompts head them where it names one (## Recent Crashes)
         "directive": [ids[("directive", 3)]],
-        "crash_log": [ids[("crash_log", 3)], ids[("crash_log", 2)]],
+        "Recent Crashes": [ids[("crash_log", 3)], ids[("crash_log", 2)]],
         "reflection": [ids[("reflection", 3)], ids[("reflection", 2)], ids[("reflection", 1)]],
         "observation": [ids[("observation", 0)], ids[("observation", 2)]],  # the best scored: importance 9 and 7
-        "task": [tasks[2], tasks[1]],
+        "Recent User Tasks": [tasks[2], tasks[1]],
     }
     assert {s["heading"]: s["left_out"] for s in block["sections"]} == {
         "directive": 3,
-        "crash_log": 2,
+        "Recent Crashes": 2,
         "reflection": 1,
         "observation": 2,
-        "task": 1,
+        "Recent User Tasks": 1,
     }
     text = block["text"]
     assert text.startswith(
@@ -61,13 +61,14 @@ def test_the_evolution_recipe_is_protea_plan_exactly(protea):
         + ids[("directive", 3)]
     )
     assert (
-        text.index("### crash_log")
+        text.index("### Recent Crashes")
         < text.index("### reflection")
         < text.index("### observation")
-        < text.index("### task")
+        < text.index("### Recent User Tasks")
     )
     assert text.endswith(
-        "_left out: 3 directive, 2 crash_log, 1 reflection, 2 observation, 1 task (`mem query` finds them)_\n"
+        "_left out: 3 directive, 2 Recent Crashes, 1 reflection, 2 observation, 1 Recent User Tasks (`mem query` finds "
+        "them)_\n"
     )
     assert block["left_out"] == 9 and block["recipe"] == "evolution"
 
@@ -113,7 +114,7 @@ def test_with_sabre_the_two_tasks_get_distinct_names_and_init_says_which(repo, o
         s["heading"]: s["included"]
         for s in json.loads(mem("context", "--recipe", "evolution", "--json").out)["sections"]
     }
-    assert sections[records] == [done]
+    assert sections["Recent User Tasks"] == [done]  # the preset's title for Protea's task records
     assert json.loads(mem("tasks", "--json").out)[0]["category"] == prospective
     assert mem("validate").code == 0
 

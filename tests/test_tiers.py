@@ -115,6 +115,31 @@ def test_mem_age_reports_what_moved_since_it_last_looked_and_a_dry_run_records_n
     assert git("status", "--porcelain", "--untracked-files=no", cwd=repo) == ""
 
 
+def test_age_older_than_moves_for_good_in_local_state_and_as_a_tool(aged, repo):
+    """Samaritan's aging (issue 37): a move `mem age --older-than` makes is kept, so the next read (another
+    process, the tool) does not undo it; it is recorded in git-ignored local state, never in a tracked file."""
+    from grimoire_cli import Grimoire
+    from grimoire_cli.integrations.calls import invoke
+
+    young, _old, pinned, _tagged = aged  # young is 24h old: hot by age (48h) until aged
+    dry = json.loads(mem("age", "--older-than", "12h", "--dry-run", "--json").out)
+    assert (dry["moved_to_long"], dry["recorded"]) == ([young], False)
+    assert set(_hits("queue cache", "--tier", "hot")) == {young, pinned}  # the dry run moved nothing
+    run = mem("age", "--older-than", "12h")
+    assert run.code == 0 and "older than 12h: 1 moved to long-term for good" in run.out and young in run.out
+    assert set(_hits("queue cache", "--tier", "hot")) == {pinned}  # the move stays; importance 9 stays hot
+    assert [e["id"] for e in json.loads(mem("list", "--tier", "hot", "--json").out)] == [pinned]
+    tool = invoke(lambda: Grimoire.open(repo), "age", {"older_than": "12h"})
+    assert (tool["moved_to_long"], tool["hot_ids"], tool["recorded"]) == ([], [pinned], True)  # nothing moves twice
+    newer = _add("-c", "fact", "The cache warms at noon")  # created after the aging: hot as any new memory
+    assert set(_hits("cache", "--tier", "hot")) == {newer}
+    record = Grimoire.open(repo).config.local_dir / "aged.json"
+    assert json.loads(record.read_text())["at"] == "2026-11-22T10:00:00Z"
+    assert git("check-ignore", str(record), cwd=repo).strip()
+    git("add", "-A", cwd=repo)
+    assert "aged.json" not in git("diff", "--cached", "--name-only", cwd=repo)
+
+
 def test_stats_shows_the_split(aged):
     stats = json.loads(mem("stats", "--json").out)
     assert stats["split"] == {"hot": 2, "long": 2}

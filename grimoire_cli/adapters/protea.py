@@ -118,18 +118,21 @@ class MemoryStore:
         return [row for row in rows if all(k in row["content"].lower() for k in wanted)][:limit]
 
     def compact(self, keep_recent: int = 200, keep_types: dict[str, int] | None = None) -> dict[str, list[str]]:
-        """Condense each type's rows past its newest `keep_types[type]` (else
-        `keep_recent`) into one entry; directives and tasks are always kept.
+        """Keep the newest `keep_recent` rows of every type together (directives
+        and tasks count, and are always kept), and of each type its newest
+        `keep_types[type]`; condense the rest of each type into one entry.
         The ids replaced, by entry type."""
         whole(keep_recent, "keep_recent")
-        replaced: dict[str, list[str]] = {}
-        for entry_type in self._present():
-            if entry_type in ALWAYS_KEPT:
-                continue
-            keep = (keep_types or {}).get(entry_type, keep_recent)
-            done = self.grimoire.lifecycle.compact(category=self._of(entry_type), keep=keep, summarize=self.summarize)
-            replaced[entry_type] = [i for ids in done.replaced.values() for i in ids]
-        return replaced
+        wanted = keep_types or {}
+        if not isinstance(wanted, dict) or any(t not in ENTRY_TYPES for t in wanted):
+            raise BadInput(f"bad keep_types {wanted!r}", "map entry types to counts, e.g. {'crash_log': 20}")
+        types = [t for t in self._present() if t not in ALWAYS_KEPT]
+        if not types:
+            return {}
+        done = self.grimoire.lifecycle.compact(
+            keep={self._of(t): wanted.get(t, 0) for t in types}, keep_total=keep_recent, summarize=self.summarize
+        )
+        return {t: done.replaced.get(self._of(t), []) for t in types}
 
 
 def _score(row: dict[str, Any]) -> float:

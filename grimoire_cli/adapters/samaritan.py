@@ -64,7 +64,7 @@ class Samaritan:
 
     async def age_to_longterm(self, older_than_hours: int = 48, max_rows: int = 100) -> int:
         """Move memories older than `older_than_hours` to long-term, at most
-        `max_rows`; how many moved since the last aging."""
+        `max_rows`; how many this call moved (they stay long-term)."""
         return len(self._age(older_than_hours, max_rows))
 
     def _age(self, older_than_hours: int, max_rows: int) -> list[str]:
@@ -73,8 +73,7 @@ class Samaritan:
         whole(max_rows, "max_rows")
         # Not `most`: mem's --max caps the hot tier, not the rows one aging moves.
         aged = self.grimoire.lifecycle.age(older_than=f"{older_than_hours}h")
-        # The first aging has nothing to compare with: all it finds long-term has moved.
-        return list(aged.moved_to_long if aged.moved_to_long is not None else aged.long)
+        return list(aged.moved_to_long or [])  # recorded: the next aging does not move them again
 
     async def load_context_block(self, limit: int = 15, min_importance: int = 3) -> str:
         """`## Active Memory`: the hot memories by topic, `content (imp=N)`,
@@ -114,11 +113,16 @@ class Samaritan:
         self._save(topic, content, importance, source, "")
         return f"saved: topic={topic} (imp={importance})"
 
-    async def memory_recall(self, topic: str, tier: str = "short", limit: int = 20) -> list[dict[str, Any]]:
-        """Memories of `tier` (short, long) whose topic contains `topic`, most important first."""
+    async def memory_recall(
+        self, topic: str, tier: str = "short", limit: int = 20, *, source: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Memories of `tier` (short, long) whose topic contains `topic`, most
+        important first; `source` (not Samaritan's: mem's) keeps one source's."""
         if tier not in TIERS:
             raise BadInput(f"unknown tier {tier!r}", "use short or long")
-        return self._rows(TIERS[tier], topic, limit, 1)
+        if source is not None and source not in SOURCES:
+            raise BadInput(f"bad source {source!r}", f"use one of {', '.join(SOURCES)}")
+        return self._rows(TIERS[tier], topic, limit, 1, source)
 
     async def memory_age(self, older_than_hours: int = 48, max_rows: int = 100) -> str:
         moved = self._age(older_than_hours, max_rows)
@@ -126,16 +130,18 @@ class Samaritan:
 
     # -- rows ------------------------------------------------------------------
 
-    def _rows(self, tier: str, topic: str | None, limit: int, min_importance: int) -> list[dict[str, Any]]:
-        """Samaritan's rows of one tier (importance after decay), most important then newest first."""
+    def _rows(
+        self, tier: str, topic: str | None, limit: int, min_importance: int, source: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Samaritan's rows of one tier (importance after decay), of `source`
+        when given, most important then newest first."""
         wanted = topic.lower() if topic else None
+        categories = [self.category] if self.category else None
+        decay, moment = self.grimoire.config.settings.decay, self.grimoire.now().timestamp()
         rows = []
-        for entry in self.grimoire.list(categories=[self.category] if self.category else None):
-            heat = self.grimoire.lifecycle.heat(entry)
-            row = _row(entry, heat["effective_importance"])
-            if heat["memory_tier"] != tier or row["importance"] < min_importance:
-                continue
-            if wanted is None or wanted in row["topic"].lower():
+        for entry in self.grimoire.list(categories=categories, tier=tier, source=source):
+            row = _row(entry, decay.of(entry.importance, moment - entry.born if entry.born is not None else None))
+            if row["importance"] >= min_importance and (wanted is None or wanted in row["topic"].lower()):
                 rows.append(row)
         rows.sort(key=lambda row: -row["importance"])  # stable: newest first within an importance
         return rows[:limit]

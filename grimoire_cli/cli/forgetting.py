@@ -22,14 +22,19 @@ def age(older_than, most, dry_run, json):
         f"{len(result.hot)} hot, {len(result.long)} long-term (hot: younger than {tiers.hot_hours:g}h or importance "
         f">= {tiers.pin_importance}; at most {tiers.hot_max})"
     )
-    if result.moved_to_long is None:
+    if older_than is not None:  # an aging for good: what this run moved
+        verb = "would move" if result.dry_run else "moved"
+        render.out(f"older than {older_than}: {len(result.moved_to_long or [])} {verb} to long-term for good")
+    elif result.moved_to_long is None:
         render.out(
             "first `mem age` here: the split is recorded" if result.recorded else "no earlier `mem age` to compare with"
         )
         return
-    render.out(
-        f"since {result.since}: {len(result.moved_to_long)} moved to long-term, {len(result.moved_to_hot or [])} back to hot"
-    )
+    else:
+        render.out(
+            f"since {result.since}: {len(result.moved_to_long)} moved to long-term, "
+            f"{len(result.moved_to_hot or [])} back to hot"
+        )
     if result.moved_to_long:
         moment = grimoire.now()
         for entry in grimoire.show_many(result.moved_to_long):
@@ -62,10 +67,10 @@ def consolidate(file, with_, session_id, dry_run, json):
 
 
 @declared(lifecycle.COMPACT)
-def compact(category, keep, with_, no_summary, dry_run, json):
+def compact(category, keep, keep_total, with_, no_summary, dry_run, json):
     grimoire = open_grimoire()
     result = grimoire.lifecycle.compact(
-        category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run
+        category=category, keep=keep, command=with_, summarize=not no_summary, dry_run=dry_run, keep_total=keep_total
     )
     if json:
         render.print_json(result.to_dict())

@@ -41,10 +41,12 @@ def add(
     agent,
     phase,
     accept_instructions,
+    meta,
     json,
 ):
     from ..guard.instructions import ACCEPT
 
+    metadata = {ACCEPT: True, **_meta(meta)} if accept_instructions else _meta(meta)
     entry = open_grimoire().add(
         read_text(content),
         category,
@@ -62,10 +64,19 @@ def add(
             session_id=session_id,
             agent=agent,
             phase=phase,
-            metadata={ACCEPT: True} if accept_instructions else None,
+            metadata=metadata or None,
         ),
     )
     _report_written(entry, json)
+
+
+def _meta(values: list[str] | None) -> dict:
+    """`--meta K=V` values as metadata (the facade's parsing: it is imported only when one is given)."""
+    if not values:
+        return {}
+    from ..facade.narrowing import meta_pairs
+
+    return meta_pairs(values)
 
 
 @declared(operations.SUPERSEDE)
@@ -102,7 +113,7 @@ def show(id, chain, json):
 
 
 @declared(operations.LIST)
-def list_(categories, tags, archived, expired, superseded, recent, since, until, json):
+def list_(categories, tags, archived, expired, superseded, recent, since, until, tier, source, meta, json):
     grimoire = open_grimoire()
     entries = grimoire.list(
         categories=categories,
@@ -113,6 +124,9 @@ def list_(categories, tags, archived, expired, superseded, recent, since, until,
         recent=recent,
         since=since,
         until=until,
+        tier=tier,
+        source=source,
+        meta=_meta(meta),
     )
     moment = grimoire.now()
     if json:
@@ -165,6 +179,8 @@ def query(
     until,
     tier,
     semantic,
+    source,
+    meta,
     json,
 ):
     grimoire = open_grimoire()
@@ -180,6 +196,8 @@ def query(
         until=until,
         tier=tier,
         semantic=semantic,
+        source=source,
+        meta=_meta(meta),
     )
     if scope or all_scopes:
         if scope and all_scopes:

@@ -6,6 +6,8 @@ names.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.bounds import whole
@@ -34,18 +36,34 @@ class Lifecycle(Namespace):
 
     def age(self, *, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> Aged:
         """The hot / long-term split now, what moved since the last `age`
-        (recorded unless `dry_run`); `older_than` (24h) and `most` tighten it for this run."""
+        (recorded unless `dry_run`); `most` tightens it for this run. `older_than`
+        (24h) ages for good (Samaritan's aging): what it moves stays long-term,
+        recorded in local state (storage/aging.py); `moved_to_long` is then what
+        this run moved. With `dry_run`, only shown."""
         from ..retrieval.tiers import age
 
         if most is not None:
             whole(most, "--max", 0)
-        return age(
-            self.store,
-            self.grimoire.now(),
-            older_than_hours=hours(older_than, "--older-than") if older_than is not None else None,
-            most=most,
-            dry_run=dry_run,
-        )
+        moment = self.grimoire.now()
+        if older_than is None:
+            return age(self.store, moment, most=most, dry_run=dry_run)
+        return self._age_for_good(moment, hours(older_than, "--older-than"), most, dry_run)
+
+    def _age_for_good(self, moment: datetime, older_than_hours: float, most: int | None, dry_run: bool) -> Aged:
+        """`age` with `older_than`: what it moves (hot now, long-term under the
+        tightened split), recorded unless `dry_run`; under the lock, so two agings never lose one."""
+        from ..core.clock import iso
+        from ..retrieval.tiers import age, in_tier
+        from ..storage import aging
+
+        with self.store.lock(writing=not dry_run):
+            hot_before = set(in_tier(self.store, moment, "hot"))
+            aged = age(self.store, moment, older_than_hours=older_than_hours, most=most, dry_run=True)
+            if not dry_run:
+                aging.record(self.config.local_dir, moment.timestamp() - older_than_hours * 3600, iso(moment))
+        aged.moved_to_long, aged.moved_to_hot = sorted(hot_before & set(aged.long)), []
+        aged.since, aged.recorded, aged.dry_run = None, not dry_run, dry_run
+        return aged
 
     def expiring(self, days: int) -> list[Entry]:
         """Active entries that expire within `days` (not those living a day or
@@ -106,20 +124,31 @@ class Lifecycle(Namespace):
         self,
         *,
         category: str | None = None,
-        keep: int | None = None,
+        keep: int | Mapping[str, int] | None = None,
         command: str | None = None,
         summarize: bool = True,
         dry_run: bool = False,
+        keep_total: int | None = None,
     ) -> Compacted:
         """Condense each category's active entries past the newest `keep`
-        (compaction.keep) into one entry, through the summarizer `command`
+        (compaction.keep; with `keep_total`, only a `keep` given or set per
+        category) and past the newest `keep_total` of the whole grimoire (Protea's
+        keep_recent) into one entry; a mapping `keep` names the categories and
+        each one's keep (0: none beyond the total). Through the summarizer `command`
         (default consolidate.command) or, without `summarize`, from their
         summaries; archive them superseded by it, in one commit. A dry run
         runs no command: it lists what would be condensed."""
         from ..lifecycle.compaction import compact
 
-        if keep is not None:
+        if isinstance(keep, Mapping):
+            if category is not None or keep_total is None:
+                raise BadInput("a keep per category goes with a total and no category", "give keep_total=N")
+            for name, count in keep.items():
+                whole(count, f"the keep of {name}", 0)
+        elif keep is not None:
             whole(keep, "--keep", hint="keep the newest N entries of each category, e.g. --keep 200")
+        if keep_total is not None:
+            whole(keep_total, "--keep-total", hint="keep the newest N entries of the grimoire, e.g. --keep-total 200")
         if command is not None and not summarize:
             raise BadInput("--with and --no-summary ask for two things", "give one of them")
         return compact(
@@ -131,4 +160,5 @@ class Lifecycle(Namespace):
             summarize=summarize,
             timeout=self.config.settings.consolidate.timeout,
             dry_run=dry_run,
+            keep_total=keep_total,
         )

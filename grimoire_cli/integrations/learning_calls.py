@@ -1,5 +1,5 @@
 """Calls that learn: observe (task executions), consolidate (a conversation,
-through the configured summarizer), and what the observation log teaches
+through the configured summarizer), age (Samaritan's aging to long-term), and what the observation log teaches
 (tools, recommend, patterns, recall_all, learn, insights, correct)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import BadInput
 from ..operations.learning import CORRECT, INSIGHTS, LEARN, OBSERVE, PATTERNS, RECALL_ALL, RECOMMEND, TOOLS
-from ..operations.lifecycle import CONSOLIDATE
+from ..operations.lifecycle import AGE, CONSOLIDATE
 from .registry import tool
 
 if TYPE_CHECKING:
@@ -45,6 +45,11 @@ def consolidate(
     return g.lifecycle.consolidate(
         given, session_id=session_id, dry_run=dry_run, where=path or "the transcript"
     ).to_dict()
+
+
+@tool(AGE)
+def age(g: Grimoire, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> Any:
+    return g.lifecycle.age(older_than=older_than, most=most, dry_run=dry_run).to_dict()
 
 
 @tool(TOOLS)

@@ -107,8 +107,9 @@ PRESETS: dict[str, Preset] = {
             (
                 ("context", "recipes"),
                 "evolution",
-                "[{category: directive, limit: 1}, {category: crash_log, limit: 2}, {category: reflection, limit: 3}, "
-                "{category: observation, limit: 2, order: score}, {category: $task, limit: 2}]",
+                "[{category: directive, limit: 1}, {category: crash_log, limit: 2, title: Recent Crashes}, "
+                "{category: reflection, limit: 3}, {category: observation, limit: 2, order: score}, "
+                "{category: $task, limit: 2, title: Recent User Tasks}]",
                 "mem context --recipe evolution: Protea's tiered retrieval",
             ),
             (("compaction", "categories"), "directive", "all", "mem compact never condenses directives"),

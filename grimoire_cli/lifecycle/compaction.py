@@ -1,5 +1,6 @@
 """`mem compact` (Protea's compaction): beyond the newest `keep` active
-entries of a category, the older ones are condensed into one new entry that
+entries of a category (and, with `--keep-total N`, beyond the newest N of
+the whole grimoire), the older ones are condensed into one new entry that
 lists them in `related_memories`; they are archived with reason
 `superseded` and `superseded_by` it, all in one commit of grimoire files.
 
@@ -15,6 +16,7 @@ entries (a key's holder is looked up by its key).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -49,12 +51,35 @@ def compactable(store: Store, category: str | None) -> list[str]:
     return out
 
 
-def older(store: Store, category: str, keep: int, moment: datetime) -> list[Entry]:
-    """The category's active entries past the newest `keep`, oldest first, less keyed ones."""
+def older(store: Store, category: str, keep: int, moment: datetime, spared: set[int] | None = None) -> list[Entry]:
+    """The category's active entries past the newest `keep` and not `spared`
+    (catalog rows), oldest first, less keyed ones."""
     chosen = Filter(at=moment.timestamp(), categories=[category])
-    rowids = store.ordered(chosen, Order.NEWEST)[keep:]
+    rowids = [r for r in store.ordered(chosen, Order.NEWEST)[keep:] if r not in (spared or ())]
     loaded = store.load(rowids)
     return [loaded[r] for r in reversed(rowids) if r in loaded and not loaded[r].key]
+
+
+def newest_overall(store: Store, moment: datetime, total: int | None) -> set[int] | None:
+    """The catalog rows of the newest `total` active entries of every tracked
+    category (Protea's keep_recent: directives and tasks count, though never
+    compacted); None without a total."""
+    if total is None:
+        return None
+    tracked = [name for name, spec in store.config.categories.items() if spec.tracked]
+    return set(store.ordered(Filter(at=moment.timestamp(), categories=tracked), Order.NEWEST, total))
+
+
+def keeps_of(store: Store, names: list[str], keep: int | Mapping[str, int] | None, total: int | None) -> dict[str, int]:
+    """How many of each category's newest stay: `keep` (one for all, or per
+    category), else its compaction setting; with a `total`, only `keep` or a
+    category's own setting (not compaction.keep)."""
+    settings = store.config.settings.compaction
+    given = dict(keep) if isinstance(keep, Mapping) else {name: keep for name in names if keep is not None}
+    if total is None:
+        return {name: given.get(name) or settings.keep_of(name) or 0 for name in names}
+    own = dict(settings.categories)
+    return {name: given.get(name, own.get(name)) or 0 for name in names}
 
 
 def condensed_text(entries: list[Entry], category: str, command: str | None, timeout: float) -> dict[str, Any]:
@@ -136,18 +161,22 @@ def compact(
     moment: datetime,
     *,
     category: str | None,
-    keep: int | None,
+    keep: int | Mapping[str, int] | None,
     command: str | None,
     timeout: float,
     dry_run: bool,
     summarize: bool = False,
+    keep_total: int | None = None,
 ) -> Compacted:
     """Condense what is past `keep` in each category (see the module); one commit.
-    `summarize` asks for the summarizer `command`, which a dry run never runs."""
+    With `keep_total`, the newest that many of the whole grimoire stay too
+    (`keeps_of`, `newest_overall`). `summarize` asks for the summarizer `command`, which a dry run never runs."""
     from ..memory.adding import prepare
     from ..memory.local_ids import settle
 
-    names = compactable(store, category)  # an unknown category is named before a missing command
+    names = (  # an unknown category is named before a missing command
+        [n for c in keep for n in compactable(store, c)] if isinstance(keep, Mapping) else compactable(store, category)
+    )
     result = Compacted(dry_run)
     if summarize and not command and not dry_run:
         raise BadInput(
@@ -157,10 +186,11 @@ def compact(
     if dry_run:
         command = None  # listing what would be condensed needs no summary (and a summarizer may be slow, or cost money)
     # The summarizer runs before the lock: it may take minutes, and what it condenses is re-checked under the lock.
-    keeps = {name: keep or store.config.settings.compaction.keep_of(name) or 0 for name in names}
+    keeps = keeps_of(store, names, keep, keep_total)
+    spared = newest_overall(store, moment, keep_total)
     texts: dict[str, tuple[list[str], dict[str, Any]]] = {}
     for name in names:
-        entries = older(store, name, keeps[name], moment)
+        entries = older(store, name, keeps[name], moment, spared)
         if len(entries) >= 2:
             texts[name] = ([e.id for e in entries], condensed_text(entries, name, command, timeout))
     if summarize and dry_run and texts:
@@ -170,8 +200,9 @@ def compact(
     settle(store)
     with store.lock():
         olders = {}
+        spared = newest_overall(store, moment, keep_total)
         for name, (ids, _) in texts.items():
-            olders[name] = older(store, name, keeps[name], moment)
+            olders[name] = older(store, name, keeps[name], moment, spared)
             if [e.id for e in olders[name]] != ids:
                 raise BadInput(
                     f"the {name} memories changed while they were being condensed; nothing was written",

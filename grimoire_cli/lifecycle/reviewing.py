@@ -32,9 +32,11 @@ VERSION = "near-1"
 Spread = dict[str, list[tuple[str, int, int, str]]]
 
 
-def review(store: Store, moment: datetime, warn_days: int, kinds: dict[str, str]) -> Review:
+def review(store: Store, moment: datetime) -> Review:
     """What `mem review` lists at `moment`, as `rules.review` finds it over
     every active entry (in file order), without reading each one whole."""
+    warn_days = store.config.lifecycle["warn_before_archive_days"]
+    kinds = {name: spec.kind for name, spec in store.config.categories.items()}
     active = Filter(at=moment.timestamp())
     horizon = moment.timestamp() + warn_days * 86400
 

@@ -1,28 +1,47 @@
 """The operations over tiers, forgetting and consolidation
 (docs/tiers-and-consolidation.md), each declared once (see declared.py):
-age and compact (the CLI's alone), consolidate (a command and a tool)."""
+compact (the CLI's alone), age and consolidate (a command and a tool)."""
 
 from __future__ import annotations
 
+from ..core.bounds import MAX_COUNT
 from .declared import Operation, Param, command_only
 
-AGE = command_only(
+AGE = Operation(
     "age",
-    "Show the hot / long-term split and what moved since the last `mem age` (nothing is written to the grimoire).",
+    "Show the hot / long-term split and what moved since the last `mem age`; --older-than ages for good.",
+    "Age memories (Samaritan's memory_age): with older_than (e.g. 24h), every memory older than that leaves the hot "
+    "tier (what context injects) for long-term and stays there (an important one, importance >= tiers.pin_importance, "
+    "stays hot); returns the split and the ids this call moved. Without it, shows the split and what moved since the "
+    "last age. Tracked files are never written.",
     (
         Param(
             "older_than",
             str,
-            "For this run, nothing younger than SPAN (24h, 2d) stays hot by age alone.",
+            "Age for good: nothing older than SPAN (24h, 2d) stays hot by age (recorded in local state).",
             "--older-than",
             metavar="SPAN",
+            schema={"maxLength": 40},
         ),
-        Param("most", int, "For this run, at most N hot memories.", "--max", metavar="N"),
         Param(
-            "dry_run", bool, "Show the split without recording it for the next `mem age`.", "--dry-run", default=False
+            "most",
+            int,
+            "For this run, at most N hot memories.",
+            "--max",
+            metavar="N",
+            schema={"minimum": 0, "maximum": MAX_COUNT},
+        ),
+        Param(
+            "dry_run",
+            bool,
+            "Show the split (with older_than: what it would move) and record nothing.",
+            "--dry-run",
+            default=False,
+            cli_help="Show the split without recording it, or the aging --older-than would make.",
         ),
     ),
-    "the hot and long-term ids, the tier settings, and what moved since the last run",
+    "the hot and long-term ids, the tier settings, and what moved (with older_than: this run's moves)",
+    idempotent=True,
 )
 
 CONSOLIDATE = Operation(
@@ -87,6 +106,14 @@ COMPACT = command_only(
         ),
         Param(
             "keep", int, "Keep the newest N active entries of each (default: compaction.keep).", "--keep", metavar="N"
+        ),
+        Param(
+            "keep_total",
+            int,
+            "Keep the newest N active entries of the whole grimoire (every category counts); per category, then, "
+            "only --keep or compaction.categories.",
+            "--keep-total",
+            metavar="N",
         ),
         Param("with_", str, "The summarizer (default: consolidate.command).", "--with", metavar="CMD"),
         Param(

@@ -119,6 +119,14 @@ SAVE = Operation(
             default=False,
             tool=False,
         ),
+        Param(
+            "meta",
+            list,
+            "Free metadata K=V (repeatable): generation=12 (a number) or model=fast (text).",
+            "--meta",
+            metavar="K=V",
+            tool=False,
+        ),
     ),
     "the written entry, with `notes` (the JSON of `mem add --json`)",
     command="add",
@@ -165,6 +173,33 @@ SUPERSEDE = Operation(
     "the new entry (the JSON of `mem add --json`)",
 )
 
+TIER = Param(
+    "tier",
+    str,
+    "hot (what context injects), long (long-term) or all.",
+    "--tier",
+    metavar="hot|long|all",
+    cli_help="Only hot memories (what `mem context` injects) or long-term ones (default: all).",
+    schema={"enum": ["hot", "long", "all"]},
+)
+FILTER_TAGS_HELP = "Only entries with all these tags (repeatable); a topic is a tag, `herm*` any tag starting herm."
+META_FILTER = Param(
+    "meta",
+    list,
+    "Only memories whose metadata holds K=V (repeatable; generation=12 matches a number or a text).",
+    "--meta",
+    metavar="K=V",
+    tool=False,
+)
+SOURCE = Param(
+    "source",
+    str,
+    "Only memories from this source (their metadata.source: Samaritan's user, session or directive).",
+    "--source",
+    metavar="S",
+    schema={"minLength": 1, "maxLength": 200},
+)
+
 QUERY = Operation(
     "query",
     "Ranked retrieval: BM25 with stemming and typo tolerance, blended with recency and quality.",
@@ -183,12 +218,12 @@ QUERY = Operation(
         Param(
             "tags",
             list,
-            TAGS_HELP,
+            FILTER_TAGS_HELP,
             "-t",
             "--tag",
             "--topic",
             metavar="TAG",
-            cli_help="Only entries with all these tags (repeatable); a topic is a tag.",
+            cli_help=FILTER_TAGS_HELP,
         ),
         Param(
             "min_confidence",
@@ -221,16 +256,10 @@ QUERY = Operation(
         Param("all_scopes", bool, "Rank across every scope.", "--all-scopes", default=False, tool=False),
         SINCE,
         UNTIL,
-        Param(
-            "tier",
-            str,
-            "hot (what context injects), long (long-term) or all.",
-            "--tier",
-            metavar="hot|long|all",
-            cli_help="Only hot memories (what `mem context` injects) or long-term ones (default: all).",
-            schema={"enum": ["hot", "long", "all"]},
-        ),
+        TIER,
         SEMANTIC,
+        SOURCE,
+        META_FILTER,
     ),
     "the hits, best first, each an entry with its `score` (and `parts` with explain)",
     read_only=True,
@@ -295,11 +324,12 @@ LIST = Operation(
         Param(
             "tags",
             list,
-            TAGS_HELP,
+            FILTER_TAGS_HELP,
             "-t",
             "--tag",
+            "--topic",
             metavar="TAG",
-            cli_help="Only entries with all these tags (repeatable).",
+            cli_help=FILTER_TAGS_HELP,
         ),
         Param("archived", bool, "List the archive instead.", "--archived", default=False),
         Param("expired", bool, "Include expired entries.", "--expired", default=False),
@@ -307,6 +337,9 @@ LIST = Operation(
         Param("recent", int, "Only the N newest.", "--recent", metavar="N"),
         SINCE,
         UNTIL,
+        TIER,
+        SOURCE,
+        META_FILTER,
     ),
     "the entries, newest first",
     read_only=True,

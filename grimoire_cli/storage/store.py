@@ -73,6 +73,7 @@ class Store:
         self.runtime = runtime if runtime is not None else Runtime()
         self.cache = config.storage_dir / ".cache"
         self.catalog = Catalog(self.cache)
+        self.catalog.local_dir = config.local_dir  # tier reads honour a recorded aging (storage/aging.py)
         self._fresh: set[str] = set()  # files whose catalog rows this process has checked
         self.damaged: dict[str, Damaged] = {}
         self.skipped: list[Damaged] = []  # files passed over by reads with skip_damaged=True

@@ -35,6 +35,8 @@ class Connection:
         self.in_memory = False
         self._has_functions = False
         self._has_pow: bool | None = None
+        # Where the store keeps its local state (storage/aging.py's record of `mem age --older-than`); None: none.
+        self.local_dir: Path | None = None
 
     @property
     def db(self) -> sqlite3.Connection:

@@ -27,8 +27,8 @@ from ...core.scoring import (
 from ...core.settings import Decay, Tiers
 from ..layout import Layout
 from .connection import Connection
-from .heat import decay_params, hot_sql, importance_sql, register
-from .rows import LIGHT_COLUMNS, TAG_SEPARATOR, Light, Row
+from .heat import WILD, decay_params, hot_sql, importance_sql, register, tag_sql
+from .rows import LIGHT_COLUMNS, Light, Row
 
 STATES = ("active", "expired", "superseded", "archived")
 _STATES_OF = {
@@ -53,7 +53,8 @@ class Filter:
 
     Importance is the effective one under `decay` (None: as stored), in
     orders and in `min_importance`; `tier` (hot or long) keeps the entries
-    of that tier under `tiers` (heat.py); `match` an FTS5 expression they match."""
+    of that tier under `tiers` (heat.py); `match` an FTS5 expression they match;
+    `metadata` (key, value) pairs their `metadata` holds, each value as text."""
 
     __slots__ = (
         "at",
@@ -65,6 +66,7 @@ class Filter:
         "key_glob",
         "lengths",
         "match",
+        "metadata",
         "min_confidence",
         "min_importance",
         "name",
@@ -97,6 +99,7 @@ class Filter:
         tiers: Tiers | None = None,
         match: str | None = None,
         excluded: Iterable[str] = (),
+        metadata: Iterable[tuple[str, str]] = (),
     ):
         self.states = frozenset(states)
         unknown = self.states - set(STATES)
@@ -117,6 +120,12 @@ class Filter:
         if tier is not None and (tier not in TIERS or tiers is None):
             raise ValueError(f"tier {tier!r} needs one of {TIERS} and the tiers' settings")
         self.decay, self.min_importance, self.tier, self.tiers, self.match = decay, min_importance, tier, tiers, match
+        self.metadata = tuple(sorted(set(metadata)))
+
+    @property
+    def globbed(self) -> bool:
+        """Some tag is a pattern: the SQL calls `grimoire_tag_glob`."""
+        return any(WILD & set(tag) for tag in self.tags)
 
     def but(self, **changes: Any) -> Filter:
         """This filter with some fields changed."""
@@ -137,8 +146,7 @@ class Filter:
             params.update({f"xcat{i}": c for i, c in enumerate(self.excluded)})
             parts.append(f"e.category NOT IN ({', '.join(f':xcat{i}' for i in range(len(self.excluded)))})")
         for i, tag in enumerate(self.tags):
-            params[f"tag{i}"] = TAG_SEPARATOR + tag + TAG_SEPARATOR
-            parts.append(f"instr(e.tags, :tag{i}) > 0")
+            parts.append(tag_sql(tag, f"tag{i}", params))
         if self.min_confidence is not None:
             params["floor"] = self.min_confidence
             if self.floors:
@@ -173,6 +181,13 @@ class Filter:
         if self.match is not None:
             params["fmatch"] = self.match
             parts.append("e.rowid IN (SELECT rowid FROM fts WHERE fts MATCH :fmatch)")
+        for i, (key, value) in enumerate(self.metadata):
+            # Read from the entry's JSON (no column holds metadata): only a read that asks pays for it.
+            params[f"mpath{i}"], params[f"mval{i}"] = f'$.metadata."{key}"', value
+            parts.append(
+                f"e.rowid IN (SELECT rowid FROM entries WHERE json_valid(data) "
+                f"AND CAST(json_extract(data, :mpath{i}) AS TEXT) = :mval{i})"
+            )
         return " AND ".join(parts), params
 
 
@@ -249,15 +264,30 @@ class Queries(Connection):
         if chosen is None:
             return f"e.mapping = 1 AND {inside}", named
         condition, params = chosen.sql(table)
+        if chosen.globbed:
+            self._functions()
         if chosen.tier is not None and chosen.tiers is not None:
             # The hot set is the grimoire's (these files'), whatever else the filter keeps.
             self._functions()
             hot, more = hot_sql(
-                chosen.tiers, chosen.decay, inside.replace("e.path", "h.path"), _STATES_OF["active"].format(t="h")
+                chosen.tiers,
+                chosen.decay,
+                inside.replace("e.path", "h.path"),
+                _STATES_OF["active"].format(t="h"),
+                self._aged_before(),
             )
             condition += f" AND e.rowid {'IN' if chosen.tier == 'hot' else 'NOT IN'} ({hot})"
             params = {**params, **more}
         return f"e.mapping = 1 AND {inside} AND {condition}", {**named, **params}
+
+    def _aged_before(self) -> float | None:
+        """The cut `mem age --older-than` recorded (storage/aging.py), read at
+        every tier read: another process may have moved it."""
+        if self.local_dir is None:
+            return None
+        from ..aging import FILE, cut
+
+        return cut(self.local_dir / FILE)
 
     def lights(self, paths: list[str], chosen: Filter | None = None) -> list[Light]:
         """The filter and rank fields of the chosen entries, without their JSON."""
