@@ -221,7 +221,7 @@ def test_update_fact_keeps_the_ttl_and_category(sabre):
     sabre_memory.remember_fact("metrics.mrr.baseline", 48200, ttl=86400, category="metrics")
     new_id = sabre_memory.update_fact("metrics.mrr.baseline", 47900)
     entry = Grimoire.open(sabre).show(new_id)
-    assert entry.data["ttl"] == "1d" and entry.tags == ["metrics"] and entry.supersedes
+    assert entry.data["ttl"] == "1d" and entry.category == "metrics" and entry.supersedes
     assert sabre_memory.search_facts(category="metrics") == {"metrics.mrr.baseline": 47900}
 
 
