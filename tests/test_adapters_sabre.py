@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
 import pytest
 from conftest import git, mem
@@ -328,3 +329,19 @@ def test_a_step_must_say_what_it_does(sabre):
         Sabre(Grimoire.open(sabre)).remember_procedure("x", ...)
     with pytest.raises(BadInput, match="step 1 is not a step"):
         Sabre(Grimoire.open(sabre)).remember_procedure("x", [{"description": "no action"}])
+
+
+def test_consolidate_conversation_saves_sabres_bare_facts(sabre, tmp_path):
+    """SABRE's summarizer answers facts as [{key, value, ttl}], as its design's consolidation persists them."""
+    script = tmp_path / "summarizer.py"
+    answer = {"facts": [{"key": "service.api.topology", "value": {"replicas": 3}, "ttl": 300}]}
+    script.write_text(f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    script.chmod(0o755)
+    config = sabre / ".loa.config.yaml"
+    config.write_text(config.read_text() + f"  consolidate: {{command: {json.dumps(str(script))}}}\n")
+    transcript = [{"role": "user", "content": f"turn {n}"} for n in range(5)]
+    helpers = Sabre(Grimoire.open(sabre), transcript_of=lambda conversation_id: transcript).namespace()
+
+    asyncio.run(helpers["consolidate_conversation"]("conv-7", "loa"))
+    assert helpers["recall_fact"]("service.api.topology")["replicas"] == 3
+    assert json.loads(mem("recall", "service.api.topology", "--json").out)["expires_at"] == "2026-11-22T10:05:00Z"

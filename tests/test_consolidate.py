@@ -449,3 +449,43 @@ def test_an_items_bad_ttl_or_context_refuses_that_item_only(sabre, tmp_path):
     assert [label for label, _ in result.refused] == ["facts[0]", "episodes[0]"]
     assert "bad ttl 'soon'" in result.refused[0][1] and "context" in result.refused[1][1]
     assert g.facts.recall_entry("c.d").data["ttl"] == "1m"
+
+
+def test_sabres_bare_fact_shape_is_saved_as_mem_remember_keeps_it(sabre, tmp_path):
+    """SABRE's summarizer answers a fact as {key, value, ttl}: no content, no
+    importance. Its content is the value, its summary `key = value`, as `mem
+    remember` writes them; an empty value refuses that item only."""
+    answer = {
+        "facts": [
+            {"key": "database.orders.schema", "value": {"columns": ["id", "amount"]}, "ttl": 3600},
+            {"key": "project.test_command", "value": "pytest -q", "ttl": 86400, "importance": 6},
+            {"key": "project.owner", "value": "  "},
+        ],
+        "episodes": [],
+        "procedures": [],
+    }
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer), "--json")
+    assert result.code == 0, result.err
+    done = json.loads(result.out)
+    assert [item["item"] for item in done["refused"]] == ["facts[2]"]
+    assert json.loads(mem("recall", "database.orders.schema", "--json").out)["value"] == {"columns": ["id", "amount"]}
+    schema, command = (json.loads(mem("show", e["id"], "--json").out) for e in done["saved"])
+    assert (schema["ttl"], schema["summary"], schema["category"]) == (
+        "1h",
+        'database.orders.schema = {"columns": ["id", "amount"]}',
+        "semantic",
+    )
+    assert (command["content"], command["summary"], command["ttl"], command["importance"]) == (
+        "pytest -q",
+        "project.test_command = pytest -q",
+        "1d",
+        6,
+    )
+    assert mem("validate").code == 0
+
+
+def test_a_bare_fact_with_a_bad_importance_refuses_the_answer(sabre, tmp_path):
+    answer = {"facts": [{"key": "a.b", "value": 1, "importance": 11}]}
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer))
+    assert result.code == 5 and "facts[0] with an importance not from 1 to 10" in result.err
+    assert "a.b" not in mem("facts").out

@@ -14,6 +14,7 @@ written (exit 5).
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -94,6 +95,11 @@ def check_output(value: Any, name: str) -> tuple[list[Item], str | None, str | N
             item = Item(section, index, data)
             if not isinstance(data, dict):
                 raise wrong(f"has {item.label} that is not an object")
+            if is_bare_fact(item):
+                if "importance" in data and not is_importance(data["importance"]):
+                    raise wrong(f"has {item.label} with an importance not from 1 to 10")
+                items.append(item)
+                continue
             if not isinstance(data.get("content"), str) or not data["content"].strip():
                 raise wrong(f"has {item.label} without content")
             if not is_importance(data.get("importance")):
@@ -104,6 +110,13 @@ def check_output(value: Any, name: str) -> tuple[list[Item], str | None, str | N
         raise wrong("has a summary that is not text")
     model = value.get("model") if isinstance(value.get("model"), str) and value["model"].strip() else None
     return items, summary, model
+
+
+def is_bare_fact(item: Item) -> bool:
+    """SABRE's fact `{key, value, ttl}`: a key and a value, no content (nor,
+    maybe, importance); its content is the value, as `mem remember` keeps it."""
+    data = item.data
+    return item.section == "facts" and "content" not in data and isinstance(data.get("key"), str) and "value" in data
 
 
 def targets(store: Store) -> dict[str, str]:
@@ -153,7 +166,12 @@ def request_for(item: Item, category: str, kind: str, session_id: str, ttl: Any 
     tags = list(data.get("tags") or []) if isinstance(data.get("tags"), list) else []
     if isinstance(data.get("topic"), str):
         tags.insert(0, data["topic"])
-    content, fields, summary = data["content"], None, None
+    content: str = data["content"] if "content" in data else _value_text(data["value"])
+    fields, summary = None, None
+    if is_bare_fact(item) and content.strip():  # an empty value is refused by the add, this item only
+        from ..core.model import fact_summary
+
+        summary = fact_summary(data["key"], content)
     if kind == "episode":
         from ..kinds.episodes import OUTCOMES, content_of
         from ..kinds.tasks import check_event
@@ -188,7 +206,7 @@ def request_for(item: Item, category: str, kind: str, session_id: str, ttl: Any 
     return Request(
         content,
         category=category,
-        importance=data["importance"],
+        importance=data.get("importance"),
         tags=tags,
         key=data.get("key"),
         confidence=data.get("confidence"),
@@ -199,6 +217,11 @@ def request_for(item: Item, category: str, kind: str, session_id: str, ttl: Any 
         metadata={"value": data["value"]} if "value" in data else None,
         dedupe=True if kind == "episode" else None,
     )
+
+
+def _value_text(value: Any) -> str:
+    """A bare fact's content: its value, as `mem remember` stores it (JSON from the summarizer always dumps)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 class Consolidated:
