@@ -113,3 +113,16 @@ def test_the_pure_extractors():
 def test_bad_input_says_what_to_give(pms, call, message):
     with pytest.raises(BadInput, match=message):
         call(PersistentMemory(Grimoire.open(pms)))
+
+
+@pytest.mark.parametrize("kind", ["optimization", "pattern"])
+def test_the_insight_types_written_by_hand(pms, kind):
+    memory = PersistentMemory(Grimoire.open(pms))
+    stored = memory.store_insight(
+        f"Batch the shipments of one facility ({kind})", kind, {"contexts": ["shipping"]}, [], 0.7
+    )
+    assert stored["insightType"] == kind
+    listed = mem("insights", "--type", kind)
+    assert listed.code == 0 and stored["insightId"] in listed.out
+    found = memory.query_memory("batch shipments facility", ["insights"])["insights"]
+    assert [i["insightType"] for i in found] == [kind]

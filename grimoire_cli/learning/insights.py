@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 _LEARNED = re.compile(r"^(bp|warn|pref)-[0-9a-f]{12}\Z")  # the rule ids `mem learn` makes, and owns
 VALIDATOR = "mem learn"
-TYPES = ("best_practice", "warning", "preference", "rule")  # kinds.schema.json's insight_type
+# kinds.schema.json's insight_type: `mem learn` writes the first three, the rest are written by hand
+TYPES = ("best_practice", "warning", "preference", "rule", "optimization", "pattern")
 
 
 def is_learned(rule: str) -> bool:
