@@ -126,3 +126,19 @@ def test_the_insight_types_written_by_hand(pms, kind):
     assert listed.code == 0 and stored["insightId"] in listed.out
     found = memory.query_memory("batch shipments facility", ["insights"])["insights"]
     assert [i["insightType"] for i in found] == [kind]
+
+
+def test_error_patterns_are_the_errors_that_failed_a_tool(pms):
+    memory = PersistentMemory(Grimoire.open(pms))
+
+    async def work() -> None:
+        for n in range(8):
+            await memory.observeTaskExecution(_task(n, ok=n % 4 != 3), PLAN, None)
+        await memory.learn()
+
+    asyncio.run(work())
+    found = memory.get_memory_pattern("error_pattern", "create_shipment: carrier timeout after <n>s")
+    assert found["usageCount"] == 2 and found["successMetrics"]["successRate"] == 0.0
+    assert found["evidence"] == [{"taskId": "task-3"}, {"taskId": "task-7"}]
+    listed = json.loads(mem("patterns", "--type", "error_pattern", "--json").out)
+    assert [p["pattern"] for p in listed] == ["create_shipment: carrier timeout after <n>s"]

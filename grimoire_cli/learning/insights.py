@@ -85,6 +85,7 @@ def _best_practices(rows: list[PatternRow], rules: Learning) -> list[Insight]:
         if p.success_rate > rules.min_success
         and p.evidence
         and not (p.type == "plan_pattern" and ARROW not in p.pattern)
+        and p.type != "error_pattern"  # an error's failures are warnings (tool memory), never a practice to reuse
     ]
     # A two-tool plan is also its one tool sequence: said once, as the plan.
     plans = {p.pattern for p in good if p.type == "plan_pattern"}

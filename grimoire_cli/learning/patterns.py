@@ -5,11 +5,15 @@ derived from the observation log and kept in the catalog
 - `query_pattern`: the task's goal with codes, numbers and e-mail
   addresses wildcarded (`create_shipment_for_facility_*`);
 - `plan_pattern`: the tools the task ran, in order (`a → b → c`);
-- `tool_sequence`: each pair of tools run one after the other (`a → b`).
+- `tool_sequence`: each pair of tools run one after the other (`a → b`);
+- `error_pattern`: a tool and the shape of an error that failed it
+  (`create_shipment: carrier timeout after <n>s`); its success rate is the
+  share of those tasks that succeeded all the same, its evidence the first
+  tasks that showed it.
 
 A pattern's numbers are over the tasks that showed it: success rate (the
 task's outcome), mean duration and steps, usage, first and last seen, and
-the first successful task ids as evidence. Reliability is the lower bound
+the first successful task ids as evidence (an error pattern's: the first tasks showing it). Reliability is the lower bound
 of the 95% Wilson interval of the success rate: 9 successes out of 10 is
 less sure than 900 out of 1000, and ranks below it.
 """
@@ -28,7 +32,7 @@ from .tools import evidence_of
 if TYPE_CHECKING:
     from ..storage.catalog.learned import PatternRow
 
-TYPES = ("query_pattern", "plan_pattern", "tool_sequence")
+TYPES = ("query_pattern", "plan_pattern", "tool_sequence", "error_pattern")
 
 
 def reliability(successes: int, runs: int, z: float = 1.96) -> float:

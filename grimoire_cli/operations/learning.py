@@ -103,8 +103,8 @@ PATTERNS = Operation(
             "Only this type.",
             "--type",
             metavar="T",
-            cli_help="query_pattern, plan_pattern or tool_sequence.",
-            schema={"enum": ["query_pattern", "plan_pattern", "tool_sequence"]},
+            cli_help="query_pattern, plan_pattern, tool_sequence or error_pattern.",
+            schema={"enum": ["query_pattern", "plan_pattern", "tool_sequence", "error_pattern"]},
         ),
         Param(
             "min_usage",

@@ -116,7 +116,7 @@ class Batch:
             if task.started is not None:
                 row[5] = task.started if row[5] is None else min(row[5], task.started)
                 row[6] = task.started if row[6] is None else max(row[6], task.started)
-            if task.ok:
+            if task.ok or kind == "error_pattern":  # an error's evidence is where it happened
                 _note(row[7], task.task_id)
         for field, original, corrected in task.corrections:
             row = self.corrections.setdefault((context, field, corrected), [0, original, []])
