@@ -90,8 +90,9 @@ def test_pms_example_usage_runs_unchanged(pms):
         [{"taskId": "task-7", "description": "carrier timeout"}],
         0.8,
     )
-    assert stored["insightType"] == "warning" and stored["evidence"] == [{"taskId": "task-7"}]
-    assert stored["appliesTo"] == {"contexts": ["shipping", "planner"]}
+    assert stored["insightType"] == "warning"
+    assert stored["evidence"] == [{"taskId": "task-7", "description": "carrier timeout"}]
+    assert stored["appliesTo"] == {"agents": ["planner"], "contexts": ["shipping"]}
     assert "Check carrier status" in mem("insights").out
     assert json.loads(mem("tools", "create_shipment", "--json").out)[0]["executions"] == 8
 
@@ -142,3 +143,53 @@ def test_error_patterns_are_the_errors_that_failed_a_tool(pms):
     assert found["evidence"] == [{"taskId": "task-3"}, {"taskId": "task-7"}]
     listed = json.loads(mem("patterns", "--type", "error_pattern", "--json").out)
     assert [p["pattern"] for p in listed] == ["create_shipment: carrier timeout after <n>s"]
+
+
+def test_applies_to_and_evidence_are_kept_as_structured_as_they_are_given(pms):
+    from datetime import datetime
+
+    memory = PersistentMemory(Grimoire.open(pms))
+    applies = {
+        "agents": ["planner"],
+        "contexts": ["shipping", "returns"],
+        "conditions": {"carrier": "fedex", "minItems": 3},
+    }
+    evidence = [
+        {"taskId": "task-1", "description": "two calls instead of ten", "timestamp": "2026-11-20T11:00:00+01:00"},
+        {"taskId": "task-2", "description": "the same", "timestamp": datetime(2026, 11, 21, 9, 30)},
+        {"taskId": "task-3"},
+    ]
+    stored = memory.store_insight("Batch the labels of one carrier", "optimization", applies, evidence, 0.7)
+    assert stored["appliesTo"] == applies and stored["createdAt"] == "2026-11-22T10:00:00Z"
+    assert stored["evidence"] == [
+        {"taskId": "task-1", "description": "two calls instead of ten", "timestamp": "2026-11-20T10:00:00Z"},
+        {"taskId": "task-2", "description": "the same", "timestamp": "2026-11-21T09:30:00Z"},
+        {"taskId": "task-3"},
+    ]
+    # The entry holds them as written; mem shows them, validates them, and a later learn leaves them be.
+    [kept] = json.loads(mem("insights", "--json").out)
+    assert kept["applies_to"] == applies and kept["evidence"][0]["task_id"] == "task-1"
+    assert "agents planner; contexts shipping, returns; when carrier=fedex, minItems=3" in mem("insights").out
+    assert mem("validate").code == 0
+    # a rule id of one's own may start like a learned warning's
+    memory.grimoire.learning.add_insight(
+        "Watch the carrier", insight_type="warning", applies_to=applies, rule_id="warn-carrier"
+    )
+    asyncio.run(memory.observeTaskExecution(_task(1, ok=False), PLAN, None))
+    asyncio.run(memory.learn())
+    assert memory.query_memory("batch labels carrier", ["insights"])["insights"][0]["appliesTo"] == applies
+
+
+@pytest.mark.parametrize(
+    ("applies", "evidence", "message"),
+    [
+        ({"teams": ["ops"]}, [], "'teams' was unexpected"),
+        ("shipping", [], "appliesTo is a str"),
+        ({"contexts": ["shipping"]}, [{"description": "no task"}], "has no taskId"),
+        ({"contexts": ["shipping"]}, [{"taskId": "t", "timestamp": "yesterday"}], "not an ISO-8601 time"),
+    ],
+)
+def test_a_bad_applies_to_or_evidence_is_bad_input(pms, applies, evidence, message):
+    with pytest.raises(BadInput, match=message):
+        PersistentMemory(Grimoire.open(pms)).store_insight("Batch the labels", "rule", applies, evidence, 0.7)
+    assert json.loads(mem("insights", "--json").out) == []

@@ -164,17 +164,22 @@ class PersistentMemory:
         evidence: list[dict[str, Any]] | None = None,
         confidence: float | None = None,
     ) -> dict[str, Any]:
-        """A LearnedInsight written by hand; `appliesTo`'s contexts and agents
-        name what it applies to, the evidence's task ids are kept."""
+        """A LearnedInsight written by hand: `appliesTo` ({agents, contexts,
+        conditions}) kept as it is given (none: it applies to all), each
+        evidence item as {task_id, description, timestamp}."""
         if isinstance(insight, dict):
             return self.store_insight(**insight)
-        applies = appliesTo or {}
-        subjects = [str(s) for s in [*(applies.get("contexts") or []), *(applies.get("agents") or [])]]
+        if appliesTo is not None and not isinstance(appliesTo, dict):
+            raise BadInput(
+                f"appliesTo is a {type(appliesTo).__name__}",
+                'give {"agents": [...], "contexts": [...], "conditions": {...}}',
+            )
+        applies = {name: value for name, value in (appliesTo or {}).items() if value not in (None, [], {})}
         entry = self.grimoire.learning.add_insight(
             insight,
             insight_type=insightType or "rule",
-            applies_to=", ".join(subjects) or "all",
-            evidence=[str(field(item, "taskId")) for item in evidence or [] if field(item, "taskId")],
+            applies_to=applies or "all",
+            evidence=[_evidence_in(item) for item in evidence or []],
             confidence=confidence,
         )
         return _insight(entry.to_dict())
@@ -246,15 +251,51 @@ def _tool(found: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _evidence_in(item: Any) -> dict[str, Any]:
+    """A PMS evidence item ({taskId, description?, timestamp?}) as an insight keeps it."""
+    from datetime import UTC, datetime
+
+    from ..core.clock import iso, parse_time
+
+    task_id = field(item, "taskId")
+    if not task_id:
+        raise BadInput(f"evidence {item!r} has no taskId", 'give {"taskId": "...", "description": "..."}')
+    out: dict[str, Any] = {"task_id": str(task_id)}
+    if field(item, "description"):
+        out["description"] = str(field(item, "description"))
+    when = field(item, "timestamp")
+    if when is not None:
+        # A naive time is UTC, as parse_time takes a text without an offset
+        moment = when if not isinstance(when, datetime) or when.tzinfo else when.replace(tzinfo=UTC)
+        out["timestamp"] = iso(moment if isinstance(moment, datetime) else parse_time(str(moment)))
+    return out
+
+
+def _evidence_out(item: Any) -> dict[str, Any]:
+    """An insight's evidence item (a task id, or {task_id, description?, timestamp?}) as PMS's."""
+    if not isinstance(item, dict):
+        return {"taskId": item}
+    names = {"task_id": "taskId", "description": "description", "timestamp": "timestamp"}
+    return {names[name]: value for name, value in item.items() if name in names}
+
+
+def _applies_out(applies_to: Any) -> dict[str, Any]:
+    """An insight's applies_to as PMS's appliesTo: a mapping as kept; a text (what
+    mem learn writes: a tool, a pattern, a context) as its comma-separated contexts."""
+    if isinstance(applies_to, dict):
+        return dict(applies_to)
+    return {"contexts": [s.strip() for s in str(applies_to or "").split(",") if s.strip()]}
+
+
 def _insight(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "insightId": data["id"],
         "insightType": data.get("insight_type"),
         "insight": data["content"],
         "rule": data.get("rule_id"),
-        "appliesTo": {"contexts": [s.strip() for s in str(data.get("applies_to", "")).split(",") if s.strip()]},
-        "evidence": [{"taskId": task_id} for task_id in data.get("evidence") or []],
+        "appliesTo": _applies_out(data.get("applies_to")),
+        "evidence": [_evidence_out(item) for item in data.get("evidence") or []],
         "confidence": data.get("confidence"),
         "validated": bool(data.get("validated")),
-        "createdAt": data.get("timestamp"),
+        "createdAt": data.get("timestamp") or (data.get("source") or {}).get("timestamp"),
     }

@@ -209,9 +209,11 @@ def insights(type, category, json):
             )
         elif not listed:
             render.note("no insights yet (see `mem learn`)")
+        from ..learning.insights import applies_text
+
         for e in listed:
             render.out(
-                f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {e.data.get('applies_to', '')}"
+                f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {applies_text(e.data.get('applies_to'))}"
             )
             render.out(f"  {e.content}")
     found(listed)

@@ -148,10 +148,10 @@ class Learning(Namespace):
         content: str,
         *,
         insight_type: str = "rule",
-        applies_to: str,
+        applies_to: str | dict[str, Any],
         rule_id: str | None = None,
         confidence: float | None = None,
-        evidence: Iterable[str] = (),
+        evidence: Iterable[str | dict[str, Any]] = (),
         validated: bool = False,
         validated_by: str | None = None,
         tags: Iterable[str] = (),
@@ -161,8 +161,11 @@ class Learning(Namespace):
         insight under the same rule id supersedes it. Without one, the rule
         id is made from the type, what it applies to and the text, so two
         different insights about one thing stand side by side. The rule ids
-        `mem learn` makes (`bp-`, `warn-`, `pref-` and 12 hex digits) are its own."""
+        `mem learn` makes (`bp-`, `warn-`, `pref-` and 12 hex digits) are its own.
+        `applies_to` is a text or `{agents, contexts, conditions}`; an
+        evidence item a task id or `{task_id, description?, timestamp?}`."""
         import hashlib
+        import json
 
         from ..core.errors import BadInput
         from ..learning.insights import is_learned
@@ -174,10 +177,9 @@ class Learning(Namespace):
                 f"rule id {rule_id!r} has the form of the ones mem learn makes",
                 "choose another rule id, e.g. manual-<name>",
             )
-        rid = (
-            rule_id
-            or "manual-" + hashlib.sha256(f"{insight_type}\x1f{applies_to}\x1f{content}".encode()).hexdigest()[:12]
-        )
+        # A text as it was always hashed (the same insight keeps its rule id); a mapping in one spelling
+        about = applies_to if isinstance(applies_to, str) else json.dumps(applies_to, sort_keys=True, default=str)
+        rid = rule_id or "manual-" + hashlib.sha256(f"{insight_type}\x1f{about}\x1f{content}".encode()).hexdigest()[:12]
         fields: dict[str, Any] = {
             "insight_type": insight_type,
             "applies_to": applies_to,

@@ -199,8 +199,23 @@ class Evidence(NamedTuple):
     def covers(self, entry: Entry) -> bool:
         rule = str(entry.data.get("rule_id", ""))
         if rule.startswith("warn-"):
-            return entry.data.get("applies_to") in self.tools
+            applies_to = entry.data.get("applies_to")  # a mapping only in one written by hand
+            return isinstance(applies_to, str) and applies_to in self.tools
         return rule in self.subjects
+
+
+def applies_text(applies_to: Any) -> str:
+    """What an insight applies to, as one line: its text, or its agents,
+    contexts and conditions (the structured form written by hand)."""
+    if not isinstance(applies_to, dict):
+        return str(applies_to or "")
+    parts = [
+        f"{name} {', '.join(map(str, applies_to[name]))}" for name in ("agents", "contexts") if applies_to.get(name)
+    ]
+    conditions = applies_to.get("conditions") or {}
+    if conditions:
+        parts.append("when " + ", ".join(f"{key}={value}" for key, value in conditions.items()))
+    return "; ".join(parts) or "all"
 
 
 def evidence_now(store: Store) -> Evidence:
