@@ -193,3 +193,45 @@ def test_a_bad_applies_to_or_evidence_is_bad_input(pms, applies, evidence, messa
     with pytest.raises(BadInput, match=message):
         PersistentMemory(Grimoire.open(pms)).store_insight("Batch the labels", "rule", applies, evidence, 0.7)
     assert json.loads(mem("insights", "--json").out) == []
+
+
+def test_query_memory_with_a_context_answers_about_that_context(pms):
+    memory = PersistentMemory(Grimoire.open(pms))
+
+    def task(n: int, context: str, tools: list[str]) -> dict:
+        history = [{"action": tool, "status": "completed", "duration": 100} for tool in tools]
+        return {
+            "taskId": f"{context}-{n}",
+            "goal": f"create shipment {n}",
+            "context": context,
+            "executionHistory": history,
+        }
+
+    async def work() -> None:
+        for n in range(3):
+            await memory.observeTaskExecution(task(n, "shipping", ["list_facilities", "create_shipment"]), None, None)
+            await memory.observeTaskExecution(task(n, "returns", ["find_order", "create_shipment"]), None, None)
+
+    asyncio.run(work())
+    memory.store_insight("Create shipment labels in batches", "optimization", {"contexts": ["shipping"]}, [], 0.7)
+    memory.store_insight("Create shipment only after the return is scanned", "rule", {"contexts": ["returns"]}, [], 0.7)
+    memory.store_insight(
+        "Create shipment with the customer's address checked", "rule", {"agents": ["planner"]}, [], 0.7
+    )
+
+    found = memory.query_memory("create shipment", None, "returns", 10)
+    assert {p["pattern"] for p in found["patterns"]} == {"create_shipment_*", "find_order → create_shipment"}
+    assert {i["insight"] for i in found["insights"]} == {
+        "Create shipment only after the return is scanned",
+        "Create shipment with the customer's address checked",  # it names no context: it applies everywhere
+    }
+    assert [t["toolName"] for t in found["toolMemory"]] == ["create_shipment"]
+    assert found["toolMemory"][0]["performance"]["totalExecutions"] == 3  # the runs in returns
+    everywhere = memory.query_memory("create shipment", ["patterns"], None, 10)["patterns"]
+    assert "list_facilities → create_shipment" in {p["pattern"] for p in everywhere}
+
+    # The same through mem
+    plans = json.loads(mem("patterns", "--type", "plan_pattern", "--context", "returns", "--json").out)
+    assert [p["pattern"] for p in plans] == ["find_order → create_shipment"]
+    recalled = json.loads(mem("recall-all", "create shipment", "--context", "shipping", "--json").out)
+    assert "Create shipment only after the return is scanned" not in {i["content"] for i in recalled["insights"]}

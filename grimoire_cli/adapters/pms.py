@@ -126,21 +126,20 @@ class PersistentMemory:
         limit: int | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
         """`{patterns, toolMemory, insights, preferences}` about `query`; with
-        `context`, tool memory is over the runs in that context."""
+        `context`, the patterns tasks in it showed, tool memory over its runs
+        and the insights that apply there (`appliesTo.contexts` naming it, or none)."""
         if isinstance(query, dict):
             return self.query_memory(**query)
         chosen = list(MEMORY_TYPES) if memoryTypes is None else memoryTypes
         unknown = [t for t in chosen if t not in MEMORY_TYPES]
         if unknown:
             raise BadInput(f"unknown memory type {unknown[0]!r}", f"use some of {', '.join(MEMORY_TYPES)}")
-        found = self.grimoire.learning.recall_all(query, types=[MEMORY_TYPES[t] for t in chosen], limit=limit or 5)
+        found = self.grimoire.learning.recall_all(
+            query, types=[MEMORY_TYPES[t] for t in chosen], limit=limit or 5, context=context
+        )
         out: dict[str, list[dict[str, Any]]] = {"patterns": [], "toolMemory": [], "insights": [], "preferences": []}
         out["patterns"] = [_pattern(p) for p in found.get("patterns", [])]
-        tools = found.get("tools", [])
-        if context is not None and tools:
-            here = {m.tool: m.to_dict() for m in self.grimoire.learning.tools(context=context)}
-            tools = [here[t["tool"]] for t in tools if t["tool"] in here]
-        out["toolMemory"] = [_tool(t) for t in tools]
+        out["toolMemory"] = [_tool(t) for t in found.get("tools", [])]
         out["insights"] = [_insight(i) for i in found.get("insights", [])]
         out["preferences"] = found.get("preferences", [])
         return out

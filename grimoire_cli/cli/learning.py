@@ -105,15 +105,17 @@ def _rate(value: dict) -> str:
 
 
 @declared(operations.PATTERNS)
-def patterns(type, min_usage, json):
-    listed = open_grimoire().learning.patterns(type, min_usage=min_usage)
+def patterns(type, min_usage, context, json):
+    listed = open_grimoire().learning.patterns(type, min_usage=min_usage, context=context)
     if json:
         render.print_json([p.to_dict() for p in listed])
         found(listed)
         return
     if not listed:
         render.note(
-            "no patterns observed yet (see `mem observe`)" if min_usage == 1 and type is None else "no pattern matches"
+            "no patterns observed yet (see `mem observe`)"
+            if min_usage == 1 and type is None and context is None
+            else "no pattern matches"
         )
     for p in listed:
         timing = f", mean {p.mean_ms:.0f} ms" if p.mean_ms is not None else ""
@@ -143,9 +145,9 @@ def recommend(action, context, limit, json):
 
 
 @declared(operations.RECALL_ALL)
-def recall_all(query, type_list, json):
+def recall_all(query, type_list, context, json):
     chosen = [t.strip() for t in type_list.split(",") if t.strip()] if type_list is not None else None
-    recalled = open_grimoire().learning.recall_all(query, types=chosen)
+    recalled = open_grimoire().learning.recall_all(query, types=chosen, context=context)
     if json:
         render.print_json(recalled)
     elif not any(recalled.values()):

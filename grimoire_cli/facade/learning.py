@@ -58,13 +58,15 @@ class Learning(Namespace):
 
         return tool_days(self.store)
 
-    def patterns(self, type: str | None = None, *, min_usage: int = 1) -> list[Pattern]:
+    def patterns(self, type: str | None = None, *, min_usage: int = 1, context: str | None = None) -> list[Pattern]:
         """Patterns of the observed tasks (query_pattern, plan_pattern,
-        tool_sequence) with success rate, reliability, means, usage, first
-        and last seen and evidence task ids; most used first."""
+        tool_sequence, error_pattern) with success rate, reliability, means,
+        usage, first and last seen and evidence task ids; most used first.
+        With `context`, those a task in that context showed (their numbers
+        over all their tasks)."""
         from ..learning.patterns import patterns
 
-        return patterns(self.store, type, min_usage)
+        return patterns(self.store, type, min_usage, context)
 
     def recommend(self, action: str, *, context: str | None = None, limit: int = 5) -> Recommended:
         """The observed tools for an action, ranked by success rate in
@@ -74,12 +76,16 @@ class Learning(Namespace):
         return recommend(self.store, action, context, limit)
 
     def recall_all(
-        self, text: str, *, types: Iterable[str] | None = None, limit: int = 5
+        self, text: str, *, types: Iterable[str] | None = None, limit: int = 5, context: str | None = None
     ) -> dict[str, list[dict[str, Any]]]:
-        """Patterns, tool memory, insights and preferences about `text`, in one answer (as JSON-able mappings)."""
+        """Patterns, tool memory, insights and preferences about `text`, in one
+        answer (as JSON-able mappings). With `context`: the patterns tasks in
+        it showed, tool memory over its runs, and the insights that apply
+        there (one whose applies_to lists contexts, only in those)."""
         from ..core.bounds import text as check_text
         from ..core.bounds import whole
         from ..core.errors import BadInput
+        from ..learning.insights import applies_in
         from ..learning.recommend import matching_patterns, matching_tools
 
         check_text(text, "the query")
@@ -94,9 +100,9 @@ class Learning(Namespace):
             raise BadInput(f"unknown type {unknown[0]!r} to recall", f"use some of {', '.join(RECALL_TYPES)}")
         out: dict[str, list[dict[str, Any]]] = {}
         if "patterns" in chosen:
-            out["patterns"] = [p.to_dict() for p in matching_patterns(self.store, text, limit)]
+            out["patterns"] = [p.to_dict() for p in matching_patterns(self.store, text, limit, context)]
         if "tools" in chosen:
-            every = self.tools()
+            every = self.tools(context=context)
             names = matching_tools([m.tool for m in every], text)[:limit]
             out["tools"] = [m.to_dict() for m in every if m.tool in names]
         insights = self.config.names_of_kind("insight")
@@ -106,6 +112,7 @@ class Learning(Namespace):
                 if insights
                 else []
             )
+            hits = [e for e in hits if applies_in(e.data.get("applies_to"), context)]
             if "insights" in chosen:
                 out["insights"] = [e.to_dict() for e in hits if e.data.get("insight_type") != "preference"][:limit]
             if "preferences" in chosen:

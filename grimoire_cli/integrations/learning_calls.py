@@ -58,13 +58,13 @@ def recommend(g: Grimoire, action: str, context: str | None = None, limit: int =
 
 
 @tool(PATTERNS)
-def patterns(g: Grimoire, type: str | None = None, min_usage: int = 1) -> Any:
-    return [pattern.to_dict() for pattern in g.learning.patterns(type, min_usage=min_usage)]
+def patterns(g: Grimoire, type: str | None = None, min_usage: int = 1, context: str | None = None) -> Any:
+    return [pattern.to_dict() for pattern in g.learning.patterns(type, min_usage=min_usage, context=context)]
 
 
 @tool(RECALL_ALL)
-def recall_all(g: Grimoire, query: str, types: list[str] | None = None) -> Any:
-    return g.learning.recall_all(query, types=types)
+def recall_all(g: Grimoire, query: str, types: list[str] | None = None, context: str | None = None) -> Any:
+    return g.learning.recall_all(query, types=types, context=context)
 
 
 @tool(LEARN)

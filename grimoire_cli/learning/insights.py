@@ -204,6 +204,14 @@ class Evidence(NamedTuple):
         return rule in self.subjects
 
 
+def applies_in(applies_to: Any, context: str | None) -> bool:
+    """Whether an insight applies in `context`: one whose applies_to lists
+    contexts, only in those; any other (a text: what mem learn writes), everywhere."""
+    if context is None or not isinstance(applies_to, dict) or not applies_to.get("contexts"):
+        return True
+    return context in applies_to["contexts"]
+
+
 def applies_text(applies_to: Any) -> str:
     """What an insight applies to, as one line: its text, or its agents,
     contexts and conditions (the structured form written by hand)."""

@@ -95,8 +95,18 @@ def check_type(kind: str | None) -> str | None:
     return kind
 
 
-def patterns(store: Store, kind: str | None = None, min_usage: int = 1) -> list[Pattern]:
-    """The patterns of the observed tasks (of one type, used at least `min_usage` times), most used first."""
+def patterns(store: Store, kind: str | None = None, min_usage: int = 1, context: str | None = None) -> list[Pattern]:
+    """The patterns of the observed tasks (of one type, used at least
+    `min_usage` times; shown by a task in `context`), most used first. A
+    pattern's numbers are over all its tasks, whatever their context."""
     check_type(kind)
     whole(min_usage, "--min-usage")
-    return derived(store, lambda catalog: [Pattern(row) for row in catalog.pattern_rows(kind, min_usage)])
+
+    def read(catalog: Any) -> list[Pattern]:
+        rows = catalog.pattern_rows(kind, min_usage)
+        if context is not None:
+            seen = catalog.patterns_in(context)
+            rows = [row for row in rows if (row.type, row.pattern) in seen]
+        return [Pattern(row) for row in rows]
+
+    return derived(store, read)

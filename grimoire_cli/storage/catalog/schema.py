@@ -85,6 +85,9 @@ CREATE TABLE IF NOT EXISTS tool_params_wide (tool TEXT, param TEXT, PRIMARY KEY 
 -- Per pattern (query_pattern, plan_pattern, tool_sequence, error_pattern): the tasks that showed it; evidence = the first successful ones (an error pattern's: the first).
 CREATE TABLE IF NOT EXISTS patterns (type TEXT, pattern TEXT, usage INTEGER, ok INTEGER, timed INTEGER, duration REAL, steps INTEGER,
                                      first_seen TEXT, last_seen TEXT, evidence TEXT, PRIMARY KEY (type, pattern)) WITHOUT ROWID;
+-- The tasks that showed a pattern, per context (`mem patterns --context`).
+CREATE TABLE IF NOT EXISTS pattern_contexts (type TEXT, pattern TEXT, context TEXT, usage INTEGER, ok INTEGER,
+                                             PRIMARY KEY (context, type, pattern)) WITHOUT ROWID;
 -- Which tools the tasks of a query pattern ran, per context (for `mem recommend`).
 CREATE TABLE IF NOT EXISTS pattern_tools (pattern TEXT, tool TEXT, context TEXT, runs INTEGER, ok INTEGER,
                                           PRIMARY KEY (pattern, tool, context)) WITHOUT ROWID;
@@ -115,6 +118,7 @@ TABLES = (
     "tool_params",
     "tool_params_wide",
     "patterns",
+    "pattern_contexts",
     "pattern_tools",
     "corrections",
 )
