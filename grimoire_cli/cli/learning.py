@@ -1,5 +1,5 @@
 """Commands that learn from executions (docs/learning.md): observe, tools, patterns,
-recommend, recall-all, learn, insights, correct."""
+metrics, recommend, recall-all, learn, insights, correct."""
 
 from __future__ import annotations
 
@@ -142,6 +142,33 @@ def recommend(action, context, limit, json):
             f"{n}. {r.tool}: {100 * r.success_rate:.1f}% ok over {render.count(r.runs, 'run', 'runs')}{where}; {r.reason}"
         )
     found(result.tools)
+
+
+@declared(operations.METRICS)
+def metrics(by, json):
+    measured = open_grimoire().learning.metrics(by=by)
+    if json:
+        render.print_json(measured)
+        found(measured["periods"])
+        return
+    if not measured["periods"]:
+        render.note("no tasks with a start time observed yet (see `mem observe`)")
+    for period in measured["periods"]:
+        render.out(
+            f"{period['period']:<10} {render.count(period['tasks'], 'task', 'tasks')}, "
+            f"{_percent(period['success_rate'])} ok, {_percent(period['reuse_rate'])} reused a plan, "
+            f"{_percent(period['error_rate'])} of {period['steps']} steps failed"
+        )
+    if measured["error_reduction"] is not None:
+        render.out(
+            f"error rate {_percent(measured['error_rate_first'])} -> {_percent(measured['error_rate_last'])}: "
+            f"{_percent(measured['error_reduction'])} reduction"
+        )
+    found(measured["periods"])
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f}%"
 
 
 @declared(operations.RECALL_ALL)

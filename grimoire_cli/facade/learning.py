@@ -68,6 +68,15 @@ class Learning(Namespace):
 
         return patterns(self.store, type, min_usage, context)
 
+    def metrics(self, *, by: str = "week") -> dict[str, Any]:
+        """Success metrics over time from the observation log: per day or
+        week its tasks, success rate, reuse rate (tasks running a plan an
+        earlier one ran) and error rate (failed steps); the error reduction
+        from the first period to the last (learning/metrics.py)."""
+        from ..learning.metrics import success_metrics
+
+        return success_metrics(self.store, by)
+
     def recommend(self, action: str, *, context: str | None = None, limit: int = 5) -> Recommended:
         """The observed tools for an action, ranked by success rate in
         `context` (else over all contexts, with a note); a note when there is no evidence."""

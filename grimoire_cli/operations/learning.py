@@ -128,6 +128,28 @@ PATTERNS = Operation(
     read_only=True,
 )
 
+METRICS = Operation(
+    "metrics",
+    "Success metrics over time: per day or week, tasks, success, reuse and error rates; the error reduction.",
+    "Success metrics over time from the observation log: per day or week the tasks, success rate, reuse rate "
+    "(tasks running a plan an earlier task ran) and error rate (failed steps), and how much the error rate fell "
+    "from the first period to the last.",
+    (
+        Param(
+            "by",
+            str,
+            "Count per day or per ISO week (default week).",
+            "--by",
+            default="week",
+            metavar="P",
+            cli_help="day or week.",
+            schema={"enum": ["day", "week"]},
+        ),
+    ),
+    "the periods, oldest first, and the totals",
+    read_only=True,
+)
+
 RECALL_ALL = Operation(
     "recall_all",
     "Patterns, tool memory, insights and preferences about a query, in one answer.",
