@@ -94,6 +94,28 @@ def test_pms_example_usage_runs_unchanged(pms):
     assert stored["evidence"] == [{"taskId": "task-7", "description": "carrier timeout"}]
     assert stored["appliesTo"] == {"agents": ["planner"], "contexts": ["shipping"]}
     assert "Check carrier status" in mem("insights").out
+    # the query tools with the design's TypeScript input objects, every type and field of its models
+    optimization = memory.store_insight(
+        {
+            "insight": "Batch the labels of one carrier",
+            "insightType": "optimization",
+            "appliesTo": {"agents": ["executor"], "contexts": ["shipping"], "conditions": {"carrier": "ups"}},
+            "evidence": [{"taskId": "task-3", "description": "one call for ten labels"}],
+            "confidence": 0.75,
+        }
+    )
+    assert optimization["appliesTo"]["conditions"] == {"carrier": "ups"}
+    assert optimization["evidence"] == [{"taskId": "task-3", "description": "one call for ten labels"}]
+    error = memory.get_memory_pattern(
+        {"patternType": "error_pattern", "pattern": "create_shipment: carrier timeout after <n>s"}
+    )
+    assert error["usageCount"] == 1 and error["evidence"] == [{"taskId": "task-7"}]
+    here = memory.query_memory(
+        {"query": "labels carrier", "memoryTypes": ["insights"], "context": "shipping", "limit": 5}
+    )
+    assert optimization["insightId"] in [i["insightId"] for i in here["insights"]]
+    elsewhere = memory.query_memory({"query": "labels carrier", "memoryTypes": ["insights"], "context": "returns"})
+    assert optimization["insightId"] not in [i["insightId"] for i in elsewhere["insights"]]
     assert json.loads(mem("tools", "create_shipment", "--json").out)[0]["executions"] == 8
 
 

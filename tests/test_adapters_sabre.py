@@ -345,3 +345,62 @@ def test_consolidate_conversation_saves_sabres_bare_facts(sabre, tmp_path):
     asyncio.run(helpers["consolidate_conversation"]("conv-7", "loa"))
     assert helpers["recall_fact"]("service.api.topology")["replicas"] == 3
     assert json.loads(mem("recall", "service.api.topology", "--json").out)["expires_at"] == "2026-11-22T10:05:00Z"
+
+
+# SABRE's conversation-end consolidation as its design writes it (the SABRE design's
+# consolidation section): the runtime's own function, persisting the LLM's result
+# with the helpers, positionally, as the design calls them.
+CONSOLIDATION = """
+async def consolidate_conversation(conversation_id, persona):
+    transcript = get_conversation_transcript(conversation_id)
+    result = await llm_call([transcript], CONSOLIDATION_PROMPT)
+    for fact in result.get("facts", []):
+        remember_fact(fact["key"], fact["value"], ttl=fact["ttl"])
+    for episode in result.get("episodes", []):
+        remember_episode(episode["event"], episode["context"], episode["learned"])
+    for procedure in result.get("procedures", []):
+        remember_procedure(procedure["name"], procedure["steps"], category=procedure["category"])
+    log(f"Consolidated {len(result.get('facts', []))} facts, {len(result.get('episodes', []))} episodes, "
+        f"{len(result.get('procedures', []))} procedures")
+"""
+
+LLM_RESULT = {
+    "facts": [{"key": "service.api.topology", "value": {"replicas": 3, "zone": "eu-1"}, "ttl": 300}],
+    "episodes": [
+        {
+            "event": "deploy-rollback",
+            "context": {"service": "checkout", "root_cause": "bad migration"},
+            "learned": "Roll back before debugging",
+        }
+    ],
+    "procedures": [
+        {"name": "rollback-api", "steps": [{"action": "kubectl rollout undo deploy/api"}], "category": "runbooks"}
+    ],
+}
+
+
+def test_sabres_own_consolidation_code_runs_unchanged(sabre):
+    logged = []
+
+    async def llm_call(messages, prompt):
+        assert messages == [["user: the api deploy broke", "assistant: rolled back"]]
+        return LLM_RESULT
+
+    namespace = {
+        **Sabre(Grimoire.open(sabre)).namespace(),
+        "get_conversation_transcript": lambda conversation_id: ["user: the api deploy broke", "assistant: rolled back"],
+        "llm_call": llm_call,
+        "CONSOLIDATION_PROMPT": "Extract facts, episodes and procedures as JSON.",
+        "log": logged.append,
+    }
+    exec(compile(CONSOLIDATION, "the SABRE design's consolidation", "exec"), namespace)
+    asyncio.run(namespace["consolidate_conversation"]("conv-9", "default"))
+
+    assert logged == ["Consolidated 1 facts, 1 episodes, 1 procedures"]
+    assert namespace["recall_fact"]("service.api.topology")["zone"] == "eu-1"
+    assert namespace["recall_episodes"]("deploy rollback")[0]["root_cause"] == "bad migration"
+    procedure = namespace["recall_procedure"]("rollback-api")
+    assert procedure["category"] == "runbooks" and procedure["steps"][0]["action"] == "kubectl rollout undo deploy/api"
+    # SABRE's free-form category is a category of the grimoire now; the ttl is 300 seconds.
+    assert json.loads(mem("procedures", "-c", "runbooks", "--json").out)[0]["category"] == "runbooks"
+    assert json.loads(mem("recall", "service.api.topology", "--json").out)["expires_at"] == "2026-11-22T10:05:00Z"
