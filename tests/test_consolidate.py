@@ -489,3 +489,45 @@ def test_a_bare_fact_with_a_bad_importance_refuses_the_answer(sabre, tmp_path):
     result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer))
     assert result.code == 5 and "facts[0] with an importance not from 1 to 10" in result.err
     assert "a.b" not in mem("facts").out
+
+
+def test_sabres_whole_answer_shape_is_saved(sabre, tmp_path):
+    """SABRE's LLM result: facts [{key, value, ttl}], episodes [{event, context,
+    learned}], procedures [{name, steps, category}]; no content, no importance."""
+    from grimoire_cli import Grimoire
+
+    answer = {
+        "facts": [{"key": "service.api.topology", "value": {"replicas": 3}, "ttl": 300}],
+        "episodes": [
+            {"event": "checkout-outage", "context": {"root_cause": "bad migration"}, "learned": "Roll back first"},
+            {"event": "quiet-deploy", "context": {"service": "checkout"}},
+        ],
+        "procedures": [
+            {
+                "name": "rollback-checkout",
+                "steps": [
+                    {"action": "kubectl rollout undo deploy/checkout"},
+                    {"name": "verify", "action": "curl -f /health"},
+                ],
+                "category": "runbooks",
+            }
+        ],
+    }
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer), "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["refused"] == []
+    g = Grimoire.open(sabre)
+    outage, quiet = sorted((hit.entry for hit in g.episodes.list(None)), key=lambda e: e.data["event"])
+    assert (outage.data["event"], outage.data["learned"], outage.data["context"]) == (
+        "checkout-outage",
+        "Roll back first",
+        {"root_cause": "bad migration"},
+    )
+    assert quiet.data["learned"] == "quiet-deploy" and quiet.data["context"] == {"service": "checkout"}
+    procedure = g.procedures.get("rollback-checkout")
+    assert [(s["name"], s.get("run")) for s in procedure.steps] == [
+        ("kubectl rollout undo deploy/checkout", "kubectl rollout undo deploy/checkout"),
+        ("verify", "curl -f /health"),
+    ]
+    assert procedure.entry.tags == ["runbooks"] and "description" not in procedure.entry.data
+    assert mem("validate").code == 0
