@@ -55,17 +55,22 @@ def added_on_first_use(grimoire: Host, name: str | None, kind: str) -> Iterator[
     check_category_name(name)
     if config.path is None:
         raise BadInput(f"no config file to add the category {name!r} to", "run `mem init` first")
-    before = config.path.read_bytes()
+    path, store = config.path, grimoire.store
     every = [config.base_categories, *config.scope_categories.values()]
     taken = {spec.storage_file for categories in every for spec in categories.values()}
-    with grimoire.store.lock():  # one writer of the config at a time
-        add_category(config.path, name, kind, config.settings.new_categories == "tracked", taken)
+    with store.lock():  # one writer of the config at a time
+        before = path.read_bytes()
+        added = add_category(path, name, kind, config.settings.new_categories == "tracked", taken)
+        written = path.read_bytes()
     _reload(grimoire)
     try:
         yield True
     except BaseException:
-        journal.write_atomic(config.path, before)
-        _reload(grimoire)
+        if added:  # taken out again, unless the config changed since
+            with store.lock():
+                if path.read_bytes() == written:
+                    journal.write_atomic(path, before)
+            _reload(grimoire)
         raise
 
 

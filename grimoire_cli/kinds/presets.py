@@ -196,16 +196,17 @@ def add_preset(config_path: Path, name: str) -> tuple[list[str], list[str], list
     return missing, added, notes
 
 
-def add_category(config_path: Path, name: str, kind: str, tracked: bool, taken_files: set[str]) -> None:
+def add_category(config_path: Path, name: str, kind: str, tracked: bool, taken_files: set[str]) -> bool:
     """Add `name` to the config's categories as a plain category of `kind`
     (memory_schema.new_categories: a category named on first use), its file
-    `<name>.yaml` unless another category's file has that name."""
+    `<name>.yaml` unless another category's file has that name; False when
+    the config already has it (another process added it first)."""
     text = config_path.read_text(encoding="utf-8")
     raw, _ = parse_document(text, str(config_path))
     schema = raw.get("memory_schema") if isinstance(raw, dict) else None
     present = schema.get("categories") if isinstance(schema, dict) else None
     if isinstance(present, dict) and name in present:
-        return  # another process added it first
+        return False
     candidates = (f"{name}.yaml", *(f"{name}-{n}.yaml" for n in range(2, len(taken_files) + 3)))
     file = next(f for f in candidates if f not in taken_files)
     fields = [f"kind: {kind}"] if kind != "note" else []
@@ -216,6 +217,7 @@ def add_category(config_path: Path, name: str, kind: str, tracked: bool, taken_f
     # Refuses what would not load
     build_config(parse_document(new, str(config_path))[0], config_path.parent, config_path)
     journal.write_atomic(config_path, new.encode("utf-8"))
+    return True
 
 
 def _with_categories(text: str, lines: list[str], implied: bool, where: Path) -> str:
