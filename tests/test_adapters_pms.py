@@ -257,3 +257,15 @@ def test_query_memory_with_a_context_answers_about_that_context(pms):
     assert [p["pattern"] for p in plans] == ["find_order → create_shipment"]
     recalled = json.loads(mem("recall-all", "create shipment", "--context", "shipping", "--json").out)
     assert "Create shipment only after the return is scanned" not in {i["content"] for i in recalled["insights"]}
+
+
+def test_an_observed_task_is_dated_so_patterns_and_metrics_have_times(pms):
+    from datetime import datetime
+
+    memory = PersistentMemory(Grimoire.open(pms))
+    asyncio.run(memory.observeTaskExecution(_task(1), PLAN, None))  # observed now (MEM_NOW)
+    asyncio.run(memory.observeTaskExecution({**_task(2), "startedAt": datetime(2026, 11, 15, 9, 0)}, PLAN, None))
+    found = memory.get_memory_pattern("tool_sequence", "list_facilities → create_shipment")
+    assert (found["firstSeen"], found["lastUsed"]) == ("2026-11-15T09:00:00Z", "2026-11-22T10:00:00Z")
+    weeks = json.loads(mem("metrics", "--json").out)["periods"]
+    assert [(w["period"], w["tasks"], w["reuse_rate"]) for w in weeks] == [("2026-W46", 1, 0.0), ("2026-W47", 1, 1.0)]

@@ -67,8 +67,11 @@ class PersistentMemory:
         await self.updateToolPerformance(task, plan)
 
     async def updateToolPerformance(self, task: Any, plan: Any = None) -> None:
-        """One observation record of the task: each executed step a tool run."""
-        self.grimoire.learning.observe([_record(task, plan)])
+        """One observation record of the task: each executed step a tool run,
+        at the task's `startedAt` (else now: it is observed after it ran)."""
+        from ..core.clock import iso
+
+        self.grimoire.learning.observe([_record(task, plan, iso(self.grimoire.now()))])
 
     # -- remembering -----------------------------------------------------------
 
@@ -184,8 +187,8 @@ class PersistentMemory:
         return _insight(entry.to_dict())
 
 
-def _record(task: Any, plan: Any) -> dict[str, Any]:
-    """The observation record of a PMS Task (its executionHistory) and Plan."""
+def _record(task: Any, plan: Any, now: str) -> dict[str, Any]:
+    """The observation record of a PMS Task (its executionHistory) and Plan, started at `now` unless it says when."""
     history = field(task, "executionHistory") or []
     steps = [
         {
@@ -199,6 +202,7 @@ def _record(task: Any, plan: Any) -> dict[str, Any]:
     record: dict[str, Any] = {
         "task_id": str(field(task, "taskId") or ""),
         "outcome": "success" if steps and all(s["status"] == "completed" for s in steps) else "failure",
+        "started_at": _time(field(task, "startedAt")) or now,
         "steps": steps,
     }
     for name, key in (("goal", "goal"), ("query", "goal"), ("context", "context")):
@@ -207,6 +211,17 @@ def _record(task: Any, plan: Any) -> dict[str, Any]:
     if plan is not None and field(plan, "planId"):
         record["metadata"] = {"planId": str(field(plan, "planId"))}
     return record
+
+
+def _time(value: Any) -> str | None:
+    """A time (a datetime or an ISO text; naive is UTC, as parse_time takes a text without an offset) as mem keeps it."""
+    from datetime import UTC, datetime
+
+    from ..core.clock import iso, parse_time
+
+    if isinstance(value, datetime):
+        return iso(value if value.tzinfo else value.replace(tzinfo=UTC))
+    return iso(parse_time(value)) if isinstance(value, str) else None
 
 
 def _pattern(found: dict[str, Any]) -> dict[str, Any]:
@@ -252,9 +267,7 @@ def _tool(found: dict[str, Any]) -> dict[str, Any]:
 
 def _evidence_in(item: Any) -> dict[str, Any]:
     """A PMS evidence item ({taskId, description?, timestamp?}) as an insight keeps it."""
-    from datetime import UTC, datetime
-
-    from ..core.clock import iso, parse_time
+    from datetime import datetime
 
     task_id = field(item, "taskId")
     if not task_id:
@@ -264,9 +277,7 @@ def _evidence_in(item: Any) -> dict[str, Any]:
         out["description"] = str(field(item, "description"))
     when = field(item, "timestamp")
     if when is not None:
-        # A naive time is UTC, as parse_time takes a text without an offset
-        moment = when if not isinstance(when, datetime) or when.tzinfo else when.replace(tzinfo=UTC)
-        out["timestamp"] = iso(moment if isinstance(moment, datetime) else parse_time(str(moment)))
+        out["timestamp"] = _time(when if isinstance(when, datetime) else str(when))
     return out
 
 
