@@ -90,9 +90,32 @@ def test_pms_example_usage_runs_unchanged(pms):
         [{"taskId": "task-7", "description": "carrier timeout"}],
         0.8,
     )
-    assert stored["insightType"] == "warning" and stored["evidence"] == [{"taskId": "task-7"}]
-    assert stored["appliesTo"] == {"contexts": ["shipping", "planner"]}
+    assert stored["insightType"] == "warning"
+    assert stored["evidence"] == [{"taskId": "task-7", "description": "carrier timeout"}]
+    assert stored["appliesTo"] == {"agents": ["planner"], "contexts": ["shipping"]}
     assert "Check carrier status" in mem("insights").out
+    # the query tools with the design's TypeScript input objects, every type and field of its models
+    optimization = memory.store_insight(
+        {
+            "insight": "Batch the labels of one carrier",
+            "insightType": "optimization",
+            "appliesTo": {"agents": ["executor"], "contexts": ["shipping"], "conditions": {"carrier": "ups"}},
+            "evidence": [{"taskId": "task-3", "description": "one call for ten labels"}],
+            "confidence": 0.75,
+        }
+    )
+    assert optimization["appliesTo"]["conditions"] == {"carrier": "ups"}
+    assert optimization["evidence"] == [{"taskId": "task-3", "description": "one call for ten labels"}]
+    error = memory.get_memory_pattern(
+        {"patternType": "error_pattern", "pattern": "create_shipment: carrier timeout after <n>s"}
+    )
+    assert error["usageCount"] == 1 and error["evidence"] == [{"taskId": "task-7"}]
+    here = memory.query_memory(
+        {"query": "labels carrier", "memoryTypes": ["insights"], "context": "shipping", "limit": 5}
+    )
+    assert optimization["insightId"] in [i["insightId"] for i in here["insights"]]
+    elsewhere = memory.query_memory({"query": "labels carrier", "memoryTypes": ["insights"], "context": "returns"})
+    assert optimization["insightId"] not in [i["insightId"] for i in elsewhere["insights"]]
     assert json.loads(mem("tools", "create_shipment", "--json").out)[0]["executions"] == 8
 
 
@@ -113,3 +136,136 @@ def test_the_pure_extractors():
 def test_bad_input_says_what_to_give(pms, call, message):
     with pytest.raises(BadInput, match=message):
         call(PersistentMemory(Grimoire.open(pms)))
+
+
+@pytest.mark.parametrize("kind", ["optimization", "pattern"])
+def test_the_insight_types_written_by_hand(pms, kind):
+    memory = PersistentMemory(Grimoire.open(pms))
+    stored = memory.store_insight(
+        f"Batch the shipments of one facility ({kind})", kind, {"contexts": ["shipping"]}, [], 0.7
+    )
+    assert stored["insightType"] == kind
+    listed = mem("insights", "--type", kind)
+    assert listed.code == 0 and stored["insightId"] in listed.out
+    found = memory.query_memory("batch shipments facility", ["insights"])["insights"]
+    assert [i["insightType"] for i in found] == [kind]
+
+
+def test_error_patterns_are_the_errors_that_failed_a_tool(pms):
+    memory = PersistentMemory(Grimoire.open(pms))
+
+    async def work() -> None:
+        for n in range(8):
+            await memory.observeTaskExecution(_task(n, ok=n % 4 != 3), PLAN, None)
+        await memory.learn()
+
+    asyncio.run(work())
+    found = memory.get_memory_pattern("error_pattern", "create_shipment: carrier timeout after <n>s")
+    assert found["usageCount"] == 2 and found["successMetrics"]["successRate"] == 0.0
+    assert found["evidence"] == [{"taskId": "task-3"}, {"taskId": "task-7"}]
+    listed = json.loads(mem("patterns", "--type", "error_pattern", "--json").out)
+    assert [p["pattern"] for p in listed] == ["create_shipment: carrier timeout after <n>s"]
+
+
+def test_applies_to_and_evidence_are_kept_as_structured_as_they_are_given(pms):
+    from datetime import datetime
+
+    memory = PersistentMemory(Grimoire.open(pms))
+    applies = {
+        "agents": ["planner"],
+        "contexts": ["shipping", "returns"],
+        "conditions": {"carrier": "fedex", "minItems": 3},
+    }
+    evidence = [
+        {"taskId": "task-1", "description": "two calls instead of ten", "timestamp": "2026-11-20T11:00:00+01:00"},
+        {"taskId": "task-2", "description": "the same", "timestamp": datetime(2026, 11, 21, 9, 30)},
+        {"taskId": "task-3"},
+    ]
+    stored = memory.store_insight("Batch the labels of one carrier", "optimization", applies, evidence, 0.7)
+    assert stored["appliesTo"] == applies and stored["createdAt"] == "2026-11-22T10:00:00Z"
+    assert stored["evidence"] == [
+        {"taskId": "task-1", "description": "two calls instead of ten", "timestamp": "2026-11-20T10:00:00Z"},
+        {"taskId": "task-2", "description": "the same", "timestamp": "2026-11-21T09:30:00Z"},
+        {"taskId": "task-3"},
+    ]
+    # The entry holds them as written; mem shows them, validates them, and a later learn leaves them be.
+    [kept] = json.loads(mem("insights", "--json").out)
+    assert kept["applies_to"] == applies and kept["evidence"][0]["task_id"] == "task-1"
+    assert "agents planner; contexts shipping, returns; when carrier=fedex, minItems=3" in mem("insights").out
+    assert mem("validate").code == 0
+    # a rule id of one's own may start like a learned warning's
+    memory.grimoire.learning.add_insight(
+        "Watch the carrier", insight_type="warning", applies_to=applies, rule_id="warn-carrier"
+    )
+    asyncio.run(memory.observeTaskExecution(_task(1, ok=False), PLAN, None))
+    asyncio.run(memory.learn())
+    assert memory.query_memory("batch labels carrier", ["insights"])["insights"][0]["appliesTo"] == applies
+
+
+@pytest.mark.parametrize(
+    ("applies", "evidence", "message"),
+    [
+        ({"teams": ["ops"]}, [], "'teams' was unexpected"),
+        ("shipping", [], "appliesTo is a str"),
+        ({"contexts": ["shipping"]}, [{"description": "no task"}], "has no taskId"),
+        ({"contexts": ["shipping"]}, [{"taskId": "t", "timestamp": "yesterday"}], "not an ISO-8601 time"),
+    ],
+)
+def test_a_bad_applies_to_or_evidence_is_bad_input(pms, applies, evidence, message):
+    with pytest.raises(BadInput, match=message):
+        PersistentMemory(Grimoire.open(pms)).store_insight("Batch the labels", "rule", applies, evidence, 0.7)
+    assert json.loads(mem("insights", "--json").out) == []
+
+
+def test_query_memory_with_a_context_answers_about_that_context(pms):
+    memory = PersistentMemory(Grimoire.open(pms))
+
+    def task(n: int, context: str, tools: list[str]) -> dict:
+        history = [{"action": tool, "status": "completed", "duration": 100} for tool in tools]
+        return {
+            "taskId": f"{context}-{n}",
+            "goal": f"create shipment {n}",
+            "context": context,
+            "executionHistory": history,
+        }
+
+    async def work() -> None:
+        for n in range(3):
+            await memory.observeTaskExecution(task(n, "shipping", ["list_facilities", "create_shipment"]), None, None)
+            await memory.observeTaskExecution(task(n, "returns", ["find_order", "create_shipment"]), None, None)
+
+    asyncio.run(work())
+    memory.store_insight("Create shipment labels in batches", "optimization", {"contexts": ["shipping"]}, [], 0.7)
+    memory.store_insight("Create shipment only after the return is scanned", "rule", {"contexts": ["returns"]}, [], 0.7)
+    memory.store_insight(
+        "Create shipment with the customer's address checked", "rule", {"agents": ["planner"]}, [], 0.7
+    )
+
+    found = memory.query_memory("create shipment", None, "returns", 10)
+    assert {p["pattern"] for p in found["patterns"]} == {"create_shipment_*", "find_order → create_shipment"}
+    assert {i["insight"] for i in found["insights"]} == {
+        "Create shipment only after the return is scanned",
+        "Create shipment with the customer's address checked",  # it names no context: it applies everywhere
+    }
+    assert [t["toolName"] for t in found["toolMemory"]] == ["create_shipment"]
+    assert found["toolMemory"][0]["performance"]["totalExecutions"] == 3  # the runs in returns
+    everywhere = memory.query_memory("create shipment", ["patterns"], None, 10)["patterns"]
+    assert "list_facilities → create_shipment" in {p["pattern"] for p in everywhere}
+
+    # The same through mem
+    plans = json.loads(mem("patterns", "--type", "plan_pattern", "--context", "returns", "--json").out)
+    assert [p["pattern"] for p in plans] == ["find_order → create_shipment"]
+    recalled = json.loads(mem("recall-all", "create shipment", "--context", "shipping", "--json").out)
+    assert "Create shipment only after the return is scanned" not in {i["content"] for i in recalled["insights"]}
+
+
+def test_an_observed_task_is_dated_so_patterns_and_metrics_have_times(pms):
+    from datetime import datetime
+
+    memory = PersistentMemory(Grimoire.open(pms))
+    asyncio.run(memory.observeTaskExecution(_task(1), PLAN, None))  # observed now (MEM_NOW)
+    asyncio.run(memory.observeTaskExecution({**_task(2), "startedAt": datetime(2026, 11, 15, 9, 0)}, PLAN, None))
+    found = memory.get_memory_pattern("tool_sequence", "list_facilities → create_shipment")
+    assert (found["firstSeen"], found["lastUsed"]) == ("2026-11-15T09:00:00Z", "2026-11-22T10:00:00Z")
+    weeks = json.loads(mem("metrics", "--json").out)["periods"]
+    assert [(w["period"], w["tasks"], w["reuse_rate"]) for w in weeks] == [("2026-W46", 1, 0.0), ("2026-W47", 1, 1.0)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
 import pytest
 from conftest import git, mem
@@ -221,7 +222,7 @@ def test_update_fact_keeps_the_ttl_and_category(sabre):
     sabre_memory.remember_fact("metrics.mrr.baseline", 48200, ttl=86400, category="metrics")
     new_id = sabre_memory.update_fact("metrics.mrr.baseline", 47900)
     entry = Grimoire.open(sabre).show(new_id)
-    assert entry.data["ttl"] == "1d" and entry.tags == ["metrics"] and entry.supersedes
+    assert entry.data["ttl"] == "1d" and entry.category == "metrics" and entry.supersedes
     assert sabre_memory.search_facts(category="metrics") == {"metrics.mrr.baseline": 47900}
 
 
@@ -328,3 +329,78 @@ def test_a_step_must_say_what_it_does(sabre):
         Sabre(Grimoire.open(sabre)).remember_procedure("x", ...)
     with pytest.raises(BadInput, match="step 1 is not a step"):
         Sabre(Grimoire.open(sabre)).remember_procedure("x", [{"description": "no action"}])
+
+
+def test_consolidate_conversation_saves_sabres_bare_facts(sabre, tmp_path):
+    """SABRE's summarizer answers facts as [{key, value, ttl}], as its design's consolidation persists them."""
+    script = tmp_path / "summarizer.py"
+    answer = {"facts": [{"key": "service.api.topology", "value": {"replicas": 3}, "ttl": 300}]}
+    script.write_text(f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    script.chmod(0o755)
+    config = sabre / ".loa.config.yaml"
+    config.write_text(config.read_text() + f"  consolidate: {{command: {json.dumps(str(script))}}}\n")
+    transcript = [{"role": "user", "content": f"turn {n}"} for n in range(5)]
+    helpers = Sabre(Grimoire.open(sabre), transcript_of=lambda conversation_id: transcript).namespace()
+
+    asyncio.run(helpers["consolidate_conversation"]("conv-7", "loa"))
+    assert helpers["recall_fact"]("service.api.topology")["replicas"] == 3
+    assert json.loads(mem("recall", "service.api.topology", "--json").out)["expires_at"] == "2026-11-22T10:05:00Z"
+
+
+# SABRE's conversation-end consolidation as its design writes it (the SABRE design's
+# consolidation section): the runtime's own function, persisting the LLM's result
+# with the helpers, positionally, as the design calls them.
+CONSOLIDATION = """
+async def consolidate_conversation(conversation_id, persona):
+    transcript = get_conversation_transcript(conversation_id)
+    result = await llm_call([transcript], CONSOLIDATION_PROMPT)
+    for fact in result.get("facts", []):
+        remember_fact(fact["key"], fact["value"], ttl=fact["ttl"])
+    for episode in result.get("episodes", []):
+        remember_episode(episode["event"], episode["context"], episode["learned"])
+    for procedure in result.get("procedures", []):
+        remember_procedure(procedure["name"], procedure["steps"], category=procedure["category"])
+    log(f"Consolidated {len(result.get('facts', []))} facts, {len(result.get('episodes', []))} episodes, "
+        f"{len(result.get('procedures', []))} procedures")
+"""
+
+LLM_RESULT = {
+    "facts": [{"key": "service.api.topology", "value": {"replicas": 3, "zone": "eu-1"}, "ttl": 300}],
+    "episodes": [
+        {
+            "event": "deploy-rollback",
+            "context": {"service": "checkout", "root_cause": "bad migration"},
+            "learned": "Roll back before debugging",
+        }
+    ],
+    "procedures": [
+        {"name": "rollback-api", "steps": [{"action": "kubectl rollout undo deploy/api"}], "category": "runbooks"}
+    ],
+}
+
+
+def test_sabres_own_consolidation_code_runs_unchanged(sabre):
+    logged = []
+
+    async def llm_call(messages, prompt):
+        assert messages == [["user: the api deploy broke", "assistant: rolled back"]]
+        return LLM_RESULT
+
+    namespace = {
+        **Sabre(Grimoire.open(sabre)).namespace(),
+        "get_conversation_transcript": lambda conversation_id: ["user: the api deploy broke", "assistant: rolled back"],
+        "llm_call": llm_call,
+        "CONSOLIDATION_PROMPT": "Extract facts, episodes and procedures as JSON.",
+        "log": logged.append,
+    }
+    exec(compile(CONSOLIDATION, "the SABRE design's consolidation", "exec"), namespace)
+    asyncio.run(namespace["consolidate_conversation"]("conv-9", "default"))
+
+    assert logged == ["Consolidated 1 facts, 1 episodes, 1 procedures"]
+    assert namespace["recall_fact"]("service.api.topology")["zone"] == "eu-1"
+    assert namespace["recall_episodes"]("deploy rollback")[0]["root_cause"] == "bad migration"
+    procedure = namespace["recall_procedure"]("rollback-api")
+    assert procedure["category"] == "runbooks" and procedure["steps"][0]["action"] == "kubectl rollout undo deploy/api"
+    # SABRE's free-form category is a category of the grimoire now; the ttl is 300 seconds.
+    assert json.loads(mem("procedures", "-c", "runbooks", "--json").out)[0]["category"] == "runbooks"
+    assert json.loads(mem("recall", "service.api.topology", "--json").out)["expires_at"] == "2026-11-22T10:05:00Z"

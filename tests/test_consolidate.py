@@ -449,3 +449,85 @@ def test_an_items_bad_ttl_or_context_refuses_that_item_only(sabre, tmp_path):
     assert [label for label, _ in result.refused] == ["facts[0]", "episodes[0]"]
     assert "bad ttl 'soon'" in result.refused[0][1] and "context" in result.refused[1][1]
     assert g.facts.recall_entry("c.d").data["ttl"] == "1m"
+
+
+def test_sabres_bare_fact_shape_is_saved_as_mem_remember_keeps_it(sabre, tmp_path):
+    """SABRE's summarizer answers a fact as {key, value, ttl}: no content, no
+    importance. Its content is the value, its summary `key = value`, as `mem
+    remember` writes them; an empty value refuses that item only."""
+    answer = {
+        "facts": [
+            {"key": "database.orders.schema", "value": {"columns": ["id", "amount"]}, "ttl": 3600},
+            {"key": "project.test_command", "value": "pytest -q", "ttl": 86400, "importance": 6},
+            {"key": "project.owner", "value": "  "},
+        ],
+        "episodes": [],
+        "procedures": [],
+    }
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer), "--json")
+    assert result.code == 0, result.err
+    done = json.loads(result.out)
+    assert [item["item"] for item in done["refused"]] == ["facts[2]"]
+    assert json.loads(mem("recall", "database.orders.schema", "--json").out)["value"] == {"columns": ["id", "amount"]}
+    schema, command = (json.loads(mem("show", e["id"], "--json").out) for e in done["saved"])
+    assert (schema["ttl"], schema["summary"], schema["category"]) == (
+        "1h",
+        'database.orders.schema = {"columns": ["id", "amount"]}',
+        "semantic",
+    )
+    assert (command["content"], command["summary"], command["ttl"], command["importance"]) == (
+        "pytest -q",
+        "project.test_command = pytest -q",
+        "1d",
+        6,
+    )
+    assert mem("validate").code == 0
+
+
+def test_a_bare_fact_with_a_bad_importance_refuses_the_answer(sabre, tmp_path):
+    answer = {"facts": [{"key": "a.b", "value": 1, "importance": 11}]}
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer))
+    assert result.code == 5 and "facts[0] with an importance not from 1 to 10" in result.err
+    assert "a.b" not in mem("facts").out
+
+
+def test_sabres_whole_answer_shape_is_saved(sabre, tmp_path):
+    """SABRE's LLM result: facts [{key, value, ttl}], episodes [{event, context,
+    learned}], procedures [{name, steps, category}]; no content, no importance."""
+    from grimoire_cli import Grimoire
+
+    answer = {
+        "facts": [{"key": "service.api.topology", "value": {"replicas": 3}, "ttl": 300}],
+        "episodes": [
+            {"event": "checkout-outage", "context": {"root_cause": "bad migration"}, "learned": "Roll back first"},
+            {"event": "quiet-deploy", "context": {"service": "checkout"}},
+        ],
+        "procedures": [
+            {
+                "name": "rollback-checkout",
+                "steps": [
+                    {"action": "kubectl rollout undo deploy/checkout"},
+                    {"name": "verify", "action": "curl -f /health"},
+                ],
+                "category": "runbooks",
+            }
+        ],
+    }
+    result = mem("consolidate", _claude_code(tmp_path / "s.jsonl"), "--with", _answering(tmp_path, answer), "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["refused"] == []
+    g = Grimoire.open(sabre)
+    outage, quiet = sorted((hit.entry for hit in g.episodes.list(None)), key=lambda e: e.data["event"])
+    assert (outage.data["event"], outage.data["learned"], outage.data["context"]) == (
+        "checkout-outage",
+        "Roll back first",
+        {"root_cause": "bad migration"},
+    )
+    assert quiet.data["learned"] == "quiet-deploy" and quiet.data["context"] == {"service": "checkout"}
+    procedure = g.procedures.get("rollback-checkout")
+    assert [(s["name"], s.get("run")) for s in procedure.steps] == [
+        ("kubectl rollout undo deploy/checkout", "kubectl rollout undo deploy/checkout"),
+        ("verify", "curl -f /health"),
+    ]
+    assert procedure.entry.tags == ["runbooks"] and "description" not in procedure.entry.data
+    assert mem("validate").code == 0

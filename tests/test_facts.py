@@ -126,7 +126,11 @@ def test_facts_lists_keys_by_glob(sabre):
         (["remember", "a.b", "-"], "{not json", "stdin is not a JSON value"),
         (["remember", "a.b", "   "], None, "the value is empty"),
         (["remember", "a.b", "x", "--ttl", "soon"], None, "bad ttl"),
-        (["remember", "a.b", "x", "-c", "nope"], None, "unknown category"),
+        (
+            ["remember", "a.b", "x", "-c", "Nope!"],
+            None,
+            "bad category name",
+        ),  # an unknown one is added (new_categories)
         (["recall", "Bad Key"], None, "bad key"),
     ],
 )

@@ -301,6 +301,12 @@ def test_the_config_schema_describes_a_preset_config(repo):
     assert list(validator.iter_errors(parse_document(config.read_text(), "config")[0])) == []
     config.write_text(config.read_text().replace("kind: task", "kind: chore"))
     assert [e.message for e in validator.iter_errors(parse_document(config.read_text(), "config")[0])] != []
+    config.write_text(
+        config.read_text()
+        .replace("kind: chore", "kind: task")
+        .replace("new_categories: tracked", "new_categories: always")
+    )
+    assert [e.message for e in validator.iter_errors(parse_document(config.read_text(), "config")[0])] != []
 
 
 def test_a_plain_add_to_an_episode_category_names_a_way_that_exists(repo):

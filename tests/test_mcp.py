@@ -158,6 +158,7 @@ def test_every_read_answers_exactly_as_the_cli_json(everything):
         ("tools", {}, ["tools"]),
         ("recommend", {"action": "create shipment"}, ["recommend", "create shipment"]),
         ("patterns", {}, ["patterns"]),
+        ("metrics", {"by": "day"}, ["metrics", "--by", "day"]),
         ("recall_all", {"query": "shipment"}, ["recall-all", "shipment"]),
         ("insights", {}, ["insights"]),
     ]

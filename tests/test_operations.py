@@ -35,7 +35,7 @@ def test_the_memory_operations_are_declared_commands_and_tools():
     assert {op.name for op in TOOLS} == {
         "save", "supersede", "query", "context", "show", "list", "get", "apply", "stats", "remember", "recall", "facts",
         "episodes", "procedures", "tasks_pending", "tasks_due", "task_done", "task_cancel", "event", "chat_add",
-        "chat_recent", "tools", "recommend", "patterns", "learn", "insights", "correct",
+        "chat_recent", "tools", "recommend", "patterns", "metrics", "learn", "insights", "correct",
         "episode", "task_schedule", "procedure_add", "procedure", "observe", "recall_all", "consolidate", "age",
     }  # fmt: skip
     assert {command.callback.operation.name for command in _declared_commands().values()} >= {

@@ -14,7 +14,7 @@ import itertools
 
 from executions import GOALS, generate
 
-from grimoire_cli.learning.execution_log import query_pattern
+from grimoire_cli.learning.execution_log import normalise_error, query_pattern
 from grimoire_cli.learning.patterns import reliability
 
 QUERY = {
@@ -30,9 +30,12 @@ def _observe(records) -> None:
 
 
 def _truth(records):
-    """Per (type, pattern): tasks, successes, steps, durations, times, successful ids: counted here, not by mem."""
+    """Per (type, pattern): tasks, successes, steps, durations, times, ids and successful ids: counted here, not by mem
+    (an error's shape is mem's normalise_error, tested on its own)."""
     plans = {tuple(plan): GOALS[plan] for plan in GOALS}
-    found = defaultdict(lambda: {"usage": 0, "ok": 0, "steps": 0, "durations": [], "times": [], "ok_ids": []})
+    found = defaultdict(
+        lambda: {"usage": 0, "ok": 0, "steps": 0, "durations": [], "times": [], "ids": [], "ok_ids": []}
+    )
 
     def count(key, record):
         row = found[key]
@@ -41,6 +44,7 @@ def _truth(records):
         row["steps"] += len(record["steps"])
         row["durations"].append(record["duration_ms"])
         row["times"].append(record["started_at"])
+        row["ids"].append(record["task_id"])
         if record["outcome"] == "success":
             row["ok_ids"].append(record["task_id"])
 
@@ -57,6 +61,9 @@ def _truth(records):
         count(("plan_pattern", " → ".join(tools)), record)
         for a, b in itertools.pairwise(tools):
             count(("tool_sequence", f"{a} → {b}"), record)
+        failed = [s for s in record["steps"] if s["status"] == "failed" and s.get("error")]
+        for error in dict.fromkeys(f"{s['tool']}: {normalise_error(s['error'])}" for s in failed):
+            count(("error_pattern", error), record)
     return found
 
 
@@ -80,6 +87,9 @@ def test_patterns_equal_what_the_generator_put_in(repo):
         assert p["mean_steps"] == round(truth["steps"] / truth["usage"], 2)
         assert p["mean_duration_ms"] == pytest.approx(sum(truth["durations"]) / truth["usage"], abs=0.051)
         assert (p["first_seen"], p["last_seen"]) == (min(truth["times"]), max(truth["times"]))
+        if key[0] == "error_pattern":  # evidence: the first tasks that showed the error
+            assert p["evidence"] == sorted(truth["ids"][:5])
+            continue
         # evidence: the first successful tasks, which exist in the log and succeeded
         assert p["evidence"] == sorted(truth["ok_ids"][:5])
         assert all(by_id[t]["outcome"] == "success" for t in p["evidence"])
@@ -113,7 +123,12 @@ def test_a_retry_logged_as_its_own_step_is_one_step_of_the_plan(repo):
     ]
     _observe([{"task_id": "t1", "goal": "do it", "outcome": "success", "steps": steps}])
     got = {(p["type"], p["pattern"]): p for p in json.loads(mem("patterns", "--json").out)}
-    assert set(got) == {("query_pattern", "do_it"), ("plan_pattern", "a → b"), ("tool_sequence", "a → b")}
+    assert set(got) == {
+        ("query_pattern", "do_it"),
+        ("plan_pattern", "a → b"),
+        ("tool_sequence", "a → b"),
+        ("error_pattern", "a: x"),  # the retry's failure
+    }
     assert got[("plan_pattern", "a → b")]["mean_steps"] == 3
 
 
@@ -335,3 +350,18 @@ def test_bad_pattern_options_are_one_error_line(repo, args, message):
         and message in result.err
         and len(result.err.strip().splitlines()) == 1
     )
+
+
+def test_an_error_a_retry_got_past_is_no_best_practice(repo):
+    assert mem("init", "--preset", "pms").code == 0
+    steps = [
+        {"tool": "a", "status": "failed", "error": "x"},
+        {"tool": "a", "status": "completed"},
+        {"tool": "b", "status": "completed"},
+    ]
+    _observe([{"task_id": f"t{n}", "goal": "do it", "outcome": "success", "steps": steps} for n in range(6)])
+    [error] = json.loads(mem("patterns", "--type", "error_pattern", "--json").out)
+    assert (error["pattern"], error["usage"], error["success_rate"]) == ("a: x", 6, 1.0)
+    assert mem("learn").code == 0
+    practices = json.loads(mem("insights", "--type", "best_practice", "--json").out)
+    assert practices and not any(i["applies_to"].startswith("error_pattern") for i in practices)

@@ -234,6 +234,18 @@ def test_the_learning_page_draws_the_tools(repo):
     assert "<code>timeout after &lt;n&gt;s</code>" in page  # an error shape, escaped
 
 
+def test_the_learning_page_names_the_tasks_of_structured_evidence(repo):
+    from grimoire_cli import Grimoire
+
+    assert mem("init", "--preset", "pms").code == 0
+    evidence = [{"task_id": "task-1", "description": "two calls instead of ten"}, "task-2"]
+    Grimoire.open(repo).learning.add_insight(
+        "Batch the labels", applies_to={"contexts": ["shipping"]}, evidence=evidence
+    )
+    page = _client(repo).get("/learning", headers=HTML).text
+    assert "<td>task-1, task-2</td>" in page
+
+
 def test_the_tiers_page_draws_importance_decay(filled, repo):
     data = _client(repo).get("/tiers.json").json()["decay"]
     assert data["curves"]["10"][0] == 10 and data["curves"]["10"][-1] == data["floor"]

@@ -67,8 +67,11 @@ class PersistentMemory:
         await self.updateToolPerformance(task, plan)
 
     async def updateToolPerformance(self, task: Any, plan: Any = None) -> None:
-        """One observation record of the task: each executed step a tool run."""
-        self.grimoire.learning.observe([_record(task, plan)])
+        """One observation record of the task: each executed step a tool run,
+        at the task's `startedAt` (else now: it is observed after it ran)."""
+        from ..core.clock import iso
+
+        self.grimoire.learning.observe([_record(task, plan, iso(self.grimoire.now()))])
 
     # -- remembering -----------------------------------------------------------
 
@@ -126,21 +129,20 @@ class PersistentMemory:
         limit: int | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
         """`{patterns, toolMemory, insights, preferences}` about `query`; with
-        `context`, tool memory is over the runs in that context."""
+        `context`, the patterns tasks in it showed, tool memory over its runs
+        and the insights that apply there (`appliesTo.contexts` naming it, or none)."""
         if isinstance(query, dict):
             return self.query_memory(**query)
         chosen = list(MEMORY_TYPES) if memoryTypes is None else memoryTypes
         unknown = [t for t in chosen if t not in MEMORY_TYPES]
         if unknown:
             raise BadInput(f"unknown memory type {unknown[0]!r}", f"use some of {', '.join(MEMORY_TYPES)}")
-        found = self.grimoire.learning.recall_all(query, types=[MEMORY_TYPES[t] for t in chosen], limit=limit or 5)
+        found = self.grimoire.learning.recall_all(
+            query, types=[MEMORY_TYPES[t] for t in chosen], limit=limit or 5, context=context
+        )
         out: dict[str, list[dict[str, Any]]] = {"patterns": [], "toolMemory": [], "insights": [], "preferences": []}
         out["patterns"] = [_pattern(p) for p in found.get("patterns", [])]
-        tools = found.get("tools", [])
-        if context is not None and tools:
-            here = {m.tool: m.to_dict() for m in self.grimoire.learning.tools(context=context)}
-            tools = [here[t["tool"]] for t in tools if t["tool"] in here]
-        out["toolMemory"] = [_tool(t) for t in tools]
+        out["toolMemory"] = [_tool(t) for t in found.get("tools", [])]
         out["insights"] = [_insight(i) for i in found.get("insights", [])]
         out["preferences"] = found.get("preferences", [])
         return out
@@ -164,24 +166,29 @@ class PersistentMemory:
         evidence: list[dict[str, Any]] | None = None,
         confidence: float | None = None,
     ) -> dict[str, Any]:
-        """A LearnedInsight written by hand; `appliesTo`'s contexts and agents
-        name what it applies to, the evidence's task ids are kept."""
+        """A LearnedInsight written by hand: `appliesTo` ({agents, contexts,
+        conditions}) kept as it is given (none: it applies to all), each
+        evidence item as {task_id, description, timestamp}."""
         if isinstance(insight, dict):
             return self.store_insight(**insight)
-        applies = appliesTo or {}
-        subjects = [str(s) for s in [*(applies.get("contexts") or []), *(applies.get("agents") or [])]]
+        if appliesTo is not None and not isinstance(appliesTo, dict):
+            raise BadInput(
+                f"appliesTo is a {type(appliesTo).__name__}",
+                'give {"agents": [...], "contexts": [...], "conditions": {...}}',
+            )
+        applies = {name: value for name, value in (appliesTo or {}).items() if value not in (None, [], {})}
         entry = self.grimoire.learning.add_insight(
             insight,
             insight_type=insightType or "rule",
-            applies_to=", ".join(subjects) or "all",
-            evidence=[str(field(item, "taskId")) for item in evidence or [] if field(item, "taskId")],
+            applies_to=applies or "all",
+            evidence=[_evidence_in(item) for item in evidence or []],
             confidence=confidence,
         )
         return _insight(entry.to_dict())
 
 
-def _record(task: Any, plan: Any) -> dict[str, Any]:
-    """The observation record of a PMS Task (its executionHistory) and Plan."""
+def _record(task: Any, plan: Any, now: str) -> dict[str, Any]:
+    """The observation record of a PMS Task (its executionHistory) and Plan, started at `now` unless it says when."""
     history = field(task, "executionHistory") or []
     steps = [
         {
@@ -195,6 +202,7 @@ def _record(task: Any, plan: Any) -> dict[str, Any]:
     record: dict[str, Any] = {
         "task_id": str(field(task, "taskId") or ""),
         "outcome": "success" if steps and all(s["status"] == "completed" for s in steps) else "failure",
+        "started_at": _time(field(task, "startedAt")) or now,
         "steps": steps,
     }
     for name, key in (("goal", "goal"), ("query", "goal"), ("context", "context")):
@@ -203,6 +211,17 @@ def _record(task: Any, plan: Any) -> dict[str, Any]:
     if plan is not None and field(plan, "planId"):
         record["metadata"] = {"planId": str(field(plan, "planId"))}
     return record
+
+
+def _time(value: Any) -> str | None:
+    """A time (a datetime or an ISO text; naive is UTC, as parse_time takes a text without an offset) as mem keeps it."""
+    from datetime import UTC, datetime
+
+    from ..core.clock import iso, parse_time
+
+    if isinstance(value, datetime):
+        return iso(value if value.tzinfo else value.replace(tzinfo=UTC))
+    return iso(parse_time(value)) if isinstance(value, str) else None
 
 
 def _pattern(found: dict[str, Any]) -> dict[str, Any]:
@@ -246,15 +265,47 @@ def _tool(found: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _evidence_in(item: Any) -> dict[str, Any]:
+    """A PMS evidence item ({taskId, description?, timestamp?}) as an insight keeps it."""
+    from datetime import datetime
+
+    task_id = field(item, "taskId")
+    if not task_id:
+        raise BadInput(f"evidence {item!r} has no taskId", 'give {"taskId": "...", "description": "..."}')
+    out: dict[str, Any] = {"task_id": str(task_id)}
+    if field(item, "description"):
+        out["description"] = str(field(item, "description"))
+    when = field(item, "timestamp")
+    if when is not None:
+        out["timestamp"] = _time(when if isinstance(when, datetime) else str(when))
+    return out
+
+
+def _evidence_out(item: Any) -> dict[str, Any]:
+    """An insight's evidence item (a task id, or {task_id, description?, timestamp?}) as PMS's."""
+    if not isinstance(item, dict):
+        return {"taskId": item}
+    names = {"task_id": "taskId", "description": "description", "timestamp": "timestamp"}
+    return {names[name]: value for name, value in item.items() if name in names}
+
+
+def _applies_out(applies_to: Any) -> dict[str, Any]:
+    """An insight's applies_to as PMS's appliesTo: a mapping as kept; a text (what
+    mem learn writes: a tool, a pattern, a context) as its comma-separated contexts."""
+    if isinstance(applies_to, dict):
+        return dict(applies_to)
+    return {"contexts": [s.strip() for s in str(applies_to or "").split(",") if s.strip()]}
+
+
 def _insight(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "insightId": data["id"],
         "insightType": data.get("insight_type"),
         "insight": data["content"],
         "rule": data.get("rule_id"),
-        "appliesTo": {"contexts": [s.strip() for s in str(data.get("applies_to", "")).split(",") if s.strip()]},
-        "evidence": [{"taskId": task_id} for task_id in data.get("evidence") or []],
+        "appliesTo": _applies_out(data.get("applies_to")),
+        "evidence": [_evidence_out(item) for item in data.get("evidence") or []],
         "confidence": data.get("confidence"),
         "validated": bool(data.get("validated")),
-        "createdAt": data.get("timestamp"),
+        "createdAt": data.get("timestamp") or (data.get("source") or {}).get("timestamp"),
     }

@@ -13,13 +13,16 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, NotFound
+from ..facade.kinds import check_category_name
+from .sabre_procedures import episodes_of, procedure_of, step_in
 
 if TYPE_CHECKING:
     from ..api import Grimoire
+    from ..core.config import Config
     from ..core.model import Entry
 
 # SABRE's memory types (clear_memory, memory_stats) and the kind of category holding each.
@@ -102,19 +105,30 @@ class Sabre:
 
     # -- categories: SABRE's are free-form, a grimoire's are configured ------------
 
-    def _placed(self, category: str | None, kind: str) -> tuple[str | None, list[str]]:
-        """A configured category of `kind` named `category`, else the kind's
-        default category with `category` kept as a tag."""
-        spec = self.grimoire.config.categories.get(category or "")
+    def _placed(self, category: str | None, kind: str, *, writing: bool = False) -> tuple[str | None, list[str]]:
+        """Where SABRE's `category` is in this grimoire: a configured category
+        of `kind`; with `memory_schema.new_categories`, `general` (SABRE's
+        default) is the kind's default category and a write names a new one
+        (the facade adds it on first use). Otherwise the kind's default
+        category, `category` kept as a tag (a read filters on the tag)."""
+        config = self.grimoire.config
+        if writing and category is not None:
+            check_category_name(category)
+        free_form = config.settings.new_categories is not None
+        if free_form and category == "general":
+            return _default_category(config, kind), []
+        spec = config.categories.get(category or "")
         if spec is not None and spec.kind == kind:
             return spec.name, []
+        if free_form and writing and spec is None:
+            return category, []
         return None, [category] if category else []
 
     # -- semantic memory --------------------------------------------------------
 
     def remember_fact(self, key: str, value: Any, ttl: int | None = 3600, category: str = "general") -> str:
         """Upsert `value` under `key` for `ttl` seconds; the id of the entry holding it."""
-        placed, tags = self._placed(category, "note")
+        placed, tags = self._placed(category, "note", writing=True)
         return self.grimoire.facts.remember(key, value, ttl=ttl_of(ttl), category=placed, tags=tags).entry.id
 
     def recall_fact(self, key: str) -> Any:
@@ -205,10 +219,10 @@ class Sabre:
         ([{episode: id}], ids of this grimoire) and `avg_execution_time` (kept as given)."""
         if not isinstance(steps, list) or not steps:
             raise BadInput(f"the steps of {name!r} are not a list of steps", 'give steps=[{"action": "..."}, ...]')
-        placed, tags = self._placed(category, "procedure")
+        placed, tags = self._placed(category, "procedure", writing=True)
         document: dict[str, Any] = {
             "name": name,
-            "steps": [_step_in(step, number) for number, step in enumerate(steps, 1)],
+            "steps": [step_in(step, number) for number, step in enumerate(steps, 1)],
         }
         if description is not None:
             document["description"] = description
@@ -216,7 +230,7 @@ class Sabre:
             document["tags"] = tags
         metadata = {"avg_execution_time": avg_execution_time} if avg_execution_time is not None else None
         saved = self.grimoire.procedures.add(
-            document, category=placed, related=_episodes_of(learned_from), metadata=metadata
+            document, category=placed, related=episodes_of(learned_from), metadata=metadata
         )
         return saved.entry.id
 
@@ -226,35 +240,17 @@ class Sabre:
             checklist = self.grimoire.procedures.get(name, template=True)
         except NotFound:
             return None
-        return self._procedure(checklist.entry, checklist.steps, checklist.description)
+        return procedure_of(checklist.entry, checklist.steps, checklist.description, self.grimoire.config.scope)
 
     def list_procedures(self, category: str | None = None) -> list[dict[str, Any]]:
         """The active procedures (of a category: a procedure category or a tag), by name."""
         placed, tags = self._placed(category, "procedure")
         found = self.grimoire.procedures.list(category=placed)
         return [
-            self._procedure(e, e.data.get("steps") or [], e.data.get("description"))
+            procedure_of(e, e.data.get("steps") or [], e.data.get("description"), self.grimoire.config.scope)
             for e in found
             if set(tags) <= set(e.tags)
         ]
-
-    def _procedure(self, entry: Entry, steps: Iterable[dict[str, Any]], description: str | None) -> dict[str, Any]:
-        """SABRE's procedure mapping: success_rate from the outcomes recorded
-        (None before the first), avg_execution_time as remembered (mem times no run)."""
-        effect = entry.data.get("effectiveness") or {}
-        runs = effect.get("applications") or 0
-        metadata = entry.data.get("metadata") or {}
-        return {
-            "id": entry.id,
-            "name": entry.data.get("name"),
-            "description": description,
-            "category": next(iter(entry.tags), entry.category),
-            "persona": self.grimoire.config.scope,
-            "steps": [_step_out(step) for step in steps],
-            "learned_from": [{"episode": other} for other in entry.data.get("related_memories") or []],
-            "success_rate": (effect.get("successes") or 0) / runs if runs else None,
-            "avg_execution_time": metadata.get("avg_execution_time"),
-        }
 
     def execute_procedure(self, name: str, params: dict[str, Any] | None = None) -> list[Any]:
         """Run the steps in order through `run_step(step, params)` (mem runs
@@ -392,35 +388,13 @@ class Sabre:
         grimoire.lifecycle.consolidate(self.transcript_of(conversation_id), session_id=conversation_id)
 
 
-def _step_in(step: Any, number: int) -> dict[str, str]:
-    """A SABRE step ({action, name?, description?, condition?}) as a grimoire step ({name, run, ...})."""
-    if not isinstance(step, dict) or not isinstance(step.get("action", step.get("name")), str):
-        raise BadInput(f"step {number} is not a step", 'give {"action": "..."} (with name, description, condition)')
-    out = {"name": step.get("name") or step["action"].strip().splitlines()[0][:200]}
-    if "action" in step:
-        out["run"] = step["action"]
-    out.update({field: step[field] for field in ("description", "condition") if field in step})
-    return out
+def _default_category(config: Config, kind: str) -> str:
+    """The category a write of `kind` goes to when it names none."""
+    if kind == "note":
+        from ..kinds.facts import fact_category
 
-
-def _step_out(step: dict[str, Any]) -> dict[str, Any]:
-    """A grimoire step as SABRE's {name, description, condition?, action}: description None when it has none."""
-    out = {"name": step.get("name"), "description": step.get("description")}
-    if "condition" in step:
-        out["condition"] = step["condition"]
-    out["action"] = step.get("run")
-    return out
-
-
-def _episodes_of(learned_from: Any) -> list[str]:
-    """The episode ids of SABRE's `learned_from` ([{episode: id}] or plain ids)."""
-    if learned_from is None:
-        return []
-    items = learned_from if isinstance(learned_from, list) else [None]
-    ids = [item.get("episode") if isinstance(item, dict) else item for item in items]
-    if not all(isinstance(i, str) for i in ids):
-        raise BadInput(f"cannot read learned_from {learned_from!r}", 'give learned_from=[{"episode": "MEM-..."}]')
-    return [str(i) for i in ids]
+        return fact_category(config, None).name
+    return config.of_kind(kind).name
 
 
 def _task(entry: Entry) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Commands that learn from executions (docs/learning.md): observe, tools, patterns,
-recommend, recall-all, learn, insights, correct."""
+metrics, recommend, recall-all, learn, insights, correct."""
 
 from __future__ import annotations
 
@@ -105,15 +105,17 @@ def _rate(value: dict) -> str:
 
 
 @declared(operations.PATTERNS)
-def patterns(type, min_usage, json):
-    listed = open_grimoire().learning.patterns(type, min_usage=min_usage)
+def patterns(type, min_usage, context, json):
+    listed = open_grimoire().learning.patterns(type, min_usage=min_usage, context=context)
     if json:
         render.print_json([p.to_dict() for p in listed])
         found(listed)
         return
     if not listed:
         render.note(
-            "no patterns observed yet (see `mem observe`)" if min_usage == 1 and type is None else "no pattern matches"
+            "no patterns observed yet (see `mem observe`)"
+            if min_usage == 1 and type is None and context is None
+            else "no pattern matches"
         )
     for p in listed:
         timing = f", mean {p.mean_ms:.0f} ms" if p.mean_ms is not None else ""
@@ -142,10 +144,37 @@ def recommend(action, context, limit, json):
     found(result.tools)
 
 
+@declared(operations.METRICS)
+def metrics(by, json):
+    measured = open_grimoire().learning.metrics(by=by)
+    if json:
+        render.print_json(measured)
+        found(measured["periods"])
+        return
+    if not measured["periods"]:
+        render.note("no tasks with a start time observed yet (see `mem observe`)")
+    for period in measured["periods"]:
+        render.out(
+            f"{period['period']:<10} {render.count(period['tasks'], 'task', 'tasks')}, "
+            f"{_percent(period['success_rate'])} ok, {_percent(period['reuse_rate'])} reused a plan, "
+            f"{_percent(period['error_rate'])} of {period['steps']} steps failed"
+        )
+    if measured["error_reduction"] is not None:
+        render.out(
+            f"error rate {_percent(measured['error_rate_first'])} -> {_percent(measured['error_rate_last'])}: "
+            f"{_percent(measured['error_reduction'])} reduction"
+        )
+    found(measured["periods"])
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f}%"
+
+
 @declared(operations.RECALL_ALL)
-def recall_all(query, type_list, json):
+def recall_all(query, type_list, context, json):
     chosen = [t.strip() for t in type_list.split(",") if t.strip()] if type_list is not None else None
-    recalled = open_grimoire().learning.recall_all(query, types=chosen)
+    recalled = open_grimoire().learning.recall_all(query, types=chosen, context=context)
     if json:
         render.print_json(recalled)
     elif not any(recalled.values()):
@@ -209,9 +238,11 @@ def insights(type, category, json):
             )
         elif not listed:
             render.note("no insights yet (see `mem learn`)")
+        from ..learning.insights import applies_text
+
         for e in listed:
             render.out(
-                f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {e.data.get('applies_to', '')}"
+                f"{e.id}  {e.data.get('insight_type', '?'):<13} {e.confidence:.2f}  {applies_text(e.data.get('applies_to'))}"
             )
             render.out(f"  {e.content}")
     found(listed)

@@ -185,6 +185,9 @@ class Settings(NamedTuple):
     learning: Learning = Learning()
     auto_capture: frozenset[str] = frozenset()  # the flags that are on (Loa's: decisions, errors, learnings)
     archive: Archive = Archive()
+    # A category a fact or procedure names that the config lacks: added on first
+    # use as `tracked` or `local` (SABRE's free-form categories); None: refused.
+    new_categories: str | None = None
 
 
 def _section(raw: Any, where: str, label: str) -> dict[str, Any]:
@@ -264,7 +267,16 @@ def build_settings(schema: dict[str, Any], where: str) -> Settings:
     _unknown(raw, Archive._fields, where, "memory_schema.archive")
     days = raw.get("retention_days")
     archive = Archive(None if days is None else _number(days, where, "archive.retention_days", low=1, integer=True))
-    return Settings(tiers, decay, context, consolidate, compaction, learning, auto_capture, archive)
+    new_categories = schema.get("new_categories")
+    if new_categories not in (None, "tracked", "local"):
+        raise Damaged(
+            where,
+            None,
+            f"memory_schema.new_categories must be tracked or local, not {new_categories!r}",
+            "fix the config (leave it out to refuse categories the config lacks)",
+            "config",
+        )
+    return Settings(tiers, decay, context, consolidate, compaction, learning, auto_capture, archive, new_categories)
 
 
 def _share(value: Any, where: str, name: str) -> float:

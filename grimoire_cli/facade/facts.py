@@ -39,23 +39,22 @@ class Facts(Namespace):
         """Keep a JSON-able `value` under a dotted `key`, superseding the
         key's active entry; an unchanged value writes nothing (`written` False)
         unless `refresh`, which writes it again so its ttl counts from now."""
+        from .kinds import added_on_first_use
+
+        options = {"confidence": confidence, "tags": list(tags), "session_id": session_id, "agent": agent}
+        with added_on_first_use(self.grimoire, category, "note") as added:
+            if added:  # the category is new: the grimoire runs on the config naming it
+                self.config, self.store = self.grimoire.config, self.grimoire.store
+            return self._remember(key, value, ttl, category, refresh, options)
+
+    def _remember(
+        self, key: str, value: Any, ttl: str | None, category: str | None, refresh: bool, options: dict[str, Any]
+    ) -> Remembered:
         from ..kinds.facts import Remembered, holder
 
         # The key is checked by the add it makes, after the guard's scan: `bad key 'AKIA…'` would quote a secret.
         current = holder(self.store, key, self.grimoire.now()) if isinstance(key, str) else None
-        request = _fact_request(
-            self.config,
-            key,
-            value,
-            category,
-            ttl,
-            current,
-            refresh,
-            confidence=confidence,
-            tags=list(tags),
-            session_id=session_id,
-            agent=agent,
-        )
+        request = _fact_request(self.config, key, value, category, ttl, current, refresh, **options)
         if request is None:
             return Remembered(current, False)  # type: ignore[arg-type]
         return Remembered(self.grimoire.add_many([request])[0], True)

@@ -58,13 +58,24 @@ class Learning(Namespace):
 
         return tool_days(self.store)
 
-    def patterns(self, type: str | None = None, *, min_usage: int = 1) -> list[Pattern]:
+    def patterns(self, type: str | None = None, *, min_usage: int = 1, context: str | None = None) -> list[Pattern]:
         """Patterns of the observed tasks (query_pattern, plan_pattern,
-        tool_sequence) with success rate, reliability, means, usage, first
-        and last seen and evidence task ids; most used first."""
+        tool_sequence, error_pattern) with success rate, reliability, means,
+        usage, first and last seen and evidence task ids; most used first.
+        With `context`, those a task in that context showed (their numbers
+        over all their tasks)."""
         from ..learning.patterns import patterns
 
-        return patterns(self.store, type, min_usage)
+        return patterns(self.store, type, min_usage, context)
+
+    def metrics(self, *, by: str = "week") -> dict[str, Any]:
+        """Success metrics over time from the observation log: per day or
+        week its tasks, success rate, reuse rate (tasks running a plan an
+        earlier one ran) and error rate (failed steps); the error reduction
+        from the first period to the last (learning/metrics.py)."""
+        from ..learning.metrics import success_metrics
+
+        return success_metrics(self.store, by)
 
     def recommend(self, action: str, *, context: str | None = None, limit: int = 5) -> Recommended:
         """The observed tools for an action, ranked by success rate in
@@ -74,12 +85,16 @@ class Learning(Namespace):
         return recommend(self.store, action, context, limit)
 
     def recall_all(
-        self, text: str, *, types: Iterable[str] | None = None, limit: int = 5
+        self, text: str, *, types: Iterable[str] | None = None, limit: int = 5, context: str | None = None
     ) -> dict[str, list[dict[str, Any]]]:
-        """Patterns, tool memory, insights and preferences about `text`, in one answer (as JSON-able mappings)."""
+        """Patterns, tool memory, insights and preferences about `text`, in one
+        answer (as JSON-able mappings). With `context`: the patterns tasks in
+        it showed, tool memory over its runs, and the insights that apply
+        there (one whose applies_to lists contexts, only in those)."""
         from ..core.bounds import text as check_text
         from ..core.bounds import whole
         from ..core.errors import BadInput
+        from ..learning.insights import applies_in
         from ..learning.recommend import matching_patterns, matching_tools
 
         check_text(text, "the query")
@@ -94,9 +109,9 @@ class Learning(Namespace):
             raise BadInput(f"unknown type {unknown[0]!r} to recall", f"use some of {', '.join(RECALL_TYPES)}")
         out: dict[str, list[dict[str, Any]]] = {}
         if "patterns" in chosen:
-            out["patterns"] = [p.to_dict() for p in matching_patterns(self.store, text, limit)]
+            out["patterns"] = [p.to_dict() for p in matching_patterns(self.store, text, limit, context)]
         if "tools" in chosen:
-            every = self.tools()
+            every = self.tools(context=context)
             names = matching_tools([m.tool for m in every], text)[:limit]
             out["tools"] = [m.to_dict() for m in every if m.tool in names]
         insights = self.config.names_of_kind("insight")
@@ -106,6 +121,7 @@ class Learning(Namespace):
                 if insights
                 else []
             )
+            hits = [e for e in hits if applies_in(e.data.get("applies_to"), context)]
             if "insights" in chosen:
                 out["insights"] = [e.to_dict() for e in hits if e.data.get("insight_type") != "preference"][:limit]
             if "preferences" in chosen:
@@ -148,10 +164,10 @@ class Learning(Namespace):
         content: str,
         *,
         insight_type: str = "rule",
-        applies_to: str,
+        applies_to: str | dict[str, Any],
         rule_id: str | None = None,
         confidence: float | None = None,
-        evidence: Iterable[str] = (),
+        evidence: Iterable[str | dict[str, Any]] = (),
         validated: bool = False,
         validated_by: str | None = None,
         tags: Iterable[str] = (),
@@ -161,8 +177,11 @@ class Learning(Namespace):
         insight under the same rule id supersedes it. Without one, the rule
         id is made from the type, what it applies to and the text, so two
         different insights about one thing stand side by side. The rule ids
-        `mem learn` makes (`bp-`, `warn-`, `pref-` and 12 hex digits) are its own."""
+        `mem learn` makes (`bp-`, `warn-`, `pref-` and 12 hex digits) are its own.
+        `applies_to` is a text or `{agents, contexts, conditions}`; an
+        evidence item a task id or `{task_id, description?, timestamp?}`."""
         import hashlib
+        import json
 
         from ..core.errors import BadInput
         from ..learning.insights import is_learned
@@ -174,10 +193,9 @@ class Learning(Namespace):
                 f"rule id {rule_id!r} has the form of the ones mem learn makes",
                 "choose another rule id, e.g. manual-<name>",
             )
-        rid = (
-            rule_id
-            or "manual-" + hashlib.sha256(f"{insight_type}\x1f{applies_to}\x1f{content}".encode()).hexdigest()[:12]
-        )
+        # A text as it was always hashed (the same insight keeps its rule id); a mapping in one spelling
+        about = applies_to if isinstance(applies_to, str) else json.dumps(applies_to, sort_keys=True, default=str)
+        rid = rule_id or "manual-" + hashlib.sha256(f"{insight_type}\x1f{about}\x1f{content}".encode()).hexdigest()[:12]
         fields: dict[str, Any] = {
             "insight_type": insight_type,
             "applies_to": applies_to,

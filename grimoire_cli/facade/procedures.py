@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, Duplicate, NotFound
 from .host import Namespace
-from .kinds import categories_of
+from .kinds import added_on_first_use, categories_of
 
 if TYPE_CHECKING:
     from ..core.model import Entry
@@ -37,6 +37,21 @@ class Procedures(Namespace):
         it supersedes the active procedure of its name. The same version again
         writes nothing (`written` False). mem never runs a step. `related`:
         ids it was learned from (they must exist); `metadata`: free data kept with it."""
+        with added_on_first_use(self.grimoire, category, "procedure") as added:
+            if added:  # the category is new: the grimoire runs on the config naming it
+                self.config, self.store = self.grimoire.config, self.grimoire.store
+            return self._add(document, where, category, confidence, importance, related, metadata)
+
+    def _add(
+        self,
+        document: dict[str, Any] | str,
+        where: str,
+        category: str | None,
+        confidence: float | None,
+        importance: int | None,
+        related: builtins.list[str] | None,
+        metadata: dict[str, Any] | None,
+    ) -> Saved:
         from ..kinds.procedures import Saved, content_of, fields_of, parse
         from ..memory.request import Request
 

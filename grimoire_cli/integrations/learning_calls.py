@@ -1,13 +1,23 @@
 """Calls that learn: observe (task executions), consolidate (a conversation,
 through the configured summarizer), age (Samaritan's aging to long-term), and what the observation log teaches
-(tools, recommend, patterns, recall_all, learn, insights, correct)."""
+(tools, recommend, patterns, metrics, recall_all, learn, insights, correct)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import BadInput
-from ..operations.learning import CORRECT, INSIGHTS, LEARN, OBSERVE, PATTERNS, RECALL_ALL, RECOMMEND, TOOLS
+from ..operations.learning import (
+    CORRECT,
+    INSIGHTS,
+    LEARN,
+    METRICS,
+    OBSERVE,
+    PATTERNS,
+    RECALL_ALL,
+    RECOMMEND,
+    TOOLS,
+)
 from ..operations.lifecycle import AGE, CONSOLIDATE
 from .registry import tool
 
@@ -63,13 +73,18 @@ def recommend(g: Grimoire, action: str, context: str | None = None, limit: int =
 
 
 @tool(PATTERNS)
-def patterns(g: Grimoire, type: str | None = None, min_usage: int = 1) -> Any:
-    return [pattern.to_dict() for pattern in g.learning.patterns(type, min_usage=min_usage)]
+def patterns(g: Grimoire, type: str | None = None, min_usage: int = 1, context: str | None = None) -> Any:
+    return [pattern.to_dict() for pattern in g.learning.patterns(type, min_usage=min_usage, context=context)]
+
+
+@tool(METRICS)
+def metrics(g: Grimoire, by: str = "week") -> Any:
+    return g.learning.metrics(by=by)
 
 
 @tool(RECALL_ALL)
-def recall_all(g: Grimoire, query: str, types: list[str] | None = None) -> Any:
-    return g.learning.recall_all(query, types=types)
+def recall_all(g: Grimoire, query: str, types: list[str] | None = None, context: str | None = None) -> Any:
+    return g.learning.recall_all(query, types=types, context=context)
 
 
 @tool(LEARN)

@@ -62,6 +62,14 @@ PRESETS: dict[str, Preset] = {
                 "short-lived values (g.facts.cached): local, never committed",
             ),
         },
+        (
+            (
+                (),
+                "new_categories",
+                "tracked",
+                "SABRE's free-form categories: one the config lacks is added on first use (tracked or local)",
+            ),
+        ),
     ),
     "samaritan": Preset(
         "Samaritan (mem init --preset samaritan): hot and long-term memory, summarize on reset",
@@ -174,12 +182,7 @@ def add_preset(config_path: Path, name: str) -> tuple[list[str], list[str], list
     new = text
     if missing:
         lines = [f"# {preset.title}"] + [f"{c}: {categories[c][0]}  # {categories[c][1]}" for c in missing]
-        if present is None:  # the defaults were implied: a categories block must name them
-            lines = [
-                f"{name}: {{{', '.join(f'{k}: {v}' for k, v in spec.items())}}}"
-                for name, spec in DEFAULT_CATEGORIES.items()
-            ] + lines
-        new = _insert(new, lines, present is None, config_path)
+        new = _with_categories(new, lines, present is None, config_path)
     added = []
     for path, key, value, comment in preset.settings:
         key, value = Template(key).substitute(task=task), Template(value).substitute(task=task)
@@ -192,6 +195,42 @@ def add_preset(config_path: Path, name: str) -> tuple[list[str], list[str], list
     build_config(parse_document(new, str(config_path))[0], config_path.parent, config_path)
     journal.write_atomic(config_path, new.encode("utf-8"))
     return missing, added, notes
+
+
+def add_category(config_path: Path, name: str, kind: str, tracked: bool, taken_files: set[str]) -> bool:
+    """Add `name` to the config's categories as a plain category of `kind`
+    (memory_schema.new_categories: a category named on first use), its file
+    `<name>.yaml` unless another category's file has that name; False when
+    the config already has it (another process added it first)."""
+    text = config_path.read_text(encoding="utf-8")
+    raw, _ = parse_document(text, str(config_path))
+    schema = raw.get("memory_schema") if isinstance(raw, dict) else None
+    present = schema.get("categories") if isinstance(schema, dict) else None
+    if isinstance(present, dict) and name in present:
+        return False
+    candidates = (f"{name}.yaml", *(f"{name}-{n}.yaml" for n in range(2, len(taken_files) + 3)))
+    file = next(f for f in candidates if f not in taken_files)
+    fields = [f"kind: {kind}"] if kind != "note" else []
+    fields += [f"storage_file: {file}", "ttl: permanent", "confidence_required: 0.5"]
+    fields += [] if tracked else ["tracked: false"]
+    line = f"{name}: {{{', '.join(fields)}}}  # added on first use (memory_schema.new_categories)"
+    new = _with_categories(text, [line], present is None, config_path)
+    # Refuses what would not load
+    build_config(parse_document(new, str(config_path))[0], config_path.parent, config_path)
+    journal.write_atomic(config_path, new.encode("utf-8"))
+    return True
+
+
+def _with_categories(text: str, lines: list[str], implied: bool, where: Path) -> str:
+    """`text` with `lines` added to memory_schema.categories; when the default
+    five were `implied` (no categories block), they are written out first,
+    since a categories block replaces the defaults."""
+    if implied:
+        lines = [
+            f"{name}: {{{', '.join(f'{k}: {v}' for k, v in spec.items())}}}"
+            for name, spec in DEFAULT_CATEGORIES.items()
+        ] + lines
+    return _insert(text, lines, implied, where)
 
 
 def _categories(

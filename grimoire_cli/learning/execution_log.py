@@ -142,6 +142,8 @@ def task_of(record: dict[str, Any]) -> Task:
         patterns.extend(
             ("tool_sequence", f"{a}{ARROW}{b}"[:MAX_PATTERN]) for a, b in dict.fromkeys(itertools.pairwise(plan))
         )
+        failed = dict.fromkeys(f"{step.tool}: {step.error}"[:MAX_PATTERN] for step in steps if step.error is not None)
+        patterns.extend(("error_pattern", error) for error in failed)
     # One task correcting a field to one value is one piece of evidence, however often its record says so.
     corrected: dict[tuple[str, str], str] = {}
     for c in record.get("corrections") or ():

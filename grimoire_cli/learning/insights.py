@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 _LEARNED = re.compile(r"^(bp|warn|pref)-[0-9a-f]{12}\Z")  # the rule ids `mem learn` makes, and owns
 VALIDATOR = "mem learn"
-TYPES = ("best_practice", "warning", "preference", "rule")  # kinds.schema.json's insight_type
+# kinds.schema.json's insight_type: `mem learn` writes the first three, the rest are written by hand
+TYPES = ("best_practice", "warning", "preference", "rule", "optimization", "pattern")
 
 
 def is_learned(rule: str) -> bool:
@@ -84,6 +85,7 @@ def _best_practices(rows: list[PatternRow], rules: Learning) -> list[Insight]:
         if p.success_rate > rules.min_success
         and p.evidence
         and not (p.type == "plan_pattern" and ARROW not in p.pattern)
+        and p.type != "error_pattern"  # an error's failures are warnings (tool memory), never a practice to reuse
     ]
     # A two-tool plan is also its one tool sequence: said once, as the plan.
     plans = {p.pattern for p in good if p.type == "plan_pattern"}
@@ -197,8 +199,31 @@ class Evidence(NamedTuple):
     def covers(self, entry: Entry) -> bool:
         rule = str(entry.data.get("rule_id", ""))
         if rule.startswith("warn-"):
-            return entry.data.get("applies_to") in self.tools
+            applies_to = entry.data.get("applies_to")  # a mapping only in one written by hand
+            return isinstance(applies_to, str) and applies_to in self.tools
         return rule in self.subjects
+
+
+def applies_in(applies_to: Any, context: str | None) -> bool:
+    """Whether an insight applies in `context`: one whose applies_to lists
+    contexts, only in those; any other (a text: what mem learn writes), everywhere."""
+    if context is None or not isinstance(applies_to, dict) or not applies_to.get("contexts"):
+        return True
+    return context in applies_to["contexts"]
+
+
+def applies_text(applies_to: Any) -> str:
+    """What an insight applies to, as one line: its text, or its agents,
+    contexts and conditions (the structured form written by hand)."""
+    if not isinstance(applies_to, dict):
+        return str(applies_to or "")
+    parts = [
+        f"{name} {', '.join(map(str, applies_to[name]))}" for name in ("agents", "contexts") if applies_to.get(name)
+    ]
+    conditions = applies_to.get("conditions") or {}
+    if conditions:
+        parts.append("when " + ", ".join(f"{key}={value}" for key, value in conditions.items()))
+    return "; ".join(parts) or "all"
 
 
 def evidence_now(store: Store) -> Evidence:

@@ -5,11 +5,15 @@ derived from the observation log and kept in the catalog
 - `query_pattern`: the task's goal with codes, numbers and e-mail
   addresses wildcarded (`create_shipment_for_facility_*`);
 - `plan_pattern`: the tools the task ran, in order (`a → b → c`);
-- `tool_sequence`: each pair of tools run one after the other (`a → b`).
+- `tool_sequence`: each pair of tools run one after the other (`a → b`);
+- `error_pattern`: a tool and the shape of an error that failed it
+  (`create_shipment: carrier timeout after <n>s`); its success rate is the
+  share of those tasks that succeeded all the same, its evidence the first
+  tasks that showed it.
 
 A pattern's numbers are over the tasks that showed it: success rate (the
 task's outcome), mean duration and steps, usage, first and last seen, and
-the first successful task ids as evidence. Reliability is the lower bound
+the first successful task ids as evidence (an error pattern's: the first tasks showing it). Reliability is the lower bound
 of the 95% Wilson interval of the success rate: 9 successes out of 10 is
 less sure than 900 out of 1000, and ranks below it.
 """
@@ -28,7 +32,7 @@ from .tools import evidence_of
 if TYPE_CHECKING:
     from ..storage.catalog.learned import PatternRow
 
-TYPES = ("query_pattern", "plan_pattern", "tool_sequence")
+TYPES = ("query_pattern", "plan_pattern", "tool_sequence", "error_pattern")
 
 
 def reliability(successes: int, runs: int, z: float = 1.96) -> float:
@@ -91,8 +95,18 @@ def check_type(kind: str | None) -> str | None:
     return kind
 
 
-def patterns(store: Store, kind: str | None = None, min_usage: int = 1) -> list[Pattern]:
-    """The patterns of the observed tasks (of one type, used at least `min_usage` times), most used first."""
+def patterns(store: Store, kind: str | None = None, min_usage: int = 1, context: str | None = None) -> list[Pattern]:
+    """The patterns of the observed tasks (of one type, used at least
+    `min_usage` times; shown by a task in `context`), most used first. A
+    pattern's numbers are over all its tasks, whatever their context."""
     check_type(kind)
     whole(min_usage, "--min-usage")
-    return derived(store, lambda catalog: [Pattern(row) for row in catalog.pattern_rows(kind, min_usage)])
+
+    def read(catalog: Any) -> list[Pattern]:
+        rows = catalog.pattern_rows(kind, min_usage)
+        if context is not None:
+            seen = catalog.patterns_in(context)
+            rows = [row for row in rows if (row.type, row.pattern) in seen]
+        return [Pattern(row) for row in rows]
+
+    return derived(store, read)

@@ -128,14 +128,19 @@ def _ranked(catalog: Any, reasons: dict[str, tuple[bool, str]], context: str | N
     return out
 
 
-def matching_patterns(store: Store, text: str, limit: int = 5) -> list[Any]:
-    """The patterns sharing most words with `text`, then the most reliable."""
+def matching_patterns(store: Store, text: str, limit: int = 5, context: str | None = None) -> list[Any]:
+    """The patterns sharing most words with `text` (shown by a task in
+    `context`), then the most reliable."""
     from .patterns import Pattern
 
     asked = words(text)
 
     def read(catalog: Any) -> list[Any]:
-        scored = [(matched(asked, row.pattern), Pattern(row)) for row in catalog.pattern_rows(None, 1)]
+        rows = catalog.pattern_rows(None, 1)
+        if context is not None:
+            seen = catalog.patterns_in(context)
+            rows = [row for row in rows if (row.type, row.pattern) in seen]
+        scored = [(matched(asked, row.pattern), Pattern(row)) for row in rows]
         scored = [(n, p) for n, p in scored if n]
         scored.sort(key=lambda item: (-item[0], -item[1].reliability, item[1].type, item[1].pattern))
         return [p for _, p in scored[:limit]]

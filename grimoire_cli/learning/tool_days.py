@@ -25,7 +25,7 @@ def tool_days(store: Store, most_days: int = 90) -> dict[str, list[dict[str, Any
     """Per tool (most runs first), its last `most_days` days with runs, oldest
     first: `{"day", "runs", "successes", "success_rate", "p50_ms", "p95_ms"}`."""
     runs: dict[str, dict[str, list[tuple[int, float | None]]]] = defaultdict(lambda: defaultdict(list))
-    for task in _tasks(store):
+    for task in dated_tasks(store):
         for step in task.steps:
             runs[step.tool][(task.started or "")[:10]].append((step.ok, step.duration))
     totals = {tool: sum(len(day) for day in days.values()) for tool, days in runs.items()}
@@ -35,7 +35,8 @@ def tool_days(store: Store, most_days: int = 90) -> dict[str, list[dict[str, Any
     }
 
 
-def _tasks(store: Store) -> Iterator[Task]:
+def dated_tasks(store: Store) -> Iterator[Task]:
+    """The tasks of the observation log that have a start time, in log order."""
     try:
         with open(log_path(store), "rb") as handle:
             lines = handle.readlines()

@@ -14,6 +14,7 @@ written (exit 5).
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -94,6 +95,11 @@ def check_output(value: Any, name: str) -> tuple[list[Item], str | None, str | N
             item = Item(section, index, data)
             if not isinstance(data, dict):
                 raise wrong(f"has {item.label} that is not an object")
+            if is_bare(item):
+                if "importance" in data and not is_importance(data["importance"]):
+                    raise wrong(f"has {item.label} with an importance not from 1 to 10")
+                items.append(item)
+                continue
             if not isinstance(data.get("content"), str) or not data["content"].strip():
                 raise wrong(f"has {item.label} without content")
             if not is_importance(data.get("importance")):
@@ -104,6 +110,29 @@ def check_output(value: Any, name: str) -> tuple[list[Item], str | None, str | N
         raise wrong("has a summary that is not text")
     model = value.get("model") if isinstance(value.get("model"), str) and value["model"].strip() else None
     return items, summary, model
+
+
+def bare_content(item: Item) -> str | None:
+    """The content of an item in SABRE's own shape, which has none (nor,
+    maybe, an importance): a fact `{key, value, ttl}` is its value, as `mem
+    remember` keeps it; an episode `{event, context, learned}` what was
+    learned, else its event; a procedure `{name, steps, category}` its name.
+    None for any other item."""
+    data = item.data
+    if "content" in data:
+        return None
+    if item.section == "facts" and isinstance(data.get("key"), str) and "value" in data:
+        return _value_text(data["value"])
+    if item.section == "episodes" and isinstance(data.get("event"), str):
+        learned = data.get("learned")
+        return learned if isinstance(learned, str) and learned.strip() else data["event"]
+    if item.section == "procedures" and isinstance(data.get("name"), str) and isinstance(data.get("steps"), list):
+        return str(data["name"])
+    return None
+
+
+def is_bare(item: Item) -> bool:
+    return bare_content(item) is not None
 
 
 def targets(store: Store) -> dict[str, str]:
@@ -153,7 +182,15 @@ def request_for(item: Item, category: str, kind: str, session_id: str, ttl: Any 
     tags = list(data.get("tags") or []) if isinstance(data.get("tags"), list) else []
     if isinstance(data.get("topic"), str):
         tags.insert(0, data["topic"])
-    content, fields, summary = data["content"], None, None
+    bare = bare_content(item)
+    content: str = data["content"] if bare is None else bare
+    fields, summary = None, None
+    if bare is not None and item.section == "facts" and content.strip():  # an empty value: refused by the add
+        from ..core.model import fact_summary
+
+        summary = fact_summary(data["key"], content)
+    if bare is not None and item.section == "procedures" and isinstance(data.get("category"), str):
+        tags.append(data["category"])  # SABRE's category of a procedure: a tag, as a topic is
     if kind == "episode":
         from ..kinds.episodes import OUTCOMES, content_of
         from ..kinds.tasks import check_event
@@ -176,10 +213,11 @@ def request_for(item: Item, category: str, kind: str, session_id: str, ttl: Any 
         from ..kinds.procedures import content_of as procedure_line
 
         steps = data.get("steps")
+        described = data.get("description") if bare is not None else content
         fields = {
             "name": data.get("name"),
-            "description": content,
-            "steps": [{"name": s} if isinstance(s, str) else s for s in steps] if isinstance(steps, list) else steps,
+            **({"description": described} if described is not None else {}),
+            "steps": [_step(s) for s in steps] if isinstance(steps, list) else steps,
         }
         content = (
             procedure_line(fields) if isinstance(fields["name"], str) and isinstance(steps, list) and steps else content
@@ -188,7 +226,7 @@ def request_for(item: Item, category: str, kind: str, session_id: str, ttl: Any 
     return Request(
         content,
         category=category,
-        importance=data["importance"],
+        importance=data.get("importance"),
         tags=tags,
         key=data.get("key"),
         confidence=data.get("confidence"),
@@ -199,6 +237,24 @@ def request_for(item: Item, category: str, kind: str, session_id: str, ttl: Any 
         metadata={"value": data["value"]} if "value" in data else None,
         dedupe=True if kind == "episode" else None,
     )
+
+
+def _step(step: Any) -> Any:
+    """A step as a procedure keeps it: a text is its name; SABRE's
+    `{action, name?, description?, condition?}` runs its action (mem never
+    does), named by the action's first line when it has no name."""
+    if isinstance(step, str):
+        return {"name": step}
+    if not isinstance(step, dict) or not isinstance(step.get("action"), str) or "run" in step:
+        return step  # the procedure's schema judges it
+    named = step.get("name") or (step["action"].strip().splitlines() or [""])[0][:200]
+    kept = {key: step[key] for key in ("description", "condition") if key in step}
+    return {"name": named, "run": step["action"], **kept}
+
+
+def _value_text(value: Any) -> str:
+    """A bare fact's content: its value, as `mem remember` stores it (JSON from the summarizer always dumps)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 class Consolidated:

@@ -16,8 +16,12 @@ def _context_pairs(help: str) -> Param:
     return Param("context_pairs", list, help, "--context", metavar="K=V", tool=False)
 
 
-def _category(kind: str) -> Param:
-    return Param("category", str, f"A category of kind {kind} (default: the first).", "-c", "--category", metavar="CAT")
+def _category(kind: str, added: bool = False) -> Param:
+    """`-c CAT`; `added`: one the config lacks is added on first use (memory_schema.new_categories)."""
+    more = "; one the config lacks is added when memory_schema.new_categories says so" if added else ""
+    return Param(
+        "category", str, f"A category of kind {kind} (default: the first){more}.", "-c", "--category", metavar="CAT"
+    )
 
 
 # -- episodes ------------------------------------------------------------------------
@@ -113,7 +117,7 @@ PROCEDURE_ADD = Operation(
             cli=False,
             required=True,
         ),
-        _category("procedure"),
+        _category("procedure", added=True),
     ),
     "the procedure's entry, with `written` (false: this version was already kept)",
     command="procedure add",

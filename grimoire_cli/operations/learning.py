@@ -103,8 +103,8 @@ PATTERNS = Operation(
             "Only this type.",
             "--type",
             metavar="T",
-            cli_help="query_pattern, plan_pattern or tool_sequence.",
-            schema={"enum": ["query_pattern", "plan_pattern", "tool_sequence"]},
+            cli_help="query_pattern, plan_pattern, tool_sequence or error_pattern.",
+            schema={"enum": ["query_pattern", "plan_pattern", "tool_sequence", "error_pattern"]},
         ),
         Param(
             "min_usage",
@@ -115,8 +115,38 @@ PATTERNS = Operation(
             metavar="N",
             cli_help="Only patterns of at least N tasks.",
         ),
+        Param(
+            "context",
+            str,
+            "Only patterns a task in this context showed (their numbers over all their tasks).",
+            "--context",
+            metavar="C",
+            schema={"maxLength": MAX_TEXT},
+        ),
     ),
     "the patterns",
+    read_only=True,
+)
+
+METRICS = Operation(
+    "metrics",
+    "Success metrics over time: per day or week, tasks, success, reuse and error rates; the error reduction.",
+    "Success metrics over time from the observation log: per day or week the tasks, success rate, reuse rate "
+    "(tasks running a plan an earlier task ran) and error rate (failed steps), and how much the error rate fell "
+    "from the first period to the last.",
+    (
+        Param(
+            "by",
+            str,
+            "Count per day or per ISO week (default week).",
+            "--by",
+            default="week",
+            metavar="P",
+            cli_help="day or week.",
+            schema={"enum": ["day", "week"]},
+        ),
+    ),
+    "the periods, oldest first, and the totals",
     read_only=True,
 )
 
@@ -137,6 +167,14 @@ RECALL_ALL = Operation(
             tool=False,
         ),
         Param("types", list, "Some of patterns, tools, insights, preferences (default: all).", cli=False),
+        Param(
+            "context",
+            str,
+            "In this context: the patterns its tasks showed, tool memory over its runs, the insights that apply there.",
+            "--context",
+            metavar="C",
+            schema={"maxLength": MAX_TEXT},
+        ),
     ),
     "patterns, tools, insights and preferences, each a list",
     command="recall-all",
@@ -173,8 +211,8 @@ INSIGHTS = Operation(
             "Only this type.",
             "--type",
             metavar="T",
-            cli_help="best_practice, warning, preference or rule.",
-            schema={"enum": ["best_practice", "warning", "preference", "rule"]},
+            cli_help="best_practice, warning, preference, rule, optimization or pattern.",
+            schema={"enum": ["best_practice", "warning", "preference", "rule", "optimization", "pattern"]},
         ),
         Param("category", str, "Only this insight category.", "-c", "--category", metavar="CAT"),
     ),

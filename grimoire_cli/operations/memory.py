@@ -445,7 +445,8 @@ REMEMBER = Operation(
         Param(
             "category",
             str,
-            "A category of kind fact (default: semantic, else fact).",
+            "A category of kind note (default: semantic, else fact); one the config lacks is added when "
+            "memory_schema.new_categories says so.",
             "-c",
             "--category",
             metavar="CAT",

@@ -23,6 +23,7 @@ _TABLES = (
     "tool_params",
     "tool_params_wide",
     "patterns",
+    "pattern_contexts",
     "pattern_tools",
     "corrections",
 )
@@ -77,6 +78,7 @@ class Batch:
         self.durations: dict[tuple[str, str, int], int] = {}
         self.params: dict[tuple[str, str, str], list[int]] = {}
         self.patterns: dict[tuple[str, str], list[Any]] = {}  # usage, ok, timed, duration, steps, first, last, evidence
+        self.pattern_contexts: dict[tuple[str, str, str], list[int]] = {}  # (type, pattern, context): usage, ok
         self.pattern_tools: dict[tuple[str, str, str], list[int]] = {}
         self.corrections: dict[tuple[str, str, str], list[Any]] = {}  # n, original, evidence
 
@@ -116,8 +118,11 @@ class Batch:
             if task.started is not None:
                 row[5] = task.started if row[5] is None else min(row[5], task.started)
                 row[6] = task.started if row[6] is None else max(row[6], task.started)
-            if task.ok:
+            if task.ok or kind == "error_pattern":  # an error's evidence is where it happened
                 _note(row[7], task.task_id)
+            here = self.pattern_contexts.setdefault((kind, pattern, context), [0, 0])
+            here[0] += 1
+            here[1] += task.ok
         for field, original, corrected in task.corrections:
             row = self.corrections.setdefault((context, field, corrected), [0, original, []])
             row[0] += 1
@@ -158,6 +163,11 @@ class Executions(Connection):
             self._add_errors(db, batch)
             self._add_params(db, batch)
             self._add_patterns(db, batch)
+            db.executemany(
+                "INSERT INTO pattern_contexts VALUES (?, ?, ?, ?, ?) ON CONFLICT(context, type, pattern) DO UPDATE SET "
+                "usage = usage + excluded.usage, ok = ok + excluded.ok",
+                [(*key, *counts) for key, counts in batch.pattern_contexts.items()],
+            )
             db.executemany(
                 "INSERT INTO pattern_tools VALUES (?, ?, ?, ?, ?) ON CONFLICT(pattern, tool, context) DO UPDATE SET "
                 "runs = runs + excluded.runs, ok = ok + excluded.ok",

@@ -62,6 +62,12 @@ class LogReads(Connection):
             )
         ]
 
+    def patterns_in(self, context: str) -> set[tuple[str, str]]:
+        """(type, pattern) of the patterns tasks in `context` showed."""
+        return {
+            tuple(row) for row in self.read("SELECT type, pattern FROM pattern_contexts WHERE context = ?", (context,))
+        }
+
     def pattern_tools(self, patterns: list[str], context: str | None) -> list[tuple[str, str, int, int]]:
         """(query pattern, tool, runs, successes) of the tools the tasks of these patterns ran (in `context`)."""
         out: list[tuple[str, str, int, int]] = []

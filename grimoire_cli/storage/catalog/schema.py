@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "27"
+VERSION = "28"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -82,9 +82,12 @@ CREATE TABLE IF NOT EXISTS tool_durations (tool TEXT, context TEXT, ms INTEGER, 
 -- Runs per parameter value (JSON text); a parameter with too many values to say anything (an id) is kept in tool_params_wide instead.
 CREATE TABLE IF NOT EXISTS tool_params (tool TEXT, param TEXT, value TEXT, runs INTEGER, ok INTEGER, PRIMARY KEY (tool, param, value)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tool_params_wide (tool TEXT, param TEXT, PRIMARY KEY (tool, param)) WITHOUT ROWID;
--- Per pattern (query_pattern, plan_pattern, tool_sequence): the tasks that showed it; evidence = the first successful ones.
+-- Per pattern (query_pattern, plan_pattern, tool_sequence, error_pattern): the tasks that showed it; evidence = the first successful ones (an error pattern's: the first).
 CREATE TABLE IF NOT EXISTS patterns (type TEXT, pattern TEXT, usage INTEGER, ok INTEGER, timed INTEGER, duration REAL, steps INTEGER,
                                      first_seen TEXT, last_seen TEXT, evidence TEXT, PRIMARY KEY (type, pattern)) WITHOUT ROWID;
+-- The tasks that showed a pattern, per context (`mem patterns --context`).
+CREATE TABLE IF NOT EXISTS pattern_contexts (type TEXT, pattern TEXT, context TEXT, usage INTEGER, ok INTEGER,
+                                             PRIMARY KEY (context, type, pattern)) WITHOUT ROWID;
 -- Which tools the tasks of a query pattern ran, per context (for `mem recommend`).
 CREATE TABLE IF NOT EXISTS pattern_tools (pattern TEXT, tool TEXT, context TEXT, runs INTEGER, ok INTEGER,
                                           PRIMARY KEY (pattern, tool, context)) WITHOUT ROWID;
@@ -115,6 +118,7 @@ TABLES = (
     "tool_params",
     "tool_params_wide",
     "patterns",
+    "pattern_contexts",
     "pattern_tools",
     "corrections",
 )
