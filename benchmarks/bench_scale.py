@@ -363,13 +363,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         for name in names:
             points = [(n, measure(name, n, args.runs, Path(tmp))) for n in sizes]
-            slope = exponent(points)
+            slope = exponent(points) if len(points) > 1 else 0.0  # one size: nothing to fit
             if slope > LIMIT:
                 failed.append(name)
             print(
                 f"{name:<12}"
                 + "".join(f"{t:9.2f}s" for _, t in points)
-                + f"{slope:10.2f}"
+                + (f"{slope:10.2f}" if len(points) > 1 else f"{'-':>10}")
                 + (" > 1.2" if slope > LIMIT else ""),
                 flush=True,
             )

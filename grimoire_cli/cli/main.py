@@ -32,7 +32,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "episodes": ("episode", "episodes"),
     "procedures": ("procedures", "procedure"),
     "forgetting": ("age", "consolidate", "compact", "chat"),
-    "learning": ("observe", "tools", "patterns", "recommend", "recall-all", "learn", "insights", "correct"),
+    "learning": ("observe", "tools", "patterns", "recommend", "metrics", "recall-all", "learn", "insights", "correct"),
     "agents": ("capture", "mcp", "agent"),
     "serve": ("serve",),
     "upkeep": ("init", "scan", "validate", "archive", "check", "review", "merge-file", "merge-fixup", "hooks"),
