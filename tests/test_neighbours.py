@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 from conftest import mem
+from test_semantic import configure
 
 
 def add(text: str, at: str) -> str:
@@ -20,7 +21,10 @@ def explained(text: str) -> list[dict]:
     return json.loads(result.out)
 
 
-def conversation() -> dict[str, str]:
+def conversation(repo) -> dict[str, str]:
+    # Neighbours alone: with coverage (test_coverage.py) "later", holding two of
+    # the question's words, passes the answer, which holds one.
+    configure(repo, coverage_weight=0)
     return {
         "question": add("Caroline: which instrument do you play, Mel?", "2026-03-01T10:00:00Z"),
         "answer": add("Mel: the clarinet, since I was young; it helps me relax", "2026-03-01T10:01:00Z"),
@@ -32,7 +36,7 @@ def conversation() -> dict[str, str]:
 
 
 def test_the_entry_after_a_strong_match_in_the_same_sitting_is_lifted(repo):
-    ids = conversation()
+    ids = conversation(repo)
     hits = explained("what instrument does Mel play")
     order = [hit["id"] for hit in hits]
     # The answer shares only "Mel" with the question, as every other entry does.
@@ -51,7 +55,7 @@ def test_neighbours_rank_alike_with_and_without_materialized_tables(repo, monkey
     from grimoire_cli import Grimoire
     from grimoire_cli.storage.catalog import queries
 
-    ids = conversation()
+    ids = conversation(repo)
     answers = []
     for materialize in (True, False):
         if materialize and sqlite3.sqlite_version_info < (3, 35):

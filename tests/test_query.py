@@ -200,6 +200,7 @@ def test_ranking_in_sql_equals_the_blend_computed_by_hand(repo, monkeypatch):
         grimoire.supersede(entry.id, entry.content + " revised")
     grimoire.archive([e.id for e in written[20:25]], reason="manual")
     grimoire = Grimoire.open(repo)
+    grimoire.config.retrieval["coverage_weight"] = 0  # the blend alone (coverage: test_coverage.py)
     moment = grimoire.now()
     w = float(grimoire.config.retrieval["recency_weight"])
     decay = grimoire.config.settings.decay

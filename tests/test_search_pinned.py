@@ -138,7 +138,15 @@ def test_a_hit_gives_its_score_and_parts_rounded(grimoire):
         "ttl": "permanent",
         "source": None,
         "score": 1.045,
-        "explain": {"bm25": 1e-06, "relevance": 1.0, "recency": 1.0, "prior": 0.045, "neighbours": 0.0, "tier": 0.0},
+        "explain": {
+            "bm25": 1e-06,
+            "relevance": 1.0,
+            "recency": 1.0,
+            "prior": 0.045,
+            "neighbours": 0.0,
+            "coverage": 0.0,
+            "tier": 0.0,
+        },
     }
     viewed = hit.to_dict(moment=grimoire.now())
     assert (viewed["state"], viewed["tier"], viewed["score"], "explain" in viewed) == (

@@ -35,6 +35,8 @@ DEFAULT_RETRIEVAL: dict[str, Any] = {
     "semantic": False,
     "semantic_model": "minishlab/potion-base-8M",
     "semantic_weight": 0.1,
+    # The share of the query's terms an entry holds (search.covered); 0 turns it off.
+    "coverage_weight": 0.15,
 }
 DEFAULT_LIFECYCLE: dict[str, Any] = {
     "auto_archive": True,
@@ -417,11 +419,13 @@ def build_config(raw: Any, root: Path, config_path: Path | None) -> Config:
     retrieval = dict(DEFAULT_RETRIEVAL)
     retrieval.update(_expect(schema.get("retrieval") or {}, dict, where, "memory_schema.retrieval"))
     _expect(retrieval["max_per_query"], int, where, "retrieval.max_per_query")
-    for key in ("min_confidence", "recency_weight", "semantic_weight"):
+    for key in ("min_confidence", "recency_weight", "semantic_weight", "coverage_weight"):
         _expect(retrieval[key], (int, float), where, f"retrieval.{key}")
     _expect(retrieval["semantic"], bool, where, "retrieval.semantic")
     if not 0 <= retrieval["semantic_weight"] <= 10:  # NaN fails too
         raise Damaged(where, None, "retrieval.semantic_weight must be from 0 to 10", "fix the config", "config")
+    if not 0 <= retrieval["coverage_weight"] <= 1:  # NaN fails too
+        raise Damaged(where, None, "retrieval.coverage_weight must be from 0 to 1", "fix the config", "config")
     if not isinstance(retrieval["semantic_model"], str) or not retrieval["semantic_model"].strip():
         raise Damaged(
             where, None, "retrieval.semantic_model must be a model name or a folder", "fix the config", "config"

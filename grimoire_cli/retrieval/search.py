@@ -11,12 +11,15 @@ The blend, per candidate that matched at least one query term:
     blend     = (1 - w) * relevance + w * recency + prior   (w = retrieval.recency_weight)
     neighbours = 0.2 * the relevance of each of the 20 best matches by the blend
                 written within 3 entries of it in its file and an hour of it
-    score     = blend + neighbours
+    coverage  = c * the share of the query's terms it holds, for the 10 best
+                by blend + neighbours                   (c = retrieval.coverage_weight)
+    score     = blend + neighbours + coverage
 
 Relevance dominates; the other parts order near-ties. Neighbours lift the
 matches written in the same sitting as the best ones (a question's answer is
 often the next entry, worded unlike the question); they never add an entry
-that does not match (`scoring.NEIGHBOUR_WEIGHT` and the rest). Whole-text fuzzy
+that does not match (`scoring.NEIGHBOUR_WEIGHT` and the rest). Coverage
+re-orders the best few after the SQL (`covered`). Whole-text fuzzy
 ratios (rapidfuzz WRatio) are never used: they rank like random (the
 grimoire records the measurement).
 
@@ -31,12 +34,13 @@ text by meaning (semantic.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..core.model import Entry
-from ..core.scoring import SPACELESS_RE, STOP_WORDS, TIER_BONUS, grams, identifiers, recency_of, words
+from ..core.scoring import COVERAGE_POOL, SPACELESS_RE, STOP_WORDS, TIER_BONUS, grams, identifiers, recency_of, words
 from ..storage.catalog.queries import STATES, Filter, Order, Ranked
 
 if TYPE_CHECKING:
@@ -295,12 +299,40 @@ def _lexical(
     query = query or expression(store, text)
     if query is None:
         return out
+    weight = float(store.config.retrieval["coverage_weight"])
+    # Coverage re-orders the best COVERAGE_POOL, so as many are read whatever the limit.
+    wider = limit if not weight or limit is None else max(limit, COVERAGE_POOL)
     rows, total = store.reads.ranked(
-        query, chosen, recency_weight=recency_weight, limit=limit, include_archive=include_archive
+        query, chosen, recency_weight=recency_weight, limit=wider, include_archive=include_archive
     )
-    out.extend(rows)
+    if weight and rows:
+        rows = covered(store, query, rows, weight, include_archive=include_archive)
+    out.extend(rows if limit is None else rows[:limit])
     out.total = total
     return out
+
+
+# A term of `expression`: one double-quoted FTS5 string ("" inside for a
+# quote), a prefix query with its `*`; terms are joined by OR.
+_TERM_RE = re.compile(r'"(?:[^"]|"")*"\*?')
+
+
+def covered(store: Store, query: str, rows: list[Ranked], weight: float, *, include_archive: bool) -> list[Ranked]:
+    """Coverage (issue 38.3): the best `scoring.COVERAGE_POOL` rows gain
+    `weight` × the share of the FTS5 `query`'s terms each holds
+    (`Ranked.coverage`), and are sorted again. BM25 adds up what each term
+    is worth, so an entry repeating one rare word of a question can pass
+    one that holds several of them, which more often answers it. A query
+    of one term orders nothing: nothing is added."""
+    terms = list(dict.fromkeys(_TERM_RE.findall(query)))
+    if len(terms) < 2:
+        return rows
+    pool, rest = rows[:COVERAGE_POOL], rows[COVERAGE_POOL:]
+    held = store.reads.terms_held(terms, [row.rowid for row in pool], include_archive=include_archive)
+    for row in pool:
+        row.coverage = weight * held.get(row.rowid, 0) / len(terms)
+        row.score += row.coverage
+    return sorted(pool, key=lambda row: (-row.score, row.id, row.rowid)) + rest
 
 
 def hits(store: Store, scored: list[Ranked]) -> Hits:
@@ -325,6 +357,7 @@ def _parts(scored: Ranked, entry: Entry) -> dict[str, float]:
         "recency": scored.recency,
         "prior": scored.prior,
         "neighbours": scored.neighbours,
+        "coverage": scored.coverage,
     }
     return {**lexical, **tier, **fusion}
 

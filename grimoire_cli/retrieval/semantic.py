@@ -148,6 +148,7 @@ class Fused(Ranked):
         super().__init__(
             base.rowid, base.id, base.bm25, base.relevance, base.recency, base.prior, base.neighbours, base.score
         )
+        self.coverage = base.coverage
         self.fusion = fusion
 
 

@@ -48,6 +48,10 @@ class Reads:
         """Whether an entry holds the word."""
         return self._store.ask(lambda catalog, paths: catalog.knows(word, paths), include_archive=include_archive)
 
+    def terms_held(self, terms: list[str], rowids: list[int], *, include_archive: bool) -> dict[int, int]:
+        """How many of the FTS5 `terms` each of these catalog rows matches (none: absent)."""
+        return self._store.ask(lambda catalog, _: catalog.terms_held(terms, rowids), include_archive=include_archive)
+
     def matches_any(self, expression: str) -> bool:
         """Whether an entry (active or archived) matches the FTS5 `expression`."""
         return self._store.ask(lambda catalog, paths: catalog.matches_any(expression, paths))

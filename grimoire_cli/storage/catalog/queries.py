@@ -223,9 +223,10 @@ def _order_sql(order: str, decay: Decay | None) -> str:
 
 class Ranked:
     """One ranked row: the score of `search`'s blend and its parts
-    (`neighbours`: what the best matches next to it added)."""
+    (`neighbours`: what the best matches next to it added; `coverage`: what
+    the share of the query's terms it holds added, `search.covered`)."""
 
-    __slots__ = ("bm25", "id", "neighbours", "prior", "recency", "relevance", "rowid", "score")
+    __slots__ = ("bm25", "coverage", "id", "neighbours", "prior", "recency", "relevance", "rowid", "score")
 
     def __init__(
         self,
@@ -247,6 +248,7 @@ class Ranked:
             prior,
         )
         self.neighbours, self.score = neighbours, score
+        self.coverage = 0.0
 
 
 # CTEs can be forced into a table from SQLite 3.35 (2021); an older one may
@@ -525,6 +527,17 @@ class Queries(Connection):
 
     def vocabulary(self) -> list[str]:
         return [r[0] for r in self.read("SELECT DISTINCT word FROM words ORDER BY word")]
+
+    def terms_held(self, terms: list[str], rowids: list[int]) -> dict[int, int]:
+        """How many of the FTS5 `terms` each of these rows matches (none: absent).
+        A lookup per term and row, which FTS5 answers by seeking the row in
+        the term's matches: `rowid IN (...)` read all of every term's matches."""
+        held: dict[int, int] = {}
+        for term in terms:
+            for rowid in rowids:
+                if self.read("SELECT 1 FROM fts WHERE fts MATCH ? AND rowid = ?", (term, rowid)):
+                    held[rowid] = held.get(rowid, 0) + 1
+        return held
 
 
 def _ranking_sql(matches: str, materialize: bool) -> str:

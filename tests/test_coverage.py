@@ -1,0 +1,90 @@
+"""Issue 38.3: coverage. Each of a query's best matches gains
+retrieval.coverage_weight × the share of the query's terms it holds, so an
+entry holding several of them passes one that repeats a single rare one;
+through the real `mem`."""
+
+import json
+
+import pytest
+from conftest import mem
+from test_semantic import configure
+
+WEIGHT = 0.15  # retrieval.coverage_weight's default
+
+
+NOW = "2026-03-05T00:00:00Z"
+
+
+def add(text: str, hour: int) -> str:
+    # Two hours apart: no two notes in one sitting, so no neighbours.
+    result = mem("add", "-c", "fact", text, env={"MEM_NOW": f"2026-03-{1 + hour // 24:02d}T{hour % 24:02d}:00:00Z"})
+    assert result.code == 0, result.err
+    return result.out.strip()
+
+
+def explained(text: str, *options: str) -> list[dict]:
+    result = mem("query", text, "--json", "--explain", *options, env={"MEM_NOW": NOW})
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def notes() -> dict[str, str]:
+    """One note repeats the query's rarest word; another holds all three of
+    its words, the two others common ones (four more notes hold them)."""
+    ids = {
+        "repeats": add("rollback, rollback: the rollback runbook", 2),
+        "holds": add("when a deploy fails its canary, rollback", 4),
+    }
+    for n in range(4):
+        add(f"the deploy of service {n} passed its canary", 6 + 2 * n)
+    for n, word in enumerate(("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")):
+        add(f"notes about {word} and other things", 14 + 2 * n)
+    return ids
+
+
+def test_an_entry_holding_more_of_the_query_passes_one_repeating_a_word(repo):
+    ids = notes()
+    configure(repo, coverage_weight=0)
+    before = [hit["id"] for hit in explained("rollback deploy canary")]
+    assert before.index(ids["repeats"]) < before.index(ids["holds"])
+    assert all(hit["explain"]["coverage"] == 0 for hit in explained("rollback deploy canary"))
+
+    configure(repo, coverage_weight=WEIGHT)
+    hits = explained("rollback deploy canary")
+    assert hits[0]["id"] == ids["holds"]
+    coverage = {hit["id"]: hit["explain"]["coverage"] for hit in hits}
+    assert coverage[ids["holds"]] == pytest.approx(WEIGHT)  # all three terms
+    assert coverage[ids["repeats"]] == pytest.approx(WEIGHT / 3)
+    assert all(hit["explain"]["neighbours"] == 0 for hit in hits)
+    for hit in hits:
+        parts = hit["explain"]
+        blend = 0.8 * parts["relevance"] + 0.2 * parts["recency"] + parts["prior"]
+        assert hit["score"] == pytest.approx(blend + parts["neighbours"] + parts["coverage"], abs=1e-5)
+
+
+def test_the_first_hits_do_not_depend_on_the_limit(repo):
+    ids = notes()
+    assert [hit["id"] for hit in explained("rollback deploy canary", "-n", "1")] == [ids["holds"]]
+    many = [hit["id"] for hit in explained("rollback deploy canary", "-n", "20")]
+    assert many[:3] == [hit["id"] for hit in explained("rollback deploy canary", "-n", "3")]
+
+
+def test_a_query_of_one_term_adds_no_coverage(repo):
+    notes()
+    assert all(hit["explain"]["coverage"] == 0 for hit in explained("rollback"))
+
+
+def test_explain_shows_the_coverage_line(repo):
+    ids = notes()
+    result = mem("query", "rollback deploy canary", "--explain", env={"MEM_NOW": NOW})
+    assert result.code == 0, result.err
+    first = result.out.split(ids["repeats"])[0]
+    assert f"coverage={WEIGHT}" in first.replace(" ", ""), result.out
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, "much"])
+def test_a_bad_coverage_weight_is_a_config_error(repo, value):
+    configure(repo, coverage_weight=value)
+    result = mem("query", "rollback")
+    assert result.code == 3 and result.err.startswith("error: "), result.err
+    assert "retrieval.coverage_weight must be" in result.err and result.err.count("\n") == 1
