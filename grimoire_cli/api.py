@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the result and namespace types, imported where used: `mem q
     from .facade.tasks import Tasks
     from .git.hooks import HooksResult
     from .git.renumber import FixupResult
+    from .git.settle import SettleResult
     from .lifecycle.archiving import ArchiveResult, CheckResult
     from .lifecycle.capture import Captured
     from .lifecycle.rules import Review
@@ -582,6 +583,12 @@ class Grimoire:
             (None, self.store)
         ]
         return fixup(stores, hook, list(args), stdin)
+
+    def settle(self, entry_id: str, keep: str | None = None) -> SettleResult:
+        """Chain the two successors a merge left on `entry_id` (a conflict): `keep` first, else by time."""
+        from .git.settle import settle
+
+        return settle(self.store, entry_id, keep)
 
 
 def _bad(item: Any):

@@ -4,6 +4,7 @@ the same day, then push and pull; the merge driver leaves both identical."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -362,6 +363,66 @@ def test_a_rebase_keeps_a_reference_to_upstreams_memory_under_an_id_an_earlier_p
     assert entries[learning]["superseded_by"] == condensed["id"]
     mine = next(e for e in entries.values() if e["content"] == "the deploy failed on a stale lock")
     assert mine["id"] != learning
+
+
+def two_successors(alice: Path, bob: Path, target: str) -> str:
+    """Alice (at 11:00) and bob (at 12:00) each supersede `target`; bob pulls: the merge stops on `target`.
+    Returns the facts file's text as the driver left it."""
+    for clone, text, at in ((alice, "the cache is valkey", "11"), (bob, "the cache is memcached", "12")):
+        done = mem_process("supersede", target, text, cwd=clone, env={"MEM_NOW": f"2026-11-22T{at}:00:00Z"})
+        assert done.returncode == 0, done.stderr
+        git("commit", "-qam", f"{clone.name} supersedes", cwd=clone)
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    assert subprocess.run(["git", "pull", "-q", "--no-rebase"], cwd=bob, capture_output=True).returncode == 1
+    return (bob / MEMORY / "facts.yaml").read_text()
+
+
+def id_of(text: str, content: str) -> str:
+    """The id of the entry holding `content`, read off a file that conflict markers keep mem from reading."""
+    found = re.search(rf"- id: (MEM-[0-9-]+)\n(?:  .*\n)*?  content: {content}\n", text)
+    assert found, content
+    return found.group(1)
+
+
+def test_two_successors_of_a_memory_are_settled_in_the_order_written_and_the_merge_concludes(team):
+    alice, bob, base = team
+    target = base[0]
+    conflicted = two_successors(alice, bob, target)
+    valkey, memcached = id_of(conflicted, "the cache is valkey"), id_of(conflicted, "the cache is memcached")
+    # Each side of the conflict names its successor as the merge numbered it (bob's yielded).
+    assert f"superseded_by: {memcached}" in conflicted and f"superseded_by: {valkey}" in conflicted
+    assert "[merge-conflict]" in mem_process("validate", cwd=bob).stdout.decode()
+
+    assert json.loads(run_mem(bob, "settle", target, "--json")) == {
+        "file": f"{MEMORY}/facts.yaml",
+        "chain": [target, valkey, memcached],
+        "staged": True,
+    }
+    git("commit", "-q", "--no-edit", cwd=bob)  # pre-commit's mem validate passes
+    assert_clean(bob)
+    entries = export(bob)
+    assert entries[target]["superseded_by"] == valkey
+    assert (entries[valkey]["supersedes"], entries[valkey]["superseded_by"]) == (target, memcached)
+    assert entries[memcached]["supersedes"] == valkey and "superseded_by" not in entries[memcached]
+
+
+def test_settle_keeps_the_successor_asked_for_first_and_refuses_what_it_cannot_settle(team):
+    alice, bob, base = team
+    target = base[0]
+    conflicted = two_successors(alice, bob, target)
+    facts = bob / MEMORY / "facts.yaml"
+    done = mem_process("settle", base[1], cwd=bob)
+    assert done.returncode == 2 and done.stderr.decode().startswith(f"error: no merge conflict on {base[1]}")
+    done = mem_process("settle", target, "--keep", base[1], cwd=bob)
+    assert done.returncode == 2 and f"{base[1]} is not a successor of {target}" in done.stderr.decode()
+    assert facts.read_text() == conflicted  # nothing written
+
+    valkey, memcached = id_of(conflicted, "the cache is valkey"), id_of(conflicted, "the cache is memcached")
+    run_mem(bob, "settle", target, "--keep", memcached)
+    entries = export(bob)
+    assert entries[target]["superseded_by"] == memcached
+    assert entries[memcached]["superseded_by"] == valkey and entries[valkey]["supersedes"] == memcached
+    assert mem_process("validate", cwd=bob).returncode == 0
 
 
 # -- files only one side changed: git takes them whole, the hooks renumber ----

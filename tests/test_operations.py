@@ -22,7 +22,7 @@ TOOLS = [operation for operation in DECLARED if operation.on_tool]
 # The commands the CLI alone offers, declared too (operations.declared.command_only).
 COMMAND_ONLY = {
     "init", "scan", "validate", "archive", "check", "review", "hooks install", "hooks uninstall", "hooks status",
-    "merge-file", "merge-fixup", "import", "export", "scopes", "compact", "capture", "mcp", "serve",
+    "merge-file", "settle", "merge-fixup", "import", "export", "scopes", "compact", "capture", "mcp", "serve",
     "agent install", "agent uninstall", "agent status", "agent hook",
 }  # fmt: skip
 

@@ -35,7 +35,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "learning": ("observe", "tools", "patterns", "recommend", "metrics", "recall-all", "learn", "insights", "correct"),
     "agents": ("capture", "mcp", "agent"),
     "serve": ("serve",),
-    "upkeep": ("init", "scan", "validate", "archive", "check", "review", "merge-file", "merge-fixup", "hooks"),
+    "upkeep": ("init", "scan", "validate", "archive", "check", "review", "merge-file", "settle", "merge-fixup", "hooks"),
 }  # fmt: skip
 
 try:  # Typer 0.29 carries its own copy of click; older ones use click itself

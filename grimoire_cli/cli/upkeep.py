@@ -237,6 +237,17 @@ def merge_file(base, ours, theirs, path):
     raise typer.Exit(FOUND_PROBLEMS if result.conflicts else OK)
 
 
+@declared(operations.SETTLE)
+def settle(entry_id, keep, json):
+    result = open_grimoire().settle(entry_id, keep)
+    if json:
+        render.print_json(result.to_dict())
+        return
+    render.note(f"settled {result.file}: {' -> '.join(result.chain)} (each superseded by the next)")
+    if result.staged:
+        render.note("staged it: `git commit` concludes the merge")
+
+
 @declared(operations.MERGE_FIXUP)
 def merge_fixup(hook, args, all_scopes, json):
     stdin = sys.stdin.read() if hook == "post-rewrite" and not sys.stdin.isatty() else ""

@@ -29,7 +29,7 @@ def keyed_successors(old: dict[str, dict], ours: dict[str, dict], theirs: dict[s
         successors = [s for s in (ours.get(str(first_id)), theirs.get(str(second_id))) if s is not None]
         if len(successors) != 2 or not all(_new_revision(s, entry_id, key, old) for s in successors):
             continue
-        first, second = sorted(successors, key=_written)
+        first, second = sorted(successors, key=written_order)
         out[entry_id] = {"superseded_by": first["id"]}
         out[first["id"]] = {"superseded_by": second["id"]}
         out[second["id"]] = {"supersedes": first["id"]}
@@ -45,6 +45,6 @@ def _new_revision(entry: dict, old_id: str, key: str, old: dict[str, dict]) -> b
     )
 
 
-def _written(entry: dict) -> tuple[str, str]:
+def written_order(entry: dict) -> tuple[str, str]:
     source = entry.get("source")
     return (str(source.get("timestamp", "")) if isinstance(source, dict) else "", str(entry.get("id")))

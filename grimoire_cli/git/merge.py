@@ -152,7 +152,10 @@ def merge_texts(
         if conflict:
             conflicts.append(entry_id)
             start, stop = our_spans[written.index(at)]
-            block = ours.split("\n")[start - 1 : stop]
+            # Ours as renamed here (a yielding side's successor under its new id), else as written.
+            block = (
+                ours.split("\n")[start - 1 : stop] if mine == original else emit_entry(mine).rstrip("\n").split("\n")
+            )
             changes[at] = Raw(
                 ["<<<<<<< ours", *block, "=======", *emit_entry(other).rstrip("\n").split("\n"), ">>>>>>> theirs"]
             )

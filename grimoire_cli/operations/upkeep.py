@@ -148,6 +148,19 @@ MERGE_FILE = command_only(
     json=False,
 )
 
+SETTLE = command_only(
+    "settle",
+    "Settle a memory two clones superseded (a merge conflict on it): the kept\n"
+    "successor supersedes it, the other is chained after the kept one.",
+    (
+        Param(
+            "entry_id", str, "The memory with two successors (`mem validate` names it).", default=REQUIRED, metavar="ID"
+        ),
+        Param("keep", str, "The successor to keep first (default: the one written first).", "--keep", metavar="ID"),
+    ),
+    "the chain from the memory through its successors, and whether the file was staged",
+)
+
 MERGE_FIXUP = command_only(
     "merge-fixup",
     "Run by mem's git hooks: after a merge, rebase or cherry-pick, renumber\n"

@@ -1,12 +1,12 @@
 """The aging `mem age --older-than` makes for good (Samaritan's
 `age_to_longterm`: a row moved to the long-term table stays there).
 
-Tiers are computed at read time (DESIGN §6 rule 3), so a run that only
+Tiers are derived state, computed at read time, so a run that only
 tightened the split for itself would see its moves undone by the next read.
 What it did is kept as one cut: nothing created before it stays hot by age
 (an important entry still does, as `tiers.pin_importance` says). The cut is
 an agent's bookkeeping, not reviewed knowledge, and no file derives it, so it
-is volatile local state (rule 2): `<storage_dir>/local/aged.json`,
+is volatile local state: `<storage_dir>/local/aged.json`,
 git-ignored, never committed or merged; not the catalog, which may be
 deleted at any time. Without it (a fresh clone) the tiers are the config's.
 """
