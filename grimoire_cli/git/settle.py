@@ -52,7 +52,7 @@ def settle(store: Store, entry_id: str, keep: str | None = None) -> SettleResult
                 f"{entry_id}: both sides changed more than its successor",
                 "keep one version between the markers by hand, then `mem validate`",
             )
-        successors = [ours.get("superseded_by"), theirs.get("superseded_by")]
+        successors = [str(ours.get("superseded_by")), str(theirs.get("superseded_by"))]
         text = "\n".join(lines[:start] + emit_entry(ours).rstrip("\n").split("\n") + lines[end + 1 :])
         items, spans = _parsed(text, path, entry_id)
         found = {item.get("id"): index for index, item in enumerate(items) if isinstance(item, dict)}
