@@ -256,10 +256,11 @@ def _scope_changes(
     strays: dict[str, str] = {}
     written: dict[str, dict[str, str]] = {}
     if found.operation == "rebase":
-        written = {
-            os.path.relpath(root / path, config.root): renames_here(records, memory_of, tree_ids(root, commit, storage))
-            for path, commit in origins(root, storage, found.replayed).items()
+        taken = origins(root, storage, found.replayed)
+        meant = {
+            commit: renames_here(records, memory_of, tree_ids(root, commit, storage)) for commit in set(taken.values())
         }
+        written = {os.path.relpath(root / path, config.root): meant[commit] for path, commit in taken.items()}
         if found.versions is not None:
             strays = flattened_strays(root, storage, records, *found.versions, found.replayed)
     return _changes(
