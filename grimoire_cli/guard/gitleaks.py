@@ -157,15 +157,40 @@ def matches(
     says is already claimed is skipped before its entropy and allowlists
     are checked (the costly part: most matches are assignments grimoire's
     own rules found first)."""
-    excused = ruleset().allowlist
     for rule in runnable(text, gated):
         for match in rule.pattern.finditer(text):
             if taken is not None and taken(*match.span()):
                 continue
             start, end = rule.secret_span(match)
             secret = text[start:end]
-            if not secret or (rule.floor and entropy(secret) < rule.floor):
+            if not _could_be_secret(rule, secret, match):
                 continue
-            if excused.allows(secret, match) or any(allowlist.allows(secret, match) for allowlist in rule.allowlists):
+            value = _assigned_value(secret)
+            if value is not None and not _could_be_secret(rule, value, match):
                 continue
             yield rule.kind, match.start(), match.end(), start, end
+
+
+def _could_be_secret(rule: GitleaksRule, secret: str, match: re.Match) -> bool:
+    """Whether `secret` passes the rule's entropy floor and no allowlist excuses it."""
+    if not secret or (rule.floor and entropy(secret) < rule.floor):
+        return False
+    excused = ruleset().allowlist
+    return not (excused.allows(secret, match) or any(allowlist.allows(secret, match) for allowlist in rule.allowlists))
+
+
+# A secret that is itself `name=value`: generic-api-key reads
+# `service=api, root_cause=bad migration` as the keyword `api`, the operator
+# `,` and, for its secret, the next pair of the list, name and all
+# (`root_cause=bad`). What could be secret there is the value, so it must pass the rule's
+# checks too (`bad` is below any entropy floor). A name is plain words, as
+# long as gitleaks' names (letters, `_`, `.`, `-`: what generic-api-key's
+# allowlist takes for no secret): a token holding `=` has digits before it
+# (Atlassian's `ATATT3…=C639…`). `=` opens no value: padding (`aGk==`) is none.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z_.-]{0,49}=([^=].*)", re.S)
+
+
+def _assigned_value(secret: str) -> str | None:
+    """The value of a secret shaped `name=value`, else None."""
+    assignment = _ASSIGNMENT.fullmatch(secret)
+    return assignment.group(1) if assignment else None
