@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .convert import trie
-from .rules import entropy
+from .rules import entropy, names_a_setting
 
 # Beside this module (importlib.resources would cost more to import than the rules to load).
 _RULES_FILE = Path(__file__).resolve().parent / "data" / "gitleaks_rules.json"
@@ -168,6 +168,8 @@ def matches(
             value = _assigned_value(secret)
             if value is not None and not _could_be_secret(rule, value, match):
                 continue
+            if names_a_setting(_assigned_name(match, start), secret):
+                continue  # as grimoire's own rules read `password_policy: min12-upper-digit`
             yield rule.kind, match.start(), match.end(), start, end
 
 
@@ -188,6 +190,16 @@ def _could_be_secret(rule: GitleaksRule, secret: str, match: re.Match) -> bool:
 # allowlist takes for no secret): a token holding `=` has digits before it
 # (Atlassian's `ATATT3…=C639…`). `=` opens no value: padding (`aGk==`) is none.
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z_.-]{0,49}=([^=].*)", re.S)
+
+
+_NAME = re.compile(r"[\w.-]+", re.ASCII)
+
+
+def _assigned_name(match: re.Match, secret_start: int) -> str:
+    """The name a match assigns its secret to: what it starts with before the
+    secret, up to a space, quote or operator ('' when it starts with the secret)."""
+    name = _NAME.match(match.string, match.start(), secret_start)
+    return name.group() if name else ""
 
 
 def _assigned_value(secret: str) -> str | None:
