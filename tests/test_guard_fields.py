@@ -314,6 +314,7 @@ PLAIN_CONTEXT = [
     ("service=api", "root_cause=bad migration"),
     ("service=api", "reason=bad migration"),
     ("service=api", "root_cause=missing index"),
+    ("pod=api-7d9f8b6c5-x2kq9", "job=nightly-etl_v3"),
 ]
 
 
