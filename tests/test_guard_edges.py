@@ -8,6 +8,7 @@ Fake secrets are assembled at run time so this file itself holds none.
 from __future__ import annotations
 
 import pytest
+from fakes import ALNUM, fake
 
 from grimoire_cli.guard.scan import scan
 
@@ -49,6 +50,37 @@ def test_letters_only_need_sixteen_characters_and_an_entropy_of_three_and_a_half
     _pair('token = "QwErTyUiOpAsDfGh"', 'token = "QwErTyUiOpAsDfG"', ASSIGNED)
     # Both cases needed: one case only is a word or a constant.
     assert kinds('token = "qwertyuiopasdfgh"') == []
+
+
+# A setting about secrets (its name's last word: policy, ttl, mode, region…)
+# holds a value of a secret's two kinds of character that is no secret.
+SETTINGS = [
+    "password_hashing=argon2id",
+    "password_policy: min12-upper-digit",
+    '"password_policy": "min12-upper"',
+    "auth_method=oauth2-pkce",
+    "secrets_manager_region=us-east-1",
+    "REFRESH_TOKEN_TTL=P30DT12H",
+    "--secret-backend vault-kv2",
+    "deploy-rollback (failure) [service=api, auth_mode=mtls-v2, token_budget=4000]",
+]
+
+
+@pytest.mark.parametrize("text", SETTINGS)
+def test_a_setting_about_secrets_holds_none(text):
+    assert kinds(text) == [] and scan(text, gated=False) == []
+
+
+@pytest.mark.parametrize("name", ["token_ttl", "password_policy", "AUTH_MODE", "--secret-backend"])
+def test_a_setting_about_secrets_given_a_clearly_random_value_is_refused(name):
+    value = fake(ALNUM, 17, 61) + "aZ9"  # 20 random characters of both cases and digits
+    assert kinds(f"{name}={value}") != [] and kinds(f"{name} {value}") != []
+    assert kinds(f'"{name}": "{value}"') != []
+
+
+def test_a_secret_name_that_only_mentions_a_setting_word_still_holds_a_secret():
+    assert kinds("auth_token=" + "mtls-v2-9f3k") == [ASSIGNED]  # the last word is the token
+    assert kinds("DB_PASSWORD=" + "argon2id") == [ASSIGNED]
 
 
 # -- personal data ----------------------------------------------------------------

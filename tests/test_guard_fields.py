@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, mem, with_preset
+from fakes import ALNUM, fake
 
 from grimoire_cli.core.errors import GrimoireError
 
@@ -304,3 +305,37 @@ def test_a_secret_in_a_tag_is_refused_by_the_real_mcp_server(written):
 
     anyio.run(run)
     assert _traces(written, GITHUB) == _traces(written, AWS) == []
+
+
+# A context whose first value is a guard keyword (`api`) and whose next pair
+# holds plain words: the episode's content line `… [service=api,
+# root_cause=bad migration]` was refused as a generic-api-key.
+PLAIN_CONTEXT = [
+    ("service=api", "root_cause=bad migration"),
+    ("service=api", "reason=bad migration"),
+    ("service=api", "root_cause=missing index"),
+    ("pod=api-7d9f8b6c5-x2kq9", "job=nightly-etl_v3"),
+]
+
+
+@pytest.mark.parametrize("first, second", PLAIN_CONTEXT, ids=[second for _, second in PLAIN_CONTEXT])
+def test_plain_words_in_a_context_are_stored_by_every_write_path(written, first, second):
+    from grimoire_cli import Grimoire
+    from grimoire_cli.integrations.calls import invoke
+
+    episode = mem("episode", "deploy-rollback", "--context", first, "--context", second)
+    assert episode.code == 0, episode.err
+    added = mem("add", "-c", "fact", f"The rollback: {first}, {second}")
+    assert added.code == 0, added.err
+    context = dict(pair.split("=", 1) for pair in (first, second))
+    invoke(lambda: Grimoire.open("."), "episode", {"event": "deploy-rollback", "context": context})
+    assert mem("validate").code == 0
+
+
+def test_a_random_value_after_the_same_keyword_is_still_refused(written):
+    value = fake(ALNUM, 20, 41)
+    refused = mem("add", "-c", "fact", f"The rollback: service=api, root_cause={value} for now")
+    assert refused.code == 2 and "generic-api-key in content" in refused.err and value not in refused.err
+    refused = mem("episode", "deploy-rollback", "--context", "service=api", "--context", f"api_key={value}")
+    assert refused.code == 2 and "password or secret assignment" in refused.err and value not in refused.err
+    assert _traces(written, value) == []

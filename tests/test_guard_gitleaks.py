@@ -143,6 +143,57 @@ def test_update_rules_fails_loudly_and_writes_nothing(tmp_path):
     assert (DATA / "gitleaks_rules.json").read_bytes() == before
 
 
+# Pairs listed after one whose value is a keyword (`service=api`): generic-api-key
+# read `api`, then `,` as its operator, then the next pair, name and all, as
+# the secret (`root_cause=bad`, 3.6 bits per character). Reported through
+# `mem episode deploy-rollback --context service=api --context "root_cause=bad migration"`,
+# whose content line is the second text.
+PLAIN_PAIRS = [
+    "service=api, root_cause=bad migration",
+    "deploy-rollback (unknown) [service=api, root_cause=bad migration]",
+    "service=api, root_cause=missing index",
+    "service=api, reason=bad migration",
+    "service=api, root_cause: disk full on host",
+    "credential: vault, root_cause=bad migration, owner=platform team",
+]
+
+
+@pytest.mark.parametrize("text", PLAIN_PAIRS)
+def test_plain_words_in_the_pair_after_a_keyword_are_no_secret(text):
+    assert scan(text) == [] and scan(text, gated=False) == []
+    assert scan_fields({"content": text, "context": {"service": "api", "root_cause": "bad migration"}}) == []
+
+
+# The same pairs with values of letters and digits, as an episode's context
+# holds them: none is random, or the name holds no secret (an id).
+ORDINARY_PAIRS = [
+    "service=api, job=nightly-etl_v3",
+    "service=auth, root_cause=expired_tls_cert2",
+    "component=token-service, pod=api-7d9f8b6c5-x2kq9",
+    "pod=api-7d9f8b6c5-x2kq9, trace_id=" + fake(HEX, 32, 35),
+    "deploy-rollback (failure) [pod=api-7d9f8b6c5-x2kq9, job=nightly-etl_v3]",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY_PAIRS)
+def test_an_ordinary_value_in_the_pair_after_a_keyword_is_no_secret(text):
+    assert scan(text) == [] and scan(text, gated=False) == []
+
+
+def test_a_random_value_in_the_pair_after_a_keyword_is_still_refused():
+    value = fake(ALNUM, 20, 31)
+    assert [f.kind for f in scan(f"service=api, root_cause={value}")] == ["generic-api-key"]
+    assert [f.kind for f in scan(f"auth, root_cause={value} after the bad migration")] == ["generic-api-key"]
+    assert [f.kind for f in scan("service=api, api_key=" + fake(HEX, 20, 32))] == ["password or secret assignment"]
+    long_lower = fake(LOWER + "0123456789", 28, 36)  # one case and digits: random from 24 characters
+    assert [f.kind for f in scan(f"service=api, ref={long_lower}")] == ["generic-api-key"]
+    padded = fake(ALNUM, 22, 33) + "=="  # base64 padding is no assignment
+    assert [f.kind for f in scan(f"api, {padded}")] == ["generic-api-key"]
+    # A token with `=` inside: what comes before it is no name (Atlassian's shape, from gitleaks' cases).
+    atlassian = "ATATT3" + fake(ALNUM, 177, 34) + "=C63992E6"
+    assert [f.kind for f in scan(atlassian)] == ["atlassian-api-token"]
+
+
 # Lines that name a secret without holding one (the kind of line other
 # scanners' tests list as false positives), written for this test.
 BENIGN = [

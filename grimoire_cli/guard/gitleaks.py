@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .convert import trie
-from .rules import entropy
+from .rules import entropy, names_a_setting, names_no_secret, random_looking
 
 # Beside this module (importlib.resources would cost more to import than the rules to load).
 _RULES_FILE = Path(__file__).resolve().parent / "data" / "gitleaks_rules.json"
@@ -157,15 +157,53 @@ def matches(
     says is already claimed is skipped before its entropy and allowlists
     are checked (the costly part: most matches are assignments grimoire's
     own rules found first)."""
-    excused = ruleset().allowlist
     for rule in runnable(text, gated):
         for match in rule.pattern.finditer(text):
             if taken is not None and taken(*match.span()):
                 continue
             start, end = rule.secret_span(match)
             secret = text[start:end]
-            if not secret or (rule.floor and entropy(secret) < rule.floor):
+            if not _could_be_secret(rule, secret, match):
                 continue
-            if excused.allows(secret, match) or any(allowlist.allows(secret, match) for allowlist in rule.allowlists):
+            pair = _ASSIGNMENT.fullmatch(secret)
+            if pair is not None and not _pair_could_be_secret(rule, pair["name"], pair["value"], match):
                 continue
+            if names_a_setting(_assigned_name(match, start), secret):
+                continue  # as grimoire's own rules read `password_policy: min12-upper-digit`
             yield rule.kind, match.start(), match.end(), start, end
+
+
+def _could_be_secret(rule: GitleaksRule, secret: str, match: re.Match) -> bool:
+    """Whether `secret` passes the rule's entropy floor and no allowlist excuses it."""
+    if not secret or (rule.floor and entropy(secret) < rule.floor):
+        return False
+    excused = ruleset().allowlist
+    return not (excused.allows(secret, match) or any(allowlist.allows(secret, match) for allowlist in rule.allowlists))
+
+
+# A secret that is itself `name=value`: generic-api-key reads
+# `service=api, root_cause=bad migration` as the keyword `api`, the operator
+# `,` and, for its secret, the next pair of the list, name and all
+# (`root_cause=bad`). A name is plain words, as long as gitleaks' names
+# (letters, `_`, `.`, `-`: what generic-api-key's allowlist takes for no
+# secret): a token holding `=` has digits before it (Atlassian's
+# `ATATT3…=C639…`). `=` opens no value: padding (`aGk==`) is none.
+_ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z_.-]{0,49})=(?P<value>[^=].*)", re.S)
+
+
+def _pair_could_be_secret(rule: GitleaksRule, name: str, value: str, match: re.Match) -> bool:
+    """Whether the next pair of a list holds a secret: its value passes the
+    rule's checks (`bad` is below any entropy floor) and, as grimoire's own
+    rules read an assignment they did not claim (the name means no secret:
+    `job`, `trace_id`), only a random value is one (`nightly-etl_v3` is not)."""
+    return _could_be_secret(rule, value, match) and random_looking(value) and not names_no_secret(name, value)
+
+
+_NAME = re.compile(r"[\w.-]+", re.ASCII)
+
+
+def _assigned_name(match: re.Match, secret_start: int) -> str:
+    """The name a match assigns its secret to: what it starts with before the
+    secret, up to a space, quote or operator ('' when it starts with the secret)."""
+    name = _NAME.match(match.string, match.start(), secret_start)
+    return name.group() if name else ""

@@ -200,6 +200,14 @@ _PASSPHRASE = re.compile(r"[A-Za-z][a-z]{15,63}|[A-Za-z]{2,}(?:[-_][A-Za-z]{2,})
 _NOT_SECRET_LAST = frozenset(
     "id ids name names url uri hash size len length chars str type file path format meshing secrets tokens keys".split()
 )
+# The last word of a setting about secrets (`token_budget`, `password_policy`,
+# `auth_mode`, `refresh_token_ttl`): its values (`us-east-1`, `argon2id`,
+# `oauth2-pkce`, `P30DT12H`) have a secret's two kinds of character, but only
+# a clearly random one is a secret there.
+_SETTING_LAST = frozenset(
+    "policy budget limit quota ttl expiry expiration lifetime rotation days minute timeout rate "
+    "mode method provider backend manager store hashing algorithm region version".split()
+)
 _NOT_SECRET_WORD = frozenset("public pub pubkey primary foreign".split())
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # A run of the alphabet or the digits in order: a character set, not a secret.
@@ -226,10 +234,19 @@ def clearly_secret(value: str) -> bool:
     )
 
 
+def names_a_setting(name: str, value: str) -> bool:
+    """Whether `name` is a setting about secrets (`password_policy`, `auth_mode`) and `value` not clearly a secret."""
+    words = _WORDS.findall(name)
+    return bool(words) and words[-1].lower() in _SETTING_LAST and not clearly_secret(value)
+
+
 def names_no_secret(name: str, value: str = "") -> bool:
     """Whether a secret-sounding name (`credentialsId`, `public_key`) is one
     that never holds a secret — unless it names a secret outright
-    (`client_secret_id`) and `value` is clearly one."""
+    (`client_secret_id`) and `value` is clearly one; or a setting about
+    secrets (`token_ttl`), whose `value` is not clearly one."""
+    if names_a_setting(name, value):
+        return True
     words = [word.lower() for word in _WORDS.findall(name)]
     exempt = bool(words) and (words[-1] in _NOT_SECRET_LAST or any(word in _NOT_SECRET_WORD for word in words))
     return exempt and not (_SECRET_WORD.intersection(words) and clearly_secret(value))
