@@ -3,9 +3,11 @@ operations, as its protocol describes them, on the files Loa reads."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
-from conftest import git
+from conftest import git, mem
 
 from grimoire_cli import Grimoire
 from grimoire_cli.adapters.loa import Loa
@@ -97,3 +99,29 @@ def test_archived_memories_are_kept_for_the_configured_period_then_purged(repo):
     assert loa.purge_archive() == [error["id"]]
     assert yaml.safe_load((repo / "grimoires/loa/memory/archive/errors.yaml").read_text()) is None
     assert git("log", "-1", "--format=%s", cwd=repo).startswith("mem archive --purge: 1 memory")
+
+
+def test_the_oracle_reads_the_learnings_one_json_object_a_line_while_integrate_with_oracle_is_on(repo):
+    learning = Loa(Grimoire.open(repo)).create("Run migrations before the seed script", "learning", 0.8, SOURCE)
+    assert mem("add", "The seed script lives in scripts/", "-c", "fact").code == 0
+    run = mem("query", "seed script", "--format", "oracle")
+    assert run.code == 0, run.err
+    records = [json.loads(line) for line in run.out.splitlines()]
+    assert [(r["id"], r["summary"], r["confidence"]) for r in records] == [
+        (learning["id"], "Run migrations before the seed script", 0.8)
+    ]
+    assert set(records[0]) == {"id", "score", "summary", "content", "tags", "confidence"}
+    assert mem("query", "nothing like it", "--format", "oracle").code == 1
+    for args in (("-c", "fact"), ("--all-scopes",)):
+        refused = mem("query", "seed", "--format", "oracle", *args)
+        assert refused.code == 2 and "learnings only" in refused.err
+    bad = mem("query", "seed", "--format", "xml")
+    assert bad.code == 2 and "use one of: text, json, oracle" in bad.err
+
+    config = repo / ".loa.config.yaml"
+    config.write_text(config.read_text().replace("integrate_with_oracle: true", "integrate_with_oracle: false"))
+    off = mem("query", "seed script", "--format", "oracle")
+    assert off.code == 2 and off.out == "" and "integrate_with_oracle is false" in off.err
+    with pytest.raises(BadInput, match="integrate_with_oracle is false"):
+        Loa(Grimoire.open(repo)).oracle_query("seed script")
+    assert json.loads(mem("query", "seed script", "--format", "json").out)  # other formats are not Loa's oracle

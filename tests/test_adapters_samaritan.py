@@ -175,3 +175,19 @@ def test_recall_by_tier_and_topic_prefix_without_query_words(samaritan):
     assert sorted(row["content"] for row in long_term) == ["Builds are hermetic", "Hermes deploys through staging"]
     bad = mem("list", "--tier", "warm")
     assert bad.code == 2 and bad.err.startswith("error: unknown tier 'warm'")
+
+
+def test_max_rows_caps_an_aging_the_least_important_first_and_the_moves_stay(samaritan):
+    """Samaritan's age_to_longterm(older_than_hours, max_rows): at most max_rows move, lowest importance first."""
+    runtime = Runtime.from_environment()  # its clock moves below
+    memory = Samaritan(Grimoire.open(samaritan, runtime=runtime))
+    for importance, topic in ((5, "deploys"), (2, "lunch"), (7, "releases"), (3, "office")):
+        asyncio.run(memory.save_memory(topic, f"A note about {topic} for the team", importance=importance))
+    runtime.fixed_now = parse_time("2026-11-23T16:00:00Z")  # 30 hours later: all past a 24h aging
+    assert asyncio.run(memory.age_to_longterm(older_than_hours=24, max_rows=2)) == 2
+    short = Samaritan(Grimoire.open(samaritan, runtime=runtime))  # another process reads the recorded moves
+    assert [r["topic"] for r in asyncio.run(short.load_short_term())] == ["releases", "deploys"]
+    assert [r["topic"] for r in asyncio.run(short.memory_recall("office", tier="long"))] == ["office"]
+    reply = asyncio.run(memory.memory_age(older_than_hours=24, max_rows=200))
+    assert reply == "Aged 2 memories from short-term to long-term (threshold: 24h)."
+    assert asyncio.run(memory.load_short_term()) == []

@@ -45,6 +45,7 @@ NUMERIC_OPTIONS = [
     (("context",), "--budget"),
     (("episodes", "deploy"), "--limit"),
     (("age",), "--max"),
+    (("age", "--older-than", "1h"), "--max-rows"),
     (("compact", "--no-summary"), "--keep"),
     (("compact", "--no-summary"), "--keep-total"),
     (("patterns",), "--min-usage"),
@@ -153,6 +154,7 @@ NUMERIC_ARGUMENTS = [
     ("recommend", {"action": "deploy"}, "limit"),
     ("patterns", {}, "min_usage"),
     ("age", {}, "most"),
+    ("age", {"older_than": "1h"}, "max_rows"),
 ]
 
 

@@ -297,3 +297,15 @@ def test_the_list_check_sees_a_list_run_into_its_paragraph(tmp_path):
     doc = tmp_path / "a.md"
     doc.write_text("# A\n\nText:\n- runs in\n\n- fine\n  - nests wrong\n    - nests\n  wrapped text\n1. fine\n")
     assert lists_the_site_would_break(doc) == [4, 7]
+
+
+def test_the_adapters_page_names_as_gaps_only_what_the_adapters_do_not_serve():
+    """Issue 37 part 2's gaps, as docs/adapters.md lists them: what was built since (Samaritan's
+    max_rows, Protea's section over every type, Loa's integrate_with_oracle) is not among them, and
+    the Loa gap shows what mem does instead (test_adapters_loa checks its shape)."""
+    page = (ROOT / "docs/adapters.md").read_text(encoding="utf-8")
+    section = page.split("## What the adapters cannot serve yet")[1].split("\n## ")[0]
+    gaps, served = section.split("The rest of part 2 is served")
+    for built in ("max_rows", "integrate_with_oracle", "every type"):
+        assert built not in gaps and built in served, built
+    assert '$ mem query "seed script" --format oracle' in gaps

@@ -33,6 +33,18 @@ def test_a_timed_task_becomes_due_at_its_time(sabre):
     assert mem("validate").code == 0
 
 
+@pytest.mark.parametrize(("due", "due_at"), [("+90s", "10:01:30"), ("+30m", "10:30:00"), ("+2h", "12:00:00")])
+def test_every_relative_due_form_the_help_names_is_read(sabre, due, due_at):
+    """`mem due --help` and `mem task add --help` name the forms `--due` reads, seconds included."""
+    for command in (("due",), ("task", "add")):
+        assert "+<n>s, +<n>m, +<n>h or +<n>d" in " ".join(mem(*command, "--help").out.split()), command
+    entry_id = _add("Rotate the logs", "--due", due)
+    assert json.loads(mem("show", entry_id, "--json").out)["due_at"] == f"2026-11-22T{due_at}Z"
+    assert mem("due", env={"MEM_NOW": f"2026-11-22T{due_at}Z"}).out.startswith(entry_id)
+    bad = mem("task", "add", "Rotate the logs", "--due", "+90x")
+    assert bad.code == 2 and "give +90s, +30m, +1h, +2d" in bad.err
+
+
 def test_an_event_task_is_due_once_its_event_fires(sabre):
     waiting = _add("Re-run the report", "--on", "data.loaded")
     other = _add("Tell the team", "--on", "deploy")

@@ -140,6 +140,39 @@ def test_age_older_than_moves_for_good_in_local_state_and_as_a_tool(aged, repo):
     assert "aged.json" not in git("diff", "--cached", "--name-only", cwd=repo)
 
 
+def test_age_max_rows_moves_at_most_n_the_least_important_first_and_they_stay(repo):
+    """Samaritan's max_rows: a capped aging moves the least important (then the oldest) first, and
+    what it moved stays long-term (recorded by id); what it left stays hot for a later aging."""
+    from grimoire_cli import Grimoire
+    from grimoire_cli.integrations.calls import invoke
+
+    low, mid, high = (
+        _add("-c", "fact", f"The {name} service moved", "--importance", importance, when=f"2026-11-21T0{hour}:00:00Z")
+        for name, importance, hour in (("billing", "2", "9"), ("search", "4", "8"), ("mail", "6", "7"))
+    )
+    dry = json.loads(mem("age", "--older-than", "12h", "--max-rows", "2", "--dry-run", "--json").out)
+    assert (dry["moved_to_long"], dry["hot_ids"], dry["recorded"]) == ([low, mid], [high], False)
+    assert set(_hits("service", "--tier", "hot")) == {low, mid, high}
+    run = mem("age", "--older-than", "12h", "--max-rows", "2", "--json")
+    assert run.code == 0, run.err
+    assert (json.loads(run.out)["moved_to_long"], json.loads(run.out)["hot_ids"]) == ([low, mid], [high])
+    assert [e["id"] for e in json.loads(mem("list", "--tier", "hot", "--json").out)] == [high]  # the moves stay
+    tool = invoke(lambda: Grimoire.open(repo), "age", {"older_than": "12h", "max_rows": 5})
+    assert (tool["moved_to_long"], tool["hot_ids"]) == ([high], [])
+    alone = mem("age", "--max-rows", "2")
+    assert alone.code == 2 and alone.err.startswith("error: --max-rows caps the moves of an aging for good")
+
+
+def test_age_older_than_with_max_moves_for_good_what_max_moved_too(repo):
+    """`mem age --older-than 6h --max 1` says what it moved "for good": a memory younger than 6h
+    that --max pushed out stays long-term at the next read too."""
+    older = _add("-c", "fact", "The billing service moved", when="2026-11-22T09:50:00Z")
+    newer = _add("-c", "fact", "The search service moved", "--importance", "6", when="2026-11-22T09:55:00Z")
+    run = json.loads(mem("age", "--older-than", "6h", "--max", "1", "--json").out)
+    assert (run["moved_to_long"], run["hot_ids"]) == ([older], [newer])
+    assert [e["id"] for e in json.loads(mem("list", "--tier", "hot", "--json").out)] == [newer]
+
+
 def test_stats_shows_the_split(aged):
     stats = json.loads(mem("stats", "--json").out)
     assert stats["split"] == {"hot": 2, "long": 2}

@@ -14,8 +14,35 @@ from ..core.errors import BadInput
 if TYPE_CHECKING:
     from ..api import Grimoire
     from ..core.model import Entry
+    from ..retrieval.search import Hit, Hits
 
 OUTCOMES = {"success": True, "failure": False}
+# What Loa's oracle searches ("learnings are indexed and searchable").
+ORACLE_CATEGORIES = ["learning"]
+
+
+def oracle_hits(grimoire: Grimoire, text: str, **filters: Any) -> Hits:
+    """The learnings ranked for `text`, for Loa's oracle: refused while
+    retrieval.integrate_with_oracle is false (Loa keeps its memory out of the oracle then)."""
+    if not grimoire.config.retrieval.get("integrate_with_oracle", True):
+        raise BadInput(
+            "retrieval.integrate_with_oracle is false: memory is kept out of Loa's oracle",
+            "set memory_schema.retrieval.integrate_with_oracle: true in .loa.config.yaml",
+        )
+    return grimoire.query(text, categories=ORACLE_CATEGORIES, **filters)
+
+
+def oracle_record(hit: Hit) -> dict[str, Any]:
+    """One hit as the oracle reads it (one JSON object a line, docs/adapters.md)."""
+    entry = hit.entry
+    return {
+        "id": entry.id,
+        "score": round(hit.score, 3),
+        "summary": entry.summary,
+        "content": entry.content,
+        "tags": list(entry.tags),
+        "confidence": entry.confidence,
+    }
 
 
 class Loa:
@@ -99,5 +126,6 @@ class Loa:
         return dict(self.grimoire.apply(memory_id, outcome).data["effectiveness"])
 
     def oracle_query(self, text: str, limit: int | None = None) -> list[dict[str, Any]]:
-        """The learnings ranked for `text` (what Loa's oracle searches)."""
-        return [hit.entry.to_dict() for hit in self.grimoire.query(text, categories=["learning"], limit=limit)]
+        """The learnings ranked for `text` (what Loa's oracle searches); refused
+        while retrieval.integrate_with_oracle is false."""
+        return [hit.entry.to_dict() for hit in oracle_hits(self.grimoire, text, limit=limit)]

@@ -72,7 +72,7 @@ class Samaritan:
             raise BadInput(f"bad older_than_hours {older_than_hours!r}", "give a whole number of hours, e.g. 48")
         whole(max_rows, "max_rows")
         # Not `most`: mem's --max caps the hot tier, not the rows one aging moves.
-        aged = self.grimoire.lifecycle.age(older_than=f"{older_than_hours}h")
+        aged = self.grimoire.lifecycle.age(older_than=f"{older_than_hours}h", max_rows=max_rows)
         return list(aged.moved_to_long or [])  # recorded: the next aging does not move them again
 
     async def load_context_block(self, limit: int = 15, min_importance: int = 3) -> str:

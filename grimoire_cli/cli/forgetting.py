@@ -11,9 +11,9 @@ from .app import chat_command, declared, found, open_grimoire, read_file, read_t
 
 
 @declared(lifecycle.AGE)
-def age(older_than, most, dry_run, json):
+def age(older_than, most, max_rows, dry_run, json):
     grimoire = open_grimoire()
-    result = grimoire.lifecycle.age(older_than=older_than, most=most, dry_run=dry_run)
+    result = grimoire.lifecycle.age(older_than=older_than, most=most, max_rows=max_rows, dry_run=dry_run)
     if json:
         render.print_json(result.to_dict())
         return

@@ -162,6 +162,9 @@ def apply(id, success, failure, json):
         )
 
 
+QUERY_FORMATS = ("text", "json", "oracle")
+
+
 @declared(operations.QUERY)
 def query(
     text,
@@ -181,8 +184,11 @@ def query(
     semantic,
     source,
     meta,
+    format,
     json,
 ):
+    if format not in QUERY_FORMATS:
+        raise BadInput(f"unknown format {format!r}", f"use one of: {', '.join(QUERY_FORMATS)}")
     grimoire = open_grimoire()
     options = dict(
         limit=limit,
@@ -199,6 +205,9 @@ def query(
         source=source,
         meta=_meta(meta),
     )
+    if format == "oracle":
+        _oracle(grimoire, text, options, scope or all_scopes)
+        return
     if scope or all_scopes:
         if scope and all_scopes:
             raise BadInput("--scope and --all-scopes ask for two sets of scopes", "give one of them")
@@ -214,7 +223,7 @@ def query(
         render.note(
             _nothing_found(text, hits.filtered_out, min_confidence, grimoire.config.retrieval["min_confidence"])
         )
-    if json:
+    if json or format == "json":
         render.print_json([hit.to_dict(explain, moment) for hit in hits])
     else:
         for hit in hits:
@@ -222,6 +231,20 @@ def query(
             render.out(f"{hit.score:6.3f}  {where}{render.entry_line(hit.entry, moment)}")
             if explain:
                 render.out("        " + "  ".join(_part(k, v) for k, v in hit.parts.items()))
+    found(hits)
+
+
+def _oracle(grimoire, text: str, options: dict, scoped: bool) -> None:
+    """`--format oracle`: this grimoire's learnings for Loa's oracle, one JSON object a line."""
+    from ..adapters import loa  # here: a plain query imports only its own modules (tests/test_query.py)
+
+    if scoped or options["categories"] not in (None, [], loa.ORACLE_CATEGORIES):
+        raise BadInput("--format oracle searches this scope's learnings only", "drop -c, --scope and --all-scopes")
+    hits = loa.oracle_hits(grimoire, text, **{k: v for k, v in options.items() if k != "categories"})
+    if not hits:
+        render.note(f"no learnings match {text!r}")
+    for hit in hits:
+        render.out(jsonlib.dumps(loa.oracle_record(hit), ensure_ascii=False))
     found(hits)
 
 

@@ -108,16 +108,20 @@ CONTEXT_ORDERS = ("priority", "importance", "recent")
 
 class Section(NamedTuple):
     """One section of a context recipe: up to `limit` entries of `category`
-    in `order` (recent, importance, or score: the query's ranking, else `mem context`'s)."""
+    (None: of every category, as Protea's `get_recent` reads them) in `order`
+    (recent, importance, or score: the query's ranking, else `mem context`'s)."""
 
-    category: str
+    category: str | None
     limit: int
     order: str = "recent"
     title: str | None = None
 
     @property
     def heading(self) -> str:
-        return self.title or self.category
+        return self.title or self.category or ALL_CATEGORIES
+
+
+ALL_CATEGORIES = "all categories"  # the heading of a section over every category, when it has no title
 
 
 class ContextSettings(NamedTuple):
@@ -342,8 +346,9 @@ def _recipe_section(item: Any, where: str, label: str) -> Section:
             "config",
         )
     title = item.get("title")
+    category = item.get("category")  # none: every category
     return Section(
-        category=expect(item.get("category"), str, where, f"{label}.category"),
+        category=expect(category, str, where, f"{label}.category") if category is not None else None,
         limit=_number(item.get("limit", 1), where, f"{label}.limit", low=1, integer=True),
         order=order,
         title=expect(title, str, where, f"{label}.title") if title is not None else None,

@@ -34,24 +34,39 @@ def hours(text: str, option: str) -> float:
 class Lifecycle(Namespace):
     """The tiers, forgetting and consolidation of the grimoire it serves."""
 
-    def age(self, *, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> Aged:
+    def age(
+        self,
+        *,
+        older_than: str | None = None,
+        most: int | None = None,
+        max_rows: int | None = None,
+        dry_run: bool = False,
+    ) -> Aged:
         """The hot / long-term split now, what moved since the last `age`
         (recorded unless `dry_run`); `most` tightens it for this run. `older_than`
         (24h) ages for good (Samaritan's aging): what it moves stays long-term,
         recorded in local state (storage/aging.py); `moved_to_long` is then what
-        this run moved. With `dry_run`, only shown."""
+        this run moved, at most `max_rows` (Samaritan's cap: the least important,
+        then the oldest, first; the rest stay hot). With `dry_run`, only shown."""
         from ..retrieval.tiers import age
 
         if most is not None:
             whole(most, "--max", 0)
+        if max_rows is not None:
+            whole(max_rows, "--max-rows", 0)
+            if older_than is None:
+                raise BadInput("--max-rows caps the moves of an aging for good", "give --older-than too, e.g. 24h")
         moment = self.grimoire.now()
         if older_than is None:
             return age(self.store, moment, most=most, dry_run=dry_run)
-        return self._age_for_good(moment, hours(older_than, "--older-than"), most, dry_run)
+        return self._age_for_good(moment, hours(older_than, "--older-than"), most, max_rows, dry_run)
 
-    def _age_for_good(self, moment: datetime, older_than_hours: float, most: int | None, dry_run: bool) -> Aged:
+    def _age_for_good(
+        self, moment: datetime, older_than_hours: float, most: int | None, max_rows: int | None, dry_run: bool
+    ) -> Aged:
         """`age` with `older_than`: what it moves (hot now, long-term under the
-        tightened split), recorded unless `dry_run`; under the lock, so two agings never lose one."""
+        tightened split, at most `max_rows` of them), recorded unless `dry_run`;
+        under the lock, so two agings never lose one."""
         from ..core.clock import iso
         from ..retrieval.tiers import age, in_tier
         from ..storage import aging
@@ -59,11 +74,38 @@ class Lifecycle(Namespace):
         with self.store.lock(writing=not dry_run):
             hot_before = set(in_tier(self.store, moment, "hot"))
             aged = age(self.store, moment, older_than_hours=older_than_hours, most=most, dry_run=True)
-            if not dry_run:
-                aging.record(self.config.local_dir, moment.timestamp() - older_than_hours * 3600, iso(moment))
-        aged.moved_to_long, aged.moved_to_hot = sorted(hot_before & set(aged.long)), []
+            moving = sorted(hot_before & set(aged.long))
+            staying: set[str] = set()
+            if max_rows is not None and len(moving) > max_rows:
+                moving = self._least_important(moving, moment)[:max_rows]
+                staying = hot_before & set(aged.long) - set(moving)
+            if not dry_run and staying:  # a cut would move them all: the moved ones, one by one
+                aging.record_ids(self.config.local_dir, moving, iso(moment))
+            elif not dry_run:
+                cut = moment.timestamp() - older_than_hours * 3600
+                aging.record(self.config.local_dir, cut, iso(moment))
+                pushed = self._born_after(moving, cut) if most is not None else []
+                if pushed:  # what --max moved, younger than the cut, stays long-term too
+                    aging.record_ids(self.config.local_dir, pushed, iso(moment))
+        aged.hot, aged.long = sorted(set(aged.hot) | staying), sorted(set(aged.long) - staying)
+        aged.moved_to_long, aged.moved_to_hot = sorted(moving), []
         aged.since, aged.recorded, aged.dry_run = None, not dry_run, dry_run
         return aged
+
+    def _born_after(self, ids: list[str], cut: float) -> list[str]:
+        """Those of these entries born after `cut` (POSIX time)."""
+        return [e.id for e in self.store.by_id(ids, include_archive=False).values() if (e.born or 0) > cut]
+
+    def _least_important(self, ids: list[str], moment: datetime) -> list[str]:
+        """These entries' ids, the least important (effective importance) first, then the oldest."""
+        decay = self.config.settings.decay
+        at = moment.timestamp()
+
+        def rank(entry: Entry) -> tuple[int, float, str]:
+            born = entry.born if entry.born is not None else at
+            return decay.of(entry.importance, at - born), born, entry.id
+
+        return [entry.id for entry in sorted(self.store.by_id(ids, include_archive=False).values(), key=rank)]
 
     def expiring(self, days: int) -> list[Entry]:
         """Active entries that expire within `days` (not those living a day or

@@ -58,8 +58,14 @@ def consolidate(
 
 
 @tool(AGE)
-def age(g: Grimoire, older_than: str | None = None, most: int | None = None, dry_run: bool = False) -> Any:
-    return g.lifecycle.age(older_than=older_than, most=most, dry_run=dry_run).to_dict()
+def age(
+    g: Grimoire,
+    older_than: str | None = None,
+    most: int | None = None,
+    max_rows: int | None = None,
+    dry_run: bool = False,
+) -> Any:
+    return g.lifecycle.age(older_than=older_than, most=most, max_rows=max_rows, dry_run=dry_run).to_dict()
 
 
 @tool(TOOLS)

@@ -39,7 +39,7 @@ def check_event(name: str) -> str:
 
 
 def due_time(text: str, moment: datetime) -> str:
-    """`--due`: `+90m`, `+1h`, `+2d` from now, or an ISO time later than now."""
+    """`--due`: `+90s`, `+90m`, `+1h`, `+2d` from now, or an ISO time later than now."""
     relative = _RELATIVE.match(text.strip())
     if relative:
         return iso(moment + ttl_delta(f"{relative[1]}{relative[2]}"))  # type: ignore[operator]
@@ -47,7 +47,7 @@ def due_time(text: str, moment: datetime) -> str:
         when = parse_time(text)
     except BadInput:
         raise BadInput(
-            f"cannot read --due {text!r}", "give +30m, +1h, +2d or a time like 2026-12-01T09:00:00Z"
+            f"cannot read --due {text!r}", "give +90s, +30m, +1h, +2d or a time like 2026-12-01T09:00:00Z"
         ) from None
     if when <= moment:
         raise BadInput(

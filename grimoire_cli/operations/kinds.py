@@ -165,7 +165,13 @@ TASK_SCHEDULE = Operation(
     "like \"cpu > 80 and env == 'prod'\"). Returns the task.",
     (
         stdin_text("text", "What to do.", "What to do; '-' reads stdin."),
-        Param("due", str, "When: +30m, +1h, +2d or an ISO time.", "--due", metavar="WHEN"),
+        Param(
+            "due",
+            str,
+            "When: +<n>s, +<n>m, +<n>h or +<n>d from now (+90s, +30m, +1h, +2d), or an ISO time.",
+            "--due",
+            metavar="WHEN",
+        ),
         Param("on", str, "When this event fires.", "--on", metavar="EVENT", cli_help="When `mem event EVENT` fires."),
         Param(
             "next_session",
@@ -210,7 +216,11 @@ TASKS_PENDING = Operation(
 
 TASKS_DUE = Operation(
     "tasks_due",
-    "List the tasks due now; exit 1 when none is (for scripts).",
+    "List the tasks due now; exit 1 when none is (for scripts).\n\n"
+    "A task is due once the time `mem task add --due` gave it has come: +<n>s,\n"
+    "+<n>m, +<n>h or +<n>d after it was added (+90s, +30m, +1h, +2d), or an ISO\n"
+    "time; a --next-session task at the next session start; a --condition task\n"
+    "when the --context given here makes its condition hold.",
     "The tasks due now: past their time, or waiting for the next session; with a context, also the "
     "condition tasks whose condition holds against it.",
     (

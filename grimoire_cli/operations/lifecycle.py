@@ -26,8 +26,17 @@ AGE = Operation(
         Param(
             "most",
             int,
-            "For this run, at most N hot memories.",
+            "At most N hot memories: for this run, or with older_than for good (what it moves stays long-term).",
             "--max",
+            metavar="N",
+            schema={"minimum": 0, "maximum": MAX_COUNT},
+        ),
+        Param(
+            "max_rows",
+            int,
+            "With older_than, move at most N (Samaritan's max_rows): the least important, then the oldest, "
+            "first; the rest stay hot for a later aging.",
+            "--max-rows",
             metavar="N",
             schema={"minimum": 0, "maximum": MAX_COUNT},
         ),

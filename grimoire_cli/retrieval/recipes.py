@@ -1,6 +1,7 @@
 """Context recipes (Protea's tiered retrieval): `mem context --recipe NAME`
 fills the sections of `context.recipes.NAME` in order, each with up to its
-`limit` entries of its category, under a heading, within the budget.
+`limit` entries of its category (a section without one: of every category
+the block may show), under a `##` heading, within the budget.
 
 A section's `order` is `recent` (newest first), `importance` (effective
 importance, then newest) or `score` (with a query, the query's ranking;
@@ -12,7 +13,8 @@ section's order. A recipe shows exactly its sections, and tasks due now:
 they lead the first section of their category, whatever the query or the
 tiers say, and appear nowhere else; a recipe without their category shows
 them first, under "Due now". What the sections left out of their selection
-(past a limit, or past the budget) is counted in the footer.
+(past a limit, or past the budget) is counted in the footer, once: a section
+over every category counts what no section of its own category counts.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def sections_of(store: Store, name: str) -> tuple[Section, ...]:
             "define it under memory_schema.context.recipes, or `mem init --preset protea`",
         )
     for section in sections:
-        if section.category not in store.config.categories:
+        if section.category is not None and section.category not in store.config.categories:
             raise BadInput(
                 f"recipe {name!r} names the unknown category {section.category!r}",
                 f"add the category, or fix context.recipes.{name} (categories: {', '.join(store.config.categories)})",
@@ -70,7 +72,10 @@ def _pick(
     earlier section took: `used`), and how many entries it could draw from.
     With a query `text` (its FTS5 expression `match`), only entries that match.
     `due` (the category's tasks due now) come first whether or not they are chosen."""
-    chosen = base.but(categories=[section.category], excluded=())
+    if section.category is None:  # every category the block may show (never chat: `injected` leaves it out)
+        chosen = base
+    else:
+        chosen = base.but(categories=[section.category], excluded=())
     if text:  # as `mem query` filters, whatever the section's order: its sections of a category count alike
         threshold, floors = store.config.confidence_filter(None)
         chosen = chosen.but(min_confidence=threshold, floors=floors)
@@ -119,14 +124,14 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     sections = leading + sections
     # Two sections may draw on one category: an entry shows once, and what a
     # category left out is counted once, at its last section.
-    used: dict[str, set[int]] = {}
+    taken: set[int] = set()
     picked = []
     for index, section in enumerate(sections):
-        taken = used.setdefault(section.category, set())
+        due = due_of.get(section.category, []) if section.category is not None else []
         if index < len(leading):  # exactly the tasks due now: nothing of the category is left out
-            rowids, total = list(due_of[section.category]), len(due_of[section.category])
+            rowids, total = list(due), len(due)
         else:
-            rowids, total = _pick(store, section, base, text, match, taken, due_of.get(section.category, []))
+            rowids, total = _pick(store, section, base, text, match, taken, due)
         taken.update(rowids)
         picked.append((section, rowids, total))
     what = selection(store, text is not None, "of the recipe")
@@ -136,9 +141,9 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     # The longest
     footer = max(tokens(footer_of({s.heading: total for s, _, total in picked}, what)), tokens(footer_of({}, what))) + 1
     shown: list[dict[str, Any]] = []
-    kept_of: dict[str, int] = {}
-    for index, (section, rowids, total) in enumerate(picked):
-        heading = f"### {section.heading}"
+    shown_of: dict[str, int] = {}  # entries shown, by category, whichever section showed them
+    for section, rowids, _ in picked:
+        heading = f"## {section.heading}"  # as Protea's prompts head them: `## Recent Crashes`
         kept: list[str] = []
         for entry in loaded(store, iter(rowids)):
             room = budget - used_tokens - footer - (0 if kept else tokens(heading) + 1)
@@ -153,8 +158,7 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
             lines.append(line)
             used_tokens += tokens(line) + 1
             kept.append(entry.id)
-        kept_of[section.category] = kept_of.get(section.category, 0) + len(kept)
-        left = total - kept_of[section.category] if last[section.category] == index else 0
+            shown_of[entry.category] = shown_of.get(entry.category, 0) + 1
         shown.append(
             {
                 "heading": section.heading,
@@ -162,18 +166,19 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
                 "order": section.order,
                 "limit": section.limit,
                 "included": kept,
-                "left_out": left,
+                "left_out": 0,  # counted below, once all sections are filled
             }
         )
+    _count_left_out(shown, [total for _, _, total in picked], last, shown_of, len(leading))
     included = [entry_id for section in shown for entry_id in section["included"]]
     left_out = sum(section["left_out"] for section in shown)
     if not included and not left_out:
         empty = RecipeContext("", [], 0, 0, budget, name, shown, what)
         if text:
             threshold, floors = store.config.confidence_filter(None)
-            within = base.but(
-                categories=[s.category for s in sections], excluded=(), min_confidence=threshold, floors=floors
-            )
+            within = base.but(min_confidence=threshold, floors=floors)
+            if None not in last:  # no section over every category: the recipe's own (a chat one too)
+                within = within.but(categories=[s.category for s in sections], excluded=())
             empty.filtered_out = filtered_out(
                 store,
                 text,
@@ -190,6 +195,24 @@ def build_recipe(store: Store, text: str | None, budget: int, moment: datetime, 
     if tokens(block) > budget:
         block = "\n".join([*lines[:-1], footer_line(left_out, what)]) + "\n"
     return RecipeContext(block, included, left_out, tokens(block), budget, name, shown, what)
+
+
+def _count_left_out(
+    shown: list[dict[str, Any]], totals: list[int], last: dict[str | None, int], shown_of: dict[str, int], leading: int
+) -> None:
+    """Each section's `left_out`, every entry counted once: a category's, at
+    its last section, what of its `total` no section showed (the first
+    `leading` sections, "Due now", hold exactly the due tasks: what they did
+    not show); the sections over every category (at the last of them), what
+    else of theirs no section showed."""
+    for category, index in last.items():
+        if category is not None:
+            seen = len(shown[index]["included"]) if index < leading else shown_of.get(category, 0)
+            shown[index]["left_out"] = max(0, totals[index] - seen)
+    if None in last:
+        index = last[None]
+        counted = sum(section["left_out"] for section in shown)
+        shown[index]["left_out"] = max(0, totals[index] - sum(shown_of.values()) - counted)
 
 
 def footer_of(left: dict[str, int], what: str = "memories of the recipe") -> str:

@@ -10,6 +10,7 @@ from the config is a bound parameter, never text in the SQL.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -87,18 +88,26 @@ def _retention_sql(tiers: Tiers, params: dict[str, Any], alias: str = "h") -> st
 
 
 def hot_sql(
-    tiers: Tiers, decay: Decay | None, inside: str, active: str, aged_before: float | None = None
+    tiers: Tiers,
+    decay: Decay | None,
+    inside: str,
+    active: str,
+    aged_before: float | None = None,
+    aged_ids: list[str] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Rowids of the hot entries among the rows `inside` (a condition on
     alias h) that are `active`: young (and, after a recorded aging, born
-    after `aged_before`) or pinned, the most important `hot_max` of them;
-    and the parameters it adds."""
+    after `aged_before` and not among `aged_ids`) or pinned, the most
+    important `hot_max` of them; and the parameters it adds."""
     params: dict[str, Any] = {"hpin": tiers.pin_importance, "hmax": tiers.hot_max, **decay_params(decay)}
     importance = importance_sql(decay, "h")
     young = f"h.born > :now - 3600.0 * {_retention_sql(tiers, params)}"
     if aged_before is not None:
         params["haged"] = aged_before
         young += " AND h.born > :haged"
+    if aged_ids:
+        params["hagedids"] = json.dumps(aged_ids)
+        young += " AND h.id NOT IN (SELECT value FROM json_each(:hagedids))"
     sql = (
         f"SELECT h.rowid FROM ranks AS h WHERE h.mapping = 1 AND {inside} AND {active} "
         f"AND ((h.born IS NOT NULL AND {young}) OR {importance} >= :hpin) "

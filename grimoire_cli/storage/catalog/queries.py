@@ -276,20 +276,20 @@ class Queries(Connection):
                 chosen.decay,
                 inside.replace("e.path", "h.path"),
                 _STATES_OF["active"].format(t="h"),
-                self._aged_before(),
+                *self._aged(),
             )
             condition += f" AND e.rowid {'IN' if chosen.tier == 'hot' else 'NOT IN'} ({hot})"
             params = {**params, **more}
         return f"e.mapping = 1 AND {inside} AND {condition}", {**named, **params}
 
-    def _aged_before(self) -> float | None:
-        """The cut `mem age --older-than` recorded (storage/aging.py), read at
-        every tier read: another process may have moved it."""
+    def _aged(self) -> tuple[float | None, list[str]]:
+        """The cut `mem age --older-than` recorded and the ids a capped aging
+        moved (storage/aging.py), read at every tier read: another process may have moved them."""
         if self.local_dir is None:
-            return None
-        from ..aging import FILE, cut
+            return None, []
+        from ..aging import FILE, read
 
-        return cut(self.local_dir / FILE)
+        return read(self.local_dir / FILE)
 
     def lights(self, paths: list[str], chosen: Filter | None = None) -> list[Light]:
         """The filter and rank fields of the chosen entries, without their JSON."""
