@@ -120,6 +120,10 @@ def test_empty_results_say_on_stderr_what_filtered_them_out(repo):
         why("search", "-t", "deploy", "-c", "error")
         == 'no memories match "search"; filtered out: 1 by these filters together'
     )
+    assert (
+        why("search", "--source", "user")
+        == 'no memories match "search"; filtered out: 1 with other metadata (--source/--meta)'
+    )
     mem("supersede", ids["deploy"], "Deployments run from main every Wednesday")
     assert why("tuesday") == 'no memories match "tuesday"; filtered out: 1 superseded (--include-superseded)'
     assert mem("archive", ids["tabs"]).code == 0

@@ -263,6 +263,7 @@ _LIFTS = {
     "time": ("created outside the time window", " (--since/--until)"),
     "tier": ("in the other tier", " (--tier all)"),
     "importance": ("below context.min_importance", ""),
+    "metadata": ("with other metadata", " (--source/--meta)"),
     "together": ("by these filters together", ""),
 }
 

@@ -205,6 +205,8 @@ def filtered_out(
         lifted["tier"] = (chosen.but(tier=None), include_archive)
     if chosen.min_importance is not None:
         lifted["importance"] = (chosen.but(min_importance=None), include_archive)
+    if chosen.metadata:
+        lifted["metadata"] = (chosen.but(metadata=()), include_archive)
 
     def matches(wider: Filter, archive: bool) -> int:
         return ranked(store, text, wider, recency_weight=recency_weight, limit=1, include_archive=archive).total
@@ -222,6 +224,7 @@ def filtered_out(
             until=None,
             tier=None,
             min_importance=None,
+            metadata=(),
         )
         if n := matches(everything, True):
             counts["together"] = n
