@@ -233,6 +233,30 @@ EQUIVALENT.update(
         for n in (2, 3, 4, 5, 10, 11, 12)
     }
 )
+_FLAT = "grimoire_cli.git.flattened"
+_ONE_TAB = "every line of the log holds the format's tab: the piece before the first one is the same however it splits"
+_LS_TREE = "ls-tree quotes a path that holds a tab (no -z): each line holds exactly one, before the path"
+_CACHE = "grimoire_cli.git.mapping_cache"
+_ASCII = "json.dump escapes every character past ASCII (ensure_ascii): the file reads alike in any of these codecs"
+EQUIVALENT.update(
+    {
+        f"{_FLAT}.x_strays__mutmut_14": "`XXXX` is one row of one field, never a merge: nothing is dropped either way",
+        **{f"{_FLAT}.x_strays__mutmut_{n}": _ONE_TAB for n in (19, 22)},
+        f"{_FLAT}.x_strays__mutmut_31": "split once at a tab every line holds: two pieces, so [1] is [-1]",
+        f"{_FLAT}.x__is_ancestor__mutmut_3": "`check` is only tested for truth: None and False are both false",
+        f"{_FLAT}.x__blobs__mutmut_11": "ls-tree takes the paths after the revision: `XX--XX` is one more path, which "
+        "no tree holds",
+        f"{_FLAT}.x__blobs__mutmut_12": "`XXXX` holds no tab: no file either way",
+        **{f"{_FLAT}.x__blobs__mutmut_{n}": _LS_TREE for n in (16, 17, 19)},
+        **{f"{_CACHE}.x_load__mutmut_{n}": _ASCII for n in (3, 6)},
+        **{f"{_CACHE}.x_save__mutmut_{n}": _ASCII for n in (10, 13, 17)},
+        **{
+            f"{_CACHE}.x_save__mutmut_{n}": "the temp file's name is never read: it is renamed over the kept "
+            "file at once"
+            for n in (3, 5, 6, 7)
+        },
+    }
+)
 # Survivors a test does kill, but not under mutmut: their code runs once per
 # process (at import, or filling a cache) before mutmut forks the process that
 # tests the mutant; the fresh-process checks kill them. Why, for the report.

@@ -16,7 +16,7 @@ import json
 import shutil
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import chdir, contextmanager
 from pathlib import Path
 
 import pytest
@@ -57,10 +57,7 @@ def sha(repo: Path, rev: str) -> str:
 
 
 def team_repo(repo: Path, tmp_path: Path, start: dict[str, str]) -> None:
-    """`start` committed and pushed to a bare origin as main; every file both sides change stops as a
-    conflict (the driver configured but failing), for the driver to be run in process; and a post-rewrite
-    hook that keeps what mem's hook is given (the list on stdin, the rebase's state, which git removes
-    right after the hook)."""
+    """`start` committed and pushed to a bare origin as main, with the driver and hook of `in_process`."""
     for name, text in start.items():
         write(repo, name, text)
     commit_all(repo, "start")
@@ -70,6 +67,13 @@ def team_repo(repo: Path, tmp_path: Path, start: dict[str, str]) -> None:
     git("push", "-q", "origin", "HEAD:main", cwd=repo)
     git("fetch", "-q", "origin", cwd=repo)
     git("remote", "set-head", "origin", "main", cwd=repo)
+    in_process(repo)
+
+
+def in_process(repo: Path) -> None:
+    """Every file both sides change stops as a conflict (the driver configured but failing), for the driver
+    to be run in process; and a post-rewrite hook that keeps what mem's hook is given (the list on stdin, the
+    rebase's state, which git removes right after the hook) for the fixup to be run in process."""
     git("config", "merge.grimoire.driver", "false", cwd=repo)
     hook = repo / ".git" / "hooks" / "post-rewrite"
     hook.parent.mkdir(exist_ok=True)
@@ -110,11 +114,14 @@ def settle(repo: Path, tmp_path: Path, command: list[str]) -> None:
 
 @contextmanager
 def as_the_hook_saw_it(repo: Path) -> Iterator[str]:
-    """The rebase's state back where mem's post-rewrite hook found it, and the list it was given (stdin)."""
+    """The rebase's state back where mem's post-rewrite hook found it, and the list it was given (stdin);
+    run from outside the repository, as `fixup` is: git run where the working directory is the repository
+    would hide a call that lost the root it was given."""
     git_dir = repo / ".git"
     shutil.copytree(git_dir / "kept-rebase-merge", git_dir / "rebase-merge")
     try:
-        yield (git_dir / "kept-rewritten").read_text()
+        with chdir(repo.parent):
+            yield (git_dir / "kept-rewritten").read_text()
     finally:
         shutil.rmtree(git_dir / "rebase-merge")
 
@@ -197,11 +204,27 @@ def test_a_rebase_that_flattens_a_merge_renames_the_hooks_archive_back_to_the_pi
         assert strays(records, versions=(shas["round one"], shas["round two"], shas["learns"])) == {}
         # Renames that chain (a later pick renamed the id an earlier one gave): the last one.
         assert strays([*records, (IDS[10], records[0][1], IDS[13])])[IDS[6]] == IDS[13]
-        # The same change in a commit of bob's own after the merge settles nothing: the merge's own tree
-        # gave the condensed entry 008 (its archived memories it still held under their ids).
-        own = git("commit-tree", f"{shas['hook']}^{{tree}}", "-p", shas["merge"], "-m", "bob renames", cwd=repo)
+        # The same change in a commit of bob's own after the merge settles nothing (mem's subject after a tab
+        # is not mem's subject): the merge's own tree gave the condensed entry 008 (its archived memories it
+        # still held under their ids).
+        own = git("commit-tree", f"{shas['hook']}^{{tree}}", "-p", shas["merge"], "-m", "bob\t" + HOOK, cwd=repo)
         versions = (shas["round one"], shas["round two"], own.strip())
         assert strays(records, (*replayed[:2], own.strip()), versions) == {IDS[8]: IDS[12]}
+        # A merge whose subject holds a tab is a merge all the same.
+        merge = git(
+            "commit-tree",
+            f"{shas['merge']}^{{tree}}",
+            "-p",
+            shas["compacts"],
+            "-p",
+            shas["round one"],
+            "-m",
+            "Merge\tround one",
+            cwd=repo,
+        ).strip()
+        hook = git("commit-tree", f"{shas['hook']}^{{tree}}", "-p", merge, "-m", HOOK, cwd=repo).strip()
+        versions = (shas["round one"], shas["round two"], hook)
+        assert strays(records, (*replayed[:2], hook), versions) == dict(zip(IDS[6:9], IDS[10:]))
         # Every file HEAD holds as a replayed commit held it, from the last that did: mem's hook commit.
         assert flattened.origins(repo, STORAGE, replayed) == {
             path: shas["hook"]
@@ -226,6 +249,7 @@ def test_a_rebase_that_flattens_a_merge_renames_the_hooks_archive_back_to_the_pi
 
 
 IDS = [f"MEM-20261122-{n:03d}" for n in range(20)]
+HOOK = "mem: renumber memory ids that collided in the merge"
 
 
 @pytest.mark.git
@@ -378,6 +402,7 @@ def test_one_key_superseded_on_both_sides_is_chained_by_the_time_each_value_was_
     same_time = keyed("003", "medium", "10:05", supersedes=IDS[1])
     by_id = {IDS[1]: {"superseded_by": IDS[2]}, IDS[2]: {"superseded_by": IDS[3]}, IDS[3]: {"supersedes": IDS[2]}}
     assert keyed_successors(*two_sides(ours_new, same_time)) == by_id
+    assert keyed_successors(*two_sides(same_time, ours_new)) == by_id
     untimed = keyed("003", "medium", None, supersedes=IDS[1])
     assert keyed_successors(*two_sides(ours_new, untimed)) == chained
     no_time = {**ours_new, "source": {"session_id": "s"}}
@@ -405,3 +430,94 @@ def test_what_is_no_keyed_revision_on_both_sides_is_left_to_the_field_merge():
     for changed in ({"key": "db.size"}, {"supersedes": IDS[9]}, {"superseded_by": IDS[9]}):
         assert keyed_successors(*two_sides(ours_new, {**theirs_new, **changed})) == {}, changed
     assert keyed_successors({**old, IDS[3]: theirs_new}, ours, theirs) == {}
+    # Each of them skipped, the next entry of base is still chained.
+    skipped_old = {IDS[8]: {"id": IDS[8]}, IDS[9]: keyed("009", "x"), IDS[10]: keyed("010", "y")}
+    ours_skip = {IDS[9]: keyed("009", "x", superseded_by=IDS[11]), IDS[10]: keyed("010", "y", superseded_by=IDS[12])}
+    theirs_skip = {**ours_skip, IDS[10]: keyed("010", "y", superseded_by=IDS[13])}
+    unkeyed_news = {IDS[12]: {"id": IDS[12]}, IDS[13]: {"id": IDS[13]}}
+    chain = keyed_successors(old, ours, theirs)
+    assert (
+        chain
+        and keyed_successors(
+            {**skipped_old, **old}, {**ours_skip, **unkeyed_news, **ours}, {**theirs_skip, **unkeyed_news, **theirs}
+        )
+        == chain
+    )
+
+
+@pytest.mark.git
+@pytest.mark.parametrize("upstream_first", [False, True], ids=["merged-in", "merged-into"])
+def test_the_upstream_line_of_a_flattened_merge_keeps_its_ids(repo, tmp_path, upstream_first):
+    """Two local branches took 002 each; one merged the other (a tie: the side merged in yields, 002 -> 003),
+    then the one that was `other` became upstream and moved on, and the merge's branch is rebased onto it.
+    Its line is upstream's: a merge that renamed its ids is not undone there (merged-in: nothing to undo);
+    the branch's line is (merged-into: the branch's 002 the merge made 003, the pick 005)."""
+    seed = HEAD + learning("001", "the seed's learning")
+    write(repo, "learnings.yaml", seed)
+    commit_all(repo, "start")
+    in_process(repo)
+    # No apostrophe in a text the merge renumbers: the driver writes it quoted, and a memory is known by its lines.
+    for branch, learned in (("other", "the upstream learning"), ("feat", "the branch learning")):
+        git("checkout", "-q", "-b", branch, "main", cwd=repo)
+        write(repo, "learnings.yaml", seed + learning("002", learned))
+        commit_all(repo, f"{branch} learns")
+    git("checkout", "-q", "-b", "work", "other" if upstream_first else "feat", cwd=repo)
+    settle(repo, tmp_path, ["merge", "-q", "--no-edit", "feat" if upstream_first else "other"])
+    git("checkout", "-q", "other", cwd=repo)
+    write(repo, "decisions.yaml", entry("004", "upstream decides", "", "decision"))
+    commit_all(repo, "upstream moves on")
+    git("checkout", "-q", "work", cwd=repo)
+    settle(repo, tmp_path, ["rebase", "-q", "other"])
+    with as_the_hook_saw_it(repo) as stdin:
+        found = plan(repo, repo / ".git", "post-rewrite", ["rebase"], stdin)
+        assert found is not None and found.versions is not None
+        records = prior_renames(repo / ".git", repo / MEMORY)
+        assert [(old, new) for old, _, new in records] == [(IDS[2], IDS[5])]
+        strays = flattened.strays(repo, STORAGE, records, *found.versions, found.replayed)
+        assert strays == ({IDS[3]: IDS[5]} if upstream_first else {})
+        fixed = fixup(repo, "post-rewrite", "rebase", stdin=stdin)
+    assert (fixed.renumbered, fixed.files) == ({}, [])
+    assert [(e["id"], e["content"]) for e in items(text(repo, LEARNINGS))] == [
+        (IDS[1], "the seed's learning"),
+        (IDS[2], "the upstream learning"),
+        (IDS[5], "the branch learning"),
+    ]
+    assert Grimoire.open(repo).validate().ok
+
+
+@pytest.mark.git
+def test_an_id_two_flattened_merges_gave_two_memories_is_left_alone(repo, tmp_path):
+    """Bob's first merge renumbered his learning 002 -> 003; he dropped that learning, and his second merge
+    gave 003 to another memory, one alice holds under it (picked onto her line as 003, his 004). Undone with
+    no pick's rename, 003 would go back to 002 by the first merge and to 004 by the second: left alone."""
+    seed = HEAD + learning("001", "the seed learning")
+    team_repo(repo, tmp_path, {"learnings.yaml": seed})
+    write(repo, "learnings.yaml", seed + learning("002", "the dropped learning"))
+    commit_all(repo, "bob learns")
+    alice = seed + learning("002", "the alice learning")
+    alice_pushes(repo, {"learnings.yaml": alice}, "alice learns")
+    settle(repo, tmp_path, ["merge", "-q", "--no-edit", "origin/main"])
+    assert [e["id"] for e in items(text(repo, LEARNINGS))] == [IDS[1], IDS[3], IDS[2]]
+    write(repo, "learnings.yaml", alice + learning("004", "the picked learning"))
+    preference = entry("006", "prefer the picked learning", "  related_memories: [MEM-20261122-004]\n", "preference")
+    write(repo, "preferences.yaml", preference)
+    commit_all(repo, "bob drops one, learns another")
+    alice_pushes(repo, {"learnings.yaml": alice + learning("003", "the picked learning")}, "alice picks")
+    settle(repo, tmp_path, ["merge", "-q", "--no-edit", "origin/main"])
+    assert text(repo, LEARNINGS) == alice + learning("003", "the picked learning")
+    alice_pushes(repo, {"decisions.yaml": entry("004", "alice decides", "", "decision")}, "alice decides")
+    settle(repo, tmp_path, ["rebase", "-q", "origin/main"])
+    with as_the_hook_saw_it(repo) as stdin:
+        found = plan(repo, repo / ".git", "post-rewrite", ["rebase"], stdin)
+        assert found is not None and found.versions is not None
+        records = prior_renames(repo / ".git", repo / MEMORY)
+        assert [(old, new) for old, _, new in records] == [(IDS[2], IDS[7]), (IDS[4], IDS[3])]
+        strays = lambda records: flattened.strays(repo, STORAGE, records, *found.versions, found.replayed)
+        assert strays([]) == {}
+        # The pick that kept alice's 003 for the picked learning: the first merge's undoing alone.
+        assert strays(records[1:]) == {IDS[3]: IDS[2]}
+        fixed = fixup(repo, "post-rewrite", "rebase", stdin=stdin)
+    # Bob's preference, in a file git took whole from his commit, names the picked learning by alice's id.
+    assert (fixed.renumbered, fixed.files) == ({}, [(MEMORY / "preferences.yaml").as_posix()])
+    assert text(repo, (MEMORY / "preferences.yaml").as_posix()) == preference.replace("-004]", "-003]")
+    assert Grimoire.open(repo).validate().ok
