@@ -11,6 +11,7 @@ to kill survivors: mutmut found the rest let it live), which is what a new
 test is measured by.
 
     python scripts/mutation.py [GROUP ...]        run groups (default: all)
+    python scripts/mutation.py --module PATH ...  only the mutants of these modules, each against its group's tests
     python scripts/mutation.py --mutmut-only ...  no fresh-process checks
     python scripts/mutation.py --recheck ...      only them, with today's tests
         [--only TEXT ...]                         of the mutants whose name holds TEXT
@@ -87,10 +88,14 @@ GROUPS = {
             "grimoire_cli/git/sides.py",
             "grimoire_cli/git/trees.py",
             "grimoire_cli/git/echoes.py",
+            "grimoire_cli/git/flattened.py",
+            "grimoire_cli/git/mapping_cache.py",
+            "grimoire_cli/git/chains.py",
         ),
         (
             "tests/test_merge_pinned.py",
             "tests/test_echoes_pinned.py",
+            "tests/test_flattened_pinned.py",
             "tests/test_rule_edges.py::test_a_merge_keeps_the_later_last_applied_whichever_side_has_it",
         ),
     ),
@@ -228,6 +233,30 @@ EQUIVALENT.update(
         for n in (2, 3, 4, 5, 10, 11, 12)
     }
 )
+_FLAT = "grimoire_cli.git.flattened"
+_ONE_TAB = "every line of the log holds the format's tab: the piece before the first one is the same however it splits"
+_LS_TREE = "ls-tree quotes a path that holds a tab (no -z): each line holds exactly one, before the path"
+_CACHE = "grimoire_cli.git.mapping_cache"
+_ASCII = "json.dump escapes every character past ASCII (ensure_ascii): the file reads alike in any of these codecs"
+EQUIVALENT.update(
+    {
+        f"{_FLAT}.x_strays__mutmut_14": "`XXXX` is one row of one field, never a merge: nothing is dropped either way",
+        **{f"{_FLAT}.x_strays__mutmut_{n}": _ONE_TAB for n in (19, 22)},
+        f"{_FLAT}.x_strays__mutmut_31": "split once at a tab every line holds: two pieces, so [1] is [-1]",
+        f"{_FLAT}.x__is_ancestor__mutmut_3": "`check` is only tested for truth: None and False are both false",
+        f"{_FLAT}.x__blobs__mutmut_11": "ls-tree takes the paths after the revision: `XX--XX` is one more path, which "
+        "no tree holds",
+        f"{_FLAT}.x__blobs__mutmut_12": "`XXXX` holds no tab: no file either way",
+        **{f"{_FLAT}.x__blobs__mutmut_{n}": _LS_TREE for n in (16, 17, 19)},
+        **{f"{_CACHE}.x_load__mutmut_{n}": _ASCII for n in (3, 6)},
+        **{f"{_CACHE}.x_save__mutmut_{n}": _ASCII for n in (10, 13, 17)},
+        **{
+            f"{_CACHE}.x_save__mutmut_{n}": "the temp file's name is never read: it is renamed over the kept "
+            "file at once"
+            for n in (3, 5, 6, 7)
+        },
+    }
+)
 # Survivors a test does kill, but not under mutmut: their code runs once per
 # process (at import, or filling a cache) before mutmut forks the process that
 # tests the mutant; the fresh-process checks kill them. Why, for the report.
@@ -251,18 +280,19 @@ def stored(group: str) -> Path:
     return STORE / group
 
 
-def run_group(name: str, group: Group, fresh: bool = True) -> None:
+def run_group(name: str, group: Group, fresh: bool = True, modules: tuple[str, ...] = ()) -> None:
     """Run mutmut over one group in ./mutants, the group's stored state moved in
-    and back out whatever happens."""
+    and back out whatever happens; given `modules`, only their mutants (the
+    group's others are generated, untested, so its state stays whole)."""
     if WORK.exists():
         sys.exit(f"error: {WORK} exists (a plain `mutmut run`?); remove it or move it away first")
     STORE.mkdir(exist_ok=True)
     if stored(name).exists():
         stored(name).rename(WORK)
     try:
-        run_mutmut(group)
+        run_mutmut(group, tuple(dotted(module) + ".*" for module in modules))
         if fresh:
-            check_in_fresh_processes(group, WORK, {})
+            check_in_fresh_processes(dataclasses.replace(group, modules=modules or group.modules), WORK, {})
     finally:
         if WORK.exists():
             WORK.rename(stored(name))
@@ -285,12 +315,17 @@ def selection(group: Group) -> list[str]:
     return [arg for arg in group.tests if arg.startswith("-") or (ROOT / arg.split("::")[0]).exists()]
 
 
-def run_mutmut(group: Group) -> None:
+def dotted(module: str) -> str:
+    """A module's path as mutmut's mutant names begin (`grimoire_cli.git.merge`)."""
+    return module.removesuffix(".py").replace("/", ".")
+
+
+def run_mutmut(group: Group, names: tuple[str, ...] = ()) -> None:
     from mutmut.__main__ import _run
 
     configure(group)
     try:
-        _run((), max_children=1)
+        _run(names, max_children=1)  # names: patterns of the mutants to test (none: all)
     except SystemExit as stop:
         if stop.code not in (None, 0):
             raise
@@ -352,6 +387,12 @@ def results(name: str, module: str) -> dict[str, int | None]:
     return results_in(stored(name), module)
 
 
+def ran(name: str, module: str) -> bool:
+    """Whether this checkout holds verdicts for `module` (a run of another module of its group with
+    --module leaves its mutants generated and untested)."""
+    return any(code is not None for code in results(name, module).values())
+
+
 def killed_fresh(name: str) -> set[str]:
     verdicts = stored(name) / FRESH
     if not verdicts.exists():
@@ -386,7 +427,7 @@ def table_rows(earlier: list[str]) -> list[str]:
     ]
     for name, group in GROUPS.items():
         for module in group.modules:
-            if not stored(name).exists():
+            if not ran(name, module):
                 rows.extend(line for line in earlier if line.startswith(f"| `{module}` |"))
                 continue
             counts = tally(results(name, module), killed_fresh(name))
@@ -412,9 +453,8 @@ def survivor_rows(earlier: list[str]) -> list[str]:
     for name, group in GROUPS.items():
         fresh = killed_fresh(name)
         for module in group.modules:
-            if not stored(name).exists():  # not run here: as the report had it
-                dotted = module.removesuffix(".py").replace("/", ".")
-                rows.extend(line for line in earlier if line.startswith(f"- `{dotted}."))
+            if not ran(name, module):  # not run here: as the report had it
+                rows.extend(line for line in earlier if line.startswith(f"- `{dotted(module)}."))
                 continue
             for key, code in sorted(results(name, module).items()):
                 if (code in SURVIVED or code in NO_TESTS) and key in fresh:
@@ -463,6 +503,18 @@ def show(name: str) -> None:
     sys.exit(f"error: no stored run holds {name}; run its group first ({', '.join(GROUPS)})")
 
 
+def modules_by_group(modules: list[str]) -> dict[str, tuple[str, ...]]:
+    """Group name -> the given modules it holds (--module); exits naming a module no group holds."""
+    out: dict[str, tuple[str, ...]] = {}
+    for module in modules:
+        holder = next((name for name, group in GROUPS.items() if module in group.modules), None)
+        if holder is None:
+            known = ", ".join(m for group in GROUPS.values() for m in group.modules)
+            sys.exit(f"error: no group holds {module}; give one of {known}")
+        out[holder] = (*out.get(holder, ()), module)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("groups", nargs="*", help=f"groups to run: {', '.join(GROUPS)} (default: all)")
@@ -475,10 +527,14 @@ def main() -> None:
         "--only", action="append", default=[], metavar="TEXT", help="with --recheck: only mutants whose name holds TEXT"
     )
     parser.add_argument("--show", metavar="NAME", help="print one mutant's diff")
+    parser.add_argument(
+        "--module", action="append", default=[], metavar="PATH", help="run only this module's mutants (of its group)"
+    )
     args = parser.parse_args()
     unknown = [name for name in args.groups if name not in GROUPS]
     if unknown:
         sys.exit(f"error: no group {', '.join(unknown)}; the groups are {', '.join(GROUPS)}")
+    by_group = modules_by_group(args.module)
     os.chdir(ROOT)  # mutmut works in ./mutants of the current directory
     if args.show:
         show(args.show)
@@ -486,6 +542,9 @@ def main() -> None:
     if args.recheck:
         for name in args.groups or GROUPS:
             recheck(name, GROUPS[name], tuple(args.only))
+    elif by_group:
+        for name, modules in by_group.items():
+            run_group(name, GROUPS[name], fresh=not args.mutmut_only, modules=modules)
     elif not args.report:
         for name in args.groups or GROUPS:
             run_group(name, GROUPS[name], fresh=not args.mutmut_only)
