@@ -58,12 +58,12 @@ def strays(
             for old, new in renames_since(held, after).items():
                 key = memory_of(held[old])
                 target = given.get(key) or before.setdefault(key, old)
-                if target == new:
-                    continue
+                # An id two dropped merges gave two memories (one kept under it) is left as it is: which one a
+                # reference means, no merge can say.
                 if out.get(new, target) != target:
                     clashing.add(new)
                 out[new] = target
-    return {stray: target for stray, target in out.items() if stray not in clashing}
+    return {stray: target for stray, target in out.items() if stray not in clashing and stray != target}
 
 
 def _is_ancestor(root: Path, commit: str, tip: str) -> bool:

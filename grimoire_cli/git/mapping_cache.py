@@ -42,11 +42,14 @@ def save(git_dir: Path, key: str, fields: dict[str, Any]) -> None:
     """Keep `fields` under `key` (best effort: a run that cannot write works it out again next time)."""
     try:
         fd, tmp = tempfile.mkstemp(dir=git_dir, prefix=".grimoire-mapping-")
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump({"key": key, "fields": fields}, out)
         os.replace(tmp, git_dir / NAME)
     except OSError:
-        pass
+        Path(tmp).unlink(missing_ok=True)
 
 
 def restored(fields: dict[str, Any]) -> dict[str, Any]:
