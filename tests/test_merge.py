@@ -4,6 +4,7 @@ the same day, then push and pull; the merge driver leaves both identical."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -404,6 +405,33 @@ def test_two_successors_of_a_memory_are_settled_in_the_order_written_and_the_mer
     assert entries[target]["superseded_by"] == valkey
     assert (entries[valkey]["supersedes"], entries[valkey]["superseded_by"]) == (target, memcached)
     assert entries[memcached]["supersedes"] == valkey and "superseded_by" not in entries[memcached]
+
+
+def test_a_rebase_that_flattens_a_settled_merge_stops_again_and_is_settled_again(team):
+    """The settlement lives in the merge commit: a `git pull --rebase` onto alice's next commit replays bob's
+    revision onto hers and stops on the same memory (as git does for any merge resolved by hand). Settled
+    again mid-rebase, `git rebase --continue` finishes, and the hook's renumbering after it leaves the chain
+    as settled: a link the settlement wrote under the rebase's own ids is not renamed again."""
+    alice, bob, base = team
+    target = base[0]
+    two_successors(alice, bob, target)
+    run_mem(bob, "settle", target)
+    git("commit", "-q", "--no-edit", cwd=bob)
+    run_mem(alice, "add", "-c", "decision", "alice decides to pin the cache version")
+    git("commit", "-qam", "alice decides", cwd=alice)
+    git("push", "-q", "origin", "HEAD:main", cwd=alice)
+    assert subprocess.run(["git", "pull", "-q", "--rebase"], cwd=bob, capture_output=True).returncode == 1
+    run_mem(bob, "settle", target)
+    done = subprocess.run(
+        ["git", "rebase", "--continue"], cwd=bob, capture_output=True, env={**os.environ, "GIT_EDITOR": "true"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert_clean(bob)
+    entries = export(bob)
+    by_text = {e["content"]: e for e in entries.values()}
+    valkey, memcached = by_text["the cache is valkey"], by_text["the cache is memcached"]
+    assert entries[target]["superseded_by"] == valkey["id"]
+    assert (valkey["superseded_by"], memcached["supersedes"]) == (memcached["id"], valkey["id"])
 
 
 def test_settle_keeps_the_successor_asked_for_first_and_refuses_what_it_cannot_settle(team):

@@ -978,6 +978,61 @@ class StoreMachine(RuleBasedStateMachine):
         self.committed = copy.deepcopy((self.entries, self.facts, self.procedures, self.coder_ids))
         self.check()  # the rest of the hook's session start (the ids that arrived count as issued here)
 
+    @rule(pick=st.integers(0, 1000), a=st.sampled_from(WORDS), keep_theirs=st.booleans())
+    @counted
+    def both_supersede(self, pick, a, keep_theirs):
+        """This clone and a teammate supersede one note (without a key): the merge stops on it, as it cannot know
+        which revision the team means; `Grimoire.settle` (`mem settle`) chains the two revisions, the kept one
+        first (theirs when asked, else the first written: the same clock, so the lower id), and `git commit`
+        concludes the merge through mem's hooks (issue 42)."""
+        notes = [m for m in self._active() if m.key is None and m.category in NOTES[:5]]
+        if not notes:
+            return False
+        old = notes[pick % len(notes)]
+        self.commit()
+        other = self._teammate
+        shutil.rmtree(other, ignore_errors=True)
+        subprocess.run(["git", "clone", "-q", str(self.root), str(other)], check=True)
+        _install_fixup_hooks(other)
+        clone = Grimoire.open(other, runtime=self.runtime)
+        their_text = self._text(a, "their revision")
+        their_id = clone.supersede(old.id, their_text).id
+        subprocess.run(["git", "commit", "-qam", "their revision"], cwd=other, check=True)
+        our_text = self._text(a, "our revision")
+        ours = self.g.supersede(old.id, our_text)
+        carried = dict(tags=old.tags, importance=old.importance, ttl=old.ttl, confidence=old.confidence)
+        self._written(ours, old, metadata=old.metadata, **carried)
+        self.commit()
+        _install_fixup_hooks(self.root)
+        pulled = subprocess.run(
+            ["git", "pull", "-q", "--no-rebase", "--no-edit", str(other), "HEAD"], cwd=self.root, capture_output=True
+        )
+        assert pulled.returncode == 1, "two revisions of one note merged without a conflict"
+        settled = self.g.settle(old.id, keep=their_id if keep_theirs else None)
+        assert settled.staged and settled.chain[0] == old.id and their_id in settled.chain[1:]
+        self.g.store.refresh()
+        order = [self.g.show(entry_id).content for entry_id in settled.chain[1:]]
+        if keep_theirs:
+            assert order == [their_text, our_text], "settle did not keep the revision asked for first"
+        else:  # both written at this machine's one clock: the lower id first
+            assert settled.chain[1] < settled.chain[2], f"settle chained {settled.chain} out of the order written"
+        done = subprocess.run(["git", "commit", "-q", "--no-edit"], cwd=self.root, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        self.g.store.refresh()
+        settle(self.g.store)
+        self._follow_entries(tracked=True)
+        by_content = {e.content: e for e in self.g.entries()}
+        theirs = self._written(by_content[their_text], merged=True, metadata=old.metadata, **carried)
+        first, second = (theirs, self.entries[by_content[our_text].id])[:: 1 if order[0] == their_text else -1]
+        old.superseded_by, first.supersedes = first.id, old.id
+        first.superseded_by, second.supersedes = second.id, first.id
+        self.committed = copy.deepcopy((self.entries, self.facts, self.procedures, self.coder_ids))
+        self.check()
+        # The settlement lives in the merge commit: a rebase that flattened it would replay our revision onto
+        # theirs and stop again (as git does for any merge resolved by hand). The teammate pulls it, as a team
+        # does once it is pushed.
+        _pull(other, self.root, rebase=False)
+
     def _their_work(self, clone: Grimoire, work, a: str) -> list[tuple[str, Model, Any]]:
         """The teammate supersedes, applies, archives or names in a new note's `related` the shared notes it holds (one
         write per note), by the ids it holds them under: (what, the note's model, the new text or the success). A stale

@@ -276,7 +276,29 @@ def _scope_changes(
         ambiguous=_ambiguous(records),
         strays=strays,
         written=written,
+        meant=_renamed_for(records) if found.operation == "rebase" else None,
     )
+
+
+def _renamed_for(records: list) -> dict[str, set[str]]:
+    """Old id -> the memories (`merge.memory_of`) a rebase's picks renamed it for."""
+    out: dict[str, set[str]] = {}
+    for old, key, _ in records:
+        out.setdefault(old, set()).add(key)
+    return out
+
+
+def _still_meant(
+    mapping: dict[str, str], meant: dict[str, set[str]], path: Path, held: dict[Path, dict[str, str]]
+) -> dict[str, str]:
+    """The renames that hold in a file the rebase merged (a pick's driver, or `mem settle` by hand): its ids are
+    the rebase's own by then, so an old id an entry of this very file holds for another memory than the pick
+    renamed it for names that entry (upstream's), not the renamed one."""
+    if path not in held:
+        text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        held[path] = {entry_id: memory_of(block) for entry_id, block in ids_in(text).items()}
+    here = held[path]
+    return {old: new for old, new in mapping.items() if old not in here or old not in meant or here[old] in meant[old]}
 
 
 def _ambiguous(records: list) -> dict[str, set[str]]:
@@ -420,6 +442,7 @@ def _changes(
     ambiguous: dict[str, set[str]] | None = None,
     strays: dict[str, str] | None = None,
     written: dict[str, dict[str, str]] | None = None,
+    meant: dict[str, set[str]] | None = None,
 ) -> dict[str, dict[str, dict | None]]:
     """file -> {current id: new data, or None to remove it} for every entry that needs a rename or a
     lifecycle field. A supersede link to an id the rebase renamed to several (`ambiguous`) takes the one
@@ -435,6 +458,7 @@ def _changes(
     by_id: dict[str, list] = {}
     for entry in entries:
         by_id.setdefault(entry.id, []).append(entry)
+    held: dict[Path, dict[str, str]] = {}  # file -> id -> the memory it holds (`_still_meant`), as read
     driver = mapping
     mapping = {**mapping, **(strays or {})}  # a stray is no rename the driver made: it applies in every file
     colliding = set(mapping) | {k for k, group in by_id.items() if len(group) > 1}
@@ -492,6 +516,8 @@ def _changes(
             names = local
         elif written and entry.file in written:  # a file git took whole from a replayed commit: ids as it meant them
             names = {**written[entry.file], **local}
+        elif meant is not None:  # a rebase's file merged at a pick, or settled by hand (`mem settle`) on the way
+            names = _still_meant(mapping, meant, store.config.root / entry.file, held)
         else:
             names = mapping
         old = at_start(entry.id) if mine and _refers(data, names) else None
