@@ -13,7 +13,7 @@ import json
 import re
 import time
 import types
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,10 +34,10 @@ class WorkingMemory:
     """What the timed helpers left in this process: the latest result of
     each fast call by cache key (never persisted, never served: a fast call
     runs again) and, for each slow call whose result could not be persisted
-    (not JSON-able, a secret, empty), `name: reason`."""
+    (not JSON-able, a secret, empty), `name: reason` (the latest WORKING_LIMIT of each)."""
 
     results: OrderedDict[str, Any] = field(default_factory=OrderedDict)
-    refused: list[str] = field(default_factory=list)
+    refused: deque[str] = field(default_factory=lambda: deque(maxlen=WORKING_LIMIT))
 
     def keep(self, key: str, result: Any) -> None:
         self.results.pop(key, None)
@@ -151,9 +151,10 @@ class Timed:
 
 
 def cache_key(function: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> str:
-    """`cache.<function>.h<digest of the arguments>`: a dotted lowercase key."""
+    """`cache.<function>.h<digest of its module and the arguments>`: a dotted
+    lowercase key; the module keeps `db.query(sql)` and `warehouse.query(sql)` apart."""
     name = re.sub(r"[^a-z0-9_]+", "_", function.__qualname__.lower()).strip("_") or "call"
-    arguments = json.dumps([args, kwargs], sort_keys=True, default=repr)
+    arguments = json.dumps([function.__module__, args, kwargs], sort_keys=True, default=repr)
     return f"cache.{name}.h{hashlib.sha256(arguments.encode()).hexdigest()[:16]}"
 
 
