@@ -9,15 +9,13 @@ docs/adapters.md says so.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, NotFound
 from ..facade.kinds import check_category_name
+from .sabre_cache import WorkingMemory, cache_through, instrument, marked
 from .sabre_procedures import episodes_of, procedure_of, step_in
 
 if TYPE_CHECKING:
@@ -92,6 +90,7 @@ class Sabre:
         self.grimoire = grimoire
         self.run_step = run_step
         self.transcript_of = transcript_of
+        self.working = WorkingMemory()  # what timed helpers keep in this process (`helpers`)
 
     def namespace(self) -> dict[str, Any]:
         """Every helper by its SABRE name, to put in a runtime's namespace."""
@@ -348,34 +347,27 @@ class Sabre:
         made of the function's name and arguments, in the first local
         category (else `category`'s), `category` kept as a tag. Hits and
         misses are counted per `category` in the catalog (`mem stats`)."""
-        local = next((c.name for c in self.grimoire.config.categories.values() if not c.tracked), None)
-
-        def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
-            @functools.wraps(function)
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                key = _cache_key(function, args, kwargs)
-                found = self.recall_fact(key)
-                self.grimoire.facts.note_cache(category, found is not None)  # counted per SABRE category
-                if found is not None:
-                    return _without_stamp(found)
-                result = function(*args, **kwargs)
-                placed, tags = self._placed(local or category, "note")
-                tags = tags or ([category] if category and category != placed else [])
-                self.grimoire.facts.remember(key, result, ttl=ttl_of(ttl), category=placed, tags=tags)
-                return result
-
-            return wrapper
-
-        return decorate
+        kept_for = ttl_of(ttl)  # a bad ttl is refused where it is written, before any call
+        return lambda function: cache_through(self, function, kept_for, category)
 
     def cacheable(self, function: Callable[..., Any]) -> Callable[..., Any]:
-        """`auto_cache()` with its defaults, as a bare decorator."""
+        """`auto_cache()` with its defaults, as a bare decorator: always
+        persisted, however fast (SABRE names it for structural data only)."""
         return self.auto_cache()(function)
 
     @staticmethod
     def no_cache(function: Callable[..., Any]) -> Callable[..., Any]:
-        """Never cached: the function itself."""
-        return function
+        """Never cached: the function itself, marked so `helpers()` leaves it alone."""
+        return marked(function, "never")
+
+    def helpers(self, target: Any, *, threshold: float = 1.0, ttl: int = 3600) -> Any:
+        """What SABRE's runtime does for its undecorated helpers, called once
+        on them: `target` (a function, a mapping of names to helpers, a
+        module, class or object) with each public function timed; a call
+        slower than `threshold` seconds is persisted for `ttl` seconds as
+        `@auto_cache()` would, later calls served from it; a faster one stays
+        in working memory (`self.working`). Marked functions are left alone."""
+        return instrument(self, target, threshold, ttl_of(ttl))
 
     # -- consolidation ----------------------------------------------------------
 
@@ -408,14 +400,3 @@ def _task(entry: Entry) -> dict[str, Any]:
         "status": entry.data.get("status"),
         "scheduled_for": entry.data.get("due_at"),
     }
-
-
-def _cache_key(function: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> str:
-    """`cache.<function>.<digest of the arguments>`: a dotted lowercase key."""
-    name = re.sub(r"[^a-z0-9_]+", "_", function.__qualname__.lower()).strip("_") or "call"
-    arguments = json.dumps([args, kwargs], sort_keys=True, default=repr)
-    return f"cache.{name}.h{hashlib.sha256(arguments.encode()).hexdigest()[:16]}"
-
-
-def _without_stamp(value: Any) -> Any:
-    return {k: v for k, v in value.items() if k != "_cached_at"} if isinstance(value, dict) else value
