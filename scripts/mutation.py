@@ -97,6 +97,7 @@ GROUPS = {
             "tests/test_echoes_pinned.py",
             "tests/test_flattened_pinned.py",
             "tests/test_sides_pinned.py",
+            "tests/test_trees_pinned.py",
             "tests/test_rule_edges.py::test_a_merge_keeps_the_later_last_applied_whichever_side_has_it",
         ),
     ),
@@ -268,6 +269,19 @@ EQUIVALENT.update(
             "file at once"
             for n in (3, 5, 6, 7)
         },
+    }
+)
+_TREES = "grimoire_cli.git.trees"
+_NAMED_ONLY = "`where` only names the text in a Damaged error, which is caught: the same entries are parsed"
+EQUIVALENT.update(
+    {
+        f"{_TREES}.x__blob_of__mutmut_15": "`hash-object --stdin` does not fail (it writes nothing; a missing git "
+        "raises): the fallback is never used",
+        f"{_TREES}.x_picked__mutmut_21": "`XXXX` is one word: a commit with no parents, skipped as the empty "
+        "listing's none",
+        f"{_TREES}.xǁTreeǁcopy_of__mutmut_22": "`get(None)` answers None: no entry is under None",
+        f"{_TREES}.xǁTreeǁget__mutmut_6": _NAMED_ONLY,
+        **{f"{_TREES}.xǁTreeǁload__mutmut_{n}": _NAMED_ONLY for n in (9, 16, 17)},
     }
 )
 # Survivors a test does kill, but not under mutmut: their code runs once per
