@@ -47,6 +47,7 @@ def strays(
     for _, key, new in records:
         given[key] = new
     before: dict[str, str] = {}  # memory key -> its id before the first dropped merge that renamed it
+    upstream = tree_ids(root, start, storage) or {}
     out: dict[str, str] = {}
     clashing: set[str] = set()
     for merge, *parents in dropped:
@@ -57,6 +58,8 @@ def strays(
             held = tree_ids(root, parent, storage) or {}
             for old, new in renames_since(held, after).items():
                 key = memory_of(held[old])
+                if new in upstream and memory_of(upstream[new]) == key:
+                    continue  # the memory reached upstream under this id (a branch merged there): published, it stays
                 target = given.get(key) or before.setdefault(key, old)
                 # An id two dropped merges gave two memories (one kept under it) is left as it is: which one a
                 # reference means, no merge can say.
