@@ -59,8 +59,9 @@ def strays(
             for old, new in renames_since(held, after).items():
                 key = memory_of(held[old])
                 if new in upstream and memory_of(upstream[new]) == key:
-                    continue  # the memory reached upstream under this id (a branch merged there): published, it stays
-                target = given.get(key) or before.setdefault(key, old)
+                    target = new  # the memory reached upstream under this id (a branch merged there): published
+                else:
+                    target = given.get(key) or before.setdefault(key, old)
                 # An id two dropped merges gave two memories (one kept under it) is left as it is: which one a
                 # reference means, no merge can say.
                 if out.get(new, target) != target:
