@@ -544,3 +544,43 @@ def test_a_reference_to_an_id_the_second_flattened_merge_gave_keeps_naming_that_
         fixup(repo, "post-rewrite", "rebase", stdin=stdin)
     assert text(repo, ERRORS) == later
     assert Grimoire.open(repo).validate().ok
+
+
+@pytest.mark.git
+def test_a_memory_upstream_holds_under_the_id_a_flattened_merge_gave_it_keeps_that_id(repo, tmp_path):
+    """Bob's topic branch learns 002; a teammate picked that commit onto main, where it took 003 (alice's 002
+    was there), and pushed. Bob pulls main into his main, then merges his topic (the picked learning is one
+    memory: main's 003 stays), and rebases onto alice's next commit. The merge of his topic renamed 002 -> 003,
+    but upstream holds the learning under 003: published, it stays (the soak's seed 8 moved it back to 002,
+    alice's learning, and a supersede link followed)."""
+    seed = HEAD + learning("001", "the seed learning")
+    team_repo(repo, tmp_path, {"learnings.yaml": seed})
+    git("checkout", "-q", "-b", "topic", cwd=repo)
+    write(repo, "learnings.yaml", seed + learning("002", "the picked learning"))
+    commit_all(repo, "bob learns on his topic")
+    git("checkout", "-q", "main", cwd=repo)
+    upstream = seed + learning("002", "the alice learning") + learning("003", "the picked learning")
+    alice_pushes(repo, {"learnings.yaml": upstream}, "alice learns and picks bob's")
+    write(repo, "decisions.yaml", entry("004", "bob decides", "", "decision"))
+    commit_all(repo, "bob decides")
+    settle(repo, tmp_path, ["merge", "-q", "--no-edit", "origin/main"])
+    settle(repo, tmp_path, ["merge", "-q", "--no-edit", "topic"])
+    assert text(repo, LEARNINGS) == upstream
+    revision = learning("005", "the picked learning, revised", "  supersedes: MEM-20261122-003\n")
+    revised = learning("003", "the picked learning", "  superseded_by: MEM-20261122-005\n")
+    write(repo, "learnings.yaml", upstream.replace(learning("003", "the picked learning"), revised) + revision)
+    commit_all(repo, "bob revises the picked learning")
+    alice_pushes(repo, {"preferences.yaml": entry("006", "alice prefers", "", "preference")}, "alice prefers")
+    settle(repo, tmp_path, ["rebase", "-q", "origin/main"])
+    with as_the_hook_saw_it(repo) as stdin:
+        found = plan(repo, repo / ".git", "post-rewrite", ["rebase"], stdin)
+        assert found is not None and found.versions is not None
+        records = prior_renames(repo / ".git", repo / MEMORY)
+        assert flattened.strays(repo, STORAGE, [], *found.versions, found.replayed) == {}
+        assert flattened.strays(repo, STORAGE, records, *found.versions, found.replayed) == {}
+        fixup(repo, "post-rewrite", "rebase", stdin=stdin)
+    learned = {e["content"]: e for e in items(text(repo, LEARNINGS))}
+    assert learned["the picked learning"]["id"] == IDS[3]
+    assert learned["the alice learning"]["id"] == IDS[2]
+    assert learned["the picked learning, revised"]["supersedes"] == IDS[3]
+    assert Grimoire.open(repo).validate().ok
