@@ -853,6 +853,7 @@ class StoreMachine(RuleBasedStateMachine):
             | {m.superseded_by for m in self.entries.values()}
             | set(self.facts.values())
             | {v[0] for v in self.procedures.values()}
+            | {named.id for m in self.entries.values() for named in m.related}  # a teammate's note names it
         )
         loose = [
             m
