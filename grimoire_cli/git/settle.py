@@ -13,13 +13,12 @@ category), and it is staged when a merge is waiting for it.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
+from ..storage.journal import write_atomic
 from ..storage.textedit import edit_block
 from ..storage.yamlio import emit_entry, parse_entries
 from . import gitops
@@ -76,7 +75,7 @@ def settle(store: Store, entry_id: str, keep: str | None = None) -> SettleResult
             first: {**by_id[first], "superseded_by": second},
             second: {**by_id[second], "supersedes": first},
         }
-        _write(path, _edited(text, items, spans, changes))
+        write_atomic(path, _edited(text, items, spans, changes).encode("utf-8"))
     rel = store.config.relative(path)
     return SettleResult(rel, [entry_id, first, second], _stage(store, path))
 
@@ -130,13 +129,6 @@ def _edited(text: str, items: list[Any], spans: list[tuple[int, int]], changes: 
             start, stop = spans[index]
             lines[start - 1 : stop] = edit_block(lines[start - 1 : stop], item, changes[item["id"]])
     return "\n".join(lines)
-
-
-def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(tmp, path)
 
 
 def _stage(store: Store, path: Path) -> bool:
