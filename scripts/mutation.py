@@ -85,6 +85,7 @@ GROUPS = {
         (
             "grimoire_cli/git/renumber.py",
             "grimoire_cli/git/merge.py",
+            "grimoire_cli/git/numbering.py",
             "grimoire_cli/git/sides.py",
             "grimoire_cli/git/trees.py",
             "grimoire_cli/git/echoes.py",

@@ -26,7 +26,8 @@ from test_merge_pinned import HEAD, MEMORY, commit_all, entry, fixup, items, run
 from grimoire_cli import Grimoire
 from grimoire_cli.git import flattened, mapping_cache
 from grimoire_cli.git.chains import keyed_successors
-from grimoire_cli.git.merge import Renames, memory_of
+from grimoire_cli.git.merge import Renames
+from grimoire_cli.git.numbering import memory_of
 from grimoire_cli.git.renumber import plan
 from grimoire_cli.git.trees import prior_renames
 

@@ -180,7 +180,8 @@ def _side(who: str, n: int) -> str:
 def test_the_merge_driver_grows_linearly_in_colliding_same_day_ids():
     """Both sides minted the same n ids; renumbering and merging them runs a number of lines proportional to n
     (the renumbered report rebuilt its id set per mapping item, and each fresh id reread every taken one)."""
-    from grimoire_cli.git.merge import merge_texts, renumbering
+    from grimoire_cli.git.merge import merge_texts
+    from grimoire_cli.git.numbering import renumbering
     from grimoire_cli.git.trees import ids_in
 
     def work(n: int) -> Callable[[], object]:

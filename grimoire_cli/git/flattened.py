@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import gitops
-from .merge import memory_of, renames_since
+from .numbering import memory_of, renames_since
 from .trees import Rename, tree_ids
 
 HOOK_COMMITS = (

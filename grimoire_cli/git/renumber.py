@@ -41,7 +41,8 @@ from . import gitops
 from .echoes import Counts, counts_added, echoes, raised
 from .flattened import origins
 from .flattened import strays as flattened_strays
-from .merge import LIFECYCLE, Numbers, identity, mapping_between, memory_of, merge_entry, merged_lifecycle, renamed
+from .merge import LIFECYCLE, mapping_between, merge_entry, merged_lifecycle, renamed
+from .numbering import Numbers, identity, memory_of
 from .sides import ours_yields
 from .trees import Tree, ids_in, prior_renames, rebase_tip, renames_here, tree_ids
 
@@ -281,7 +282,7 @@ def _scope_changes(
 
 
 def _renamed_for(records: list) -> dict[str, set[str]]:
-    """Old id -> the memories (`merge.memory_of`) a rebase's picks renamed it for."""
+    """Old id -> the memories (`numbering.memory_of`) a rebase's picks renamed it for."""
     out: dict[str, set[str]] = {}
     for old, key, _ in records:
         out.setdefault(old, set()).add(key)
