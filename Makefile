@@ -19,13 +19,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
+# One process per core (pytest-xdist): CI's machine has two, and the suite is
+# mostly waiting on git and mem processes. Tests that share a process's state
+# (the model test's rule counts, the crash matrix) are one xdist_group each.
+XDIST := -n auto --dist loadgroup
+
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
 
 # The inner loop: no slow tests, Hypothesis's dev profile (a tenth of the
 # examples). `make test` (every test, the ci profile) is what CI runs.
 test-fast: $(STAMP)
-	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest -m "not slow"
+	HYPOTHESIS_PROFILE=dev $(BIN)/python -m pytest $(XDIST) -m "not slow"
 
 # The model test of the whole store (tests/test_model.py) at 25 times CI's
 # sequences: over 50,000 steps, for finding rare ones. Not in CI.

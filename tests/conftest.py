@@ -165,18 +165,38 @@ def catalog_dump(repo: Path) -> dict:
     return {"entries": entries, "fts": fts, "fts_rows": count, "words": words, "files": files, "ranks": len(ranks)}
 
 
-def pytest_terminal_summary(terminalreporter) -> None:
-    """How many steps the model test ran (issue 34 asks CI for at least 2,000)."""
+def _summary_lines() -> list[str]:
+    """What this process ran of the model test (issue 34 asks CI for at least 2,000 steps) and of crash injection."""
+    lines = []
     model = sys.modules.get("test_model")
     if model is not None and model.STEPS[0]:
-        terminalreporter.write_line(f"model test (test_model.py): {model.STEPS[0]:,} steps checked")
-        terminalreporter.write_line(
-            "  rules that did their work: " + ", ".join(f"{name} {n}" for name, n in model.RUNS.most_common())
-        )
+        lines.append(f"model test (test_model.py): {model.STEPS[0]:,} steps checked")
+        lines.append("  rules that did their work: " + ", ".join(f"{name} {n}" for name, n in model.RUNS.most_common()))
     crashes = sys.modules.get("test_crash_injection")
     if crashes is not None and crashes.MATRIX:
-        terminalreporter.write_line(
+        lines.append(
             "crash injection (test_crash_injection.py), write path -> step: outcome after recovery (n = 1, 2, ...):"
         )
-        for line in crashes.matrix_lines():
-            terminalreporter.write_line("  " + line)
+        lines.extend("  " + line for line in crashes.matrix_lines())
+    return lines
+
+
+# `make test` runs the files on several processes (pytest-xdist, one file to a process): each worker hands its
+# summary lines to the process that prints the run's summary.
+FROM_WORKERS: list[str] = []
+
+
+def pytest_sessionfinish(session) -> None:
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["summary"] = _summary_lines()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    FROM_WORKERS.extend(getattr(node, "workeroutput", {}).get("summary", []))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    for line in FROM_WORKERS + _summary_lines():
+        terminalreporter.write_line(line)
