@@ -7,7 +7,14 @@ request to the whole body read; then the SDK's streamable HTTP client calls
 against `mem query --json`. Prints p50 and p95 per row (targets, issue 39:
 page p95 <= 50 ms, MCP-over-HTTP query p95 <= 20 ms).
 
-    python benchmarks/bench_web.py [--size 10000] [--calls 100] [--only archive,mcp]
+Its grimoire (`.data/web-zipf10000`, built once, see `build`) holds what every
+page draws: generate.py's entries, the sabre, protea and pms presets' kinds
+with bench_cli.py's seeds (facts, tasks, episodes, procedures, observations,
+crash logs: thousands of near-duplicate pairs for the review queue), outcomes
+recorded on some decisions (every effectiveness tier), and an execution log
+of `--runs` generated records observed and learnt from (tools, patterns, insights).
+
+    python benchmarks/bench_web.py [--size 10000] [--calls 100] [--only archive,mcp] [--rebuild]
 """
 
 from __future__ import annotations
@@ -25,11 +32,47 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_cli import DATA, ENV, MEM  # noqa: E402
+from bench_cli import DATA, ENV, MEM, SEED, SEED_EPISODES, SEED_PROTEA  # noqa: E402
 from bench_mcp import QUERY, percentile  # noqa: E402
 
 TOKEN = "a-benchmark-token-long-enough"
 HEADERS = {"authorization": f"Bearer {TOKEN}", "accept": "text/html"}
+PRESETS = ("sabre", "protea", "pms")
+BUILT = ".built"  # written last: a build cut short is built again
+# Outcomes on the first 120 decisions: 3 applications each, 0-3 of them
+# successes, so each effectiveness tier (ineffective, low, medium, high) holds 30.
+SEED_OUTCOMES = """
+from grimoire_cli import Grimoire
+g = Grimoire.open()
+for n, entry in enumerate(g.list(categories=["decision"])[:120]):
+    for k in range(3):
+        g.apply(entry.id, k < n % 4)
+"""
+
+
+def mem(folder: Path, *args: str) -> None:
+    subprocess.run([MEM, *args], cwd=folder, env=ENV, check=True, capture_output=True)
+
+
+def build(folder: Path, size: int, text: str, runs: int) -> None:
+    """The grimoire every page is measured on, through the real write paths
+    (`mem init --preset`, the API, `mem observe`, `mem learn`), committed."""
+    from executions import generate as executions
+    from generate import build as entries
+
+    shutil.rmtree(folder, ignore_errors=True)
+    entries(folder, size, text)
+    for preset in PRESETS:
+        mem(folder, "init", "--preset", preset)
+    for seed in (SEED, SEED_EPISODES, SEED_PROTEA, SEED_OUTCOMES):
+        subprocess.run([sys.executable, "-c", seed], cwd=folder, env=ENV, check=True)
+    log = folder / ".runs.jsonl"
+    log.write_text("".join(json.dumps(record) + "\n" for record in executions(runs)))
+    mem(folder, "observe", str(log))
+    mem(folder, "learn")
+    subprocess.run(["git", "add", "-A"], cwd=folder, env=ENV, check=True)
+    subprocess.run(["git", "commit", "-qm", "bench_web's grimoire"], cwd=folder, env=ENV, check=True)
+    (folder / BUILT).touch()
 
 
 def fetch_ms(url: str) -> float:
@@ -76,13 +119,13 @@ def main() -> int:
     parser.add_argument("--text", default="zipf")
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--only", default="", help="the rows to measure, comma-separated (default: every one)")
+    parser.add_argument("--runs", type=int, default=10000, help="execution records in the observation log")
+    parser.add_argument("--rebuild", action="store_true", help="build the grimoire again")
     args = parser.parse_args()
-    folder = DATA / f"{args.text}{args.size}"
-    if not (folder / ".loa.config.yaml").exists():
-        from generate import build
-
-        shutil.rmtree(folder, ignore_errors=True)
-        build(folder, args.size, args.text)
+    # Its own folder: bench_cli.py's grimoire of the same size is whatever its rows left in it.
+    folder = DATA / f"web-{args.text}{args.size}"
+    if args.rebuild or not (folder / BUILT).exists():
+        build(folder, args.size, args.text, args.runs)
     # What expired is archived first (as `make bench`'s bench_cli.py does before
     # this runs): the archive page then shows thousands, whichever ran first.
     subprocess.run([MEM, "check"], cwd=folder, env=ENV, capture_output=True, check=True)

@@ -234,6 +234,45 @@ def test_the_learning_page_draws_the_tools(repo):
     assert "<code>timeout after &lt;n&gt;s</code>" in page  # an error shape, escaped
 
 
+def _runs(day: str, count: int, tool: str = "kubectl") -> str:
+    """`count` one-step records of `tool` started on `day`, as JSON lines."""
+    return "".join(
+        json.dumps(
+            {
+                "task_id": f"{day}-{n}",
+                "outcome": "success",
+                "started_at": f"{day}T10:00:00Z",
+                "steps": [{"tool": tool, "status": "completed", "duration_ms": 100 + n}],
+            }
+        )
+        + "\n"
+        for n in range(count)
+    )
+
+
+def test_the_learning_page_reads_the_log_again_only_when_it_changed(repo):
+    """Its runs per day are kept in the catalog under the log's inode, size and
+    modification time: reading a log of 10,000 records took ~0.4 s every load
+    of the page (issue 39). A grown log is read again."""
+    import os
+
+    from grimoire_cli.learning import tool_days
+
+    assert mem("observe", "-", input=_runs("2026-11-20", 4)).code == 0
+    client = _client(repo)
+    first = client.get("/learning.json").json()["days"]
+    assert [day["runs"] for day in first["kubectl"]] == [4]
+    log = Grimoire.open(repo).config.local_dir / "observations.jsonl"
+    seen = log.stat()
+    log.write_bytes(log.read_bytes().replace(b'"kubectl"', b'"kubectX"'))  # the same inode and size
+    os.utime(log, ns=(seen.st_atime_ns, seen.st_mtime_ns))
+    assert client.get("/learning.json").json()["days"] == first  # the kept answer: the log was not read
+    assert mem("observe", "-", input=_runs("2026-11-21", 2, "helm")).code == 0
+    grown = client.get("/learning.json").json()["days"]
+    assert set(grown) == {"kubectX", "helm"} and grown["helm"][0]["day"] == "2026-11-21"
+    assert grown == tool_days._computed(Grimoire.open(repo).store, 90)
+
+
 def test_the_learning_page_names_the_tasks_of_structured_evidence(repo):
     from grimoire_cli import Grimoire
 

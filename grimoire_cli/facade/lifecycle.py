@@ -114,6 +114,13 @@ class Lifecycle(Namespace):
 
         return expiring(self.store, self.grimoire.now(), whole(days, "days", 0), self.config.names_of_kind("chat"))
 
+    def review_page(self, first: int, last: int | None) -> tuple[list[dict[str, Any]], int]:
+        """`g.review().page(first, last)` (the web view's review page): the
+        same entries and pairs, with only the entries shown read whole."""
+        from ..lifecycle.reviewing import review_page
+
+        return review_page(self.store, self.grimoire.now(), first, last)
+
     def heat(self, entry: Entry) -> dict[str, Any]:
         """What is computed of an entry at read time: its effective importance
         (decayed) and, when active, its tier (hot or long)."""

@@ -166,28 +166,35 @@ class Review:
     def page(self, first: int, last: int | None) -> tuple[list[dict[str, Any]], int]:
         """`to_list()[first:last]`, and how many entries `to_list` holds: only those shown are drawn up."""
         every = self.entries()
-        shown = every[first:last]
-        wanted = {entry.id for entry in shown}
-        # Each entry's sections and pairs gathered in one pass over each (by id,
-        # as the queue is keyed): at 10k entries there are thousands of pairs.
-        sections: dict[str, list[str]] = {}
-        for name, group in (("ineffective", self.ineffective), ("low", self.low), ("expiring", self.expiring)):
-            for e in group:
-                if name not in sections.setdefault(e.id, []):
-                    sections[e.id].append(name)
-        near: dict[str, list[dict[str, Any]]] = {}
-        for a, b, score, fix in self.duplicates:
-            a_id, b_id = a.id, b.id
-            if a_id in wanted:
-                near.setdefault(a_id, []).append({"id": b_id, "score": round(score, 1), "fix": fix})
-            if b_id in wanted and b_id != a_id:
-                near.setdefault(b_id, []).append({"id": a_id, "score": round(score, 1), "fix": fix})
-        out = []
-        for entry in shown:
-            pairs = near.get(entry.id, [])
-            named = [*sections.get(entry.id, []), *(["near-duplicate"] if pairs else [])]
-            out.append({**entry.to_dict(), "review": {"sections": named, "near_duplicates": pairs}})
-        return out, len(every)
+        pairs = ((a.id, b.id, score, fix) for a, b, score, fix in self.duplicates)
+        return queue_page(every[first:last], self, pairs), len(every)
+
+
+def queue_page(
+    shown: list[Entry], sections: Review, pairs: Iterable[tuple[str, str, float, str]]
+) -> list[dict[str, Any]]:
+    """`shown` (a slice of a review's entries) as `Review.to_list` draws them:
+    each with the sections of `sections` it is in and its pairs among `pairs`
+    (id, id, score, fix), gathered in one pass over each (by id, as the queue
+    is keyed): at 10k entries there are thousands of pairs."""
+    wanted = {entry.id for entry in shown}
+    named: dict[str, list[str]] = {}
+    for name, group in (("ineffective", sections.ineffective), ("low", sections.low), ("expiring", sections.expiring)):
+        for e in group:
+            if name not in named.setdefault(e.id, []):
+                named[e.id].append(name)
+    near: dict[str, list[dict[str, Any]]] = {}
+    for a_id, b_id, score, fix in pairs:
+        if a_id in wanted:
+            near.setdefault(a_id, []).append({"id": b_id, "score": round(score, 1), "fix": fix})
+        if b_id in wanted and b_id != a_id:
+            near.setdefault(b_id, []).append({"id": a_id, "score": round(score, 1), "fix": fix})
+    out = []
+    for entry in shown:
+        found = near.get(entry.id, [])
+        listed = [*named.get(entry.id, []), *(["near-duplicate"] if found else [])]
+        out.append({**entry.to_dict(), "review": {"sections": listed, "near_duplicates": found}})
+    return out
 
 
 def review_sections(active: Iterable[Entry], moment: datetime, warn_days: int) -> Review:

@@ -128,7 +128,7 @@ def review_page(grimoire: Grimoire, page: str | None) -> dict[str, Any]:
     `archive_page` pages the archive: a queue of thousands of near-duplicate
     pairs drew a page of megabytes."""
     number = _page_number(page)
-    shown, total = grimoire.review().page((number - 1) * PAGE, number * PAGE)
+    shown, total = grimoire.lifecycle.review_page((number - 1) * PAGE, number * PAGE)
     for entry in shown:  # the first few of an entry's pairs, and how many more (its JSON has them all)
         near = entry["review"]["near_duplicates"]
         entry["review"]["near_duplicates"], entry["review"]["near_more"] = near[:NEAR_SHOWN], len(near[NEAR_SHOWN:])

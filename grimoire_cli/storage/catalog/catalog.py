@@ -77,11 +77,11 @@ class Catalog(Indexer, Queries, Executions, LogReads):
             params,
         )
 
-    def placed(self, paths: list[str], chosen: Filter) -> list[tuple[int, str, int]]:
-        """(rowid, path, place in its file) of the chosen entries."""
+    def placed(self, paths: list[str], chosen: Filter) -> list[tuple[int, str, int, str]]:
+        """(rowid, path, place in its file, id) of the chosen entries."""
         where, params = self._where(paths, chosen)
         return self.read(
-            f"SELECT e.rowid, e.path, s.idx FROM ranks AS e JOIN spans AS s ON s.rowid = e.rowid WHERE {where}",
+            f"SELECT e.rowid, e.path, s.idx, coalesce(e.id, '') FROM ranks AS e JOIN spans AS s ON s.rowid = e.rowid WHERE {where}",
             params,
         )
 
