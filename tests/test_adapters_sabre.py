@@ -13,7 +13,7 @@ from conftest import git, mem
 from grimoire_cli import Grimoire
 from grimoire_cli.adapters.sabre import Sabre, due_of, ttl_of
 from grimoire_cli.core.clock import parse_time
-from grimoire_cli.core.errors import BadInput, NotFound
+from grimoire_cli.core.errors import BadInput, Duplicate, NotFound
 from grimoire_cli.core.runtime import Runtime
 
 # SABRE's usage, each call in a form the SABRE design's calls lists (keyword, positional, all-positional).
@@ -404,3 +404,17 @@ def test_sabres_own_consolidation_code_runs_unchanged(sabre):
     # SABRE's free-form category is a category of the grimoire now; the ttl is 300 seconds.
     assert json.loads(mem("procedures", "-c", "runbooks", "--json").out)[0]["category"] == "runbooks"
     assert json.loads(mem("recall", "service.api.topology", "--json").out)["expires_at"] == "2026-11-22T10:05:00Z"
+
+
+def test_a_task_done_or_cancelled_may_be_scheduled_again(sabre):
+    helpers = Sabre(Grimoire.open(sabre)).namespace()
+    first = helpers["schedule_task"]("Send the weekly report", trigger="time:+1hour", context={"week": 47})
+    with pytest.raises(Duplicate, match=f"already pending: {first}.*mem task done {first}"):
+        helpers["schedule_task"]("Send the weekly report", trigger="time:+1hour")
+    helpers["complete_task"](first)
+    second = helpers["schedule_task"]("Send the weekly report", trigger="time:+1hour", context={"week": 48})
+    helpers["cancel_task"](second)
+    third = helpers["schedule_task"]("Send the weekly report", trigger="time:+1hour")
+    assert len({first, second, third}) == 3
+    assert mem("task", "add", "Send the weekly report", "--due", "+2h").code == 2  # the third is pending
+    assert mem("validate").code == 0
