@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shlex
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import git, mem
@@ -418,3 +421,19 @@ def test_a_task_done_or_cancelled_may_be_scheduled_again(sabre):
     assert len({first, second, third}) == 3
     assert mem("task", "add", "Send the weekly report", "--due", "+2h").code == 2  # the third is pending
     assert mem("validate").code == 0
+
+
+def test_the_guides_setup_makes_the_persona_its_example_opens(tmp_path, monkeypatch):
+    """A new user runs the setup docs/adapters.md gives for SABRE, then its example, unchanged."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "adapters.md").read_text(encoding="utf-8")
+    section = guide.split("## SABRE")[1].split("\n## ")[0]
+    setup = re.search(r"Run `mem ([^`]*)` first", section)
+    opened = re.search(r'Grimoire\.open\("\.", scope="([^"]+)"\)', section)
+    assert setup is not None and opened is not None
+    (tmp_path / "new").mkdir()
+    git("init", "-q", cwd=tmp_path / "new")
+    monkeypatch.chdir(tmp_path / "new")
+    assert mem(*shlex.split(setup.group(1))).code == 0
+    sabre = Sabre(Grimoire.open(".", scope=opened.group(1)))
+    sabre.remember_fact("database.orders.schema", {"columns": ["id"]}, ttl=3600)
+    assert sabre.recall_fact("database.orders.schema")["columns"] == ["id"]
