@@ -191,3 +191,24 @@ def test_max_rows_caps_an_aging_the_least_important_first_and_the_moves_stay(sam
     reply = asyncio.run(memory.memory_age(older_than_hours=24, max_rows=200))
     assert reply == "Aged 2 memories from short-term to long-term (threshold: 24h)."
     assert asyncio.run(memory.load_short_term()) == []
+
+
+def test_summarize_and_save_takes_samaritans_own_extraction_answer(samaritan, tmp_path):
+    """Samaritan's summarizer answers a JSON list [{topic, content, importance}]; each is a short-term memory."""
+    script = tmp_path / "samaritan-summarizer.py"
+    answer = [
+        {"topic": "Hermes project", "content": "Deploys need a green staging run", "importance": 7},
+        {"topic": "coding style", "content": "Prefers type hints in code examples", "importance": 6},
+    ]
+    script.write_text(f"#!{sys.executable}\nimport sys, json\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    script.chmod(0o755)
+    memory = Samaritan(Grimoire.open(samaritan), summarizers={"summarizer-anthropic": str(script)})
+    history = [{"role": "user", "content": "Hermes deploys?"}, {"role": "assistant", "content": "Staging first."}] * 2
+    status = asyncio.run(memory.summarize_and_save("s-7", history))
+    assert status["messages"] == 4 and status["saved"] == 2 and status["summary_id"]
+    rows = asyncio.run(memory.load_short_term())
+    assert [(r["topic"], r["content"], r["importance"], r["session_id"]) for r in rows] == [
+        ("Hermes project", "Deploys need a green staging run", 7, "s-7"),
+        ("coding style", "Prefers type hints in code examples", 6, "s-7"),
+    ]
+    assert mem("validate").code == 0
