@@ -269,3 +269,15 @@ def test_an_observed_task_is_dated_so_patterns_and_metrics_have_times(pms):
     assert (found["firstSeen"], found["lastUsed"]) == ("2026-11-15T09:00:00Z", "2026-11-22T10:00:00Z")
     weeks = json.loads(mem("metrics", "--json").out)["periods"]
     assert [(w["period"], w["tasks"], w["reuse_rate"]) for w in weeks] == [("2026-W46", 1, 0.0), ("2026-W47", 1, 1.0)]
+
+
+def test_a_pattern_times_its_tasks_by_their_steps_durations(pms):
+    """PMS's Task times only its steps: the task took their sum, so successMetrics.avgExecutionTime is known."""
+    memory = PersistentMemory(Grimoire.open(pms))
+    asyncio.run(memory.observeTaskExecution(_task(1), PLAN, None))
+    untimed = {**_task(2), "executionHistory": [{"action": "list_facilities", "status": "completed"}]}
+    asyncio.run(memory.observeTaskExecution(untimed, {"steps": [{"action": "list_facilities"}]}, None))
+    timed = memory.get_memory_pattern("tool_sequence", "list_facilities → create_shipment")
+    assert timed is not None and timed["successMetrics"]["avgExecutionTime"] == 420
+    alone = memory.get_memory_pattern("plan_pattern", "list_facilities")
+    assert alone is not None and alone["successMetrics"]["avgExecutionTime"] is None  # a step without a duration

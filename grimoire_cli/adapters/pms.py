@@ -205,6 +205,9 @@ def _record(task: Any, plan: Any, now: str) -> dict[str, Any]:
         "started_at": _time(field(task, "startedAt")) or now,
         "steps": steps,
     }
+    durations = [s.get("duration_ms") for s in steps]
+    if steps and all(isinstance(d, (int, float)) and not isinstance(d, bool) for d in durations):
+        record["duration_ms"] = sum(durations)  # a Task times only its steps: it took their sum
     for name, key in (("goal", "goal"), ("query", "goal"), ("context", "context")):
         if field(task, name) and key not in record:
             record[key] = str(field(task, name))
