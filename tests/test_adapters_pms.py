@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shlex
+from pathlib import Path
 
 import pytest
 from conftest import git, mem
@@ -281,3 +284,15 @@ def test_a_pattern_times_its_tasks_by_their_steps_durations(pms):
     assert timed is not None and timed["successMetrics"]["avgExecutionTime"] == 420
     alone = memory.get_memory_pattern("plan_pattern", "list_facilities")
     assert alone is not None and alone["successMetrics"]["avgExecutionTime"] is None  # a step without a duration
+
+
+def test_the_guides_mem_command_for_query_memory_runs(pms):
+    """The `mem` command docs/adapters.md puts beside query_memory, as written (PMS's memoryTypes named as mem names them)."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "adapters.md").read_text(encoding="utf-8")
+    row = next(line for line in guide.splitlines() if line.startswith("| `query_memory("))
+    command = re.search(r"\| `mem ([^`]*)` \|", row)
+    assert command is not None
+    asyncio.run(PersistentMemory(Grimoire.open(pms)).observeTaskExecution(_task(1), PLAN, None))
+    result = mem(*shlex.split(command.group(1)))
+    assert result.code == 0, result.err
+    assert "create_shipment" in result.out
