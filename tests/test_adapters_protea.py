@@ -166,3 +166,15 @@ def test_the_guides_mem_command_for_compact_runs(protea):
     result = mem(*shlex.split(command.group(1).replace("200", "1")))
     assert result.code == 0, result.err
     assert [row["entry_type"] for row in memory.get_recent(10)] == ["crash_log", "crash_log"]  # 1 kept, 2 condensed
+
+
+def test_a_compacted_row_has_the_newest_generation_it_condensed(protea):
+    """Protea's `generation` is NOT NULL: a row compact() condensed stands for the generations it holds."""
+    memory = MemoryStore(Grimoire.open(protea))
+    for generation in (4, 9, 7):
+        memory.add("crash_log", generation, f"Gen {generation} died after 3s, Reason: error {generation}")
+    memory.compact(keep_recent=1, keep_types={"crash_log": 1})
+    [condensed, kept] = memory.get_by_type("crash_log", 10)  # newest first: the condensed one is new
+    assert kept["generation"] == 7
+    assert json.loads(condensed["metadata"])["compacted"] == 2
+    assert condensed["generation"] == 9
