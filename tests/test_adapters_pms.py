@@ -296,3 +296,14 @@ def test_the_guides_mem_command_for_query_memory_runs(pms):
     result = mem(*shlex.split(command.group(1)))
     assert result.code == 0, result.err
     assert "create_shipment" in result.out
+
+
+def test_a_correction_is_no_task_in_the_success_metrics(pms):
+    """learnFromCorrection records a correction, not a task run: the success metrics count tasks only."""
+    memory = PersistentMemory(Grimoire.open(pms))
+    asyncio.run(memory.observeTaskExecution(_task(1, ok=False), PLAN, None))
+    for _ in range(3):
+        asyncio.run(memory.learnFromCorrection("user-42", "fedex", "ups", "carrier"))
+    metrics = Grimoire.open(pms).learning.metrics()
+    assert (metrics["tasks"], metrics["success_rate"]) == (1, 0.0)
+    assert "1 task, 0.0% ok" in mem("metrics").out
