@@ -437,3 +437,49 @@ def test_the_guides_setup_makes_the_persona_its_example_opens(tmp_path, monkeypa
     sabre = Sabre(Grimoire.open(".", scope=opened.group(1)))
     sabre.remember_fact("database.orders.schema", {"columns": ["id"]}, ttl=3600)
     assert sabre.recall_fact("database.orders.schema")["columns"] == ["id"]
+
+
+SABRE_PROCEDURE = """\
+name: analyze-mrr-drop
+description: Find why MRR dropped
+category: analysis
+persona: {persona}
+steps:
+  - name: baseline
+    description: Load the baseline
+    action: "baseline = recall_fact('metrics.mrr.baseline')"
+  - condition: "baseline is not None"
+    action: "delta = calculate_mrr() - baseline"
+learned_from: [{{episode: {episode}}}]
+success_rate: 0.9
+avg_execution_time: 5min
+"""
+
+
+def test_mem_procedure_add_reads_sabres_own_procedure_yaml(sabre, tmp_path):
+    """SABRE keeps a procedure as procedural/{name}.yaml: `mem procedure add` takes that file as it is."""
+    helpers = Sabre(Grimoire.open(sabre))
+    episode = helpers.remember_episode("mrr-drop-investigation", {"root_cause": "retries"}, "Check retries first")
+    path = tmp_path / "analyze-mrr-drop.yaml"
+    path.write_text(SABRE_PROCEDURE.format(persona="loa", episode=episode))
+    added = mem("procedure", "add", str(path))
+    assert added.code == 0, added.err
+    helpers = Sabre(Grimoire.open(sabre))  # on the config the add changed (its new category)
+    procedure = helpers.recall_procedure("analyze-mrr-drop")
+    assert procedure is not None
+    assert (procedure["category"], procedure["description"]) == ("analysis", "Find why MRR dropped")
+    assert procedure["steps"][0]["action"] == "baseline = recall_fact('metrics.mrr.baseline')"
+    assert procedure["steps"][1] == {
+        "name": "delta = calculate_mrr() - baseline",
+        "description": None,
+        "condition": "baseline is not None",
+        "action": "delta = calculate_mrr() - baseline",
+    }
+    assert (procedure["learned_from"], procedure["avg_execution_time"]) == ([{"episode": episode}], "5min")
+    assert procedure["success_rate"] is None  # mem's is the outcomes recorded, not the file's
+    # Another persona's file belongs in that persona's scope: refused, nothing written.
+    path.write_text(SABRE_PROCEDURE.format(persona="coder", episode=episode).replace("analyze-mrr", "other"))
+    refused = mem("procedure", "add", str(path))
+    assert refused.code == 2 and "mem --scope coder procedure add" in refused.err
+    assert helpers.recall_procedure("other-drop") is None
+    assert mem("validate").code == 0

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, NotFound
 from ..facade.kinds import check_category_name
+from ..kinds.procedures import episodes_of, sabre_step
 from .sabre_cache import WorkingMemory, cache_through, instrument, marked
-from .sabre_procedures import episodes_of, procedure_of, step_in
+from .sabre_procedures import procedure_of
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -221,7 +222,7 @@ class Sabre:
         placed, tags = self._placed(category, "procedure", writing=True)
         document: dict[str, Any] = {
             "name": name,
-            "steps": [step_in(step, number) for number, step in enumerate(steps, 1)],
+            "steps": [sabre_step(step, number) for number, step in enumerate(steps, 1)],
         }
         if description is not None:
             document["description"] = description
