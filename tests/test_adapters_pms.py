@@ -307,3 +307,17 @@ def test_a_correction_is_no_task_in_the_success_metrics(pms):
     metrics = Grimoire.open(pms).learning.metrics()
     assert (metrics["tasks"], metrics["success_rate"]) == (1, 0.0)
     assert "1 task, 0.0% ok" in mem("metrics").out
+
+
+def test_mem_observe_takes_pms_tasks_as_they_are(pms):
+    """PMS runs in TypeScript: its runtime pipes each Task, as it has it, to `mem observe`."""
+    lines = [json.dumps({**_task(n, ok=n != 2), "startedAt": f"2026-11-2{n}T10:00:00Z"}) for n in (1, 2)]
+    assert mem("observe", "-", input="\n".join(lines) + "\n").code == 0
+    memory = PersistentMemory(Grimoire.open(pms))
+    [tool] = [t for t in memory.query_memory("create shipment", ["tool_memory"])["toolMemory"]]
+    assert tool["performance"]["totalExecutions"] == 2 and tool["performance"]["failureCount"] == 1
+    pattern = memory.get_memory_pattern("tool_sequence", "list_facilities → create_shipment")
+    assert pattern is not None and pattern["firstSeen"] == "2026-11-21T10:00:00Z"
+    assert pattern["successMetrics"]["avgExecutionTime"] == 420
+    bad = mem("observe", "-", input=json.dumps({"taskId": "t", "executionHistory": "ran"}) + "\n")
+    assert bad.code == 2 and "executionHistory is not a list" in bad.err
