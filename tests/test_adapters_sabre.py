@@ -483,3 +483,13 @@ def test_mem_procedure_add_reads_sabres_own_procedure_yaml(sabre, tmp_path):
     assert refused.code == 2 and "mem --scope coder procedure add" in refused.err
     assert helpers.recall_procedure("other-drop") is None
     assert mem("validate").code == 0
+
+
+def test_without_sabres_preset_a_fact_in_seconds_says_to_run_it(repo):
+    """Loa's categories keep days; SABRE's facts live for seconds (3600 by default): the preset is what serves them."""
+    sabre = Sabre(Grimoire.open(repo))
+    with pytest.raises(BadInput, match=r"mem init --preset sabre"):
+        sabre.remember_fact("database.orders.schema", {"columns": ["id"]})
+    assert mem("export").out == ""  # nothing written
+    sabre.remember_fact("project.test_command", "pytest -q", 86400)  # whole days: Loa's fact category keeps it
+    assert sabre.recall_fact("project.test_command") == "pytest -q"

@@ -129,7 +129,19 @@ class Sabre:
     def remember_fact(self, key: str, value: Any, ttl: int | None = 3600, category: str = "general") -> str:
         """Upsert `value` under `key` for `ttl` seconds; the id of the entry holding it."""
         placed, tags = self._placed(category, "note", writing=True)
+        self._check_seconds(placed, ttl_of(ttl))
         return self.grimoire.facts.remember(key, value, ttl=ttl_of(ttl), category=placed, tags=tags).entry.id
+
+    def _check_seconds(self, category: str | None, ttl: str) -> None:
+        """Loa's own categories keep whole days; SABRE's facts live for seconds
+        (3600 by default), which its preset's semantic category serves."""
+        config = self.grimoire.config
+        spec = config.categories.get(category or _default_category(config, "note"))
+        if spec is not None and not spec.takes_ttl(ttl):
+            raise BadInput(
+                f"the {spec.name} category keeps whole days, not SABRE's ttl of {ttl}",
+                "run `mem init --preset sabre` first (its semantic category keeps seconds), or give ttl in days (86400)",
+            )
 
     def recall_fact(self, key: str) -> Any:
         """The value, or None when missing or expired. A dict comes back with
