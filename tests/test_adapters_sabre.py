@@ -493,3 +493,19 @@ def test_without_sabres_preset_a_fact_in_seconds_says_to_run_it(repo):
     assert mem("export").out == ""  # nothing written
     sabre.remember_fact("project.test_command", "pytest -q", 86400)  # whole days: Loa's fact category keeps it
     assert sabre.recall_fact("project.test_command") == "pytest -q"
+
+
+@pytest.mark.parametrize(
+    "call, named",
+    [
+        (lambda s: s.recall_episodes("MRR drop", time_range="last week"), "time_range 'last week'"),
+        (lambda s: s.search_episodes(date_range=("2026-11-01", "yesterday")), "date_range end 'yesterday'"),
+        (lambda s: s.schedule_task("Re-check", trigger="time:tomorrow"), "trigger 'time:tomorrow'"),
+        (lambda s: s.schedule_task("Re-check", trigger="time:2020-01-01T00:00:00Z"), "trigger 'time:2020-01-01"),
+    ],
+)
+def test_a_bad_time_is_told_by_the_argument_sabre_gave(sabre, call, named):
+    """A SABRE helper's bad time names the helper's argument, not a `mem` option."""
+    with pytest.raises(BadInput) as raised:
+        call(Sabre(Grimoire.open(sabre)))
+    assert named in raised.value.message and "--" not in raised.value.message
