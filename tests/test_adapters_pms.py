@@ -134,6 +134,7 @@ def test_the_pure_extractors():
     [
         (lambda m: m.query_memory("x", ["memories"]), "unknown memory type"),
         (lambda m: m.store_insight("x y z", "hunch", {}, [], 0.5), "insight_type"),
+        (lambda m: asyncio.run(m.observeTaskExecution({"taskId": "t-1"}, PLAN, None)), "executionHistory"),
     ],
 )
 def test_bad_input_says_what_to_give(pms, call, message):

@@ -102,8 +102,6 @@ def task_record(task: dict[str, Any], store: Store) -> dict[str, Any]:
     from ..core.clock import iso
     from .pms_tasks import record_of
 
-    if not isinstance(task["executionHistory"], list):
-        raise BadInput("a Task's executionHistory is not a list", "give executionHistory: [{action, status, duration}]")
     return record_of(task, None, iso(store.runtime.now()))
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard
 
+from ..core.errors import BadInput
+
 
 def field(thing: Any, name: str, default: Any = None) -> Any:
     """`thing.name` of a TypeScript object, given as a mapping or an object."""
@@ -23,7 +25,12 @@ def is_task(record: Any) -> TypeGuard[dict[str, Any]]:
 
 def record_of(task: Any, plan: Any, now: str) -> dict[str, Any]:
     """The observation record of a PMS Task (its executionHistory) and Plan, started at `now` unless it says when."""
-    history = field(task, "executionHistory") or []
+    history = field(task, "executionHistory")
+    if not isinstance(history, list) or not history:
+        raise BadInput(
+            "a Task's executionHistory is not a list of the steps it ran",
+            "give executionHistory: [{action, status, duration}], one item a step",
+        )
     steps = [
         {
             "tool": str(field(step, "action")),
