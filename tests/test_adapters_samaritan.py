@@ -13,7 +13,7 @@ from conftest import NOW, git, mem
 from grimoire_cli import Grimoire
 from grimoire_cli.adapters.samaritan import Samaritan
 from grimoire_cli.core.clock import parse_time
-from grimoire_cli.core.errors import BadInput
+from grimoire_cli.core.errors import BadInput, CommandFailed
 from grimoire_cli.core.runtime import Runtime
 
 
@@ -212,3 +212,24 @@ def test_summarize_and_save_takes_samaritans_own_extraction_answer(samaritan, tm
         ("coding style", "Prefers type hints in code examples", 6, "s-7"),
     ]
     assert mem("validate").code == 0
+
+
+def test_summarize_and_save_falls_back_to_summarizer_gemini(samaritan, tmp_path):
+    """Samaritan's design: when the summarizer fails, summarizer-gemini summarizes instead (when configured)."""
+    failing = tmp_path / "anthropic.py"
+    failing.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.stdin.read()\nsys.stderr.write('overloaded\\n')\nsys.exit(1)\n"
+    )
+    working = tmp_path / "gemini.py"
+    answer = [{"topic": "pets", "content": "The user's dog is called Rex", "importance": 6}]
+    working.write_text(f"#!{sys.executable}\nimport sys, json\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    for script in (failing, working):
+        script.chmod(0o755)
+    history = [{"role": "user", "content": "My dog is Rex"}, {"role": "assistant", "content": "Noted."}] * 2
+    alone = Samaritan(Grimoire.open(samaritan), summarizers={"summarizer-anthropic": str(failing)})
+    with pytest.raises(CommandFailed, match="overloaded"):
+        asyncio.run(alone.summarize_and_save("s-1", history))
+    both = {"summarizer-anthropic": str(failing), "summarizer-gemini": str(working)}
+    status = asyncio.run(Samaritan(Grimoire.open(samaritan), summarizers=both).summarize_and_save("s-1", history))
+    assert status["saved"] == 1
+    assert [r["content"] for r in asyncio.run(alone.memory_recall("pets"))] == ["The user's dog is called Rex"]
