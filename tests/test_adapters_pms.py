@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shlex
+from pathlib import Path
 
 import pytest
 from conftest import git, mem
@@ -131,6 +134,7 @@ def test_the_pure_extractors():
     [
         (lambda m: m.query_memory("x", ["memories"]), "unknown memory type"),
         (lambda m: m.store_insight("x y z", "hunch", {}, [], 0.5), "insight_type"),
+        (lambda m: asyncio.run(m.observeTaskExecution({"taskId": "t-1"}, PLAN, None)), "executionHistory"),
     ],
 )
 def test_bad_input_says_what_to_give(pms, call, message):
@@ -269,3 +273,52 @@ def test_an_observed_task_is_dated_so_patterns_and_metrics_have_times(pms):
     assert (found["firstSeen"], found["lastUsed"]) == ("2026-11-15T09:00:00Z", "2026-11-22T10:00:00Z")
     weeks = json.loads(mem("metrics", "--json").out)["periods"]
     assert [(w["period"], w["tasks"], w["reuse_rate"]) for w in weeks] == [("2026-W46", 1, 0.0), ("2026-W47", 1, 1.0)]
+
+
+def test_a_pattern_times_its_tasks_by_their_steps_durations(pms):
+    """PMS's Task times only its steps: the task took their sum, so successMetrics.avgExecutionTime is known."""
+    memory = PersistentMemory(Grimoire.open(pms))
+    asyncio.run(memory.observeTaskExecution(_task(1), PLAN, None))
+    untimed = {**_task(2), "executionHistory": [{"action": "list_facilities", "status": "completed"}]}
+    asyncio.run(memory.observeTaskExecution(untimed, {"steps": [{"action": "list_facilities"}]}, None))
+    timed = memory.get_memory_pattern("tool_sequence", "list_facilities → create_shipment")
+    assert timed is not None and timed["successMetrics"]["avgExecutionTime"] == 420
+    alone = memory.get_memory_pattern("plan_pattern", "list_facilities")
+    assert alone is not None and alone["successMetrics"]["avgExecutionTime"] is None  # a step without a duration
+
+
+def test_the_guides_mem_command_for_query_memory_runs(pms):
+    """The `mem` command docs/adapters.md puts beside query_memory, as written (PMS's memoryTypes named as mem names them)."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "adapters.md").read_text(encoding="utf-8")
+    row = next(line for line in guide.splitlines() if line.startswith("| `query_memory("))
+    command = re.search(r"\| `mem ([^`]*)` \|", row)
+    assert command is not None
+    asyncio.run(PersistentMemory(Grimoire.open(pms)).observeTaskExecution(_task(1), PLAN, None))
+    result = mem(*shlex.split(command.group(1)))
+    assert result.code == 0, result.err
+    assert "create_shipment" in result.out
+
+
+def test_a_correction_is_no_task_in_the_success_metrics(pms):
+    """learnFromCorrection records a correction, not a task run: the success metrics count tasks only."""
+    memory = PersistentMemory(Grimoire.open(pms))
+    asyncio.run(memory.observeTaskExecution(_task(1, ok=False), PLAN, None))
+    for _ in range(3):
+        asyncio.run(memory.learnFromCorrection("user-42", "fedex", "ups", "carrier"))
+    metrics = Grimoire.open(pms).learning.metrics()
+    assert (metrics["tasks"], metrics["success_rate"]) == (1, 0.0)
+    assert "1 task, 0.0% ok" in mem("metrics").out
+
+
+def test_mem_observe_takes_pms_tasks_as_they_are(pms):
+    """PMS runs in TypeScript: its runtime pipes each Task, as it has it, to `mem observe`."""
+    lines = [json.dumps({**_task(n, ok=n != 2), "startedAt": f"2026-11-2{n}T10:00:00Z"}) for n in (1, 2)]
+    assert mem("observe", "-", input="\n".join(lines) + "\n").code == 0
+    memory = PersistentMemory(Grimoire.open(pms))
+    [tool] = [t for t in memory.query_memory("create shipment", ["tool_memory"])["toolMemory"]]
+    assert tool["performance"]["totalExecutions"] == 2 and tool["performance"]["failureCount"] == 1
+    pattern = memory.get_memory_pattern("tool_sequence", "list_facilities → create_shipment")
+    assert pattern is not None and pattern["firstSeen"] == "2026-11-21T10:00:00Z"
+    assert pattern["successMetrics"]["avgExecutionTime"] == 420
+    bad = mem("observe", "-", input=json.dumps({"taskId": "t", "executionHistory": "ran"}) + "\n")
+    assert bad.code == 2 and "executionHistory is not a list" in bad.err

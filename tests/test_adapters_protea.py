@@ -4,6 +4,9 @@ sites of its evolution loop and task executor, in every form the design uses."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
+from pathlib import Path
 
 import pytest
 from conftest import git, mem
@@ -149,3 +152,29 @@ def test_a_malformed_meta_is_refused_and_nothing_written(protea, pair, message):
     assert refused.code == 2 and refused.err.startswith(message) and len(refused.err.splitlines()) == 1
     assert mem("list", "--meta", pair).code == 2
     assert json.loads(mem("stats", "--json").out)["entries"] == 0
+
+
+def test_the_guides_mem_command_for_compact_runs(protea):
+    """The `mem` command docs/adapters.md puts beside compact, as written, does what compact() does (no summarizer)."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "adapters.md").read_text(encoding="utf-8")
+    row = next(line for line in guide.splitlines() if line.startswith("| `compact("))
+    command = re.search(r"\| `mem ([^`]*)` \|", row)
+    assert command is not None
+    memory = MemoryStore(Grimoire.open(protea))
+    for generation in range(3):
+        memory.add("crash_log", generation, f"Gen {generation} died after 3s, Reason: error {generation}")
+    result = mem(*shlex.split(command.group(1).replace("200", "1")))
+    assert result.code == 0, result.err
+    assert [row["entry_type"] for row in memory.get_recent(10)] == ["crash_log", "crash_log"]  # 1 kept, 2 condensed
+
+
+def test_a_compacted_row_has_the_newest_generation_it_condensed(protea):
+    """Protea's `generation` is NOT NULL: a row compact() condensed stands for the generations it holds."""
+    memory = MemoryStore(Grimoire.open(protea))
+    for generation in (4, 9, 7):
+        memory.add("crash_log", generation, f"Gen {generation} died after 3s, Reason: error {generation}")
+    memory.compact(keep_recent=1, keep_types={"crash_log": 1})
+    [condensed, kept] = memory.get_by_type("crash_log", 10)  # newest first: the condensed one is new
+    assert kept["generation"] == 7
+    assert json.loads(condensed["metadata"])["compacted"] == 2
+    assert condensed["generation"] == 9

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shlex
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import git, mem
@@ -13,7 +16,7 @@ from conftest import git, mem
 from grimoire_cli import Grimoire
 from grimoire_cli.adapters.sabre import Sabre, due_of, ttl_of
 from grimoire_cli.core.clock import parse_time
-from grimoire_cli.core.errors import BadInput, NotFound
+from grimoire_cli.core.errors import BadInput, Duplicate, NotFound
 from grimoire_cli.core.runtime import Runtime
 
 # SABRE's usage, each call in a form the SABRE design's calls lists (keyword, positional, all-positional).
@@ -404,3 +407,105 @@ def test_sabres_own_consolidation_code_runs_unchanged(sabre):
     # SABRE's free-form category is a category of the grimoire now; the ttl is 300 seconds.
     assert json.loads(mem("procedures", "-c", "runbooks", "--json").out)[0]["category"] == "runbooks"
     assert json.loads(mem("recall", "service.api.topology", "--json").out)["expires_at"] == "2026-11-22T10:05:00Z"
+
+
+def test_a_task_done_or_cancelled_may_be_scheduled_again(sabre):
+    helpers = Sabre(Grimoire.open(sabre)).namespace()
+    first = helpers["schedule_task"]("Send the weekly report", trigger="time:+1hour", context={"week": 47})
+    with pytest.raises(Duplicate, match=f"already pending: {first}.*mem task done {first}"):
+        helpers["schedule_task"]("Send the weekly report", trigger="time:+1hour")
+    helpers["complete_task"](first)
+    second = helpers["schedule_task"]("Send the weekly report", trigger="time:+1hour", context={"week": 48})
+    helpers["cancel_task"](second)
+    third = helpers["schedule_task"]("Send the weekly report", trigger="time:+1hour")
+    assert len({first, second, third}) == 3
+    assert mem("task", "add", "Send the weekly report", "--due", "+2h").code == 2  # the third is pending
+    assert mem("validate").code == 0
+
+
+def test_the_guides_setup_makes_the_persona_its_example_opens(tmp_path, monkeypatch):
+    """A new user runs the setup docs/adapters.md gives for SABRE, then its example, unchanged."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "adapters.md").read_text(encoding="utf-8")
+    section = guide.split("## SABRE")[1].split("\n## ")[0]
+    setup = re.search(r"Run `mem ([^`]*)` first", section)
+    opened = re.search(r'Grimoire\.open\("\.", scope="([^"]+)"\)', section)
+    assert setup is not None and opened is not None
+    (tmp_path / "new").mkdir()
+    git("init", "-q", cwd=tmp_path / "new")
+    monkeypatch.chdir(tmp_path / "new")
+    assert mem(*shlex.split(setup.group(1))).code == 0
+    sabre = Sabre(Grimoire.open(".", scope=opened.group(1)))
+    sabre.remember_fact("database.orders.schema", {"columns": ["id"]}, ttl=3600)
+    assert sabre.recall_fact("database.orders.schema")["columns"] == ["id"]
+
+
+SABRE_PROCEDURE = """\
+name: analyze-mrr-drop
+description: Find why MRR dropped
+category: analysis
+persona: {persona}
+steps:
+  - name: baseline
+    description: Load the baseline
+    action: "baseline = recall_fact('metrics.mrr.baseline')"
+  - condition: "baseline is not None"
+    action: "delta = calculate_mrr() - baseline"
+learned_from: [{{episode: {episode}}}]
+success_rate: 0.9
+avg_execution_time: 5min
+"""
+
+
+def test_mem_procedure_add_reads_sabres_own_procedure_yaml(sabre, tmp_path):
+    """SABRE keeps a procedure as procedural/{name}.yaml: `mem procedure add` takes that file as it is."""
+    helpers = Sabre(Grimoire.open(sabre))
+    episode = helpers.remember_episode("mrr-drop-investigation", {"root_cause": "retries"}, "Check retries first")
+    path = tmp_path / "analyze-mrr-drop.yaml"
+    path.write_text(SABRE_PROCEDURE.format(persona="loa", episode=episode))
+    added = mem("procedure", "add", str(path))
+    assert added.code == 0, added.err
+    helpers = Sabre(Grimoire.open(sabre))  # on the config the add changed (its new category)
+    procedure = helpers.recall_procedure("analyze-mrr-drop")
+    assert procedure is not None
+    assert (procedure["category"], procedure["description"]) == ("analysis", "Find why MRR dropped")
+    assert procedure["steps"][0]["action"] == "baseline = recall_fact('metrics.mrr.baseline')"
+    assert procedure["steps"][1] == {
+        "name": "delta = calculate_mrr() - baseline",
+        "description": None,
+        "condition": "baseline is not None",
+        "action": "delta = calculate_mrr() - baseline",
+    }
+    assert (procedure["learned_from"], procedure["avg_execution_time"]) == ([{"episode": episode}], "5min")
+    assert procedure["success_rate"] is None  # mem's is the outcomes recorded, not the file's
+    # Another persona's file belongs in that persona's scope: refused, nothing written.
+    path.write_text(SABRE_PROCEDURE.format(persona="coder", episode=episode).replace("analyze-mrr", "other"))
+    refused = mem("procedure", "add", str(path))
+    assert refused.code == 2 and "mem --scope coder procedure add" in refused.err
+    assert helpers.recall_procedure("other-drop") is None
+    assert mem("validate").code == 0
+
+
+def test_without_sabres_preset_a_fact_in_seconds_says_to_run_it(repo):
+    """Loa's categories keep days; SABRE's facts live for seconds (3600 by default): the preset is what serves them."""
+    sabre = Sabre(Grimoire.open(repo))
+    with pytest.raises(BadInput, match=r"mem init --preset sabre"):
+        sabre.remember_fact("database.orders.schema", {"columns": ["id"]})
+    assert mem("export").out == ""  # nothing written
+    sabre.remember_fact("project.test_command", "pytest -q", 86400)  # whole days: Loa's fact category keeps it
+    assert sabre.recall_fact("project.test_command") == "pytest -q"
+
+
+@pytest.mark.parametrize(
+    "call, named",
+    [
+        (lambda s: s.recall_episodes("MRR drop", time_range="last week"), "time_range 'last week'"),
+        (lambda s: s.search_episodes(date_range=("2026-11-01", "yesterday")), "date_range end 'yesterday'"),
+        (lambda s: s.schedule_task("Re-check", trigger="time:tomorrow"), "trigger 'time:tomorrow'"),
+        (lambda s: s.schedule_task("Re-check", trigger="time:2020-01-01T00:00:00Z"), "trigger 'time:2020-01-01"),
+    ],
+)
+def test_a_bad_time_is_told_by_the_argument_sabre_gave(sabre, call, named):
+    """A SABRE helper's bad time names the helper's argument, not a `mem` option."""
+    with pytest.raises(BadInput) as raised:
+        call(Sabre(Grimoire.open(sabre)))
+    assert named in raised.value.message and "--" not in raised.value.message

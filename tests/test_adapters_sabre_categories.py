@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import git, mem
+from conftest import fresh_repo, git, mem
 
 from grimoire_cli import Grimoire
 from grimoire_cli.adapters.sabre import Sabre
@@ -101,3 +101,32 @@ def test_a_bad_new_categories_setting_is_a_config_error(sabre):
     config.write_text(config.read_text().replace("new_categories: tracked", "new_categories: always"))
     result = mem("remember", "team.lead", "Ada", "-c", "people")
     assert result.code == 3 and "memory_schema.new_categories must be tracked or local, not 'always'" in result.err
+
+
+def test_an_export_imports_into_a_fresh_grimoire_with_its_new_categories(sabre, tmp_path, monkeypatch):
+    helpers = adapter(sabre)
+    helpers.remember_fact("trusted_sources.science", ["nature.com"], 3600, "research")
+    helpers.remember_procedure("restart-service", [{"action": "Kubernetes.set_image(service, version)"}], "runbooks")
+    exported = mem("export", "--archived").out
+    other = fresh_repo(tmp_path / "other", monkeypatch, preset="sabre")
+    grimoire = Grimoire.open(other)
+    assert len(grimoire.import_lines(exported.splitlines()).imported) == 2
+    # The grimoire that imported knows its new categories at once (and the file says them, kinds and all).
+    assert [e.key for e in grimoire.list(categories=["research"])] == ["trusted_sources.science"]
+    config = (other / ".loa.config.yaml").read_text()
+    assert "research: {storage_file: research.yaml" in config
+    assert "runbooks: {kind: procedure, storage_file: runbooks.yaml" in config
+    assert mem("export", "--archived").out == exported
+    assert mem("validate").code == 0
+
+
+def test_a_refused_import_adds_no_category(sabre, tmp_path, monkeypatch):
+    adapter(sabre).remember_fact("trusted_sources.science", ["nature.com"], 3600, "research")
+    exported = mem("export").out
+    other = fresh_repo(tmp_path / "other", monkeypatch, preset="sabre")
+    before = (other / ".loa.config.yaml").read_text()
+    bad = json.dumps({"content": "no category here", "category": "nosuch", "confidence": 2})
+    result = mem("import", "-", input=exported + bad + "\n")
+    assert result.code == 2 and "line 2" in result.err
+    assert (other / ".loa.config.yaml").read_text() == before
+    assert mem("export").out == ""

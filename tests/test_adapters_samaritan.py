@@ -13,7 +13,7 @@ from conftest import NOW, git, mem
 from grimoire_cli import Grimoire
 from grimoire_cli.adapters.samaritan import Samaritan
 from grimoire_cli.core.clock import parse_time
-from grimoire_cli.core.errors import BadInput
+from grimoire_cli.core.errors import BadInput, CommandFailed
 from grimoire_cli.core.runtime import Runtime
 
 
@@ -191,3 +191,45 @@ def test_max_rows_caps_an_aging_the_least_important_first_and_the_moves_stay(sam
     reply = asyncio.run(memory.memory_age(older_than_hours=24, max_rows=200))
     assert reply == "Aged 2 memories from short-term to long-term (threshold: 24h)."
     assert asyncio.run(memory.load_short_term()) == []
+
+
+def test_summarize_and_save_takes_samaritans_own_extraction_answer(samaritan, tmp_path):
+    """Samaritan's summarizer answers a JSON list [{topic, content, importance}]; each is a short-term memory."""
+    script = tmp_path / "samaritan-summarizer.py"
+    answer = [
+        {"topic": "Hermes project", "content": "Deploys need a green staging run", "importance": 7},
+        {"topic": "coding style", "content": "Prefers type hints in code examples", "importance": 6},
+    ]
+    script.write_text(f"#!{sys.executable}\nimport sys, json\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    script.chmod(0o755)
+    memory = Samaritan(Grimoire.open(samaritan), summarizers={"summarizer-anthropic": str(script)})
+    history = [{"role": "user", "content": "Hermes deploys?"}, {"role": "assistant", "content": "Staging first."}] * 2
+    status = asyncio.run(memory.summarize_and_save("s-7", history))
+    assert status["messages"] == 4 and status["saved"] == 2 and status["summary_id"]
+    rows = asyncio.run(memory.load_short_term())
+    assert [(r["topic"], r["content"], r["importance"], r["session_id"]) for r in rows] == [
+        ("Hermes project", "Deploys need a green staging run", 7, "s-7"),
+        ("coding style", "Prefers type hints in code examples", 6, "s-7"),
+    ]
+    assert mem("validate").code == 0
+
+
+def test_summarize_and_save_falls_back_to_summarizer_gemini(samaritan, tmp_path):
+    """Samaritan's design: when the summarizer fails, summarizer-gemini summarizes instead (when configured)."""
+    failing = tmp_path / "anthropic.py"
+    failing.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.stdin.read()\nsys.stderr.write('overloaded\\n')\nsys.exit(1)\n"
+    )
+    working = tmp_path / "gemini.py"
+    answer = [{"topic": "pets", "content": "The user's dog is called Rex", "importance": 6}]
+    working.write_text(f"#!{sys.executable}\nimport sys, json\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
+    for script in (failing, working):
+        script.chmod(0o755)
+    history = [{"role": "user", "content": "My dog is Rex"}, {"role": "assistant", "content": "Noted."}] * 2
+    alone = Samaritan(Grimoire.open(samaritan), summarizers={"summarizer-anthropic": str(failing)})
+    with pytest.raises(CommandFailed, match="overloaded"):
+        asyncio.run(alone.summarize_and_save("s-1", history))
+    both = {"summarizer-anthropic": str(failing), "summarizer-gemini": str(working)}
+    status = asyncio.run(Samaritan(Grimoire.open(samaritan), summarizers=both).summarize_and_save("s-1", history))
+    assert status["saved"] == 1
+    assert [r["content"] for r in asyncio.run(alone.memory_recall("pets"))] == ["The user's dog is called Rex"]

@@ -212,7 +212,8 @@ def test_all_or_nothing_a_summary_that_cannot_be_written_fails_the_batch(samarit
         ),
         ("print('{\"facts\": [')", 5, "printed no valid JSON"),
         ("print(json.dumps({'facts': [{'content': 'x'}]}))", 5, "facts[0] without an importance from 1 to 10"),
-        ("print(json.dumps([1, 2]))", 5, "is a JSON list, not an object"),
+        ("print(json.dumps('facts'))", 5, "is a JSON str, not an object"),
+        ("print(json.dumps([1, 2]))", 5, "has preferences[0] that is not an object"),  # Samaritan's list, of memories
     ],
 )
 def test_a_failing_summarizer_writes_nothing(samaritan, tmp_path, body, code, message):

@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
+from ..learning.pms_tasks import field, record_of, time_of
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -23,13 +24,6 @@ _CAPITALS = re.compile(r"\b[A-Z]{2,}\b", re.ASCII)
 _NUMBERS = re.compile(r"\b\d+\b", re.ASCII)
 _EMAILS = re.compile(r"\b[\w-]+@[\w-]+\.\w+\b", re.ASCII)
 _SPACES = re.compile(r"\s+", re.ASCII)
-
-
-def field(thing: Any, name: str, default: Any = None) -> Any:
-    """`thing.name` of a TypeScript object, given as a mapping or an object."""
-    if isinstance(thing, dict):
-        return thing.get(name, default)
-    return getattr(thing, name, default)
 
 
 def extractQueryPattern(query: str) -> str:
@@ -71,7 +65,7 @@ class PersistentMemory:
         at the task's `startedAt` (else now: it is observed after it ran)."""
         from ..core.clock import iso
 
-        self.grimoire.learning.observe([_record(task, plan, iso(self.grimoire.now()))])
+        self.grimoire.learning.observe([record_of(task, plan, iso(self.grimoire.now()))])
 
     # -- remembering -----------------------------------------------------------
 
@@ -187,43 +181,6 @@ class PersistentMemory:
         return _insight(entry.to_dict())
 
 
-def _record(task: Any, plan: Any, now: str) -> dict[str, Any]:
-    """The observation record of a PMS Task (its executionHistory) and Plan, started at `now` unless it says when."""
-    history = field(task, "executionHistory") or []
-    steps = [
-        {
-            "tool": str(field(step, "action")),
-            "status": field(step, "status"),
-            **({"duration_ms": field(step, "duration")} if field(step, "duration") is not None else {}),
-            **({"error": str(field(step, "error"))} if field(step, "error") else {}),
-        }
-        for step in history
-    ]
-    record: dict[str, Any] = {
-        "task_id": str(field(task, "taskId") or ""),
-        "outcome": "success" if steps and all(s["status"] == "completed" for s in steps) else "failure",
-        "started_at": _time(field(task, "startedAt")) or now,
-        "steps": steps,
-    }
-    for name, key in (("goal", "goal"), ("query", "goal"), ("context", "context")):
-        if field(task, name) and key not in record:
-            record[key] = str(field(task, name))
-    if plan is not None and field(plan, "planId"):
-        record["metadata"] = {"planId": str(field(plan, "planId"))}
-    return record
-
-
-def _time(value: Any) -> str | None:
-    """A time (a datetime or an ISO text; naive is UTC, as parse_time takes a text without an offset) as mem keeps it."""
-    from datetime import UTC, datetime
-
-    from ..core.clock import iso, parse_time
-
-    if isinstance(value, datetime):
-        return iso(value if value.tzinfo else value.replace(tzinfo=UTC))
-    return iso(parse_time(value)) if isinstance(value, str) else None
-
-
 def _pattern(found: dict[str, Any]) -> dict[str, Any]:
     return {
         "patternId": f"{found['type']}:{found['pattern']}",
@@ -277,7 +234,7 @@ def _evidence_in(item: Any) -> dict[str, Any]:
         out["description"] = str(field(item, "description"))
     when = field(item, "timestamp")
     if when is not None:
-        out["timestamp"] = _time(when if isinstance(when, datetime) else str(when))
+        out["timestamp"] = time_of(when if isinstance(when, datetime) else str(when))
     return out
 
 

@@ -81,6 +81,8 @@ class MemoryStore:
     def _row(self, entry: Entry) -> dict[str, Any]:
         metadata = dict(entry.data.get("metadata") or {})
         generation = metadata.pop("generation", None)
+        if generation is None and metadata.get("compacted"):
+            generation = self._newest_generation(entry.data.get("related_memories") or [])
         return {
             "id": entry.id,
             "generation": generation,
@@ -89,6 +91,13 @@ class MemoryStore:
             "metadata": json.dumps(metadata),
             "timestamp": entry.timestamp,
         }
+
+    def _newest_generation(self, condensed_ids: list[str]) -> int | None:
+        """A row compact() condensed has Protea's NOT NULL generation: the newest of the rows it condensed."""
+        generations = [
+            (e.data.get("metadata") or {}).get("generation") for e in self.grimoire.show_many(list(condensed_ids))
+        ]
+        return max((g for g in generations if isinstance(g, int) and not isinstance(g, bool)), default=None)
 
     # -- planned -----------------------------------------------------------------
 

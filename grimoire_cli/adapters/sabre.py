@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput, NotFound
 from ..facade.kinds import check_category_name
+from ..kinds.procedures import episodes_of, sabre_step
 from .sabre_cache import WorkingMemory, cache_through, instrument, marked
-from .sabre_procedures import episodes_of, procedure_of, step_in
+from .sabre_procedures import procedure_of
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -128,7 +129,19 @@ class Sabre:
     def remember_fact(self, key: str, value: Any, ttl: int | None = 3600, category: str = "general") -> str:
         """Upsert `value` under `key` for `ttl` seconds; the id of the entry holding it."""
         placed, tags = self._placed(category, "note", writing=True)
+        self._check_seconds(placed, ttl_of(ttl))
         return self.grimoire.facts.remember(key, value, ttl=ttl_of(ttl), category=placed, tags=tags).entry.id
+
+    def _check_seconds(self, category: str | None, ttl: str) -> None:
+        """Loa's own categories keep whole days; SABRE's facts live for seconds
+        (3600 by default), which its preset's semantic category serves."""
+        config = self.grimoire.config
+        spec = config.categories.get(category or _default_category(config, "note"))
+        if spec is not None and not spec.takes_ttl(ttl):
+            raise BadInput(
+                f"the {spec.name} category keeps whole days, not SABRE's ttl of {ttl}",
+                "run `mem init --preset sabre` first (its semantic category keeps seconds), or give ttl in days (86400)",
+            )
 
     def recall_fact(self, key: str) -> Any:
         """The value, or None when missing or expired. A dict comes back with
@@ -179,14 +192,24 @@ class Sabre:
     def recall_episodes(self, query: str, time_range: str | None = None, limit: int = 5) -> list[dict[str, Any]]:
         """Episodes matching `query`, best first; `time_range` as `since`
         takes it (30d, 48h, an ISO date). Context fields are at top level too."""
+        self._check_time(time_range, "time_range")
         hits = self.grimoire.episodes.list(query, since=time_range, limit=limit)
         return [self._episode(hit.entry) for hit in hits]
 
     def search_episodes(self, event_type: str | None = None, date_range: tuple | None = None) -> list[dict[str, Any]]:
         """Episodes of one event, created within `date_range` = (start, end), newest first."""
         since, until = tuple(date_range) if date_range else (None, None)
+        self._check_time(since, "date_range start")
+        self._check_time(until, "date_range end")
         found = self.grimoire.episodes.list(None, event=event_type, since=since, until=until, limit=1000)
         return [self._episode(hit.entry) for hit in found]
+
+    def _check_time(self, value: Any, argument: str) -> None:
+        """A span back from now (30d, 48h) or an ISO date, told by SABRE's argument when bad."""
+        from ..core.clock import back_time
+
+        if isinstance(value, str):
+            back_time(value, self.grimoire.now(), argument)
 
     def _episode(self, entry: Entry) -> dict[str, Any]:
         context = entry.data.get("context") or {}
@@ -221,7 +244,7 @@ class Sabre:
         placed, tags = self._placed(category, "procedure", writing=True)
         document: dict[str, Any] = {
             "name": name,
-            "steps": [step_in(step, number) for number, step in enumerate(steps, 1)],
+            "steps": [sabre_step(step, number) for number, step in enumerate(steps, 1)],
         }
         if description is not None:
             document["description"] = description
@@ -275,7 +298,18 @@ class Sabre:
     def schedule_task(self, task: str, trigger: str, context: dict[str, Any] | None = None) -> str:
         """Defer `task` until its trigger (`time:+1hour`, `event:<name>`,
         `condition:<expr>`); the task's id."""
-        return self.grimoire.tasks.add(task, context=context, **due_of(trigger)).id
+        options = due_of(trigger)
+        if "due" in options and not options["due"].startswith("+"):
+            from ..kinds.tasks import due_time
+
+            try:
+                due_time(options["due"], self.grimoire.now())
+            except BadInput:
+                raise BadInput(
+                    f"cannot read trigger {trigger!r} as a time to come",
+                    'give "time:+1hour", or "time:" and an ISO time later than now, like time:2026-12-01T09:00:00Z',
+                ) from None
+        return self.grimoire.tasks.add(task, context=context, **options).id
 
     def get_pending_tasks(self, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """The pending tasks that are due, oldest due first; given the

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core.bounds import whole
-from ..core.errors import BadInput
+from ..core.errors import BadInput, CommandFailed
 
 if TYPE_CHECKING:
     from ..api import Grimoire
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 SOURCES = ("session", "user", "directive")
 TIERS = {"short": "hot", "long": "long"}
+FALLBACK_MODEL = "summarizer-gemini"  # what summarizes when the model asked for fails
 _BLOCK_CHARS = 1600  # ~400 tokens: Samaritan's cap on the Active Memory block
 
 
@@ -96,10 +97,18 @@ class Samaritan:
         self, session_id: str, history: list[dict[str, Any]], model_key: str = "summarizer-anthropic"
     ) -> dict[str, Any]:
         """Summarize the conversation through the model's summarizer command
-        and save what it extracts; {messages, saved, summary_id}."""
-        done = self.grimoire.lifecycle.consolidate(
-            history, command=self.summarizers.get(model_key), session_id=session_id
-        )
+        and save what it extracts; {messages, saved, summary_id}. When that
+        command fails, summarizer-gemini's does instead, if one is given (Samaritan's fallback)."""
+        try:
+            done = self.grimoire.lifecycle.consolidate(
+                history, command=self.summarizers.get(model_key), session_id=session_id
+            )
+        except CommandFailed:
+            if model_key == FALLBACK_MODEL or FALLBACK_MODEL not in self.summarizers:
+                raise
+            done = self.grimoire.lifecycle.consolidate(
+                history, command=self.summarizers[FALLBACK_MODEL], session_id=session_id
+            )
         return {
             "messages": done.messages,
             "saved": len(done.saved),

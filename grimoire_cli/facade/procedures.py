@@ -36,7 +36,15 @@ class Procedures(Namespace):
         """Keep a runbook (a mapping, or its YAML/JSON text; see kinds/procedures.py);
         it supersedes the active procedure of its name. The same version again
         writes nothing (`written` False). mem never runs a step. `related`:
-        ids it was learned from (they must exist); `metadata`: free data kept with it."""
+        ids it was learned from (they must exist); `metadata`: free data kept with it.
+        SABRE's procedure YAML is read too (`kinds.procedures.from_sabre`): its
+        category, learned_from and avg_execution_time fill what is not given."""
+        from ..kinds.procedures import from_sabre
+
+        document, beside = from_sabre(document, where, self.config.scope)
+        category = category if category is not None else beside.get("category")
+        related = related if related is not None else beside.get("related")
+        metadata = metadata if metadata is not None else beside.get("metadata")
         with added_on_first_use(self.grimoire, category, "procedure") as added:
             if added:  # the category is new: the grimoire runs on the config naming it
                 self.config, self.store = self.grimoire.config, self.grimoire.store

@@ -9,7 +9,7 @@ import builtins
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import BadInput
+from ..core.errors import BadInput, Duplicate
 from .host import Namespace
 
 if TYPE_CHECKING:
@@ -42,9 +42,23 @@ class Tasks(Namespace):
         fields = fields_for(
             text, self.grimoire.now(), due=due, on=on, next_session=next_session, condition=condition, context=context
         )
-        return self.grimoire.add_many(
-            [Request(text, category=spec.name, fields=fields, tags=list(tags), importance=importance)]
-        )[0]
+        self._refuse_pending_twin(text, spec.name)
+        # Only a pending twin is a duplicate: a task done or cancelled may well be scheduled again (a weekly report).
+        request = Request(text, category=spec.name, fields=fields, tags=list(tags), importance=importance, dedupe=False)
+        return self.grimoire.add_many([request])[0]
+
+    def _refuse_pending_twin(self, text: str, category: str) -> None:
+        """Refuse scheduling a task of the same text as one still pending in `category`."""
+        from ..core.model import normalize_text
+
+        wanted = normalize_text(text)
+        for entry in self.list():
+            if entry.category == category and normalize_text(entry.content) == wanted:
+                raise Duplicate(
+                    f"the same task is already pending: {entry.id}",
+                    f"nothing to add; to schedule it again, end it first (`mem task done {entry.id}` or `mem task cancel {entry.id}`)",
+                    entry.id,
+                )
 
     def list(self, *, every: bool = False) -> builtins.list[Entry]:
         """Pending tasks, due first (with `every`, ended ones not yet archived too)."""

@@ -31,6 +31,7 @@ from ..core.model import Entry
 
 FIELDS = ("name", "description", "params", "steps", "tags")
 STEP_FIELDS = ("name", "description", "run", "condition")
+SABRE_FIELDS = ("category", "persona", "learned_from", "success_rate", "avg_execution_time")
 _PARAM = re.compile(r"\{([a-z0-9][a-z0-9_-]{0,79})\}")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,79}\Z")
 _CONTENT_STEPS = 600  # characters of step names in the content line
@@ -87,6 +88,74 @@ def parse(text: str, where: str) -> dict[str, Any]:
             if field in step and not isinstance(step[field], str):
                 raise BadInput(f"{where}: step {number}'s {field} is not text", "quote it")
     return data
+
+
+def from_sabre(document: Any, where: str, scope: str | None) -> tuple[Any, dict[str, Any]]:
+    """SABRE's procedure YAML (its `procedural/{name}.yaml`: steps of {action,
+    name?, description?, condition?}, beside a procedure's fields its category,
+    persona, learned_from, success_rate, avg_execution_time) as a procedure
+    document, and what goes beside it: `category` (SABRE's default `general`
+    is the default one), `related` (the episodes it was learned from) and
+    `metadata` (avg_execution_time, as given). `success_rate` is not kept: it
+    is the outcomes recorded (`mem apply`). Any other document comes back as given."""
+    data = document
+    if isinstance(document, str):
+        from ..storage.yamlio import parse_document
+
+        try:
+            data, _ = parse_document(document, where)
+        except Damaged:
+            return document, {}  # reported by `parse`, with its line
+    if not _is_sabres(data):
+        return document, {}
+    persona = data.get("persona")
+    if persona is not None and scope is not None and persona != scope:
+        raise BadInput(
+            f"{where}: the procedure is for the persona {persona}, and this is the scope {scope}",
+            f"add it in the persona's: `mem --scope {persona} procedure add {where}`",
+        )
+    converted = {k: v for k, v in data.items() if k in FIELDS}
+    if isinstance(data.get("steps"), list):
+        converted["steps"] = [sabre_step(step, number) for number, step in enumerate(data["steps"], 1)]
+    beside: dict[str, Any] = {"related": episodes_of(data.get("learned_from"))}
+    if data.get("category") not in (None, "general"):
+        beside["category"] = data["category"]
+    if data.get("avg_execution_time") is not None:
+        beside["metadata"] = {"avg_execution_time": data["avg_execution_time"]}
+    return converted, beside
+
+
+def _is_sabres(data: Any) -> bool:
+    """A SABRE procedure: one of its own fields, or a step with an action."""
+    if not isinstance(data, dict):
+        return False
+    steps = data.get("steps")
+    steps = steps if isinstance(steps, list) else []
+    return any(k in data for k in SABRE_FIELDS) or any(isinstance(s, dict) and "action" in s for s in steps)
+
+
+def sabre_step(step: Any, number: int) -> dict[str, str]:
+    """A SABRE step ({action, name?, description?, condition?}) as a procedure's
+    step ({name, run, ...}): its action is what it runs (mem never does), and
+    names it by its first line when it has no name."""
+    if not isinstance(step, dict) or not isinstance(step.get("action", step.get("name")), str):
+        raise BadInput(f"step {number} is not a step", 'give {"action": "..."} (with name, description, condition)')
+    out = {"name": step.get("name") or step["action"].strip().splitlines()[0][:200]}
+    if "action" in step:
+        out["run"] = step["action"]
+    out.update({field: step[field] for field in ("description", "condition") if field in step})
+    return out
+
+
+def episodes_of(learned_from: Any) -> list[str]:
+    """The episode ids of SABRE's `learned_from` ([{episode: id}] or plain ids)."""
+    if learned_from is None:
+        return []
+    items = learned_from if isinstance(learned_from, list) else [None]
+    ids = [item.get("episode") if isinstance(item, dict) else item for item in items]
+    if not all(isinstance(i, str) for i in ids):
+        raise BadInput(f"cannot read learned_from {learned_from!r}", 'give learned_from=[{"episode": "MEM-..."}]')
+    return [str(i) for i in ids]
 
 
 def fields_of(document: dict[str, Any]) -> dict[str, Any]:

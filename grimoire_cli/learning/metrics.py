@@ -6,7 +6,8 @@ the error rate fell from the first period to the last (error reduction).
 
 Read from the observation log, each record as the catalog reads it
 (`execution_log.task_of`), in the order the tasks started; a record without
-a start time is left out, as the web view's charts leave it out.
+a start time is left out, as the web view's charts leave it out, and so is a
+correction's (no steps: no task ran).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def metrics_of(tasks: Iterable[Task], by: str) -> dict[str, Any]:
     periods: dict[str, Period] = {}
     seen_plans: set[str] = set()
     for task in tasks:
+        if not task.steps and task.corrections:
+            continue  # a correction recorded (`mem correct`, PMS's learnFromCorrection), not a task that ran
         plan = next((pattern for kind, pattern in task.patterns if kind == "plan_pattern"), None)
         name = period_of(task.started or "", by)
         periods.setdefault(name, Period(name)).add(task, plan in seen_plans)

@@ -23,6 +23,7 @@ from typing import Any
 from ..core.errors import BadInput
 from ..core.schemas import json_value
 from ..storage.store import Store
+from .pms_tasks import is_task
 
 LOG = "observations.jsonl"
 # The field names of a record and of its steps and corrections (the schema allows no others),
@@ -96,6 +97,14 @@ def check(record: Any) -> None:
             raise BadInput(f"steps.{number}.tool: a blank tool name", "name the tool the step ran")
 
 
+def task_record(task: dict[str, Any], store: Store) -> dict[str, Any]:
+    """A PMS Task's record (learning/pms_tasks.py), started now unless it says when."""
+    from ..core.clock import iso
+    from .pms_tasks import record_of
+
+    return record_of(task, None, iso(store.runtime.now()))
+
+
 def redacted(value: Any) -> tuple[Any, int]:
     """The value with every secret in its texts (free-form keys too) replaced;
     how many there were. A value under a name is scanned as `name: value`,
@@ -161,6 +170,8 @@ def observe(store: Store, lines: Iterable[str], *, skip_invalid: bool = False) -
                 record = json_value(line)
             except ValueError as exc:
                 raise BadInput(f"not JSON ({exc.args[0]})") from None
+            if is_task(record):  # a PMS Task, as its runtime has it
+                record = task_record(record, store)
             check(record)
         except BadInput as exc:
             from ..guard.scan import redact

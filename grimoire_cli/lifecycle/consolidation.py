@@ -37,6 +37,9 @@ _TARGETS = {
     "procedures": "kind:procedure",
 }
 FALLBACK = "learning"
+# A bare list is Samaritan's own extraction answer, [{topic, content, importance}]: its
+# memories, which the Samaritan adapter keeps as preferences (its default category).
+SAMARITAN_SECTION = "preferences"
 
 
 def prompt_text(name: str) -> str:
@@ -75,8 +78,8 @@ class Item(NamedTuple):
 
 
 def check_output(value: Any, name: str) -> tuple[list[Item], str | None, str | None]:
-    """The items, summary and model of the summarizer's answer; an answer of
-    another shape is `CommandFailed` (nothing is written)."""
+    """The items, summary and model of the summarizer's answer (an object, or
+    Samaritan's list of memories); an answer of another shape is `CommandFailed` (nothing is written)."""
 
     def wrong(problem: str) -> CommandFailed:
         return CommandFailed(
@@ -84,6 +87,8 @@ def check_output(value: Any, name: str) -> tuple[list[Item], str | None, str | N
             f"see the shape in grimoire_cli/lifecycle/prompts/{PROMPT}",
         )
 
+    if isinstance(value, list):
+        value = {SAMARITAN_SECTION: value}
     if not isinstance(value, dict):
         raise wrong(f"is a JSON {type(value).__name__}, not an object")
     items = []
@@ -234,9 +239,18 @@ def request_for(item: Item, category: str, kind: str, session_id: str, ttl: Any 
         fields=fields,
         ttl=ttl,
         summary=summary,
-        metadata={"value": data["value"]} if "value" in data else None,
+        metadata=_metadata(data),
         dedupe=True if kind == "episode" else None,
     )
+
+
+def _metadata(data: dict[str, Any]) -> dict[str, Any] | None:
+    """A `value` kept typed, as `mem remember` keeps it; a topic as written
+    (its tag is a slug: `Hermes project` is hermes-project), as Samaritan's save_memory keeps it."""
+    kept = {"value": data["value"]} if "value" in data else {}
+    if isinstance(data.get("topic"), str) and data["topic"].strip():
+        kept["topic"] = data["topic"]
+    return kept or None
 
 
 def _step(step: Any) -> Any:

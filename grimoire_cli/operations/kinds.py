@@ -102,8 +102,8 @@ PROCEDURE_ADD = Operation(
         Param(
             "file",
             str,
-            "A YAML or JSON runbook: name, description, params?, steps: [{name, run?, description?, condition?}]; "
-            "'-' reads stdin.",
+            "A YAML or JSON runbook: name, description, params?, steps: [{name, run?, description?, condition?}], "
+            "or SABRE's procedure YAML (steps of {action, ...}); '-' reads stdin.",
             default=REQUIRED,
             metavar="FILE|-",
             tool=False,

@@ -16,7 +16,12 @@ OBSERVE = Operation(
     "Tool memory, patterns and insights are computed from it.",
     (
         Param(
-            "file", str, "Execution records, JSON Lines; '-' reads stdin.", default="-", metavar="FILE|-", tool=False
+            "file",
+            str,
+            "Execution records (or PMS Tasks), JSON Lines; '-' reads stdin.",
+            default="-",
+            metavar="FILE|-",
+            tool=False,
         ),
         Param(
             "claude_hook",

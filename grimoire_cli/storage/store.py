@@ -99,6 +99,10 @@ class Store:
             ]
         return list(self._files) if include_archive else [f for f in self._files if not f.archived]
 
+    def forget_files(self) -> None:
+        """The config was changed in place (an import adding categories): work the files out again."""
+        self._files = None
+
     def local_paths(self) -> set[str]:
         """The files of the local categories (`tracked: false`), their archive's too: never committed, never merged."""
         return {f.rel for f in self.files() if not self.config.category(f.category).tracked}
