@@ -19,10 +19,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
-# One process per core (pytest-xdist): CI's machine has two, and the suite is
-# mostly waiting on git and mem processes. Tests that share a process's state
-# (the model test's rule counts, the crash matrix) are one xdist_group each.
-XDIST := -n auto --dist loadgroup
+# One process per core (pytest-xdist), each running whole files in file order:
+# a file's last test may read what its earlier ones counted (test_model.py's
+# rules, the crash matrix). Not --dist loadgroup: with pytest 9.2 it silently
+# stops grouping (pytest-dev/pytest-xdist#1386).
+XDIST := -n auto --dist loadfile
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST)

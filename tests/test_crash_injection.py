@@ -33,9 +33,6 @@ from conftest import git, mem, with_preset
 
 from grimoire_cli.core.faults import CRASHED
 
-# One process runs the whole file, so its matrix (printed at the end of the run) is whole.
-pytestmark = pytest.mark.xdist_group("crash")
-
 MEMORY = Path("grimoires/loa/memory")
 MEM = str(Path(sys.executable).parent / "mem")
 # Every step a write reaches (grimoire_cli/core/faults.py's callers), in protocol order.

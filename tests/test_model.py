@@ -40,9 +40,6 @@ from grimoire_cli.core.runtime import DEFAULT_LOCK_TIMEOUT, Runtime
 from grimoire_cli.integrations.anthropic import GrimoireMemoryTool
 from grimoire_cli.memory.local_ids import settle
 
-# One process runs the whole file: the last test reads the rule counts TestStore left in this module.
-pytestmark = pytest.mark.xdist_group("model")
-
 START = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 WORDS = ("deploy", "cache", "schema", "runner", "queue", "token", "index", "branch", "lint", "review", "kafka", "redis")
 NOTES = ("fact", "decision", "learning", "error", "preference", "semantic")
