@@ -21,7 +21,7 @@ from conftest import fresh_repo
 from grimoire_cli import Grimoire
 from grimoire_cli.core.model import parse_id
 from grimoire_cli.memory.adding import WINDOWED
-from grimoire_cli.memory.duplicates import POSTINGS, Duplicates
+from grimoire_cli.memory.duplicates import POSTINGS, TOP, Duplicates
 from grimoire_cli.storage.store import Store
 
 WORDS = "cache index query deploy build runner disk memory timeout retry queue worker schema migration release branch merge".split()
@@ -275,3 +275,28 @@ def test_a_lookup_reads_a_bounded_number_of_postings_however_common_its_rarest_s
         assert table.alike(text.format(999999)) == []
         taken.append(_Postings.taken)
     assert taken[1] <= POSTINGS, taken  # before: the whole list, 8,192
+
+
+class _Texts(list):
+    """The lookup's texts, counting the ones a lookup reads (for their length)."""
+
+    read = 0
+
+    def __getitem__(self, index):
+        _Texts.read += 1
+        return super().__getitem__(index)
+
+
+def test_a_lookup_reads_the_length_of_about_top_texts_not_of_every_one_sharing_a_key():
+    """A lookup kept the texts of a like length among every one sharing a key (up to POSTINGS of them), then took
+    the TOP sharing most: that filter grew with the category until POSTINGS, and made `add_many`'s 10x data cost
+    13.8x its time. It now ranks them first and reads lengths only until TOP are found."""
+    read = []
+    for size in (4 * TOP, 16 * TOP):
+        text = "shared w{0:06d}a w{0:06d}b w{0:06d}c w{0:06d}d"  # one length: all in the query's window
+        table = Duplicates(((f"MEM-{n}", text.format(n)) for n in range(size)), indexed=True)
+        table._texts = _Texts(table._texts)
+        _Texts.read = 0
+        assert len(table._compared(text.format(999999))) == TOP
+        read.append(_Texts.read)
+    assert read == [TOP, TOP], read  # before: every text holding "shared", 128 and 512
