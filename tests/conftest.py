@@ -137,6 +137,23 @@ def grimoire(repo):
     return Grimoire.open(repo)
 
 
+STARTED: list = []  # web test clients started by `started`, stopped after each test
+
+
+def started(client):
+    """A Starlette TestClient, started as a server is (its lifespan run) and stopped after the test, so the
+    app's worker thread ends with it: a process left with threads never forks (tests/test_parallel.py)."""
+    STARTED.append(client)
+    return client.__enter__()
+
+
+@pytest.fixture(autouse=True)
+def _stop_started_clients():
+    yield
+    while STARTED:
+        STARTED.pop().__exit__(None, None, None)
+
+
 def catalog_dump(repo: Path) -> dict:
     """Everything in the scope loa's catalog except row numbers (to compare an
     incrementally kept catalog with a rebuild)."""

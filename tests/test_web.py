@@ -10,12 +10,13 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
-from conftest import git, mem, mem_process, with_preset
+from conftest import git, mem, mem_process, started, with_preset
 from starlette.testclient import TestClient
 
 from grimoire_cli import Grimoire
@@ -51,7 +52,7 @@ def filled(repo):
 
 
 def _client(repo, **options) -> TestClient:
-    return TestClient(build_app(lambda: Grimoire.open(repo), **options), base_url=LOCAL)
+    return started(TestClient(build_app(lambda: Grimoire.open(repo), **options), base_url=LOCAL))
 
 
 def _cli_json(*args: str):
@@ -415,3 +416,14 @@ def test_a_day_without_runs_is_a_gap_in_its_line():
     drawn = svg.curves({"a": [1, 2, None, 3, 4], "b": [None, None, 5, None, None]}, "t", x_label="day", y_label="%")
     assert drawn.count("<polyline") == 2 and drawn.count("<circle") == 1  # a's two stretches, b's lone point
     assert "nothing yet" in svg.curves({"a": [None, None]}, "t", x_label="day", y_label="%")
+
+
+@pytest.mark.parametrize("token", [None, "a-token-long-enough-for-the-server"])
+def test_a_stopped_server_leaves_no_thread_behind(repo, token):
+    """The app's worker thread outlived the server: a process that had served (the test suite, an agent
+    embedding the app) kept a thread, and a process with threads never forks the parallel parser's workers."""
+    with TestClient(build_app(lambda: Grimoire.open(repo), token=token), base_url=LOCAL) as client:
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        assert client.get("/overview.json", headers=headers).status_code == 200
+        assert [t.name for t in threading.enumerate() if t.name.startswith("grimoire-web")]
+    assert [t.name for t in threading.enumerate() if t.name.startswith("grimoire-web")] == []

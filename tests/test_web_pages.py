@@ -9,7 +9,7 @@ import re
 import socket
 
 import pytest
-from conftest import mem, with_preset
+from conftest import mem, started, with_preset
 from starlette.testclient import TestClient
 
 from grimoire_cli import Grimoire
@@ -22,7 +22,7 @@ HTML = {"accept": "text/html"}
 
 
 def _client(repo) -> TestClient:
-    return TestClient(build_app(lambda: Grimoire.open(repo)), base_url="http://127.0.0.1")
+    return started(TestClient(build_app(lambda: Grimoire.open(repo)), base_url="http://127.0.0.1"))
 
 
 def _cli_json(*args: str):

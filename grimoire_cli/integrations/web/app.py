@@ -10,10 +10,11 @@ thread, one at a time, on a grimoire `Opener` keeps fresh between requests.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,8 +245,19 @@ def build_app(
         Route("/theme/{name}", theme),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    mcp, lifespan = mcp_route(opener, in_worker, token=token, write=write)
+    mcp, mcp_lifespan = mcp_route(opener, in_worker, token=token, write=write)
     routes.append(mcp)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        # The worker's thread ends with the server: a process that built an app and stopped it is left with
+        # none (one with threads never forks the parallel parser's workers; tests build many apps in one).
+        try:
+            async with mcp_lifespan(app) if mcp_lifespan else contextlib.nullcontext():
+                yield
+        finally:
+            worker.shutdown(wait=True)
+
     middleware = [Middleware(Guard, settings=settings)]
     if loopback:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS))
