@@ -1,0 +1,542 @@
+"""The hooks' renumbering (git/renumber.py), in process: real histories built
+with git in tmp_path, git's state files written as git writes them, and the
+fixup run from outside the repository (git run where the working directory
+is the repository would hide a call that lost the root it was given).
+Pinned: the exact answers of the module's functions, the plan each hook
+makes, and the files, ids and notes the fixup leaves. What `make mutation`
+runs for renumber.py, beside test_merge_pinned.py and
+test_flattened_pinned.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from contextlib import chdir
+from pathlib import Path
+
+import pytest
+from conftest import git
+from test_merge_pinned import HEAD, MEMORY, REDIS, commit_all, entry, fixup, pushed_start, side_and_main, write
+
+from grimoire_cli import Grimoire
+from grimoire_cli.git.merge import memory_of
+from grimoire_cli.git.renumber import (
+    FixupResult,
+    _ambiguous,
+    _head_file,
+    _lifecycle_of,
+    _Plan,
+    _rebasing,
+    _refers,
+    _renamed_for,
+    _repeated_ids,
+    _still_meant,
+    plan,
+)
+
+FACTS = (MEMORY / "facts.yaml").as_posix()
+DECISIONS = (MEMORY / "decisions.yaml").as_posix()
+
+
+def ids(*numbers: str) -> list[str]:
+    return [f"MEM-20261122-{n}" for n in numbers]
+
+
+def sha(repo: Path, rev: str) -> str:
+    return git("rev-parse", rev, cwd=repo).strip()
+
+
+# -- git's state files -----------------------------------------------------------------------------
+
+
+def test_a_head_file_names_one_commit_or_none(tmp_path):
+    one, two = "a" * 40, "b" * 40
+    (tmp_path / "MERGE_HEAD").write_text(f"{one}\n")
+    (tmp_path / "OCTOPUS").write_text(f"{one}\n{two}\n")
+    (tmp_path / "EMPTY").write_text("")
+    assert _head_file(tmp_path, "MERGE_HEAD") == one
+    assert _head_file(tmp_path, "OCTOPUS") is None  # an octopus merge: left alone
+    assert _head_file(tmp_path, "EMPTY") is None
+    assert _head_file(tmp_path, "CHERRY_PICK_HEAD") is None
+    (tmp_path / "A_DIR").mkdir()
+    assert _head_file(tmp_path, "A_DIR") is None
+
+
+@pytest.mark.parametrize("folder", ["rebase-merge", "rebase-apply"])
+def test_a_rebase_is_under_way_while_either_of_its_folders_is_there(tmp_path, folder):
+    assert _rebasing(tmp_path) is False
+    (tmp_path / folder).write_text("a file is no rebase's state")
+    assert _rebasing(tmp_path) is False
+    (tmp_path / folder).unlink()
+    (tmp_path / folder).mkdir()
+    assert _rebasing(tmp_path) is True
+
+
+# -- the renames a rebase kept -----------------------------------------------------------------------
+
+
+def test_the_renames_of_a_rebase_by_old_id():
+    old, other = ids("002", "003")
+    records = [(old, "memory a", ids("010")[0]), (other, "memory c", ids("011")[0]), (old, "memory b", ids("012")[0])]
+    assert _renamed_for(records) == {old: {"memory a", "memory b"}, other: {"memory c"}}
+    assert _renamed_for([]) == {}
+    # Only an old id renamed to two new ones is ambiguous; the same new id twice is not.
+    assert _ambiguous(records) == {old: set(ids("010", "012"))}
+    assert _ambiguous([(old, "memory a", ids("010")[0]), (old, "memory b", ids("010")[0])]) == {}
+    assert _ambiguous([]) == {}
+
+
+def test_a_rename_holds_in_a_merged_file_unless_its_old_id_there_is_another_memory(tmp_path):
+    held: dict[Path, dict[str, str]] = {}
+    path = tmp_path / "facts.yaml"
+    picked, upstream = entry("002", "the picked fact"), entry("002", "upstream's fact")
+    path.write_text(HEAD + upstream + entry("003", "a fact no pick renamed"))
+    renamed = dict(zip(ids("002", "003", "004"), ids("010", "011", "012")))
+    meant = {ids("002")[0]: {memory_of(picked.rstrip())}, ids("003")[0]: {memory_of("no such memory")}}
+    # 002 here is upstream's, not the memory the pick renamed: it stays. 003 was renamed for another memory
+    # than this file's too. 004 is no id of this file: a reference to it is renamed.
+    assert _still_meant(renamed, meant, path, held) == {ids("004")[0]: ids("012")[0]}
+    assert held == {
+        path: {
+            ids("002")[0]: memory_of(upstream.rstrip()),
+            ids("003")[0]: memory_of(entry("003", "a fact no pick renamed").rstrip()),
+        }
+    }
+    # The file as it was read is what counts (each file is read once per fixup).
+    path.write_text(HEAD + picked)
+    assert _still_meant(renamed, meant, path, held) == {ids("004")[0]: ids("012")[0]}
+    fresh: dict[Path, dict[str, str]] = {}
+    # The picked memory itself: renamed; an old id no pick renamed (no `meant`): renamed wherever it is.
+    unmeant = {ids("002")[0]: meant[ids("002")[0]]}
+    assert _still_meant(renamed, unmeant, path, fresh) == renamed
+    # A file that is not there holds nothing.
+    assert _still_meant(renamed, meant, tmp_path / "gone.yaml", {}) == renamed
+
+
+def test_an_undecodable_byte_in_a_merged_file_does_not_stop_the_renames(tmp_path):
+    path = tmp_path / "facts.yaml"
+    picked = entry("002", "the picked fact")
+    path.write_bytes((HEAD + picked).encode() + b"  note: \xff\n")
+    renamed = {ids("002")[0]: ids("010")[0]}
+    meant = {ids("002")[0]: {memory_of("another memory")}}
+    assert _still_meant(renamed, meant, path, {}) == {}
+
+
+# -- what an entry names -------------------------------------------------------------------------------
+
+
+def test_an_entry_refers_to_a_renamed_id_by_a_supersede_link_or_a_related_memory():
+    names = {ids("002")[0]: ids("004")[0]}
+    assert _refers({"supersedes": ids("002")[0]}, names)
+    assert _refers({"superseded_by": ids("002")[0]}, names)
+    assert _refers({"related_memories": [7, ids("002")[0]]}, names)
+    assert not _refers({"supersedes": ids("003")[0], "superseded_by": ids("004")[0]}, names)
+    assert not _refers({"related_memories": ids("003")}, names)
+    assert not _refers({"related_memories": ids("002")[0]}, names)  # not a list: not read
+    assert not _refers({"supersedes": ids("002"), "id": ids("002")[0]}, names)  # not a string; the id is no link
+    assert not _refers({}, names)
+
+
+def test_the_lifecycle_of_an_entry_is_its_superseded_by_and_effectiveness():
+    item = {"id": "x", "superseded_by": "y", "effectiveness": {"applications": 1}, "content": "c"}
+    assert _lifecycle_of(item) == {"superseded_by": "y", "effectiveness": {"applications": 1}}
+    assert _lifecycle_of({"id": "x"}) == {}
+
+
+# -- the plan each hook makes ---------------------------------------------------------------------------
+
+
+def planned(repo: Path, hook: str, *args: str, stdin: str = "") -> _Plan | None:
+    with chdir(repo.parent):
+        return plan(repo, repo / ".git", hook, list(args), stdin)
+
+
+def apart(repo: Path) -> None:
+    """Branch `side` adds a decision, main a preference (after the redis fact both hold): no file both change."""
+    side_and_main(
+        repo,
+        {"decisions.yaml": entry("002", "the side decides", "", "decision")},
+        {"preferences.yaml": entry("003", "main prefers", "", "preference")},
+    )
+
+
+def test_after_a_merge_git_committed_the_plan_names_its_parents_and_their_base(repo):
+    apart(repo)
+    main, side, base = sha(repo, "main"), sha(repo, "side"), sha(repo, "side^")
+    git("merge", "-q", "--no-edit", "side", cwd=repo)
+    merge = _Plan("merge", main, (base, main, side), False, stage=False, keeper=main)
+    assert planned(repo, "post-merge", "0") == merge
+    assert planned(repo, "post-merge", "1") is None  # --squash: nothing committed yet
+    assert planned(repo, "post-merge") == merge
+    # Without ORIG_HEAD, the merge is still this clone's own.
+    (repo / ".git" / "ORIG_HEAD").unlink()
+    assert planned(repo, "post-merge", "0") == merge
+    # The next commit is no merge; a fast-forward makes none either.
+    commit_all_new(repo, "facts.yaml", HEAD + REDIS + entry("004", "after the merge"))
+    assert planned(repo, "post-merge", "0") is None
+
+
+def commit_all_new(repo: Path, name: str, text: str) -> None:
+    write(repo, name, text)
+    commit_all(repo, f"write {name}")
+
+
+def test_a_fast_forward_to_a_merge_made_elsewhere_fixes_only_an_id_used_twice(repo):
+    apart(repo)
+    start = sha(repo, "main")
+    git("checkout", "-q", "-b", "server", cwd=repo)
+    commit_all_new(repo, "learnings.yaml", entry("005", "the server's learning", "", "learning"))
+    server = sha(repo, "server")
+    git("merge", "-q", "--no-edit", "side", cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+    git("merge", "-q", "--ff-only", "server", cwd=repo)
+    assert sha(repo, "ORIG_HEAD") == start
+    base = sha(repo, "side^")
+    assert planned(repo, "post-merge", "0") == _Plan(
+        "merge", server, (base, server, sha(repo, "side")), False, stage=False, keeper=server, only_if_repeated=True
+    )
+
+
+def test_an_octopus_merge_and_a_merge_of_unrelated_histories(repo):
+    apart(repo)
+    git("checkout", "-q", "-b", "third", "side^", cwd=repo)
+    commit_all_new(repo, "learnings.yaml", entry("006", "the third learns", "", "learning"))
+    git("checkout", "-q", "main", cwd=repo)
+    git("merge", "-q", "--no-edit", "side", "third", cwd=repo)
+    assert len(git("rev-parse", "HEAD^@", cwd=repo).split()) == 3
+    assert planned(repo, "post-merge", "0") is None
+    git("checkout", "-q", "--orphan", "lonely", cwd=repo)
+    git("rm", "-q", "-rf", ".", cwd=repo)
+    (repo / "notes.txt").write_text("no grimoire here\n")
+    git("add", "notes.txt", cwd=repo)
+    git("commit", "-qm", "lonely", cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+    main = sha(repo, "main")
+    git("merge", "-q", "--no-edit", "--allow-unrelated-histories", "lonely", cwd=repo)
+    assert planned(repo, "post-merge", "0") == _Plan("merge", main, None, False, stage=False, keeper=main)
+
+
+def test_a_merge_into_a_branch_not_yet_pushed_keeps_the_pushed_sides_ids(repo, tmp_path):
+    pushed_start(repo, tmp_path)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("remote", "set-head", "origin", "main", cwd=repo)
+    commit_all_new(repo, "preferences.yaml", entry("002", "main prefers", "", "preference"))
+    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("checkout", "-q", "-b", "feature", "HEAD~1", cwd=repo)
+    commit_all_new(repo, "decisions.yaml", entry("002", "the feature decides", "", "decision"))
+    feature, pushed, base = sha(repo, "feature"), sha(repo, "origin/main"), sha(repo, "feature^")
+    git("merge", "-q", "--no-edit", "origin/main", cwd=repo)
+    assert planned(repo, "post-merge", "0") == _Plan(
+        "merge", feature, (base, feature, pushed), False, stage=False, keeper=pushed
+    )
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.side, fixed.renumbered, fixed.files) == ("ours", {ids("002")[0]: ids("003")[0]}, [DECISIONS])
+    git("reset", "-q", "--hard", feature, cwd=repo)
+    # The same merge stopped by a conflict: the pre-commit hook's plan.
+    commit_all_new(repo, "preferences.yaml", entry("002", "the feature prefers", "", "preference"))
+    feature = sha(repo, "feature")
+    assert subprocess.run(["git", "merge", "-q", "origin/main"], cwd=repo, capture_output=True).returncode == 1
+    assert planned(repo, "pre-commit") == _Plan(
+        "merge", feature, (base, feature, pushed), False, stage=True, keeper=pushed
+    )
+
+
+def test_while_a_merge_stops_on_a_conflict_the_pre_commit_hook_plans_to_stage(repo):
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + REDIS + entry("002", "the side fact")},
+        {"facts.yaml": HEAD + REDIS + entry("002", "the fact of main")},
+    )
+    main, side, base = sha(repo, "main"), sha(repo, "side"), sha(repo, "side^")
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert planned(repo, "pre-commit") == _Plan("merge", main, (base, main, side), False, stage=True, keeper=main)
+    assert planned(repo, "post-commit") is None  # a merge is post-merge's
+    assert planned(repo, "post-checkout") is None
+
+
+def test_a_cherry_pick_is_planned_from_its_picked_commit(repo):
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + REDIS + entry("002", "the side fact")},
+        {"facts.yaml": HEAD + REDIS + entry("002", "the fact of main")},
+    )
+    main, side, base = sha(repo, "main"), sha(repo, "side"), sha(repo, "side^")
+    assert subprocess.run(["git", "cherry-pick", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert planned(repo, "pre-commit") == _Plan("cherry-pick", main, (base, main, side), True, stage=True)
+    git("checkout", "-q", "--theirs", FACTS, cwd=repo)
+    git("add", FACTS, cwd=repo)
+    git("-c", "core.editor=true", "cherry-pick", "--continue", cwd=repo)
+    # Committed: post-commit's ours is the commit before the pick's (CHERRY_PICK_HEAD as git leaves it while
+    # its hooks run).
+    (repo / ".git" / "CHERRY_PICK_HEAD").write_text(f"{side}\n")
+    assert planned(repo, "post-commit") == _Plan("cherry-pick", main, (base, main, side), True, stage=False)
+    # A rebase's picks are fixed once, after it.
+    (repo / ".git" / "rebase-merge").mkdir()
+    assert planned(repo, "post-commit") is None
+    assert planned(repo, "pre-commit") is None
+
+
+def test_a_picked_root_commit_has_no_base_and_a_root_head_no_commit_before_it(repo):
+    assert planned(repo, "pre-commit") is None  # no commit yet
+    commit_all_new(repo, "facts.yaml", HEAD + REDIS)
+    root = sha(repo, "HEAD")
+    (repo / ".git" / "CHERRY_PICK_HEAD").write_text(f"{root}\n")
+    assert planned(repo, "pre-commit") == _Plan("cherry-pick", root, None, True, stage=True)
+    assert planned(repo, "post-commit") is None  # HEAD has no commit before it
+    (repo / ".git" / "CHERRY_PICK_HEAD").unlink()
+    assert planned(repo, "pre-commit") is None and planned(repo, "post-commit") is None
+
+
+def test_after_a_rebase_the_plan_names_the_commit_replayed_onto_and_the_branch_before_it(repo):
+    apart(repo)
+    commit_all_new(repo, "learnings.yaml", entry("004", "main learns", "", "learning"))
+    git("checkout", "-q", "side", cwd=repo)
+    commit_all_new(repo, "errors.yaml", entry("005", "the side errs", "", "error"))
+    first, tip, base, main = sha(repo, "side~1"), sha(repo, "side"), sha(repo, "side~2"), sha(repo, "main")
+    git("rebase", "-q", "main", cwd=repo)
+    new_first, new_tip = sha(repo, "HEAD~1"), sha(repo, "HEAD")
+    stdin = f"{first} {new_first}\n{tip} {new_tip}\n"
+    rebased = _Plan("rebase", main, None, True, stage=False, versions=(base, main, tip), replayed=(first, tip))
+    assert planned(repo, "post-rewrite", "rebase", stdin=stdin) == rebased
+    # Lines git may add past the two shas, and blank or short ones, change nothing.
+    assert (
+        planned(repo, "post-rewrite", "rebase", stdin=f"\n{first} {new_first} extra\nodd\n{tip} {new_tip}\n") == rebased
+    )
+    assert planned(repo, "post-rewrite", "amend", stdin=stdin) is None
+    assert planned(repo, "post-rewrite", stdin=stdin) is None
+    assert planned(repo, "post-rewrite", "rebase", stdin="") is None
+    assert planned(repo, "post-rewrite", "rebase", stdin=f"{first}\n") is None
+    # While the hook runs, the merge backend's state names the commit replayed onto and the branch's old tip.
+    state = repo / ".git" / "rebase-merge"
+    state.mkdir()
+    (state / "onto").write_text(f"{base}\n")
+    (state / "orig-head").write_text(f"{first}\n")
+    assert planned(repo, "post-rewrite", "rebase", stdin=stdin) == _Plan(
+        "rebase", base, None, True, stage=False, versions=(base, base, first), replayed=(first, tip)
+    )
+
+
+def test_a_rebase_onto_a_root_or_an_unrelated_history(repo):
+    commit_all_new(repo, "facts.yaml", HEAD + REDIS)
+    root = sha(repo, "HEAD")
+    # Listed as rewritten to a root commit, with no state to name what it was replayed onto: nothing to fix.
+    assert planned(repo, "post-rewrite", "rebase", stdin=f"{root} {root}\n") is None
+    git("checkout", "-q", "--orphan", "lonely", cwd=repo)
+    git("rm", "-q", "-rf", ".", cwd=repo)
+    (repo / "notes.txt").write_text("no grimoire here\n")
+    git("add", "notes.txt", cwd=repo)
+    git("commit", "-qm", "lonely", cwd=repo)
+    lonely = sha(repo, "lonely")
+    commit_all_new_any(repo, "more.txt")
+    replayed = sha(repo, "HEAD")
+    state = repo / ".git" / "rebase-merge"
+    state.mkdir()
+    (state / "onto").write_text(f"{root}\n")
+    assert planned(repo, "post-rewrite", "rebase", stdin=f"{replayed} {replayed}\n") == _Plan(
+        "rebase", root, None, True, stage=False, versions=None, replayed=(replayed,)
+    )
+    assert lonely != replayed
+
+
+def commit_all_new_any(repo: Path, name: str) -> None:
+    (repo / name).write_text(f"{name}\n")
+    git("add", name, cwd=repo)
+    git("commit", "-qm", name, cwd=repo)
+
+
+def test_the_side_that_brings_pushed_commits_past_the_base_keeps_its_ids_though_its_tip_is_not_pushed(repo, tmp_path):
+    """Both tips unpushed; theirs merged origin/main's new commit since the base: ours yields. (Asked of the
+    tips alone, without the base, neither is on a remote and ours would keep its ids.)"""
+    pushed_start(repo, tmp_path)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("remote", "set-head", "origin", "main", cwd=repo)
+    start = sha(repo, "main")
+    git("checkout", "-q", "-b", "alice", cwd=repo)
+    commit_all_new(repo, "preferences.yaml", entry("002", "alice prefers", "", "preference"))
+    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("checkout", "-q", "-b", "feature", start, cwd=repo)
+    git("merge", "-q", "--ff-only", "origin/main", cwd=repo)
+    commit_all_new(repo, "decisions.yaml", entry("003", "the feature decides", "", "decision"))
+    commit_all_new(repo, "facts.yaml", HEAD + REDIS + entry("004", "the feature's fact"))
+    feature = sha(repo, "feature")
+    git("checkout", "-q", "main", cwd=repo)
+    commit_all_new(repo, "learnings.yaml", entry("003", "main learns", "", "learning"))
+    commit_all_new(repo, "facts.yaml", HEAD + REDIS + entry("004", "main's fact"))
+    main = sha(repo, "main")
+    assert subprocess.run(["git", "merge", "-q", "feature"], cwd=repo, capture_output=True).returncode == 1
+    planned_merge = _Plan("merge", main, (start, main, feature), False, stage=True, keeper=feature)
+    assert planned(repo, "pre-commit") == planned_merge
+    git("checkout", "-q", "--theirs", FACTS, cwd=repo)
+    git("add", FACTS, cwd=repo)
+    git("commit", "-q", "--no-edit", cwd=repo)
+    assert planned(repo, "post-merge", "0") == dataclasses.replace(planned_merge, stage=False)
+
+
+def test_a_post_merge_with_no_commit_plans_nothing(repo):
+    assert planned(repo, "post-merge", "0") is None
+
+
+# -- an id used twice ---------------------------------------------------------------------------------------
+
+
+def store_of(repo: Path):
+    return Grimoire.open(repo).store
+
+
+def test_an_id_used_twice_is_found_across_the_files_past_a_missing_one(repo):
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "another fact"))
+    write(repo, "decisions.yaml", entry("003", "a decision", "", "decision"))
+    assert _repeated_ids(store_of(repo)) is False
+    # learnings.yaml is missing, errors.yaml after it repeats 001.
+    (repo / MEMORY / "learnings.yaml").unlink()
+    write(repo, "errors.yaml", entry("001", "an error", "", "error"))
+    assert _repeated_ids(store_of(repo)) is True
+
+
+def test_an_undecodable_byte_does_not_stop_the_scan_for_repeated_ids(repo):
+    (repo / FACTS).write_bytes((HEAD + REDIS).encode() + b"  note: \xff\n" + entry("002", "another").encode())
+    assert _repeated_ids(store_of(repo)) is False
+    write(repo, "decisions.yaml", entry("002", "a decision", "", "decision"))
+    assert _repeated_ids(store_of(repo)) is True
+
+
+def test_a_local_categorys_ids_are_not_counted_but_the_files_after_it_are(repo):
+    config = repo / ".loa.config.yaml"
+    local = "    scratch: {storage_file: scratch.yaml, ttl: permanent, confidence_required: 0.5, tracked: false}\n"
+    text = config.read_text()
+    config.write_text(text.replace("    fact:", local + "    fact:", 1))
+    store = store_of(repo)
+    scratch = repo / MEMORY / "local" / "scratch.yaml"
+    assert [file.rel for file in store.files()][:2] == [(MEMORY / "local/scratch.yaml").as_posix(), FACTS]
+    scratch.parent.mkdir(exist_ok=True)
+    scratch.write_text(entry("001", "a scratch note", "", "scratch") + entry("001", "again", "", "scratch"))
+    write(repo, "facts.yaml", HEAD + REDIS)
+    assert _repeated_ids(store_of(repo)) is False
+    write(repo, "decisions.yaml", entry("001", "a decision", "", "decision"))
+    assert _repeated_ids(store_of(repo)) is True
+
+
+# -- the references a merge renames -------------------------------------------------------------------------
+
+
+def test_the_yielding_sides_references_take_the_new_ids_and_the_keepers_own_stay(repo):
+    """No file both sides changed (git takes each whole, no driver runs): the side merged in yields 002 and 003.
+    Its supersede of main's redis fact reaches the fact (a field the start did not have); main's own links to
+    its 002 and 003 stay."""
+    redis_by = entry("001", "the cache is redis", "  superseded_by: MEM-20261122-002\n")
+    valkey = entry(
+        "002",
+        "the cache is valkey",
+        "  supersedes: MEM-20261122-001\n  related_memories: [MEM-20261122-001]\n",
+        "decision",
+    )
+    learns = entry(
+        "003", "valkey needs a restart", "  related_memories: [MEM-20261122-002, MEM-20261122-003]\n", "learning"
+    )
+    prefers = entry("002", "main prefers tabs", "  superseded_by: MEM-20261122-003\n", "preference")
+    errs = entry(
+        "003",
+        "main errs on spaces",
+        "  supersedes: MEM-20261122-002\n  related_memories: [MEM-20261122-002, MEM-20261122-001]\n",
+        "error",
+    )
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + redis_by, "decisions.yaml": valkey, "learnings.yaml": learns},
+        {"preferences.yaml": prefers, "errors.yaml": errs},
+    )
+    git("merge", "-q", "--no-edit", "side", cwd=repo)
+    fixed = fixup(repo, "post-merge", "0")
+    new = dict(zip(ids("002", "003"), ids("004", "005")))
+    assert (fixed.operation, fixed.renumbered, fixed.side, fixed.lifecycle, fixed.notes, fixed.staged) == (
+        "merge",
+        new,
+        "theirs",
+        [],
+        [],
+        False,
+    )
+    assert fixed.files == [DECISIONS, FACTS, (MEMORY / "learnings.yaml").as_posix()]
+    assert (repo / FACTS).read_text() == HEAD + redis_by.replace("-002", "-004")
+    assert (repo / DECISIONS).read_text() == valkey.replace("-002", "-004")
+    assert (repo / MEMORY / "learnings.yaml").read_text() == learns.replace("-002", "-004").replace("-003", "-005")
+    assert (repo / MEMORY / "preferences.yaml").read_text() == prefers
+    assert (repo / MEMORY / "errors.yaml").read_text() == errs
+    assert git("log", "-1", "--format=%B", cwd=repo) == (
+        "mem: renumber memory ids that collided in the merge\n\n"
+        "MEM-20261122-002 -> MEM-20261122-004\nMEM-20261122-003 -> MEM-20261122-005\n\n"
+    )
+    assert fixed.commit == sha(repo, "HEAD") and git("status", "--porcelain", cwd=repo) == ""
+
+
+def unrelated(repo: Path, ours: dict[str, str], theirs: dict[str, str]) -> None:
+    """main commits `ours`; an orphan branch (the same config, none of main's memory files) `theirs`; main merges
+    it: no merge base, so no driver's mapping, and no file both sides hold."""
+    made = sorted(path.name for path in (repo / MEMORY).glob("*.yaml"))  # mem init's empty files
+    for name in made:
+        (repo / MEMORY / name).unlink()
+    for name, text in ours.items():
+        write(repo, name, text)
+    commit_all(repo, "ours")
+    git("checkout", "-q", "--orphan", "other", cwd=repo)
+    for name in ours:
+        (repo / MEMORY / name).unlink()
+    for name, text in theirs.items():
+        write(repo, name, text)
+    commit_all(repo, "theirs")
+    git("checkout", "-q", "main", cwd=repo)
+    git("merge", "-q", "--no-edit", "--allow-unrelated-histories", "other", cwd=repo)
+
+
+TWICE = entry("009", "one learning", "  related_memories: [MEM-20261122-001]\n", "learning") + entry(
+    "009", "another learning", "  related_memories: [MEM-20261122-001]\n", "learning"
+)
+
+
+def merged_with_an_id_twice_in_one_file(repo: Path) -> FixupResult:
+    unrelated(
+        repo,
+        {"facts.yaml": HEAD + REDIS},
+        {"decisions.yaml": entry("001", "theirs decides", "", "decision"), "learnings.yaml": TWICE},
+    )
+    return fixup(repo, "post-merge", "0")
+
+
+def test_a_collision_no_driver_saw_takes_a_fresh_number_and_an_id_twice_in_a_file_gets_a_note(repo):
+    fixed = merged_with_an_id_twice_in_one_file(repo)
+    assert fixed.renumbered == {ids("001")[0]: ids("010")[0]}
+    assert fixed.notes == [
+        "MEM-20261122-009 is used by 2 entries and none or several are new; rename by hand, then `mem validate`",
+        f"{(MEMORY / 'learnings.yaml').as_posix()}: MEM-20261122-009 appears twice in one file; rename by hand, "
+        "then `mem validate`",
+    ]
+    assert (repo / DECISIONS).read_text() == entry("010", "theirs decides", "", "decision")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="renumber._changes notes an id twice in one file but keeps the first entry's change; the write then "
+    "gives both entries that data: the second memory ('another learning') is lost",
+)
+def test_a_file_with_an_id_twice_is_left_for_the_hand_that_renames_it(repo):
+    fixed = merged_with_an_id_twice_in_one_file(repo)
+    assert (repo / MEMORY / "learnings.yaml").read_text() == TWICE
+    assert fixed.files == [DECISIONS]
+
+
+def test_an_id_three_entries_use_is_left_with_a_note(repo):
+    unrelated(
+        repo,
+        {"facts.yaml": HEAD + REDIS},
+        {
+            "decisions.yaml": entry("001", "theirs decides", "", "decision"),
+            "errors.yaml": entry("001", "theirs errs", "", "error"),
+        },
+    )
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.renumbered, fixed.files, fixed.commit) == ({}, [], None)
+    assert fixed.notes == [
+        "MEM-20261122-001 is used by 3 entries and none or several are new; rename by hand, then `mem validate`"
+    ]
