@@ -10,15 +10,30 @@ test_flattened_pinned.py."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 from contextlib import chdir
 from pathlib import Path
 
 import pytest
 from conftest import git
-from test_merge_pinned import HEAD, MEMORY, REDIS, commit_all, entry, fixup, pushed_start, side_and_main, write
+from test_merge_pinned import (
+    APPLIED,
+    ARCHIVED,
+    HEAD,
+    MEMORY,
+    REDIS,
+    commit_all,
+    entry,
+    fixup,
+    pushed_start,
+    run_driver,
+    side_and_main,
+    write,
+)
 
 from grimoire_cli import Grimoire
+from grimoire_cli.core.errors import BadInput
 from grimoire_cli.git.merge import memory_of
 from grimoire_cli.git.renumber import (
     FixupResult,
@@ -540,3 +555,123 @@ def test_an_id_three_entries_use_is_left_with_a_note(repo):
     assert fixed.notes == [
         "MEM-20261122-001 is used by 3 entries and none or several are new; rename by hand, then `mem validate`"
     ]
+
+
+# -- what the fixup stages or commits --------------------------------------------------------------------------
+
+
+def test_an_unknown_hook_is_bad_input_naming_the_hooks(repo):
+    with pytest.raises(BadInput) as raised:
+        fixup(repo, "post-checkout")
+    assert (raised.value.message, raised.value.hint) == (
+        "unknown hook 'post-checkout'",
+        "use one of post-merge, post-rewrite, post-commit, pre-commit (mem's hooks call this; `mem hooks install` "
+        "sets them up)",
+    )
+
+
+LEARNINGS = (MEMORY / "learnings.yaml").as_posix()
+
+
+def picked_with_two_references(repo: Path, tmp_path: Path) -> None:
+    """A cherry-pick stopped on facts.yaml (both added 002), the driver run: the pick's decision and learning
+    still name its 002, which the driver renumbered 006."""
+    side_and_main(
+        repo,
+        {
+            "facts.yaml": HEAD + REDIS + entry("002", "the side fact"),
+            "decisions.yaml": entry("003", "use it", "  related_memories: [MEM-20261122-002]\n", "decision"),
+            "learnings.yaml": entry("005", "it helps", "  supersedes: MEM-20261122-002\n", "learning"),
+        },
+        {"facts.yaml": HEAD + REDIS + entry("002", "the fact of main")},
+    )
+    assert subprocess.run(["git", "cherry-pick", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).renumbered == {ids("002")[0]: ids("006")[0]}
+
+
+def test_files_with_unstaged_changes_are_not_renumbered_while_a_commit_is_concluded(repo, tmp_path):
+    picked_with_two_references(repo, tmp_path)
+    for path in (DECISIONS, LEARNINGS):
+        with (repo / path).open("a") as file:
+            file.write("# my own note\n")
+    before = [(repo / path).read_text() for path in (DECISIONS, LEARNINGS)]
+    fixed = fixup(repo, "pre-commit")
+    assert fixed.to_dict() == {
+        "operation": "cherry-pick",
+        "renumbered": {},
+        "side": "theirs",
+        "lifecycle": [],
+        "files": [],
+        "commit": None,
+        "staged": False,
+        "notes": [
+            f"not renumbered: {DECISIONS}, {LEARNINGS} has unstaged changes; stage them and commit again",
+        ],
+    }
+    assert [(repo / path).read_text() for path in (DECISIONS, LEARNINGS)] == before
+
+
+def test_the_fix_is_staged_in_the_index_the_commit_uses(repo, tmp_path):
+    """`git commit -a` or `git commit PATH` concludes with an index of its own (mem's hook passes it on)."""
+    picked_with_two_references(repo, tmp_path)
+    own = repo / ".git" / "commit-index"
+    own.write_bytes((repo / ".git" / "index").read_bytes())
+    with (repo / DECISIONS).open("a") as file:
+        file.write("# staged in the commit's index only\n")
+    subprocess.run(["git", "add", DECISIONS], cwd=repo, check=True, env={**os.environ, "GIT_INDEX_FILE": str(own)})
+    grimoire = Grimoire.open(repo)
+    grimoire.store.runtime.git_index_file = str(own)
+    with chdir(repo.parent):
+        fixed = grimoire.merge_fixup("pre-commit")
+    assert (fixed.renumbered, fixed.files, fixed.staged, fixed.notes) == (
+        {},  # the driver renumbered the entry; only references are left
+        [DECISIONS, LEARNINGS],
+        True,
+        [],
+    )
+    assert (repo / DECISIONS).read_text() == entry(
+        "003", "use it", "  related_memories: [MEM-20261122-006]\n", "decision"
+    ) + "# staged in the commit's index only\n"
+    in_own = {**os.environ, "GIT_INDEX_FILE": str(own)}
+    unstaged = lambda env=None: subprocess.run(
+        ["git", "diff", "--name-only"], cwd=repo, env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert unstaged(in_own) == []
+    assert unstaged() == [DECISIONS, LEARNINGS]  # git's own index was left as it was
+
+
+def test_a_post_merge_fix_is_committed_with_a_change_not_yet_staged(repo):
+    """After a merge git committed, nothing is being concluded: the fix is a commit of its own."""
+    side_and_main(
+        repo,
+        {"decisions.yaml": entry("002", "the side decides", "  related_memories: [MEM-20261122-002]\n", "decision")},
+        {"preferences.yaml": entry("002", "main prefers", "", "preference")},
+    )
+    git("merge", "-q", "--no-edit", "side", cwd=repo)
+    with (repo / DECISIONS).open("a") as file:
+        file.write("# my own note\n")
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.renumbered, fixed.files, fixed.notes) == ({ids("002")[0]: ids("003")[0]}, [DECISIONS], [])
+    assert fixed.commit == sha(repo, "HEAD")
+
+
+def test_a_merge_that_only_carries_an_archived_memorys_lifecycle_says_so_in_its_commit(repo, tmp_path):
+    """Main archived the redis fact; the side applied it: the archived copy gets the apply."""
+    applied = entry("001", "the cache is redis", APPLIED.format(2, 1, 50, "2026-11-22T10:00:00Z"))
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + applied + entry("003", "the cache is fast")},
+        {"facts.yaml": HEAD, "archive/facts.yaml": REDIS + ARCHIVED},
+    )
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+    git("commit", "-q", "--no-edit", cwd=repo)
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.renumbered, fixed.lifecycle, fixed.files) == (
+        {},
+        ["MEM-20261122-001"],
+        [(MEMORY / "archive/facts.yaml").as_posix()],
+    )
+    assert git("log", "-1", "--format=%B", cwd=repo) == (
+        "mem: merge archived memories' lifecycle in the merge\n\nMEM-20261122-001: lifecycle from both sides\n\n"
+    )
