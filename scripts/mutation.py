@@ -284,6 +284,42 @@ EQUIVALENT.update(
         **{f"{_TREES}.xǁTreeǁload__mutmut_{n}": _NAMED_ONLY for n in (9, 16, 17)},
     }
 )
+_RENUMBER = "grimoire_cli.git.renumber"
+_FALSE = "`check` is only tested for truth: None and False are both false"
+_ONE_ARG = "git gives post-merge and post-rewrite one argument: their first two are their first"
+_NAMED_COMMITS = (
+    "the versions are commits git has just named (rev-parse, merge-base, its state files): a diff between "
+    "them does not fail"
+)
+EQUIVALENT.update(
+    {
+        **{f"{_RENUMBER}.x__still_meant__mutmut_{n}": _ENCODING for n in (5, 7, 10)},
+        f"{_RENUMBER}.x__still_meant__mutmut_13": "`XXXX` holds no id line: a missing file holds no ids either way",
+        **{f"{_RENUMBER}.x__repeated_ids__mutmut_{n}": _ENCODING for n in (6, 8, 11)},
+        **{f"{_RENUMBER}.x_plan__mutmut_{n}": _ONE_ARG for n in (4, 81)},
+        f"{_RENUMBER}.x_plan__mutmut_10": _FALSE,
+        f"{_RENUMBER}.x_fixup__mutmut_1": "every caller passes `stdin` (Grimoire.merge_fixup)",
+        **{
+            f"{_RENUMBER}.x_fixup__mutmut_{n}": "outside a work tree git finds no git dir either, and a work tree "
+            "always has one: `root` decides alone"
+            for n in (16, 19)
+        },
+        f"{_RENUMBER}.x_fixup__mutmut_56": "a scope's own result gathers renames, lifecycle and notes: its "
+        "operation is never read",
+        f"{_RENUMBER}.x__scope_changes__mutmut_12": "only a rebase or a cherry-pick keeps renames in git's state "
+        "(a merge cannot start while one is under way): prior_renames finds none for a merge",
+        f"{_RENUMBER}.x__scope_changes__mutmut_42": _FALSE,
+        **{f"{_RENUMBER}.x__scope_changes__mutmut_{n}": _NAMED_COMMITS for n in (45, 52)},
+        f"{_RENUMBER}.x__scope_changes__mutmut_50": "the mutant asks whether ours' archive differs from theirs': it "
+        "does wherever an entry is archived on one side only, the one case with a lifecycle to carry (archived "
+        "alike on both sides, both copies are one)",
+        **{
+            f"{_RENUMBER}.x__scope_changes__mutmut_{n}": "outside a rebase `strays` is only read through `or {}` "
+            "and `written` only tested for truth: None and {} alike"
+            for n in (61, 62)
+        },
+    }
+)
 # Survivors a test does kill, but not under mutmut: their code runs once per
 # process (at import, or filling a cache) before mutmut forks the process that
 # tests the mutant; the fresh-process checks kill them. Why, for the report.

@@ -38,6 +38,7 @@ from grimoire_cli.git.merge import memory_of
 from grimoire_cli.git.renumber import (
     FixupResult,
     _ambiguous,
+    _changes,
     _head_file,
     _lifecycle_of,
     _Plan,
@@ -675,3 +676,107 @@ def test_a_merge_that_only_carries_an_archived_memorys_lifecycle_says_so_in_its_
     assert git("log", "-1", "--format=%B", cwd=repo) == (
         "mem: merge archived memories' lifecycle in the merge\n\nMEM-20261122-001: lifecycle from both sides\n\n"
     )
+
+
+def test_a_fast_forward_to_a_merge_made_where_no_hook_ran_fixes_the_id_it_left_twice(repo):
+    side_and_main(
+        repo,
+        {"decisions.yaml": entry("002", "the side decides", "", "decision")},
+        {"learnings.yaml": entry("003", "main learns", "", "learning")},
+    )
+    git("checkout", "-q", "-b", "server", cwd=repo)
+    commit_all_new(repo, "preferences.yaml", entry("002", "the server prefers", "", "preference"))
+    git("merge", "-q", "--no-edit", "side", cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+    git("merge", "-q", "--ff-only", "server", cwd=repo)
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.renumbered, fixed.files) == ({ids("002")[0]: ids("004")[0]}, [DECISIONS])
+    assert (repo / DECISIONS).read_text() == entry("004", "the side decides", "", "decision")
+    # Made where the hooks ran (the fix staged into the merge): a fast-forward to it finds nothing to do.
+    git("checkout", "-q", "-b", "hooked", "server~1", cwd=repo)
+    git("merge", "-q", "--no-commit", "side", cwd=repo)
+    write(repo, "decisions.yaml", entry("004", "the side decides", "", "decision"))
+    commit_all(repo, "merge, fixed")
+    git("checkout", "-q", "-b", "late", "hooked~1", cwd=repo)
+    git("merge", "-q", "--ff-only", "hooked", cwd=repo)
+    assert fixup(repo, "post-merge", "0").to_dict() == FixupResult("merge").to_dict()
+
+
+# -- the names each file takes (`_changes`, called as `_scope_changes` calls it) ------------------------------
+
+STORAGE = MEMORY.as_posix()
+
+
+def started(repo: Path) -> str:
+    """The keeper's commit: the redis fact alone."""
+    write(repo, "facts.yaml", HEAD + REDIS)
+    commit_all(repo, "start")
+    return sha(repo, "HEAD")
+
+
+def related(number: str, text: str, *named: str, category: str = "decision") -> str:
+    listed = ", ".join(f"MEM-20261122-{n}" for n in named)
+    return entry(number, text, f"  related_memories: [{listed}]\n", category)
+
+
+def changes(repo: Path, keeper: str, mapping: dict[str, str], **options) -> tuple[dict, FixupResult]:
+    result = FixupResult("rebase")
+    with chdir(repo.parent):
+        out = _changes(store_of(repo), repo, STORAGE, keeper, dict(mapping), result, **options)
+    return {
+        path: {i: (d or {}).get("related_memories", d and d["id"]) for i, d in by_id.items()}
+        for path, by_id in out.items()
+    }, result
+
+
+def test_a_file_the_driver_merged_takes_only_new_numbers_one_a_replayed_commit_left_takes_its_own(repo):
+    keeper = started(repo)
+    write(repo, "decisions.yaml", related("020", "merged by the driver", "002", "007"))
+    write(repo, "learnings.yaml", related("021", "left by a replayed commit", "002", "007", category="learning"))
+    write(
+        repo,
+        "facts.yaml",
+        HEAD + REDIS + entry("002", "upstream's fact") + related("023", "upstream's", "002", "007", category="fact"),
+    )
+    driver = {ids("002")[0]: ids("004")[0]}
+    strays = {ids("007")[0]: ids("008")[0]}
+    options = {
+        "merged": {DECISIONS},
+        "strays": strays,
+        "written": {(MEMORY / "learnings.yaml").as_posix(): {ids("002")[0]: ids("009")[0]}},
+    }
+    meant = {ids("002")[0]: {memory_of("the memory a pick renamed")}}
+    out, result = changes(repo, keeper, driver, meant=meant, **options)
+    assert out == {
+        DECISIONS: {ids("020")[0]: ids("002", "008")},
+        (MEMORY / "learnings.yaml").as_posix(): {ids("021")[0]: ids("009", "008")},
+        FACTS: {ids("023")[0]: ids("002", "008")},  # its 002 is upstream's, not the one the pick renamed
+    }
+    assert result.renumbered == {}
+    # Without what the picks meant, every 002 of a file neither merged nor left whole is renamed.
+    out, result = changes(repo, keeper, driver, **options)
+    assert out[FACTS] == {ids("002")[0]: ids("002")[0].replace("002", "004"), ids("023")[0]: ids("004", "008")}
+    assert result.renumbered == {ids("002")[0]: ids("004")[0]}
+
+
+def test_a_supersede_link_to_an_id_the_rebase_gave_two_memories_takes_the_one_that_links_back(repo):
+    keeper = started(repo)
+    write(
+        repo,
+        "learnings.yaml",
+        entry("010", "one line's memory", "  superseded_by: MEM-20261122-013\n", "learning")
+        + entry("012", "the other line's memory", "  supersedes: MEM-20261122-014\n", "learning")
+        + entry("013", "the successor", "  supersedes: MEM-20261122-002\n", "learning")
+        + entry("014", "the predecessor", "  superseded_by: MEM-20261122-002\n", "learning")
+        + entry("015", "linked back by none", "  supersedes: MEM-20261122-002\n", "learning"),
+    )
+    write(repo, "errors.yaml", entry("002", "an error", "  supersedes: MEM-20261122-014\n", "error"))
+    ambiguous = {ids("002")[0]: set(ids("010", "012"))}
+    result = FixupResult("rebase")
+    with chdir(repo.parent):
+        out = _changes(store_of(repo), repo, STORAGE, keeper, {}, result, ambiguous=ambiguous)
+    links = {i: (d.get("supersedes"), d.get("superseded_by")) for by_id in out.values() for i, d in by_id.items()}
+    # 014's 002 stays: 002 itself and 012 link back to it. 015's: none does.
+    assert links == {ids("013")[0]: (ids("010")[0], None)}
+    with chdir(repo.parent):
+        assert _changes(store_of(repo), repo, STORAGE, keeper, {}, FixupResult("rebase")) == {}
