@@ -39,6 +39,7 @@ from grimoire_cli.git.renumber import (
     FixupResult,
     _ambiguous,
     _changes,
+    _folded,
     _head_file,
     _lifecycle_of,
     _Plan,
@@ -780,3 +781,64 @@ def test_a_supersede_link_to_an_id_the_rebase_gave_two_memories_takes_the_one_th
     assert links == {ids("013")[0]: (ids("010")[0], None)}
     with chdir(repo.parent):
         assert _changes(store_of(repo), repo, STORAGE, keeper, {}, FixupResult("rebase")) == {}
+
+
+# -- one memory archived on one side, active on the other -----------------------------------------------------
+
+
+def folded(repo: Path, active: str, archived: str, archive_file: str = "archive/facts.yaml") -> tuple[dict, list]:
+    write(repo, "facts.yaml", HEAD + active)
+    (repo / MEMORY / archive_file).parent.mkdir(parents=True, exist_ok=True)
+    (repo / MEMORY / archive_file).write_text(archived)
+    by_id: dict[str, list] = {}
+    for item in store_of(repo).entries(include_archive=True, skip_damaged=True):
+        by_id.setdefault(item.id, []).append(item)
+    result = FixupResult("merge")
+    out = _folded(by_id, result)
+    return {i: (a.file, a.data.get("effectiveness"), b.file) for i, (a, b) in out.items()}, result.lifecycle
+
+
+def test_a_memory_archived_on_one_side_and_active_on_the_other_is_folded_into_the_archived_copy(repo):
+    picked = entry("002", "the picked fact")
+    applied = picked + APPLIED.format(1, 1, 100, "2026-11-22T12:00:00Z")
+    archive = (MEMORY / "archive/facts.yaml").as_posix()
+    assert folded(repo, REDIS + applied, picked + ARCHIVED) == (
+        {
+            ids("002")[0]: (
+                archive,
+                {"applications": 1, "successes": 1, "score": 100, "last_applied": "2026-11-22T12:00:00Z"},
+                FACTS,
+            )
+        },
+        [ids("002")[0]],
+    )
+    # Both copies in one file: no file was taken whole.
+    assert folded(repo, REDIS + picked + ARCHIVED + applied, "") == ({}, [])
+    # Not one memory: another text, another source; or both archived, or three copies.
+    assert folded(repo, REDIS + applied, entry("002", "another fact") + ARCHIVED) == ({}, [])
+    other_source = picked.replace("session_id: s", "session_id: t")
+    assert folded(repo, REDIS + other_source, picked + ARCHIVED) == ({}, [])
+    assert folded(repo, REDIS + picked + ARCHIVED, picked + ARCHIVED) == ({}, [])
+    assert folded(repo, REDIS + picked + picked, picked + ARCHIVED) == ({}, [])
+
+
+def test_another_scopes_renames_are_labelled_with_its_name(repo):
+    bob = repo / "grimoires" / "bob" / "memory"
+    bob.mkdir(parents=True)
+    write(repo, "facts.yaml", HEAD + REDIS)
+    (bob / "facts.yaml").write_text(HEAD + REDIS)
+    commit_all(repo, "start")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    (bob / "decisions.yaml").write_text(related("002", "the side of bob decides", "002"))
+    commit_all(repo, "side")
+    git("checkout", "-q", "main", cwd=repo)
+    (bob / "preferences.yaml").write_text(entry("002", "the main of bob prefers", "", "preference"))
+    commit_all(repo, "main")
+    git("merge", "-q", "--no-edit", "side", cwd=repo)
+    with chdir(repo.parent):
+        fixed = Grimoire.open(repo).merge_fixup("post-merge", ["0"], all_scopes=True)
+    assert (fixed.renumbered, fixed.files) == (
+        {"bob:MEM-20261122-002": "bob:MEM-20261122-003"},
+        ["grimoires/bob/memory/decisions.yaml"],
+    )
+    assert (bob / "decisions.yaml").read_text() == related("003", "the side of bob decides", "003")
