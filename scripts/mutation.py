@@ -313,6 +313,18 @@ EQUIVALENT.update(
         f"{_RENUMBER}.x__scope_changes__mutmut_50": "the mutant asks whether ours' archive differs from theirs': it "
         "does wherever an entry is archived on one side only, the one case with a lifecycle to carry (archived "
         "alike on both sides, both copies are one)",
+        **{f"{_RENUMBER}.x__lifecycle__mutmut_{n}": _ENCODING for n in (9, 11, 15)},
+        **{
+            f"{_RENUMBER}.x__lifecycle__mutmut_{n}": "the store read the entry's file as UTF-8 (one that is not is "
+            "damaged, and its entries skipped): there is no byte to replace"
+            for n in (10, 12, 16, 17)
+        },
+        f"{_RENUMBER}.x__lifecycle__mutmut_1": "its one caller (`_changes`) passes `ours_yield`",
+        **{
+            f"{_RENUMBER}.x__lifecycle__mutmut_{n}": "the store parsed the entry from this very file, whose id "
+            "lines `ids_in` finds: the default is never used"
+            for n in (21, 23, 24)
+        },
         **{
             f"{_RENUMBER}.x__scope_changes__mutmut_{n}": "outside a rebase `strays` is only read through `or {}` "
             "and `written` only tested for truth: None and {} alike"

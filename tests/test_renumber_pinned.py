@@ -26,6 +26,7 @@ from test_merge_pinned import (
     commit_all,
     entry,
     fixup,
+    items,
     pushed_start,
     run_driver,
     side_and_main,
@@ -842,3 +843,56 @@ def test_another_scopes_renames_are_labelled_with_its_name(repo):
         ["grimoires/bob/memory/decisions.yaml"],
     )
     assert (bob / "decisions.yaml").read_text() == related("003", "the side of bob decides", "003")
+
+
+def test_each_archived_memory_gets_the_other_sides_lifecycle_change_counted_from_the_base(repo, tmp_path):
+    """Main archives four memories: one new on main (theirs has no copy), one archived since the base (both
+    alike), one it superseded (the side superseded it by another: a conflict, left with a note), and the redis
+    fact applied once at the base, which the side applied again: its applies add up from the base's."""
+    once = APPLIED.format(1, 1, 100, "2026-11-20T10:00:00Z")
+    twice = APPLIED.format(2, 2, 100, "2026-11-22T10:00:00Z")
+    long_archived = entry("009", "long archived", "  superseded_by: MEM-20261122-001\n" + ARCHIVED)
+    old = entry("006", "the cache is old")
+    write(repo, "facts.yaml", HEAD + entry("001", "the cache is redis", once) + old)
+    write(repo, "archive/facts.yaml", long_archived)
+    commit_all(repo, "start")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    by_side = entry("008", "the cache is new on the side", "  supersedes: MEM-20261122-006\n")
+    write(
+        repo,
+        "facts.yaml",
+        HEAD + entry("001", "the cache is redis", twice) + old + "  superseded_by: MEM-20261122-008\n" + by_side,
+    )
+    commit_all(repo, "side")
+    git("checkout", "-q", "main", cwd=repo)
+    by_main = entry("007", "the cache is new on main", "  supersedes: MEM-20261122-006\n")
+    write(repo, "facts.yaml", HEAD + by_main)
+    archive = (
+        entry("005", "archived on main", ARCHIVED)
+        + long_archived
+        + old
+        + "  superseded_by: MEM-20261122-007\n"
+        + ARCHIVED
+        + entry("001", "the cache is redis", once + ARCHIVED)
+    )
+    write(repo, "archive/facts.yaml", archive)
+    commit_all(repo, "main")
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+    git("commit", "-q", "--no-edit", cwd=repo)
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.renumbered, fixed.lifecycle, fixed.notes) == (
+        {},
+        ["MEM-20261122-001"],
+        [
+            "MEM-20261122-006: both sides changed its lifecycle differently; check superseded_by and "
+            "effectiveness by hand"
+        ],
+    )
+    archived = {e["id"][-3:]: e.get("effectiveness") for e in items((repo / MEMORY / "archive/facts.yaml").read_text())}
+    assert archived == {
+        "005": None,
+        "009": None,
+        "006": None,
+        "001": {"applications": 2, "successes": 2, "score": 100, "last_applied": "2026-11-22T10:00:00Z"},
+    }
