@@ -43,6 +43,7 @@ from grimoire_cli.git.renumber import (
     _folded,
     _head_file,
     _lifecycle_of,
+    _merged_by_driver,
     _Plan,
     _rebasing,
     _refers,
@@ -896,3 +897,22 @@ def test_each_archived_memory_gets_the_other_sides_lifecycle_change_counted_from
         "006": None,
         "001": {"applications": 2, "successes": 2, "score": 100, "last_applied": "2026-11-22T10:00:00Z"},
     }
+
+
+def test_the_files_this_clones_driver_merged_are_those_both_sides_changed(repo):
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + REDIS + entry("002", "the side fact"), "decisions.yaml": related("003", "side", "001")},
+        {"facts.yaml": HEAD + REDIS + entry("002", "the fact of main"), "errors.yaml": entry("004", "e", "", "error")},
+    )
+    versions = (sha(repo, "side^"), sha(repo, "main"), sha(repo, "side"))
+    config = Grimoire.open(repo).config
+    merge = _Plan("merge", versions[1], versions, False, stage=True)
+    rebase = _Plan("rebase", versions[1], None, True, stage=False, versions=versions)
+    with chdir(repo.parent):
+        merged = lambda found: _merged_by_driver(config, repo, found, STORAGE)
+        assert merged(merge) == set()  # no driver configured here: none ran
+        git("config", "merge.grimoire.driver", "mem merge-driver %O %A %B %P", cwd=repo)
+        assert merged(merge) == merged(rebase) == {FACTS}
+        assert merged(dataclasses.replace(merge, only_if_repeated=True)) == set()  # made elsewhere
+        assert merged(dataclasses.replace(rebase, versions=None)) == set()
