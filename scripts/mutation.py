@@ -98,6 +98,7 @@ GROUPS = {
             "tests/test_flattened_pinned.py",
             "tests/test_sides_pinned.py",
             "tests/test_trees_pinned.py",
+            "tests/test_renumber_pinned.py",
             "tests/test_rule_edges.py::test_a_merge_keeps_the_later_last_applied_whichever_side_has_it",
         ),
     ),
@@ -310,6 +311,8 @@ EQUIVALENT.update(
         "(a merge cannot start while one is under way): prior_renames finds none for a merge",
         f"{_RENUMBER}.x__scope_changes__mutmut_42": _FALSE,
         **{f"{_RENUMBER}.x__scope_changes__mutmut_{n}": _NAMED_COMMITS for n in (45, 52)},
+        f"{_RENUMBER}.x__scope_changes__mutmut_132": "with no archive change on either side each archived "
+        "copy is the base's on both: the mapping renames only ids new since, so there is no lifecycle to carry",
         f"{_RENUMBER}.x__scope_changes__mutmut_50": "the mutant asks whether ours' archive differs from theirs': it "
         "does wherever an entry is archived on one side only, the one case with a lifecycle to carry (archived "
         "alike on both sides, both copies are one)",

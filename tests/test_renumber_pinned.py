@@ -814,6 +814,12 @@ def test_a_memory_archived_on_one_side_and_active_on_the_other_is_folded_into_th
         },
         [ids("002")[0]],
     )
+    # Pairs that are not one memory, listed before one that is, change nothing of it.
+    third = entry("003", "a third fact")
+    active = REDIS + third.replace("session_id: s", "session_id: t") + applied
+    assert list(
+        folded(repo, active, entry("001", "another cache") + ARCHIVED + third + ARCHIVED + picked + ARCHIVED)[0]
+    ) == ids("002")
     # Both copies in one file: no file was taken whole.
     assert folded(repo, REDIS + picked + ARCHIVED + applied, "") == ({}, [])
     # Not one memory: another text, another source; or both archived, or three copies.
