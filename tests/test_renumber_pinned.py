@@ -922,3 +922,29 @@ def test_the_files_this_clones_driver_merged_are_those_both_sides_changed(repo):
         assert merged(merge) == merged(rebase) == {FACTS}
         assert merged(dataclasses.replace(merge, only_if_repeated=True)) == set()  # made elsewhere
         assert merged(dataclasses.replace(rebase, versions=None)) == set()
+
+
+def test_a_file_the_driver_merged_is_not_renamed_again_where_the_mapping_chains(repo, tmp_path):
+    """The side's 002 is main's 003 (picked onto main), and the side's own 003 collides: the driver maps
+    002 -> 003 and 003 -> 005 and renames the side's references once. Renamed again, 003 would move on to 005."""
+    picked = entry("002", "the picked fact")
+    git("config", "merge.grimoire.driver", "false", cwd=repo)  # configured here; run in process below
+    side_and_main(
+        repo,
+        {
+            "facts.yaml": HEAD
+            + REDIS
+            + picked
+            + entry("003", "the side's other fact")
+            + related("004", "the side's follow-up", "002", "003", category="fact")
+        },
+        {"facts.yaml": HEAD + REDIS + entry("002", "the fact of main") + picked.replace("-002", "-003")},
+    )
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    result = run_driver(repo, tmp_path, FACTS)
+    assert result.renumbered == {ids("002")[0]: ids("003")[0], ids("003")[0]: ids("005")[0]}
+    merged = (repo / FACTS).read_text()
+    assert "related_memories: [MEM-20261122-003, MEM-20261122-005]" in merged
+    fixed = fixup(repo, "pre-commit")
+    assert (fixed.renumbered, fixed.files, fixed.notes) == ({}, [], [])
+    assert (repo / FACTS).read_text() == merged
