@@ -311,6 +311,15 @@ EQUIVALENT.update(
         "(a merge cannot start while one is under way): prior_renames finds none for a merge",
         f"{_RENUMBER}.x__scope_changes__mutmut_42": _FALSE,
         **{f"{_RENUMBER}.x__scope_changes__mutmut_{n}": _NAMED_COMMITS for n in (45, 52)},
+        f"{_RENUMBER}.x__merged_by_driver__mutmut_18": _FALSE,
+        **{f"{_RENUMBER}.x__merged_by_driver__mutmut_{n}": _NAMED_COMMITS for n in (21, 27)},
+        **{
+            f"{_RENUMBER}.x__changes__mutmut_{n}": "`typing.cast` returns its value, whatever type it names"
+            for n in (71, 75, 76, 107, 111, 112)
+        },
+        f"{_RENUMBER}.x__changes__mutmut_1": "its one caller (`_scope_changes`) passes `ours_yield`",
+        f"{_RENUMBER}.x__changes__mutmut_6": "`include_archive` is True by default",
+        f"{_RENUMBER}.x__changes__mutmut_96": "in a pair, exactly one entry is new exactly when exactly one is ours",
         f"{_RENUMBER}.x__scope_changes__mutmut_132": "with no archive change on either side each archived "
         "copy is the base's on both: the mapping renames only ids new since, so there is no lifecycle to carry",
         f"{_RENUMBER}.x__scope_changes__mutmut_50": "the mutant asks whether ours' archive differs from theirs': it "

@@ -461,6 +461,10 @@ def test_the_yielding_sides_references_take_the_new_ids_and_the_keepers_own_stay
         "  supersedes: MEM-20261122-002\n  related_memories: [MEM-20261122-002, MEM-20261122-001]\n",
         "error",
     )
+    # An entry only main has (an id of another day: no collision) naming main's 002.
+    errs += entry("001", "main notes the tabs", "  related_memories: [MEM-20261122-002]\n", "error").replace(
+        "id: MEM-20261122-001", "id: MEM-20261121-001"
+    )
     side_and_main(
         repo,
         {"facts.yaml": HEAD + redis_by, "decisions.yaml": valkey, "learnings.yaml": learns},
@@ -548,14 +552,16 @@ def test_a_file_with_an_id_twice_is_left_for_the_hand_that_renames_it(repo):
 def test_an_id_three_entries_use_is_left_with_a_note(repo):
     unrelated(
         repo,
-        {"facts.yaml": HEAD + REDIS},
+        {"facts.yaml": HEAD + REDIS + entry("002", "our other fact")},
         {
             "decisions.yaml": entry("001", "theirs decides", "", "decision"),
             "errors.yaml": entry("001", "theirs errs", "", "error"),
+            "learnings.yaml": entry("002", "theirs learns", "", "learning"),
         },
     )
     fixed = fixup(repo, "post-merge", "0")
-    assert (fixed.renumbered, fixed.files, fixed.commit) == ({}, [], None)
+    # 001 is left as it is; 002, after it, still takes a fresh number.
+    assert (fixed.renumbered, fixed.files) == ({ids("002")[0]: ids("003")[0]}, [(MEMORY / "learnings.yaml").as_posix()])
     assert fixed.notes == [
         "MEM-20261122-001 is used by 3 entries and none or several are new; rename by hand, then `mem validate`"
     ]
