@@ -319,6 +319,8 @@ EQUIVALENT.update(
         },
         f"{_RENUMBER}.x__changes__mutmut_1": "its one caller (`_scope_changes`) passes `ours_yield`",
         f"{_RENUMBER}.x__changes__mutmut_6": "`include_archive` is True by default",
+        f"{_RENUMBER}.x__changes__mutmut_125": "where ours' commit is the keeper, a new Tree of it holds what "
+        "`start_tree` holds",
         f"{_RENUMBER}.x__changes__mutmut_96": "in a pair, exactly one entry is new exactly when exactly one is ours",
         f"{_RENUMBER}.x__scope_changes__mutmut_132": "with no archive change on either side each archived "
         "copy is the base's on both: the mapping renames only ids new since, so there is no lifecycle to carry",

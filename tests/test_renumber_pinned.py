@@ -954,3 +954,37 @@ def test_a_file_the_driver_merged_is_not_renamed_again_where_the_mapping_chains(
     fixed = fixup(repo, "pre-commit")
     assert (fixed.renumbered, fixed.files, fixed.notes) == ({}, [], [])
     assert (repo / FACTS).read_text() == merged
+
+
+def test_where_ours_yields_the_archived_copy_adds_our_applies_to_theirs(repo, tmp_path):
+    """Theirs merged origin/main's new commit (ours yields) and applied the redis fact; main applied it too,
+    then archived it: the archived copy holds both applies."""
+    pushed_start(repo, tmp_path)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("remote", "set-head", "origin", "main", cwd=repo)
+    start = sha(repo, "main")
+    git("checkout", "-q", "-b", "alice", cwd=repo)
+    commit_all_new(repo, "preferences.yaml", entry("002", "alice prefers", "", "preference"))
+    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("checkout", "-q", "-b", "feature", start, cwd=repo)
+    git("merge", "-q", "--ff-only", "origin/main", cwd=repo)
+    theirs_apply = APPLIED.format(1, 1, 100, "2026-11-22T10:00:00Z")
+    commit_all_new(repo, "facts.yaml", HEAD + entry("001", "the cache is redis", theirs_apply))
+    git("checkout", "-q", "main", cwd=repo)
+    ours_apply = APPLIED.format(1, 0, 0, "2026-11-21T10:00:00Z")
+    write(repo, "facts.yaml", HEAD)
+    write(repo, "archive/facts.yaml", entry("001", "the cache is redis", ours_apply + ARCHIVED))
+    commit_all(repo, "main applies and archives")
+    assert subprocess.run(["git", "merge", "-q", "feature"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+    git("commit", "-q", "--no-edit", cwd=repo)
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.side, fixed.lifecycle, fixed.notes) == ("ours", ["MEM-20261122-001"], [])
+    archived = items((repo / MEMORY / "archive/facts.yaml").read_text())
+    assert [(e["id"], e["effectiveness"]) for e in archived] == [
+        (
+            "MEM-20261122-001",
+            {"applications": 2, "successes": 1, "score": 50, "last_applied": "2026-11-22T10:00:00Z"},
+        )
+    ]
