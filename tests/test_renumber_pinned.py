@@ -988,3 +988,21 @@ def test_where_ours_yields_the_archived_copy_adds_our_applies_to_theirs(repo, tm
             {"applications": 2, "successes": 1, "score": 50, "last_applied": "2026-11-22T10:00:00Z"},
         )
     ]
+
+
+def test_a_folded_memory_is_written_once_archived_and_removed_where_it_was_active(repo):
+    keeper = started(repo)
+    picked = entry("002", "the picked fact")
+    applied = picked + APPLIED.format(1, 1, 100, "2026-11-22T12:00:00Z")
+    write(repo, "facts.yaml", HEAD + REDIS + applied + related("003", "after it", "009", category="fact"))
+    write(repo, "archive/facts.yaml", picked + ARCHIVED)
+    result = FixupResult("merge")
+    with chdir(repo.parent):
+        out = _changes(store_of(repo), repo, STORAGE, keeper, {ids("009")[0]: ids("010")[0]}, result)
+    archive = (MEMORY / "archive/facts.yaml").as_posix()
+    assert sorted(out) == [archive, FACTS]
+    assert out[FACTS][ids("002")[0]] is None
+    assert out[FACTS][ids("003")[0]]["related_memories"] == ids("010")
+    kept = out[archive][ids("002")[0]]
+    assert (kept["archived"], kept["effectiveness"]["applications"]) == (True, 1)
+    assert result.lifecycle == ids("002")
