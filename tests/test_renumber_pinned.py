@@ -773,11 +773,17 @@ def test_a_supersede_link_to_an_id_the_rebase_gave_two_memories_takes_the_one_th
     write(
         repo,
         "learnings.yaml",
-        entry("010", "one line's memory", "  superseded_by: MEM-20261122-013\n", "learning")
+        entry(
+            "010",
+            "one line's memory",
+            "  supersedes: MEM-20261122-016\n  superseded_by: MEM-20261122-013\n",
+            "learning",
+        )
         + entry("012", "the other line's memory", "  supersedes: MEM-20261122-014\n", "learning")
         + entry("013", "the successor", "  supersedes: MEM-20261122-002\n", "learning")
         + entry("014", "the predecessor", "  superseded_by: MEM-20261122-002\n", "learning")
-        + entry("015", "linked back by none", "  supersedes: MEM-20261122-002\n", "learning"),
+        + entry("015", "linked back by none", "  supersedes: MEM-20261122-002\n", "learning")
+        + entry("016", "another predecessor", "  superseded_by: MEM-20261122-002\n", "learning"),
     )
     write(repo, "errors.yaml", entry("002", "an error", "  supersedes: MEM-20261122-014\n", "error"))
     ambiguous = {ids("002")[0]: set(ids("010", "012"))}
@@ -786,7 +792,7 @@ def test_a_supersede_link_to_an_id_the_rebase_gave_two_memories_takes_the_one_th
         out = _changes(store_of(repo), repo, STORAGE, keeper, {}, result, ambiguous=ambiguous)
     links = {i: (d.get("supersedes"), d.get("superseded_by")) for by_id in out.values() for i, d in by_id.items()}
     # 014's 002 stays: 002 itself and 012 link back to it. 015's: none does.
-    assert links == {ids("013")[0]: (ids("010")[0], None)}
+    assert links == {ids("013")[0]: (ids("010")[0], None), ids("016")[0]: (None, ids("010")[0])}
     with chdir(repo.parent):
         assert _changes(store_of(repo), repo, STORAGE, keeper, {}, FixupResult("rebase")) == {}
 
