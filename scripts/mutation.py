@@ -99,6 +99,7 @@ GROUPS = {
             "tests/test_flattened_pinned.py",
             "tests/test_sides_pinned.py",
             "tests/test_trees_pinned.py",
+            "tests/test_renumber_pinned.py",
             "tests/test_rule_edges.py::test_a_merge_keeps_the_later_last_applied_whichever_side_has_it",
         ),
     ),
@@ -283,6 +284,67 @@ EQUIVALENT.update(
         f"{_TREES}.xǁTreeǁcopy_of__mutmut_22": "`get(None)` answers None: no entry is under None",
         f"{_TREES}.xǁTreeǁget__mutmut_6": _NAMED_ONLY,
         **{f"{_TREES}.xǁTreeǁload__mutmut_{n}": _NAMED_ONLY for n in (9, 16, 17)},
+    }
+)
+_RENUMBER = "grimoire_cli.git.renumber"
+_FALSE = "`check` is only tested for truth: None and False are both false"
+_ONE_ARG = "git gives post-merge and post-rewrite one argument: their first two are their first"
+_NAMED_COMMITS = (
+    "the versions are commits git has just named (rev-parse, merge-base, its state files): a diff between "
+    "them does not fail"
+)
+EQUIVALENT.update(
+    {
+        **{f"{_RENUMBER}.x__still_meant__mutmut_{n}": _ENCODING for n in (5, 7, 10)},
+        f"{_RENUMBER}.x__still_meant__mutmut_13": "`XXXX` holds no id line: a missing file holds no ids either way",
+        **{f"{_RENUMBER}.x__repeated_ids__mutmut_{n}": _ENCODING for n in (6, 8, 11)},
+        **{f"{_RENUMBER}.x_plan__mutmut_{n}": _ONE_ARG for n in (4, 81)},
+        f"{_RENUMBER}.x_plan__mutmut_10": _FALSE,
+        f"{_RENUMBER}.x_fixup__mutmut_1": "every caller passes `stdin` (Grimoire.merge_fixup)",
+        **{
+            f"{_RENUMBER}.x_fixup__mutmut_{n}": "outside a work tree git finds no git dir either, and a work tree "
+            "always has one: `root` decides alone"
+            for n in (16, 19)
+        },
+        f"{_RENUMBER}.x_fixup__mutmut_56": "a scope's own result gathers renames, lifecycle and notes: its "
+        "operation is never read",
+        f"{_RENUMBER}.x__scope_changes__mutmut_12": "only a rebase or a cherry-pick keeps renames in git's state "
+        "(a merge cannot start while one is under way): prior_renames finds none for a merge",
+        f"{_RENUMBER}.x__scope_changes__mutmut_42": _FALSE,
+        **{f"{_RENUMBER}.x__scope_changes__mutmut_{n}": _NAMED_COMMITS for n in (45, 52)},
+        f"{_RENUMBER}.x__merged_by_driver__mutmut_18": _FALSE,
+        **{f"{_RENUMBER}.x__merged_by_driver__mutmut_{n}": _NAMED_COMMITS for n in (21, 27)},
+        **{
+            f"{_RENUMBER}.x__changes__mutmut_{n}": "`typing.cast` returns its value, whatever type it names"
+            for n in (71, 75, 76, 107, 111, 112)
+        },
+        f"{_RENUMBER}.x__changes__mutmut_1": "its one caller (`_scope_changes`) passes `ours_yield`",
+        f"{_RENUMBER}.x__changes__mutmut_6": "`include_archive` is True by default",
+        f"{_RENUMBER}.x__changes__mutmut_125": "where ours' commit is the keeper, a new Tree of it holds what "
+        "`start_tree` holds",
+        f"{_RENUMBER}.x__changes__mutmut_96": "in a pair, exactly one entry is new exactly when exactly one is ours",
+        f"{_RENUMBER}.x__scope_changes__mutmut_132": "with no archive change on either side each archived "
+        "copy is the base's on both: the mapping renames only ids new since, so there is no lifecycle to carry",
+        f"{_RENUMBER}.x__scope_changes__mutmut_50": "the mutant asks whether ours' archive differs from theirs': it "
+        "does wherever an entry is archived on one side only, the one case with a lifecycle to carry (archived "
+        "alike on both sides, both copies are one)",
+        **{f"{_RENUMBER}.x__lifecycle__mutmut_{n}": _ENCODING for n in (9, 11, 15)},
+        **{
+            f"{_RENUMBER}.x__lifecycle__mutmut_{n}": "the store read the entry's file as UTF-8 (one that is not is "
+            "damaged, and its entries skipped): there is no byte to replace"
+            for n in (10, 12, 16, 17)
+        },
+        f"{_RENUMBER}.x__lifecycle__mutmut_1": "its one caller (`_changes`) passes `ours_yield`",
+        **{
+            f"{_RENUMBER}.x__lifecycle__mutmut_{n}": "the store parsed the entry from this very file, whose id "
+            "lines `ids_in` finds: the default is never used"
+            for n in (21, 23, 24)
+        },
+        **{
+            f"{_RENUMBER}.x__scope_changes__mutmut_{n}": "outside a rebase `strays` is only read through `or {}` "
+            "and `written` only tested for truth: None and {} alike"
+            for n in (61, 62)
+        },
     }
 )
 # Survivors a test does kill, but not under mutmut: their code runs once per
