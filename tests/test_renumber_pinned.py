@@ -538,12 +538,9 @@ def test_a_collision_no_driver_saw_takes_a_fresh_number_and_an_id_twice_in_a_fil
     assert (repo / DECISIONS).read_text() == entry("010", "theirs decides", "", "decision")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="renumber._changes notes an id twice in one file but keeps the first entry's change; the write then "
-    "gives both entries that data: the second memory ('another learning') is lost",
-)
 def test_a_file_with_an_id_twice_is_left_for_the_hand_that_renames_it(repo):
+    """_changes noted an id twice in one file but kept the first entry's change, which the write (by id) gave
+    both entries: the second memory ('another learning') was lost, and committed."""
     fixed = merged_with_an_id_twice_in_one_file(repo)
     assert (repo / MEMORY / "learnings.yaml").read_text() == TWICE
     assert fixed.files == [DECISIONS]

@@ -29,6 +29,7 @@ superseded_by and effectiveness here.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -505,6 +506,9 @@ def _changes(
     # In the files the driver merged, only the numbers given here (collisions it could not see) are new.
     local = {old_id: new_id for old_id, new_id in mapping.items() if driver.get(old_id) != new_id}
     out: dict[str, dict[str, dict | None]] = {}
+    # An id two entries of one file hold: a change is written by id, so it would give both one entry's data
+    # (the other memory lost). Such entries are left as they are, for the hand the note asks for.
+    held_twice = {place for place, count in Counter((entry.file, entry.id) for entry in entries).items() if count > 1}
     for entry_id, (archived, active) in folded.items():
         out.setdefault(archived.file, {})[entry_id] = archived.data
         out.setdefault(active.file, {})[entry_id] = None
@@ -522,9 +526,11 @@ def _changes(
         else:
             names = mapping
         old = at_start(entry.id) if mine and _refers(data, names) else None
+        twice = (entry.file, entry.id) in held_twice
         if not mine and entry.id in names:
             data["id"] = names[entry.id]
-            result.renumbered[entry.id] = data["id"]
+            if not twice:
+                result.renumbered[entry.id] = data["id"]
         for key in REFERENCES:
             value = data.get(key)
             if isinstance(value, str) and value in names and not (old is not None and old.get(key) == value):
@@ -545,11 +551,10 @@ def _changes(
                 names[r] if isinstance(r, str) and r in names and r not in kept else r for r in related
             ]
         if data != entry.data:
-            file_changes = out.setdefault(entry.file, {})
-            if entry.id in file_changes:
-                result.notes.append(
-                    f"{entry.file}: {entry.id} appears twice in one file; rename by hand, then `mem validate`"
-                )
+            if twice:
+                note = f"{entry.file}: {entry.id} appears twice in one file; rename by hand, then `mem validate`"
+                if note not in result.notes:
+                    result.notes.append(note)
                 continue
-            file_changes[entry.id] = data
+            out.setdefault(entry.file, {})[entry.id] = data
     return out
