@@ -281,7 +281,21 @@ def _entry_shows_its_chain_and_related(driver: Any, url: str, filled: dict[str, 
     """The middle of the chain shows both ends, and its related memory."""
     _visit(driver, url)
     assert _linked_ids(driver, "svg a") == filled["chain"]
+    assert _clipped_texts(driver, "svg.chart") == []  # every id and date of the timeline drawn whole
     assert filled["related"] in _linked_ids(driver, "table.entries a")
+
+
+def _clipped_texts(driver: Any, selector: str) -> list[str]:
+    """The texts of the charts at `selector` that reach past their viewBox (cut off where drawn)."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).flatMap(svg => {"
+        "  const box = svg.viewBox.baseVal;"
+        "  return Array.from(svg.querySelectorAll('text')).filter(t => {"
+        "    const b = t.getBBox(); return b.x < box.x || b.x + b.width > box.x + box.width;"
+        "  }).map(t => t.textContent);"
+        "})",
+        selector,
+    )
 
 
 def _archive_shows_the_reason(driver: Any, base: str, gone: str) -> None:
