@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -49,27 +50,72 @@ def _browser_or_skip() -> None:
     pytest.skip(reason)
 
 
-def _add(*args: str) -> str:
-    result = mem("add", "--json", *args)
+def _add(*args: str, env: dict | None = None) -> str:
+    result = mem("add", "--json", *args, env=env)
     assert result.code == 0, result.err
     return json.loads(result.out)["id"]
 
 
+WEEK_AGO = "2026-11-15T09:00:00Z"  # a week before conftest's NOW: long-term, past the hot tier's 48 h
+DUPLICATE = "the deploy runner needs a restart after the nightly build, case {n}"
+
+
 @pytest.fixture
 def filled(sabre) -> dict[str, Any]:
-    """A committed grimoire with a supersede chain of three, a related memory,
-    an archived one, a `<script>` memory and a task due at LATER."""
+    """A committed grimoire with something on every page: a supersede chain of
+    three, a related memory, an archived one, a `<script>` memory, a task due
+    at LATER, a review queue, long-term entries and six days of executions
+    learnt from."""
+    related = _add("-c", "learning", "--", "the storage migration needs a maintenance window")
     first = _add("-c", "decision", "--", "use postgres for the storage layer")
-    second = json.loads(mem("supersede", "--json", first, "--", "use postgres 15 for the storage layer").out)["id"]
+    # The middle of the chain, related to the learning: its page has a timeline and a related memory.
+    second = _add("-c", "decision", "--supersedes", first, "--related", related, "--", "use postgres 15 for storage")
     third = json.loads(mem("supersede", "--json", second, "--", "use postgres 16 for the storage layer").out)["id"]
-    related = _add("-c", "learning", "--related", third, "--", "the storage migration needs a maintenance window")
     gone = _add("-c", "learning", "--", "an old note about the build cache")
     assert mem("archive", gone, "--no-commit").code == 0
     hostile = _add("-c", "learning", "--", f"a memory holding {SCRIPT} as text")
     task = json.loads(mem("task", "add", "--due", "+1h", "--json", "--", "rotate the storage keys").out)["id"]
+    seeded = {"chain": [first, second, third], "related": related, "hostile": hostile, "task": task, "gone": gone}
+    seeded |= _review_queue() | _learnt_from_executions()
     git("add", "-A", cwd=sabre)
     git("commit", "-q", "-m", "memories", cwd=sabre)
-    return {"chain": [first, second, third], "related": related, "hostile": hostile, "task": task}
+    return seeded
+
+
+def _review_queue() -> dict[str, Any]:
+    """What `mem review` lists, one of each: an ineffective decision (0 of 3
+    helped), a low one (1 of 3), a learning expiring in 3 days, a near-duplicate
+    pair (written a week ago, so the tiers page has long-term entries too)."""
+    old = {"MEM_NOW": WEEK_AGO}
+    pair = [_add("-c", "learning", "--", DUPLICATE.format(n=n), env=old) for n in (1, 2)]
+    _add("-c", "preference", "--", "prefer small commits with clear messages", env=old)
+    outcomes = {"ineffective": ("--failure",) * 3, "low": ("--success", "--failure", "--failure")}
+    rated = {}
+    for name, applied in outcomes.items():
+        rated[name] = _add("-c", "decision", "--", f"a decision that turned out {name}: cache the carrier rates")
+        for outcome in applied:
+            assert mem("apply", rated[name], outcome).code == 0
+    expiring = _add("-c", "learning", "--ttl", "3d", "--", "the staging certificate is renewed by hand this week")
+    return {"duplicates": pair, "rated": rated, "expiring": expiring}
+
+
+def _learnt_from_executions() -> dict[str, Any]:
+    """240 generated execution records, one every 36 minutes over the six days
+    before NOW, through `mem observe`, then `mem learn` (the insight category
+    from the pms preset)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from executions import generate
+
+    start = datetime(2026, 11, 16, tzinfo=UTC)
+    records = generate(240, start=start)
+    for n, record in enumerate(records):
+        record["started_at"] = (start + timedelta(minutes=36 * n)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    log = "\n".join(json.dumps(record) for record in records) + "\n"
+    assert mem("observe", "-", input=log).code == 0
+    assert mem("init", "--preset", "pms").code == 0
+    learnt = mem("learn", "--json")
+    assert learnt.code == 0, learnt.err
+    return {"tools": sorted({step["tool"] for record in records for step in record["steps"]})}
 
 
 def _free_port() -> int:
@@ -172,7 +218,7 @@ def _shot_folders(tmp_path: Path) -> list[Path]:
 
 @pytest.mark.slow
 def test_every_page_in_a_real_browser(filled, repo, browser, tmp_path):
-    first, second, third = filled["chain"]
+    second = filled["chain"][1]
     pages = {
         "overview": "/",
         "search": "/search?q=postgres+storage",
@@ -194,24 +240,106 @@ def test_every_page_in_a_real_browser(filled, repo, browser, tmp_path):
                 for width in WIDTHS:
                     _shot(browser, folders, f"{name}-{width}-{theme}", width)
 
-        # The overview lists the task due at LATER.
-        _visit(browser, base + "/")
-        assert "rotate the storage keys" in browser.find_element("tag name", "main").text
-
-        # Search ranks as `mem query` does.
-        expected = [hit["id"] for hit in json.loads(mem("query", "postgres storage", "--json").out)]
-        _visit(browser, base + pages["search"])
-        assert expected and _linked_ids(browser, "table.entries tbody td:first-child a") == expected
-
-        # The middle of the chain shows both ends.
-        _visit(browser, base + pages["entry"])
-        assert _linked_ids(browser, "svg a") == [first, second, third]
+        _overview_shows_what_is_due_and_expiring(browser, base, filled)
+        _search_ranks_as_mem_query(browser, base + pages["search"])
+        _entry_shows_its_chain_and_related(browser, base + pages["entry"], filled)
+        _archive_shows_the_reason(browser, base, filled["gone"])
+        _review_lists_every_section(browser, base, filled)
+        _tiers_split_hot_and_long_term(browser, base)
+        _learning_draws_tools_days_errors_patterns_insights(browser, base, filled["tools"])
 
         # The `<script>` memory is text: shown, never run.
         _visit(browser, base + pages["entry-script"])
         assert SCRIPT in browser.find_element("css selector", "p.summary").text
         assert browser.execute_script("return document.querySelectorAll('main script').length") == 0
         _no_alert(browser)
+
+
+def _main_text(driver: Any) -> str:
+    return driver.find_element("tag name", "main").text
+
+
+def _count(driver: Any, selector: str) -> int:
+    return driver.execute_script("return document.querySelectorAll(arguments[0]).length", selector)
+
+
+def _overview_shows_what_is_due_and_expiring(driver: Any, base: str, filled: dict[str, Any]) -> None:
+    _visit(driver, base + "/")
+    shown = _main_text(driver)
+    assert "rotate the storage keys" in shown  # the task due at LATER
+    assert "the staging certificate is renewed by hand this week" in shown  # expiring within 7 days
+    assert _count(driver, "svg.chart rect.bar") >= 12  # five charts of bars: categories, states, tiers, scopes
+
+
+def _search_ranks_as_mem_query(driver: Any, url: str) -> None:
+    expected = [hit["id"] for hit in json.loads(mem("query", "postgres storage", "--json").out)]
+    _visit(driver, url)
+    assert expected and _linked_ids(driver, "table.entries tbody td:first-child a") == expected
+
+
+def _entry_shows_its_chain_and_related(driver: Any, url: str, filled: dict[str, Any]) -> None:
+    """The middle of the chain shows both ends, and its related memory."""
+    _visit(driver, url)
+    assert _linked_ids(driver, "svg a") == filled["chain"]
+    assert _clipped_texts(driver, "svg.chart") == []  # every id and date of the timeline drawn whole
+    assert filled["related"] in _linked_ids(driver, "table.entries a")
+
+
+def _clipped_texts(driver: Any, selector: str) -> list[str]:
+    """The texts of the charts at `selector` that reach past their viewBox (cut off where drawn)."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).flatMap(svg => {"
+        "  const box = svg.viewBox.baseVal;"
+        "  return Array.from(svg.querySelectorAll('text')).filter(t => {"
+        "    const b = t.getBBox(); return b.x < box.x || b.x + b.width > box.x + box.width;"
+        "  }).map(t => t.textContent);"
+        "})",
+        selector,
+    )
+
+
+def _archive_shows_the_reason(driver: Any, base: str, gone: str) -> None:
+    _visit(driver, base + "/archive")
+    assert _linked_ids(driver, "table.entries tbody td:first-child a") == [gone]
+    assert "archived: manual" in _main_text(driver)
+
+
+def _review_lists_every_section(driver: Any, base: str, filled: dict[str, Any]) -> None:
+    """Ineffective, low, expiring and the near-duplicate pair, each on its row."""
+    _visit(driver, base + "/review")
+    rows = driver.execute_script(
+        "return Array.from(document.querySelectorAll('table.entries tbody tr'))"
+        ".map(tr => [tr.querySelector('a').getAttribute('href'), tr.lastElementChild.innerText])"
+    )
+    why = {href.removeprefix("/entry/"): text for href, text in rows}
+    assert why[filled["rated"]["ineffective"]] == "ineffective"
+    assert why[filled["rated"]["low"]] == "low"
+    assert why[filled["expiring"]] == "expiring"
+    first, second = filled["duplicates"]
+    near = why.get(second) or why[first]
+    assert near.startswith("near-duplicate") and (first in near or second in near), near
+
+
+def _tiers_split_hot_and_long_term(driver: Any, base: str) -> None:
+    _visit(driver, base + "/tiers")
+    split = driver.find_element("css selector", "svg.chart").text.split()
+    counts = dict(zip(split[::2], split[1::2], strict=True))
+    assert int(counts["hot"]) > 0 and int(counts["long-term"]) == 3, counts
+    assert _count(driver, "svg.chart polyline") == 3  # the decay of three importances
+
+
+def _learning_draws_tools_days_errors_patterns_insights(driver: Any, base: str, tools: list[str]) -> None:
+    _visit(driver, base + "/learning")
+    shown = _main_text(driver)
+    assert "nothing yet" not in shown and "no errors observed" not in shown
+    assert "no patterns yet" not in shown and "no insights yet" not in shown
+    assert _count(driver, ".grid svg.chart rect.bar") >= 3 * len(tools)  # runs, success, p50 (and p95) per tool
+    assert _count(driver, ".grid svg.chart polyline") == 8  # four tools over six days, success rate and p95
+    assert "timeout after <n>s on <path>" in shown  # an error shape
+    insights = driver.find_elements("xpath", "//h2[.='Insights']/following-sibling::table[1]//tbody/tr")
+    kinds = {row.find_elements("tag name", "td")[1].text.split(":")[0] for row in insights}
+    assert kinds == {"best_practice", "warning"}, kinds  # what `mem learn` wrote, with its evidence
+    assert all(row.find_elements("tag name", "td")[2].text.startswith("task-") for row in insights)
 
 
 def _no_alert(driver: Any) -> None:

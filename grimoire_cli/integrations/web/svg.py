@@ -13,6 +13,7 @@ from html import escape
 WIDTH = 640  # the viewBox's width; the element scales to its container
 ROW = 22  # a bar's row height
 LABEL = 170  # room for the labels left of the bars
+EDGE = 90  # a timeline's ends: half its widest label, "2026-11-22 superseded" centred under the first dot
 
 
 def _svg(height: int, title: str, body: list[str]) -> str:
@@ -129,10 +130,10 @@ def timeline(chain: Sequence[dict], current: str, title: str) -> str:
     its entry, the one shown ringed; labelled with its id and date."""
     if not chain:
         return _svg(ROW, title, [_text(0, 15, "nothing yet")])
-    step = (WIDTH - 120) / max(1, len(chain) - 1)
-    body = [f'<line class="axis" x1="60" y1="30" x2="{60 + step * (len(chain) - 1):.1f}" y2="30"/>']
+    step = (WIDTH - 2 * EDGE) / max(1, len(chain) - 1)
+    body = [f'<line class="axis" x1="{EDGE}" y1="30" x2="{EDGE + step * (len(chain) - 1):.1f}" y2="30"/>']
     for number, view in enumerate(chain):
-        x = 60 + step * number
+        x = EDGE + step * number
         css = "dot dot-current" if view.get("id") == current else "dot"
         when = str((view.get("source") or {}).get("timestamp", ""))[:10]
         body.append(
