@@ -352,9 +352,20 @@ class StoreMachine(RuleBasedStateMachine):
     @rule(key=st.sampled_from(KEYS), value=VALUES)
     @counted
     def remember(self, key, value):
+        self._remember(key, value, "fact")
+
+    @rule(key=st.sampled_from(("research.source", "research.topic")), value=VALUES)
+    @counted
+    def remember_in_a_new_category(self, key, value):
+        """SABRE's free-form categories: remember_fact(..., category="research") adds the category on first use
+        (memory_schema.new_categories, tracked in the sabre preset); every other rule then meets its entries."""
+        self._remember(key, value, "research")
+        assert self.g.config.category("research").tracked
+
+    def _remember(self, key, value, category):
         current = self.facts.get(key)
         holder = self.entries[current] if current is not None and self.entries[current].active(self.now) else None
-        result = self.g.facts.remember(key, value, category="fact")
+        result = self.g.facts.remember(key, value, category=category)
         unchanged = holder is not None and json.dumps(holder.value, sort_keys=True) == json.dumps(value, sort_keys=True)
         assert result.written is not unchanged, f"remember {key}={value!r} over {holder}"
         if result.written:
@@ -511,10 +522,14 @@ class StoreMachine(RuleBasedStateMachine):
             assert saved.entry.id == holder.id
 
     @rule(
-        category=st.sampled_from(("fact", "learning", "observation", "user_task")), a=st.sampled_from(WORDS), tags=TAGS
+        category=st.sampled_from(("fact", "learning", "observation", "user_task", "runbook")),
+        a=st.sampled_from(WORDS),
+        tags=TAGS,
     )
     @counted
     def import_line(self, category, a, tags):
+        """One line of `mem import`; "runbook" is no category until the first line names it, which adds it
+        (memory_schema.new_categories, as a free-form grimoire's export does into a fresh one)."""
         text = self._text(a, "imported")
         result = self.g.import_lines([json.dumps({"category": category, "content": text, "tags": tags})])
         (entry_id,) = result.imported
