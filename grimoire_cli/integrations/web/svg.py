@@ -13,6 +13,7 @@ from html import escape
 WIDTH = 640  # the viewBox's width; the element scales to its container
 ROW = 22  # a bar's row height
 LABEL = 170  # room for the labels left of the bars
+PAIR_CSS = ("bar", "bar bar-alt")  # paired_bars' first and second series
 EDGE = 90  # a timeline's ends: half its widest label, "2026-11-22 superseded" centred under the first dot
 
 
@@ -55,15 +56,25 @@ def paired_bars(rows: Sequence[tuple[str, float | None, float | None]], title: s
     for row, (label, first, second) in enumerate(rows):
         y = row * ROW
         body.append(_text(LABEL - 6, y + 15, label[:28], anchor="end"))
-        for css, value in (("bar bar-alt", second), ("bar", first)):
+        for css, value in ((PAIR_CSS[1], second), (PAIR_CSS[0], first)):
             if value is not None:
                 length = span * value / top
                 body.append(f'<rect class="{css}" x="{LABEL}" y="{y + 4}" width="{length:.1f}" height="{ROW - 8}"/>')
         said = " / ".join("-" if v is None else f"{v:g}" for v in (first, second))
         body.append(_text(WIDTH - 4, y + 15, f"{said} ms", "value", anchor="end"))
-    legend = f"{names[0]} (dark) / {names[1]} (light)"
-    body.append(_text(LABEL, len(rows) * ROW + 14, legend, "value"))
+    body.extend(_swatches(((PAIR_CSS[0], names[0]), (PAIR_CSS[1], names[1])), len(rows) * ROW + 4))
     return _svg(len(rows) * ROW + 20, title, body)
+
+
+def _swatches(named: Sequence[tuple[str, str]], y: float) -> list[str]:
+    """A legend: each name after a square of its bars' own CSS class, so it
+    holds in either theme (a word like "dark" flips with the palette)."""
+    body, x = [], float(LABEL)
+    for css, name in named:
+        body.append(f'<rect class="{css} swatch" x="{x:.1f}" y="{y:.1f}" width="12" height="12"/>')
+        body.append(_text(x + 16, y + 11, name, "value"))
+        x += 16 + 8 * len(name) + 16
+    return body
 
 
 def curves(
