@@ -4,11 +4,42 @@ fit a phone. Checked on the SVG and HTML the server sends."""
 
 from __future__ import annotations
 
+import json
+import re
 import xml.etree.ElementTree as ET
+from html import unescape
 
+from conftest import mem, started
+from starlette.testclient import TestClient
+
+from grimoire_cli import Grimoire
 from grimoire_cli.integrations.web import svg
+from grimoire_cli.integrations.web.app import build_app
 
 NS = "{http://www.w3.org/2000/svg}"
+HTML = {"accept": "text/html"}
+
+
+def _client(repo) -> TestClient:
+    return started(TestClient(build_app(lambda: Grimoire.open(repo)), base_url="http://127.0.0.1"))
+
+
+def _observed(tools: list[str], days: int = 3) -> None:
+    """Tasks running `tools` in order, two a day over `days` days, one of each day's failing."""
+    records = [
+        {
+            "task_id": f"task-{day}-{n}",
+            "goal": f"ship order {day}{n}",
+            "outcome": "success" if n else "failure",
+            "started_at": f"2026-11-{16 + day}T10:0{n}:00Z",
+            "steps": [
+                {"tool": tool, "status": "completed", "duration_ms": 100 * (k + 1)} for k, tool in enumerate(tools)
+            ],
+        }
+        for day in range(days)
+        for n in range(2)
+    ]
+    assert mem("observe", "-", input="".join(json.dumps(r) + "\n" for r in records)).code == 0
 
 
 def _parsed(drawn: str) -> ET.Element:
@@ -35,3 +66,20 @@ def test_the_duration_legend_names_each_series_by_its_bars_own_class():
         swatch = children[label - 1]
         assert swatch.tag == f"{NS}rect" and swatch.get("class") == f"{css} swatch", (name, swatch.attrib)
     assert of_series["p50"] != of_series["p95"]
+
+
+def test_patterns_are_a_table_of_their_numbers_not_raw_json(repo):
+    """Each pattern was its indented JSON: twenty of them ran to ~8,000 px
+    and pushed Insights out of view. One row each; the JSON URL keeps them all."""
+    _observed(["list_facilities", "get_rates", "create_shipment"])
+    client = _client(repo)
+    patterns = client.get("/learning.json").json()["patterns"]
+    assert len(patterns) >= 4
+    page = client.get("/learning", headers=HTML).text
+    shown = page.split("<h2>Patterns</h2>")[1].split("<h2>Insights</h2>")[0]
+    assert "<pre>" not in shown and '"success_rate"' not in shown
+    heads = re.findall(r"<th>([^<]+)</th>", shown)
+    assert heads == ["type", "pattern", "tasks", "success", "evidence"]
+    rows = re.findall(r"<tr><td>([^<]+)</td><td><code>([^<]+)</code></td><td>(\d+)</td><td>(\d+)%</td>", shown)
+    expected = [(p["type"], p["pattern"], str(p["usage"]), f"{100 * p['success_rate']:.0f}") for p in patterns]
+    assert [(kind, unescape(text), usage, rate) for kind, text, usage, rate in rows] == expected
