@@ -298,6 +298,18 @@ def _clipped_texts(driver: Any, selector: str) -> list[str]:
     )
 
 
+def _overlapping_labels(driver: Any) -> list[list[str]]:
+    """Pairs of a line chart's end labels whose drawn boxes overlap."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg.chart')).flatMap(svg => {"
+        "  const boxes = Array.from(svg.querySelectorAll('text[class*=line-label]')).map(t => [t, t.getBBox()]);"
+        "  return boxes.flatMap(([t, a], i) => boxes.slice(i + 1)"
+        "    .filter(([, b]) => a.y < b.y + b.height && b.y < a.y + a.height)"
+        "    .map(([u]) => [t.textContent, u.textContent]));"
+        "})"
+    )
+
+
 def _archive_shows_the_reason(driver: Any, base: str, gone: str) -> None:
     _visit(driver, base + "/archive")
     assert _linked_ids(driver, "table.entries tbody td:first-child a") == [gone]
@@ -326,6 +338,7 @@ def _tiers_split_hot_and_long_term(driver: Any, base: str) -> None:
     counts = dict(zip(split[::2], split[1::2], strict=True))
     assert int(counts["hot"]) > 0 and int(counts["long-term"]) == 3, counts
     assert _count(driver, "svg.chart polyline") == 3  # the decay of three importances
+    assert _clipped_texts(driver, "svg.chart") == [] and _overlapping_labels(driver) == []
 
 
 def _learning_draws_tools_days_errors_patterns_insights(driver: Any, base: str, tools: list[str]) -> None:
@@ -336,6 +349,7 @@ def _learning_draws_tools_days_errors_patterns_insights(driver: Any, base: str, 
     assert _count(driver, ".grid svg.chart rect.bar") >= 3 * len(tools)  # runs, success, p50 (and p95) per tool
     assert _count(driver, ".grid svg.chart polyline") == 8  # four tools over six days, success rate and p95
     assert "timeout after <n>s on <path>" in shown  # an error shape
+    assert _clipped_texts(driver, "svg.chart") == [] and _overlapping_labels(driver) == []
     insights = driver.find_elements("xpath", "//h2[.='Insights']/following-sibling::table[1]//tbody/tr")
     kinds = {row.find_elements("tag name", "td")[1].text.split(":")[0] for row in insights}
     assert kinds == {"best_practice", "warning"}, kinds  # what `mem learn` wrote, with its evidence

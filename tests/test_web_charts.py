@@ -8,6 +8,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from html import unescape
+from itertools import pairwise
 
 from conftest import mem, started
 from starlette.testclient import TestClient
@@ -83,3 +84,64 @@ def test_patterns_are_a_table_of_their_numbers_not_raw_json(repo):
     rows = re.findall(r"<tr><td>([^<]+)</td><td><code>([^<]+)</code></td><td>(\d+)</td><td>(\d+)%</td>", shown)
     expected = [(p["type"], p["pattern"], str(p["usage"]), f"{100 * p['success_rate']:.0f}") for p in patterns]
     assert [(kind, unescape(text), usage, rate) for kind, text, usage, rate in rows] == expected
+
+
+CHAR = 7.5  # px a character at the charts' 12 px, generous (the browser test measures the real glyphs)
+
+
+def _texts(drawn: str) -> list[tuple[float, float, str, str]]:
+    """Each text of a chart: x, y, anchor and content."""
+    root = _parsed(drawn)
+    return [(float(t.get("x")), float(t.get("y")), t.get("text-anchor"), t.text or "") for t in root.iter(f"{NS}text")]
+
+
+def _overrun(drawn: str) -> list[str]:
+    """The texts that reach past the viewBox's sides by the estimate of CHAR a character."""
+    width = float(_parsed(drawn).get("viewBox").split()[2])
+    out = []
+    for x, _, anchor, text in _texts(drawn):
+        start = x - CHAR * len(text) if anchor == "end" else x
+        if start < 0 or start + CHAR * len(text) > width:
+            out.append(text)
+    return out
+
+
+LONG_TOOLS = {  # lines ending close together, names longer than the 14 characters once shown
+    "create_shipment": [90, 95, 96],
+    "cancel_shipment_and_tell_the_customer": [80, 85, 95],
+    "list_facilities": [70, 90, 94],
+    "send_email": [99, 60, 93.5],
+}
+
+
+def test_every_end_label_of_a_line_chart_is_whole_inside_the_chart_and_a_line_apart():
+    drawn = svg.curves(LONG_TOOLS, "success rate per day", x_label="day", y_label="%", most=100)
+    assert _overrun(drawn) == []
+    labels = [(y, text) for _, y, _, text in _texts(drawn) if text in LONG_TOOLS]
+    assert sorted(text for _, text in labels) == sorted(LONG_TOOLS)  # every name whole
+    ys = sorted(y for y, _ in labels)
+    assert all(lower - upper >= 16 for upper, lower in pairwise(ys)), ys
+    assert all(10 <= y - 4 <= 190 for y in ys), ys  # within the plot's height
+
+
+def test_labels_of_lines_ending_at_the_bottom_are_pushed_up_not_out():
+    drawn = svg.curves({f"tool_{n}": [5, 0] for n in range(4)}, "t", x_label="day", y_label="ms")
+    ys = sorted(y for _, y, _, text in _texts(drawn) if text.startswith("tool_"))
+    assert len(ys) == 4 and ys[-1] - 4 <= 190 and all(b - a >= 16 for a, b in pairwise(ys)), ys
+
+
+def test_a_large_y_value_is_drawn_whole():
+    assert _overrun(svg.curves({"a": [123456.7, 1]}, "t", x_label="day", y_label="ms")) == []
+
+
+def test_the_sentence_over_the_day_lines_names_the_tools_drawn(repo):
+    """It said "the 4 most used tools" with a fifth listed: it names what is drawn, of how many."""
+    tools = ["list_facilities", "get_rates", "create_shipment", "send_email", "cancel_shipment"]
+    _observed(tools)
+    page = _client(repo).get("/learning", headers=HTML).text
+    chart = page.split("Success rate per day")[1].split("</section>")[0]
+    assert chart.count("<polyline") == 4
+    drawn = re.findall(r'line-label-\d"[^>]*>([a-z_]+)</text>', chart)
+    said = re.search(r"Per day \(UTC\), the 4 most used of 5 tools: ([a-z_, ]+)\.", page)
+    assert said and sorted(said[1].split(", ")) == sorted(drawn), (said, drawn)
+    assert len(set(drawn)) == 4 and set(drawn) < set(tools)

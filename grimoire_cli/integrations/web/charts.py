@@ -89,11 +89,23 @@ def _over_time(days: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
         return out
 
     return {
+        "days_drawn": _drawn_sentence(list(drawn), len(days)),
         "success_days": svg.curves(
             series("success_rate", 100), "success rate per day", x_label="day", y_label="%", x_ends=ends, most=100
         ),
         "p95_days": svg.curves(series("p95_ms"), "p95 duration per day", x_label="day", y_label="ms", x_ends=ends),
     }
+
+
+def _drawn_sentence(drawn: list[str], tools: int) -> str:
+    """Which tools the per-day lines are of (plain text, escaped by the template): it said "the 4 most used" of 4 drawn and 5 listed."""
+    if not drawn:
+        return "No tool has run yet."
+    if len(drawn) < tools:
+        which = f"the {len(drawn)} most used of {tools} tools"
+    else:
+        which = f"all {tools} tools" if tools > 1 else "its one tool"
+    return f"Per day (UTC), {which}: {', '.join(drawn)}."
 
 
 _DRAWN = {"overview": _overview, "entry": _entry, "tiers": _tiers, "learning": _learning}

@@ -12,6 +12,8 @@ from html import escape
 
 WIDTH = 640  # the viewBox's width; the element scales to its container
 ROW = 22  # a bar's row height
+CHAR = 7.5  # a character's width at 12 px, to make room for labels (see text_width)
+LINE = 16  # a label's line height at 12 px (its drawn box is ~15): end labels of lines are at least this far apart
 LABEL = 170  # room for the labels left of the bars
 PAIR_CSS = ("bar", "bar bar-alt")  # paired_bars' first and second series
 EDGE = 90  # a timeline's ends: half its widest label, "2026-11-22 superseded" centred under the first dot
@@ -89,17 +91,23 @@ def curves(
     """Lines over a shared x axis (0..len-1), one per series, labelled at
     their end; a None is a gap in its line. `x_ends` names the axis's two
     ends (default: 0 and the last index); `most` is the top of the y axis."""
-    height, left, bottom, right = 220, 40, 30, 90
+    height, bottom = 220, 30
     longest = max((len(values) for values in series.values()), default=0)
     known = [y for values in series.values() for y in values if y is not None]
     if longest < 2 or not known:
         return _svg(ROW, title, [_text(0, 15, "nothing yet")])
     top = most or max(known) or 1
+    # Room for the widest end label and y value, so each is drawn whole (a label cut to 14 characters still overran).
+    left = 8 + text_width(f"{top:g}")
+    right = 12 + max(text_width(name) for name in series)
     plot_w, plot_h = WIDTH - left - right, height - bottom - 10
     first, last = x_ends or ("0", str(longest - 1))
 
+    def at(y: float) -> float:
+        return 10 + plot_h * (1 - y / top)
+
     def point(x: int, y: float) -> str:
-        return f"{left + plot_w * x / (longest - 1):.1f},{10 + plot_h * (1 - y / top):.1f}"
+        return f"{left + plot_w * x / (longest - 1):.1f},{at(y):.1f}"
 
     body = [
         f'<line class="axis" x1="{left}" y1="{10 + plot_h}" x2="{left + plot_w}" y2="{10 + plot_h}"/>',
@@ -109,6 +117,7 @@ def curves(
         _text(left + plot_w, height - 6, f"{x_label}: {last}", "value", anchor="end"),
         _text(left, height - 6, f"{y_label}; {x_label}: {first}", "value"),
     ]
+    ends = {}
     for number, (name, values) in enumerate(series.items()):
         css = f"line line-{number % 4}"
         for run in _runs(values):
@@ -120,9 +129,30 @@ def curves(
                 body.append(f'<polyline class="{css}" fill="none" points="{" ".join(point(x, y) for x, y in run)}"/>')
         end = next((y for y in reversed(values) if y is not None), None)
         if end is not None:
-            end_y = 10 + plot_h * (1 - end / top)
-            body.append(_text(left + plot_w + 6, end_y + 4, name[:14], f"value line-label-{number % 4}"))
+            ends[number, name] = at(end)
+    for (number, name), y in _spread(ends, 10, 10 + plot_h).items():
+        body.append(_text(left + plot_w + 6, y + 4, name, f"value line-label-{number % 4}"))
     return _svg(height, title, body)
+
+
+def text_width(text: str) -> float:
+    """A generous estimate of `text`'s width at the charts' 12 px (system-ui
+    averages ~6.5 px a character; 7.5 leaves room for wide letters)."""
+    return CHAR * len(text)
+
+
+def _spread(wanted: Mapping[tuple[int, str], float], low: float, high: float) -> dict[tuple[int, str], float]:
+    """Each label's y as near its line's end as it can be, a text line apart
+    from the next (lines that end close together had their labels overlap),
+    and kept between `low` and `high` while they fit."""
+    order = sorted(wanted, key=lambda key: wanted[key])
+    placed: dict[tuple[int, str], float] = {}
+    for key in order:  # down from the top: each at least a line below the one above
+        placed[key] = max(wanted[key], low, *(placed[k] + LINE for k in placed))
+    for number in reversed(range(len(order))):  # then up from the bottom, should the last have passed it
+        key = order[number]
+        placed[key] = min(placed[key], high, *(placed[k] - LINE for k in order[number + 1 :]))
+    return placed
 
 
 def _runs(values: Sequence[float | None]) -> list[list[tuple[int, float]]]:
