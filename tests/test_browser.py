@@ -248,6 +248,9 @@ def test_every_page_in_a_real_browser(filled, repo, browser, tmp_path):
         _tiers_split_hot_and_long_term(browser, base)
         _learning_draws_tools_days_errors_patterns_insights(browser, base, filled["tools"])
 
+        for name in ("entry", "review", "learning", "overview"):
+            _tables_fit_a_phone(browser, base + pages[name])
+
         # The `<script>` memory is text: shown, never run.
         _visit(browser, base + pages["entry-script"])
         assert SCRIPT in browser.find_element("css selector", "p.summary").text
@@ -308,6 +311,26 @@ def _overlapping_labels(driver: Any) -> list[list[str]]:
         "    .map(([u]) => [t.textContent, u.textContent]));"
         "})"
     )
+
+
+def _tables_fit_a_phone(driver: Any, url: str) -> None:
+    """At 360 px no table header breaks mid-word ("cat egory") and no id
+    wraps: a table wider than the screen scrolls in its own box, not the page."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 360, "height": 800, "deviceScaleFactor": 1, "mobile": True}
+    )
+    try:
+        _visit(driver, url)
+        broken = driver.execute_script(
+            "const lines = el => { const r = document.createRange(); r.selectNodeContents(el);"
+            "  return new Set(Array.from(r.getClientRects()).map(b => Math.round(b.top))).size; };"
+            "return Array.from(document.querySelectorAll('main th, main td:first-child a'))"
+            "  .filter(el => el.textContent.trim() && lines(el) > 1).map(el => el.textContent);"
+        )
+        assert broken == [], f"{url}: {broken}"
+        assert driver.execute_script("return document.documentElement.scrollWidth") <= 360, url
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def _archive_shows_the_reason(driver: Any, base: str, gone: str) -> None:
