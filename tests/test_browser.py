@@ -250,6 +250,9 @@ def test_every_page_in_a_real_browser(filled, repo, browser, tmp_path):
 
         for name in ("entry", "review", "learning", "overview"):
             _tables_fit_a_phone(browser, base + pages[name])
+        for name in ("overview", "learning"):
+            for width in WIDTHS:
+                _card_charts_are_readable(browser, base + pages[name], width)
 
         # The `<script>` memory is text: shown, never run.
         _visit(browser, base + pages["entry-script"])
@@ -329,6 +332,23 @@ def _tables_fit_a_phone(driver: Any, url: str) -> None:
         )
         assert broken == [], f"{url}: {broken}"
         assert driver.execute_script("return document.documentElement.scrollWidth") <= 360, url
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def _card_charts_are_readable(driver: Any, url: str, width: int) -> None:
+    """The charts in a page's cards draw their 12 px text at 9.5 px or more
+    (a 640-wide chart in a ~330 px card drew it at ~6), each text whole."""
+    metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 600}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    try:
+        _visit(driver, url)
+        sizes = driver.execute_script(
+            "return Array.from(document.querySelectorAll('.grid svg.chart')).map(svg =>"
+            "  12 * svg.getBoundingClientRect().width / svg.viewBox.baseVal.width)"
+        )
+        assert sizes and min(sizes) >= 9.5, f"{url} at {width} px: text drawn at {sizes}"
+        assert _clipped_texts(driver, ".grid svg.chart") == [], f"{url} at {width} px"
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 

@@ -60,8 +60,8 @@ def test_the_duration_legend_names_each_series_by_its_bars_own_class():
         for e in children
         if e.tag == f"{NS}rect" and "swatch" not in e.get("class")
     }
-    top = max(bars)
-    of_series = {"p50": bars[top / 4], "p95": bars[top]}  # p50 is 10 of 40
+    shorter, longer = sorted(bars)
+    of_series = {"p50": bars[shorter], "p95": bars[longer]}  # p50 is 10 of 40
     for name, css in of_series.items():
         label = next(n for n, e in enumerate(children) if e.tag == f"{NS}text" and e.text == name)
         swatch = children[label - 1]
@@ -145,3 +145,16 @@ def test_the_sentence_over_the_day_lines_names_the_tools_drawn(repo):
     said = re.search(r"Per day \(UTC\), the 4 most used of 5 tools: ([a-z_, ]+)\.", page)
     assert said and sorted(said[1].split(", ")) == sorted(drawn), (said, drawn)
     assert len(set(drawn)) == 4 and set(drawn) < set(tools)
+
+
+def test_charts_in_cards_are_drawn_for_a_card_at_their_natural_size(repo):
+    """A 640-wide chart in a ~330 px card drew its 12 px text at ~6 px: a
+    card's chart is as wide as a card, and says so (its width attribute), so
+    the stylesheet only shrinks it to fit."""
+    _observed(["list_facilities", "create_shipment"])
+    client = _client(repo)
+    for url in ("/", "/learning"):
+        page = client.get(url, headers=HTML).text
+        cards = re.findall(r'<section><h2>[^<]*</h2><svg class="chart" viewBox="0 0 (\d+) \d+" width="(\d+)"', page)
+        assert len(cards) == 5 and all(box == width == str(svg.CARD) for box, width in cards), (url, cards)
+    assert int(svg.CARD) <= 400
