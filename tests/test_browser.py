@@ -248,6 +248,12 @@ def test_every_page_in_a_real_browser(filled, repo, browser, tmp_path):
         _tiers_split_hot_and_long_term(browser, base)
         _learning_draws_tools_days_errors_patterns_insights(browser, base, filled["tools"])
 
+        for name in ("entry", "review", "learning", "overview"):
+            _tables_fit_a_phone(browser, base + pages[name])
+        for name in ("overview", "learning"):
+            for width in WIDTHS:
+                _card_charts_are_readable(browser, base + pages[name], width)
+
         # The `<script>` memory is text: shown, never run.
         _visit(browser, base + pages["entry-script"])
         assert SCRIPT in browser.find_element("css selector", "p.summary").text
@@ -298,6 +304,55 @@ def _clipped_texts(driver: Any, selector: str) -> list[str]:
     )
 
 
+def _overlapping_labels(driver: Any) -> list[list[str]]:
+    """Pairs of a line chart's end labels whose drawn boxes overlap."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg.chart')).flatMap(svg => {"
+        "  const boxes = Array.from(svg.querySelectorAll('text[class*=line-label]')).map(t => [t, t.getBBox()]);"
+        "  return boxes.flatMap(([t, a], i) => boxes.slice(i + 1)"
+        "    .filter(([, b]) => a.y < b.y + b.height && b.y < a.y + a.height)"
+        "    .map(([u]) => [t.textContent, u.textContent]));"
+        "})"
+    )
+
+
+def _tables_fit_a_phone(driver: Any, url: str) -> None:
+    """At 360 px no table header breaks mid-word ("cat egory") and no id
+    wraps: a table wider than the screen scrolls in its own box, not the page."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 360, "height": 800, "deviceScaleFactor": 1, "mobile": True}
+    )
+    try:
+        _visit(driver, url)
+        broken = driver.execute_script(
+            "const lines = el => { const r = document.createRange(); r.selectNodeContents(el);"
+            "  return new Set(Array.from(r.getClientRects()).map(b => Math.round(b.top))).size; };"
+            "return Array.from(document.querySelectorAll('main th, main td:first-child a'))"
+            "  .filter(el => el.textContent.trim() && lines(el) > 1).map(el => el.textContent);"
+        )
+        assert broken == [], f"{url}: {broken}"
+        assert driver.execute_script("return document.documentElement.scrollWidth") <= 360, url
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def _card_charts_are_readable(driver: Any, url: str, width: int) -> None:
+    """The charts in a page's cards draw their 12 px text at 9.5 px or more
+    (a 640-wide chart in a ~330 px card drew it at ~6), each text whole."""
+    metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 600}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    try:
+        _visit(driver, url)
+        sizes = driver.execute_script(
+            "return Array.from(document.querySelectorAll('.grid svg.chart')).map(svg =>"
+            "  12 * svg.getBoundingClientRect().width / svg.viewBox.baseVal.width)"
+        )
+        assert sizes and min(sizes) >= 9.5, f"{url} at {width} px: text drawn at {sizes}"
+        assert _clipped_texts(driver, ".grid svg.chart") == [], f"{url} at {width} px"
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
 def _archive_shows_the_reason(driver: Any, base: str, gone: str) -> None:
     _visit(driver, base + "/archive")
     assert _linked_ids(driver, "table.entries tbody td:first-child a") == [gone]
@@ -326,6 +381,7 @@ def _tiers_split_hot_and_long_term(driver: Any, base: str) -> None:
     counts = dict(zip(split[::2], split[1::2], strict=True))
     assert int(counts["hot"]) > 0 and int(counts["long-term"]) == 3, counts
     assert _count(driver, "svg.chart polyline") == 3  # the decay of three importances
+    assert _clipped_texts(driver, "svg.chart") == [] and _overlapping_labels(driver) == []
 
 
 def _learning_draws_tools_days_errors_patterns_insights(driver: Any, base: str, tools: list[str]) -> None:
@@ -336,6 +392,7 @@ def _learning_draws_tools_days_errors_patterns_insights(driver: Any, base: str, 
     assert _count(driver, ".grid svg.chart rect.bar") >= 3 * len(tools)  # runs, success, p50 (and p95) per tool
     assert _count(driver, ".grid svg.chart polyline") == 8  # four tools over six days, success rate and p95
     assert "timeout after <n>s on <path>" in shown  # an error shape
+    assert _clipped_texts(driver, "svg.chart") == [] and _overlapping_labels(driver) == []
     insights = driver.find_elements("xpath", "//h2[.='Insights']/following-sibling::table[1]//tbody/tr")
     kinds = {row.find_elements("tag name", "td")[1].text.split(":")[0] for row in insights}
     assert kinds == {"best_practice", "warning"}, kinds  # what `mem learn` wrote, with its evidence

@@ -9,6 +9,7 @@ from typing import Any
 
 from . import svg
 
+CARD = svg.CARD  # the width of a chart in a card of a page's grid
 LINES = 4  # tools drawn over time: more lines than colours do not read
 
 
@@ -32,13 +33,14 @@ def _overview(data: dict[str, Any]) -> dict[str, str]:
         "categories": svg.bars(
             [(name, sum(per_state.values())) for name, per_state in sorted(stats["categories"].items())],
             "entries per category",
+            width=CARD,
         ),
-        "states": svg.bars(sorted(states.items()), "entries per state"),
-        "tiers": svg.bars(sorted(stats["tiers"].items()), "entries per effectiveness tier"),
+        "states": svg.bars(sorted(states.items()), "entries per state", width=CARD),
+        "tiers": svg.bars(sorted(stats["tiers"].items()), "entries per effectiveness tier", width=CARD),
         "memory": svg.bars(
-            [("hot", stats["split"]["hot"]), ("long-term", stats["split"]["long"])], "hot and long-term"
+            [("hot", stats["split"]["hot"]), ("long-term", stats["split"]["long"])], "hot and long-term", width=CARD
         ),
-        "scopes": svg.bars([(s["scope"], s["active"]) for s in data["scopes"]], "active entries per scope"),
+        "scopes": svg.bars([(s["scope"], s["active"]) for s in data["scopes"]], "active entries per scope", width=CARD),
     }
 
 
@@ -64,13 +66,18 @@ def _learning(data: dict[str, Any]) -> dict[str, str]:
     return {
         **_over_time(data["days"]),
         "success": svg.bars(
-            [(t["tool"], round(100 * t["success_rate"], 1)) for t in tools], "success rate per tool", unit="%", most=100
+            [(t["tool"], round(100 * t["success_rate"], 1)) for t in tools],
+            "success rate per tool",
+            unit="%",
+            most=100,
+            width=CARD,
         ),
-        "runs": svg.bars([(t["tool"], t["executions"]) for t in tools], "runs per tool"),
+        "runs": svg.bars([(t["tool"], t["executions"]) for t in tools], "runs per tool", width=CARD),
         "durations": svg.paired_bars(
             [(t["tool"], t["duration_ms"]["p50"], t["duration_ms"]["p95"]) for t in tools],
             "duration per tool",
             ("p50", "p95"),
+            width=CARD,
         ),
     }
 
@@ -89,11 +96,31 @@ def _over_time(days: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
         return out
 
     return {
+        "days_drawn": _drawn_sentence(list(drawn), len(days)),
         "success_days": svg.curves(
-            series("success_rate", 100), "success rate per day", x_label="day", y_label="%", x_ends=ends, most=100
+            series("success_rate", 100),
+            "success rate per day",
+            x_label="day",
+            y_label="%",
+            x_ends=ends,
+            most=100,
+            width=CARD,
         ),
-        "p95_days": svg.curves(series("p95_ms"), "p95 duration per day", x_label="day", y_label="ms", x_ends=ends),
+        "p95_days": svg.curves(
+            series("p95_ms"), "p95 duration per day", x_label="day", y_label="ms", x_ends=ends, width=CARD
+        ),
     }
+
+
+def _drawn_sentence(drawn: list[str], tools: int) -> str:
+    """Which tools the per-day lines are of (plain text, escaped by the template): it said "the 4 most used" of 4 drawn and 5 listed."""
+    if not drawn:
+        return "No tool has run yet."
+    if len(drawn) < tools:
+        which = f"the {len(drawn)} most used of {tools} tools"
+    else:
+        which = f"all {tools} tools" if tools > 1 else "its one tool"
+    return f"Per day (UTC), {which}: {', '.join(drawn)}."
 
 
 _DRAWN = {"overview": _overview, "entry": _entry, "tiers": _tiers, "learning": _learning}
