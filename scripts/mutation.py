@@ -242,7 +242,7 @@ EQUIVALENT.update(
     {
         **{
             f"{_SIDES}{name}": "`check` is only tested for truth: None and False are both false"
-            for name in ("__init____mutmut_7", "rank__mutmut_5", "_is_ancestor__mutmut_3")
+            for name in ("__init____mutmut_7", "rank__mutmut_5")
         },
         f"{_SIDES}rank__mutmut_13": "`XX--format=%(refname)XX` is one more pattern, which no ref matches: the "
         "default format's lines hold each ref's name too (beside its object id and type), so `containing` "
@@ -259,7 +259,6 @@ EQUIVALENT.update(
         f"{_FLAT}.x_strays__mutmut_14": "`XXXX` is one row of one field, never a merge: nothing is dropped either way",
         **{f"{_FLAT}.x_strays__mutmut_{n}": _ONE_TAB for n in (19, 22)},
         f"{_FLAT}.x_strays__mutmut_31": "split once at a tab every line holds: two pieces, so [1] is [-1]",
-        f"{_FLAT}.x__is_ancestor__mutmut_3": "`check` is only tested for truth: None and False are both false",
         f"{_FLAT}.x__blobs__mutmut_11": "ls-tree takes the paths after the revision: `XX--XX` is one more path, which "
         "no tree holds",
         f"{_FLAT}.x__blobs__mutmut_12": "`XXXX` holds no tab: no file either way",

@@ -53,7 +53,7 @@ def strays(
     for merge, *parents in dropped:
         after = tree_ids(root, settled.get(merge, merge), storage) or {}
         for parent in parents:
-            if _is_ancestor(root, parent, start):
+            if gitops.is_ancestor(root, parent, start):
                 continue  # upstream's line: not replayed, its ids are upstream's
             held = tree_ids(root, parent, storage) or {}
             for old, new in renames_since(held, after).items():
@@ -68,10 +68,6 @@ def strays(
                     clashing.add(new)
                 out[new] = target
     return {stray: target for stray, target in out.items() if stray not in clashing and stray != target}
-
-
-def _is_ancestor(root: Path, commit: str, tip: str) -> bool:
-    return gitops.run(["merge-base", "--is-ancestor", commit, tip], root, check=False).returncode == 0
 
 
 def origins(root: Path, storage: str, replayed: tuple[str, ...]) -> dict[str, str]:

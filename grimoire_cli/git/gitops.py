@@ -68,6 +68,11 @@ def merge_base(root: Path, a: str, b: str) -> str | None:
     return found[0] if found else None
 
 
+def is_ancestor(root: Path, commit: str, tip: str) -> bool:
+    """Whether `commit` is `tip` or one of its ancestors."""
+    return run(["merge-base", "--is-ancestor", commit, tip], root, check=False).returncode == 0
+
+
 def ignored(root: Path, rel: str) -> bool:
     """Whether git ignores the path `rel` of the work tree at `root`."""
     return run(["check-ignore", "-q", rel], root, check=False).returncode == 0

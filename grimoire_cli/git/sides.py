@@ -58,7 +58,7 @@ class _SharedHistory:
                 ["for-each-ref", "--contains", commit, "--format=%(refname)", "refs/remotes"], self.root, check=False
             ).stdout
             containing = set(out.split())
-            fetched = any(self._is_ancestor(commit, tip) for tip in self.fetched)
+            fetched = any(gitops.is_ancestor(self.root, commit, tip) for tip in self.fetched)
             return bool(containing & self.defaults), fetched, bool(containing)
         shared = {ref for ref, tip in self.tips.items() if self._brings(commit, tip, base)}
         fetched = any(self._brings(commit, tip, base) for tip in self.fetched)
@@ -67,10 +67,7 @@ class _SharedHistory:
     def _brings(self, commit: str, tip: str, base: str) -> bool:
         """Whether `commit` has a commit of `tip`'s history that `base` has not."""
         common = gitops.merge_base(self.root, commit, tip)
-        return common is not None and not self._is_ancestor(common, base)
-
-    def _is_ancestor(self, commit: str, tip: str) -> bool:
-        return gitops.run(["merge-base", "--is-ancestor", commit, tip], self.root, check=False).returncode == 0
+        return common is not None and not gitops.is_ancestor(self.root, common, base)
 
 
 def _fetched_for_merge(git_dir: Path) -> list[str]:
