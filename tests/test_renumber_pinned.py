@@ -364,9 +364,9 @@ def commit_all_new_any(repo: Path, name: str) -> None:
     git("commit", "-qm", name, cwd=repo)
 
 
-def test_the_side_that_brings_pushed_commits_past_the_base_keeps_its_ids_though_its_tip_is_not_pushed(repo, tmp_path):
-    """Both tips unpushed; theirs merged origin/main's new commit since the base: ours yields. (Asked of the
-    tips alone, without the base, neither is on a remote and ours would keep its ids.)"""
+def feature_past_alices_push(repo: Path, tmp_path: Path) -> str:
+    """The pushed start; alice pushes a preference onto origin/main; HEAD on `feature`, made at start and
+    fast-forwarded to origin/main, so it brings a pushed commit past the base. Returns start."""
     pushed_start(repo, tmp_path)
     git("fetch", "-q", "origin", cwd=repo)
     git("remote", "set-head", "origin", "main", cwd=repo)
@@ -377,6 +377,13 @@ def test_the_side_that_brings_pushed_commits_past_the_base_keeps_its_ids_though_
     git("fetch", "-q", "origin", cwd=repo)
     git("checkout", "-q", "-b", "feature", start, cwd=repo)
     git("merge", "-q", "--ff-only", "origin/main", cwd=repo)
+    return start
+
+
+def test_the_side_that_brings_pushed_commits_past_the_base_keeps_its_ids_though_its_tip_is_not_pushed(repo, tmp_path):
+    """Both tips unpushed; theirs merged origin/main's new commit since the base: ours yields. (Asked of the
+    tips alone, without the base, neither is on a remote and ours would keep its ids.)"""
+    start = feature_past_alices_push(repo, tmp_path)
     commit_all_new(repo, "decisions.yaml", entry("003", "the feature decides", "", "decision"))
     commit_all_new(repo, "facts.yaml", HEAD + REDIS + entry("004", "the feature's fact"))
     feature = sha(repo, "feature")
@@ -962,16 +969,7 @@ def test_a_file_the_driver_merged_is_not_renamed_again_where_the_mapping_chains(
 def test_where_ours_yields_the_archived_copy_adds_our_applies_to_theirs(repo, tmp_path):
     """Theirs merged origin/main's new commit (ours yields) and applied the redis fact; main applied it too,
     then archived it: the archived copy holds both applies."""
-    pushed_start(repo, tmp_path)
-    git("fetch", "-q", "origin", cwd=repo)
-    git("remote", "set-head", "origin", "main", cwd=repo)
-    start = sha(repo, "main")
-    git("checkout", "-q", "-b", "alice", cwd=repo)
-    commit_all_new(repo, "preferences.yaml", entry("002", "alice prefers", "", "preference"))
-    git("push", "-q", "origin", "HEAD:main", cwd=repo)
-    git("fetch", "-q", "origin", cwd=repo)
-    git("checkout", "-q", "-b", "feature", start, cwd=repo)
-    git("merge", "-q", "--ff-only", "origin/main", cwd=repo)
+    feature_past_alices_push(repo, tmp_path)
     theirs_apply = APPLIED.format(1, 1, 100, "2026-11-22T10:00:00Z")
     commit_all_new(repo, "facts.yaml", HEAD + entry("001", "the cache is redis", theirs_apply))
     git("checkout", "-q", "main", cwd=repo)
