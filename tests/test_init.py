@@ -42,10 +42,24 @@ def test_init_keeps_existing_gitattributes_lines(tmp_path, monkeypatch):
     git("init", "-q", cwd=tmp_path)
     (tmp_path / ".gitattributes").write_text("*.png binary")
     monkeypatch.chdir(tmp_path)
-    assert mem("init").code == 0
+    result = mem("init")
+    assert result.code == 0 and "updated .gitattributes\n" in result.out
     lines = (tmp_path / ".gitattributes").read_text().splitlines()
-    assert lines[0] == "*.png binary"
-    assert any("merge=grimoire" in line for line in lines)
+    assert lines == [
+        "*.png binary",
+        "grimoires/loa/memory/**/*.yaml merge=grimoire",
+        "/.loa.config.yaml merge=grimoire",
+    ]
+
+
+def test_init_again_gives_an_older_grimoire_the_rules_it_lacks_and_says_so(repo: Path):
+    """A grimoire made by an older mem has no attribute for the config's merge driver (issue 37)."""
+    attributes = repo / ".gitattributes"
+    attributes.write_text("grimoires/loa/memory/**/*.yaml merge=grimoire\n")
+    result = mem("init", "--json")
+    assert json.loads(result.out)["updated"] == [".gitattributes"]
+    assert attributes.read_text().splitlines()[-1] == "/.loa.config.yaml merge=grimoire"
+    assert json.loads(mem("init", "--json").out)["updated"] == []
 
 
 @pytest.mark.git

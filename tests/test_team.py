@@ -42,6 +42,8 @@ CLONES, ROUNDS = (8, 10) if SOAK else (4, 4)
 BRANCHING = 0.25  # how often a clone's round of work goes on a pushed branch of its own
 PICKING = 0.4  # how often a clone cherry-picks a pushed branch's first commit onto main
 SERVING = float(os.environ.get("TEAM_SERVING", "0.3"))  # how often the server merges a pushed branch (a pull request)
+NAMING = 0.3  # how often a clone's round remembers a fact in a category it names on first use (new_categories)
+NEW_CATEGORIES = ("research", "runbook", "ops")  # a small pool: two clones name the same one as often as different ones
 CROSSING = 0.3  # how often a clone supersedes another's memory instead of its own (one no one has ended)
 # TEAM_SEEDS=3,4,5 to try others; "9:0" runs seed 9 with no crossing, the sequence it had before crossing was added
 # (seeds 9 and 21 found fixes 7 and 8, and keep showing them so).
@@ -112,11 +114,16 @@ class Team:
         self.rng = random.Random(seed)
         self.crossing = crossing
         self.crossing_rng = random.Random(seed + 1000)  # its own: with no crossing, the rest draws as it did before
+        self.naming_rng = random.Random(seed + 2000)  # its own too, for the same reason
         self.remote = tmp_path / "remote.git"
         git("init", "-q", "--bare", "-b", "main", str(self.remote), cwd=tmp_path)
         first = tmp_path / "clone0"
         git("clone", "-q", str(self.remote), str(first), cwd=tmp_path)
         assert mem(first, "init").returncode == 0
+        config = first / ".loa.config.yaml"  # a category named on first use is added to the config, tracked
+        config.write_text(
+            config.read_text().replace("memory_schema:\n", "memory_schema:\n  new_categories: tracked\n", 1)
+        )
         git("add", "-A", cwd=first)
         git("commit", "-qm", "grimoire", cwd=first)
         git("push", "-q", "origin", "HEAD:main", cwd=first)
@@ -165,6 +172,12 @@ class Team:
                 related = [other]
             g.add(content, "fact", related=[seen[c].id for c in related])
             self.memories[content] = Memory(who, related=related)
+        if self.naming_rng.random() < NAMING:
+            # Two clones adding categories each append to the config's categories: the config's own merge
+            # driver unites them (git/config_merge.py; issue 37's team seam), or every later pull stops.
+            content = self.text(who)
+            g.facts.remember(f"{who}.note{self.counter}", content, category=self.naming_rng.choice(NEW_CATEGORIES))
+            self.memories[content] = Memory(who)
         seen = self.view(clone)
         own = self.own(seen, who)
         if own:

@@ -41,6 +41,8 @@ def init(preset, json):
         render.out(line)
     for path in result.created:
         render.out(f"created {path}")
+    for path in result.updated:
+        render.out(f"updated {path}")
     if result.existing:  # one line: a preset run on an existing grimoire keeps a dozen files
         render.out(f"kept {render.count(len(result.existing), 'existing file', 'existing files')}")
     if not result.git:

@@ -368,7 +368,19 @@ def _read(config_path: Path) -> Any:
         text = config_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise Damaged(str(config_path), 1, f"cannot read config: {exc}", "fix or remove the file", "config") from None
-    data, _ = parse_document(text, str(config_path))
+    try:
+        data, _ = parse_document(text, str(config_path))
+    except Damaged as exc:
+        marker = next((n for n, line in enumerate(text.splitlines(), 1) if line.startswith("<<<<<<< ")), None)
+        if marker is None:
+            raise
+        raise Damaged(
+            str(config_path),
+            marker,
+            "a merge stopped on a conflict in the config",
+            "keep one side between the <<<<<<< and >>>>>>> markers, remove the markers, then `git add` the config",
+            "merge-conflict",
+        ) from None
     keep_config(config_path, root, data or {})
     config: dict[str, Any] = data or {}
     return config

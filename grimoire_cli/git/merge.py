@@ -425,7 +425,7 @@ def merge_file(
     """Merge as a git driver does: the result replaces the ours file. A
     version that cannot be read is bad input (git always passes three
     files: only a call by hand misses one), and nothing is written."""
-    from ..core.config import find_root, load_config
+    from ..core.config import CONFIG_NAME, find_root, load_config
 
     raw = []
     for label, path in (("BASE", base_path), ("OURS", ours_path), ("THEIRS", theirs_path)):
@@ -440,6 +440,11 @@ def merge_file(
         texts = [data.decode("utf-8") for data in raw]
     except UnicodeDecodeError:
         return _by_lines(base_path, ours_path, theirs_path, f"{display}: not UTF-8 text")
+    if Path(display).name == CONFIG_NAME:
+        from .config_merge import merge_config
+
+        text, conflicts = merge_config(base_path, ours_path, theirs_path, display)
+        return MergeResult(text, conflicts, {})
     root = find_root(Path.cwd())
     try:
         storage = scope_storage(load_config(root, config), display)

@@ -15,6 +15,8 @@ from ..storage import journal
 from ..storage.store import Store
 
 GITATTRIBUTES_LINE = "{storage}/**/*.yaml merge=grimoire"
+# The config merges through the same driver (git/config_merge.py): categories both sides added are united.
+CONFIG_ATTRIBUTES_LINE = f"/{CONFIG_NAME} merge=grimoire"
 STORAGE_IGNORE = [
     "# derived files of mem: never commit",
     ".cache/",
@@ -28,12 +30,14 @@ class InitResult:
     the root); `git`: whether the root is a git work tree (outside one, mem
     never commits and has no hooks to install)."""
 
-    __slots__ = ("categories_added", "created", "existing", "git", "notes", "root", "settings_added")
+    __slots__ = ("categories_added", "created", "existing", "git", "notes", "root", "settings_added", "updated")
 
     def __init__(self, root: str, git: bool = True):
         self.root = root
         self.created: list[str] = []
         self.existing: list[str] = []
+        # Existing files given the lines they lacked (a newer mem's ignore or attribute rules).
+        self.updated: list[str] = []
         self.git = git
         self.categories_added: list[str] = []  # by a preset, to the config
         self.settings_added: list[str] = []  # by a preset: dotted keys under memory_schema
@@ -44,6 +48,7 @@ class InitResult:
             "root": self.root,
             "created": self.created,
             "existing": self.existing,
+            "updated": self.updated,
             "git": self.git,
             "categories_added": self.categories_added,
             "settings_added": self.settings_added,
@@ -93,7 +98,10 @@ def init(
     if not any(conf.archive_dir.iterdir()):  # git keeps no empty folder
         (conf.archive_dir / ".gitkeep").touch()
     storage = conf.storage_dir.relative_to(conf.root).as_posix()
-    _ensure_lines(conf.root / ".gitattributes", [GITATTRIBUTES_LINE.format(storage=storage)], result, rel)
+    attributes = [GITATTRIBUTES_LINE.format(storage=storage)]
+    if config_path.resolve() == conf.root / CONFIG_NAME:
+        attributes.append(CONFIG_ATTRIBUTES_LINE)
+    _ensure_lines(conf.root / ".gitattributes", attributes, result, rel)
     return result
 
 
@@ -106,4 +114,4 @@ def _ensure_lines(path: Path, lines: list[str], result: InitResult, rel) -> None
         return
     prefix = current if not current or current.endswith("\n") else current + "\n"
     path.write_text(prefix + "\n".join(missing) + "\n", encoding="utf-8")
-    (result.existing if current else result.created).append(rel(path))
+    (result.updated if current else result.created).append(rel(path))
