@@ -208,6 +208,18 @@ def test_entries_written_elsewhere_are_files_too_and_seen_at_once(tool, repo):
     )
 
 
+def test_a_category_another_process_named_on_first_use_is_a_folder_at_once(tool, repo):
+    """The config changed under the tool (a category named on first use, as a pull may bring one too):
+    its next command runs on the config as the file now says, as a new `mem` process would."""
+    assert "/memories/research" not in tool.execute(View(command="view", path="/memories"))
+    done = mem_process("remember", "trusted.sources", "arxiv.org", "--category", "research", "--json", cwd=repo)
+    entry_id = json.loads(done.stdout)["id"]
+    assert "/memories/research" in tool.execute(View(command="view", path="/memories"))
+    assert f"/memories/research/{entry_id}.md\t{entry_id}, today: trusted.sources = arxiv.org" in tool.execute(
+        View(command="view", path="/memories/research")
+    )
+
+
 def test_a_folder_listing_stays_within_its_size_limit(repo):
     with_preset(repo, "sabre")
     small = GrimoireMemoryTool(Grimoire.open(repo), view_limit=300)

@@ -902,7 +902,9 @@ class StoreMachine(RuleBasedStateMachine):
         ours=st.lists(st.sampled_from(NOTES[:5]), max_size=2),
         a=st.sampled_from(WORDS),
         their_work=st.lists(
-            st.tuples(st.sampled_from(["supersede", "apply", "archive", "relate", "remember"]), st.integers(0, 1000)),
+            st.tuples(
+                st.sampled_from(["supersede", "apply", "archive", "relate", "remember", "name"]), st.integers(0, 1000)
+            ),
             max_size=3,
         ),
         rebase=st.booleans(),
@@ -938,7 +940,9 @@ class StoreMachine(RuleBasedStateMachine):
         self.commit()
         _install_fixup_hooks(self.root)
         _pull(self.root, other, rebase)
-        self.g.store.refresh()
+        # As a new `mem` process (or the MCP server's Opener) does: the config as the merge left it (the categories
+        # each clone named on first use, united by the config's driver).
+        self.g = Grimoire.open(self.root, runtime=self.runtime)
         # As the post-merge hook's `mem check` does first: a local entry whose id a tracked one took
         # gets a fresh one; and ours' new notes, not yet shared, yield their ids to the ones pulled.
         settle(self.g.store)
@@ -1064,6 +1068,14 @@ class StoreMachine(RuleBasedStateMachine):
         for op, pick in work:
             if op == "remember":
                 done.extend(self._their_value(clone, pick, a))
+                continue
+            if (
+                op == "name"
+            ):  # a category named on first use there, while this clone may name another: the configs unite
+                key, value = f"their.{pick}", self._text(a, "their value")
+                if key not in self.facts:
+                    clone.facts.remember(key, value, category=("research", "runbook")[pick % 2])
+                    done.append(("remember", None, (key, value)))
                 continue
             any_state = op in ("apply", "relate")
             free = [

@@ -370,7 +370,7 @@ def _read(config_path: Path) -> Any:
         raise Damaged(str(config_path), 1, f"cannot read config: {exc}", "fix or remove the file", "config") from None
     try:
         data, _ = parse_document(text, str(config_path))
-    except Damaged as exc:
+    except Damaged:
         marker = next((n for n, line in enumerate(text.splitlines(), 1) if line.startswith("<<<<<<< ")), None)
         if marker is None:
             raise

@@ -88,7 +88,12 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         **options: Any,
     ) -> None:
         super().__init__(**options)
+        from .calls import Opener
+
         self.grimoire = grimoire
+        # Another process may change the config (a category named on first use, a pull): each command reopens
+        # the grimoire when it did, as a new `mem` process would, and otherwise only looks at the files again.
+        self._opener = Opener(lambda: self.grimoire.in_scope(self.grimoire.config.scope), grimoire)
         self.agent = agent
         self.view_limit = view_limit
         self.root_category = _home(grimoire.config, root_category)
@@ -195,7 +200,7 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         parts = [part for part in normal[len(ROOT) :].split("/") if part]
         if len(parts) > 2:
             raise ToolError(f"The path {path} does not exist: {ROOT}/CATEGORY/NAME is as deep as memories go")
-        self.grimoire.store.refresh()  # another process may have written since the last command
+        self.grimoire = self._opener()  # another process may have written since the last command
         if not parts:
             return _Place(None, at_root=True)
         categories = self.grimoire.config.categories

@@ -53,10 +53,10 @@ class Opener:
     call reads anything.
     """
 
-    def __init__(self, open_grimoire: Callable[[], Grimoire]):
+    def __init__(self, open_grimoire: Callable[[], Grimoire], opened: Grimoire | None = None):
         self._open = open_grimoire
-        self._grimoire: Grimoire | None = None
-        self._stamp: tuple[Any, ...] = ()
+        self._grimoire: Grimoire | None = opened  # one the caller opened already, kept while its files are
+        self._stamp: tuple[Any, ...] = _stamp(opened) if opened is not None else ()
 
     def __call__(self) -> Grimoire:
         grimoire = self._grimoire
