@@ -31,7 +31,7 @@ NOW = "2026-11-22T10:00:00Z"
 LINE = 160  # a result longer than this, as one line of JSON, is shown an item (or key) a line
 WIDTH = 400  # a line longer than this is cut
 TEXT = 240  # a string longer than this is cut
-ITEMS = 4  # a list longer than this shows its first ITEMS items
+ITEMS = 4  # a list of more items, longer than LINE as JSON, shows its first ITEMS
 
 
 def shortened(value: Any) -> Any:
@@ -43,8 +43,10 @@ def shortened(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(key): shortened(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        kept = [shortened(item) for item in value[:ITEMS]]
-        return kept + ([f"… {len(value) - ITEMS} more"] if len(value) > ITEMS else [])
+        every = [shortened(item) for item in value]
+        if len(every) <= ITEMS or len(json.dumps(every, ensure_ascii=False)) <= LINE:
+            return every  # a short list is shown whole, however many items
+        return every[:ITEMS] + [f"… {len(every) - ITEMS} more"]
     if value is None or isinstance(value, bool | int | float):
         return value
     return repr(value)
