@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: commands-doc docs demo test test-fast soak mutation bench bench-scale bench-retrieval bench-guard update-rules lint format validate-memory clean
+.PHONY: commands-doc docs demo transcripts test test-fast soak mutation bench bench-scale bench-retrieval bench-guard update-rules lint format validate-memory clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,12 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
+
+# Each memory system's example usage (tests/adapter_examples.py, what the adapter tests play)
+# through its adapter as Markdown: each call as written and its result, what `mem` shows of
+# what it wrote, and `N calls, M failed` per system; fails if a call raised. SYSTEM=sabre: one.
+transcripts: $(STAMP)
+	$(BIN)/python scripts/adapter_transcripts.py $(if $(SYSTEM),--system $(SYSTEM))
 
 # One process per core (pytest-xdist), each running whole files in file order:
 # a file's last test may read what its earlier ones counted (test_model.py's

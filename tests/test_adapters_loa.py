@@ -7,6 +7,8 @@ import json
 
 import pytest
 import yaml
+from adapter_examples import EXAMPLES, played
+from adapter_examples import LOA_SOURCE as SOURCE
 from conftest import git, mem
 
 from grimoire_cli import Grimoire
@@ -15,46 +17,31 @@ from grimoire_cli.core.clock import parse_time
 from grimoire_cli.core.errors import BadInput, Refused
 from grimoire_cli.core.runtime import Runtime
 
-SOURCE = {"session_id": "sess-7", "agent": "implementing-tasks", "phase": "implementation"}
 
-
-def test_loas_operations_run_as_its_protocol_describes(repo, monkeypatch):
-    runtime = Runtime.from_environment()  # its clock moves below
-    loa = Loa(Grimoire.open(repo, runtime=runtime))
-    fact = loa.create("The API is served from api/ with FastAPI", "fact", 0.9, SOURCE, ["api", "stack"])
-    learning = loa.create(
-        "Run migrations before the seed script, or the seed fails on missing tables",
-        "learning",
-        0.8,
-        SOURCE,
-        ["database"],
-    )
-    error = loa.create("pytest -x hides the second failure; run without -x in CI", "error", 0.7, SOURCE)
+def test_loas_operations_run_as_its_protocol_describes(repo, tmp_path):
+    namespace = played(EXAMPLES["loa"], repo, tmp_path).names
+    fact, learning, error = namespace["fact"], namespace["learning"], namespace["error"]
     assert fact["id"].startswith("MEM-") and fact["source"]["agent"] == "implementing-tasks"
     assert learning["ttl"] == "90d" and learning["expires_at"] and fact["ttl"] == "permanent"
     on_disk = yaml.safe_load((repo / "grimoires/loa/memory/learnings.yaml").read_text())
     assert on_disk[0]["id"] == learning["id"] and on_disk[0]["summary"]
 
-    assert [e["id"] for e in loa.retrieve(category="fact")] == [fact["id"]]
-    assert [e["id"] for e in loa.retrieve(tags=["database"])] == [learning["id"]]
-    assert [e["id"] for e in loa.retrieve(query="migrations seed")] == [learning["id"]]
-    assert [e["id"] for e in loa.oracle_query("seed script")] == [learning["id"]]
+    assert [e["id"] for e in namespace["facts"]] == [fact["id"]]
+    assert [e["id"] for e in namespace["tagged"]] == [learning["id"]]
+    assert [e["id"] for e in namespace["queried"]] == [learning["id"]]
+    assert [e["id"] for e in namespace["oracle"]] == [learning["id"]]
 
-    newer = loa.update(fact["id"], "The API is served from api/ with FastAPI 0.115")
+    newer = namespace["newer"]
     assert newer["supersedes"] == fact["id"]
     assert Grimoire.open(repo).show(fact["id"]).superseded_by == newer["id"]  # kept for audit
-    assert [e["id"] for e in loa.retrieve(category="fact")] == [newer["id"]]
+    assert [e["id"] for e in namespace["facts_now"]] == [newer["id"]]
 
-    for outcome in ("success", "success", "failure", True, True):
-        effectiveness = loa.record_application(learning["id"], outcome)
+    effectiveness = namespace["effectiveness"]  # after success, success, failure, True, True
     assert (effectiveness["applications"], effectiveness["successes"], effectiveness["score"]) == (5, 4, 80)
 
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "memories", cwd=repo)
-    runtime.fixed_now = parse_time("2026-12-23T10:00:00Z")  # the error's 30 days are over
-    checked = loa.session_start_check()
-    assert checked["archived"] == [error["id"]]
-    assert loa.archive() == []
+    # A month later the error's 30 days were over: the session-start check archived it, committed.
+    assert namespace["checked"]["archived"] == [error["id"]]
+    assert namespace["archived"] == []
     archived = yaml.safe_load((repo / "grimoires/loa/memory/archive/errors.yaml").read_text())
     assert archived[0]["archived"] is True and archived[0]["archive_reason"] == "expired"
 

@@ -11,6 +11,8 @@ import shlex
 from pathlib import Path
 
 import pytest
+from adapter_examples import EXAMPLES, PLAN, played
+from adapter_examples import pms_task as _task
 from conftest import git, mem
 
 from grimoire_cli import Grimoire
@@ -31,94 +33,42 @@ def pms(repo):
     return repo
 
 
-def _task(n: int, ok: bool = True) -> dict:
-    return {
-        "taskId": f"task-{n}",
-        "goal": f"Create a shipment for facility {n}",
-        "context": "shipping",
-        "executionHistory": [
-            {"action": "list_facilities", "status": "completed", "duration": 120},
-            {
-                "action": "create_shipment",
-                "status": "completed" if ok else "failed",
-                "duration": 300,
-                **({} if ok else {"error": "carrier timeout after 30s"}),
-            },
-        ],
-    }
+def test_pms_example_usage_runs_unchanged(pms, tmp_path):
+    namespace = played(EXAMPLES["pms"], pms, tmp_path).names
 
-
-PLAN = {"planId": "plan-1", "steps": [{"action": "list_facilities"}, {"action": "create_shipment"}]}
-
-
-async def a_day_of_work(memory: PersistentMemory) -> tuple:
-    observeTaskExecution, learn = memory.observeTaskExecution, memory.learn
-    for n in range(8):
-        await observeTaskExecution(_task(n, ok=n != 7), PLAN, {"text": "thinking"})
-    await learn()
-    remembered = await memory.remember("Create a shipment", "shipping")
-    recommendations = await memory.getToolRecommendations("shipping", "create shipment")
-    errors = await memory.analyzeCommonErrors()
-    await memory.learnFromCorrection("user-42", "fedex", "ups", "carrier")
-    await memory.learnFromCorrection("user-42", "fedex", "ups", "carrier")
-    await memory.learnFromCorrection("user-42", "dhl", "ups", "carrier")
-    await memory.generateInsights()
-    return remembered, recommendations, errors
-
-
-def test_pms_example_usage_runs_unchanged(pms):
-    memory = PersistentMemory(Grimoire.open(pms))
-    remembered, recommendations, errors = asyncio.run(a_day_of_work(memory))
-
+    remembered, recommendations, errors = namespace["remembered"], namespace["recommendations"], namespace["errors"]
     assert set(remembered) == {"patterns", "toolMemory", "insights"}
     assert recommendations[0]["toolName"] == "create_shipment"
     assert set(recommendations[0]) == {"toolName", "successRate", "recommendation"}
     assert recommendations[0]["successRate"] == 0.875
     assert errors[0]["error"] and errors[0]["frequency"] == 1 and errors[0]["contexts"] == ["shipping"]
+    assert namespace["query_pattern"] == "create_a_shipment_for_facility_*"
+    assert namespace["plan_pattern"] == ["list_facilities", "create_shipment"]
+    assert namespace["sequence"] == "list_facilities → create_shipment"
 
     # the agent's tools, with keywords and with one object (the TypeScript input)
-    answer = memory.query_memory("create shipment", ["patterns", "tool_memory", "insights"], "shipping", 5)
+    answer = namespace["answer"]
     assert set(answer) == {"patterns", "toolMemory", "insights", "preferences"}
     assert {t["toolName"] for t in answer["toolMemory"]} >= {"create_shipment"}
     tool = next(t for t in answer["toolMemory"] if t["toolName"] == "create_shipment")
     assert tool["performance"]["totalExecutions"] == 8 and tool["performance"]["failureCount"] == 1
-    assert memory.query_memory({"query": "create shipment", "memoryTypes": ["tool_memory"]})["patterns"] == []
-    found = memory.get_memory_pattern("tool_sequence", "list_facilities → create_shipment")
+    assert namespace["tools_only"]["patterns"] == []
+    found = namespace["found"]
     assert found["usageCount"] == 8 and found["successMetrics"]["successRate"] == 0.875
-    assert memory.get_memory_pattern({"patternType": "plan_pattern", "pattern": "nothing → here"}) is None
-    stored = memory.store_insight(
-        "Check carrier status before create_shipment",
-        "warning",
-        {"agents": ["planner"], "contexts": ["shipping"]},
-        [{"taskId": "task-7", "description": "carrier timeout"}],
-        0.8,
-    )
+    assert namespace["nothing"] is None
+    stored = namespace["stored"]
     assert stored["insightType"] == "warning"
     assert stored["evidence"] == [{"taskId": "task-7", "description": "carrier timeout"}]
     assert stored["appliesTo"] == {"agents": ["planner"], "contexts": ["shipping"]}
     assert "Check carrier status" in mem("insights").out
     # the query tools with the design's TypeScript input objects, every type and field of its models
-    optimization = memory.store_insight(
-        {
-            "insight": "Batch the labels of one carrier",
-            "insightType": "optimization",
-            "appliesTo": {"agents": ["executor"], "contexts": ["shipping"], "conditions": {"carrier": "ups"}},
-            "evidence": [{"taskId": "task-3", "description": "one call for ten labels"}],
-            "confidence": 0.75,
-        }
-    )
+    optimization = namespace["optimization"]
     assert optimization["appliesTo"]["conditions"] == {"carrier": "ups"}
     assert optimization["evidence"] == [{"taskId": "task-3", "description": "one call for ten labels"}]
-    error = memory.get_memory_pattern(
-        {"patternType": "error_pattern", "pattern": "create_shipment: carrier timeout after <n>s"}
-    )
+    error = namespace["error"]
     assert error["usageCount"] == 1 and error["evidence"] == [{"taskId": "task-7"}]
-    here = memory.query_memory(
-        {"query": "labels carrier", "memoryTypes": ["insights"], "context": "shipping", "limit": 5}
-    )
-    assert optimization["insightId"] in [i["insightId"] for i in here["insights"]]
-    elsewhere = memory.query_memory({"query": "labels carrier", "memoryTypes": ["insights"], "context": "returns"})
-    assert optimization["insightId"] not in [i["insightId"] for i in elsewhere["insights"]]
+    assert optimization["insightId"] in [i["insightId"] for i in namespace["here"]["insights"]]
+    assert optimization["insightId"] not in [i["insightId"] for i in namespace["elsewhere"]["insights"]]
     assert json.loads(mem("tools", "create_shipment", "--json").out)[0]["executions"] == 8
 
 

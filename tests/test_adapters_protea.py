@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from adapter_examples import EXAMPLES, played
 from conftest import git, mem
 
 from grimoire_cli import Grimoire
@@ -24,58 +25,40 @@ def protea(repo):
     return repo
 
 
-def _generations(memory: MemoryStore) -> None:
-    """What the sentinel, the evolver and the task executor write over six generations."""
-    for gen in range(1, 7):
-        if gen % 2:
-            memory.add("observation", gen, f"Gen {gen} survived 60s, Code: 1200 bytes, Output: ok", {"score": gen / 10})
-        else:
-            memory.add("crash_log", gen, f"Gen {gen} died after 3s, Reason: ImportError, Last output: boom")
-        memory.add("reflection", gen, f"Generation {gen}: check imports before running.")
-    memory.add("directive", 6, "Focus on speed over features")
-    memory.add("task", 6, "User asked: sort the csv by date, Result: done in 2s")
-    memory.add("task", 6, "User asked: count the words, Result: 1200 words")
-
-
-def test_proteas_example_usage_runs_unchanged(protea):
-    memory = MemoryStore(Grimoire.open(protea))
-    _generations(memory)
+def test_proteas_example_usage_runs_unchanged(protea, tmp_path):
+    namespace = played(EXAMPLES["protea"], protea, tmp_path).names
 
     # evolution (_try_evolve) and user task execution
-    learned = memory.get_recent(3)
-    assert learned == memory.get_recent(limit=3)
+    learned = namespace["learned"]
+    assert learned == namespace["learned_by_keyword"]
     assert [r["entry_type"] for r in learned] == ["task", "task", "directive"]
-    tasks = memory.get_by_type("task", 5)
-    assert tasks == memory.get_by_type("task", limit=5) and len(tasks) == 2
-    crashes = memory.get_by_type("crash_log", 3)
-    assert crashes == memory.get_by_type("crash_log", limit=3)
+    tasks = namespace["tasks"]
+    assert tasks == namespace["tasks_by_keyword"] and len(tasks) == 2
+    crashes = namespace["crashes"]
+    assert crashes == namespace["crashes_by_keyword"]
     assert [r["generation"] for r in crashes] == [6, 4, 2]
     assert set(crashes[0]) == {"id", "generation", "entry_type", "content", "metadata", "timestamp"}
-    prompt = "## Recent Crashes\n" + "\n".join(r["content"] for r in crashes)
-    assert prompt.splitlines()[1] == "Gen 6 died after 3s, Reason: ImportError, Last output: boom"
-    assert len(memory.get_by_type("task", 10)) == 2  # autonomous task generation
-    assert [r["content"] for r in memory.get_by_type("directive", limit=1)] == ["Focus on speed over features"]
-    assert len(memory.get_by_type("crash_log", limit=2)) == 2
-    assert len(memory.get_by_type("reflection", limit=3)) == 3
-    assert len(memory.get_by_type("task", limit=2)) == 2
+    assert namespace["prompt"].splitlines()[1] == "Gen 6 died after 3s, Reason: ImportError, Last output: boom"
+    assert len(namespace["user_needs"]) == 2  # autonomous task generation
+    assert [r["content"] for r in namespace["directive"]] == ["Focus on speed over features"]
+    assert len(namespace["two_crashes"]) == 2
+    assert len(namespace["reflections"]) == 3
+    assert len(namespace["two_tasks"]) == 2
 
     # planned: evolution context, search, compaction
-    context = memory.get_context_for_evolution()
+    context = namespace["context"]
     assert [r["entry_type"] for r in context] == ["directive"] + ["crash_log"] * 2 + ["reflection"] * 3 + [
         "observation"
     ] * 2 + ["task"] * 2
     assert [json.loads(r["metadata"])["score"] for r in context if r["entry_type"] == "observation"] == [0.5, 0.3]
-    assert len(memory.get_context_for_evolution(limit=4)) == 4
-    found = memory.search(["importerror", "GEN 4"])
-    assert [r["generation"] for r in found] == [4]
-    assert memory.search(["survived"], limit=2)[0]["generation"] == 5
+    assert len(namespace["four"]) == 4
+    assert [r["generation"] for r in namespace["found"]] == [4]
+    assert namespace["survived"][0]["generation"] == 5
 
-    git("add", "-A", cwd=protea)
-    git("commit", "-q", "-m", "six generations", cwd=protea)
-    # keep_recent is a total: the newest row overall (a task) stays; observations have no keep of their own.
-    replaced = memory.compact(keep_recent=1, keep_types={"crash_log": 3, "reflection": 6})
+    # keep_recent is a total: the newest row overall (a task) stayed; observations have no keep of their own.
+    replaced = namespace["replaced"]
     assert (len(replaced["observation"]), replaced["crash_log"], replaced["reflection"]) == (3, [], [])
-    assert len(memory.get_by_type("directive", limit=5)) == 1 and len(memory.get_by_type("task", limit=5)) == 2
+    assert len(namespace["directives_after"]) == 1 and len(namespace["tasks_after"]) == 2
     assert "Gen 1 survived" not in mem("list").out  # condensed, archived in a commit
     assert git("status", "--porcelain", cwd=protea) == ""
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from adapter_examples import EXAMPLES, Database, played
 from conftest import git, mem
 
 from grimoire_cli import Grimoire
@@ -19,71 +20,10 @@ from grimoire_cli.core.clock import parse_time
 from grimoire_cli.core.errors import BadInput, Duplicate, NotFound
 from grimoire_cli.core.runtime import Runtime
 
-# SABRE's usage, each call in a form the SABRE design's calls lists (keyword, positional, all-positional).
-EXAMPLE = """
-schema = Database.get_schema("orders")
-remember_fact("database.orders.schema", schema, ttl=3600)
-remember_fact("metrics.mrr.baseline", {"value": 48200, "currency": "EUR"})
-remember_fact("project.test_command", "pytest -q", 86400)
-remember_fact("trusted_sources.science", ["nature.com", "arxiv.org"], ttl=3600, category="research")
-cached = recall_fact("database.orders.schema")
-missing = recall_fact("database.users.schema")
-update_fact("metrics.mrr.baseline", {"value": 47900, "currency": "EUR"})
-research = search_facts(category="research")
-metrics = search_facts(pattern="metrics")
 
-remember_episode(
-    event="mrr-drop-investigation",
-    context={"symptom": "MRR down 12%", "root_cause": "failed card retries", "resolution": "re-enabled the retry job"},
-    learned="Check the payment retry job first when MRR drops",
-)
-remember_episode(event="flaky-test-fix", learned="Pin the random seed in the fixture")
-remember_episode("docs-research", {"topic": "vector stores", "sources_checked": 4}, "Prefer primary sources")
-r = recall_episodes("MRR drop", limit=3)
-root_cause = r[0]['root_cause']
-again = recall_episodes("MRR drop")
-
-remember_procedure("analyze-mrr-drop", steps=[
-    {"name": "baseline", "description": "Load the baseline", "action": "baseline = recall_fact('metrics.mrr.baseline')"},
-    {"name": "compare", "condition": "baseline is not None", "action": "delta = calculate_mrr() - baseline['value']"},
-])
-remember_procedure("debug-test-failure", steps=[{"action": "run the failing test alone"}, {"action": "read the traceback"}])
-name, steps, cat = "restart-service", [{"action": "Kubernetes.set_image(service, version)"}], "runbooks"
-remember_procedure(name, steps, category=cat)
-procedure = recall_procedure("analyze-mrr-drop")
-runbooks = list_procedures(category="runbooks")
-
-schedule_task("Re-check MRR after the retry job ran", trigger="time:+1hour", context={"baseline": 47900})
-pending_now = get_pending_tasks()
-
-@auto_cache(ttl=3600, category="schemas")
-def table_schema(table):
-    calls.append(table)
-    return Database.get_schema(table)
-
-first = table_schema("orders")
-second = table_schema("orders")
-
-@no_cache
-def current_mrr():
-    return calculate_mrr()
-
-categories = list_memory_categories()
-stats = memory_stats()
-"""
-
-
-class Database:
-    @staticmethod
-    def get_schema(table):
-        return {"table": table, "columns": ["id", "amount", "created_at"]}
-
-
-def test_sabres_example_usage_runs_unchanged(sabre, monkeypatch):
-    runtime = Runtime.from_environment()  # its clock moves below
-    adapter = Sabre(Grimoire.open(sabre, runtime=runtime))
-    namespace = {**adapter.namespace(), "Database": Database, "calculate_mrr": lambda: 47000, "calls": []}
-    exec(compile(EXAMPLE, "the SABRE design's calls", "exec"), namespace)
+def test_sabres_example_usage_runs_unchanged(sabre, tmp_path):
+    session = played(EXAMPLES["sabre"], sabre, tmp_path)
+    namespace = session.names
 
     assert namespace["cached"]["columns"] == ["id", "amount", "created_at"] and "_cached_at" in namespace["cached"]
     assert namespace["missing"] is None
@@ -105,18 +45,17 @@ def test_sabres_example_usage_runs_unchanged(sabre, monkeypatch):
     assert (stats["episodic"]["count"], stats["procedural"]["count"], stats["prospective"]["count"]) == (3, 3, 1)
     assert stats["cache"] == {"hits": 1, "misses": 1, "categories": {"schemas": {"hits": 1, "misses": 1}}}
 
+    # An hour later the task was due; SABRE completed it by the id it was given.
+    task = namespace["task"]
+    assert task["task"] == "Re-check MRR after the retry job ran" and task["context"] == {"baseline": 47900}
+    assert namespace["done"] is None
+    assert namespace["pending_after"] == []
+
     # What the grimoire holds is what `mem` shows.
     recalled = json.loads(mem("recall", "project.test_command", "--json").out)
     assert recalled["value"] == "pytest -q" and recalled["category"] == "semantic"
     assert json.loads(mem("show", recalled["id"], "--json").out)["ttl"] == "1d"
     assert "mrr-drop-investigation" in mem("episodes", "MRR").out
-
-    # An hour later the task is due; SABRE completes it by the id it was given.
-    runtime.fixed_now = parse_time("2026-11-22T11:00:01Z")
-    [task] = namespace["get_pending_tasks"]()
-    assert task["task"] == "Re-check MRR after the retry job ran" and task["context"] == {"baseline": 47900}
-    assert namespace["complete_task"](task["id"]) is None
-    assert namespace["get_pending_tasks"]() == []
 
 
 def test_auto_cache_hits_and_misses_are_kept_locally_per_category(sabre):

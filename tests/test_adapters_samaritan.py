@@ -8,6 +8,7 @@ import json
 import sys
 
 import pytest
+from adapter_examples import EXAMPLES, played
 from conftest import NOW, git, mem
 
 from grimoire_cli import Grimoire
@@ -25,72 +26,34 @@ def samaritan(repo):
     return repo
 
 
-# Samaritan's usage, in the forms the Samaritan design's calls lists.
-async def saved_then_injected(memory, session_id, history):
-    save_memory, memory_save = memory.save_memory, memory.memory_save
-    load_short_term, load_context_block = memory.load_short_term, memory.load_context_block
-    summarize_and_save = memory.summarize_and_save
-    await save_memory("Hermes project", "Deploys go through the staging cluster first", importance=6)
-    await save_memory("coding style", "Prefers type hints in code examples", 7, "user", session_id)
-    reply = await memory_save(topic="X", content="Y is the release manager", importance=8)
-    rows = await load_short_term(limit=20, min_importance=1)
-    block = await load_context_block(limit=15, min_importance=3)
-    status = await summarize_and_save(session_id, history, "summarizer-anthropic")
-    return reply, rows, block, status
+def test_samaritans_example_usage_runs_unchanged(samaritan, tmp_path):
+    namespace = played(EXAMPLES["samaritan"], samaritan, tmp_path).names
 
-
-async def aged_then_recalled(memory):
-    memory_age, memory_recall, age_to_longterm = memory.memory_age, memory.memory_recall, memory.age_to_longterm
-    text = await memory_age(older_than_hours=24)
-    again = await memory_age(older_than_hours=24, max_rows=200)
-    long_term = await memory_recall("hermes", tier="long")
-    short_term = await memory_recall("X")
-    moved = await age_to_longterm()
-    still_short = await memory.load_short_term()
-    return text, again, long_term, short_term, moved, still_short
-
-
-def test_samaritans_example_usage_runs_unchanged(samaritan, tmp_path, monkeypatch):
-    script = tmp_path / "summarizer.py"
-    answer = {
-        "facts": [{"content": "The user's dog is called Rex", "importance": 6, "topic": "pets"}],
-        "summary": "A chat.",
-    }
-    script.write_text(f"#!{sys.executable}\nimport sys, json\nsys.stdin.read()\nprint(json.dumps({answer!r}))\n")
-    script.chmod(0o755)
-    runtime = Runtime.from_environment()  # its clock moves below
-    memory = Samaritan(Grimoire.open(samaritan, runtime=runtime), summarizers={"summarizer-anthropic": str(script)})
-    history = [
-        {"role": "user", "content": "My dog is called Rex"},
-        {"role": "assistant", "content": "Noted: Rex."},
-        {"role": "user", "content": "What about deploys?"},
-        {"role": "assistant", "content": "Staging first."},
-    ]
-    reply, rows, block, status = asyncio.run(saved_then_injected(memory, "s-42", history))
-
-    assert reply == "saved: topic=X (imp=8)"
+    assert namespace["reply"] == "saved: topic=X (imp=8)"
+    rows = namespace["rows"]
     assert [(r["topic"], r["importance"], r["source"]) for r in rows] == [
         ("X", 8, "session"),
         ("coding style", 7, "user"),
         ("Hermes project", 6, "session"),
     ]
     assert rows[1]["session_id"] == "s-42"
+    block = namespace["block"]
     assert block.splitlines()[:3] == ["## Active Memory", "### X", "- Y is the release manager (imp=8)"]
     assert "- Prefers type hints in code examples (imp=7)" in block
+    status = namespace["status"]
     assert status["messages"] == 4 and status["saved"] == 1 and status["summary_id"]
     assert "Rex" in mem("list", "--json").out
 
-    # 30 hours later (hot by age until 48h) an aging of 24h moves the unimportant memories; importance 8 stays hot.
-    runtime.fixed_now = parse_time("2026-11-23T16:00:00Z")
-    text, again, long_term, short_term, moved, still_short = asyncio.run(aged_then_recalled(memory))
+    # 30 hours later (hot by age until 48h) an aging of 24h moved the unimportant memories; importance 8 stayed hot.
+    text = namespace["text"]
     assert text.startswith("Aged ") and text.endswith("from short-term to long-term (threshold: 24h).")
     assert int(text.split()[1]) >= 2  # the two saved above, and what the summarizer saved
     # The moves are recorded: the next aging finds nothing left to move, and the short term holds what stayed.
-    assert again == "Aged 0 memories from short-term to long-term (threshold: 24h)."
-    assert [r["content"] for r in long_term] == ["Deploys go through the staging cluster first"]
-    assert [r["content"] for r in short_term] == ["Y is the release manager"]
-    assert moved == 0
-    assert [r["content"] for r in still_short] == ["Y is the release manager"]
+    assert namespace["again"] == "Aged 0 memories from short-term to long-term (threshold: 24h)."
+    assert [r["content"] for r in namespace["long_term"]] == ["Deploys go through the staging cluster first"]
+    assert [r["content"] for r in namespace["short_term"]] == ["Y is the release manager"]
+    assert namespace["moved"] == 0
+    assert [r["content"] for r in namespace["still_short"]] == ["Y is the release manager"]
 
 
 def test_an_empty_store_injects_nothing(samaritan):
