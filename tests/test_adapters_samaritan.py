@@ -45,9 +45,15 @@ def test_samaritans_example_usage_runs_unchanged(samaritan, tmp_path):
     assert "Rex" in mem("list", "--json").out
 
     # 30 hours later (hot by age until 48h) an aging of 24h moved the unimportant memories; importance 8 stayed hot.
-    text = namespace["text"]
-    assert text.startswith("Aged ") and text.endswith("from short-term to long-term (threshold: 24h).")
-    assert int(text.split()[1]) >= 2  # the two saved above, and what the summarizer saved
+    # Samaritan's rows only: the two saved above at importance 6 and 7, and the one the summarizer saved (mem's own
+    # answer, its facts kept in Samaritan's category); not the chat summary (a table of its own in Samaritan).
+    assert namespace["text"] == "Aged 3 memories from short-term to long-term (threshold: 24h)."
+    memory = Samaritan(Grimoire.open(samaritan, runtime=Runtime.from_environment()))
+    assert [(r["topic"], r["content"]) for r in asyncio.run(memory.memory_recall("pets", tier="long"))] == [
+        ("pets", "The user's dog is called Rex")
+    ]
+    summary = Grimoire.open(samaritan).show(status["summary_id"])
+    assert summary.category == "summary" and summary.id in Grimoire.open(samaritan).lifecycle.age().hot
     # The moves are recorded: the next aging finds nothing left to move, and the short term holds what stayed.
     assert namespace["again"] == "Aged 0 memories from short-term to long-term (threshold: 24h)."
     assert [r["content"] for r in namespace["long_term"]] == ["Deploys go through the staging cluster first"]
@@ -196,3 +202,17 @@ def test_summarize_and_save_falls_back_to_summarizer_gemini(samaritan, tmp_path)
     status = asyncio.run(Samaritan(Grimoire.open(samaritan), summarizers=both).summarize_and_save("s-1", history))
     assert status["saved"] == 1
     assert [r["content"] for r in asyncio.run(alone.memory_recall("pets"))] == ["The user's dog is called Rex"]
+
+
+def test_an_aging_narrowed_to_categories_moves_and_records_only_theirs(samaritan):
+    """What Samaritan's memory_age rests on: entries of other categories stay hot, now and at the next read."""
+    runtime = Runtime.from_environment()
+    g = Grimoire.open(samaritan, runtime=runtime)
+    mine = g.add("Deploys go through the staging cluster first", "preference", importance=5).id
+    other = g.add("The staging cluster runs in eu-west-1", "fact").id
+    runtime.fixed_now = parse_time("2026-11-23T16:00:00Z")  # 30 hours later
+    with pytest.raises(BadInput, match="categories narrow an aging for good"):
+        g.lifecycle.age(categories=["preference"])
+    assert g.lifecycle.age(older_than="24h", categories=["preference"]).moved_to_long == [mine]
+    split = Grimoire.open(samaritan, runtime=runtime).lifecycle.age()
+    assert mine in split.long and other in split.hot

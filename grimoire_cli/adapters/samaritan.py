@@ -73,7 +73,10 @@ class Samaritan:
             raise BadInput(f"bad older_than_hours {older_than_hours!r}", "give a whole number of hours, e.g. 48")
         whole(max_rows, "max_rows")
         # Not `most`: mem's --max caps the hot tier, not the rows one aging moves.
-        aged = self.grimoire.lifecycle.age(older_than=f"{older_than_hours}h", max_rows=max_rows)
+        # Only its own rows: a summary (Samaritan keeps them in a table of their own) or another adapter's entries
+        # never age, and are not counted.
+        categories = [self.category] if self.category else None
+        aged = self.grimoire.lifecycle.age(older_than=f"{older_than_hours}h", max_rows=max_rows, categories=categories)
         return list(aged.moved_to_long or [])  # recorded: the next aging does not move them again
 
     async def load_context_block(self, limit: int = 15, min_importance: int = 3) -> str:
@@ -101,13 +104,13 @@ class Samaritan:
         command fails, summarizer-gemini's does instead, if one is given (Samaritan's fallback)."""
         try:
             done = self.grimoire.lifecycle.consolidate(
-                history, command=self.summarizers.get(model_key), session_id=session_id
+                history, command=self.summarizers.get(model_key), session_id=session_id, into=self.category
             )
         except CommandFailed:
             if model_key == FALLBACK_MODEL or FALLBACK_MODEL not in self.summarizers:
                 raise
             done = self.grimoire.lifecycle.consolidate(
-                history, command=self.summarizers[FALLBACK_MODEL], session_id=session_id
+                history, command=self.summarizers[FALLBACK_MODEL], session_id=session_id, into=self.category
             )
         return {
             "messages": done.messages,

@@ -41,13 +41,15 @@ class Lifecycle(Namespace):
         most: int | None = None,
         max_rows: int | None = None,
         dry_run: bool = False,
+        categories: list[str] | None = None,
     ) -> Aged:
         """The hot / long-term split now, what moved since the last `age`
         (recorded unless `dry_run`); `most` tightens it for this run. `older_than`
         (24h) ages for good (Samaritan's aging): what it moves stays long-term,
         recorded in local state (storage/aging.py); `moved_to_long` is then what
         this run moved, at most `max_rows` (Samaritan's cap: the least important,
-        then the oldest, first; the rest stay hot). With `dry_run`, only shown."""
+        then the oldest, first; the rest stay hot). `categories` (with `older_than`)
+        ages only their entries for good (an adapter's own rows). With `dry_run`, only shown."""
         from ..retrieval.tiers import age
 
         if most is not None:
@@ -58,11 +60,19 @@ class Lifecycle(Namespace):
                 raise BadInput("--max-rows caps the moves of an aging for good", "give --older-than too, e.g. 24h")
         moment = self.grimoire.now()
         if older_than is None:
+            if categories is not None:
+                raise BadInput("categories narrow an aging for good", "give older_than too, e.g. 24h")
             return age(self.store, moment, most=most, dry_run=dry_run)
-        return self._age_for_good(moment, hours(older_than, "--older-than"), most, max_rows, dry_run)
+        return self._age_for_good(moment, hours(older_than, "--older-than"), most, max_rows, dry_run, categories)
 
     def _age_for_good(
-        self, moment: datetime, older_than_hours: float, most: int | None, max_rows: int | None, dry_run: bool
+        self,
+        moment: datetime,
+        older_than_hours: float,
+        most: int | None,
+        max_rows: int | None,
+        dry_run: bool,
+        categories: list[str] | None = None,
     ) -> Aged:
         """`age` with `older_than`: what it moves (hot now, long-term under the
         tightened split, at most `max_rows` of them), recorded unless `dry_run`;
@@ -75,10 +85,12 @@ class Lifecycle(Namespace):
             hot_before = set(in_tier(self.store, moment, "hot"))
             aged = age(self.store, moment, older_than_hours=older_than_hours, most=most, dry_run=True)
             moving = sorted(hot_before & set(aged.long))
-            staying: set[str] = set()
+            if categories is not None:  # the others are not this caller's to age: they stay hot, unrecorded
+                held = self.store.by_id(moving, include_archive=False)
+                moving = [i for i in moving if i in held and held[i].category in categories]
             if max_rows is not None and len(moving) > max_rows:
                 moving = self._least_important(moving, moment)[:max_rows]
-                staying = hot_before & set(aged.long) - set(moving)
+            staying = hot_before & set(aged.long) - set(moving)
             if not dry_run and staying:  # a cut would move them all: the moved ones, one by one
                 aging.record_ids(self.config.local_dir, moving, iso(moment))
             elif not dry_run:
@@ -146,11 +158,14 @@ class Lifecycle(Namespace):
         session_id: str | None = None,
         dry_run: bool = False,
         where: str = "the transcript",
+        into: str | None = None,
     ) -> Consolidated:
         """Summarize a conversation (its text in any format `mem consolidate`
         reads, or a list of {role, content}) through the summarizer `command`
         (default consolidate.command) and save what it extracts, with a
-        summary entry, in one lock. `dry_run` saves nothing."""
+        summary entry, in one lock. `dry_run` saves nothing. `into`: one note
+        category for every fact, decision and preference it extracts (an
+        adapter's own, where its reads find them)."""
         import json
 
         from ..lifecycle.consolidation import consolidate
@@ -167,6 +182,7 @@ class Lifecycle(Namespace):
             timeout=settings.timeout,
             session_id=session_id,
             dry_run=dry_run,
+            into=into,
         )
 
     def compact(

@@ -342,14 +342,22 @@ def consolidate(
     timeout: float,
     session_id: str | None = None,
     dry_run: bool = False,
+    into: str | None = None,
 ) -> Consolidated:
-    """Summarize the transcript through `command` and save what it extracts (see the module)."""
+    """Summarize the transcript through `command` and save what it extracts (see the module);
+    `into`: the category every note section (facts, decisions, preferences) is saved in."""
     from ..memory.adding import add_many
     from .external import argv_of, run_json
 
     settings = store.config.settings.consolidate
     summary_category = store.config.of_kind("summary").name  # the error naming the preset, before any work
     where = targets(store)
+    if into is not None:
+        if store.config.category(into).kind != "note":
+            raise BadInput(
+                f"{into} is a category of kind {store.config.category(into).kind}", "save into a note category"
+            )
+        where.update(dict.fromkeys(("facts", "decisions", "preferences"), into))
     if not command:
         raise BadInput(
             "no summarizer command configured", "pass --with 'llm -m MODEL' or set memory_schema.consolidate.command"
