@@ -68,6 +68,13 @@ def test_pms_example_usage_runs_unchanged(pms, tmp_path):
     error = namespace["error"]
     assert error["usageCount"] == 1 and error["evidence"] == [{"taskId": "task-7"}]
     assert optimization["insightId"] in [i["insightId"] for i in namespace["here"]["insights"]]
+    # The warning mem learned from the carrier timeout applies where the error was seen (PMS's generateInsights:
+    # a warning's contexts are its error's), not to the tool's name, and not in another context.
+    learned = [i for i in answer["insights"] if i["rule"].startswith("warn-")]
+    assert [i["appliesTo"] for i in learned] == [{"contexts": ["shipping"]}]
+    memory = PersistentMemory(Grimoire.open(pms))
+    elsewhere = memory.query_memory("create shipment carrier timeout", ["insights"], "returns", 10)["insights"]
+    assert [i for i in elsewhere if i["rule"].startswith("warn-")] == []
     assert optimization["insightId"] not in [i["insightId"] for i in namespace["elsewhere"]["insights"]]
     assert json.loads(mem("tools", "create_shipment", "--json").out)[0]["executions"] == 8
 

@@ -11,9 +11,11 @@ may be given as a mapping or as an object with those attributes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
+from ..learning.insights import applies_in, is_learned, rule_id
 from ..learning.pms_tasks import field, record_of, time_of
 
 if TYPE_CHECKING:
@@ -137,9 +139,19 @@ class PersistentMemory:
         out: dict[str, list[dict[str, Any]]] = {"patterns": [], "toolMemory": [], "insights": [], "preferences": []}
         out["patterns"] = [_pattern(p) for p in found.get("patterns", [])]
         out["toolMemory"] = [_tool(t) for t in found.get("tools", [])]
-        out["insights"] = [_insight(i) for i in found.get("insights", [])]
+        insights = [_insight(i, self._error_contexts) for i in found.get("insights", [])]
+        # What mem learned applies as PMS says (a warning in its error's contexts), not everywhere as mem reads the text.
+        out["insights"] = [i for i in insights if applies_in(i["appliesTo"], context)]
         out["preferences"] = found.get("preferences", [])
         return out
+
+    def _error_contexts(self) -> dict[str, list[str]]:
+        """The contexts each learned warning's error was seen in, by its rule id (as `mem learn` names it)."""
+        return {
+            rule_id("warn-", memory.tool, error["error"]): list(error["contexts"])
+            for memory in self.grimoire.learning.tools()
+            for error in memory.errors
+        }
 
     def get_memory_pattern(
         self, patternType: str | dict[str, Any], pattern: str | None = None
@@ -178,7 +190,7 @@ class PersistentMemory:
             evidence=[_evidence_in(item) for item in evidence or []],
             confidence=confidence,
         )
-        return _insight(entry.to_dict())
+        return _insight(entry.to_dict(), self._error_contexts)
 
 
 def _pattern(found: dict[str, Any]) -> dict[str, Any]:
@@ -246,21 +258,33 @@ def _evidence_out(item: Any) -> dict[str, Any]:
     return {names[name]: value for name, value in item.items() if name in names}
 
 
-def _applies_out(applies_to: Any) -> dict[str, Any]:
-    """An insight's applies_to as PMS's appliesTo: a mapping as kept; a text (what
-    mem learn writes: a tool, a pattern, a context) as its comma-separated contexts."""
+def _applies_out(data: dict[str, Any], error_contexts: Callable[[], dict[str, list[str]]]) -> dict[str, Any]:
+    """An insight's applies_to as PMS's appliesTo. A mapping as kept. What `mem learn`
+    wrote (a text naming what the insight is about) as PMS's generateInsights says: a
+    warning in the contexts its error was seen in, a preference in its context, a best
+    practice everywhere (mem's patterns span contexts). Any other text, written by hand,
+    as its comma-separated contexts."""
+    applies_to, rule = data.get("applies_to"), str(data.get("rule_id") or "")
     if isinstance(applies_to, dict):
         return dict(applies_to)
-    return {"contexts": [s.strip() for s in str(applies_to or "").split(",") if s.strip()]}
+    if rule.startswith("warn-"):
+        contexts = error_contexts().get(rule, [])
+    elif rule.startswith("pref-"):
+        contexts = [c for c in [str(applies_to).split(":", 1)[0]] if c != "*"]
+    elif is_learned(rule):
+        contexts = []
+    else:
+        contexts = [s.strip() for s in str(applies_to or "").split(",") if s.strip()]
+    return {"contexts": contexts} if contexts else {}
 
 
-def _insight(data: dict[str, Any]) -> dict[str, Any]:
+def _insight(data: dict[str, Any], error_contexts: Callable[[], dict[str, list[str]]]) -> dict[str, Any]:
     return {
         "insightId": data["id"],
         "insightType": data.get("insight_type"),
         "insight": data["content"],
         "rule": data.get("rule_id"),
-        "appliesTo": _applies_out(data.get("applies_to")),
+        "appliesTo": _applies_out(data, error_contexts),
         "evidence": [_evidence_out(item) for item in data.get("evidence") or []],
         "confidence": data.get("confidence"),
         "validated": bool(data.get("validated")),
