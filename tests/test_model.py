@@ -1462,6 +1462,45 @@ def test_a_checkout_after_a_merge_returns_to_the_merge_commit_not_to_the_session
         machine.teardown()
 
 
+def test_a_renumbered_entry_whose_keys_were_added_by_a_later_write_is_indexed_as_its_file_reads():
+    """Found by the model test (issue 37's session): a task ended (done_at and expires_at written after its other
+    fields), then a pull whose hook renumbered it. The new block is emitted afresh, its keys in the emitter's order,
+    while the catalog kept the entry in the order the write had them: the catalog differed from a rebuild (I1)."""
+    machine = StoreMachine()
+    try:
+        machine.merge_from_a_clone(
+            ["fact", "preference", "preference"],
+            ["preference"],
+            "deploy",
+            [("relate", 496), ("remember", 83)],
+            rebase=False,
+            fresh=False,
+            synced="merge",
+        )
+        machine.task("branch", 22)
+        machine.merge_from_a_clone(
+            ["error", "error", "decision"],
+            [],
+            "token",
+            [("relate", 274), ("supersede", 332)],
+            rebase=False,
+            fresh=False,
+            synced=None,
+        )
+        machine.end_task(661, "done")
+        machine.merge_from_a_clone(
+            ["learning", "decision", "preference"],
+            ["decision", "learning"],
+            "token",
+            [("supersede", 973), ("supersede", 345), ("remember", 419)],
+            rebase=False,
+            fresh=False,
+            synced=None,
+        )
+    finally:
+        machine.teardown()  # the whole check: I1 among it
+
+
 def test_a_rebase_counts_an_apply_once_when_another_commit_has_its_author_second_and_message(monkeypatch):
     """Found by the teammate's steps (issue 42): after a pull that merged the teammate's work, this clone commits an
     apply and then a note, both "memories" in the same second; the stale teammate supersedes the applied note, and

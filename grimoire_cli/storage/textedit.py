@@ -217,7 +217,7 @@ def _edit_lines(
         else:
             tail.extend(reversed(replacement))
             if not isinstance(new_data, Raw):
-                changed[i] = new_data
+                changed[i] = in_file_order(replacement, new_data)
         deltas[i] = delta
         cursor = start - 1
     tail.extend(reversed(lines[:cursor]))
@@ -250,6 +250,24 @@ def replacement_lines(block: list[str], old: dict[str, Any], entry_id: str, new:
     if isinstance(new, Raw):
         return list(new)
     return edit_block(block, old[entry_id], new)
+
+
+def in_file_order(lines: list[str], data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with its keys in the order its block `lines` holds them: the
+    catalog keeps an entry as its file reads (I1), and a block emitted afresh
+    (a renamed id) or edited in place may order them otherwise than `data`."""
+    first = re.match(r"^-( +)", lines[0]) if lines else None
+    if first is None:
+        return data
+    indent = 1 + len(first.group(1))
+    order = []
+    for number, line in enumerate(lines):
+        match = _FIELD_RE.match(" " * indent + line[indent:] if number == 0 else line)
+        if match and len(match.group(1)) == indent:
+            order.append(match.group(2))
+    if order == list(data) or sorted(order) != sorted(data):
+        return data
+    return {key: data[key] for key in order}
 
 
 def _kept_chunk(lines: list[str], kept: list[tuple[int, int]], k: int) -> bytes:
