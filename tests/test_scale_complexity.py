@@ -277,13 +277,13 @@ def test_a_lookup_reads_a_bounded_number_of_postings_however_common_its_rarest_s
     assert taken[1] <= POSTINGS, taken  # before: the whole list, 8,192
 
 
-class _Texts(list):
-    """The lookup's texts, counting the ones a lookup reads (for their length)."""
+class _Lengths(list):
+    """The lookup's text lengths, counting the ones a lookup reads."""
 
     read = 0
 
     def __getitem__(self, index):
-        _Texts.read += 1
+        _Lengths.read += 1
         return super().__getitem__(index)
 
 
@@ -295,8 +295,8 @@ def test_a_lookup_reads_the_length_of_about_top_texts_not_of_every_one_sharing_a
     for size in (4 * TOP, 16 * TOP):
         text = "shared w{0:06d}a w{0:06d}b w{0:06d}c w{0:06d}d"  # one length: all in the query's window
         table = Duplicates(((f"MEM-{n}", text.format(n)) for n in range(size)), indexed=True)
-        table._texts = _Texts(table._texts)
-        _Texts.read = 0
+        table._lengths = _Lengths(table._lengths)
+        _Lengths.read = 0
         assert len(table._compared(text.format(999999))) == TOP
-        read.append(_Texts.read)
+        read.append(_Lengths.read)
     assert read == [TOP, TOP], read  # before: every text holding "shared", 128 and 512
