@@ -76,8 +76,8 @@ class Duplicates:
     def __init__(self, pairs: Iterable[tuple[str, str]], *, indexed: bool = False):
         self._texts: list[str] = []  # in arrival order: a text's place is its number below
         self._ids: list[str] = []
-        # The numbers below are held inline in arrays: a list's items would be int objects strewn over a large
-        # heap (a bulk write's), each a cache miss when a lookup reads it.
+        # Lengths and postings are arrays, holding their numbers inline: a list's would be int objects strewn over
+        # a bulk write's large heap, a cache miss each time a lookup reads one.
         self._lengths: array[int] = array("I")  # number -> the length of its text
         self._by_length: dict[int, list[int]] = {}  # length -> the numbers of the texts that long
         self._index: dict[str | int, array[int]] | None = {} if indexed else None  # key -> its holders, ascending
@@ -178,7 +178,7 @@ class Duplicates:
         """The TOP of `shared` (holder -> keys held, from `read` postings) holding the most that are of a like
         length, ties in the order first met: as in most_common(), which sorts every holder, while nearly all of
         them hold one key alone; and the lengths are read only until TOP are found. The postings read grow with the
-        category until POSTINGS, and sorting them all made add_many's 10x data cost more than 12x (issue 43)."""
+        category until POSTINGS, and sorting them all grew add_many's cost per item with it (issue 43)."""
         lengths, chosen = self._lengths, []
         if len(shared) < read:  # some hold several: those first, the most first (a stable sort keeps the order met)
             several = sorted(compress(shared, map((1).__lt__, shared.values())), key=shared.__getitem__, reverse=True)
