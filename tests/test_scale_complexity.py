@@ -11,12 +11,16 @@ from __future__ import annotations
 import cProfile
 import json
 import random
+from array import array
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from conftest import fresh_repo
+from hypothesis import given
+from hypothesis import strategies as st
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.model import parse_id
@@ -277,13 +281,13 @@ def test_a_lookup_reads_a_bounded_number_of_postings_however_common_its_rarest_s
     assert taken[1] <= POSTINGS, taken  # before: the whole list, 8,192
 
 
-class _Texts(list):
-    """The lookup's texts, counting the ones a lookup reads (for their length)."""
+class _Lengths(list):
+    """The lookup's text lengths, counting the ones a lookup reads."""
 
     read = 0
 
     def __getitem__(self, index):
-        _Texts.read += 1
+        _Lengths.read += 1
         return super().__getitem__(index)
 
 
@@ -295,8 +299,28 @@ def test_a_lookup_reads_the_length_of_about_top_texts_not_of_every_one_sharing_a
     for size in (4 * TOP, 16 * TOP):
         text = "shared w{0:06d}a w{0:06d}b w{0:06d}c w{0:06d}d"  # one length: all in the query's window
         table = Duplicates(((f"MEM-{n}", text.format(n)) for n in range(size)), indexed=True)
-        table._texts = _Texts(table._texts)
-        _Texts.read = 0
+        table._lengths = _Lengths(table._lengths)
+        _Lengths.read = 0
         assert len(table._compared(text.format(999999))) == TOP
-        read.append(_Texts.read)
+        read.append(_Lengths.read)
     assert read == [TOP, TOP], read  # before: every text holding "shared", 128 and 512
+
+
+@given(
+    st.lists(st.sets(st.integers(0, 80), min_size=1, max_size=60), min_size=1, max_size=16),
+    st.lists(st.integers(1, 9), min_size=81, max_size=81),
+    st.integers(1, 9),
+    st.integers(0, 4),
+)
+def test_a_lookup_ranks_its_holders_as_sorting_every_one_by_keys_held_would(postings, lengths, shortest, wider):
+    """The lookup sorts only the holders of several of the keys read, not every holder (most_common() did, nearly
+    all holding one key alone, and the holders read grow with the category): it must choose the same TOP, the
+    most keys first, ties in the order first met, of a like length only."""
+    table = Duplicates([], indexed=True)
+    table._lengths = array("I", lengths)
+    shared: Counter[int] = Counter()
+    for holders in postings:  # each key's holders ascending, as the index keeps them
+        shared.update(sorted(holders))
+    longest = shortest + wider
+    expected = [number for number, _ in shared.most_common() if shortest <= lengths[number] <= longest][:TOP]
+    assert table._ranked(shared, sum(map(len, postings)), shortest, longest) == expected

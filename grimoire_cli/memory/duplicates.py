@@ -17,9 +17,10 @@ torn by ~20 typos scattered over most of their words (docs/reference.md).
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
 from collections.abc import Iterable
-from itertools import pairwise
+from itertools import compress, pairwise
 from typing import Any
 from zlib import crc32
 
@@ -75,8 +76,11 @@ class Duplicates:
     def __init__(self, pairs: Iterable[tuple[str, str]], *, indexed: bool = False):
         self._texts: list[str] = []  # in arrival order: a text's place is its number below
         self._ids: list[str] = []
+        # Lengths and postings are arrays, holding their numbers inline: a list's would be int objects strewn over
+        # a bulk write's large heap, a cache miss each time a lookup reads one.
+        self._lengths: array[int] = array("I")  # number -> the length of its text
         self._by_length: dict[int, list[int]] = {}  # length -> the numbers of the texts that long
-        self._index: dict[str | int, list[int]] | None = {} if indexed else None  # key -> the texts holding it
+        self._index: dict[str | int, array[int]] | None = {} if indexed else None  # key -> its holders, ascending
         self.exact: dict[str, list[str]] = {}
         self._removed: set[str] = set()
         self.extend(pairs)
@@ -86,10 +90,15 @@ class Duplicates:
         number = len(self._texts)
         self._texts.append(text)
         self._ids.append(entry_id)
+        self._lengths.append(len(text))
         self._by_length.setdefault(len(text), []).append(number)
         if self._index is not None:
             for key in keys(text):
-                self._index.setdefault(key, []).append(number)
+                holders = self._index.get(key)
+                if holders is None:
+                    self._index[key] = array("i", (number,))
+                else:
+                    holders.append(number)
         self.exact.setdefault(text, []).append(entry_id)
 
     def extend(self, pairs: Iterable[tuple[str, str]]) -> None:
@@ -163,12 +172,23 @@ class Duplicates:
             holders = index[key][-POSTINGS:]
             read += len(holders)
             shared.update(holders)
-        # The TOP sharing the most that are of a like length, ties in the order first met: ranking every holder
-        # (C) and testing lengths only until TOP are found, not testing each of up to POSTINGS holders first
-        # (that filter grew with the category until POSTINGS, and made add_many's 10x data cost 13.8x: issue 43).
-        chosen: list[int] = []
-        for number, _ in shared.most_common():
-            if shortest <= len(self._texts[number]) <= longest:
+        return self._ranked(shared, read, shortest, longest)
+
+    def _ranked(self, shared: Counter[int], read: int, shortest: int, longest: int) -> list[int]:
+        """The TOP of `shared` (holder -> keys held, from `read` postings) holding the most that are of a like
+        length, ties in the order first met: as in most_common(), which sorts every holder, while nearly all of
+        them hold one key alone; and the lengths are read only until TOP are found. The postings read grow with the
+        category until POSTINGS, and sorting them all grew add_many's cost per item with it (issue 43)."""
+        lengths, chosen = self._lengths, []
+        if len(shared) < read:  # some hold several: those first, the most first (a stable sort keeps the order met)
+            several = sorted(compress(shared, map((1).__lt__, shared.values())), key=shared.__getitem__, reverse=True)
+            for number in several:
+                if shortest <= lengths[number] <= longest:
+                    chosen.append(number)
+                    if len(chosen) == TOP:
+                        return chosen
+        for number, held in shared.items():
+            if held == 1 and shortest <= lengths[number] <= longest:
                 chosen.append(number)
                 if len(chosen) == TOP:
                     break
