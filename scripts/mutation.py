@@ -100,6 +100,7 @@ GROUPS = {
             "tests/test_sides_pinned.py",
             "tests/test_trees_pinned.py",
             "tests/test_renumber_pinned.py",
+            "tests/test_numbering_pinned.py",
             "tests/test_rule_edges.py::test_a_merge_keeps_the_later_last_applied_whichever_side_has_it",
         ),
     ),
@@ -344,6 +345,24 @@ EQUIVALENT.update(
             "and `written` only tested for truth: None and {} alike"
             for n in (61, 62)
         },
+    }
+)
+_NUMBERING = "grimoire_cli.git.numbering"
+EQUIVALENT.update(
+    {
+        **{
+            f"{_NUMBERING}.x_renumbering__mutmut_{n}": "`typing.cast` returns its value, whatever type it names"
+            for n in (37, 41, 42, 53, 57, 58)
+        },
+        f"{_NUMBERING}.x_renames_since__mutmut_18": "the keys `_arrived` gives are identities, which hold a "
+        'content line: neither `""` nor `XXXX` is one',
+        f"{_NUMBERING}.x_identity__mutmut_2": "`keeping` is only tested for truth: None and False alike",
+        **{
+            f"{_NUMBERING}.x_identity__mutmut_{n}": "only the piece before the first colon is read, however "
+            "many splits follow"
+            for n in (17, 21)
+        },
+        f"{_NUMBERING}.xǁNumbersǁ__init____mutmut_8": "replacing the highest number by an equal one changes nothing",
     }
 )
 # Survivors a test does kill, but not under mutmut: their code runs once per
