@@ -95,6 +95,8 @@ GROUPS = {
         ),
         (
             "tests/test_merge_pinned.py",
+            "tests/test_merge_scopes_pinned.py",
+            "tests/test_merge_texts_pinned.py",
             "tests/test_echoes_pinned.py",
             "tests/test_flattened_pinned.py",
             "tests/test_sides_pinned.py",
@@ -363,6 +365,38 @@ EQUIVALENT.update(
             for n in (17, 21)
         },
         f"{_NUMBERING}.xǁNumbersǁ__init____mutmut_8": "replacing the highest number by an equal one changes nothing",
+    }
+)
+_MERGE = "grimoire_cli.git.merge"
+EQUIVALENT.update(
+    {
+        **{
+            f"{_MERGE}.x__other_copy__mutmut_{n}": "a block (`ids_in`) starts at its `- id:` line: its first "
+            "item is that mapping, or the parse raises"
+            for n in (9, 15)
+        },
+        f"{_MERGE}.x_merged_lifecycle__mutmut_2": "only the lifecycle fields of the result are kept, and the "
+        "entry as added holds none of them: a base of None gives them alike",
+        f"{_MERGE}.x_merge_entry__mutmut_4": "`conflict` is only tested for truth (merge_texts, "
+        "renumber._lifecycle): None and False alike",
+        f"{_MERGE}.x__cache_key__mutmut_20": "`XX--format=…XX` is one more pattern, which no ref matches: git's "
+        "default format holds each remote ref's name and object id too, so the key changes alike",
+        f"{_MERGE}.x__cache_key__mutmut_36": "a FETCH_HEAD git writes never reads `XXXX`: any constant for its "
+        "absence keys alike",
+        f"{_MERGE}.x__by_lines__mutmut_2": "`Path.cwd()` and no cwd (the process's own) are one folder",
+        **{f"{_MERGE}.x__by_lines__mutmut_{n}": _ENCODING for n in (16, 18, 22)},
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "a blank text parses to no entries: parsing it or not gives the "
+            "same empty lists"
+            for n in (4, 11, 18)
+        },
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "renaming by an empty mapping changes nothing: the test only "
+            "spares the copies"
+            for n in (52, 59, 66)
+        },
+        f"{_MERGE}.x_merge_texts__mutmut_219": "the conflict's lines are joined with a line break again: one piece "
+        "holding them all writes the same text",
     }
 )
 # Survivors a test does kill, but not under mutmut: their code runs once per
