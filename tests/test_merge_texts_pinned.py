@@ -207,3 +207,36 @@ def test_a_list_item_that_is_no_entry_stays_where_ours_has_it():
     )
     assert (result.conflicts, result.renumbered) == ([], {"MEM-20261122-002": "MEM-20261122-003"})
     assert result.text == ours + entry("003", "theirs")
+
+
+def test_a_conflict_shows_ours_as_this_merge_renamed_it_and_each_side_whole():
+    ours_first = entry("001", "redis", "  related_memories: [MEM-20261122-002]\n  note: ours X\n")
+    ours = HEAD + ours_first.replace("content: redis", "content: redis 7") + entry("002", "ours")
+    theirs_first = entry("001", "redis", "  note: theirs X\n").replace("content: redis", "content: valkey")
+    result = merge_texts(
+        HEAD + REDIS,
+        ours,
+        HEAD + theirs_first + entry("002", "theirs"),
+        "facts.yaml",
+        mapping={"MEM-20261122-002": "MEM-20261122-003"},
+        ours_yields=True,
+    )
+    assert (result.conflicts, result.renumbered, result.side) == (
+        ["MEM-20261122-001"],
+        {"MEM-20261122-002": "MEM-20261122-003"},
+        "ours",
+    )
+    renamed_first = ours_first.replace("content: redis", "content: redis 7").replace("-002]", "-003]")
+    assert result.text == (
+        f"{HEAD}<<<<<<< ours\n{renamed_first}=======\n{theirs_first}>>>>>>> theirs\n"
+        + entry("003", "ours")
+        + entry("002", "theirs")
+    )
+
+
+def test_a_conflict_shows_ours_as_written_where_this_merge_renamed_nothing_in_it():
+    ours_first = "- id: MEM-20261122-001  # checked by hand\n" + entry("001", "redis 7").split("\n", 1)[1]
+    theirs_first = entry("001", "valkey")
+    result = merge_texts(HEAD + REDIS, HEAD + ours_first, HEAD + theirs_first, "facts.yaml")
+    assert result.conflicts == ["MEM-20261122-001"]
+    assert result.text == f"{HEAD}<<<<<<< ours\n{ours_first}=======\n{theirs_first}>>>>>>> theirs\n"
