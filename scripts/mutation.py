@@ -405,6 +405,15 @@ EQUIVALENT.update(
             "emitted line ends in one (the emitter quotes a value with trailing blanks)"
             for n in (204, 215)
         },
+        f"{_MERGE}.x_merge_texts__mutmut_130": "`_other_copy` never answers None (its mutants 9 and 15): the loop "
+        "never stops there",
+        f"{_MERGE}.x_merge_texts__mutmut_136": "lifecycle fields equal to the archived copy's own rewrite it with "
+        "the values it has: the same text",
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "`where` names the file only in rewrite's errors, which the "
+            "merge never meets: its changes are keyed by ours' own ids and spans, just parsed"
+            for n in (258, 265)
+        },
         f"{_MERGE}.x_merge_file__mutmut_20": "`UTF-8` names the same codec",
         f"{_MERGE}.x_merge_file__mutmut_36": "git runs the driver in the repository and `root` is found from the "
         "working directory: the config found from it (no path given) is the same",

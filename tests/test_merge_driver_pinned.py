@@ -18,6 +18,7 @@ from test_merge_pinned import FACTS, HEAD, REDIS, commit_all, driven, entry, pus
 from test_trees_pinned import STORAGE, commit, new_repo
 
 from grimoire_cli.core.config import LOCAL_DIR, load_config
+from grimoire_cli.core.errors import BadInput
 from grimoire_cli.git.merge import Renames, _cache_key, _side_ids, global_mapping, merge_file, scope_storage
 from grimoire_cli.git.trees import ids_in
 
@@ -259,3 +260,15 @@ def test_the_sides_ids_come_from_the_three_trees_only_when_git_can_list_each(tmp
             assert _side_ids(repo, STORAGE, found, files) == from_files, found
         assert _side_ids(repo, STORAGE, (one, missing, two), None) is None
         assert _side_ids(repo, STORAGE, None, None) is None
+
+
+@pytest.mark.parametrize("missing", ["BASE", "OURS", "THEIRS"])
+def test_a_version_that_cannot_be_read_is_named_with_how_git_runs_the_driver(repo, tmp_path, missing):
+    present = tmp_path / "present"
+    present.write_text(HEAD + REDIS)
+    paths = {name: str(tmp_path / "gone" if name == missing else present) for name in ("BASE", "OURS", "THEIRS")}
+    with pytest.raises(BadInput) as raised:
+        merge_file(paths["BASE"], paths["OURS"], paths["THEIRS"], FACTS)
+    assert raised.value.message == f"merge-file cannot read {missing} {tmp_path / 'gone'}: No such file or directory"
+    assert raised.value.hint == "git runs it as `mem merge-file %O %A %B %P`; by hand, name three existing files"
+    assert present.read_text() == HEAD + REDIS

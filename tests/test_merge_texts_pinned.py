@@ -7,7 +7,7 @@ runs for merge.py, beside test_merge_pinned.py."""
 from __future__ import annotations
 
 import pytest
-from test_merge_pinned import APPLIED, HEAD, entry
+from test_merge_pinned import APPLIED, ARCHIVED, HEAD, entry
 
 from grimoire_cli.core.errors import Damaged
 from grimoire_cli.git.echoes import memory_key
@@ -240,3 +240,21 @@ def test_a_conflict_shows_ours_as_written_where_this_merge_renamed_nothing_in_it
     result = merge_texts(HEAD + REDIS, HEAD + ours_first, HEAD + theirs_first, "facts.yaml")
     assert result.conflicts == ["MEM-20261122-001"]
     assert result.text == f"{HEAD}<<<<<<< ours\n{ours_first}=======\n{theirs_first}>>>>>>> theirs\n"
+
+
+def test_memories_both_sides_added_that_one_side_archived_stay_archived_with_both_lifecycles():
+    """Ours holds both here; theirs holds them in other files (same: ours', theirs' block). The one theirs
+    archived stays out of ours' active file; the one ours archived takes theirs' applies."""
+    active = entry("005", "picked, archived on theirs")
+    archived = entry("006", "picked, applied on theirs", ARCHIVED)
+    theirs_archived = entry("005", "picked, archived on theirs", ARCHIVED)
+    theirs_applied = entry("006", "picked, applied on theirs", APPLIED_ONCE)
+    untouched = entry("007", "picked, left alone on theirs", ARCHIVED)  # nothing to take: kept as it is
+    same = {
+        "MEM-20261122-005": (active, theirs_archived),
+        "MEM-20261122-006": (archived, theirs_applied),
+        "MEM-20261122-007": (untouched, entry("007", "picked, left alone on theirs")),
+    }
+    result = merge_texts(HEAD, HEAD + active + archived + untouched, HEAD, "archive.yaml", same=same)
+    assert (result.conflicts, result.renumbered) == ([], {})
+    assert result.text == HEAD + entry("006", "picked, applied on theirs", ARCHIVED + APPLIED_BLOCK) + untouched
