@@ -415,6 +415,7 @@ EQUIVALENT.update(
             for n in (258, 265)
         },
         f"{_MERGE}.x_merge_file__mutmut_20": "`UTF-8` names the same codec",
+        f"{_MERGE}.x_global_mapping__mutmut_35": "`typing.cast` returns its value, whatever type it names",
         f"{_MERGE}.x_merge_file__mutmut_36": "git runs the driver in the repository and `root` is found from the "
         "working directory: the config found from it (no path given) is the same",
     }
