@@ -95,11 +95,14 @@ GROUPS = {
         ),
         (
             "tests/test_merge_pinned.py",
+            "tests/test_merge_driver_pinned.py",
+            "tests/test_merge_texts_pinned.py",
             "tests/test_echoes_pinned.py",
             "tests/test_flattened_pinned.py",
             "tests/test_sides_pinned.py",
             "tests/test_trees_pinned.py",
             "tests/test_renumber_pinned.py",
+            "tests/test_numbering_pinned.py",
             "tests/test_rule_edges.py::test_a_merge_keeps_the_later_last_applied_whichever_side_has_it",
         ),
     ),
@@ -344,6 +347,77 @@ EQUIVALENT.update(
             "and `written` only tested for truth: None and {} alike"
             for n in (61, 62)
         },
+    }
+)
+_NUMBERING = "grimoire_cli.git.numbering"
+EQUIVALENT.update(
+    {
+        **{
+            f"{_NUMBERING}.x_renumbering__mutmut_{n}": "`typing.cast` returns its value, whatever type it names"
+            for n in (37, 41, 42, 53, 57, 58)
+        },
+        f"{_NUMBERING}.x_renames_since__mutmut_18": "the keys `_arrived` gives are identities, which hold a "
+        'content line: neither `""` nor `XXXX` is one',
+        f"{_NUMBERING}.x_identity__mutmut_2": "`keeping` is only tested for truth: None and False alike",
+        **{
+            f"{_NUMBERING}.x_identity__mutmut_{n}": "only the piece before the first colon is read, however "
+            "many splits follow"
+            for n in (17, 21)
+        },
+        f"{_NUMBERING}.xǁNumbersǁ__init____mutmut_8": "replacing the highest number by an equal one changes nothing",
+    }
+)
+_MERGE = "grimoire_cli.git.merge"
+EQUIVALENT.update(
+    {
+        **{
+            f"{_MERGE}.x__other_copy__mutmut_{n}": "a block (`ids_in`) starts at its `- id:` line: its first "
+            "item is that mapping, or the parse raises"
+            for n in (9, 15)
+        },
+        f"{_MERGE}.x_merged_lifecycle__mutmut_2": "only the lifecycle fields of the result are kept, and the "
+        "entry as added holds none of them: a base of None gives them alike",
+        f"{_MERGE}.x_merge_entry__mutmut_4": "`conflict` is only tested for truth (merge_texts, "
+        "renumber._lifecycle): None and False alike",
+        f"{_MERGE}.x__cache_key__mutmut_20": "`XX--format=…XX` is one more pattern, which no ref matches: git's "
+        "default format holds each remote ref's name and object id too, so the key changes alike",
+        f"{_MERGE}.x__cache_key__mutmut_36": "a FETCH_HEAD git writes never reads `XXXX`: any constant for its "
+        "absence keys alike",
+        f"{_MERGE}.x__by_lines__mutmut_2": "`Path.cwd()` and no cwd (the process's own) are one folder",
+        **{f"{_MERGE}.x__by_lines__mutmut_{n}": _ENCODING for n in (16, 18, 22)},
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "a blank text parses to no entries: parsing it or not gives the "
+            "same empty lists"
+            for n in (4, 11, 18)
+        },
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "renaming by an empty mapping changes nothing: the test only "
+            "spares the copies"
+            for n in (52, 59, 66)
+        },
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "the conflict's lines are joined with a line break again: one "
+            "piece holding them all writes the same text"
+            for n in (208, 219)
+        },
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "`rstrip()` strips spaces and tabs too, and no "
+            "emitted line ends in one (the emitter quotes a value with trailing blanks)"
+            for n in (204, 215)
+        },
+        f"{_MERGE}.x_merge_texts__mutmut_130": "`_other_copy` never answers None (its mutants 9 and 15): the loop "
+        "never stops there",
+        f"{_MERGE}.x_merge_texts__mutmut_136": "lifecycle fields equal to the archived copy's own rewrite it with "
+        "the values it has: the same text",
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "`where` names the file only in rewrite's errors, which the "
+            "merge never meets: its changes are keyed by ours' own ids and spans, just parsed"
+            for n in (258, 265)
+        },
+        f"{_MERGE}.x_merge_file__mutmut_20": "`UTF-8` names the same codec",
+        f"{_MERGE}.x_global_mapping__mutmut_35": "`typing.cast` returns its value, whatever type it names",
+        f"{_MERGE}.x_merge_file__mutmut_36": "git runs the driver in the repository and `root` is found from the "
+        "working directory: the config found from it (no path given) is the same",
     }
 )
 # Survivors a test does kill, but not under mutmut: their code runs once per

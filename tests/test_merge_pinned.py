@@ -206,6 +206,7 @@ def test_a_side_that_is_no_grimoire_list_is_merged_by_lines(repo, tmp_path):
     assert result.conflicts == [f"{FACTS}: not UTF-8 text"] and merged.startswith("<<<<<<< ours\n" + HEAD)
     result, merged = driven(tmp_path, HEAD + REDIS, HEAD + REDIS, b"\xff\xfe not utf-8\n")
     assert result.conflicts == [] and merged == "\ufffd\ufffd not utf-8\n"
+    assert result.text == merged  # what the driver returns is what it wrote
 
 
 def test_a_version_that_cannot_be_read_is_bad_input_and_nothing_is_written(repo, tmp_path):
