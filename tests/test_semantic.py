@@ -105,6 +105,19 @@ def test_a_paraphrase_lexical_search_misses_is_found_by_meaning(repo, seeded):
     assert [h["id"] for h in hits("payment outage")[0]] == [seeded["stripe"]]
 
 
+def test_loading_a_model_starts_no_thread(repo, seeded):
+    """A process with a thread never forks the parallel parser: tqdm's monitor thread, which loading and using a
+    model started, would leave a semantic query's cold parse to one core (and test_parallel.py, run after this file
+    in one worker, then compared nothing)."""
+    import threading
+
+    from grimoire_cli import Grimoire
+
+    configure(repo, semantic=True)
+    assert Grimoire.open(repo).query("payment outage")
+    assert [t.name for t in threading.enumerate()] == [threading.main_thread().name]
+
+
 def test_the_hybrid_ranking_fuses_both_ranks(repo, seeded):
     """Reciprocal rank fusion, K = 60: an entry both rankings found comes before
     one only the meaning found; the score is the formula's, 1 = first in both."""

@@ -89,8 +89,12 @@ def _load(source: Path | str, identity: str) -> Model | str:
     fallback = "; lexical results only"
     try:
         from model2vec import StaticModel
+        from tqdm import tqdm
     except ImportError:
         return "semantic search needs the semantic extra: pip install 'grimoire-cli[semantic]'" + fallback
+    # No progress-bar monitor thread (model2vec's bars are off anyway): a process with a thread never forks the
+    # parallel parser (storage/parallel.py), so a query after loading the model would parse a cold catalog alone.
+    tqdm.monitor_interval = 0
     if isinstance(source, Path) and not source.is_dir():
         return f"semantic model folder {source} not found (retrieval.semantic_model)" + fallback
     try:
