@@ -89,7 +89,7 @@ def _load(source: Path | str, identity: str) -> Model | str:
     fallback = "; lexical results only"
     try:
         from model2vec import StaticModel
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]  # no stubs; one attribute set
     except ImportError:
         return "semantic search needs the semantic extra: pip install 'grimoire-cli[semantic]'" + fallback
     # No progress-bar monitor thread (model2vec's bars are off anyway): a process with a thread never forks the
