@@ -109,8 +109,8 @@ class Grimoire:
         runtime = runtime if runtime is not None else Runtime.from_environment()
         return init(path, config or runtime.config, scope or runtime.scope, preset, runtime)
 
-    def in_scope(self, scope: str) -> Grimoire:
-        """The same repository's grimoire of another scope (it must exist)."""
+    def in_scope(self, scope: str | None) -> Grimoire:
+        """The same repository's grimoire of another scope (it must exist; None: the default), config read anew."""
         return Grimoire(load_config(self.config.root, self.config.path, scope), self.runtime)
 
     def _scoped(self, name: str) -> Grimoire:

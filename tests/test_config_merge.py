@@ -38,7 +38,7 @@ def merged(tmp_path: Path, monkeypatch, base: str, ours: str, theirs: str) -> tu
     monkeypatch.chdir(tmp_path)
     for name, text in (("base", base), ("ours", ours), ("theirs", theirs)):
         (tmp_path / name).write_text(text)
-    text, conflicts = merge_config("base", "ours", "theirs", CONFIG)
+    text, conflicts = merge_config("base", "ours", "theirs", CONFIG, [base, ours, theirs])
     assert (tmp_path / "ours").read_text() == text  # the result replaces ours, as git expects
     return text, conflicts
 

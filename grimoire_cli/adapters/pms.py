@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
@@ -139,7 +140,8 @@ class PersistentMemory:
         out: dict[str, list[dict[str, Any]]] = {"patterns": [], "toolMemory": [], "insights": [], "preferences": []}
         out["patterns"] = [_pattern(p) for p in found.get("patterns", [])]
         out["toolMemory"] = [_tool(t) for t in found.get("tools", [])]
-        insights = [_insight(i, self._error_contexts) for i in found.get("insights", [])]
+        error_contexts = cache(self._error_contexts)  # read from tool memory once, for every warning among them
+        insights = [_insight(i, error_contexts) for i in found.get("insights", [])]
         # What mem learned applies as PMS says (a warning in its error's contexts), not everywhere as mem reads the text.
         out["insights"] = [i for i in insights if applies_in(i["appliesTo"], context)]
         out["preferences"] = found.get("preferences", [])

@@ -33,16 +33,18 @@ _OURS, _BASE, _SPLIT, _THEIRS = "<<<<<<< ", "||||||| ", "=======", ">>>>>>> "
 Key = tuple[str, ...]
 
 
-def merge_config(base_path: str, ours_path: str, theirs_path: str, display: str) -> tuple[str, list[str]]:
-    """Merge the three versions into `ours_path` as a git driver does; the
-    merged text and the conflicts left (none: it merged cleanly)."""
+def merge_config(
+    base_path: str, ours_path: str, theirs_path: str, display: str, texts: list[str]
+) -> tuple[str, list[str]]:
+    """Merge the three versions (`texts`: what the driver read of them, base
+    first) into `ours_path` as a git driver does; the merged text and the
+    conflicts left (none: it merged cleanly)."""
     cwd = Path.cwd()
     merged = gitops.run(
         ["merge-file", "-p", "--diff3", "-L", "ours", "-L", "base", "-L", "theirs", ours_path, base_path, theirs_path],
         cwd,
         check=False,
     ).stdout
-    texts = [Path(p).read_text(encoding="utf-8") for p in (base_path, ours_path, theirs_path)]
     united, why = _settled(merged)
     if united is not None:
         why = _loads(united, texts, cwd / display)
@@ -93,10 +95,11 @@ def _once(lines: list[str]) -> list[str]:
     seen: dict[Key, Any] = {}
     kept = []
     for line, key in zip(lines, _keys(lines, []), strict=True):
-        if key is not None and _value(line) not in (None, {key[-1]: None}):
-            if key in seen and seen[key] == _value(line):
+        value = _value(line) if key is not None else None
+        if key is not None and value not in (None, {key[-1]: None}):
+            if key in seen and seen[key] == value:
                 continue
-            seen.setdefault(key, _value(line))
+            seen.setdefault(key, value)
         kept.append(line)
     return kept
 

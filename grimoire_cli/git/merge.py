@@ -443,7 +443,7 @@ def merge_file(
     if Path(display).name == CONFIG_NAME:
         from .config_merge import merge_config
 
-        text, conflicts = merge_config(base_path, ours_path, theirs_path, display)
+        text, conflicts = merge_config(base_path, ours_path, theirs_path, display, texts)
         return MergeResult(text, conflicts, {})
     root = find_root(Path.cwd())
     try:

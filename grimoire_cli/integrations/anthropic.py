@@ -93,16 +93,10 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
         self.grimoire = grimoire
         # Another process may change the config (a category named on first use, a pull): each command reopens
         # the grimoire when it did, as a new `mem` process would, and otherwise only looks at the files again.
-        self._opener = Opener(self._reopened, grimoire)
+        self._opener = Opener(lambda: self.grimoire.in_scope(self.grimoire.config.scope), grimoire)
         self.agent = agent
         self.view_limit = view_limit
         self.root_category = _home(grimoire.config, root_category)
-
-    def _reopened(self) -> Grimoire:
-        from ..core.config import load_config
-
-        config = self.grimoire.config
-        return type(self.grimoire)(load_config(config.root, config.path, config.scope), self.grimoire.runtime)
 
     # -- the SDK's commands --------------------------------------------------
 

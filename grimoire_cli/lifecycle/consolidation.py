@@ -353,10 +353,9 @@ def consolidate(
     summary_category = store.config.of_kind("summary").name  # the error naming the preset, before any work
     where = targets(store)
     if into is not None:
-        if store.config.category(into).kind != "note":
-            raise BadInput(
-                f"{into} is a category of kind {store.config.category(into).kind}", "save into a note category"
-            )
+        kind = store.config.category(into).kind
+        if kind != "note":
+            raise BadInput(f"{into} is a category of kind {kind}", "save into a note category")
         where.update(dict.fromkeys(("facts", "decisions", "preferences"), into))
     if not command:
         raise BadInput(
