@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, mem_process
+from test_merge import remote_and_clones
 
 from grimoire_cli.git.config_merge import merge_config
 
@@ -123,22 +124,12 @@ def run(clone: Path, *args: str) -> str:
 
 @pytest.fixture
 def clones(tmp_path) -> tuple[Path, Path]:
-    remote = tmp_path / "remote.git"
-    git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
-    seed = tmp_path / "seed"
-    git("clone", "-q", str(remote), str(seed), cwd=tmp_path)
-    run(seed, "init", "--preset", "sabre")  # memory_schema.new_categories: tracked
-    assert f"/{CONFIG} merge=grimoire" in (seed / ".gitattributes").read_text().splitlines()
-    git("add", "-A", cwd=seed)
-    git("commit", "-qm", "seed", cwd=seed)
-    git("push", "-q", "origin", "HEAD:main", cwd=seed)
-    made = []
-    for name in ("alice", "bob"):
-        clone = tmp_path / name
-        git("clone", "-q", str(remote), str(clone), cwd=tmp_path)
-        run(clone, "hooks", "install")
-        made.append(clone)
-    return made[0], made[1]
+    def seed_with(seed: Path) -> None:
+        run(seed, "init", "--preset", "sabre")  # memory_schema.new_categories: tracked
+        assert f"/{CONFIG} merge=grimoire" in (seed / ".gitattributes").read_text().splitlines()
+
+    alice, bob, _ = remote_and_clones(tmp_path, seed_with)
+    return alice, bob
 
 
 def remember(clone: Path, key: str, value: str, category: str) -> None:

@@ -14,7 +14,19 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from test_merge_pinned import FACTS, HEAD, REDIS, commit_all, driven, entry, pushed_start, run_driver, write
+from test_merge_pinned import (
+    FACTS,
+    HEAD,
+    REDIS,
+    commit_all,
+    driven,
+    entry,
+    main_pushed_then_feature,
+    run_driver,
+    stages_of,
+    tracked_start,
+    write,
+)
 from test_trees_pinned import STORAGE, commit, new_repo
 
 from grimoire_cli.core.config import LOCAL_DIR, load_config
@@ -23,6 +35,19 @@ from grimoire_cli.git.merge import Renames, _cache_key, _side_ids, global_mappin
 from grimoire_cli.git.trees import ids_in
 
 CODER = Path("grimoires/coder/memory")
+
+
+def diverge(repo: Path, path: Path, kept: str, side: str, main: str) -> None:
+    """`path` holds `kept` at the start (committed with whatever else is written); then the branch `side` and main
+    each append their own entry to it, committed, and merging side stops on the file."""
+    path.write_text(kept)
+    commit_all(repo, "start")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    path.write_text(kept + side)
+    commit_all(repo, "side")
+    git("checkout", "-q", "-", cwd=repo)
+    path.write_text(kept + main)
+    commit_all(repo, "main")
 
 
 def configured(root: Path, storage_dir: str):
@@ -67,14 +92,8 @@ def test_a_second_scopes_collision_is_renumbered_past_that_scopes_ids_only(repo,
     loa = repo / "grimoires/loa/memory/facts.yaml"
     loa.write_text(HEAD + "".join(entry(f"00{n}", f"default scope fact {n}") for n in range(1, 6)))
     coder = repo / CODER / "facts.yaml"
-    coder.write_text(HEAD + entry("001", "the first coder fact"))
-    commit_all(repo, "start")
-    git("checkout", "-q", "-b", "side", cwd=repo)
-    coder.write_text(HEAD + entry("001", "the first coder fact") + entry("002", "the coder fact of the side"))
-    commit_all(repo, "side")
-    git("checkout", "-q", "-", cwd=repo)
-    coder.write_text(HEAD + entry("001", "the first coder fact") + entry("002", "the coder fact of main"))
-    commit_all(repo, "main")
+    kept = HEAD + entry("001", "the first coder fact")
+    diverge(repo, coder, kept, entry("002", "the coder fact of the side"), entry("002", "the coder fact of main"))
     assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
 
     result = run_driver(repo, tmp_path, (CODER / "facts.yaml").as_posix())
@@ -141,39 +160,22 @@ def test_the_config_the_driver_is_given_names_the_scopes(repo, tmp_path):
     (repo / "team.yaml").write_text("memory_schema:\n  storage_dir: team/main/memory\n")
     ops = repo / "team/ops/memory/facts.yaml"
     ops.parent.mkdir(parents=True)
-    ops.write_text(HEAD + entry("001", "the first ops fact"))
-    commit_all(repo, "start")
-    git("checkout", "-q", "-b", "side", cwd=repo)
-    ops.write_text(HEAD + entry("001", "the first ops fact") + entry("002", "the ops fact of the side"))
-    commit_all(repo, "side")
-    git("checkout", "-q", "-", cwd=repo)
-    ops.write_text(HEAD + entry("001", "the first ops fact") + entry("002", "the ops fact of main"))
-    commit_all(repo, "main")
+    kept = HEAD + entry("001", "the first ops fact")
+    diverge(repo, ops, kept, entry("002", "the ops fact of the side"), entry("002", "the ops fact of main"))
     assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
-    stages = [git("show", f":{n}:team/ops/memory/facts.yaml", cwd=repo) for n in (1, 2, 3)]
-    paths = []
-    for name, text in zip(("base", "ours", "theirs"), stages):
-        paths.append(tmp_path / f"facts.yaml.{name}")
-        paths[-1].write_text(text)
-    result = merge_file(*map(str, paths), "team/ops/memory/facts.yaml", str(repo / "team.yaml"))
+    where = "team/ops/memory/facts.yaml"
+    result, text = driven(tmp_path, *stages_of(repo, where), where=where, config=str(repo / "team.yaml"))
     assert (result.conflicts, result.renumbered) == ([], {"MEM-20261122-002": "MEM-20261122-003"})
-    assert paths[1].read_text() == HEAD + entry("001", "the first ops fact") + entry(
-        "002", "the ops fact of main"
-    ) + entry("003", "the ops fact of the side")
+    assert text == HEAD + entry("001", "the first ops fact") + entry("002", "the ops fact of main") + entry(
+        "003", "the ops fact of the side"
+    )
 
 
 def test_a_config_that_cannot_be_read_leaves_the_driver_counting_ids_over_every_grimoire(repo, tmp_path):
-    facts = repo / "grimoires/loa/memory/facts.yaml"
-    facts.write_text(HEAD + entry("001", "redis"))
     (repo / CODER).mkdir(parents=True)
     (repo / CODER / "facts.yaml").write_text(HEAD + entry("004", "the coder scope's own"))
-    commit_all(repo, "start")
-    git("checkout", "-q", "-b", "side", cwd=repo)
-    facts.write_text(HEAD + entry("001", "redis") + entry("002", "the side's"))
-    commit_all(repo, "side")
-    git("checkout", "-q", "-", cwd=repo)
-    facts.write_text(HEAD + entry("001", "redis") + entry("002", "main's"))
-    commit_all(repo, "main")
+    facts = repo / "grimoires/loa/memory/facts.yaml"
+    diverge(repo, facts, HEAD + entry("001", "redis"), entry("002", "the side's"), entry("002", "main's"))
     (repo / ".loa.config.yaml").write_text("memory_schema: {storage_dir: [unclosed\n")  # broken by hand
     assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
     result = run_driver(repo, tmp_path, "grimoires/loa/memory/facts.yaml")
@@ -188,20 +190,14 @@ def test_a_picked_commit_yields_its_ids_though_it_is_pushed_and_ours_is_not(repo
     """Merged, the branch not yet pushed would yield (test_merge_pinned); picked, the pick yields: its ids
     are new here, whether git says it is a pick (CHERRY_PICK_HEAD, once it stops) or the driver finds the
     picked commit from the file's versions (while git runs it, before git writes CHERRY_PICK_HEAD)."""
-    pushed_start(repo, tmp_path)
-    git("fetch", "-q", "origin", cwd=repo)
-    git("remote", "set-head", "origin", "main", cwd=repo)
-    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of main"))
-    commit_all(repo, "the fact of main")
-    git("push", "-q", "origin", "HEAD:main", cwd=repo)
-    pushed = git("rev-parse", "HEAD", cwd=repo).strip()
-    git("checkout", "-q", "-b", "feature", "HEAD~1", cwd=repo)
+    tracked_start(repo, tmp_path)
+    pushed = main_pushed_then_feature(repo)
     write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of the feature"))
     commit_all(repo, "the fact of the feature")
     assert subprocess.run(["git", "cherry-pick", pushed], cwd=repo, capture_output=True).returncode == 1
     merged = HEAD + REDIS + entry("002", "the fact of the feature") + entry("003", "the fact of main")
 
-    stages = [git("show", f":{n}:{FACTS}", cwd=repo) for n in (1, 2, 3)]
+    stages = stages_of(repo, FACTS)
     head = repo / ".git" / "CHERRY_PICK_HEAD"
     written = head.read_text()
     head.unlink()  # as while git runs the driver
@@ -227,17 +223,12 @@ def test_outside_git_the_files_three_versions_are_numbered_alone(tmp_path):
 
 
 def test_a_merge_whose_ours_is_not_pushed_renames_ours_asked_from_anywhere(repo, tmp_path):
-    pushed_start(repo, tmp_path)
-    git("fetch", "-q", "origin", cwd=repo)
-    git("remote", "set-head", "origin", "main", cwd=repo)
-    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of main"))
-    commit_all(repo, "the fact of main")
-    git("push", "-q", "origin", "HEAD:main", cwd=repo)
-    git("checkout", "-q", "-b", "feature", "HEAD~1", cwd=repo)
+    tracked_start(repo, tmp_path)
+    main_pushed_then_feature(repo)
     write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of the feature"))
     commit_all(repo, "the fact of the feature")
     assert subprocess.run(["git", "merge", "-q", "origin/main"], cwd=repo, capture_output=True).returncode == 1
-    stages = [git("show", f":{n}:{FACTS}", cwd=repo) for n in (1, 2, 3)]
+    stages = stages_of(repo, FACTS)
     with chdir(tmp_path):
         renames = global_mapping(repo, STORAGE, *stages, path=FACTS)
     assert renames == Renames({"MEM-20261122-002": "MEM-20261122-003"}, True, {}, ({}, {}), {})

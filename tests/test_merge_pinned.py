@@ -36,14 +36,15 @@ def entry(number: str, text: str, after: str = "", category: str = "fact") -> st
     )
 
 
-def driven(folder: Path, base: str, ours: str, theirs: str, where: str = FACTS):
-    """The driver on three versions, as git runs it: the result replaces ours."""
+def driven(folder: Path, base: str, ours: str, theirs: str, where: str = FACTS, config: str | None = None):
+    """The driver on three versions, as git runs it (`config`: as `mem --config FILE` gives it): the result
+    replaces ours."""
     paths = []
     for name, text in (("base", base), ("ours", ours), ("theirs", theirs)):
         path = folder / f"{Path(where).name}.{name}"
         path.write_bytes(text.encode() if isinstance(text, str) else text)
         paths.append(str(path))
-    result = merge_file(*paths, where)
+    result = merge_file(*paths, where, config)
     return result, Path(paths[1]).read_text(encoding="utf-8", errors="replace")
 
 
@@ -229,15 +230,19 @@ def write(repo: Path, name: str, text: str) -> None:
     (repo / MEMORY / name).write_text(text)
 
 
-def run_driver(repo: Path, tmp_path: Path, path: str) -> object:
-    """What git does with a file both sides changed: the driver merges its three stages into the work tree
-    (run here from a folder below the top, where git's paths are not the working directory's)."""
-    stages = [
+def stages_of(repo: Path, path: str) -> list[str]:
+    """The base, ours and theirs versions of a file a merge stopped on (git's index stages 1, 2, 3)."""
+    return [
         subprocess.run(["git", "show", f":{n}:{path}"], cwd=repo, capture_output=True, text=True).stdout
         for n in (1, 2, 3)
     ]
+
+
+def run_driver(repo: Path, tmp_path: Path, path: str) -> object:
+    """What git does with a file both sides changed: the driver merges its three stages into the work tree
+    (run here from a folder below the top, where git's paths are not the working directory's)."""
     with chdir(repo / "grimoires"):
-        result, merged = driven(tmp_path, *stages, where=path)
+        result, merged = driven(tmp_path, *stages_of(repo, path), where=path)
     (repo / path).write_text(merged)
     git("add", path, cwd=repo)
     return result
@@ -253,6 +258,24 @@ def pushed_start(repo: Path, tmp_path: Path) -> None:
     git("push", "-q", "origin", "HEAD:main", cwd=repo)
 
 
+def tracked_start(repo: Path, tmp_path: Path) -> None:
+    """`pushed_start`, with origin's default branch known here (origin/HEAD), as in a clone."""
+    pushed_start(repo, tmp_path)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("remote", "set-head", "origin", "main", cwd=repo)
+
+
+def main_pushed_then_feature(repo: Path) -> str:
+    """On the start: main's own -002 fact, committed and pushed; then a branch `feature` from the start,
+    checked out. Returns main's commit."""
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of main"))
+    commit_all(repo, "the fact of main")
+    git("push", "-q", "origin", "HEAD:main", cwd=repo)
+    pushed = git("rev-parse", "HEAD", cwd=repo).strip()
+    git("checkout", "-q", "-b", "feature", "HEAD~1", cwd=repo)
+    return pushed
+
+
 def fixup(repo: Path, hook: str, *args: str, stdin: str = ""):
     """`mem merge-fixup` as a hook runs it, from outside the repository: it works on the one it is given."""
     with chdir(repo.parent):
@@ -260,13 +283,8 @@ def fixup(repo: Path, hook: str, *args: str, stdin: str = ""):
 
 
 def test_the_side_not_yet_pushed_yields_its_ids_and_the_hook_renames_its_references(repo, tmp_path):
-    pushed_start(repo, tmp_path)
-    git("fetch", "-q", "origin", cwd=repo)
-    git("remote", "set-head", "origin", "main", cwd=repo)
-    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of main"))
-    commit_all(repo, "the fact of main")
-    git("push", "-q", "origin", "HEAD:main", cwd=repo)
-    git("checkout", "-q", "-b", "feature", "HEAD~1", cwd=repo)
+    tracked_start(repo, tmp_path)
+    main_pushed_then_feature(repo)
     write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of the feature"))
     decision = entry("003", "use the feature fact", "  related_memories: [MEM-20261122-002]\n", "decision")
     write(repo, "decisions.yaml", decision)
@@ -504,10 +522,7 @@ def test_the_side_a_pull_fetched_for_merging_keeps_its_ids(repo, tmp_path):
     """No remote default branch: what `git pull` fetched to merge outranks a branch only pushed
     (FETCH_HEAD's other lines, not for merging, rank nothing)."""
     pushed_start(repo, tmp_path)
-    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of main"))
-    commit_all(repo, "the fact of main")
-    git("push", "-q", "origin", "HEAD:main", cwd=repo)
-    git("checkout", "-q", "-b", "feature", "HEAD~1", cwd=repo)
+    main_pushed_then_feature(repo)
     write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the fact of the feature"))
     commit_all(repo, "the fact of the feature")
     git("push", "-q", "origin", "feature", cwd=repo)

@@ -27,9 +27,9 @@ from test_merge_pinned import (
     entry,
     fixup,
     items,
-    pushed_start,
     run_driver,
     side_and_main,
+    tracked_start,
     write,
 )
 
@@ -236,9 +236,7 @@ def test_an_octopus_merge_and_a_merge_of_unrelated_histories(repo):
 
 
 def test_a_merge_into_a_branch_not_yet_pushed_keeps_the_pushed_sides_ids(repo, tmp_path):
-    pushed_start(repo, tmp_path)
-    git("fetch", "-q", "origin", cwd=repo)
-    git("remote", "set-head", "origin", "main", cwd=repo)
+    tracked_start(repo, tmp_path)
     commit_all_new(repo, "preferences.yaml", entry("002", "main prefers", "", "preference"))
     git("push", "-q", "origin", "HEAD:main", cwd=repo)
     git("fetch", "-q", "origin", cwd=repo)
@@ -367,9 +365,7 @@ def commit_all_new_any(repo: Path, name: str) -> None:
 def feature_past_alices_push(repo: Path, tmp_path: Path) -> str:
     """The pushed start; alice pushes a preference onto origin/main; HEAD on `feature`, made at start and
     fast-forwarded to origin/main, so it brings a pushed commit past the base. Returns start."""
-    pushed_start(repo, tmp_path)
-    git("fetch", "-q", "origin", cwd=repo)
-    git("remote", "set-head", "origin", "main", cwd=repo)
+    tracked_start(repo, tmp_path)
     start = sha(repo, "main")
     git("checkout", "-q", "-b", "alice", cwd=repo)
     commit_all_new(repo, "preferences.yaml", entry("002", "alice prefers", "", "preference"))
