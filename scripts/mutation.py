@@ -106,6 +106,20 @@ GROUPS = {
             "tests/test_rule_edges.py::test_a_merge_keeps_the_later_last_applied_whichever_side_has_it",
         ),
     ),
+    # The write path: what `mem add` checks and numbers, and the store that
+    # stages, commits and re-reads files. Only in-process tests (`mem` in a
+    # CliRunner): test_safety's kills run `mem` processes.
+    "write": Group(
+        ("grimoire_cli/memory/adding.py", "grimoire_cli/storage/store.py"),
+        (
+            "tests/test_write_pinned.py",
+            "tests/test_add.py",
+            "tests/test_api.py",
+            "tests/test_catalog.py",
+            "tests/test_limits.py",
+            "tests/test_rule_edges.py",
+        ),
+    ),
     "entry_rules": Group(
         ("grimoire_cli/memory/entry_rules.py",),
         ("tests/test_validate.py", "tests/test_rule_edges.py", "tests/test_entry_rules_pinned.py"),

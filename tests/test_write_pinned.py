@@ -1,0 +1,353 @@
+"""The write path's survivors (issue 44, `make mutation MODULES=write`), each
+pinned by what a caller sees: an import's superseded_by link checked once the
+batch is whole, ids given explicitly, a batch that supersedes what it just
+wrote, chat turns, and the in-place updates lifecycle commands make."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import mem
+
+from grimoire_cli import Grimoire
+from grimoire_cli.core.errors import BadInput, Damaged, GrimoireError, NotFound, Refused
+from grimoire_cli.memory.adding import add_many, prepare, update_many
+from grimoire_cli.memory.request import Request
+from grimoire_cli.storage.yamlio import parse_entries
+
+MEMORY = Path("grimoires/loa/memory")
+OLD, NEW, OTHER = "MEM-20261120-001", "MEM-20261121-001", "MEM-20261121-002"
+
+
+def line(entry_id: str, content: str, **more) -> dict:
+    """An import line as `mem export` gives one."""
+    return {
+        "id": entry_id,
+        "category": "fact",
+        "content": content,
+        "confidence": 0.9,
+        "source": {"session_id": "s", "timestamp": "2026-11-20T10:00:00Z"},
+        **more,
+    }
+
+
+def imported(grimoire: Grimoire, *lines: dict, skip_invalid: bool = False):
+    return grimoire.import_lines([json.dumps(item) for item in lines], skip_invalid=skip_invalid)
+
+
+def in_file(path: Path) -> dict[str, dict]:
+    return {item["id"]: item for item in parse_entries(path.read_text(), str(path))[0]}
+
+
+# -- an import's superseded_by -------------------------------------------------------------
+
+
+def test_an_imported_pair_keeps_its_link_whichever_line_comes_first(grimoire):
+    imported(
+        grimoire,
+        line(OLD, "Queues drain hourly", superseded_by=NEW),
+        line(NEW, "Queues drain every 30 minutes", supersedes=OLD),
+    )
+    facts = in_file(MEMORY / "facts.yaml")
+    assert facts[OLD]["superseded_by"] == NEW and facts[NEW]["supersedes"] == OLD
+    assert [e.id for e in grimoire.show(NEW, chain=True)] == [OLD, NEW]
+
+
+def test_a_condensed_entry_may_name_what_it_replaced_among_its_related_memories(grimoire):
+    imported(
+        grimoire,
+        line(OLD, "Queues drain hourly", superseded_by=NEW),
+        line(NEW, "Queues: drain and retry rules, condensed", related_memories=[OLD]),
+    )
+    assert in_file(MEMORY / "facts.yaml")[OLD]["superseded_by"] == NEW
+
+
+@pytest.mark.parametrize(
+    ("newer", "why"),
+    [
+        (None, f"superseded_by {NEW}, which does not exist"),
+        (line(NEW, "Queues drain every 30 minutes"), f"superseded_by {NEW}, which does not say it supersedes {OLD}"),
+    ],
+)
+def test_a_superseded_by_nothing_answers_is_refused_naming_the_item(grimoire, newer, why):
+    items = [{"content": "A first fact about caches"}, line(OLD, "Queues drain hourly", superseded_by=NEW)]
+    before = (MEMORY / "facts.yaml").read_bytes()
+    with pytest.raises(BadInput) as refused:
+        grimoire.add_many([*items, *([newer] if newer else [])])
+    assert refused.value.message == f"item 2: {why}"
+    assert refused.value.hint == "import the entry that supersedes it too (`mem export --archived` holds both)"
+    assert (MEMORY / "facts.yaml").read_bytes() == before  # all or nothing
+
+
+def test_a_rejected_superseded_by_leaves_the_entry_it_replaced_active(grimoire):
+    older = "MEM-20261119-001"
+    added = grimoire.add_many(
+        [
+            line(older, "Queues drain daily"),
+            {"content": "A fact about caches"},
+            line(OLD, "Queues drain hourly", supersedes=older, superseded_by=NEW),
+        ],
+        skip_invalid=True,
+    )
+    assert [r.index for r in added.rejected] == [2]
+    assert added.rejected[0].message.startswith(f"superseded_by {NEW}, which does not exist (hint: ")
+    assert [e.id for e in added] == [older, "MEM-20261122-001"]
+    facts = in_file(MEMORY / "facts.yaml")
+    assert "superseded_by" not in facts[older] and OLD not in facts
+
+
+def test_rejections_are_listed_in_the_order_of_the_items(grimoire):
+    added = grimoire.add_many(
+        [
+            line(OLD, "Queues drain hourly", superseded_by=NEW),
+            {"content": "Caches live a day"},
+            {"content": "Caches live a day"},
+        ],
+        skip_invalid=True,
+    )
+    # The duplicate (2) is found first, the dangling link (0) once the batch is whole.
+    assert [r.index for r in added.rejected] == [0, 2]
+
+
+# -- ids given explicitly ----------------------------------------------------------------------
+
+
+def test_an_explicit_id_is_checked_and_the_hint_says_what_to_do(grimoire):
+    with pytest.raises(BadInput) as bad:
+        grimoire.add_many([Request("A fact about caches", id="MEM-1")])
+    assert (bad.value.message, bad.value.hint) == ("bad id 'MEM-1'", "ids look like MEM-20260131-001")
+    with pytest.raises(Refused) as twice:
+        grimoire.add_many([line(OLD, "Queues drain hourly"), line(OLD, "Caches live a day")])
+    assert twice.value.message == f"item 2: id {OLD} is already used"
+    assert twice.value.hint == "leave the id out to get a fresh one"
+
+
+def test_a_related_memory_must_exist_unless_its_id_is_in_a_damaged_file(grimoire, repo):
+    with pytest.raises(NotFound):
+        grimoire.add_many([Request("A fact about caches", related=["not-an-id"])])
+    # A decision file mem cannot parse still holds MEM-20261101-004: relating to it is allowed (its author will restore it).
+    (MEMORY / "decisions.yaml").write_text("- id: MEM-20261101-004\n  content: [unclosed\n")
+    with pytest.raises(NotFound):
+        grimoire.add_many([{"content": "A fact about caches", "related_memories": ["MEM-20261101-005"]}])
+    written = grimoire.add_many([{"content": "A fact about caches", "related_memories": ["MEM-20261101-004"]}])
+    assert written[0].data["related_memories"] == ["MEM-20261101-004"]
+
+
+# -- what a batch writes -------------------------------------------------------------------------
+
+
+def test_a_batch_that_replaces_its_own_key_writes_the_first_with_its_final_data(grimoire):
+    written = grimoire.add_many(
+        [
+            {"content": "Deploys on Tuesday", "key": "deploy.day"},
+            {"content": "Deploys on Thursday", "key": "deploy.day"},
+        ]
+    )
+    first, second = written
+    facts = in_file(MEMORY / "facts.yaml")
+    assert facts[first.id]["superseded_by"] == second.id and facts[second.id]["supersedes"] == first.id
+    assert grimoire.get("deploy.day").id == second.id
+    # Each entry knows the line it starts at.
+    lines = (MEMORY / "facts.yaml").read_text().splitlines()
+    assert [lines[e.line - 1] for e in written] == [f"- id: {first.id}", f"- id: {second.id}"]
+
+
+def test_a_key_replaced_twice_in_one_batch_is_held_by_the_last(grimoire):
+    written = grimoire.add_many([{"content": f"Deploys on day {n}", "key": "deploy.day"} for n in range(3)])
+    facts = in_file(MEMORY / "facts.yaml")
+    assert [facts[e.id].get("superseded_by") for e in written] == [written[1].id, written[2].id, None]
+    assert grimoire.get("deploy.day").content == "Deploys on day 2"
+
+
+def test_an_imported_archived_entry_lands_in_the_archive(grimoire):
+    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
+    imported(grimoire, line(OLD, "Queues drained hourly", **archive))
+    assert OLD in in_file(MEMORY / "archive" / "facts.yaml")
+    assert OLD not in in_file(MEMORY / "facts.yaml")
+
+
+FILLER = [{"content": f"Distinct fact number {n} about build caches"} for n in range(38)]
+# A batch of a few items looks duplicates up per length, a large one in an index (adding.WINDOWED).
+SIZES = pytest.mark.parametrize("filler", [[], FILLER], ids=["small batch", "large batch"])
+
+
+@SIZES
+def test_text_added_again_after_its_holder_was_replaced_in_the_same_batch_is_no_duplicate(grimoire, filler):
+    first = grimoire.add("Caches live a day", category="fact")
+    written = grimoire.add_many(
+        [*filler, {"content": "Caches live two days", "supersedes": first.id}, {"content": "Caches live a day"}]
+    )
+    assert [e.content for e in written[-2:]] == ["Caches live two days", "Caches live a day"]
+
+
+@SIZES
+def test_text_of_an_entry_this_batch_wrote_and_replaced_is_no_duplicate(grimoire, filler):
+    written = grimoire.add_many(
+        [
+            {"content": "Deploys on Tuesday", "key": "deploy.day"},
+            *filler,
+            {"content": "Deploys on Thursday", "key": "deploy.day"},
+            {"content": "Deploys on Tuesday"},
+        ]
+    )
+    assert written[-1].content == "Deploys on Tuesday" and "key" not in written[-1].data
+
+
+@SIZES
+def test_a_duplicate_of_an_entry_this_batch_wrote_is_refused_naming_it(grimoire, filler):
+    """Keyed or not, what the batch wrote counts."""
+    grimoire.add("Queues drain hourly", category="fact")
+    for first in ({"content": "Deploys on Tuesday"}, {"content": "Deploys on Tuesday", "key": "deploy.day"}):
+        with pytest.raises(GrimoireError) as refused:
+            grimoire.add_many([first, *filler, {"content": "Deploys on Tuesday"}])
+        assert refused.value.message == f"item {len(filler) + 2}: an identical memory already exists: MEM-20261122-002"
+
+
+@SIZES
+def test_a_duplicate_is_looked_for_among_the_active_entries_of_its_category_only(grimoire, repo, monkeypatch, filler):
+    grimoire.add("Queues drain hourly", category="fact", ttl="1d")
+    grimoire.add("Caches live a day", category="fact")
+    with pytest.raises(GrimoireError, match="an identical memory already exists"):
+        grimoire.add_many([*filler, {"content": "Caches live a day"}])
+    monkeypatch.setenv("MEM_NOW", "2026-11-24T10:00:00Z")  # the first has expired
+    later = Grimoire.open(repo)
+    decision = {"content": "Caches live a day", "category": "decision", "confidence": 0.95}
+    written = later.add_many([*filler, {"content": "Queues drain hourly"}, decision])
+    assert [e.category for e in written[-2:]] == ["fact", "decision"]
+
+
+def test_an_imported_inactive_entry_duplicates_nothing(grimoire):
+    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
+    written = grimoire.add_many(
+        [
+            line(OLD, "Queues drain hourly", superseded_by=NEW),
+            line(NEW, "Queues drain every 30 minutes", supersedes=OLD),
+            line(OTHER, "Caches live a day", **archive),
+            {"content": "Queues drain hourly"},
+            {"content": "Caches live a day"},
+        ]
+    )
+    assert len(written) == 5
+
+
+def test_a_key_freed_by_an_explicit_supersede_is_taken_anew(grimoire):
+    """A holder looked up, then superseded by an entry of another key, holds its key no more."""
+    held = grimoire.add_many([{"content": "Deploys on Tuesday", "key": "deploy.day"}])[0]
+    added = grimoire.add_many(
+        [
+            {"content": "Deploys on Tuesday", "key": "deploy.day"},  # the same value: refused, its holder looked up
+            {"content": "Releases on Tuesday", "key": "release.day", "supersedes": held.id},
+            {"content": "Deploys on Friday", "key": "deploy.day"},
+        ],
+        skip_invalid=True,
+    )
+    assert [r.index for r in added.rejected] == [0]
+    assert added[0].data["supersedes"] == held.id and "supersedes" not in added[1].data
+    assert grimoire.get("deploy.day").content == "Deploys on Friday"
+
+
+def test_two_versions_of_a_procedure_in_one_batch_make_a_chain(sabre):
+    from grimoire_cli.kinds.procedures import content_of, fields_of, parse
+
+    g = Grimoire.open(sabre)
+    category = g.config.of_kind("procedure").name
+
+    def version(step: str) -> Request:
+        fields = fields_of(parse(json.dumps({"name": "deploy", "description": "Ship it", "steps": [step]}), "test"))
+        return Request(content_of(fields), category=category, fields=fields)
+
+    first, second = g.add_many([version("build"), version("push")])
+    assert second.data["supersedes"] == first.id
+
+
+def test_ids_given_in_a_batch_are_in_use_for_the_ids_it_numbers(grimoire):
+    written = grimoire.add_many([line("MEM-20261122-005", "Queues drain hourly"), {"content": "Caches live a day"}])
+    assert [e.id for e in written] == ["MEM-20261122-005", "MEM-20261122-006"]
+
+
+def test_a_purged_id_stays_in_use_and_links_to_it_import_again(grimoire):
+    """An export taken before a purge imports again, its links to purged entries kept; the id is never reissued."""
+    (MEMORY / "archive").mkdir(exist_ok=True)
+    (MEMORY / "archive" / "purged-ids.txt").write_text(f"{OLD} 2026-11-21T10:00:00Z\n")
+    written = grimoire.add_many([line(NEW, "Queues drain every 30 minutes", related_memories=[OLD])])
+    assert written[0].data["related_memories"] == [OLD]
+    with pytest.raises(Refused, match=f"id {OLD} is already used"):
+        grimoire.add_many([line(OLD, "Queues drain hourly")])
+
+
+def test_a_link_to_an_id_two_entries_share_is_refused_before_any_write(grimoire, repo):
+    shared = grimoire.add("The cache lives in redis", category="fact").id
+    facts = (MEMORY / "facts.yaml").read_text()
+    learnings = MEMORY / "learnings.yaml"
+    learnings.write_text(learnings.read_text() + facts[facts.index("- id:") :])
+    for item in ({"related": [shared]}, {"supersedes": shared}):
+        store = Grimoire.open(repo).store
+        with pytest.raises(Damaged, match="a write cannot tell which one is meant"):
+            add_many(store, [Request("The cache lives in valkey", **item)], grimoire.now(), dry_run=True)
+
+
+def test_a_near_duplicate_is_noted_in_a_small_and_in_a_large_batch(grimoire):
+    grimoire.add("The checkout service retries payments three times", category="fact")
+    for size in (1, 40):
+        items = [{"content": f"Unrelated note {n} on build caching"} for n in range(size - 1)]
+        written = grimoire.add_many(
+            [*items, {"content": f"The checkout service retries payments three times!! ({size})"}], skip_invalid=True
+        )
+        assert written[-1].near_duplicate is not None, size
+
+
+# -- prepare and update_many (`mem compact`, lifecycle commands) --------------------------------------
+
+
+def test_prepare_numbers_and_checks_without_writing(grimoire):
+    grimoire.add("Queues drain hourly", category="fact")
+    store = grimoire.store
+    with store.lock():
+        entries = prepare(store, [Request("Caches live a day"), Request("Caches live a week")], grimoire.now())
+        with pytest.raises(GrimoireError, match="an identical memory already exists"):
+            prepare(store, [Request("Queues drain hourly")], grimoire.now())
+    assert [e.id for e in entries] == ["MEM-20261122-002", "MEM-20261122-003"]
+    assert [e.category for e in entries] == ["fact", "fact"]
+    assert len(in_file(MEMORY / "facts.yaml")) == 1
+
+
+def test_update_many_rewrites_entries_in_several_files_in_one_write(grimoire):
+    fact = grimoire.add("Queues drain hourly", category="fact")
+    decision = grimoire.add("We drain queues hourly", category="decision", confidence=0.95)
+    store = grimoire.store
+    with store.lock():
+        update_many(store, {fact.id: {**fact.data, "importance": 9}, decision.id: {**decision.data, "importance": 2}})
+    assert in_file(MEMORY / "facts.yaml")[fact.id]["importance"] == 9
+    assert in_file(MEMORY / "decisions.yaml")[decision.id]["importance"] == 2
+
+
+# -- chat turns ------------------------------------------------------------------------------------
+
+
+def test_chat_turns_count_on_from_the_last_active_message(repo):
+    assert mem("init", "--preset", "protea").code == 0
+
+    def say(text: str, when: str) -> None:
+        assert mem("chat", "add", "user", text, env={"MEM_NOW": when}).code == 0
+
+    say("one", "2026-11-22T10:00:00Z")
+    say("two", "2026-11-22T10:01:00Z")
+    say("three", "2026-11-22T10:02:00Z")
+    turns = {e["content"]: e["turn"] for e in in_file(MEMORY / "local" / "chat.yaml").values()}
+    assert turns == {"one": 1, "two": 2, "three": 3}
+    say("later", "2026-11-22T12:00:00Z")  # all three lapsed: removed by this write, and the count starts again
+    assert [(e["content"], e["turn"]) for e in in_file(MEMORY / "local" / "chat.yaml").values()] == [("later", 1)]
+
+
+def test_an_event_refuses_to_fire_a_task_whose_id_two_entries_share(sabre):
+    """The in-place update finds what it rewrites by id: a shared id is refused, not one copy edited."""
+    waiting = mem("task", "add", "Re-run the report", "--on", "data.loaded").out.strip()
+    tasks = next(path for path in MEMORY.rglob("*.yaml") if waiting in path.read_text())
+    text = tasks.read_text()
+    tasks.write_text(text + text[text.index("- id:") :])
+    before = tasks.read_bytes()
+    fired = mem("event", "data.loaded")
+    assert fired.code == 3 and "a write cannot tell which one is meant" in fired.err, fired.err
+    assert tasks.read_bytes() == before
