@@ -263,3 +263,23 @@ def test_a_version_that_cannot_be_read_is_named_with_how_git_runs_the_driver(rep
     assert raised.value.message == f"merge-file cannot read {missing} {tmp_path / 'gone'}: No such file or directory"
     assert raised.value.hint == "git runs it as `mem merge-file %O %A %B %P`; by hand, name three existing files"
     assert present.read_text() == HEAD + REDIS
+
+
+CONFIG_BASE = "memory_schema:\n  categories:\n    fact: {storage_file: facts.yaml}\n"
+
+
+@pytest.mark.parametrize("where", [".loa.config.yaml", "sub/.loa.config.yaml"])
+def test_the_config_goes_to_its_own_merge_and_renumbers_nothing(tmp_path, where):
+    """The config is united by key (git/config_merge.py), wherever git names it from."""
+    ours = CONFIG_BASE + "    research: {storage_file: research.yaml}\n"
+    theirs = CONFIG_BASE + "    runbook: {storage_file: runbook.yaml}\n"
+    with chdir(tmp_path):
+        result, merged = driven(tmp_path, CONFIG_BASE, ours, theirs, where=where)
+    assert merged == result.text == ours + "    runbook: {storage_file: runbook.yaml}\n"
+    assert (result.conflicts, result.renumbered) == ([], {})
+    changed = CONFIG_BASE.replace("facts.yaml", "notes.yaml")
+    with chdir(tmp_path):
+        result, merged = driven(
+            tmp_path, CONFIG_BASE, changed, CONFIG_BASE.replace("facts.yaml", "known.yaml"), where=where
+        )
+    assert result.conflicts and "<<<<<<<" in merged and result.text == merged
