@@ -1,0 +1,323 @@
+"""The verdicts `scripts/mutation.py` cannot reach by running tests: the
+survivors that behave as the original (`EQUIVALENT`, each with the reason),
+and the ones only a fresh process kills (`BEFORE_THE_FORK`). Keyed by
+mutmut's name, which is stable while the function's source is unchanged."""
+
+from __future__ import annotations
+
+# Survivors no test can kill: the mutant behaves as the original. Keyed by
+# mutmut's name (stable while the function's source is unchanged).
+_GATES = "the gates and the per-field search only skip work (tests/test_guard.py: every sample gives the same findings gated and ungated)"
+_ENCODING = "`UTF-8` names the same codec, and so does the locale's here (Python makes the C locale UTF-8)"
+_ENCODINGS = (
+    *(f"x_recover__mutmut_{n}" for n in (5, 7)),
+    *(f"x_kept__mutmut_{n}" for n in (2, 5)),
+    "x_keep__mutmut_10",
+    *(f"x_replace_all__mutmut_{n}" for n in (21, 24, 31)),
+)
+_FALSY = '`pairs` is only tested for truth: `""` and None are both false'
+_LOCKED = "recovery runs under the lock: a file it has just read or listed is still there to unlink"
+EQUIVALENT: dict[str, str] = {
+    "grimoire_cli.guard.rules.x__luhn__mutmut_12": "a doubled digit is even, never 9: `> 9` and `>= 9` agree",
+    "grimoire_cli.guard.rules.x__luhn__mutmut_18": "the negated total is a multiple of 10 exactly when the total is",
+    "grimoire_cli.guard.rules.x__card_ok__mutmut_16": "the card pattern takes 13 to 19 digits: 20 never reaches the check",
+    "grimoire_cli.guard.rules.x__card_ok__mutmut_19": "the first character is a digit, never an X",
+    "grimoire_cli.guard.rules.x_secretish__mutmut_1": "every caller passes `quoted`",
+    "grimoire_cli.guard.rules.x_names_no_secret__mutmut_1": "every caller passes `value`",
+    "grimoire_cli.guard.rules.x__name__mutmut_7": "the piece before the first space holds no space to strip",
+    "grimoire_cli.guard.rules.x__name__mutmut_8": "a name's words (`_WORDS`) never hold a dash: where it is stripped changes none",
+    "grimoire_cli.guard.rules.x__name__mutmut_14": "only the first piece of the split is used",
+    "grimoire_cli.guard.rules.x__name__mutmut_17": "only the first piece of the split is used",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_3": "`=` only ends the match, and the slice stops before it either way",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_4": "the match starts with `ZXlK`, never with `=`",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_15": "the decoded part holds only base64 characters: validation never fails",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_16": "the decoded part holds only base64 characters: validation never fails",
+    "grimoire_cli.guard.rules.x__base64_jwt_ok__mutmut_18": "`ASCII` names the same codec",
+    "grimoire_cli.guard.scan.x__runnable__mutmut_26": "1 digit for an entry with no text: no rule matches the empty text",
+    "grimoire_cli.guard.scan.x__runnable__mutmut_5": "folding is a no-op on text without `ſ`, `ı`, `İ` or `K`",
+    "grimoire_cli.guard.scan.x__runnable__mutmut_8": "ASCII text never holds `ſ`, `ı`, `İ` or `K`: folding it is a no-op",
+    **{
+        f"grimoire_cli.guard.scan.xǁ_Compiledǁhas_shape__mutmut_{n}": "the case of a shape matters to no rule: the one case-insensitive shape with letters carries its own `(?i)`"
+        for n in (9, 10, 12, 13)
+    },
+    "grimoire_cli.guard.scan.x__finding__mutmut_21": "a line break before the field's start gives a column start below `base`, which max() replaces",
+    "grimoire_cli.guard.scan.x__unpaired__mutmut_2": "the kind of the finding that places the tag is never read",
+    "grimoire_cli.guard.scan.x__unpaired__mutmut_8": "the kind of the finding that places the tag is never read",
+    "grimoire_cli.guard.scan.xǁ_Compiledǁhas_shape__mutmut_8": "the one case-insensitive rule whose shape holds letters (`--password`) carries its own `(?i)`",
+    **{f"grimoire_cli.storage.journal.{name}": _ENCODING for name in _ENCODINGS},
+    **{f"grimoire_cli.storage.journal.{name}": _FALSY for name in ("x_recover__mutmut_8", "x_recover__mutmut_9")},
+    **{f"grimoire_cli.storage.journal.x_recover__mutmut_{n}": _LOCKED for n in (10, 11, 22, 23, 31, 32)},
+    **{
+        f"grimoire_cli.storage.journal.x_write_atomic__mutmut_{n}": "the rename failed: the temp file is still there to unlink"
+        for n in (13, 15)
+    },
+    **{
+        f"grimoire_cli.storage.journal.x_replace_all__mutmut_{n}": "under the lock, the temp files (50, 52) and the "
+        "journal (64, 65) it has just written are still there to unlink"
+        for n in (50, 52, 64, 65)
+    },
+    **{
+        f"grimoire_cli.storage.journal.x__temp_copy__mutmut_{n}": "the temp file that failed is still there to unlink"
+        for n in (33, 35)
+    },
+    "grimoire_cli.storage.journal.x__umask__mutmut_3": "the mask set for the moment is put back before anything is created",
+    **{
+        f"grimoire_cli.memory.entry_rules.x_check_entry__mutmut_{n}": "the fast check only decides whether jsonschema "
+        "runs; on an entry without a problem jsonschema finds none either"
+        for n in (34, 36)
+    },
+    "grimoire_cli.memory.entry_rules.x_check_entry__mutmut_72": "an additionalProperties error always has an extra key",
+    **{
+        f"grimoire_cli.memory.entry_rules.x_link_of__mutmut_{n}": "the default `kind` is never used: its one caller "
+        "(validate_files.py) passes the category's"
+        for n in (1, 2)
+    },
+    "grimoire_cli.memory.entry_rules.x__check_expiry__mutmut_55": '`wanted` is only tested for truth: `""` and None are both false',
+    **{
+        f"grimoire_cli.memory.entry_rules.x__check_expiry__mutmut_{n}": "ttl permanent gives no `wanted` time "
+        "(`expires_at` is None for it): the `and wanted` after the changed test stops it alone"
+        for n in (80, 81)
+    },
+    **{
+        f"grimoire_cli.guard.scan.{name}": _GATES
+        for name in (
+            *(f"x_scan__mutmut_{n}" for n in (1, 11, 14, 16, 18)),
+            *(f"x_scan_fields__mutmut_{n}" for n in (1, 24, 25, 26, 29, 30, 32, 33, 43, 44, 48)),
+            *(f"x__matches__mutmut_{n}" for n in (1, 3, 12, 14)),
+            *(f"x__runnable__mutmut_{n}" for n in (1, 2, 20, 30)),
+            *(f"x__spans__mutmut_{n}" for n in (1, 7, 33)),
+        )
+    },
+}
+_SEARCH = "grimoire_cli.retrieval.search"
+_ONLY_WORK = (
+    "`_known` only spares work: a known word of four letters or more is its own nearest word (distance 0), "
+    "a shorter one matches as it is: the term is the same"
+)
+_FILES_READ = "the filter's states decide what is found; which files the catalog reads only costs time"
+EQUIVALENT.update(
+    {
+        **{f"{_SEARCH}.x__known__mutmut_{n}": _ONLY_WORK for n in (2, 4, 5, 6, 10, 11, 13, 14)},
+        f"{_SEARCH}.x_terms__mutmut_42": _ONLY_WORK,
+        **{
+            f"{_SEARCH}.x__quoted__mutmut_{n}": "a word (`scoring.words`) never holds a double quote to double"
+            for n in (8, 9)
+        },
+        **{f"{_SEARCH}.x_filtered_out__mutmut_{n}": "`Filter` takes floors=None as {}" for n in (6, 79)},
+        **{
+            f"{_SEARCH}.x_filtered_out__mutmut_{n}": "the floors kept are the categories' own floors below the "
+            "default: an entry under its category's floor is refused on write and reported by `mem validate`"
+            for n in (8, 85)
+        },
+        f"{_SEARCH}.x_filtered_out__mutmut_59": "the number of matches does not depend on the blend's weights",
+        **{
+            f"{_SEARCH}.x_filtered_out__mutmut_{n}": "only `.total` is read, which counts the matches past the limit"
+            for n in (60, 68)
+        },
+        **{
+            f"{_SEARCH}.x_hits__mutmut_{n}": "every tier an entry has is a key of TIER_BONUS: the default is never used"
+            for n in (22, 24, 25)
+        },
+        f"{_SEARCH}.x_ranked__mutmut_13": _FILES_READ,
+        **{f"{_SEARCH}.x_ranked_or_newest__mutmut_{n}": _FILES_READ for n in (12, 19)},
+    }
+)
+EQUIVALENT.update(
+    {
+        f"grimoire_cli.git.sides.x__fetched_for_merge__mutmut_{n}": "`UTF-8` names the same codec, and so does "
+        "the locale's here (Python makes the C locale UTF-8)"
+        for n in (2, 4, 10)
+    }
+)
+_SIDES = "grimoire_cli.git.sides.xǁ_SharedHistoryǁ"
+EQUIVALENT.update(
+    {
+        **{
+            f"{_SIDES}{name}": "`check` is only tested for truth: None and False are both false"
+            for name in ("__init____mutmut_7", "rank__mutmut_5")
+        },
+        f"{_SIDES}rank__mutmut_13": "`XX--format=%(refname)XX` is one more pattern, which no ref matches: the "
+        "default format's lines hold each ref's name too (beside its object id and type), so `containing` "
+        "meets the default branches, and is empty, alike",
+    }
+)
+_FLAT = "grimoire_cli.git.flattened"
+_ONE_TAB = "every line of the log holds the format's tab: the piece before the first one is the same however it splits"
+_LS_TREE = "ls-tree quotes a path that holds a tab (no -z): each line holds exactly one, before the path"
+_CACHE = "grimoire_cli.git.mapping_cache"
+_ASCII = "json.dump escapes every character past ASCII (ensure_ascii): the file reads alike in any of these codecs"
+EQUIVALENT.update(
+    {
+        f"{_FLAT}.x_strays__mutmut_14": "`XXXX` is one row of one field, never a merge: nothing is dropped either way",
+        **{f"{_FLAT}.x_strays__mutmut_{n}": _ONE_TAB for n in (19, 22)},
+        f"{_FLAT}.x_strays__mutmut_31": "split once at a tab every line holds: two pieces, so [1] is [-1]",
+        f"{_FLAT}.x__blobs__mutmut_11": "ls-tree takes the paths after the revision: `XX--XX` is one more path, which "
+        "no tree holds",
+        f"{_FLAT}.x__blobs__mutmut_12": "`XXXX` holds no tab: no file either way",
+        **{f"{_FLAT}.x__blobs__mutmut_{n}": _LS_TREE for n in (16, 17, 19)},
+        **{f"{_CACHE}.x_load__mutmut_{n}": _ASCII for n in (3, 6)},
+        **{f"{_CACHE}.x_save__mutmut_{n}": _ASCII for n in (10, 13, 17)},
+        **{
+            f"{_CACHE}.x_save__mutmut_{n}": "the temp file's name is never read: it is renamed over the kept "
+            "file at once"
+            for n in (3, 5, 6, 7)
+        },
+    }
+)
+_TREES = "grimoire_cli.git.trees"
+_NAMED_ONLY = "`where` only names the text in a Damaged error, which is caught: the same entries are parsed"
+EQUIVALENT.update(
+    {
+        f"{_TREES}.x__blob_of__mutmut_15": "`hash-object --stdin` does not fail (it writes nothing; a missing git "
+        "raises): the fallback is never used",
+        f"{_TREES}.x_picked__mutmut_21": "`XXXX` is one word: a commit with no parents, skipped as the empty "
+        "listing's none",
+        f"{_TREES}.xǁTreeǁcopy_of__mutmut_22": "`get(None)` answers None: no entry is under None",
+        f"{_TREES}.xǁTreeǁget__mutmut_6": _NAMED_ONLY,
+        **{f"{_TREES}.xǁTreeǁload__mutmut_{n}": _NAMED_ONLY for n in (9, 16, 17)},
+    }
+)
+_RENUMBER = "grimoire_cli.git.renumber"
+_FALSE = "`check` is only tested for truth: None and False are both false"
+_ONE_ARG = "git gives post-merge and post-rewrite one argument: their first two are their first"
+_NAMED_COMMITS = (
+    "the versions are commits git has just named (rev-parse, merge-base, its state files): a diff between "
+    "them does not fail"
+)
+EQUIVALENT.update(
+    {
+        **{f"{_RENUMBER}.x__still_meant__mutmut_{n}": _ENCODING for n in (5, 7, 10)},
+        f"{_RENUMBER}.x__still_meant__mutmut_13": "`XXXX` holds no id line: a missing file holds no ids either way",
+        **{f"{_RENUMBER}.x__repeated_ids__mutmut_{n}": _ENCODING for n in (6, 8, 11)},
+        **{f"{_RENUMBER}.x_plan__mutmut_{n}": _ONE_ARG for n in (4, 81)},
+        f"{_RENUMBER}.x_plan__mutmut_10": _FALSE,
+        f"{_RENUMBER}.x_fixup__mutmut_1": "every caller passes `stdin` (Grimoire.merge_fixup)",
+        **{
+            f"{_RENUMBER}.x_fixup__mutmut_{n}": "outside a work tree git finds no git dir either, and a work tree "
+            "always has one: `root` decides alone"
+            for n in (16, 19)
+        },
+        f"{_RENUMBER}.x_fixup__mutmut_56": "a scope's own result gathers renames, lifecycle and notes: its "
+        "operation is never read",
+        f"{_RENUMBER}.x__scope_changes__mutmut_12": "only a rebase or a cherry-pick keeps renames in git's state "
+        "(a merge cannot start while one is under way): prior_renames finds none for a merge",
+        f"{_RENUMBER}.x__scope_changes__mutmut_42": _FALSE,
+        **{f"{_RENUMBER}.x__scope_changes__mutmut_{n}": _NAMED_COMMITS for n in (45, 52)},
+        f"{_RENUMBER}.x__merged_by_driver__mutmut_18": _FALSE,
+        **{f"{_RENUMBER}.x__merged_by_driver__mutmut_{n}": _NAMED_COMMITS for n in (21, 27)},
+        **{
+            f"{_RENUMBER}.x__changes__mutmut_{n}": "`typing.cast` returns its value, whatever type it names"
+            for n in (71, 75, 76, 107, 111, 112)
+        },
+        f"{_RENUMBER}.x__changes__mutmut_1": "its one caller (`_scope_changes`) passes `ours_yield`",
+        f"{_RENUMBER}.x__changes__mutmut_6": "`include_archive` is True by default",
+        f"{_RENUMBER}.x__changes__mutmut_125": "where ours' commit is the keeper, a new Tree of it holds what "
+        "`start_tree` holds",
+        f"{_RENUMBER}.x__changes__mutmut_96": "in a pair, exactly one entry is new exactly when exactly one is ours",
+        f"{_RENUMBER}.x__scope_changes__mutmut_132": "with no archive change on either side each archived "
+        "copy is the base's on both: the mapping renames only ids new since, so there is no lifecycle to carry",
+        f"{_RENUMBER}.x__scope_changes__mutmut_50": "the mutant asks whether ours' archive differs from theirs': it "
+        "does wherever an entry is archived on one side only, the one case with a lifecycle to carry (archived "
+        "alike on both sides, both copies are one)",
+        **{f"{_RENUMBER}.x__lifecycle__mutmut_{n}": _ENCODING for n in (9, 11, 15)},
+        **{
+            f"{_RENUMBER}.x__lifecycle__mutmut_{n}": "the store read the entry's file as UTF-8 (one that is not is "
+            "damaged, and its entries skipped): there is no byte to replace"
+            for n in (10, 12, 16, 17)
+        },
+        f"{_RENUMBER}.x__lifecycle__mutmut_1": "its one caller (`_changes`) passes `ours_yield`",
+        **{
+            f"{_RENUMBER}.x__lifecycle__mutmut_{n}": "the store parsed the entry from this very file, whose id "
+            "lines `ids_in` finds: the default is never used"
+            for n in (21, 23, 24)
+        },
+        **{
+            f"{_RENUMBER}.x__scope_changes__mutmut_{n}": "outside a rebase `strays` is only read through `or {}` "
+            "and `written` only tested for truth: None and {} alike"
+            for n in (61, 62)
+        },
+    }
+)
+_NUMBERING = "grimoire_cli.git.numbering"
+EQUIVALENT.update(
+    {
+        **{
+            f"{_NUMBERING}.x_renumbering__mutmut_{n}": "`typing.cast` returns its value, whatever type it names"
+            for n in (37, 41, 42, 53, 57, 58)
+        },
+        f"{_NUMBERING}.x_renames_since__mutmut_18": "the keys `_arrived` gives are identities, which hold a "
+        'content line: neither `""` nor `XXXX` is one',
+        f"{_NUMBERING}.x_identity__mutmut_2": "`keeping` is only tested for truth: None and False alike",
+        **{
+            f"{_NUMBERING}.x_identity__mutmut_{n}": "only the piece before the first colon is read, however "
+            "many splits follow"
+            for n in (17, 21)
+        },
+        f"{_NUMBERING}.xǁNumbersǁ__init____mutmut_8": "replacing the highest number by an equal one changes nothing",
+    }
+)
+_MERGE = "grimoire_cli.git.merge"
+EQUIVALENT.update(
+    {
+        **{
+            f"{_MERGE}.x__other_copy__mutmut_{n}": "a block (`ids_in`) starts at its `- id:` line: its first "
+            "item is that mapping, or the parse raises"
+            for n in (9, 15)
+        },
+        f"{_MERGE}.x_merged_lifecycle__mutmut_2": "only the lifecycle fields of the result are kept, and the "
+        "entry as added holds none of them: a base of None gives them alike",
+        f"{_MERGE}.x_merge_entry__mutmut_4": "`conflict` is only tested for truth (merge_texts, "
+        "renumber._lifecycle): None and False alike",
+        f"{_MERGE}.x__cache_key__mutmut_20": "`XX--format=…XX` is one more pattern, which no ref matches: git's "
+        "default format holds each remote ref's name and object id too, so the key changes alike",
+        f"{_MERGE}.x__cache_key__mutmut_36": "a FETCH_HEAD git writes never reads `XXXX`: any constant for its "
+        "absence keys alike",
+        f"{_MERGE}.x__by_lines__mutmut_2": "`Path.cwd()` and no cwd (the process's own) are one folder",
+        **{f"{_MERGE}.x__by_lines__mutmut_{n}": _ENCODING for n in (16, 18, 22)},
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "a blank text parses to no entries: parsing it or not gives the "
+            "same empty lists"
+            for n in (4, 11, 18)
+        },
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "renaming by an empty mapping changes nothing: the test only "
+            "spares the copies"
+            for n in (52, 59, 66)
+        },
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "the conflict's lines are joined with a line break again: one "
+            "piece holding them all writes the same text"
+            for n in (208, 219)
+        },
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "`rstrip()` strips spaces and tabs too, and no "
+            "emitted line ends in one (the emitter quotes a value with trailing blanks)"
+            for n in (204, 215)
+        },
+        f"{_MERGE}.x_merge_texts__mutmut_130": "`_other_copy` never answers None (its mutants 9 and 15): the loop "
+        "never stops there",
+        f"{_MERGE}.x_merge_texts__mutmut_136": "lifecycle fields equal to the archived copy's own rewrite it with "
+        "the values it has: the same text",
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "`where` names the file only in rewrite's errors, which the "
+            "merge never meets: its changes are keyed by ours' own ids and spans, just parsed"
+            for n in (258, 265)
+        },
+        f"{_MERGE}.x_merge_file__mutmut_20": "`UTF-8` names the same codec",
+        f"{_MERGE}.x_global_mapping__mutmut_35": "`typing.cast` returns its value, whatever type it names",
+        f"{_MERGE}.x_merge_file__mutmut_36": "git runs the driver in the repository and `root` is found from the "
+        "working directory: the config found from it (no path given) is the same",
+    }
+)
+# Survivors a test does kill, but not under mutmut: their code runs once per
+# process (at import, or filling a cache) before mutmut forks the process that
+# tests the mutant; the fresh-process checks kill them. Why, for the report.
+BEFORE_THE_FORK: dict[str, str] = {
+    **{
+        f"grimoire_cli.guard.scan.xǁ_Compiledǁ__init____mutmut_{n}": "`_COMPILED` is built at import" for n in (1, 2, 3)
+    },
+    **{
+        f"grimoire_cli.guard.scan.xǁ_Compiledǁhas_shape__mutmut_{n}": "each shape is compiled once, before the fork"
+        for n in (3, 4, 5, 6, 7, 11, 14)
+    },
+}
