@@ -98,6 +98,17 @@ def test_a_rejected_superseded_by_leaves_the_entry_it_replaced_active(grimoire):
     assert "superseded_by" not in facts[older] and OLD not in facts
 
 
+def test_every_link_is_checked_though_a_later_one_holds(grimoire):
+    gone = "MEM-20261119-009"
+    items = [
+        line(OTHER, "Caches live a day", superseded_by=gone),
+        line(OLD, "Queues drain hourly", superseded_by=NEW),
+        line(NEW, "Queues drain every 30 minutes", supersedes=OLD),
+    ]
+    with pytest.raises(BadInput, match=f"item 1: superseded_by {gone}, which does not exist"):
+        grimoire.add_many(items)
+
+
 def test_rejections_are_listed_in_the_order_of_the_items(grimoire):
     added = grimoire.add_many(
         [
