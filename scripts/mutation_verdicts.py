@@ -177,6 +177,7 @@ EQUIVALENT.update(
         **{f"{_TREES}.xǁTreeǁload__mutmut_{n}": _NAMED_ONLY for n in (9, 16, 17)},
     }
 )
+_CAST = "`typing.cast` returns its value, whatever type it names"
 _RENUMBER = "grimoire_cli.git.renumber"
 _FALSE = "`check` is only tested for truth: None and False are both false"
 _ONE_ARG = "git gives post-merge and post-rewrite one argument: their first two are their first"
@@ -304,7 +305,13 @@ EQUIVALENT.update(
             for n in (258, 265)
         },
         f"{_MERGE}.x_merge_file__mutmut_20": "`UTF-8` names the same codec",
-        f"{_MERGE}.x_global_mapping__mutmut_35": "`typing.cast` returns its value, whatever type it names",
+        **{f"{_MERGE}.x_global_mapping__mutmut_{n}": _CAST for n in (35, 68, 249)},
+        **{
+            f"{_MERGE}.x_merge_file__mutmut_{n}": "the temp file is renamed onto ours as soon as it is written: "
+            "its name is never left behind nor read"
+            for n in (111, 112)
+        },
+        **{f"{_MERGE}.x_merge_file__mutmut_{n}": _ENCODING for n in (114, 116, 118)},
         f"{_MERGE}.x_merge_file__mutmut_36": "git runs the driver in the repository and `root` is found from the "
         "working directory: the config found from it (no path given) is the same",
     }
@@ -321,3 +328,35 @@ BEFORE_THE_FORK: dict[str, str] = {
         for n in (3, 4, 5, 6, 7, 11, 14)
     },
 }
+_ADDING = "grimoire_cli.memory.adding"
+_WINDOW = (
+    "the per-length window and the index only narrow what is compared: the same duplicates are found "
+    "(tests/test_add.py: the bulk lookup finds what a full scan finds)"
+)
+EQUIVALENT.update(
+    {
+        f"{_ADDING}.x__locate__mutmut_14": _CAST,
+        **{f"{_ADDING}.xǁ_Batchǁduplicates__mutmut_{n}": _WINDOW for n in (1, 2, 3, 9, 12, 34, 36, 38)},
+        **{f"{_ADDING}.x_prepare__mutmut_{n}": _WINDOW for n in (4, 7, 8)},
+        f"{_ADDING}.xǁ_Existingǁget__mutmut_12": "every caller leaves `default` None: what it gets for a miss",
+        f"{_ADDING}.xǁ_Batchǁadded__mutmut_3": "an entry is superseded at most once in a batch (a second is "
+        "refused: already superseded), so `updates` holds no earlier edit of it",
+        f"{_ADDING}.xǁ_Takenǁadd__mutmut_1": "every id added parses, and its day was read before it is added "
+        "(check_id's `in taken`, fresh's `of_day`): `of_day` holds it too",
+        **{
+            f"{_ADDING}.xǁ_Takenǁadd__mutmut_{n}": "an id's day is always read (check_id's `in taken`, fresh's "
+            "`of_day`) before the id is added: `_added` is never read after it"
+            for n in (6, 7)
+        },
+        f"{_ADDING}.xǁ_Takenǁadd__mutmut_15": "replacing the highest number by an equal one changes nothing",
+        **{
+            f"{_ADDING}.xǁ_Takenǁ__contains____mutmut_{n}": "an id that does not parse is asked only by the "
+            "related check, after `existing` (the same `by_id` lookup) found nothing: `by_id` is false here"
+            for n in (11, 12)
+        },
+        f"{_ADDING}.x__unlinked__mutmut_54": "`replaced` is set only for an entry this batch marked superseded "
+        "by this one (`_Batch.added`): the second test never fails when it is",
+        f"{_ADDING}.x__unlinked__mutmut_62": "rejections have distinct indexes, which come first in the tuple: "
+        "sorted alike",
+    }
+)

@@ -362,3 +362,32 @@ def test_an_event_refuses_to_fire_a_task_whose_id_two_entries_share(sabre):
     fired = mem("event", "data.loaded")
     assert fired.code == 3 and "a write cannot tell which one is meant" in fired.err, fired.err
     assert tasks.read_bytes() == before
+
+
+def test_an_imported_entry_a_condensed_one_replaced_duplicates_nothing(grimoire):
+    written = grimoire.add_many(
+        [
+            line(OLD, "Queues drain hourly", superseded_by=NEW),
+            line(NEW, "Queues: drain and retry rules, condensed", related_memories=[OLD]),
+            {"content": "Queues drain hourly"},
+        ]
+    )
+    assert written[-1].content == "Queues drain hourly"
+
+
+def test_a_key_stays_with_its_latest_holder_when_an_earlier_one_is_superseded(grimoire):
+    """An explicit supersede may carry a key another entry still holds; superseding that other one
+    leaves the key with the newer holder."""
+    held = grimoire.add_many([{"content": "Deploys on Tuesday", "key": "deploy.day"}])[0]
+    plain = grimoire.add("Releases need a changelog", category="fact")
+    added = grimoire.add_many(
+        [
+            {"content": "Deploys on Tuesday", "key": "deploy.day"},  # refused, its holder looked up
+            {"content": "Deploys on Wednesday", "key": "deploy.day", "supersedes": plain.id},
+            {"content": "Releases on Tuesday", "key": "release.day", "supersedes": held.id},
+            {"content": "Deploys on Friday", "key": "deploy.day"},
+        ],
+        skip_invalid=True,
+    )
+    assert [r.index for r in added.rejected] == [0]
+    assert added[2].data["supersedes"] == added[0].id
