@@ -199,9 +199,7 @@ def test_a_side_that_is_no_grimoire_list_is_merged_by_lines(repo, tmp_path):
     result, merged = driven(tmp_path, HEAD + REDIS, HEAD + REDIS, "just: a mapping\n")
     assert merged == "just: a mapping\n" and result.conflicts == [] and result.renumbered == {}
     result, merged = driven(tmp_path, HEAD + REDIS, HEAD + REDIS + entry("002", "y"), "just: a mapping\n")
-    assert result.conflicts == [
-        f"{FACTS}: {FACTS} (theirs):1: a grimoire file must be a YAML list of entries, found a dict"
-    ]
+    assert result.conflicts == [f"{FACTS} (theirs):1: a grimoire file must be a YAML list of entries, found a dict"]
     assert merged.startswith("<<<<<<< ours\n" + HEAD) and merged.endswith("=======\njust: a mapping\n>>>>>>> theirs\n")
     result, merged = driven(tmp_path, HEAD + REDIS, HEAD + REDIS + entry("002", "y"), b"\xff\xfe not utf-8\n")
     assert result.conflicts == [f"{FACTS}: not UTF-8 text"] and merged.startswith("<<<<<<< ours\n" + HEAD)

@@ -7,7 +7,7 @@ runs for merge.py, beside test_merge_pinned.py."""
 from __future__ import annotations
 
 import pytest
-from test_merge_pinned import APPLIED, ARCHIVED, HEAD, entry
+from test_merge_pinned import APPLIED, ARCHIVED, FACTS, HEAD, driven, entry, fact, items
 
 from grimoire_cli.core.errors import Damaged
 from grimoire_cli.git.echoes import memory_key
@@ -258,3 +258,27 @@ def test_memories_both_sides_added_that_one_side_archived_stay_archived_with_bot
     result = merge_texts(HEAD, HEAD + active + archived + untouched, HEAD, "archive.yaml", same=same)
     assert (result.conflicts, result.renumbered) == ([], {})
     assert result.text == HEAD + entry("006", "picked, applied on theirs", ARCHIVED + APPLIED_BLOCK) + untouched
+
+
+def test_an_entry_without_an_id_on_the_side_whose_keyed_entries_are_chained_is_kept(tmp_path):
+    """`mem validate` names it afterwards; the driver neither drops it nor fails on it."""
+    superseded = fact("001", "small", "10:00", "  superseded_by: MEM-20261122-002\n")
+    ours = HEAD + superseded + fact("002", "large", "10:05", "  supersedes: MEM-20261122-001\n")
+    theirs = HEAD + superseded + fact("002", "medium", "10:03", "  supersedes: MEM-20261122-001\n")
+    result, merged = driven(tmp_path, HEAD + fact("001", "small", "10:00"), ours, theirs + "- content: by hand\n")
+    assert result.conflicts == []
+    assert [(e.get("id", "")[-3:], e["content"]) for e in items(merged)] == [
+        ("001", "small"),
+        ("002", "large"),
+        ("003", "medium"),
+        ("", "by hand"),
+    ]
+
+
+def test_an_item_that_is_no_entry_on_theirs_is_merged_by_lines_and_named(tmp_path):
+    """Merging entry by entry would drop it: git's line merge keeps it, and the conflict says why."""
+    ours = HEAD + REDIS + entry("002", "ours")
+    theirs = HEAD + REDIS + "- a line that is no entry\n"
+    result, merged = driven(tmp_path, HEAD + REDIS, ours, theirs)
+    assert "- a line that is no entry" in merged and "<<<<<<<" in merged
+    assert result.conflicts == [f"{FACTS} (theirs):11: holds an item that is not an entry"]

@@ -84,7 +84,11 @@ def merge_texts(
     `echoed`: applies both sides hold a copy of (`echoes.counts_added`), counted once."""
     base_items, _ = parse_entries(base, f"{where} (base)") if base.strip() else ([], [])
     our_items, our_spans = parse_entries(ours, f"{where} (ours)") if ours.strip() else ([], [])
-    their_items, _ = parse_entries(theirs, f"{where} (theirs)") if theirs.strip() else ([], [])
+    their_items, their_spans = parse_entries(theirs, f"{where} (theirs)") if theirs.strip() else ([], [])
+    # Only theirs' entries are carried over, one by one: an item that is no entry would be lost. Git's line merge keeps it.
+    stray = next((n for n, item in enumerate(their_items) if not isinstance(item, dict)), None)
+    if stray is not None:
+        raise Damaged(f"{where} (theirs)", their_spans[stray][0], "holds an item that is not an entry", kind="entry")
     mapping = dict(mapping or {})
     # A moved memory ends under its new id as this merge renames it in turn, when its side is the yielding one.
     ours_moved = {old: mapping.get(new, new) if ours_yields else new for old, new in moved[0].items()}
@@ -165,7 +169,8 @@ def merge_texts(
         if entry_id in a:
             changes[as_written[entry_id][0]] = {**a[entry_id], **fields}
     appended = [
-        {**item, **kept_archived.get(item["id"], {})}
+        # an item without an id (written by hand) is kept as it is
+        {**item, **(kept_archived.get(item["id"], {}) if "id" in item else {})}
         for item in their_items
         if isinstance(item, dict) and item.get("id") not in a and item.get("id") not in o
     ]
@@ -465,7 +470,7 @@ def merge_file(
             echoed=renames.echoed,
         )
     except Damaged as exc:
-        return _by_lines(base_path, ours_path, theirs_path, f"{display}: {exc.message}")
+        return _by_lines(base_path, ours_path, theirs_path, exc.message)  # it names the file and the side
     tmp = Path(ours_path).with_name(Path(ours_path).name + ".mem-merge")
     tmp.write_text(result.text, encoding="utf-8")
     os.replace(tmp, ours_path)
