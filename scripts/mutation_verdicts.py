@@ -356,6 +356,11 @@ EQUIVALENT.update(
         },
         f"{_ADDING}.x__unlinked__mutmut_54": "`replaced` is set only for an entry this batch marked superseded "
         "by this one (`_Batch.added`): the second test never fails when it is",
+        f"{_ADDING}.xǁ_Takenǁ__contains____mutmut_10": "an id that does not parse is refused either way: "
+        "here by the related check, or by the entry's schema (related_memories' pattern) when a damaged "
+        "file mentions it",
+        f"{_ADDING}.xǁ_Batchǁchat__mutmut_3": "chat() is called only for a request of a configured chat "
+        "category: its category is never empty",
         f"{_ADDING}.x__unlinked__mutmut_62": "rejections have distinct indexes, which come first in the tuple: "
         "sorted alike",
     }

@@ -391,3 +391,27 @@ def test_a_key_stays_with_its_latest_holder_when_an_earlier_one_is_superseded(gr
     )
     assert [r.index for r in added.rejected] == [0]
     assert added[2].data["supersedes"] == added[0].id
+
+
+def test_a_key_is_held_by_an_entry_that_has_yet_to_expire_and_by_no_other(grimoire):
+    grimoire.add("Releases need a changelog", category="fact")
+    first = grimoire.add_many([{"content": "Deploys on Tuesday", "key": "deploy.day", "ttl": "30d"}])[0]
+    assert "supersedes" not in first.data
+    second = grimoire.add_many([{"content": "Deploys on Friday", "key": "deploy.day"}])[0]
+    assert second.data["supersedes"] == first.id
+
+
+@SIZES
+def test_an_entry_that_has_yet_to_expire_is_a_duplicate(grimoire, filler):
+    grimoire.add("Caches live a day", category="fact", ttl="30d")
+    with pytest.raises(GrimoireError, match="an identical memory already exists"):
+        grimoire.add_many([*filler, {"content": "Caches live a day"}])
+
+
+def test_a_chat_message_given_its_turn_keeps_it(repo):
+    assert mem("init", "--preset", "protea").code == 0
+    g = Grimoire.open(repo)
+    chat = g.config.of_kind("chat").name
+    written = g.add_many([{"content": "hello", "category": chat, "role": "user", "turn": 7}])
+    assert written[0].data["turn"] == 7
+    assert g.add_many([{"content": "and then", "category": chat, "role": "user"}])[0].data["turn"] == 8
