@@ -294,17 +294,19 @@ def table_rows(earlier: list[str]) -> list[str]:
     for name, group in GROUPS.items():
         for module in group.modules:
             if not ran(name, module):
-                rows.extend(line for line in earlier if line.startswith(f"| `{module}` |"))
+                rows.extend(line for line in earlier if line.startswith(f"| `{module}`"))
                 continue
             counts = tally(results(name, module), killed_fresh(name))
             total = sum(counts.values())
             if not total:
                 continue
-            real = total - counts["equivalent"]
+            # A run stopped part way: its verdicts so far, over the mutants it reached.
+            waiting = counts["not run"]
+            real = total - counts["equivalent"] - waiting
             fresh = counts["killed in a fresh process"]
             rows.append(
-                f"| `{module}` | {total} | {counts['equivalent']} | {counts['killed']} | {fresh} | "
-                f"{counts['survived']} | {counts['no tests'] + counts['not run']} | "
+                f"| `{module}`{f' ({waiting} not run yet)' if waiting else ''} | {total} | {counts['equivalent']} | "
+                f"{counts['killed']} | {fresh} | {counts['survived']} | {counts['no tests']} | "
                 f"{percent(counts['killed'], real)} | {percent(counts['killed'] + fresh, real)} |"
             )
     return rows
