@@ -283,26 +283,26 @@ EQUIVALENT.update(
         **{
             f"{_MERGE}.x_merge_texts__mutmut_{n}": "renaming by an empty mapping changes nothing: the test only "
             "spares the copies"
-            for n in (52, 59, 66)
+            for n in (72, 79, 86)
         },
         **{
             f"{_MERGE}.x_merge_texts__mutmut_{n}": "the conflict's lines are joined with a line break again: one "
             "piece holding them all writes the same text"
-            for n in (208, 219)
+            for n in (228, 239)
         },
         **{
             f"{_MERGE}.x_merge_texts__mutmut_{n}": "`rstrip()` strips spaces and tabs too, and no "
             "emitted line ends in one (the emitter quotes a value with trailing blanks)"
-            for n in (204, 215)
+            for n in (224, 235)
         },
-        f"{_MERGE}.x_merge_texts__mutmut_130": "`_other_copy` never answers None (its mutants 9 and 15): the loop "
+        f"{_MERGE}.x_merge_texts__mutmut_150": "`_other_copy` never answers None (its mutants 9 and 15): the loop "
         "never stops there",
-        f"{_MERGE}.x_merge_texts__mutmut_136": "lifecycle fields equal to the archived copy's own rewrite it with "
+        f"{_MERGE}.x_merge_texts__mutmut_156": "lifecycle fields equal to the archived copy's own rewrite it with "
         "the values it has: the same text",
         **{
             f"{_MERGE}.x_merge_texts__mutmut_{n}": "`where` names the file only in rewrite's errors, which the "
             "merge never meets: its changes are keyed by ours' own ids and spans, just parsed"
-            for n in (258, 265)
+            for n in (283, 290)
         },
         f"{_MERGE}.x_merge_file__mutmut_20": "`UTF-8` names the same codec",
         **{f"{_MERGE}.x_global_mapping__mutmut_{n}": _CAST for n in (35, 68, 249)},
@@ -312,7 +312,14 @@ EQUIVALENT.update(
             for n in (111, 112)
         },
         **{f"{_MERGE}.x_merge_file__mutmut_{n}": _ENCODING for n in (114, 116, 118)},
-        f"{_MERGE}.x_merge_file__mutmut_36": "git runs the driver in the repository and `root` is found from the "
+        f"{_MERGE}.x_merge_texts__mutmut_110": "theirs holds only mappings by then: an item that is no entry sent "
+        "the file to the line merge above",
+        **{
+            f"{_MERGE}.x_merge_texts__mutmut_{n}": "merge_file catches this Damaged and reads only its message: "
+            "its kind is never seen"
+            for n in (33, 37, 41, 42)
+        },
+        f"{_MERGE}.x_merge_file__mutmut_55": "git runs the driver in the repository and `root` is found from the "
         "working directory: the config found from it (no path given) is the same",
     }
 )

@@ -278,7 +278,7 @@ def test_an_entry_without_an_id_on_the_side_whose_keyed_entries_are_chained_is_k
 def test_an_item_that_is_no_entry_on_theirs_is_merged_by_lines_and_named(tmp_path):
     """Merging entry by entry would drop it: git's line merge keeps it, and the conflict says why."""
     ours = HEAD + REDIS + entry("002", "ours")
-    theirs = HEAD + REDIS + "- a line that is no entry\n"
+    theirs = HEAD + REDIS + "- - a list\n  - that is no entry\n"
     result, merged = driven(tmp_path, HEAD + REDIS, ours, theirs)
-    assert "- a line that is no entry" in merged and "<<<<<<<" in merged
+    assert "- - a list\n  - that is no entry\n" in merged and "<<<<<<<" in merged  # named by its first line
     assert result.conflicts == [f"{FACTS} (theirs):11: holds an item that is not an entry"]
