@@ -12,7 +12,7 @@ import pytest
 from conftest import mem
 
 from grimoire_cli import Grimoire
-from grimoire_cli.core.errors import BadInput, Damaged, GrimoireError, NotFound, Refused
+from grimoire_cli.core.errors import BadInput, Damaged, Duplicate, GrimoireError, NotFound, Refused
 from grimoire_cli.memory.adding import add_many, prepare, update_many
 from grimoire_cli.memory.request import Request
 from grimoire_cli.storage.yamlio import parse_entries
@@ -259,18 +259,41 @@ def test_a_key_freed_by_an_explicit_supersede_is_taken_anew(grimoire):
     assert grimoire.get("deploy.day").content == "Deploys on Friday"
 
 
-def test_two_versions_of_a_procedure_in_one_batch_make_a_chain(sabre):
+def procedure(g: Grimoire, **document) -> Request:
+    """A runbook as `mem procedure add` asks for it."""
     from grimoire_cli.kinds.procedures import content_of, fields_of, parse
 
+    fields = fields_of(parse(json.dumps({"name": "deploy", "description": "Ship {service}", **document}), "test"))
+    tags = document.get("tags", [])
+    return Request(content_of(fields), category=g.config.of_kind("procedure").name, fields=fields, tags=tags)
+
+
+def test_two_versions_of_a_procedure_in_one_batch_make_a_chain(sabre):
     g = Grimoire.open(sabre)
-    category = g.config.of_kind("procedure").name
-
-    def version(step: str) -> Request:
-        fields = fields_of(parse(json.dumps({"name": "deploy", "description": "Ship it", "steps": [step]}), "test"))
-        return Request(content_of(fields), category=category, fields=fields)
-
-    first, second = g.add_many([version("build"), version("push")])
+    first, second = g.add_many([procedure(g, steps=["build"]), procedure(g, steps=["push"])])
     assert second.data["supersedes"] == first.id
+
+
+def test_the_same_version_of_a_procedure_again_is_refused_and_any_change_is_a_new_one(sabre):
+    g = Grimoire.open(sabre)
+    document = {"params": ["service"], "steps": ["build {service}"], "tags": ["ops"]}
+    held = g.add_many([procedure(g, **document)])[0]
+    with pytest.raises(Duplicate) as again:
+        g.add_many([procedure(g, **document)])
+    assert (again.value.message, again.value.hint, again.value.of) == (
+        f"{held.id} already holds this version of the procedure deploy",
+        "nothing to add; change what differs to make a new version",
+        held.id,
+    )
+    for change in (
+        {"description": "Ship it"},
+        {"params": ["service", "region"]},
+        {"steps": ["push {service}"]},
+        {"tags": ["ci"]},
+    ):
+        newer = g.add_many([procedure(g, **{**document, **change})])[0]
+        assert newer.data["supersedes"] == held.id, change
+        held = newer
 
 
 def test_ids_given_in_a_batch_are_in_use_for_the_ids_it_numbers(grimoire):
