@@ -438,3 +438,32 @@ def test_a_chat_message_given_its_turn_keeps_it(repo):
     written = g.add_many([{"content": "hello", "category": chat, "role": "user", "turn": 7}])
     assert written[0].data["turn"] == 7
     assert g.add_many([{"content": "and then", "category": chat, "role": "user"}])[0].data["turn"] == 8
+
+
+def test_a_local_entry_and_a_tracked_one_never_supersede_each_other_and_the_refusal_says_which_is_which(sabre):
+    g = Grimoire.open(sabre)
+    tracked = g.add_many([{"content": "hello", "category": "semantic", "key": "db.x"}])[0]
+    local = g.add_many([{"content": "a local note", "category": "cache", "ttl": "1h"}])[0]
+    hint = "use a category of the same kind of tracking, or another key"
+    cases = [
+        (
+            {"content": "bye", "category": "cache", "ttl": "1h", "key": "db.x"},
+            f"{tracked.id} is in the tracked category semantic; an entry of cache cannot supersede it (key db.x)",
+        ),
+        (
+            {"content": "a tracked note", "category": "semantic", "supersedes": local.id},
+            f"{local.id} is local (cache); an entry of semantic cannot supersede it",
+        ),
+    ]
+    for item, message in cases:
+        with pytest.raises(Refused) as refused:
+            g.add_many([item])
+        assert (refused.value.message, refused.value.hint) == (message, hint)
+
+
+def test_an_imported_archived_entry_neither_replaces_its_keys_holder_nor_duplicates_it(grimoire):
+    held = grimoire.add_many([{"content": "Deploys on Tuesday", "key": "deploy.day"}])[0]
+    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
+    imported(grimoire, line(OLD, "Deploys on Tuesday", key="deploy.day", **archive))
+    assert "superseded_by" not in in_file(MEMORY / "facts.yaml")[held.id]
+    assert grimoire.get("deploy.day").id == held.id
