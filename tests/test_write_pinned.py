@@ -467,3 +467,27 @@ def test_an_imported_archived_entry_neither_replaces_its_keys_holder_nor_duplica
     imported(grimoire, line(OLD, "Deploys on Tuesday", key="deploy.day", **archive))
     assert "superseded_by" not in in_file(MEMORY / "facts.yaml")[held.id]
     assert grimoire.get("deploy.day").id == held.id
+
+
+def test_an_archived_entry_and_one_superseded_earlier_in_the_batch_are_not_superseded(grimoire):
+    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
+    imported(grimoire, line(OLD, "Queues drained hourly", **archive))
+    with pytest.raises(Refused) as archived:
+        grimoire.add_many([{"content": "Queues drain every 30 minutes", "supersedes": OLD}])
+    assert (archived.value.message, archived.value.hint) == (
+        f"{OLD} is archived and cannot be superseded",
+        "add a new memory instead",
+    )
+    first = grimoire.add("Caches live a day", category="fact")
+    with pytest.raises(Refused) as twice:
+        grimoire.add_many(
+            [
+                {"content": "Caches live two days", "supersedes": first.id},
+                {"content": "Caches live a week", "supersedes": first.id},
+            ]
+        )
+    newer = "MEM-20261122-002"
+    assert (twice.value.message, twice.value.hint) == (
+        f"item 2: {first.id} is already superseded by {newer}",
+        f"supersede {newer} instead",
+    )
