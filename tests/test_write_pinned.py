@@ -491,3 +491,41 @@ def test_an_archived_entry_and_one_superseded_earlier_in_the_batch_are_not_super
         f"item 2: {first.id} is already superseded by {newer}",
         f"supersede {newer} instead",
     )
+
+
+def test_what_a_refused_duplicate_says_and_names(grimoire):
+    keyed = grimoire.add_many([{"content": "Deploys on Tuesday", "key": "deploy.day"}])[0]
+    plain = grimoire.add("Caches live a day", category="fact")
+    with pytest.raises(Duplicate) as again:
+        grimoire.add_many([{"content": "Deploys on Tuesday", "key": "deploy.day"}])
+    assert (again.value.message, again.value.hint, again.value.of) == (
+        f"{keyed.id} already holds this under the key deploy.day",
+        "nothing to add; give the key a new value",
+        keyed.id,
+    )
+    with pytest.raises(Duplicate) as same:
+        grimoire.add_many([{"content": "Caches live a day"}])
+    assert (same.value.hint, same.value.of) == (
+        f'nothing to add; to change it use `mem supersede {plain.id} "..."`',
+        plain.id,
+    )
+
+
+def test_which_entries_are_checked_for_duplicates(grimoire):
+    grimoire.add("Deploys on Tuesday", category="fact")
+    keyed = grimoire.add_many([{"content": "Deploys on Tuesday", "key": "deploy.day"}])[0]  # known by its key
+    assert keyed.data["key"] == "deploy.day"
+    unchecked = grimoire.add_many([Request("Deploys on Tuesday", dedupe=False)])[0]
+    assert unchecked.content == "Deploys on Tuesday"
+    with pytest.raises(Duplicate):
+        grimoire.add_many([Request("Deploys on Tuesday", dedupe=True, key="release.day")])
+
+
+def test_a_batch_without_near_lookups_notes_none_and_entries_know_their_file(grimoire):
+    grimoire.add("The checkout service retries payments three times", category="fact")
+    store = grimoire.store
+    near = [Request("The checkout service retries payments three times!!")]
+    assert add_many(store, near, grimoire.now(), near=False)[0].near_duplicate is None
+    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
+    written = grimoire.add_many([line(OLD, "Queues drained hourly", **archive), {"content": "Caches live a day"}])
+    assert [e.file for e in written] == [str(MEMORY / "archive" / "facts.yaml"), str(MEMORY / "facts.yaml")]
