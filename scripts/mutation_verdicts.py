@@ -345,6 +345,9 @@ EQUIVALENT.update(
         f"{_ADDING}.x__locate__mutmut_14": _CAST,
         **{f"{_ADDING}.xǁ_Batchǁduplicates__mutmut_{n}": _WINDOW for n in (1, 2, 3, 9, 12, 34, 36, 38)},
         **{f"{_ADDING}.x_prepare__mutmut_{n}": _WINDOW for n in (4, 7, 8)},
+        f"{_ADDING}.x__prepare__mutmut_217": _WINDOW,
+        f"{_ADDING}.x__prepare__mutmut_224": "the score is read only beside a near duplicate, which an entry "
+        "not checked never has",
         f"{_ADDING}.xǁ_Existingǁget__mutmut_12": "every caller leaves `default` None: what it gets for a miss",
         f"{_ADDING}.xǁ_Batchǁadded__mutmut_3": "an entry is superseded at most once in a batch (a second is "
         "refused: already superseded), so `updates` holds no earlier edit of it",

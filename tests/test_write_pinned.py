@@ -529,3 +529,12 @@ def test_a_batch_without_near_lookups_notes_none_and_entries_know_their_file(gri
     archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
     written = grimoire.add_many([line(OLD, "Queues drained hourly", **archive), {"content": "Caches live a day"}])
     assert [e.file for e in written] == [str(MEMORY / "archive" / "facts.yaml"), str(MEMORY / "facts.yaml")]
+
+
+@pytest.mark.parametrize(("preset", "kind"), [("sabre", "episode"), ("protea", "chat")])
+def test_an_occurrence_said_twice_is_no_duplicate(repo, preset, kind):
+    assert mem("init", "--preset", preset).code == 0
+    g = Grimoire.open(repo)
+    item = {"content": "The deploy failed on a full disk", "category": g.config.of_kind(kind).name}
+    item |= {"role": "user"} if kind == "chat" else {}
+    assert len(g.add_many([item, item])) == 2
