@@ -131,6 +131,12 @@ def sabre(repo) -> Path:
 
 
 @pytest.fixture
+def protea(repo) -> Path:
+    """`repo` with Protea's preset, committed."""
+    return with_preset(repo, "protea")
+
+
+@pytest.fixture
 def grimoire(repo):
     from grimoire_cli import Grimoire
 

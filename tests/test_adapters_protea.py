@@ -17,14 +17,6 @@ from grimoire_cli.adapters.protea import MemoryStore
 from grimoire_cli.core.errors import BadInput
 
 
-@pytest.fixture
-def protea(repo):
-    assert mem("init", "--preset", "protea").code == 0
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "start", cwd=repo)
-    return repo
-
-
 def test_proteas_example_usage_runs_unchanged(protea, tmp_path):
     namespace = played(EXAMPLES["protea"], protea, tmp_path).names
 

@@ -19,6 +19,11 @@ from grimoire_cli.storage.yamlio import parse_entries
 
 MEMORY = Path("grimoires/loa/memory")
 OLD, NEW, OTHER = "MEM-20261120-001", "MEM-20261121-001", "MEM-20261121-002"
+ARCHIVED = {
+    "archived": True,
+    "archived_at": "2026-11-21T10:00:00Z",
+    "archive_reason": "manual",
+}  # an export's archived line
 
 
 def line(entry_id: str, content: str, **more) -> dict:
@@ -33,8 +38,8 @@ def line(entry_id: str, content: str, **more) -> dict:
     }
 
 
-def imported(grimoire: Grimoire, *lines: dict, skip_invalid: bool = False):
-    return grimoire.import_lines([json.dumps(item) for item in lines], skip_invalid=skip_invalid)
+def imported(grimoire: Grimoire, *lines: dict):
+    return grimoire.import_lines([json.dumps(item) for item in lines])
 
 
 def in_file(path: Path) -> dict[str, dict]:
@@ -173,8 +178,7 @@ def test_a_key_replaced_twice_in_one_batch_is_held_by_the_last(grimoire):
 
 
 def test_an_imported_archived_entry_lands_in_the_archive(grimoire):
-    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
-    imported(grimoire, line(OLD, "Queues drained hourly", **archive))
+    imported(grimoire, line(OLD, "Queues drained hourly", **ARCHIVED))
     assert OLD in in_file(MEMORY / "archive" / "facts.yaml")
     assert OLD not in in_file(MEMORY / "facts.yaml")
 
@@ -230,12 +234,11 @@ def test_a_duplicate_is_looked_for_among_the_active_entries_of_its_category_only
 
 
 def test_an_imported_inactive_entry_duplicates_nothing(grimoire):
-    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
     written = grimoire.add_many(
         [
             line(OLD, "Queues drain hourly", superseded_by=NEW),
             line(NEW, "Queues drain every 30 minutes", supersedes=OLD),
-            line(OTHER, "Caches live a day", **archive),
+            line(OTHER, "Caches live a day", **ARCHIVED),
             {"content": "Queues drain hourly"},
             {"content": "Caches live a day"},
         ]
@@ -360,8 +363,7 @@ def test_update_many_rewrites_entries_in_several_files_in_one_write(grimoire):
 # -- chat turns ------------------------------------------------------------------------------------
 
 
-def test_chat_turns_count_on_from_the_last_active_message(repo):
-    assert mem("init", "--preset", "protea").code == 0
+def test_chat_turns_count_on_from_the_last_active_message(protea):
 
     def say(text: str, when: str) -> None:
         assert mem("chat", "add", "user", text, env={"MEM_NOW": when}).code == 0
@@ -431,9 +433,8 @@ def test_an_entry_that_has_yet_to_expire_is_a_duplicate(grimoire, filler):
         grimoire.add_many([*filler, {"content": "Caches live a day"}])
 
 
-def test_a_chat_message_given_its_turn_keeps_it(repo):
-    assert mem("init", "--preset", "protea").code == 0
-    g = Grimoire.open(repo)
+def test_a_chat_message_given_its_turn_keeps_it(protea):
+    g = Grimoire.open(protea)
     chat = g.config.of_kind("chat").name
     written = g.add_many([{"content": "hello", "category": chat, "role": "user", "turn": 7}])
     assert written[0].data["turn"] == 7
@@ -463,15 +464,13 @@ def test_a_local_entry_and_a_tracked_one_never_supersede_each_other_and_the_refu
 
 def test_an_imported_archived_entry_neither_replaces_its_keys_holder_nor_duplicates_it(grimoire):
     held = grimoire.add_many([{"content": "Deploys on Tuesday", "key": "deploy.day"}])[0]
-    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
-    imported(grimoire, line(OLD, "Deploys on Tuesday", key="deploy.day", **archive))
+    imported(grimoire, line(OLD, "Deploys on Tuesday", key="deploy.day", **ARCHIVED))
     assert "superseded_by" not in in_file(MEMORY / "facts.yaml")[held.id]
     assert grimoire.get("deploy.day").id == held.id
 
 
 def test_an_archived_entry_and_one_superseded_earlier_in_the_batch_are_not_superseded(grimoire):
-    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
-    imported(grimoire, line(OLD, "Queues drained hourly", **archive))
+    imported(grimoire, line(OLD, "Queues drained hourly", **ARCHIVED))
     with pytest.raises(Refused) as archived:
         grimoire.add_many([{"content": "Queues drain every 30 minutes", "supersedes": OLD}])
     assert (archived.value.message, archived.value.hint) == (
@@ -526,13 +525,11 @@ def test_a_batch_without_near_lookups_notes_none_and_entries_know_their_file(gri
     store = grimoire.store
     near = [Request("The checkout service retries payments three times!!")]
     assert add_many(store, near, grimoire.now(), near=False)[0].near_duplicate is None
-    archive = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
-    written = grimoire.add_many([line(OLD, "Queues drained hourly", **archive), {"content": "Caches live a day"}])
+    written = grimoire.add_many([line(OLD, "Queues drained hourly", **ARCHIVED), {"content": "Caches live a day"}])
     assert [e.file for e in written] == [str(MEMORY / "archive" / "facts.yaml"), str(MEMORY / "facts.yaml")]
 
 
-def test_a_chat_message_said_twice_is_no_duplicate(repo):
-    assert mem("init", "--preset", "protea").code == 0
-    g = Grimoire.open(repo)
+def test_a_chat_message_said_twice_is_no_duplicate(protea):
+    g = Grimoire.open(protea)
     item = {"content": "The deploy failed on a full disk", "category": g.config.of_kind("chat").name, "role": "user"}
     assert [e.data["turn"] for e in g.add_many([item, item])] == [1, 2]
