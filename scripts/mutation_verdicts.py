@@ -178,6 +178,7 @@ EQUIVALENT.update(
     }
 )
 _CAST = "`typing.cast` returns its value, whatever type it names"
+_SAME_HIGHEST = "replacing the highest number by an equal one changes nothing"
 _RENUMBER = "grimoire_cli.git.renumber"
 _FALSE = "`check` is only tested for truth: None and False are both false"
 _ONE_ARG = "git gives post-merge and post-rewrite one argument: their first two are their first"
@@ -254,7 +255,7 @@ EQUIVALENT.update(
             "many splits follow"
             for n in (17, 21)
         },
-        f"{_NUMBERING}.xǁNumbersǁ__init____mutmut_8": "replacing the highest number by an equal one changes nothing",
+        f"{_NUMBERING}.xǁNumbersǁ__init____mutmut_8": _SAME_HIGHEST,
     }
 )
 _MERGE = "grimoire_cli.git.merge"
@@ -323,18 +324,6 @@ EQUIVALENT.update(
         "working directory: the config found from it (no path given) is the same",
     }
 )
-# Survivors a test does kill, but not under mutmut: their code runs once per
-# process (at import, or filling a cache) before mutmut forks the process that
-# tests the mutant; the fresh-process checks kill them. Why, for the report.
-BEFORE_THE_FORK: dict[str, str] = {
-    **{
-        f"grimoire_cli.guard.scan.xǁ_Compiledǁ__init____mutmut_{n}": "`_COMPILED` is built at import" for n in (1, 2, 3)
-    },
-    **{
-        f"grimoire_cli.guard.scan.xǁ_Compiledǁhas_shape__mutmut_{n}": "each shape is compiled once, before the fork"
-        for n in (3, 4, 5, 6, 7, 11, 14)
-    },
-}
 _ADDING = "grimoire_cli.memory.adding"
 _WINDOW = (
     "the per-length window and the index only narrow what is compared: the same duplicates are found "
@@ -358,7 +347,7 @@ EQUIVALENT.update(
             "`of_day`) before the id is added: `_added` is never read after it"
             for n in (6, 7)
         },
-        f"{_ADDING}.xǁ_Takenǁadd__mutmut_15": "replacing the highest number by an equal one changes nothing",
+        f"{_ADDING}.xǁ_Takenǁadd__mutmut_15": _SAME_HIGHEST,
         **{
             f"{_ADDING}.xǁ_Takenǁ__contains____mutmut_{n}": "an id that does not parse is asked only by the "
             "related check, after `existing` (the same `by_id` lookup) found nothing: `by_id` is false here"
@@ -375,3 +364,15 @@ EQUIVALENT.update(
         "sorted alike",
     }
 )
+# Survivors a test does kill, but not under mutmut: their code runs once per
+# process (at import, or filling a cache) before mutmut forks the process that
+# tests the mutant; the fresh-process checks kill them. Why, for the report.
+BEFORE_THE_FORK: dict[str, str] = {
+    **{
+        f"grimoire_cli.guard.scan.xǁ_Compiledǁ__init____mutmut_{n}": "`_COMPILED` is built at import" for n in (1, 2, 3)
+    },
+    **{
+        f"grimoire_cli.guard.scan.xǁ_Compiledǁhas_shape__mutmut_{n}": "each shape is compiled once, before the fork"
+        for n in (3, 4, 5, 6, 7, 11, 14)
+    },
+}
