@@ -207,10 +207,7 @@ EQUIVALENT.update(
         **{f"{_RENUMBER}.x__scope_changes__mutmut_{n}": _NAMED_COMMITS for n in (45, 52)},
         f"{_RENUMBER}.x__merged_by_driver__mutmut_18": _FALSE,
         **{f"{_RENUMBER}.x__merged_by_driver__mutmut_{n}": _NAMED_COMMITS for n in (21, 27)},
-        **{
-            f"{_RENUMBER}.x__changes__mutmut_{n}": "`typing.cast` returns its value, whatever type it names"
-            for n in (71, 75, 76, 107, 111, 112)
-        },
+        **{f"{_RENUMBER}.x__changes__mutmut_{n}": _CAST for n in (71, 75, 76, 107, 111, 112)},
         f"{_RENUMBER}.x__changes__mutmut_1": "its one caller (`_scope_changes`) passes `ours_yield`",
         f"{_RENUMBER}.x__changes__mutmut_6": "`include_archive` is True by default",
         f"{_RENUMBER}.x__changes__mutmut_125": "where ours' commit is the keeper, a new Tree of it holds what "
@@ -243,10 +240,7 @@ EQUIVALENT.update(
 _NUMBERING = "grimoire_cli.git.numbering"
 EQUIVALENT.update(
     {
-        **{
-            f"{_NUMBERING}.x_renumbering__mutmut_{n}": "`typing.cast` returns its value, whatever type it names"
-            for n in (37, 41, 42, 53, 57, 58)
-        },
+        **{f"{_NUMBERING}.x_renumbering__mutmut_{n}": _CAST for n in (37, 41, 42, 53, 57, 58)},
         f"{_NUMBERING}.x_renames_since__mutmut_18": "the keys `_arrived` gives are identities, which hold a "
         'content line: neither `""` nor `XXXX` is one',
         f"{_NUMBERING}.x_identity__mutmut_2": "`keeping` is only tested for truth: None and False alike",
