@@ -356,6 +356,29 @@ EQUIVALENT.update(
         "category: its category is never empty",
         f"{_ADDING}.x__unlinked__mutmut_62": "rejections have distinct indexes, which come first in the tuple: "
         "sorted alike",
+        # Session 12: what test_write_pinned's last tests leave alive.
+        **{f"{_ADDING}.x_add_many__mutmut_{n}": _WINDOW for n in (13, 17, 19)},
+        **{f"{_ADDING}.xǁ_Batchǁ__init____mutmut_{n}": _WINDOW for n in (1, 5)},
+        f"{_ADDING}.x__prepare__mutmut_219": _WINDOW,
+        f"{_ADDING}.xǁ_Batchǁ__init____mutmut_2": "the one caller that takes `near` by default (prepare, for mem "
+        "compact) reads no near duplicate: its entry supersedes the ones it is near",
+        **{
+            f"{_ADDING}.xǁ_Batchǁ_identities__mutmut_{n}": "only a procedure's schema allows `name` and only an "
+            "insight's `rule_id`: another kind's request holding one is refused by its schema, whatever holder "
+            "it was given (tests/test_write_pinned.py)"
+            for n in (18, 36)
+        },
+        f"{_ADDING}.x__prepare__mutmut_46": "`existing.get(None)` finds nothing: a request that supersedes "
+        "nothing gets None either way",
+        f"{_ADDING}.x__prepare__mutmut_238": "Entry's third parameter (`line`) is None by default",
+        f"{_ADDING}.xǁ_Takenǁof_day__mutmut_16": "a day is read (check_id's `in taken`, fresh's `of_day`) before "
+        "any id of it is added: `_added` holds none of its ids when it is",
+        **{
+            f"{_ADDING}.xǁ_Existingǁprefetch__mutmut_{n}": "prefetch only fills the cache `get` reads: an id "
+            "it leaves out is read alone when asked for, one read again is read alike, and an id that is no "
+            "text matches no row"
+            for n in (3, 4, 5, 6, 7, 8)
+        },
     }
 )
 # Survivors a test does kill, but not under mutmut: their code runs once per

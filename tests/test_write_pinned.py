@@ -13,7 +13,7 @@ from conftest import mem
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput, Damaged, Duplicate, GrimoireError, NotFound, Refused
-from grimoire_cli.memory.adding import add_many, prepare, update_many
+from grimoire_cli.memory.adding import Added, Rejected, add_many, prepare, update_many
 from grimoire_cli.memory.request import Request
 from grimoire_cli.storage.yamlio import parse_entries
 
@@ -262,13 +262,19 @@ def test_a_key_freed_by_an_explicit_supersede_is_taken_anew(grimoire):
     assert grimoire.get("deploy.day").content == "Deploys on Friday"
 
 
-def procedure(g: Grimoire, **document) -> Request:
+def procedure(g: Grimoire, ttl: str | None = None, **document) -> Request:
     """A runbook as `mem procedure add` asks for it."""
     from grimoire_cli.kinds.procedures import content_of, fields_of, parse
 
     fields = fields_of(parse(json.dumps({"name": "deploy", "description": "Ship {service}", **document}), "test"))
     tags = document.get("tags", [])
-    return Request(content_of(fields), category=g.config.of_kind("procedure").name, fields=fields, tags=tags)
+    return Request(content_of(fields), category=g.config.of_kind("procedure").name, fields=fields, tags=tags, ttl=ttl)
+
+
+def insight(rule_id: str, text: str, ttl: str | None = None) -> Request:
+    """An insight as add_insight writes one."""
+    fields = {"insight_type": "rule", "applies_to": "deploys", "rule_id": rule_id}
+    return Request(text, category="insight", fields=fields, ttl=ttl)
 
 
 def test_two_versions_of_a_procedure_in_one_batch_make_a_chain(sabre):
@@ -299,6 +305,146 @@ def test_the_same_version_of_a_procedure_again_is_refused_and_any_change_is_a_ne
         held = newer
 
 
+def test_procedures_of_other_names_stand_side_by_side_and_a_version_yet_to_expire_is_replaced(sabre):
+    g = Grimoire.open(sabre)
+    deploy = g.add_many([procedure(g, ttl="30d", steps=["build"])])[0]
+    others = g.add_many([procedure(g, name="rollback", steps=["revert"]), procedure(g, name="audit", steps=["log"])])
+    assert [e.data.get("supersedes") for e in others] == [None, None]
+    newer = g.add_many([procedure(g, steps=["push"])])[0]
+    assert newer.data["supersedes"] == deploy.id
+
+
+def test_a_procedure_replaces_no_entry_of_another_kind_that_bears_its_name(sabre):
+    """The catalog names an episode by its event: a procedure of that name is still the first of its own."""
+    g = Grimoire.open(sabre)
+    event = g.add_many([{"content": "We shipped", "category": "episode", "event": "deploy", "outcome": "success"}])[0]
+    first = g.add_many([procedure(g, steps=["build"])])[0]
+    assert "supersedes" not in first.data and g.show(event.id).superseded_by is None
+
+
+def test_a_field_of_another_kind_makes_no_identity(sabre):
+    """A name on a note is refused as the note's schema refuses it: no procedure of that name is looked up."""
+    g = Grimoire.open(sabre)
+    g.add_many([procedure(g, steps=["build"])])
+    with pytest.raises(BadInput, match=r"^not a valid note: Additional properties are not allowed \('name'"):
+        g.add_many([Request("Deploys go through CI", category="fact", fields={"name": "deploy"})])
+    with pytest.raises(BadInput, match=r"^not a valid note: Additional properties are not allowed \('rule_id'"):
+        g.add_many([Request("Deploys go through CI", category="fact", fields={"rule_id": "manual-deploy"})])
+
+
+@pytest.fixture
+def pms(sabre) -> Path:
+    """SABRE's preset and the Persistent Memory System's: procedures, episodes and insights."""
+    from conftest import with_preset
+
+    return with_preset(sabre, "pms")
+
+
+def test_an_insight_replaces_the_one_of_its_rule_id_and_no_other(pms):
+    g = Grimoire.open(pms)
+    first = g.add_many([insight("manual-deploy", "Deploy after noon", ttl="30d")])[0]
+    g.add_many([{"content": "We shipped", "category": "episode", "event": "manual-audit", "outcome": "success"}])
+    others = g.add_many([insight("manual-review", "Review twice"), insight("manual-audit", "Audit weekly")])
+    assert [e.data.get("supersedes") for e in others] == [None, None]
+    newer = g.add_many([insight("manual-deploy", "Deploy before noon")])[0]
+    assert newer.data["supersedes"] == first.id
+    again = g.add_many([insight("manual-review", "Review three times"), insight("manual-review", "Review once")])
+    assert again[0].data["supersedes"] == others[0].id and again[1].data["supersedes"] == again[0].id
+
+
+def test_an_occurrence_said_again_is_news_and_a_rule_said_again_under_another_id_is_another_rule(pms):
+    """Episodes, summaries and insights are never refused as duplicates of their own text."""
+    g = Grimoire.open(pms)
+    episode = {"content": "We shipped", "category": "episode", "event": "deploy", "outcome": "success"}
+    summary = {
+        "content": "Talked deploys",
+        "category": "summary",
+        "session_id": "s1",
+        "message_count": 2,
+        "memories": [],
+    }
+    for item in (episode, summary):
+        first, again = g.add_many([item, item])
+        assert first.id != again.id and "supersedes" not in again.data
+    rules = g.add_many([insight("manual-a", "Deploy after noon"), insight("manual-b", "Deploy after noon")])
+    assert [e.data.get("supersedes") for e in rules] == [None, None]
+
+
+def test_a_role_on_an_entry_that_is_no_chat_message_is_refused_and_prunes_nothing(grimoire, monkeypatch):
+    """Only a chat category numbers a message's turn and prunes its expired ones: a fact with a role is refused
+    as it was given, and the fact that has expired stays for `mem archive`."""
+    old = grimoire.add("Caches live a day", category="fact", ttl="1d").id
+    monkeypatch.setenv("MEM_NOW", "2026-12-30T10:00:00Z")
+    asked = Request("hello", category="fact", fields={"role": "user"})
+    added = grimoire.add_many([asked, Request("Queues drain hourly", category="fact")], skip_invalid=True)
+    assert (
+        added.rejected[0].message == "not a valid note: Additional properties are not allowed ('role' was unexpected)"
+    )
+    assert asked.fields == {"role": "user"} and old in in_file(MEMORY / "facts.yaml")
+
+
+def test_an_entry_without_an_id_is_numbered_on_the_day_of_its_timestamp(grimoire):
+    written = grimoire.add_many([{"content": "Queues drain hourly", "timestamp": "2026-11-01T09:00:00Z"}])
+    assert written[0].id == "MEM-20261101-001"
+
+
+def test_a_rejected_duplicate_names_the_entry_it_repeats_and_another_refusal_names_none(grimoire):
+    held = grimoire.add("Queues drain hourly", category="fact").id
+    added = grimoire.add_many([{"content": "Queues drain hourly"}, {"content": ""}], skip_invalid=True)
+    assert [(r.index, r.duplicate_of) for r in added.rejected] == [(0, held), (1, None)]
+
+
+def test_what_after_asks_for_is_checked_and_written_in_the_same_batch(grimoire):
+    """As `mem consolidate` writes the summary listing what it saved."""
+    store = grimoire.store
+
+    def summary(written):
+        return [Request("Saved " + ", ".join(e.id for e in written), category="fact", tags=["summary"])]
+
+    added = add_many(
+        store, [Request("Queues drain hourly"), Request("Caches live a day")], grimoire.now(), after=summary
+    )
+    assert [e.content for e in added] == [
+        "Queues drain hourly",
+        "Caches live a day",
+        "Saved MEM-20261122-001, MEM-20261122-002",
+    ]
+    assert [item["content"] for item in in_file(MEMORY / "facts.yaml").values()] == [e.content for e in added]
+
+
+def test_a_dry_run_numbers_and_writes_nothing(grimoire):
+    before = (MEMORY / "facts.yaml").read_text()
+    added = add_many(grimoire.store, [Request("Queues drain hourly")], grimoire.now(), dry_run=True)
+    assert added[0].id == "MEM-20261122-001" and (MEMORY / "facts.yaml").read_text() == before
+
+
+def test_an_added_list_keeps_the_rejections_it_is_given():
+    rejected = [Rejected(1, "an identical memory already exists: MEM-20261122-001", "MEM-20261122-001")]
+    assert Added([], rejected).rejected is rejected and Added().rejected == []
+
+
+def test_a_mention_in_a_damaged_file_that_is_no_id_holds_no_number(grimoire):
+    """An id-shaped word numbered 000 or of two digits is no id: the numbers go past the real ones only."""
+    (MEMORY / "learnings.yaml").write_text("- id: MEM-20261122-000\n  see: MEM-20261122-07, MEM-20261122-004\n  x: [\n")
+    assert grimoire.add("Queues drain hourly", category="fact").id == "MEM-20261122-005"
+
+
+def test_a_related_id_that_is_no_text_exists_nowhere(grimoire):
+    with pytest.raises(NotFound, match="related memory 5 does not exist"):
+        grimoire.add_many([Request("Queues drain hourly", related=[5])])
+
+
+def test_the_related_ids_read_in_one_query_are_linked_in_their_order(grimoire):
+    first, second = (grimoire.add(text, category="fact").id for text in ("Queues drain hourly", "Caches live a day"))
+    written = grimoire.add_many(
+        [
+            Request("Workers scale with the queue", related=[second, first, second]),
+            Request("Queues drain every 30 minutes", supersedes=first),  # what was read for the link
+        ]
+    )
+    assert written[0].data["related_memories"] == [second, first] and written[1].data["supersedes"] == first
+
+
 def test_ids_given_in_a_batch_are_in_use_for_the_ids_it_numbers(grimoire):
     written = grimoire.add_many([line("MEM-20261122-005", "Queues drain hourly"), {"content": "Caches live a day"}])
     assert [e.id for e in written] == ["MEM-20261122-005", "MEM-20261122-006"]
@@ -319,7 +465,8 @@ def test_a_link_to_an_id_two_entries_share_is_refused_before_any_write(grimoire,
     facts = (MEMORY / "facts.yaml").read_text()
     learnings = MEMORY / "learnings.yaml"
     learnings.write_text(learnings.read_text() + facts[facts.index("- id:") :])
-    for item in ({"related": [shared]}, {"supersedes": shared}):
+    other = grimoire.add("Queues drain hourly", category="fact").id
+    for item in ({"related": [shared]}, {"related": [other, shared]}, {"supersedes": shared}):
         store = Grimoire.open(repo).store
         with pytest.raises(Damaged, match="a write cannot tell which one is meant"):
             add_many(store, [Request("The cache lives in valkey", **item)], grimoire.now(), dry_run=True)
