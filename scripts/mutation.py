@@ -115,6 +115,7 @@ GROUPS = {
         ("grimoire_cli/memory/adding.py", "grimoire_cli/storage/store.py"),
         (
             "tests/test_write_pinned.py",
+            "tests/test_store_pinned.py",
             "tests/test_add.py",
             "tests/test_api.py",
             "tests/test_catalog.py",

@@ -552,16 +552,21 @@ class Store:
         """Tell the catalog what a write changed; on trouble it re-reads the file later."""
         from .chunks import content_hash
 
-        try:
-            self.catalog.apply_write(
-                staged.rel,
-                staged.before,
-                Stamp.of(path.stat()),
-                content_hash(staged.data),
-                staged.rel in self._archive_paths(),
-                staged.change,
-            )
-        except Stale:
-            self._fresh.clear()
+        # The stamp recorded must be that of the bytes written: a program that
+        # rewrites the file without mem's lock may have replaced them already,
+        # and rows kept under its stamp would describe bytes no longer there.
+        raw, stamp = self._read_stamped(path)
+        if stamp is not None and raw == staged.data:
+            try:
+                self.catalog.apply_write(
+                    staged.rel,
+                    staged.before,
+                    stamp,
+                    content_hash(staged.data),
+                    staged.rel in self._archive_paths(),
+                    staged.change,
+                )
+            except Stale:
+                self._fresh.clear()
         # Next read re-checks the stamp: cheap, and right even if the catalog declined the update.
         self._fresh.discard(staged.rel)

@@ -1,0 +1,264 @@
+"""The store's survivors (issue 44, `make mutation MODULES=write`), each
+pinned by what a caller of the store sees: a write reads again a file edited
+since the catalog saw it, a file mem creates begins with its category's
+header, and `by_id` picks the first of a shared id in the configured order,
+refuses it when a write asks, and keeps to the files a read covers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grimoire_cli import Grimoire
+from grimoire_cli.core.errors import Damaged
+from grimoire_cli.memory.adding import add_many
+from grimoire_cli.memory.request import Request
+from grimoire_cli.storage import journal
+from grimoire_cli.storage.catalog.queries import STATES, Filter
+from grimoire_cli.storage.yamlio import parse_entries
+
+MEMORY = Path("grimoires/loa/memory")
+FACTS = MEMORY / "facts.yaml"
+SHARED = "MEM-20261120-009"
+
+
+def by_hand(entry_id: str, content: str, category: str = "fact", **more: str) -> str:
+    """An entry as somebody types it at the end of a file."""
+    lines = [
+        f"- id: {entry_id}",
+        f"  category: {category}",
+        f"  content: {content}",
+        f"  summary: {content}",
+        "  confidence: 0.9",
+        "  source: {session_id: s, timestamp: '2026-11-20T10:00:00Z'}",
+        "  ttl: permanent",
+        *(f"  {key}: {value}" for key, value in more.items()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def entry(entry_id: str, content: str) -> dict:
+    return {
+        "id": entry_id,
+        "category": "fact",
+        "content": content,
+        "summary": content,
+        "confidence": 0.9,
+        "source": {"session_id": "s", "timestamp": "2026-11-22T10:00:00Z"},
+        "ttl": "permanent",
+    }
+
+
+def ids_in(path: Path) -> list[str]:
+    return [item["id"] for item in parse_entries(path.read_text(), str(path))[0]]
+
+
+# -- a write on a file edited under it ---------------------------------------------------------
+
+
+def test_a_write_reads_again_a_file_edited_since_the_catalog_saw_it(grimoire):
+    """Nothing read under the lock: the write itself brings the file's rows up to date."""
+    kept = grimoire.add("Queues drain hourly", category="fact").id
+    FACTS.write_text(FACTS.read_text() + by_hand(SHARED, "Caches live a day"))
+    store = grimoire.store
+    with store.lock():
+        store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
+    assert ids_in(FACTS) == [kept, SHARED, "MEM-20261122-005"]
+    assert grimoire.validate().ok
+
+
+def test_a_file_edited_between_a_batchs_reads_and_its_write_is_read_again(grimoire):
+    """The in-place edit (superseded_by) lands on the entry it is for, though a line came before it."""
+    old = grimoire.add("Queues drain hourly", category="fact").id
+    other = grimoire.add("Caches live a day", category="fact").id
+
+    def edit_by_hand(_written):
+        FACTS.write_text("# kept by hand\n" + FACTS.read_text())
+        return []
+
+    new = add_many(
+        grimoire.store, [Request("Queues drain every 30 minutes", supersedes=old)], grimoire.now(), after=edit_by_hand
+    )[0]
+    assert FACTS.read_text().startswith("# kept by hand\n")
+    facts = {item["id"]: item for item in parse_entries(FACTS.read_text(), str(FACTS))[0]}
+    assert facts[old]["superseded_by"] == new.id and "superseded_by" not in facts[other]
+    assert list(facts) == [old, other, new.id] and grimoire.validate().ok
+
+
+# -- a file mem creates ------------------------------------------------------------------------
+
+
+def test_a_file_mem_creates_begins_with_its_categorys_header(sabre):
+    g = Grimoire.open(sabre)
+    (MEMORY / "decisions.yaml").unlink()
+    (MEMORY / "episodes.yaml").unlink()
+    held = g.add("We use SQLite for the catalog", category="decision").id
+    g.add_many([{"content": "We shipped", "category": "episode", "event": "deploy", "outcome": "success"}])
+    assert (
+        (MEMORY / "decisions.yaml")
+        .read_text()
+        .startswith(
+            "# grimoire: decision memories, kept by `mem`.\n"
+            "# A YAML list of entries validated by `mem validate`. Add with `mem add -c decision`;\n"
+        )
+    )
+    assert "validated by `mem validate`. Add with `mem episode EVENT`;\n" in (MEMORY / "episodes.yaml").read_text()
+    g.archive([held], commit=False)
+    assert (
+        (MEMORY / "archive" / "decisions.yaml")
+        .read_text()
+        .startswith(
+            "# grimoire: archived decision memories, kept by `mem`.\n"
+            "# A YAML list of entries validated by `mem validate`. Entries arrive here by `mem archive`;\n"
+        )
+    )
+
+
+def test_a_file_is_staged_once_in_a_lock_and_only_a_configured_one(grimoire):
+    """What callers must never do is named as such (they group their changes by file)."""
+    store = grimoire.store
+    facts = store.category_path("fact")
+    with store.lock():
+        store.write(facts, appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
+        with pytest.raises(
+            RuntimeError, match=r"^grimoires/loa/memory/facts\.yaml is written twice in one transaction$"
+        ):
+            store.write(facts, appended=[entry("MEM-20261122-006", "Caches live a day")])
+        with pytest.raises(ValueError, match=r"^notes\.yaml is not a configured grimoire file$"):
+            store.write(store.config.root / "notes.yaml", appended=[])
+    assert ids_in(FACTS) == ["MEM-20261122-005"]
+
+
+# -- by_id -------------------------------------------------------------------------------------
+
+
+def test_a_shared_id_is_read_as_its_first_entry_in_the_configured_order_and_refused_to_a_write(grimoire):
+    """facts.yaml comes before decisions.yaml in the config, though the catalog indexed it last."""
+    decisions = MEMORY / "decisions.yaml"
+    decisions.write_text(decisions.read_text() + by_hand(SHARED, "We use SQLite", "decision"))
+    assert [e.id for e in grimoire.list()] == [SHARED]  # decisions.yaml indexed
+    FACTS.write_text(FACTS.read_text() + by_hand(SHARED, "Queues drain hourly"))
+    grimoire.store.refresh()  # as a new process
+    assert grimoire.store.by_id([SHARED])[SHARED].category == "fact"
+    with pytest.raises(Damaged) as refused:
+        grimoire.store.by_id([SHARED], unique=True)
+    assert (refused.value.message, refused.value.hint, refused.value.kind) == (
+        f"grimoires/loa/memory/facts.yaml:4: {SHARED} is also the id of the entry at "
+        "grimoires/loa/memory/decisions.yaml:4; a write cannot tell which one is meant",
+        "run `mem validate` and give one of them a new id",
+        "duplicate-id",
+    )
+
+
+def test_by_id_keeps_to_the_files_a_read_covers(grimoire):
+    archived = MEMORY / "archive" / "facts.yaml"
+    archived.write_text(
+        by_hand(
+            SHARED,
+            "Queues drain hourly",
+            archived="true",
+            archived_at="'2026-11-21T10:00:00Z'",
+            archive_reason="manual",
+        )
+    )
+    store = grimoire.store
+    assert list(store.by_id([SHARED])) == [SHARED] and store.by_id([SHARED], include_archive=False) == {}
+    (MEMORY / "learnings.yaml").write_text("- id: [\n")
+    store.refresh()
+    assert list(store.by_id([SHARED])) == [SHARED]  # the damaged file passed over
+    with pytest.raises(Damaged, match=r"^grimoires/loa/memory/learnings\.yaml:2: not valid YAML"):
+        store.by_id([SHARED], skip_damaged=False)
+
+
+def archived_by_hand() -> None:
+    """SHARED, archived, in the archive's facts file."""
+    (MEMORY / "archive" / "facts.yaml").write_text(
+        by_hand(
+            SHARED,
+            "Queues drain hourly",
+            archived="true",
+            archived_at="'2026-11-21T10:00:00Z'",
+            archive_reason="manual",
+        )
+    )
+
+
+def test_reads_keep_to_the_files_they_cover(grimoire):
+    """The archive's files are read only when asked for (ids, count), or unless told not to (entries)."""
+    archived_by_hand()
+    active = grimoire.add("Caches live a day", category="fact").id
+    store = grimoire.store
+    everything = Filter(at=grimoire.now().timestamp(), states=STATES)
+    assert (store.count(everything), store.count(everything, include_archive=True)) == (1, 2)
+    assert (store.ids(everything), sorted(store.ids(everything, include_archive=True))) == ([active], [SHARED, active])
+    assert [e.id for e in store.entries()] == [active, SHARED]
+    assert [e.id for e in store.entries(include_archive=False)] == [active]
+    (MEMORY / "learnings.yaml").write_text("- id: [\n")
+    store.refresh()
+    assert [e.id for e in store.entries(skip_damaged=True)] == [active, SHARED]
+    with pytest.raises(Damaged, match=r"^grimoires/loa/memory/learnings\.yaml:2: not valid YAML"):
+        store.entries()
+    files = store.files()
+    store.forget_files()  # as an import that added categories does
+    assert store.files() == files and len(files) == 10
+
+
+def test_a_refreshed_store_finishes_a_write_that_crashed_after_its_commit_point(grimoire):
+    """As a new process would: a long-lived one (`mem mcp`) refreshes between requests."""
+    kept = grimoire.add("Queues drain hourly", category="fact").id
+    store = grimoire.store
+    assert [e.id for e in store.entries()] == [kept]
+    landing = MEMORY / ".facts.yaml.1.mem-tmp"
+    landing.write_text(FACTS.read_text() + by_hand(SHARED, "Caches live a day"))
+    (store.cache / journal.JOURNAL).write_text(json.dumps([[str(landing.resolve()), str(FACTS.resolve())]]))
+    store.refresh()
+    assert [e.id for e in store.entries()] == [kept, SHARED] and not landing.exists()
+
+
+WRITER = """
+import os, sys
+path, stop = sys.argv[1], sys.argv[2]
+texts = [open(path, "rb").read(), open(path, "rb").read() + b"# edited by hand\\n"]
+n = 0
+while not os.path.exists(stop):
+    with open(path + ".w", "wb") as out:
+        out.write(texts[n % 2])
+    os.replace(path + ".w", path)
+    n += 1
+"""
+
+
+def test_a_file_another_program_keeps_rewriting_is_written_whole_or_refused_naming_why(grimoire, tmp_path):
+    """A program rewriting the file all the time without mem's lock. Each write either lands or, its reads
+    finding the file changed since the catalog saw it every time, gives up naming why; the catalog never
+    keeps rows for bytes that are not on disk (the stamp it records is that of the bytes written)."""
+    grimoire.add("Queues drain hourly", category="fact")
+    store, stop = grimoire.store, tmp_path / "stop"
+    before = FACTS.stat().st_mtime_ns
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(FACTS.resolve()), str(stop)])
+    refusals = set()
+    try:
+        while FACTS.stat().st_mtime_ns == before:  # the writer has started
+            time.sleep(0.01)
+        for _ in range(200):
+            try:
+                with store.lock():
+                    store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Caches live a day")])
+            except Damaged as exc:
+                refusals.add((exc.message, exc.hint, exc.kind))
+    finally:
+        stop.touch()
+        writer.wait()
+    assert refusals <= {
+        (
+            "grimoires/loa/memory/facts.yaml:1: the file keeps changing while mem writes to it",
+            "retry when nothing else is editing it",
+            "changing",
+        )
+    }
+    assert [e.id for e in Grimoire.open(grimoire.config.root).entries()] == ids_in(FACTS)
