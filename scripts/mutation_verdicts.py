@@ -381,6 +381,24 @@ EQUIVALENT.update(
         },
     }
 )
+_STORE = "grimoire_cli.storage.store.xǁStoreǁ"
+_ONE_MORE_PASS = (
+    "the stamp and digest checks only spare a pass: a file taken for changed is synced and compared again, "
+    "and the second pass finds the rows up to date"
+)
+EQUIVALENT.update(
+    {
+        **{f"{_STORE}_current__mutmut_{n}": _ONE_MORE_PASS for n in (39, 41, 44)},
+        f"{_STORE}_current__mutmut_24": "`_fresh` only spares the next read a stat, and `_record` takes the "
+        "file out of it once the write lands",
+        f"{_STORE}by_id__mutmut_17": "a row that is no mapping has the empty id, which by_ids matches only "
+        "when asked for it; nothing any id names comes after it then",
+        f"{_STORE}by_id__mutmut_46": _CAST,
+        f"{_STORE}commit__mutmut_7": _CAST,
+        f"{_STORE}refresh__mutmut_1": "`_recovered` is only tested for truth: None and False are both false",
+        f"{_STORE}ids_in_damaged__mutmut_12": _ENCODING,
+    }
+)
 # Survivors a test does kill, but not under mutmut: their code runs once per
 # process (at import, or filling a cache) before mutmut forks the process that
 # tests the mutant; the fresh-process checks kill them. Why, for the report.

@@ -19,7 +19,7 @@ from grimoire_cli.core.errors import Damaged
 from grimoire_cli.memory.adding import add_many
 from grimoire_cli.memory.request import Request
 from grimoire_cli.storage import journal
-from grimoire_cli.storage.catalog.queries import STATES, Filter
+from grimoire_cli.storage.catalog.queries import STATES, Filter, Order
 from grimoire_cli.storage.yamlio import parse_entries
 
 MEMORY = Path("grimoires/loa/memory")
@@ -167,7 +167,7 @@ def test_by_id_keeps_to_the_files_a_read_covers(grimoire):
         )
     )
     store = grimoire.store
-    assert list(store.by_id([SHARED])) == [SHARED] and store.by_id([SHARED], include_archive=False) == {}
+    assert store.by_id([SHARED])[SHARED].archived_file and store.by_id([SHARED], include_archive=False) == {}
     (MEMORY / "learnings.yaml").write_text("- id: [\n")
     store.refresh()
     assert list(store.by_id([SHARED])) == [SHARED]  # the damaged file passed over
@@ -196,6 +196,8 @@ def test_reads_keep_to_the_files_they_cover(grimoire):
     everything = Filter(at=grimoire.now().timestamp(), states=STATES)
     assert (store.count(everything), store.count(everything, include_archive=True)) == (1, 2)
     assert (store.ids(everything), sorted(store.ids(everything, include_archive=True))) == ([active], [SHARED, active])
+    newest = (store.ordered(everything, Order.NEWEST), store.ordered(everything, Order.NEWEST, include_archive=True))
+    assert [sorted(e.id for e in store.load(rowids).values()) for rowids in newest] == [[active], [SHARED, active]]
     assert [e.id for e in store.entries()] == [active, SHARED]
     assert [e.id for e in store.entries(include_archive=False)] == [active]
     (MEMORY / "learnings.yaml").write_text("- id: [\n")
@@ -262,3 +264,45 @@ def test_a_file_another_program_keeps_rewriting_is_written_whole_or_refused_nami
         )
     }
     assert [e.id for e in Grimoire.open(grimoire.config.root).entries()] == ids_in(FACTS)
+
+
+def test_a_write_the_system_refuses_is_one_error_naming_the_folder_and_lands_nothing(repo):
+    """As root no permission is refused: a file name the system cannot hold is refused the same way."""
+    config = repo / ".loa.config.yaml"
+    spec = f"{{storage_file: {'f' * 245}.yaml, ttl: 1d, confidence_required: 0.5, tracked: false}}"
+    anchor = "    preference: {storage_file: preferences.yaml"
+    config.write_text(config.read_text().replace(anchor, f"    scratch: {spec}\n{anchor}"))
+    with pytest.raises(Damaged) as refused:
+        Grimoire.open(repo).add("Queues drain hourly", category="scratch")
+    assert (refused.value.message, refused.value.hint, refused.value.kind) == (
+        "grimoires/loa/memory/local: cannot write: File name too long",
+        "check the permissions of the grimoire's folders and the free space",
+        "unwritable",
+    )
+    assert sorted(path.name for path in (MEMORY / "local").iterdir() if "f" * 245 in path.name) == []
+
+
+def test_a_file_mem_cannot_edit_in_place_is_named_by_the_write(grimoire):
+    """Valid YAML in flow style: read, but an in-place edit (superseded_by) names the file and the line."""
+    FACTS.write_text(
+        "[" + by_hand(SHARED, "Queues drain hourly").removeprefix("- ").replace("\n  ", ", ").strip() + "]\n"
+    )
+    FACTS.write_text(FACTS.read_text().replace("[id:", "[{id:").replace("]\n", "}]\n"))
+    assert [e.id for e in grimoire.list()] == [SHARED]
+    with pytest.raises(
+        Damaged, match=r"^grimoires/loa/memory/facts\.yaml:1: entries are not written one per `- ` line"
+    ):
+        grimoire.supersede(SHARED, "Queues drain every 30 minutes")
+
+
+def test_a_damaged_file_that_cannot_be_read_for_its_ids_refuses_a_new_id(grimoire):
+    """No id could be called free: a directory where a category's file should be."""
+    (MEMORY / "learnings.yaml").unlink()
+    (MEMORY / "learnings.yaml").mkdir()
+    with pytest.raises(Damaged) as refused:
+        grimoire.add("Queues drain hourly", category="fact")
+    assert (refused.value.message, refused.value.hint, refused.value.kind) == (
+        "grimoires/loa/memory/learnings.yaml:1: cannot be read for the ids it holds (cannot read: Is a directory)",
+        "fix it (`mem validate` says how) before adding memories",
+        "unreadable",
+    )
