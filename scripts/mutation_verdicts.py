@@ -389,6 +389,11 @@ _ONE_MORE_PASS = (
 EQUIVALENT.update(
     {
         **{f"{_STORE}_current__mutmut_{n}": _ONE_MORE_PASS for n in (39, 41, 44)},
+        **{
+            key: "without the catalog's record the file is read and hashed whole where the record spares it: "
+            "the catalog then holds the same rows (replace_file keeps the rows of the bytes it already has)"
+            for key in (f"{_STORE}_current__mutmut_20", f"{_STORE}_current__mutmut_23", f"{_STORE}_sync_file__mutmut_3")
+        },
         f"{_STORE}_current__mutmut_24": "`_fresh` only spares the next read a stat, and `_record` takes the "
         "file out of it once the write lands",
         f"{_STORE}by_id__mutmut_17": "a row that is no mapping has the empty id, which by_ids matches only "
