@@ -195,6 +195,7 @@ def test_reads_keep_to_the_files_they_cover(grimoire):
     store = grimoire.store
     everything = Filter(at=grimoire.now().timestamp(), states=STATES)
     assert (store.count(everything), store.count(everything, include_archive=True)) == (1, 2)
+    assert store.count(Filter(at=grimoire.now().timestamp(), categories=["decision"]), include_archive=True) == 0
     assert (store.ids(everything), sorted(store.ids(everything, include_archive=True))) == ([active], [SHARED, active])
     newest = (store.ordered(everything, Order.NEWEST), store.ordered(everything, Order.NEWEST, include_archive=True))
     assert [sorted(e.id for e in store.load(rowids).values()) for rowids in newest] == [[active], [SHARED, active]]
@@ -225,7 +226,8 @@ def test_a_refreshed_store_finishes_a_write_that_crashed_after_its_commit_point(
 WRITER = """
 import os, sys
 path, stop = sys.argv[1], sys.argv[2]
-texts = [open(path, "rb").read(), open(path, "rb").read() + b"# edited by hand\\n"]
+data = open(path, "rb").read()
+texts = [data, data.replace(b"drains", b"empties") + b"# edited by hand\\n"]  # every entry changed: read anew
 n = 0
 while not os.path.exists(stop):
     with open(path + ".w", "wb") as out:
@@ -235,35 +237,52 @@ while not os.path.exists(stop):
 """
 
 
-def test_a_file_another_program_keeps_rewriting_is_written_whole_or_refused_naming_why(grimoire, tmp_path):
-    """A program rewriting the file all the time without mem's lock. Each write either lands or, its reads
-    finding the file changed since the catalog saw it every time, gives up naming why; the catalog never
-    keeps rows for bytes that are not on disk (the stamp it records is that of the bytes written)."""
-    grimoire.add("Queues drain hourly", category="fact")
-    store, stop = grimoire.store, tmp_path / "stop"
+CHANGING = (
+    "grimoires/loa/memory/facts.yaml:1: the file keeps changing while mem writes to it",
+    "retry when nothing else is editing it",
+    "changing",
+)
+
+
+def raced(store, stop: Path, attempts: int, until_refused: bool = False) -> set[tuple[str, str | None, str]]:
+    """Writes tried while a second process rewrites facts.yaml all the time, without mem's lock; how
+    those refused were refused (`until_refused`: the tries stop at the first)."""
     before = FACTS.stat().st_mtime_ns
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(FACTS.resolve()), str(stop)])
     refusals = set()
     try:
         while FACTS.stat().st_mtime_ns == before:  # the writer has started
             time.sleep(0.01)
-        for _ in range(200):
+        for _ in range(attempts):
             try:
                 with store.lock():
-                    store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Caches live a day")])
+                    store.write(store.category_path("fact"), appended=[entry("MEM-20261122-999", "Caches live a day")])
             except Damaged as exc:
                 refusals.add((exc.message, exc.hint, exc.kind))
+                if until_refused:
+                    break
     finally:
         stop.touch()
         writer.wait()
-    assert refusals <= {
-        (
-            "grimoires/loa/memory/facts.yaml:1: the file keeps changing while mem writes to it",
-            "retry when nothing else is editing it",
-            "changing",
-        )
-    }
+    return refusals
+
+
+def test_a_file_another_program_keeps_rewriting_is_written_whole_or_refused_naming_why(grimoire, tmp_path):
+    """A small file: most writes land between two of the other program's. The catalog never keeps rows
+    for bytes that are not on disk (the stamp it records is that of the bytes written)."""
+    grimoire.add("Queues drain hourly", category="fact")
+    store = grimoire.store
+    assert raced(store, tmp_path / "stop", 200) <= {CHANGING}
+    assert [e.id for e in store.entries(include_archive=False)] == ids_in(FACTS)
     assert [e.id for e in Grimoire.open(grimoire.config.root).entries()] == ids_in(FACTS)
+
+
+@pytest.mark.slow  # seconds: the file is read whole, three times a write, until one gives up
+def test_a_write_that_finds_the_file_changed_at_each_read_gives_up_naming_why(grimoire, tmp_path):
+    """A file that takes the write longer to parse than the other program to rewrite: each of the
+    write's reads finds it changed since the catalog saw it."""
+    grimoire.add_many([{"content": f"Queue {n} drains every {n + 2} minutes"} for n in range(2000)])
+    assert raced(grimoire.store, tmp_path / "stop", 50, until_refused=True) == {CHANGING}
 
 
 def test_a_write_the_system_refuses_is_one_error_naming_the_folder_and_lands_nothing(repo):
