@@ -368,8 +368,9 @@ EQUIVALENT.update(
             "it was given (tests/test_write_pinned.py)"
             for n in (18, 36)
         },
-        f"{_ADDING}.x__prepare__mutmut_46": "`existing.get(None)` finds nothing: a request that supersedes "
-        "nothing gets None either way",
+        f"{_ADDING}.x__prepare__mutmut_46": "`existing.get` of a false id finds nothing (None matches no row; "
+        "by_id keys an entry without an id under None, not ''): a request that supersedes nothing gets None "
+        "either way",
         f"{_ADDING}.x__prepare__mutmut_238": "Entry's third parameter (`line`) is None by default",
         f"{_ADDING}.xǁ_Takenǁof_day__mutmut_16": "a day is read (check_id's `in taken`, fresh's `of_day`) before "
         "any id of it is added: `_added` holds none of its ids when it is",
@@ -383,21 +384,16 @@ EQUIVALENT.update(
 )
 _STORE = "grimoire_cli.storage.store.xǁStoreǁ"
 _ONE_MORE_PASS = (
-    "the stamp and digest checks only spare a pass: a file taken for changed is synced and compared again, "
-    "and the second pass finds the rows up to date"
+    "the digest check only spares a pass: a file taken for changed is synced and compared again, and the "
+    "second pass finds the rows up to date"
 )
 EQUIVALENT.update(
     {
-        **{f"{_STORE}_current__mutmut_{n}": _ONE_MORE_PASS for n in (39, 41, 44)},
-        **{
-            key: "without the catalog's record the file is read and hashed whole where the record spares it: "
-            "the catalog then holds the same rows (replace_file keeps the rows of the bytes it already has)"
-            for key in (f"{_STORE}_current__mutmut_20", f"{_STORE}_current__mutmut_23", f"{_STORE}_sync_file__mutmut_3")
-        },
-        f"{_STORE}_current__mutmut_24": "`_fresh` only spares the next read a stat, and `_record` takes the "
+        f"{_STORE}_current__mutmut_41": _ONE_MORE_PASS,
+        f"{_STORE}_current__mutmut_24": "`_fresh` only spares the next read a stat, and `commit` takes the "
         "file out of it once the write lands",
-        f"{_STORE}by_id__mutmut_17": "a row that is no mapping has the empty id, which by_ids matches only "
-        "when asked for it; nothing any id names comes after it then",
+        f"{_STORE}by_id__mutmut_17": "a row that is no mapping has no id (NULL), which `IN` never matches: "
+        "by_ids never returns one",
         f"{_STORE}by_id__mutmut_46": _CAST,
         f"{_STORE}commit__mutmut_7": _CAST,
         f"{_STORE}refresh__mutmut_1": "`_recovered` is only tested for truth: None and False are both false",

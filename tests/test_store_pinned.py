@@ -1,8 +1,12 @@
 """The store's survivors (issue 44, `make mutation MODULES=write`), each
 pinned by what a caller of the store sees: a write reads again a file edited
-since the catalog saw it, a file mem creates begins with its category's
-header, and `by_id` picks the first of a shared id in the configured order,
-refuses it when a write asks, and keeps to the files a read covers."""
+or deleted since the catalog saw it; a file mem creates begins with its
+category's header; `by_id` picks the first of a shared id in the configured
+order and refuses it when a write asks; reads keep to the files they cover
+(the archive, damaged files); a refreshed store finishes a crashed write;
+and what a write meets that it cannot do is named: a file another program
+keeps rewriting, a folder the system refuses, a file it cannot edit in place,
+a damaged file it cannot read for its ids."""
 
 from __future__ import annotations
 
@@ -70,6 +74,16 @@ def test_a_write_reads_again_a_file_edited_since_the_catalog_saw_it(grimoire):
         store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
     assert ids_in(FACTS) == [kept, SHARED, "MEM-20261122-005"]
     assert grimoire.validate().ok
+
+
+def test_a_write_to_a_file_deleted_since_the_catalog_saw_it_starts_it_anew(grimoire):
+    grimoire.add("Queues drain hourly", category="fact")
+    FACTS.unlink()
+    store = grimoire.store
+    with store.lock():
+        store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
+    assert FACTS.read_text().startswith("# grimoire: fact memories, kept by `mem`.\n")
+    assert ids_in(FACTS) == ["MEM-20261122-005"]
 
 
 def test_a_file_edited_between_a_batchs_reads_and_its_write_is_read_again(grimoire):
@@ -155,6 +169,19 @@ def test_a_shared_id_is_read_as_its_first_entry_in_the_configured_order_and_refu
     )
 
 
+def archived_by_hand() -> None:
+    """SHARED, archived, in the archive's facts file."""
+    (MEMORY / "archive" / "facts.yaml").write_text(
+        by_hand(
+            SHARED,
+            "Queues drain hourly",
+            archived="true",
+            archived_at="'2026-11-21T10:00:00Z'",
+            archive_reason="manual",
+        )
+    )
+
+
 def test_by_id_keeps_to_the_files_a_read_covers(grimoire):
     archived = MEMORY / "archive" / "facts.yaml"
     archived.write_text(
@@ -173,19 +200,6 @@ def test_by_id_keeps_to_the_files_a_read_covers(grimoire):
     assert list(store.by_id([SHARED])) == [SHARED]  # the damaged file passed over
     with pytest.raises(Damaged, match=r"^grimoires/loa/memory/learnings\.yaml:2: not valid YAML"):
         store.by_id([SHARED], skip_damaged=False)
-
-
-def archived_by_hand() -> None:
-    """SHARED, archived, in the archive's facts file."""
-    (MEMORY / "archive" / "facts.yaml").write_text(
-        by_hand(
-            SHARED,
-            "Queues drain hourly",
-            archived="true",
-            archived_at="'2026-11-21T10:00:00Z'",
-            archive_reason="manual",
-        )
-    )
 
 
 def test_reads_keep_to_the_files_they_cover(grimoire):
@@ -244,21 +258,23 @@ CHANGING = (
 )
 
 
-def raced(store, stop: Path, attempts: int, until_refused: bool = False) -> set[tuple[str, str | None, str]]:
+def raced(store, stop: Path, attempts: int, until_refused: bool = False) -> list[tuple[str, str | None, str]]:
     """Writes tried while a second process rewrites facts.yaml all the time, without mem's lock; how
-    those refused were refused (`until_refused`: the tries stop at the first)."""
+    each refused one was refused (`until_refused`: the tries stop at the first)."""
     before = FACTS.stat().st_mtime_ns
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(FACTS.resolve()), str(stop)])
-    refusals = set()
+    refusals = []
     try:
+        deadline = time.monotonic() + 30
         while FACTS.stat().st_mtime_ns == before:  # the writer has started
+            assert writer.poll() is None and time.monotonic() < deadline, "the rewriting process did not start"
             time.sleep(0.01)
         for _ in range(attempts):
             try:
                 with store.lock():
                     store.write(store.category_path("fact"), appended=[entry("MEM-20261122-999", "Caches live a day")])
             except Damaged as exc:
-                refusals.add((exc.message, exc.hint, exc.kind))
+                refusals.append((exc.message, exc.hint, exc.kind))
                 if until_refused:
                     break
     finally:
@@ -268,11 +284,14 @@ def raced(store, stop: Path, attempts: int, until_refused: bool = False) -> set[
 
 
 def test_a_file_another_program_keeps_rewriting_is_written_whole_or_refused_naming_why(grimoire, tmp_path):
-    """A small file: most writes land between two of the other program's. The catalog never keeps rows
-    for bytes that are not on disk (the stamp it records is that of the bytes written)."""
+    """A small file: writes land between two of the other program's. The catalog never keeps rows for
+    bytes that are not on disk: the stamp it records is that of the bytes written. Whether a write
+    lands just before the other program's next one is timing: without that stamp, one of 200 here
+    did every time it was tried (the next write then refused the file as laid out wrongly)."""
     grimoire.add("Queues drain hourly", category="fact")
     store = grimoire.store
-    assert raced(store, tmp_path / "stop", 200) <= {CHANGING}
+    refusals = raced(store, tmp_path / "stop", 200)
+    assert set(refusals) <= {CHANGING} and len(refusals) < 200  # some landed
     assert [e.id for e in store.entries(include_archive=False)] == ids_in(FACTS)
     assert [e.id for e in Grimoire.open(grimoire.config.root).entries()] == ids_in(FACTS)
 
@@ -282,7 +301,7 @@ def test_a_write_that_finds_the_file_changed_at_each_read_gives_up_naming_why(gr
     """A file that takes the write longer to parse than the other program to rewrite: each of the
     write's reads finds it changed since the catalog saw it."""
     grimoire.add_many([{"content": f"Queue {n} drains every {n + 2} minutes"} for n in range(2000)])
-    assert raced(grimoire.store, tmp_path / "stop", 50, until_refused=True) == {CHANGING}
+    assert raced(grimoire.store, tmp_path / "stop", 50, until_refused=True)[-1:] == [CHANGING]
 
 
 def test_a_write_the_system_refuses_is_one_error_naming_the_folder_and_lands_nothing(repo):
@@ -304,9 +323,9 @@ def test_a_write_the_system_refuses_is_one_error_naming_the_folder_and_lands_not
 def test_a_file_mem_cannot_edit_in_place_is_named_by_the_write(grimoire):
     """Valid YAML in flow style: read, but an in-place edit (superseded_by) names the file and the line."""
     FACTS.write_text(
-        "[" + by_hand(SHARED, "Queues drain hourly").removeprefix("- ").replace("\n  ", ", ").strip() + "]\n"
+        f"[{{id: {SHARED}, category: fact, content: Queues drain hourly, summary: Queues drain hourly, "
+        "confidence: 0.9, source: {session_id: s, timestamp: '2026-11-20T10:00:00Z'}, ttl: permanent}]\n"
     )
-    FACTS.write_text(FACTS.read_text().replace("[id:", "[{id:").replace("]\n", "}]\n"))
     assert [e.id for e in grimoire.list()] == [SHARED]
     with pytest.raises(
         Damaged, match=r"^grimoires/loa/memory/facts\.yaml:1: entries are not written one per `- ` line"

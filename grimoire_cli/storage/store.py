@@ -506,6 +506,8 @@ class Store:
             raise reading.unwritable(
                 exc, self.config.relative(Path(exc.filename).parent if exc.filename else self.config.storage_dir)
             ) from None
+        # Next read re-checks the stamps: cheap, and right even where the catalog was told nothing.
+        self._fresh.difference_update(one.rel for one in staged.values())
         for path, one in staged.items():
             self._record(path, one)
 
@@ -553,20 +555,24 @@ class Store:
         from .chunks import content_hash
 
         # The stamp recorded must be that of the bytes written: a program that
-        # rewrites the file without mem's lock may have replaced them already,
+        # rewrites the file without mem's lock may have changed them already,
         # and rows kept under its stamp would describe bytes no longer there.
-        raw, stamp = self._read_stamped(path)
-        if stamp is not None and raw == staged.data:
-            try:
-                self.catalog.apply_write(
-                    staged.rel,
-                    staged.before,
-                    stamp,
-                    content_hash(staged.data),
-                    staged.rel in self._archive_paths(),
-                    staged.change,
-                )
-            except Stale:
-                self._fresh.clear()
-        # Next read re-checks the stamp: cheap, and right even if the catalog declined the update.
-        self._fresh.discard(staged.rel)
+        # A stamp taken before the read and the same after it is the read's.
+        try:
+            before = Stamp.of(path.stat())
+            raw, stamp = self._read_stamped(path)
+        except (OSError, Damaged):
+            return  # the next read finds the file as it is
+        if stamp != before or raw != staged.data:
+            return
+        try:
+            self.catalog.apply_write(
+                staged.rel,
+                staged.before,
+                stamp,
+                content_hash(staged.data),
+                staged.rel in self._archive_paths(),
+                staged.change,
+            )
+        except Stale:
+            self._fresh.clear()
