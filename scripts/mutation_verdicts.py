@@ -398,6 +398,61 @@ EQUIVALENT.update(
         f"{_STORE}commit__mutmut_7": _CAST,
         f"{_STORE}refresh__mutmut_1": "`_recovered` is only tested for truth: None and False are both false",
         f"{_STORE}ids_in_damaged__mutmut_12": _ENCODING,
+        f"{_STORE}new_file__mutmut_29": _ENCODING,
+        **{
+            f"{_STORE}_changed__mutmut_{n}": "the stat's stamp only spares a read: without it (or without the "
+            "touched file's new stamp recorded) the file is read and hashed, and found the same"
+            for n in (20, 35)
+        },
+        f"{_STORE}_changed__mutmut_41": "a file the catalog has no record of has no chunk counts: {} either way",
+        **{
+            f"{_STORE}_changed__mutmut_{n}": "a file whose parse fails is kept out of the paths a read asks for "
+            "(`readable`), and a write refuses it: rows left for it answer nothing"
+            for n in (49, 60)
+        },
+        **{
+            f"{_STORE}new_file__mutmut_{n}": "new_file is asked only for a configured category, and every kind "
+            "has its line in `_ADD_WITH`"
+            for n in (11, 13, 15, 17, 18)
+        },
+        **{
+            f"{_STORE}check_writable__mutmut_{n}": "memory is off only by a config file's `enabled: false`: "
+            "`config.path` is never None here"
+            for n in (4, 6, 7)
+        },
+        f"{_STORE}__init____mutmut_16": "`lock()` sets `_staged` before anything is staged or checked",
+        f"{_STORE}__init____mutmut_17": "`_recovered` is only tested for truth: None and False are both false",
+        f"{_STORE}recover_if_needed__mutmut_2": "`writing` is only tested for truth: None and False are both false",
+        **{
+            key: "a recovery again finds no journal: it only costs a check"
+            for key in (
+                f"{_STORE}_recover__mutmut_5",
+                f"{_STORE}_recover__mutmut_6",
+                f"{_STORE}_sync__mutmut_2",
+                f"{_STORE}_sync__mutmut_3",
+            )
+        },
+        **{
+            f"{_STORE}_reread__mutmut_{n}": "the number of parse workers only changes speed: the same rows"
+            for n in (15, 17)
+        },
+        **{
+            key: "`_fresh` only spares the next read a stat"
+            for key in (f"{_STORE}_reread__mutmut_29", f"{_STORE}_sync__mutmut_34")
+        },
+        f"{_STORE}_sync__mutmut_38": "`readable` is only tested for truth: None and False are both false",
+        f"{_STORE}_sync__mutmut_39": "a file whose parse fails has no rows (`_index` drops them): among the "
+        "paths a query asks for, it answers nothing",
+        **{
+            f"{_STORE}_sync__mutmut_{n}": "a query asks only for configured paths: the rows of a file no longer "
+            "configured answer nothing, forgotten or not"
+            for n in (48, 50)
+        },
+        **{
+            f"{_STORE}_index__mutmut_{n}": "`prepared` and `counts` are what the parse workers computed, reused: "
+            "given none, the catalog computes the same"
+            for n in (7, 8, 14, 15)
+        },
     }
 )
 # Survivors a test does kill, but not under mutmut: their code runs once per

@@ -11,6 +11,7 @@ a damaged file it cannot read for its ids."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -19,11 +20,12 @@ from pathlib import Path
 import pytest
 
 from grimoire_cli import Grimoire
-from grimoire_cli.core.errors import Damaged
+from grimoire_cli.core.errors import BadInput, Damaged
 from grimoire_cli.memory.adding import add_many
 from grimoire_cli.memory.request import Request
 from grimoire_cli.storage import journal
 from grimoire_cli.storage.catalog.queries import STATES, Filter, Order
+from grimoire_cli.storage.store import Store
 from grimoire_cli.storage.yamlio import parse_entries
 
 MEMORY = Path("grimoires/loa/memory")
@@ -122,6 +124,7 @@ def test_a_file_mem_creates_begins_with_its_categorys_header(sabre):
         )
     )
     assert "validated by `mem validate`. Add with `mem episode EVENT`;\n" in (MEMORY / "episodes.yaml").read_text()
+    assert (MEMORY / "facts.yaml").read_text().startswith("# grimoire: fact memories, kept by `mem`.\n")  # mem init's
     g.archive([held], commit=False)
     assert (
         (MEMORY / "archive" / "decisions.yaml")
@@ -344,3 +347,101 @@ def test_a_damaged_file_that_cannot_be_read_for_its_ids_refuses_a_new_id(grimoir
         "fix it (`mem validate` says how) before adding memories",
         "unreadable",
     )
+
+
+def test_memory_off_refuses_a_write_naming_the_setting_and_a_crashed_write_is_still_finished(grimoire):
+    config = grimoire.config.path
+    config.write_text(config.read_text().replace("enabled: true", "enabled: false", 1))
+    landing = MEMORY / ".facts.yaml.1.mem-tmp"
+    landing.write_text(by_hand(SHARED, "Caches live a day"))
+    cache = grimoire.store.cache
+    journal.cache_folder(cache)
+    (cache / journal.JOURNAL).write_text(json.dumps([[str(landing.resolve()), str(FACTS.resolve())]]))
+    off = Grimoire.open(grimoire.config.root)
+    assert [e.id for e in Store(off.config).entries()] == [SHARED]  # a new store finishes it, memory off or not
+    with pytest.raises(BadInput) as refused:
+        off.add("Queues drain hourly", category="fact")
+    assert (refused.value.message, refused.value.hint) == (
+        "memory is off: memory_schema.enabled is false in .loa.config.yaml; nothing written",
+        "set memory_schema.enabled: true to write memories again",
+    )
+
+
+def test_a_damaged_file_hides_no_other_file_from_a_read(grimoire):
+    """Damage found reading the bytes (decisions: no UTF-8) and parsing them (learnings: no YAML), read once
+    (the damage found) and again (known): the file after both is read each time."""
+    (MEMORY / "decisions.yaml").write_bytes(b"- id: caf\xe9\n")
+    (MEMORY / "learnings.yaml").write_text("- id: [\n")
+    errors = MEMORY / "errors.yaml"
+    errors.write_text(errors.read_text() + by_hand(SHARED, "Caches live a day", "error"))
+    for _ in range(2):
+        assert [e.id for e in grimoire.store.entries(skip_damaged=True)] == [SHARED]
+
+
+def test_an_entry_in_an_archive_file_is_archived_though_it_does_not_say_so(grimoire):
+    (MEMORY / "archive" / "facts.yaml").write_text(by_hand(SHARED, "Queues drain hourly"))
+    store = grimoire.store
+    at = grimoire.now().timestamp()
+    assert store.ids(Filter(at=at, states=("archived",)), include_archive=True) == [SHARED]
+    assert store.ids(Filter(at=at), include_archive=True) == []
+
+
+def test_the_local_files_are_those_of_the_untracked_categories(sabre):
+    store = Grimoire.open(sabre).store
+    assert store.local_paths() == {
+        "grimoires/loa/memory/local/cache.yaml",
+        "grimoires/loa/memory/local/archive/cache.yaml",
+    }
+
+
+def test_a_write_makes_the_folders_its_file_needs(sabre):
+    """An archived local entry imported where no local folder is left: two folders made."""
+    shutil.rmtree(MEMORY / "local")
+    g = Grimoire.open(sabre)
+    archived = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
+    item = {"id": SHARED, "category": "cache", "content": "Queues drain hourly", "confidence": 0.9, **archived}
+    assert not g.import_lines([json.dumps(item)]).rejected
+    assert ids_in(MEMORY / "local" / "archive" / "cache.yaml") == [SHARED]
+
+
+def test_a_file_that_cannot_be_read_is_named_by_its_path(grimoire):
+    (MEMORY / "learnings.yaml").write_bytes(b"- id: MEM-20261122-001\n  content: caf\xe9\n")
+    with pytest.raises(Damaged, match=r"^grimoires/loa/memory/learnings\.yaml:2: "):
+        grimoire.store.entries()
+    (MEMORY / "learnings.yaml").unlink()
+    (MEMORY / "learnings.yaml").mkdir()
+    grimoire.store.refresh()
+    with pytest.raises(Damaged, match=r"^grimoires/loa/memory/learnings\.yaml:1: cannot read: Is a directory"):
+        grimoire.store.entries()
+
+
+def test_a_file_whose_folder_is_no_folder_cannot_be_read_and_says_so(sabre):
+    shutil.rmtree(MEMORY / "local")
+    (MEMORY / "local").write_text("not a folder\n")
+    with pytest.raises(Damaged) as refused:
+        Grimoire.open(sabre).store.entries()
+    assert (refused.value.message, refused.value.hint, refused.value.kind) == (
+        "grimoires/loa/memory/local/cache.yaml:1: cannot read: Not a directory",
+        "check the file's permissions",
+        "unreadable",
+    )
+
+
+def test_the_rows_of_a_file_deleted_since_the_catalog_saw_it_are_forgotten(grimoire):
+    grimoire.add("Queues drain hourly", category="fact")
+    FACTS.unlink()
+    grimoire.store.refresh()
+    assert grimoire.store.entries() == []
+
+
+def test_a_new_file_in_a_folder_that_leads_out_of_the_repository_is_refused(grimoire, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(MEMORY / "archive")
+    (MEMORY / "archive").symlink_to(elsewhere)
+    archived = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
+    item = {"id": SHARED, "category": "fact", "content": "Queues drain hourly", "confidence": 0.9, **archived}
+    with pytest.raises(Damaged) as refused:
+        grimoire.import_lines([json.dumps(item)])
+    assert refused.value.message.startswith("grimoires/loa/memory/archive: ")
+    assert list(elsewhere.iterdir()) == []
