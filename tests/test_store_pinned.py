@@ -445,3 +445,14 @@ def test_a_new_file_in_a_folder_that_leads_out_of_the_repository_is_refused(grim
         grimoire.import_lines([json.dumps(item)])
     assert refused.value.message.startswith("grimoires/loa/memory/archive: ")
     assert list(elsewhere.iterdir()) == []
+
+
+def test_an_archive_files_entries_are_archived_when_worker_processes_parse_it(repo, monkeypatch):
+    """The rows the parse workers prepare carry the file's archived flag too."""
+    (MEMORY / "archive" / "facts.yaml").write_text(
+        "".join(by_hand(f"MEM-20261120-{n:03}", f"Queue {n} drains hourly") for n in range(1, 41))
+    )
+    monkeypatch.setenv("MEM_PARSE_WORKERS", "2")
+    g = Grimoire.open(repo)
+    archived = g.store.ids(Filter(at=g.now().timestamp(), states=("archived",)), include_archive=True)
+    assert len(archived) == 40
