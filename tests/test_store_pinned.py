@@ -24,6 +24,7 @@ from grimoire_cli.core.errors import BadInput, Damaged
 from grimoire_cli.memory.adding import add_many
 from grimoire_cli.memory.request import Request
 from grimoire_cli.storage import journal
+from grimoire_cli.storage.catalog.connection import Stale
 from grimoire_cli.storage.catalog.queries import STATES, Filter, Order
 from grimoire_cli.storage.store import Store
 from grimoire_cli.storage.yamlio import parse_entries
@@ -456,3 +457,50 @@ def test_an_archive_files_entries_are_archived_when_worker_processes_parse_it(re
     g = Grimoire.open(repo)
     archived = g.store.ids(Filter(at=g.now().timestamp(), states=("archived",)), include_archive=True)
     assert len(archived) == 40
+
+
+def test_an_operation_the_catalog_fails_under_is_tried_three_times_in_all(grimoire):
+    """Each failure moves the process to a catalog in memory (`Stale`); the third try is the last."""
+    tries = []
+
+    def failing_twice(_catalog):
+        tries.append(1)
+        if len(tries) < 3:
+            raise Stale()
+        return "answered"
+
+    assert grimoire.store.derived(failing_twice) == "answered" and len(tries) == 3
+    tries.clear()
+
+    def failing(_catalog):
+        tries.append(1)
+        raise Stale()
+
+    with pytest.raises(Stale):
+        grimoire.store.derived(failing)
+    assert len(tries) == 3
+
+
+def test_a_damaged_file_fixed_while_a_write_waits_is_written_and_read(grimoire):
+    learnings = MEMORY / "learnings.yaml"
+    good = learnings.read_text()
+    learnings.write_text("- id: [\n")
+
+    def fix_by_hand(_written):
+        learnings.write_text(good)
+        return []
+
+    new = add_many(
+        grimoire.store, [Request("Caches live a day", category="learning")], grimoire.now(), after=fix_by_hand
+    )
+    assert [e.id for e in grimoire.store.entries()] == [new[0].id]
+
+
+def test_the_tiers_a_store_reads_honour_an_aging_recorded_beside_the_grimoire(grimoire):
+    """An entry a capped aging moved (`mem age --max`, its record in local/aged.json) is long-term for good."""
+    from grimoire_cli.retrieval.tiers import split
+
+    held = grimoire.add("Queues drain hourly", category="fact").id
+    assert split(grimoire.store, grimoire.now()) == ([held], [])
+    (MEMORY / "local" / "aged.json").write_text(json.dumps({"ids": [held]}))
+    assert split(Store(grimoire.config), grimoire.now()) == ([], [held])
