@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import mem
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput, Damaged
@@ -504,3 +505,15 @@ def test_the_tiers_a_store_reads_honour_an_aging_recorded_beside_the_grimoire(gr
     assert split(grimoire.store, grimoire.now()) == ([held], [])
     (MEMORY / "local" / "aged.json").write_text(json.dumps({"ids": [held]}))
     assert split(Store(grimoire.config), grimoire.now()) == ([], [held])
+
+
+def test_a_recovery_the_system_refuses_is_one_error_line(grimoire):
+    """A folder where the journal's temp file goes: `mem add` says so in one line, no traceback."""
+    (journal.cache_folder(grimoire.store.cache) / "journal.tmp").mkdir()
+    run = mem("add", "-c", "fact", "Queues drain hourly", "--confidence", "0.9")
+    assert (run.code, run.err) == (
+        Damaged.exit_code,
+        "error: grimoires/loa/memory/.cache: cannot write: Is a directory "
+        "(hint: check the permissions of the grimoire's folders and the free space)\n",
+    )
+    assert ids_in(FACTS) == []

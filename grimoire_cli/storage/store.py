@@ -433,8 +433,11 @@ class Store:
         self._recovered = False
 
     def _recover(self) -> None:
-        # Local/: issued ids' temp file too
-        journal.recover(self.cache, [*self.config.folders(), self.config.local_dir])
+        try:  # local/: issued ids' temp file too
+            journal.recover(self.cache, [*self.config.folders(), self.config.local_dir])
+        except OSError as exc:  # refused by the system (permissions, a folder where a temp file goes)
+            folder = Path(exc.filename).parent if exc.filename else self.cache
+            raise reading.unwritable(exc, self.config.relative(folder)) from None
         self._recovered = True
 
     def recover_if_needed(self) -> None:
