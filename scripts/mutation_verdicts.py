@@ -426,8 +426,8 @@ EQUIVALENT.update(
         **{
             key: "a recovery again finds no journal: it only costs a check"
             for key in (
-                f"{_STORE}_recover__mutmut_5",
-                f"{_STORE}_recover__mutmut_6",
+                f"{_STORE}_recover__mutmut_14",
+                f"{_STORE}_recover__mutmut_15",
                 f"{_STORE}_sync__mutmut_2",
                 f"{_STORE}_sync__mutmut_3",
             )

@@ -517,3 +517,8 @@ def test_a_recovery_the_system_refuses_is_one_error_line(grimoire):
         "(hint: check the permissions of the grimoire's folders and the free space)\n",
     )
     assert ids_in(FACTS) == []
+    (grimoire.store.cache / "journal.tmp").rmdir()
+    (MEMORY / ".facts.yaml.x.mem-tmp").mkdir()  # where a crashed writer's temp file would be swept
+    assert mem("add", "-c", "fact", "Queues drain hourly", "--confidence", "0.9").err.startswith(
+        "error: grimoires/loa/memory: cannot write: Is a directory"
+    )
