@@ -16,6 +16,11 @@ from typer.testing import CliRunner
 from grimoire_cli.cli.main import main as mem_main
 
 NOW = "2026-11-22T10:00:00Z"
+ARCHIVED = {
+    "archived": True,
+    "archived_at": "2026-11-21T10:00:00Z",
+    "archive_reason": "manual",
+}  # the archive fields of an export's archived line
 ROOT = Path(__file__).resolve().parent.parent
 
 # Hypothesis profiles, chosen by $HYPOTHESIS_PROFILE (default ci; pytest's

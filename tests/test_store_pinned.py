@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import mem
+from conftest import ARCHIVED, mem
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput, Damaged
@@ -188,16 +188,7 @@ def archived_by_hand() -> None:
 
 
 def test_by_id_keeps_to_the_files_a_read_covers(grimoire):
-    archived = MEMORY / "archive" / "facts.yaml"
-    archived.write_text(
-        by_hand(
-            SHARED,
-            "Queues drain hourly",
-            archived="true",
-            archived_at="'2026-11-21T10:00:00Z'",
-            archive_reason="manual",
-        )
-    )
+    archived_by_hand()
     store = grimoire.store
     assert store.by_id([SHARED])[SHARED].archived_file and store.by_id([SHARED], include_archive=False) == {}
     (MEMORY / "learnings.yaml").write_text("- id: [\n")
@@ -400,8 +391,7 @@ def test_a_write_makes_the_folders_its_file_needs(sabre):
     """An archived local entry imported where no local folder is left: two folders made."""
     shutil.rmtree(MEMORY / "local")
     g = Grimoire.open(sabre)
-    archived = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
-    item = {"id": SHARED, "category": "cache", "content": "Queues drain hourly", "confidence": 0.9, **archived}
+    item = {"id": SHARED, "category": "cache", "content": "Queues drain hourly", "confidence": 0.9, **ARCHIVED}
     assert not g.import_lines([json.dumps(item)]).rejected
     assert ids_in(MEMORY / "local" / "archive" / "cache.yaml") == [SHARED]
 
@@ -441,8 +431,7 @@ def test_a_new_file_in_a_folder_that_leads_out_of_the_repository_is_refused(grim
     elsewhere.mkdir()
     shutil.rmtree(MEMORY / "archive")
     (MEMORY / "archive").symlink_to(elsewhere)
-    archived = {"archived": True, "archived_at": "2026-11-21T10:00:00Z", "archive_reason": "manual"}
-    item = {"id": SHARED, "category": "fact", "content": "Queues drain hourly", "confidence": 0.9, **archived}
+    item = {"id": SHARED, "category": "fact", "content": "Queues drain hourly", "confidence": 0.9, **ARCHIVED}
     with pytest.raises(Damaged) as refused:
         grimoire.import_lines([json.dumps(item)])
     assert refused.value.message.startswith("grimoires/loa/memory/archive: ")

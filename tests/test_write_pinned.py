@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import mem
+from conftest import ARCHIVED, mem
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput, Damaged, Duplicate, GrimoireError, NotFound, Refused
@@ -19,11 +19,6 @@ from grimoire_cli.storage.yamlio import parse_entries
 
 MEMORY = Path("grimoires/loa/memory")
 OLD, NEW, OTHER = "MEM-20261120-001", "MEM-20261121-001", "MEM-20261121-002"
-ARCHIVED = {
-    "archived": True,
-    "archived_at": "2026-11-21T10:00:00Z",
-    "archive_reason": "manual",
-}  # an export's archived line
 
 
 def line(entry_id: str, content: str, **more) -> dict:
