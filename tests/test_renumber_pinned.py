@@ -10,10 +10,12 @@ test_flattened_pinned.py."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
-from contextlib import chdir
+from contextlib import ExitStack, chdir
 from pathlib import Path
+from typing import cast
 
 import pytest
 from conftest import git
@@ -35,6 +37,7 @@ from test_merge_pinned import (
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput
+from grimoire_cli.git.echoes import memory_key
 from grimoire_cli.git.merge import memory_of
 from grimoire_cli.git.renumber import (
     FixupResult,
@@ -42,6 +45,7 @@ from grimoire_cli.git.renumber import (
     _changes,
     _folded,
     _head_file,
+    _lifecycle,
     _lifecycle_of,
     _merged_by_driver,
     _Plan,
@@ -49,9 +53,11 @@ from grimoire_cli.git.renumber import (
     _refers,
     _renamed_for,
     _repeated_ids,
+    _scope_changes,
     _still_meant,
     plan,
 )
+from grimoire_cli.git.trees import Tree, state_file
 
 FACTS = (MEMORY / "facts.yaml").as_posix()
 DECISIONS = (MEMORY / "decisions.yaml").as_posix()
@@ -231,6 +237,10 @@ def test_an_octopus_merge_and_a_merge_of_unrelated_histories(repo):
     git("commit", "-qm", "lonely", cwd=repo)
     git("checkout", "-q", "main", cwd=repo)
     main = sha(repo, "main")
+    # Not yet committed, the pre-commit hook's plan has no versions either.
+    git("merge", "-q", "--no-commit", "--allow-unrelated-histories", "lonely", cwd=repo)
+    assert planned(repo, "pre-commit") == _Plan("merge", main, None, False, stage=True, keeper=main)
+    git("merge", "--abort", cwd=repo)
     git("merge", "-q", "--no-edit", "--allow-unrelated-histories", "lonely", cwd=repo)
     assert planned(repo, "post-merge", "0") == _Plan("merge", main, None, False, stage=False, keeper=main)
 
@@ -521,11 +531,19 @@ TWICE = entry("009", "one learning", "  related_memories: [MEM-20261122-001]\n",
 )
 
 
+# Read after learnings.yaml: its link to theirs' 001 is renamed though an id twice was met before it.
+PREFERS = entry("003", "theirs prefers", "  related_memories: [MEM-20261122-001]\n", "preference")
+
+
 def merged_with_an_id_twice_in_one_file(repo: Path) -> FixupResult:
     unrelated(
         repo,
         {"facts.yaml": HEAD + REDIS},
-        {"decisions.yaml": entry("001", "theirs decides", "", "decision"), "learnings.yaml": TWICE},
+        {
+            "decisions.yaml": entry("001", "theirs decides", "", "decision"),
+            "learnings.yaml": TWICE,
+            "preferences.yaml": PREFERS,
+        },
     )
     return fixup(repo, "post-merge", "0")
 
@@ -539,6 +557,7 @@ def test_a_collision_no_driver_saw_takes_a_fresh_number_and_an_id_twice_in_a_fil
         "then `mem validate`",
     ]
     assert (repo / DECISIONS).read_text() == entry("010", "theirs decides", "", "decision")
+    assert (repo / MEMORY / "preferences.yaml").read_text() == PREFERS.replace("-001", "-010")
 
 
 def test_a_file_with_an_id_twice_is_left_for_the_hand_that_renames_it(repo):
@@ -546,7 +565,22 @@ def test_a_file_with_an_id_twice_is_left_for_the_hand_that_renames_it(repo):
     both entries: the second memory ('another learning') was lost, and committed."""
     fixed = merged_with_an_id_twice_in_one_file(repo)
     assert (repo / MEMORY / "learnings.yaml").read_text() == TWICE
-    assert fixed.files == [DECISIONS]
+    assert fixed.files == [DECISIONS, (MEMORY / "preferences.yaml").as_posix()]
+
+
+def test_a_damaged_file_is_passed_over_and_its_ids_are_not_given_again(repo):
+    """Theirs brings a file mem cannot parse that still names 002 and 003: the collision on 001 is
+    renumbered past them, and the damaged file is left as it is."""
+    damaged = "- id: MEM-20261122-002\n  content: [never closed\n# MEM-20261122-003 was here\n"
+    unrelated(
+        repo,
+        {"facts.yaml": HEAD + REDIS},
+        {"decisions.yaml": entry("001", "theirs decides", "", "decision"), "errors.yaml": damaged},
+    )
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.renumbered, fixed.files, fixed.notes) == ({ids("001")[0]: ids("004")[0]}, [DECISIONS], [])
+    assert (repo / DECISIONS).read_text() == entry("004", "theirs decides", "", "decision")
+    assert (repo / MEMORY / "errors.yaml").read_text() == damaged
 
 
 def test_an_id_three_entries_use_is_left_with_a_note(repo):
@@ -768,6 +802,44 @@ def test_a_file_the_driver_merged_takes_only_new_numbers_one_a_replayed_commit_l
     assert result.renumbered == {ids("002")[0]: ids("004")[0]}
 
 
+def test_a_fresh_number_passes_the_ids_the_start_held_and_the_names_the_mapping_gives(repo):
+    """Upstream's 002 and a replayed 002 collide, with no driver's number: the fresh one passes 005, which the
+    start held though nothing holds it now, and 010, a name the mapping gives that no entry holds yet."""
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "upstream's fact") + entry("005", "deleted since"))
+    commit_all(repo, "start")
+    keeper = sha(repo, "HEAD")
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "upstream's fact"))
+    write(repo, "decisions.yaml", entry("002", "a replayed decision", "", "decision"))
+    assert changes(repo, keeper, {})[0] == {DECISIONS: {ids("002")[0]: ids("006")[0]}}
+    assert changes(repo, keeper, {ids("009")[0]: ids("010")[0]})[0] == {DECISIONS: {ids("002")[0]: ids("011")[0]}}
+
+
+def test_a_drivers_number_another_memory_holds_is_replaced_by_a_fresh_one(repo):
+    """A driver that numbered a picked file alone gave the replayed 002 the number 003, which another memory
+    holds by then: the replayed decision takes 004 instead, its day kept."""
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "upstream's fact"))
+    commit_all(repo, "upstream")
+    keeper = sha(repo, "HEAD")
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "upstream's fact") + entry("003", "another fact"))
+    write(repo, "decisions.yaml", entry("002", "a replayed decision", "", "decision"))
+    out, result = changes(repo, keeper, {ids("002")[0]: ids("003")[0]})
+    assert out == {DECISIONS: {ids("002")[0]: ids("004")[0]}}
+    assert result.renumbered == {ids("002")[0]: ids("004")[0]}
+    # Where every copy of 002 is the start's, the driver's 003 stands (nothing of 002 is renamed).
+    write(repo, "decisions.yaml", "")
+    assert changes(repo, keeper, {ids("002")[0]: ids("003")[0]})[0] == {}
+
+
+def test_an_entry_the_start_holds_keeps_its_references_though_its_text_was_edited(repo):
+    """An id one entry holds is the start's when the start holds it, whatever its text says now: its link to
+    009 is the start's own 009, not the one renamed."""
+    write(repo, "facts.yaml", HEAD + REDIS + related("002", "noted", "009", category="fact"))
+    commit_all(repo, "start")
+    keeper = sha(repo, "HEAD")
+    write(repo, "facts.yaml", HEAD + REDIS + related("002", "noted, edited by hand", "009", category="fact"))
+    assert changes(repo, keeper, {ids("009")[0]: ids("010")[0]}) == ({}, FixupResult("rebase"))
+
+
 def test_a_supersede_link_to_an_id_the_rebase_gave_two_memories_takes_the_one_that_links_back(repo):
     keeper = started(repo)
     write(
@@ -786,7 +858,7 @@ def test_a_supersede_link_to_an_id_the_rebase_gave_two_memories_takes_the_one_th
         + entry("016", "another predecessor", "  superseded_by: MEM-20261122-002\n", "learning"),
     )
     write(repo, "errors.yaml", entry("002", "an error", "  supersedes: MEM-20261122-014\n", "error"))
-    ambiguous = {ids("002")[0]: set(ids("010", "012"))}
+    ambiguous = {ids("002")[0]: set(ids("010", "012", "019"))}  # no entry holds 019 now: it links back to none
     result = FixupResult("rebase")
     with chdir(repo.parent):
         out = _changes(store_of(repo), repo, STORAGE, keeper, {}, result, ambiguous=ambiguous)
@@ -795,6 +867,42 @@ def test_a_supersede_link_to_an_id_the_rebase_gave_two_memories_takes_the_one_th
     assert links == {ids("013")[0]: (ids("010")[0], None), ids("016")[0]: (None, ids("010")[0])}
     with chdir(repo.parent):
         assert _changes(store_of(repo), repo, STORAGE, keeper, {}, FixupResult("rebase")) == {}
+
+
+def renamed_twice_in_git_state(repo: Path, operation: str) -> dict:
+    """The hook's work in one scope while a rebase (or a range cherry-pick) has kept, in git's own state, that
+    its picks renamed 002 twice: to 010 and to 012 (a flattened merge's two lines). A replayed decision's 001
+    collides with the start's; another memory holds 002 in errors.yaml."""
+    keeper = started(repo)
+    write(
+        repo,
+        "learnings.yaml",
+        entry("013", "the successor", "  supersedes: MEM-20261122-002\n", "learning")
+        + entry("010", "one line's memory", "  superseded_by: MEM-20261122-013\n", "learning")
+        + entry("012", "the other line's memory", "", "learning"),
+    )
+    write(repo, "decisions.yaml", entry("001", "a replayed decision", "", "decision"))
+    write(repo, "errors.yaml", entry("002", "an error", "  related_memories: [MEM-20261122-002]\n", "error"))
+    git_dir = repo / ".git"
+    (git_dir / ("rebase-merge" if operation == "rebase" else "sequencer")).mkdir()
+    state = cast(Path, state_file(git_dir, Grimoire.open(repo).config.storage_dir))
+    keys = (memory_of(entry("010", "one line's memory")), memory_of(entry("012", "the other line's memory")))
+    state.write_text(json.dumps([[ids("002")[0], keys[0], ids("010")[0]], [ids("002")[0], keys[1], ids("012")[0]]]))
+    found = _Plan(operation, keeper, None, True, stage=False)
+    with chdir(repo.parent), ExitStack() as locks:
+        out = _scope_changes(store_of(repo), repo, git_dir, found, FixupResult(operation), locks)
+    fields = ("id", "supersedes", "related_memories")
+    return {i: {k: d[k] for k in fields if k in d} for by_id in out.values() for i, d in by_id.items() if d}
+
+
+@pytest.mark.parametrize("operation", ["rebase", "cherry-pick"])
+def test_the_renames_kept_in_git_state_settle_a_link_to_an_id_renamed_twice(repo, operation):
+    """The successor's link to 002 takes 010, the one of the two that links back to it; the replayed decision's
+    001 takes a fresh number past every id the kept renames name."""
+    assert renamed_twice_in_git_state(repo, operation) == {
+        ids("001")[0]: {"id": ids("014")[0]},
+        ids("013")[0]: {"id": ids("013")[0], "supersedes": ids("010")[0]},
+    }
 
 
 # -- one memory archived on one side, active on the other -----------------------------------------------------
@@ -917,6 +1025,146 @@ def test_each_archived_memory_gets_the_other_sides_lifecycle_change_counted_from
     }
 
 
+def lifecycle_carried(repo: Path, mine: str, theirs: str, here: str, echoed: dict | None = None) -> dict:
+    """_lifecycle for the redis fact applied once at the base: `mine` (main's archived copy, its effectiveness
+    and archive fields), `theirs` (the side's facts.yaml past its head), `here` (the archived copy in the work
+    tree). Each call starts again from a base of its own."""
+    write(repo, "archive/facts.yaml", "")
+    write(repo, "facts.yaml", HEAD + entry("001", "the cache is redis", APPLIED.format(1, 1, 100, "T1")))
+    commit_all(repo, "base")
+    base = sha(repo, "HEAD")
+    git("checkout", "-q", "-b", f"side{len(git('branch', cwd=repo).split())}", cwd=repo)
+    write(repo, "facts.yaml", HEAD + theirs)
+    commit_all(repo, "side")
+    other = sha(repo, "HEAD")
+    git("checkout", "-q", base, cwd=repo)
+    write(repo, "facts.yaml", HEAD)
+    write(repo, "archive/facts.yaml", mine)
+    commit_all(repo, "main archives")
+    trees = tuple(Tree(repo, commit, STORAGE) for commit in (base, sha(repo, "HEAD"), other))
+    write(repo, "archive/facts.yaml", here)
+    result = FixupResult("merge")
+    with chdir(repo.parent):
+        entries = list(store_of(repo).entries(include_archive=True, skip_damaged=True))
+        out = _lifecycle(entries, trees, {}, result, folder=repo, echoed=echoed)  # type: ignore[arg-type]
+    return {entry_id: fields.get("effectiveness", fields) for (_, entry_id), fields in out.items()}
+
+
+def applied(applications: int, when: str) -> str:
+    return entry("001", "the cache is redis", APPLIED.format(applications, applications, 100, when))
+
+
+def test_an_archived_copys_applies_are_counted_from_the_base_once_each(repo):
+    twice = applied(2, "T2") + ARCHIVED
+    key = memory_key(items(REDIS)[0])
+
+    def counts(out: dict) -> list:
+        return [(i, e["applications"], e["last_applied"]) for i, e in out.items()]
+
+    # Both sides hold main's second apply (the side picked it), and the side applied once more: three in all.
+    assert counts(lifecycle_carried(repo, twice, applied(3, "T3"), twice, echoed={key: (1, 1)})) == [
+        (ids("001")[0], 3, "T3")
+    ]
+    # Not picked, the two sides' applies since the base add up.
+    assert counts(lifecycle_carried(repo, twice, applied(3, "T3"), twice)) == [(ids("001")[0], 4, "T3")]
+    # The same record on both sides is one change: the copy here, which lacks it, takes it once.
+    assert counts(lifecycle_carried(repo, twice, applied(2, "T2"), applied(1, "T1") + ARCHIVED)) == [
+        (ids("001")[0], 2, "T2")
+    ]
+    assert lifecycle_carried(repo, twice, applied(2, "T2"), twice) == {}
+    # The side holds the memory twice, a copy under 004 first: the one under the archived entry's own id is read.
+    copy = applied(5, "T5").replace("-001", "-004")
+    assert counts(lifecycle_carried(repo, twice, copy + applied(3, "T3"), twice)) == [(ids("001")[0], 4, "T3")]
+
+
+def test_an_apply_main_picked_from_the_side_counts_once_in_the_archived_copy(repo, tmp_path):
+    """Applied once at the base; the side applies it again, main picks that commit, then archives the memory;
+    the side applies a third time. The merge's archived copy holds three applies, the picked one once."""
+    write(repo, "facts.yaml", HEAD + applied(1, "T1"))
+    commit_all(repo, "start")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    write(repo, "facts.yaml", HEAD + applied(2, "T2"))
+    commit_all(repo, "side applies")
+    git("checkout", "-q", "main", cwd=repo)
+    commit_all_new(repo, "decisions.yaml", entry("002", "main decides", "", "decision"))  # the pick is a copy
+    git("cherry-pick", "side", cwd=repo)
+    write(repo, "facts.yaml", HEAD)
+    write(repo, "archive/facts.yaml", applied(2, "T2") + ARCHIVED)
+    commit_all(repo, "main archives")
+    git("checkout", "-q", "side", cwd=repo)
+    write(repo, "facts.yaml", HEAD + applied(3, "T3"))
+    commit_all(repo, "side applies again")
+    git("checkout", "-q", "main", cwd=repo)
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+    git("commit", "-q", "--no-edit", cwd=repo)
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.lifecycle, fixed.notes) == (ids("001"), [])
+    archived = items((repo / MEMORY / "archive/facts.yaml").read_text())
+    assert [(e["id"], e["effectiveness"]["applications"], e["effectiveness"]["last_applied"]) for e in archived] == [
+        (ids("001")[0], 3, "T3")
+    ]
+
+
+def test_one_successor_both_sides_hold_under_their_own_ids_is_one_lifecycle_change(repo, tmp_path):
+    """The side supersedes the redis fact by valkey (its 002); main picks that, the driver numbering valkey 003
+    past main's own 002, and archives the redis fact. Merged, both sides' successor is valkey: no conflict."""
+    write(repo, "facts.yaml", HEAD + REDIS)
+    commit_all(repo, "start")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    valkey = entry("002", "the cache is valkey", "  supersedes: MEM-20261122-001\n")
+    write(repo, "facts.yaml", HEAD + REDIS + "  superseded_by: MEM-20261122-002\n" + valkey)
+    commit_all(repo, "side supersedes")
+    git("checkout", "-q", "main", cwd=repo)
+    commit_all_new(repo, "facts.yaml", HEAD + REDIS + entry("002", "main's own fact"))
+    assert subprocess.run(["git", "cherry-pick", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).renumbered == {ids("002")[0]: ids("003")[0]}
+    git("-c", "core.editor=true", "cherry-pick", "--continue", cwd=repo)
+    write(repo, "facts.yaml", HEAD + entry("002", "main's own fact") + valkey.replace("-002", "-003"))
+    archived = REDIS + "  superseded_by: MEM-20261122-003\n" + ARCHIVED
+    write(repo, "archive/facts.yaml", archived)
+    commit_all(repo, "main archives")
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+    git("commit", "-q", "--no-edit", cwd=repo)
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.renumbered, fixed.lifecycle, fixed.notes, fixed.files) == ({}, [], [], [])
+    assert (repo / MEMORY / "archive/facts.yaml").read_text() == archived
+
+
+def test_where_ours_yields_one_successor_under_each_sides_id_is_one_lifecycle_change(repo, tmp_path, monkeypatch):
+    """As above, ours yielding: feature (past alice's push) supersedes the redis fact by valkey, its 003; main
+    picks it as 004 (past its own 003) and archives the redis fact. Merged, main's valkey takes feature's 003,
+    main's own 003 a fresh 005, and the archived fact's successor is valkey under its new id: no conflict."""
+    feature_past_alices_push(repo, tmp_path)
+    git("config", "merge.grimoire.driver", "false", cwd=repo)  # configured here; run in process below
+    valkey = entry("003", "the cache is valkey", "  supersedes: MEM-20261122-001\n")
+    commit_all_new(repo, "facts.yaml", HEAD + REDIS + "  superseded_by: MEM-20261122-003\n" + valkey)
+    git("checkout", "-q", "main", cwd=repo)
+    commit_all_new(repo, "facts.yaml", HEAD + REDIS + entry("003", "a fact of main"))
+    assert subprocess.run(["git", "cherry-pick", "feature"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).renumbered == {ids("003")[0]: ids("004")[0]}
+    git("-c", "core.editor=true", "cherry-pick", "--continue", cwd=repo)
+    write(repo, "facts.yaml", HEAD + entry("003", "a fact of main") + valkey.replace("-003", "-004"))
+    write(repo, "archive/facts.yaml", REDIS + "  superseded_by: MEM-20261122-004\n" + ARCHIVED)
+    commit_all(repo, "main archives")
+    assert subprocess.run(["git", "merge", "-q", "feature"], cwd=repo, capture_output=True).returncode == 1
+    monkeypatch.setenv(f"GITHEAD_{sha(repo, 'feature')}", "feature")  # what git tells a merge's driver
+    merged = run_driver(repo, tmp_path, FACTS)
+    assert (merged.side, merged.renumbered, merged.conflicts) == (
+        "ours",
+        {ids("003")[0]: ids("005")[0], ids("004")[0]: ids("003")[0]},
+        [],
+    )
+    monkeypatch.delenv(f"GITHEAD_{sha(repo, 'feature')}")
+    git("commit", "-q", "--no-edit", cwd=repo)
+    fixed = fixup(repo, "post-merge", "0")
+    assert (fixed.side, fixed.renumbered, fixed.notes) == ("ours", {}, [])
+    assert (repo / FACTS).read_text() == HEAD + entry("005", "a fact of main") + valkey
+    archived = REDIS + "  superseded_by: MEM-20261122-003\n" + ARCHIVED
+    assert (repo / MEMORY / "archive/facts.yaml").read_text() == archived
+
+
 def test_the_files_this_clones_driver_merged_are_those_both_sides_changed(repo):
     side_and_main(
         repo,
@@ -1003,3 +1251,4 @@ def test_a_folded_memory_is_written_once_archived_and_removed_where_it_was_activ
     kept = out[archive][ids("002")[0]]
     assert (kept["archived"], kept["effectiveness"]["applications"]) == (True, 1)
     assert result.lifecycle == ids("002")
+    assert result.notes == []  # the folded 002 is one memory: no id used twice is left for the hand
