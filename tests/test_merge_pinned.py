@@ -9,6 +9,7 @@ minutes)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from contextlib import chdir
 from pathlib import Path
@@ -238,9 +239,18 @@ def stages_of(repo: Path, path: str) -> list[str]:
 
 def run_driver(repo: Path, tmp_path: Path, path: str) -> object:
     """What git does with a file both sides changed: the driver merges its three stages into the work tree
-    (run here from a folder below the top, where git's paths are not the working directory's)."""
+    (run here from a folder below the top, where git's paths are not the working directory's). In a merge,
+    git names theirs to the driver in a GITHEAD_<sha> variable; a pick or a rebase's step names none."""
+    merging = repo / ".git" / "MERGE_HEAD"
+    named = f"GITHEAD_{merging.read_text().split()[0]}" if merging.exists() else None
     with chdir(repo / "grimoires"):
-        result, merged = driven(tmp_path, *stages_of(repo, path), where=path)
+        if named:
+            os.environ[named] = "theirs"
+        try:
+            result, merged = driven(tmp_path, *stages_of(repo, path), where=path)
+        finally:
+            if named:
+                del os.environ[named]
     (repo / path).write_text(merged)
     git("add", path, cwd=repo)
     return result

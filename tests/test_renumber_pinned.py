@@ -1132,7 +1132,7 @@ def test_one_successor_both_sides_hold_under_their_own_ids_is_one_lifecycle_chan
     assert (repo / MEMORY / "archive/facts.yaml").read_text() == archived
 
 
-def test_where_ours_yields_one_successor_under_each_sides_id_is_one_lifecycle_change(repo, tmp_path, monkeypatch):
+def test_where_ours_yields_one_successor_under_each_sides_id_is_one_lifecycle_change(repo, tmp_path):
     """As above, ours yielding: feature (past alice's push) supersedes the redis fact by valkey, its 003; main
     picks it as 004 (past its own 003) and archives the redis fact. Merged, main's valkey takes feature's 003,
     main's own 003 a fresh 005, and the archived fact's successor is valkey under its new id: no conflict."""
@@ -1149,14 +1149,12 @@ def test_where_ours_yields_one_successor_under_each_sides_id_is_one_lifecycle_ch
     write(repo, "archive/facts.yaml", REDIS + "  superseded_by: MEM-20261122-004\n" + ARCHIVED)
     commit_all(repo, "main archives")
     assert subprocess.run(["git", "merge", "-q", "feature"], cwd=repo, capture_output=True).returncode == 1
-    monkeypatch.setenv(f"GITHEAD_{sha(repo, 'feature')}", "feature")  # what git tells a merge's driver
     merged = run_driver(repo, tmp_path, FACTS)
     assert (merged.side, merged.renumbered, merged.conflicts) == (
         "ours",
         {ids("003")[0]: ids("005")[0], ids("004")[0]: ids("003")[0]},
         [],
     )
-    monkeypatch.delenv(f"GITHEAD_{sha(repo, 'feature')}")
     git("commit", "-q", "--no-edit", cwd=repo)
     fixed = fixup(repo, "post-merge", "0")
     assert (fixed.side, fixed.renumbered, fixed.notes) == ("ours", {}, [])
