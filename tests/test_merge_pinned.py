@@ -13,6 +13,7 @@ import os
 import subprocess
 from contextlib import chdir
 from pathlib import Path
+from typing import cast
 
 import pytest
 from conftest import git
@@ -20,6 +21,8 @@ from conftest import git
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput
 from grimoire_cli.git.merge import merge_file
+from grimoire_cli.git.trees import state_file
+from grimoire_cli.storage import issued
 from grimoire_cli.storage.yamlio import parse_entries
 
 MEMORY = Path("grimoires/loa/memory")
@@ -93,6 +96,17 @@ def test_a_new_id_both_sides_minted_is_renumbered_on_theirs_with_its_references(
             "  supersedes: MEM-20261122-001\n  related_memories: [MEM-20261122-004, MEM-20261122-001]\n",
         )
     )
+
+
+def test_a_new_number_passes_the_ids_this_clone_issued_before(repo, tmp_path):
+    """This clone issued up to 009 that day (its entries gone since, as after a `git reset`): theirs' 002 takes
+    010, not 003, which someone may already cite; another day's marks change nothing."""
+    issued.record(repo / MEMORY / "local", ["MEM-20261122-009", "MEM-20261121-030"])
+    ours = HEAD + REDIS + entry("002", "ours adds a fact")
+    theirs = HEAD + REDIS + entry("002", "theirs adds a fact")
+    result, merged = driven(tmp_path, HEAD + REDIS, ours, theirs)
+    assert result.renumbered == {"MEM-20261122-002": "MEM-20261122-010"}
+    assert merged == ours + entry("010", "theirs adds a fact")
 
 
 def test_both_sides_applications_add_up_from_the_base(repo, tmp_path):
@@ -384,6 +398,31 @@ def side_and_main(repo: Path, side: dict[str, str], main: dict[str, str]) -> Non
     commit_all(repo, "main")
 
 
+def test_a_memory_ours_renumbered_since_the_base_takes_theirs_change_under_its_new_id(repo, tmp_path):
+    """Base holds the valkey fact as 003. Ours pulled since, and its pull renumbered valkey 004 (upstream's 003,
+    published first, is another memory); theirs, a branch taken before, applied valkey as 003. Theirs' apply
+    goes to ours' 004, and upstream's 003 stays as it is."""
+    git("config", "merge.grimoire.driver", "false", cwd=repo)  # the driver, run in process below, not git's lines
+    valkey = entry("003", "the cache is valkey")
+    write(repo, "facts.yaml", HEAD + REDIS + valkey)
+    commit_all(repo, "start")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    applied = valkey + APPLIED.format(1, 1, 100, "2026-11-22T12:00:00Z")
+    write(repo, "facts.yaml", HEAD + REDIS + applied)
+    commit_all(repo, "side applies valkey")
+    git("checkout", "-q", "main", cwd=repo)
+    upstream = entry("003", "upstream's fact")
+    write(repo, "facts.yaml", HEAD + REDIS + upstream + valkey.replace("-003", "-004"))
+    commit_all(repo, "main pulled")
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    result = run_driver(repo, tmp_path, FACTS)
+    assert (result.conflicts, result.renumbered) == ([], {})
+    assert [
+        (e["id"][-3:], e["content"], e.get("effectiveness", {}).get("applications"))
+        for e in items((repo / FACTS).read_text())
+    ] == [("001", "the cache is redis", None), ("003", "upstream's fact", None), ("004", "the cache is valkey", 1)]
+
+
 def test_the_merge_mapping_is_worked_out_once_and_read_by_the_driver_run_of_every_other_file(repo, tmp_path):
     """Git runs the driver once per file both sides changed; the first run keeps the whole merge's mapping
     in the git dir (git/mapping_cache.py) and the next reads it: a kept mapping is what the next file gets,
@@ -408,6 +447,40 @@ def test_the_merge_mapping_is_worked_out_once_and_read_by_the_driver_run_of_ever
     kept_path.write_text(json.dumps(kept))
     assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
     assert run_driver(repo, tmp_path, DECISIONS).renumbered == {"MEM-20261122-003": "MEM-20261122-005"}
+
+
+def test_a_kept_mapping_serves_only_the_same_rebase_tip_and_earlier_renames(repo, tmp_path):
+    """In a rebase, the mapping also passes the ids of the branch's later commits (its tip) and the new ids of
+    the renames earlier picks made (kept in git's state): the same three commits with another tip, or other
+    renames, work it out again rather than read the one kept."""
+    side_and_main(
+        repo,
+        {"facts.yaml": HEAD + REDIS + entry("002", "the side fact")},
+        {"facts.yaml": HEAD + REDIS + entry("002", "the main fact")},
+    )
+    side = git("rev-parse", "side", cwd=repo).strip()
+    git("checkout", "-q", "-b", "later", "side", cwd=repo)
+    write(repo, "facts.yaml", HEAD + REDIS + entry("002", "the side fact") + entry("003", "a later side fact"))
+    commit_all(repo, "a later commit of the branch")
+    later = git("rev-parse", "later", cwd=repo).strip()
+    git("checkout", "-q", "main", cwd=repo)
+    state = repo / ".git" / "rebase-merge"  # as git keeps it while it replays side's commit onto main
+    state.mkdir()
+    (state / "done").write_text(f"pick {side} side\n")
+    kept = cast(Path, state_file(repo / ".git", repo / MEMORY))
+    texts = [git("show", f"{rev}:{FACTS}", cwd=repo) for rev in ("side^", "main", "side")]
+
+    def renumbered(tip: str, renames: list) -> dict:
+        (state / "orig-head").write_text(tip + "\n")
+        kept.write_text(json.dumps(renames))  # what earlier picks renamed (a run adds its own)
+        with chdir(repo / "grimoires"):
+            return driven(tmp_path, *texts)[0].renumbered
+
+    assert renumbered(side, []) == {"MEM-20261122-002": "MEM-20261122-003"}
+    assert renumbered(later, []) == {"MEM-20261122-002": "MEM-20261122-004"}  # the branch's tip holds 003
+    assert renumbered(side, []) == {"MEM-20261122-002": "MEM-20261122-003"}
+    earlier = [["MEM-20261122-007", "another memory", "MEM-20261122-003"]]  # an earlier pick's 007 is 003 now
+    assert renumbered(side, earlier) == {"MEM-20261122-002": "MEM-20261122-004"}
 
 
 DECISION = entry("003", "use the side fact", "  related_memories: [MEM-20261122-002]\n", "decision")

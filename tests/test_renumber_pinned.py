@@ -1106,6 +1106,31 @@ def test_an_apply_main_picked_from_the_side_counts_once_in_the_archived_copy(rep
     ]
 
 
+def test_the_driver_counts_an_apply_both_sides_hold_through_a_pick_once(repo, tmp_path):
+    """Applied once at the base; the side applies it, main picks that commit; then each applies once more. The
+    driver's merge of facts.yaml holds four applies: the base's, the picked one once, and one of each side."""
+    write(repo, "facts.yaml", HEAD + applied(1, "T1"))
+    commit_all(repo, "start")
+    git("checkout", "-q", "-b", "side", cwd=repo)
+    write(repo, "facts.yaml", HEAD + applied(2, "T2"))
+    commit_all(repo, "the side applies")
+    git("checkout", "-q", "main", cwd=repo)
+    commit_all_new(repo, "decisions.yaml", entry("002", "main decides", "", "decision"))  # the pick is a copy
+    git("cherry-pick", "side", cwd=repo)
+    write(repo, "facts.yaml", HEAD + applied(3, "T3"))
+    commit_all(repo, "main applies")  # in the same second as the side's next: another message, no copy
+    git("checkout", "-q", "side", cwd=repo)
+    write(repo, "facts.yaml", HEAD + applied(3, "T4"))
+    commit_all(repo, "the side applies again")
+    git("checkout", "-q", "main", cwd=repo)
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+    assert [
+        (e["effectiveness"]["applications"], e["effectiveness"]["last_applied"])
+        for e in items((repo / FACTS).read_text())
+    ] == [(4, "T4")]
+
+
 def test_one_successor_both_sides_hold_under_their_own_ids_is_one_lifecycle_change(repo, tmp_path):
     """The side supersedes the redis fact by valkey (its 002); main picks that, the driver numbering valkey 003
     past main's own 002, and archives the redis fact. Merged, both sides' successor is valkey: no conflict."""
@@ -1161,6 +1186,37 @@ def test_where_ours_yields_one_successor_under_each_sides_id_is_one_lifecycle_ch
     assert (repo / FACTS).read_text() == HEAD + entry("005", "a fact of main") + valkey
     archived = REDIS + "  superseded_by: MEM-20261122-003\n" + ARCHIVED
     assert (repo / MEMORY / "archive/facts.yaml").read_text() == archived
+
+
+def test_where_ours_yields_a_picked_memory_archived_on_the_other_side_is_one_archived_memory(repo, tmp_path):
+    """Main picked feature's fact as its 002 and applied it; feature (past alice's push: main yields) archived it
+    as its 003. The driver removes main's active copy from facts.yaml and gives feature's archived copy, under
+    feature's id, main's apply."""
+    feature_past_alices_push(repo, tmp_path)
+    picked = entry("003", "the picked fact")
+    commit_all_new(repo, "facts.yaml", HEAD + REDIS + picked)
+    write(repo, "facts.yaml", HEAD + REDIS + entry("004", "another feature fact"))
+    write(repo, "archive/facts.yaml", picked + ARCHIVED)
+    commit_all(repo, "feature archives")
+    git("checkout", "-q", "main", cwd=repo)
+    applied = picked.replace("-003", "-002") + APPLIED.format(1, 1, 100, "2026-11-22T12:00:00Z")
+    write(repo, "facts.yaml", HEAD + REDIS + applied)
+    write(repo, "archive/facts.yaml", entry("005", "archived on main", ARCHIVED))
+    commit_all(repo, "main picks, applies, archives another")
+    assert subprocess.run(["git", "merge", "-q", "feature"], cwd=repo, capture_output=True).returncode == 1
+    archive = (MEMORY / "archive/facts.yaml").as_posix()
+    for path in (FACTS, archive):
+        merged = run_driver(repo, tmp_path, path)
+        assert (merged.side, merged.conflicts) == ("ours", [])
+    assert (repo / FACTS).read_text() == HEAD + REDIS + entry("004", "another feature fact")
+    assert [(e["id"], e["archived"], e.get("effectiveness")) for e in items((repo / archive).read_text())] == [
+        ("MEM-20261122-005", True, None),
+        (
+            "MEM-20261122-003",
+            True,
+            {"applications": 1, "successes": 1, "score": 100, "last_applied": "2026-11-22T12:00:00Z"},
+        ),
+    ]
 
 
 def test_the_files_this_clones_driver_merged_are_those_both_sides_changed(repo):
