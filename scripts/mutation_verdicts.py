@@ -316,6 +316,25 @@ EQUIVALENT.update(
         },
         f"{_MERGE}.x_merge_file__mutmut_55": "git runs the driver in the repository and `root` is found from the "
         "working directory: the config found from it (no path given) is the same",
+        f"{_MERGE}.x_global_mapping__mutmut_219": "git runs the driver in the repository and `echoes` names no "
+        "path: its log reads the same from any folder of it",
+        f"{_MERGE}.x_mapping_between__mutmut_12": "with no sides `renames_here` never finds a block, so it never "
+        "calls the key",
+        f"{_MERGE}.x_global_mapping__mutmut_47": "a single pick's commits, once found from the file, are in the "
+        "key, and the mapping is worked out from the commits alone (`files` stand in only where git cannot list "
+        "a tree): a kept one is the one the run would work out",
+        **{
+            f"{_MERGE}.x_global_mapping__mutmut_{n}": "ours yields only where nothing is being picked (no rebase, no "
+            "sequencer): `records` and `later` are empty, so the shifted arguments are empty alike, and `files` "
+            "stand in only where git cannot list a tree of the commits it has just ranked"
+            for n in (145, 150, 151, 152)
+        },
+        f"{_MERGE}.x_global_mapping__mutmut_160": "without commits (`found` None: no repository, or a single pick "
+        "not found) no renames were kept (no sequencer) and none are saved, and a memory both sides added is "
+        "held on both sides of this one file, which `_held_elsewhere` passes over: the ids `files` give change "
+        "nothing",
+        f"{_MERGE}.x_global_mapping__mutmut_184": "only the renames not in `prior` are added to the records: "
+        "when none is new, saving rewrites the records as they were read",
     }
 )
 _ADDING = "grimoire_cli.memory.adding"

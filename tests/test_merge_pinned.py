@@ -20,7 +20,7 @@ from conftest import git
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput
-from grimoire_cli.git.merge import merge_file
+from grimoire_cli.git.merge import ids_in, mapping_between, memory_of, merge_file
 from grimoire_cli.git.trees import state_file
 from grimoire_cli.storage import issued
 from grimoire_cli.storage.yamlio import parse_entries
@@ -481,6 +481,54 @@ def test_a_kept_mapping_serves_only_the_same_rebase_tip_and_earlier_renames(repo
     assert renumbered(side, []) == {"MEM-20261122-002": "MEM-20261122-003"}
     earlier = [["MEM-20261122-007", "another memory", "MEM-20261122-003"]]  # an earlier pick's 007 is 003 now
     assert renumbered(side, earlier) == {"MEM-20261122-002": "MEM-20261122-004"}
+
+
+def test_an_earlier_picks_rename_holds_where_its_memory_is_under_the_old_id(repo):
+    """mapping_between on one file's three versions (no commits known), with renames earlier picks kept:
+    a rename holds where theirs (else base) holds the memory it was made for under the old id, or where
+    nothing holds the old id and it was renamed to one id only; theirs' own entry under the id a rename took
+    yields."""
+    ids = "MEM-20261122-{}".format
+    five = {name: entry("005", name) for name in ("base's five", "theirs' five", "another five")}
+    key = {name: memory_of(ids_in(block)[ids("005")]) for name, block in five.items()}  # as a pick kept it
+    base = HEAD + REDIS + five["base's five"]
+
+    def mapping(theirs: str, records: list, ours: str = base, base: str = base) -> dict:
+        return mapping_between(repo, MEMORY.as_posix(), None, records, files=(base, ours, theirs))
+
+    theirs = HEAD + REDIS + five["theirs' five"]
+    assert mapping(theirs, [(ids("005"), key["theirs' five"], ids("009"))]) == {ids("005"): ids("009")}
+    assert mapping(theirs, [(ids("005"), key["base's five"], ids("009"))]) == {}
+    # Theirs holds no 005: base's does. A rename made for another memory does not hold; nor one made twice.
+    assert mapping(HEAD + REDIS, [(ids("005"), key["another five"], ids("009"))]) == {}
+    assert mapping(HEAD + REDIS, [(ids("005"), key["base's five"], ids("009"))]) == {ids("005"): ids("009")}
+    # Theirs' five was renamed 006, which theirs holds for a memory of its own: that one takes 007.
+    own = theirs + entry("006", "theirs' own six")
+    renamed = [(ids("005"), key["theirs' five"], ids("006"))]
+    assert mapping(own, renamed) == {ids("005"): ids("006"), ids("006"): ids("007")}
+    # New since a base without it, and renamed 009, theirs' five meets ours' own new 009: it takes a fresh number.
+    ours = HEAD + REDIS + entry("009", "ours' own nine")
+    assert mapping(theirs, [(ids("005"), key["theirs' five"], ids("009"))], ours, HEAD + REDIS) == {
+        ids("005"): ids("009"),
+        ids("009"): ids("010"),
+    }
+
+
+def test_two_pushed_feature_branches_rank_alike_and_theirs_yields(repo, tmp_path):
+    """Feature x and feature y, each pushed to origin (neither is its default branch), both add 002. Each brings
+    pushed commits past the base, so neither ranks above the other: theirs' 002 is renumbered, as in any merge."""
+    tracked_start(repo, tmp_path)
+    git("config", "merge.grimoire.driver", "false", cwd=repo)  # the driver, run in process below
+    for name in ("x", "y"):
+        git("checkout", "-q", "-b", name, "main", cwd=repo)
+        write(repo, "facts.yaml", HEAD + REDIS + entry("002", f"the {name} fact"))
+        commit_all(repo, f"feature {name}")
+        git("push", "-q", "origin", name, cwd=repo)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("checkout", "-q", "x", cwd=repo)
+    assert subprocess.run(["git", "merge", "-q", "y"], cwd=repo, capture_output=True).returncode == 1
+    result = run_driver(repo, tmp_path, FACTS)
+    assert (result.side, result.renumbered) == ("theirs", {"MEM-20261122-002": "MEM-20261122-003"})
 
 
 DECISION = entry("003", "use the side fact", "  related_memories: [MEM-20261122-002]\n", "decision")
