@@ -424,6 +424,11 @@ EQUIVALENT.update(
             for n in (20, 35)
         },
         f"{_STORE}_changed__mutmut_41": "a file the catalog has no record of has no chunk counts: {} either way",
+        f"{_STORE}_changed__mutmut_29": "a file that moved between its stat and its read is recorded under the "
+        "stat's (older) stamp instead of the read's: the next read finds the stamp changed, reads the file again "
+        "and finds the same digest (a restamp); the rows are those of the bytes read either way",
+        f"{_STORE}_reread__mutmut_5": "a worker given None for the flag fails on every row (`int(None)`), and "
+        "`_gathered` then parses the file here, where the flag is not needed: the same rows, only slower",
         **{
             f"{_STORE}_changed__mutmut_{n}": "a file whose parse fails is kept out of the paths a read asks for "
             "(`readable`), and a write refuses it: rows left for it answer nothing"
@@ -445,8 +450,8 @@ EQUIVALENT.update(
         **{
             key: "a recovery again finds no journal: it only costs a check"
             for key in (
-                f"{_STORE}_recover__mutmut_14",
-                f"{_STORE}_recover__mutmut_15",
+                f"{_STORE}_recover__mutmut_6",
+                f"{_STORE}_recover__mutmut_7",
                 f"{_STORE}_sync__mutmut_2",
                 f"{_STORE}_sync__mutmut_3",
             )

@@ -11,10 +11,13 @@ a damaged file it cannot read for its ids."""
 from __future__ import annotations
 
 import json
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -172,6 +175,24 @@ def test_a_shared_id_is_read_as_its_first_entry_in_the_configured_order_and_refu
         "run `mem validate` and give one of them a new id",
         "duplicate-id",
     )
+
+
+def test_a_write_by_id_edits_its_own_files_entry_though_another_file_holds_the_id(grimoire):
+    """An edit to an id two files hold (as a merge can leave them, before the hooks renumber one): the decision
+    is edited from its own rows, not the learning's (read after it, with tags the decision never had), so only
+    its new line is written and the rest of its lines stay as typed; the learning is left as it is."""
+    decisions, learnings = MEMORY / "decisions.yaml", MEMORY / "learnings.yaml"
+    learning = by_hand(SHARED, "Queues drain hourly", "learning", tags="[queues]")
+    decision = by_hand(SHARED, "We use SQLite", "decision")
+    decisions.write_text(decisions.read_text() + decision)
+    learnings.write_text(learnings.read_text() + learning)
+    store = grimoire.store
+    assert [e.category for e in store.entries()] == ["decision", "learning"]  # both in the catalog
+    superseded = {**parse_entries(decision, "decisions")[0][0], "superseded_by": "MEM-20261120-010"}
+    with store.lock():
+        store.write(store.category_path("decision"), {SHARED: superseded})
+    assert decisions.read_text().endswith(decision + "  superseded_by: MEM-20261120-010\n")
+    assert learnings.read_text().endswith(learning)
 
 
 def archived_by_hand() -> None:
@@ -471,6 +492,47 @@ def test_an_operation_the_catalog_fails_under_is_tried_three_times_in_all(grimoi
     assert len(tries) == 3
 
 
+def corrupt_the_catalog(store: Store) -> None:
+    """Another program overwrites the catalog's file and its WAL: the next query fails (`Stale`)."""
+    for path in store.cache.glob("index.sqlite3*"):
+        path.write_bytes(b"\0not a database" * 4096)
+
+
+def test_a_catalog_that_fails_between_a_read_and_its_load_is_named_and_the_next_read_answers(grimoire):
+    """The catalog file (and its WAL) overwritten by another program after a read found the rows: their load
+    cannot retry for the caller (the rowids are that catalog's), so it names the cache and asks for the command
+    again, which a catalog in memory then answers."""
+    store = grimoire.store
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    everything = Filter(at=grimoire.now().timestamp())
+    rowids = store.ordered(everything, Order.NEWEST)
+    corrupt_the_catalog(store)
+    with pytest.raises(Damaged) as failed:
+        store.load(rowids)
+    assert (failed.value.path, failed.value.line, failed.value.problem, failed.value.hint, failed.value.kind) == (
+        (MEMORY / ".cache").as_posix(),
+        None,
+        "the cache failed during a read",
+        "run the command again",
+        "cache",
+    )
+    assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+
+
+def test_a_write_whose_catalog_failed_since_the_last_read_lands_from_a_catalog_in_memory(grimoire):
+    """The catalog failed after the fact file was read: the write moves to a catalog in memory, reads the file
+    into it, splices into the bytes it found, and the next read answers from it."""
+    kept = grimoire.add("Queues drain hourly", category="fact").id
+    store = grimoire.store
+    assert [e.id for e in store.entries()] == [kept]
+    corrupt_the_catalog(store)
+    with store.lock():
+        store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
+        store.commit()
+    assert ids_in(FACTS) == [kept, "MEM-20261122-005"]
+    assert [e.id for e in store.entries()] == [kept, "MEM-20261122-005"]
+
+
 def test_a_damaged_file_fixed_while_a_write_waits_is_written_and_read(grimoire):
     learnings = MEMORY / "learnings.yaml"
     good = learnings.read_text()
@@ -494,6 +556,35 @@ def test_the_tiers_a_store_reads_honour_an_aging_recorded_beside_the_grimoire(gr
     assert split(grimoire.store, grimoire.now()) == ([held], [])
     (MEMORY / "local" / "aged.json").write_text(json.dumps({"ids": [held]}))
     assert split(Store(grimoire.config), grimoire.now()) == ([], [held])
+
+
+@contextmanager
+def files_limited_to(size: int):
+    """This process may not grow a file past `size` bytes (RLIMIT_FSIZE, as a quota does): a write past it fails
+    with EFBIG, an error that names no file (SIGXFSZ ignored, so it is an error and not the end of the process)."""
+    ignored = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, ignored)
+
+
+def test_a_write_the_disk_refuses_naming_no_file_is_one_error_line_naming_the_grimoire(grimoire):
+    """A full disk or a quota fails the write itself, and the error names no file: the line names the grimoire's
+    folder, and nothing lands."""
+    kept = grimoire.add("Queues drain hourly", category="fact").id
+    before = FACTS.read_bytes()
+    with files_limited_to(len(before) + 16):
+        run = mem("add", "-c", "fact", "Workers scale with the length of the queue", "--confidence", "0.9")
+    assert (run.code, run.err) == (
+        Damaged.exit_code,
+        "error: grimoires/loa/memory: cannot write: File too large "
+        "(hint: check the permissions of the grimoire's folders and the free space)\n",
+    )
+    assert FACTS.read_bytes() == before and ids_in(FACTS) == [kept]
 
 
 def test_a_recovery_the_system_refuses_is_one_error_line(grimoire):

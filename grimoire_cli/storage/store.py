@@ -436,9 +436,14 @@ class Store:
         try:  # local/: issued ids' temp file too
             journal.recover(self.cache, [*self.config.folders(), self.config.local_dir])
         except OSError as exc:  # refused by the system (permissions, a folder where a temp file goes)
-            folder = Path(exc.filename).parent if exc.filename else self.cache
-            raise reading.unwritable(exc, self.config.relative(folder)) from None
+            raise self._refused(exc) from None
         self._recovered = True
+
+    def _refused(self, exc: OSError) -> Damaged:
+        """A write the system refused, as one error line naming the folder of the file it names (or, for an error
+        that names none, as a full disk gives, the grimoire's folder)."""
+        folder = Path(exc.filename).parent if exc.filename else self.config.storage_dir
+        return reading.unwritable(exc, self.config.relative(folder))
 
     def recover_if_needed(self) -> None:
         """Readers call this: a journal means a writer crashed mid-commit."""
@@ -506,9 +511,7 @@ class Store:
         try:
             journal.replace_all(self.cache, {path: one.data for path, one in staged.items()})
         except OSError as exc:  # refused by the system (permissions, a full disk): nothing landed, or a journal the next command finishes
-            raise reading.unwritable(
-                exc, self.config.relative(Path(exc.filename).parent if exc.filename else self.config.storage_dir)
-            ) from None
+            raise self._refused(exc) from None
         # Next read re-checks the stamps: cheap, and right even where the catalog was told nothing.
         self._fresh.difference_update(one.rel for one in staged.values())
         for path, one in staged.items():
