@@ -325,14 +325,11 @@ EQUIVALENT.update(
         "a tree): a kept one is the one the run would work out",
         **{
             f"{_MERGE}.x_global_mapping__mutmut_{n}": "ours yields only where nothing is being picked (no rebase, no "
-            "sequencer): `records` and `later` are empty, so the shifted arguments are empty alike, and `files` "
-            "stand in only where git cannot list a tree of the commits it has just ranked"
+            "sequencer): `records` and `later` are empty, and where `files` (three texts) land in `later` instead, "
+            "`Numbers` passes over what is no whole id; `files` stand in only where git cannot list a tree of the "
+            "commits it has just ranked"
             for n in (145, 150, 151, 152)
         },
-        f"{_MERGE}.x_global_mapping__mutmut_160": "without commits (`found` None: no repository, or a single pick "
-        "not found) no renames were kept (no sequencer) and none are saved, and a memory both sides added is "
-        "held on both sides of this one file, which `_held_elsewhere` passes over: the ids `files` give change "
-        "nothing",
         f"{_MERGE}.x_global_mapping__mutmut_184": "only the renames not in `prior` are added to the records: "
         "when none is new, saving rewrites the records as they were read",
     }
@@ -424,11 +421,9 @@ EQUIVALENT.update(
             for n in (20, 35)
         },
         f"{_STORE}_changed__mutmut_41": "a file the catalog has no record of has no chunk counts: {} either way",
-        f"{_STORE}_changed__mutmut_29": "a file that moved between its stat and its read is recorded under the "
-        "stat's (older) stamp instead of the read's: the next read finds the stamp changed, reads the file again "
-        "and finds the same digest (a restamp); the rows are those of the bytes read either way",
-        f"{_STORE}_reread__mutmut_5": "a worker given None for the flag fails on every row (`int(None)`), and "
-        "`_gathered` then parses the file here, where the flag is not needed: the same rows, only slower",
+        f"{_STORE}_reread__mutmut_5": "given None for the flag, a worker prepares an entry that says `archived: "
+        "true` as before and fails on any other (`int(None)`), and `_gathered` then parses that file here, where "
+        "the flag is not needed: the same rows, only slower",
         **{
             f"{_STORE}_changed__mutmut_{n}": "a file whose parse fails is kept out of the paths a read asks for "
             "(`readable`), and a write refuses it: rows left for it answer nothing"

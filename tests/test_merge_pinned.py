@@ -417,10 +417,23 @@ def test_a_memory_ours_renumbered_since_the_base_takes_theirs_change_under_its_n
     assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
     result = run_driver(repo, tmp_path, FACTS)
     assert (result.conflicts, result.renumbered) == ([], {})
+    merged = [("001", "the cache is redis", None), ("003", "upstream's fact", None), ("004", "the cache is valkey", 1)]
     assert [
         (e["id"][-3:], e["content"], e.get("effectiveness", {}).get("applications"))
         for e in items((repo / FACTS).read_text())
-    ] == [("001", "the cache is redis", None), ("003", "upstream's fact", None), ("004", "the cache is valkey", 1)]
+    ] == merged
+    # The same versions merged by hand (`mem merge-file`, no merge under way), with a line no commit holds: the
+    # file alone tells.
+    git("merge", "--abort", cwd=repo)
+    by_hand = "# merged by hand\n"
+    versions = [
+        by_hand + REDIS + valkey,
+        by_hand + REDIS + upstream + valkey.replace("-003", "-004"),
+        by_hand + REDIS + applied,
+    ]
+    result, text = driven(tmp_path, *versions)
+    assert (result.conflicts, result.renumbered) == ([], {})
+    assert [(e["id"][-3:], e["content"], e.get("effectiveness", {}).get("applications")) for e in items(text)] == merged
 
 
 def test_the_merge_mapping_is_worked_out_once_and_read_by_the_driver_run_of_every_other_file(repo, tmp_path):
@@ -488,29 +501,35 @@ def test_an_earlier_picks_rename_holds_where_its_memory_is_under_the_old_id(repo
     a rename holds where theirs (else base) holds the memory it was made for under the old id, or where
     nothing holds the old id and it was renamed to one id only; theirs' own entry under the id a rename took
     yields."""
-    ids = "MEM-20261122-{}".format
+    mem_id = "MEM-20261122-{}".format
     five = {name: entry("005", name) for name in ("base's five", "theirs' five", "another five")}
-    key = {name: memory_of(ids_in(block)[ids("005")]) for name, block in five.items()}  # as a pick kept it
+    key = {name: memory_of(ids_in(block)[mem_id("005")]) for name, block in five.items()}  # as a pick kept it
     base = HEAD + REDIS + five["base's five"]
 
     def mapping(theirs: str, records: list, ours: str = base, base: str = base) -> dict:
         return mapping_between(repo, MEMORY.as_posix(), None, records, files=(base, ours, theirs))
 
     theirs = HEAD + REDIS + five["theirs' five"]
-    assert mapping(theirs, [(ids("005"), key["theirs' five"], ids("009"))]) == {ids("005"): ids("009")}
-    assert mapping(theirs, [(ids("005"), key["base's five"], ids("009"))]) == {}
-    # Theirs holds no 005: base's does. A rename made for another memory does not hold; nor one made twice.
-    assert mapping(HEAD + REDIS, [(ids("005"), key["another five"], ids("009"))]) == {}
-    assert mapping(HEAD + REDIS, [(ids("005"), key["base's five"], ids("009"))]) == {ids("005"): ids("009")}
+    assert mapping(theirs, [(mem_id("005"), key["theirs' five"], mem_id("009"))]) == {mem_id("005"): mem_id("009")}
+    assert mapping(theirs, [(mem_id("005"), key["base's five"], mem_id("009"))]) == {}
+    # Theirs holds no 005: base's does. A rename made for another memory does not hold.
+    assert mapping(HEAD + REDIS, [(mem_id("005"), key["another five"], mem_id("009"))]) == {}
+    assert mapping(HEAD + REDIS, [(mem_id("005"), key["base's five"], mem_id("009"))]) == {mem_id("005"): mem_id("009")}
+    # No side holds 005 (a reference only): a rename to one id holds, whatever its memory; one made twice does not.
+    bare = HEAD + REDIS
+    once = [(mem_id("005"), key["another five"], mem_id("009"))]
+    assert mapping(bare, once, bare, bare) == {mem_id("005"): mem_id("009")}
+    twice = [*once, (mem_id("005"), key["theirs' five"], mem_id("010"))]
+    assert mapping(bare, twice, bare, bare) == {}
     # Theirs' five was renamed 006, which theirs holds for a memory of its own: that one takes 007.
     own = theirs + entry("006", "theirs' own six")
-    renamed = [(ids("005"), key["theirs' five"], ids("006"))]
-    assert mapping(own, renamed) == {ids("005"): ids("006"), ids("006"): ids("007")}
+    renamed = [(mem_id("005"), key["theirs' five"], mem_id("006"))]
+    assert mapping(own, renamed) == {mem_id("005"): mem_id("006"), mem_id("006"): mem_id("007")}
     # New since a base without it, and renamed 009, theirs' five meets ours' own new 009: it takes a fresh number.
     ours = HEAD + REDIS + entry("009", "ours' own nine")
-    assert mapping(theirs, [(ids("005"), key["theirs' five"], ids("009"))], ours, HEAD + REDIS) == {
-        ids("005"): ids("009"),
-        ids("009"): ids("010"),
+    assert mapping(theirs, [(mem_id("005"), key["theirs' five"], mem_id("009"))], ours, HEAD + REDIS) == {
+        mem_id("005"): mem_id("009"),
+        mem_id("009"): mem_id("010"),
     }
 
 

@@ -892,7 +892,11 @@ def renamed_twice_in_git_state(repo: Path, operation: str) -> dict:
     with chdir(repo.parent), ExitStack() as locks:
         out = _scope_changes(store_of(repo), repo, git_dir, found, FixupResult(operation), locks)
     fields = ("id", "supersedes", "related_memories")
-    return {i: {k: d[k] for k in fields if k in d} for by_id in out.values() for i, d in by_id.items() if d}
+    return {
+        i: None if d is None else {k: d[k] for k in fields if k in d}
+        for by_id in out.values()
+        for i, d in by_id.items()
+    }
 
 
 @pytest.mark.parametrize("operation", ["rebase", "cherry-pick"])
@@ -903,6 +907,35 @@ def test_the_renames_kept_in_git_state_settle_a_link_to_an_id_renamed_twice(repo
         ids("001")[0]: {"id": ids("014")[0]},
         ids("013")[0]: {"id": ids("013")[0], "supersedes": ids("010")[0]},
     }
+
+
+def test_a_range_picks_new_memory_under_an_id_an_earlier_pick_renamed_is_renumbered(repo):
+    """A range cherry-pick (git's sequencer state): an earlier pick's driver renamed that branch's 005 (another
+    memory) to 009. This pick brings a new memory B as 005 in a file only it changed, and HEAD holds its own
+    005: B takes a fresh number past 009 though the kept rename was for 005."""
+    write(repo, "facts.yaml", HEAD + REDIS)
+    commit_all(repo, "start")
+    start = sha(repo, "HEAD")
+    git("checkout", "-q", "-b", "branch", cwd=repo)
+    b = entry("005", "the branch's memory B", "", "decision")
+    write(repo, "decisions.yaml", b)
+    commit_all(repo, "the branch decides")
+    picked = sha(repo, "HEAD")
+    git("checkout", "-q", "main", cwd=repo)
+    write(repo, "facts.yaml", HEAD + REDIS + entry("005", "main's own five"))
+    commit_all(repo, "main's five")
+    ours = sha(repo, "HEAD")
+    write(repo, "decisions.yaml", b)  # the pick applied, not yet committed
+    git_dir = repo / ".git"
+    (git_dir / "sequencer").mkdir()
+    kept = cast(Path, state_file(git_dir, Grimoire.open(repo).config.storage_dir))
+    kept.write_text(json.dumps([[ids("005")[0], memory_of(entry("005", "memory A")), ids("009")[0]]]))
+    found = _Plan("cherry-pick", ours, (start, ours, picked), True, stage=True)
+    result = FixupResult("cherry-pick")
+    with chdir(repo.parent), ExitStack() as locks:
+        out = _scope_changes(store_of(repo), repo, git_dir, found, result, locks)
+    assert {i: d["id"] for by_id in out.values() for i, d in by_id.items() if d} == {ids("005")[0]: ids("010")[0]}
+    assert list(out) == [DECISIONS] and result.renumbered == {ids("005")[0]: ids("010")[0]}
 
 
 # -- one memory archived on one side, active on the other -----------------------------------------------------
@@ -1077,23 +1110,30 @@ def test_an_archived_copys_applies_are_counted_from_the_base_once_each(repo):
     assert counts(lifecycle_carried(repo, twice, copy + applied(3, "T3"), twice)) == [(ids("001")[0], 4, "T3")]
 
 
-def test_an_apply_main_picked_from_the_side_counts_once_in_the_archived_copy(repo, tmp_path):
-    """Applied once at the base; the side applies it again, main picks that commit, then archives the memory;
-    the side applies a third time. The merge's archived copy holds three applies, the picked one once."""
+def side_applied_and_picked(repo: Path) -> None:
+    """Applied once at the base; the side applies it again, and main picks that commit (after a commit of its
+    own, so the pick is a copy with another parent). HEAD on main."""
     write(repo, "facts.yaml", HEAD + applied(1, "T1"))
     commit_all(repo, "start")
     git("checkout", "-q", "-b", "side", cwd=repo)
     write(repo, "facts.yaml", HEAD + applied(2, "T2"))
-    commit_all(repo, "side applies")
+    commit_all(repo, "the side applies")
     git("checkout", "-q", "main", cwd=repo)
-    commit_all_new(repo, "decisions.yaml", entry("002", "main decides", "", "decision"))  # the pick is a copy
+    write(repo, "decisions.yaml", entry("002", "main decides", "", "decision"))
+    commit_all(repo, "main decides")
     git("cherry-pick", "side", cwd=repo)
+
+
+def test_an_apply_main_picked_from_the_side_counts_once_in_the_archived_copy(repo, tmp_path):
+    """Main archives the memory after the pick; the side applies a third time. The merge's archived copy holds
+    three applies, the picked one once."""
+    side_applied_and_picked(repo)
     write(repo, "facts.yaml", HEAD)
     write(repo, "archive/facts.yaml", applied(2, "T2") + ARCHIVED)
     commit_all(repo, "main archives")
     git("checkout", "-q", "side", cwd=repo)
     write(repo, "facts.yaml", HEAD + applied(3, "T3"))
-    commit_all(repo, "side applies again")
+    commit_all(repo, "the side applies again")
     git("checkout", "-q", "main", cwd=repo)
     assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
     assert run_driver(repo, tmp_path, FACTS).conflicts == []
@@ -1107,16 +1147,9 @@ def test_an_apply_main_picked_from_the_side_counts_once_in_the_archived_copy(rep
 
 
 def test_the_driver_counts_an_apply_both_sides_hold_through_a_pick_once(repo, tmp_path):
-    """Applied once at the base; the side applies it, main picks that commit; then each applies once more. The
-    driver's merge of facts.yaml holds four applies: the base's, the picked one once, and one of each side."""
-    write(repo, "facts.yaml", HEAD + applied(1, "T1"))
-    commit_all(repo, "start")
-    git("checkout", "-q", "-b", "side", cwd=repo)
-    write(repo, "facts.yaml", HEAD + applied(2, "T2"))
-    commit_all(repo, "the side applies")
-    git("checkout", "-q", "main", cwd=repo)
-    commit_all_new(repo, "decisions.yaml", entry("002", "main decides", "", "decision"))  # the pick is a copy
-    git("cherry-pick", "side", cwd=repo)
+    """After the pick each side applies once more. The driver's merge of facts.yaml holds four applies: the
+    base's, the picked one once, and one of each side."""
+    side_applied_and_picked(repo)
     write(repo, "facts.yaml", HEAD + applied(3, "T3"))
     commit_all(repo, "main applies")  # in the same second as the side's next: another message, no copy
     git("checkout", "-q", "side", cwd=repo)
@@ -1131,6 +1164,25 @@ def test_the_driver_counts_an_apply_both_sides_hold_through_a_pick_once(repo, tm
     ] == [(4, "T4")]
 
 
+def picked_past_a_fact_of_main(repo: Path, tmp_path: Path, branch: str, number: str, renumbered: str) -> None:
+    """Main adds a fact of its own as `number`, then picks `branch`'s last commit, whose new fact took the same
+    number: the driver numbers the picked one `renumbered`."""
+    write(repo, "facts.yaml", HEAD + REDIS + entry(number, "a fact of main"))
+    commit_all(repo, "a fact of main")  # not the branch's message: no copy of its commit
+    assert subprocess.run(["git", "cherry-pick", branch], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).renumbered == {ids(number)[0]: ids(renumbered)[0]}
+    git("-c", "core.editor=true", "cherry-pick", "--continue", cwd=repo)
+
+
+def merging_after_archiving(repo: Path, tmp_path: Path, branch: str, facts: str, archive: str):
+    """Main writes `facts` and archives the redis fact as `archive`, then merges `branch`: the driver's result."""
+    write(repo, "facts.yaml", facts)
+    write(repo, "archive/facts.yaml", archive)
+    commit_all(repo, "main archives")
+    assert subprocess.run(["git", "merge", "-q", branch], cwd=repo, capture_output=True).returncode == 1
+    return run_driver(repo, tmp_path, FACTS)
+
+
 def test_one_successor_both_sides_hold_under_their_own_ids_is_one_lifecycle_change(repo, tmp_path):
     """The side supersedes the redis fact by valkey (its 002); main picks that, the driver numbering valkey 003
     past main's own 002, and archives the redis fact. Merged, both sides' successor is valkey: no conflict."""
@@ -1141,16 +1193,10 @@ def test_one_successor_both_sides_hold_under_their_own_ids_is_one_lifecycle_chan
     write(repo, "facts.yaml", HEAD + REDIS + "  superseded_by: MEM-20261122-002\n" + valkey)
     commit_all(repo, "side supersedes")
     git("checkout", "-q", "main", cwd=repo)
-    commit_all_new(repo, "facts.yaml", HEAD + REDIS + entry("002", "main's own fact"))
-    assert subprocess.run(["git", "cherry-pick", "side"], cwd=repo, capture_output=True).returncode == 1
-    assert run_driver(repo, tmp_path, FACTS).renumbered == {ids("002")[0]: ids("003")[0]}
-    git("-c", "core.editor=true", "cherry-pick", "--continue", cwd=repo)
-    write(repo, "facts.yaml", HEAD + entry("002", "main's own fact") + valkey.replace("-002", "-003"))
+    picked_past_a_fact_of_main(repo, tmp_path, "side", "002", "003")
     archived = REDIS + "  superseded_by: MEM-20261122-003\n" + ARCHIVED
-    write(repo, "archive/facts.yaml", archived)
-    commit_all(repo, "main archives")
-    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
-    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+    facts = HEAD + entry("002", "a fact of main") + valkey.replace("-002", "-003")
+    assert merging_after_archiving(repo, tmp_path, "side", facts, archived).conflicts == []
     git("commit", "-q", "--no-edit", cwd=repo)
     fixed = fixup(repo, "post-merge", "0")
     assert (fixed.renumbered, fixed.lifecycle, fixed.notes, fixed.files) == ({}, [], [], [])
@@ -1164,17 +1210,13 @@ def test_where_ours_yields_one_successor_under_each_sides_id_is_one_lifecycle_ch
     feature_past_alices_push(repo, tmp_path)
     git("config", "merge.grimoire.driver", "false", cwd=repo)  # configured here; run in process below
     valkey = entry("003", "the cache is valkey", "  supersedes: MEM-20261122-001\n")
-    commit_all_new(repo, "facts.yaml", HEAD + REDIS + "  superseded_by: MEM-20261122-003\n" + valkey)
+    write(repo, "facts.yaml", HEAD + REDIS + "  superseded_by: MEM-20261122-003\n" + valkey)
+    commit_all(repo, "feature supersedes")
     git("checkout", "-q", "main", cwd=repo)
-    commit_all_new(repo, "facts.yaml", HEAD + REDIS + entry("003", "a fact of main"))
-    assert subprocess.run(["git", "cherry-pick", "feature"], cwd=repo, capture_output=True).returncode == 1
-    assert run_driver(repo, tmp_path, FACTS).renumbered == {ids("003")[0]: ids("004")[0]}
-    git("-c", "core.editor=true", "cherry-pick", "--continue", cwd=repo)
-    write(repo, "facts.yaml", HEAD + entry("003", "a fact of main") + valkey.replace("-003", "-004"))
-    write(repo, "archive/facts.yaml", REDIS + "  superseded_by: MEM-20261122-004\n" + ARCHIVED)
-    commit_all(repo, "main archives")
-    assert subprocess.run(["git", "merge", "-q", "feature"], cwd=repo, capture_output=True).returncode == 1
-    merged = run_driver(repo, tmp_path, FACTS)
+    picked_past_a_fact_of_main(repo, tmp_path, "feature", "003", "004")
+    facts = HEAD + entry("003", "a fact of main") + valkey.replace("-003", "-004")
+    archive = REDIS + "  superseded_by: MEM-20261122-004\n" + ARCHIVED
+    merged = merging_after_archiving(repo, tmp_path, "feature", facts, archive)
     assert (merged.side, merged.renumbered, merged.conflicts) == (
         "ours",
         {ids("003")[0]: ids("005")[0], ids("004")[0]: ids("003")[0]},

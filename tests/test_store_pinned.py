@@ -516,6 +516,7 @@ def test_a_catalog_that_fails_between_a_read_and_its_load_is_named_and_the_next_
         "run the command again",
         "cache",
     )
+    assert store.catalog.in_memory
     assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
 
 
@@ -529,6 +530,7 @@ def test_a_write_whose_catalog_failed_since_the_last_read_lands_from_a_catalog_i
     with store.lock():
         store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
         store.commit()
+    assert store.catalog.in_memory
     assert ids_in(FACTS) == [kept, "MEM-20261122-005"]
     assert [e.id for e in store.entries()] == [kept, "MEM-20261122-005"]
 
