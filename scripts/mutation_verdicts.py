@@ -119,6 +119,18 @@ EQUIVALENT.update(
             for n in (21, 24)
         },
         **{f"{_SEARCH}.x_ranked_or_newest__mutmut_{n}": _FILES_READ for n in (12, 19)},
+        **{
+            f"{_SEARCH}.x__parts__mutmut_{n}": "every tier an entry has (`model.tier`) is a key of TIER_BONUS: the "
+            "default is never used"
+            for n in (14, 16, 17)
+        },
+        **{
+            f"{_SEARCH}.x_filtered_out__mutmut_{n}": "only `query` puts `archived` among the states, and then reads "
+            "the archive too (`include_archive`): lifting it again asks the same filter, which found nothing"
+            for n in (17, 18)
+        },
+        f"{_SEARCH}.x_filtered_out__mutmut_80": "with one filter lifted, lifting them all asks that same filter "
+        "(the floors aside, see 8 and 90): `together` would count the nothing it found",
     }
 )
 EQUIVALENT.update(

@@ -110,6 +110,23 @@ def test_each_filter_says_what_it_left_out(grimoire):
     assert left_out == {"importance": 1}
     both = Filter(at=grimoire.now().timestamp(), min_importance=9, categories=["fact"])
     assert filtered_out(grimoire.store, "deploy", both, recency_weight=0.2, include_archive=False) == {"together": 1}
+    # Metadata the entry does not hold, and a category `mem context` leaves out (`excluded`), alone and with another.
+    moment = grimoire.now().timestamp()
+    other_team = Filter(at=moment, metadata=[("team", "web")])
+    assert filtered_out(grimoire.store, "deploy", other_team, recency_weight=0.2, include_archive=False) == {
+        "metadata": 1
+    }
+    not_decisions = Filter(at=moment, excluded=["decision"])
+    assert filtered_out(grimoire.store, "deploy", not_decisions, recency_weight=0.2, include_archive=False) == {
+        "category": 1
+    }
+    for with_it in (
+        Filter(at=moment, excluded=["decision"], tags=["nope"]),
+        Filter(at=moment, metadata=[("team", "web")], tags=["nope"]),
+    ):
+        assert filtered_out(grimoire.store, "deploy", with_it, recency_weight=0.2, include_archive=False) == {
+            "together": 1
+        }
 
 
 def test_expired_superseded_and_archived_entries_are_counted_as_left_out(grimoire):
