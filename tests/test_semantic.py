@@ -131,6 +131,7 @@ def test_the_hybrid_ranking_fuses_both_ranks(repo, seeded):
     found, _ = hits("revenue fell", "--semantic")  # no match by words: the nearest by meaning, best first
     assert [h["id"] for h in found] == [seeded["stripe"], mixed]
     assert found[1]["explain"]["cosine"] == pytest.approx(0.5**0.5, abs=1e-6)
+    assert [h["id"] for h in hits("revenue fell", "--semantic", "--limit", "1")[0]] == [seeded["stripe"]]
 
 
 def test_the_semantic_weight_orders_a_lexical_only_hit_against_a_semantic_only_one(repo, model):
