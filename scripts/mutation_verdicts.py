@@ -129,6 +129,8 @@ EQUIVALENT.update(
             "the archive too (`include_archive`): lifting it again asks the same filter, which found nothing"
             for n in (17, 18)
         },
+        f"{_SEARCH}.xǁRankingǁ__init____mutmut_6": "no caller gives a Ranking notes (each starts empty and appends): "
+        "`notes` is always None here",
         f"{_SEARCH}.x_filtered_out__mutmut_80": "with one filter lifted, lifting them all asks that same filter "
         "(the floors aside, see 8 and 90): `together` would count the nothing it found",
     }

@@ -12,7 +12,7 @@ import pytest
 from conftest import with_preset
 
 from grimoire_cli import Grimoire
-from grimoire_cli.retrieval.search import Hit, expression, filtered_out, ranked, terms
+from grimoire_cli.retrieval.search import Hit, Hits, expression, filtered_out, ranked, terms
 from grimoire_cli.storage.catalog.queries import Filter
 
 
@@ -141,6 +141,18 @@ def test_expired_superseded_and_archived_entries_are_counted_as_left_out(grimoir
     assert grimoire.query("jenkins").filtered_out == {"superseded": 1}
     assert grimoire.query("rabbitmq").filtered_out == {"archived": 1}
     assert grimoire.query("rabbitmq", categories=["decision"]).filtered_out == {"together": 1}
+
+
+def test_hits_keep_the_notes_of_the_hits_they_are_made_from(grimoire):
+    """A ranking's notes (what it fell back on) travel with its hits; hits made of nothing or a plain list have
+    none, and notes given win. Ranked by words alone unless asked: no note of semantic search."""
+    grimoire.add("deploy on tuesdays", "decision")
+    plain = Filter(at=grimoire.now().timestamp())
+    assert ranked(grimoire.store, "deploy", plain, recency_weight=0.2, limit=5, include_archive=False).notes == []
+    found = list(grimoire.query("deploy"))
+    assert (Hits().notes, Hits(found).notes) == ([], [])
+    noted = Hits(found, notes=["semantic search is off"])
+    assert (Hits(noted).notes, Hits(noted, notes=[]).notes) == (["semantic search is off"], [])
 
 
 def test_a_hit_gives_its_score_and_parts_rounded(grimoire):
