@@ -727,6 +727,26 @@ def test_a_picked_memory_its_branch_archived_since_stays_archived_under_the_id_m
     assert Grimoire.open(repo).validate().ok
 
 
+# The archive after a merge: main's other archived memory, and the picked one as its branch archived it (003),
+# with main's one apply.
+PICKED_AND_ARCHIVED = [
+    ("MEM-20261122-005", True, None),
+    (
+        "MEM-20261122-003",
+        True,
+        {"applications": 1, "successes": 1, "score": 100, "last_applied": "2026-11-22T12:00:00Z"},
+    ),
+]
+
+
+def archived_lifecycles(repo: Path) -> list[tuple]:
+    """(id, archived, effectiveness) of each entry of the facts' archive file."""
+    return [
+        (e["id"], e["archived"], e.get("effectiveness"))
+        for e in items((repo / MEMORY / "archive/facts.yaml").read_text())
+    ]
+
+
 def test_a_picked_memory_archived_on_its_branch_and_applied_on_main_is_one_archived_memory(repo, tmp_path):
     picked = entry("002", "the picked fact")
     applied = picked.replace("-002", "-003") + APPLIED.format(1, 1, 100, "2026-11-22T12:00:00Z")
@@ -741,14 +761,7 @@ def test_a_picked_memory_archived_on_its_branch_and_applied_on_main_is_one_archi
     for path in (FACTS, archive):
         assert run_driver(repo, tmp_path, path).conflicts == []
     assert (repo / FACTS).read_text() == HEAD + REDIS + entry("004", "another side fact")
-    assert [(e["id"], e["archived"], e.get("effectiveness")) for e in items((repo / archive).read_text())] == [
-        ("MEM-20261122-005", True, None),
-        (
-            "MEM-20261122-003",
-            True,
-            {"applications": 1, "successes": 1, "score": 100, "last_applied": "2026-11-22T12:00:00Z"},
-        ),
-    ]
+    assert archived_lifecycles(repo) == PICKED_AND_ARCHIVED
     fixup(repo, "pre-commit")
     git("commit", "-qm", "merge", cwd=repo)
     assert Grimoire.open(repo).validate().ok

@@ -24,7 +24,9 @@ from test_merge_pinned import (
     ARCHIVED,
     HEAD,
     MEMORY,
+    PICKED_AND_ARCHIVED,
     REDIS,
+    archived_lifecycles,
     commit_all,
     entry,
     fixup,
@@ -1124,6 +1126,16 @@ def side_applied_and_picked(repo: Path) -> None:
     git("cherry-pick", "side", cwd=repo)
 
 
+def the_side_applies_again_and_main_merges(repo: Path, tmp_path: Path, when: str) -> None:
+    """The side applies the memory a third time (at `when`); main merges it, the driver merging facts.yaml."""
+    git("checkout", "-q", "side", cwd=repo)
+    write(repo, "facts.yaml", HEAD + applied(3, when))
+    commit_all(repo, "the side applies again")
+    git("checkout", "-q", "main", cwd=repo)
+    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
+    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+
+
 def test_an_apply_main_picked_from_the_side_counts_once_in_the_archived_copy(repo, tmp_path):
     """Main archives the memory after the pick; the side applies a third time. The merge's archived copy holds
     three applies, the picked one once."""
@@ -1131,12 +1143,7 @@ def test_an_apply_main_picked_from_the_side_counts_once_in_the_archived_copy(rep
     write(repo, "facts.yaml", HEAD)
     write(repo, "archive/facts.yaml", applied(2, "T2") + ARCHIVED)
     commit_all(repo, "main archives")
-    git("checkout", "-q", "side", cwd=repo)
-    write(repo, "facts.yaml", HEAD + applied(3, "T3"))
-    commit_all(repo, "the side applies again")
-    git("checkout", "-q", "main", cwd=repo)
-    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
-    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+    the_side_applies_again_and_main_merges(repo, tmp_path, "T3")
     git("commit", "-q", "--no-edit", cwd=repo)
     fixed = fixup(repo, "post-merge", "0")
     assert (fixed.lifecycle, fixed.notes) == (ids("001"), [])
@@ -1152,12 +1159,7 @@ def test_the_driver_counts_an_apply_both_sides_hold_through_a_pick_once(repo, tm
     side_applied_and_picked(repo)
     write(repo, "facts.yaml", HEAD + applied(3, "T3"))
     commit_all(repo, "main applies")  # in the same second as the side's next: another message, no copy
-    git("checkout", "-q", "side", cwd=repo)
-    write(repo, "facts.yaml", HEAD + applied(3, "T4"))
-    commit_all(repo, "the side applies again")
-    git("checkout", "-q", "main", cwd=repo)
-    assert subprocess.run(["git", "merge", "-q", "side"], cwd=repo, capture_output=True).returncode == 1
-    assert run_driver(repo, tmp_path, FACTS).conflicts == []
+    the_side_applies_again_and_main_merges(repo, tmp_path, "T4")
     assert [
         (e["effectiveness"]["applications"], e["effectiveness"]["last_applied"])
         for e in items((repo / FACTS).read_text())
@@ -1251,14 +1253,7 @@ def test_where_ours_yields_a_picked_memory_archived_on_the_other_side_is_one_arc
         merged = run_driver(repo, tmp_path, path)
         assert (merged.side, merged.conflicts) == ("ours", [])
     assert (repo / FACTS).read_text() == HEAD + REDIS + entry("004", "another feature fact")
-    assert [(e["id"], e["archived"], e.get("effectiveness")) for e in items((repo / archive).read_text())] == [
-        ("MEM-20261122-005", True, None),
-        (
-            "MEM-20261122-003",
-            True,
-            {"applications": 1, "successes": 1, "score": 100, "last_applied": "2026-11-22T12:00:00Z"},
-        ),
-    ]
+    assert archived_lifecycles(repo) == PICKED_AND_ARCHIVED
 
 
 def test_the_files_this_clones_driver_merged_are_those_both_sides_changed(repo):

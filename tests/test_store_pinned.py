@@ -529,7 +529,6 @@ def test_a_write_whose_catalog_failed_since_the_last_read_lands_from_a_catalog_i
     corrupt_the_catalog(store)
     with store.lock():
         store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
-        store.commit()
     assert store.catalog.in_memory
     assert ids_in(FACTS) == [kept, "MEM-20261122-005"]
     assert [e.id for e in store.entries()] == [kept, "MEM-20261122-005"]
