@@ -129,7 +129,14 @@ GROUPS = {
     ),
     "search": Group(
         ("grimoire_cli/retrieval/search.py",),
-        ("tests/test_lexical.py", "tests/test_rule_edges.py", "tests/test_search_pinned.py"),
+        (
+            "tests/test_lexical.py",
+            "tests/test_rule_edges.py",
+            "tests/test_search_pinned.py",
+            "tests/test_coverage.py",
+            # A tiny model built in the test: the hybrid ranking's only in-process tests.
+            "tests/test_semantic.py",
+        ),
     ),
 }
 

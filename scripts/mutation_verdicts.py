@@ -133,6 +133,32 @@ EQUIVALENT.update(
         "`notes` is always None here",
         f"{_SEARCH}.x_filtered_out__mutmut_80": "with one filter lifted, lifting them all asks that same filter "
         "(the floors aside, see 8 and 90): `together` would count the nothing it found",
+        **{
+            f"{_SEARCH}.{name}": "only recipes give `query`, as `expression(store, text)`: what the callee works "
+            "out from `text` when it is None"
+            for name in ("x_ranked__mutmut_13", "x_ranked__mutmut_27", "x__hybrid__mutmut_10", "x__hybrid__mutmut_45")
+        },
+        **{
+            f"{_SEARCH}.x__lexical__mutmut_{n}": "the catalog's first rows do not depend on its limit (the kept "
+            "and the lent-to, `catalog.rank`; tests/test_coverage.py: the first hits do not depend on the "
+            "limit), and the same best COVERAGE_POOL are covered: an unlimited read only costs time"
+            for n in (13, 27)
+        },
+        f"{_SEARCH}.x__lexical__mutmut_34": "a weight of 0 adds 0 to every score, and the pool is already in "
+        "`covered`'s order (the catalog's `ORDER BY score DESC, id, rowid`): it only costs the lookups",
+        f"{_SEARCH}.x__lexical__mutmut_47": "`rows[:None]` is every row",
+        **{
+            f"{_SEARCH}.{name}": "`terms_held` reads rows the ranking has just brought up to date: each file is "
+            "fresh (`Store._fresh`), so which files it would read again changes nothing, and a catalog that "
+            "failed meanwhile is named, not asked (`Store._retrying`)"
+            for name in ("x__lexical__mutmut_40", "x_covered__mutmut_11")
+        },
+        **{
+            f"{_SEARCH}.x_covered__mutmut_{n}": "every pooled row matched the terms OR-ed, so it holds one of them "
+            "at least: the default is never read (a catalog that failed between the two reads is named, not "
+            "asked: `Store._retrying`)"
+            for n in (19, 21, 22)
+        },
     }
 )
 EQUIVALENT.update(

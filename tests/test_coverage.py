@@ -74,6 +74,62 @@ def test_a_query_of_one_term_adds_no_coverage(repo):
     assert all(hit["explain"]["coverage"] == 0 for hit in explained("rollback"))
 
 
+def test_a_query_of_two_terms_is_covered(repo):
+    """Two terms are the fewest that coverage orders: holding both is worth the whole weight."""
+    ids = notes()
+    coverage = {hit["id"]: hit["explain"]["coverage"] for hit in explained("rollback canary")}
+    assert coverage[ids["holds"]] == pytest.approx(WEIGHT)
+    assert coverage[ids["repeats"]] == pytest.approx(WEIGHT / 2)
+    assert sorted(coverage.values()).count(pytest.approx(WEIGHT / 2)) == 5  # the runbook and the four deploys
+
+
+def test_an_unlimited_ranking_is_covered_as_a_limited_one(repo):
+    """The library's ranking without a limit (`mem context` asks one of its
+    due tasks) re-orders the same pool: its first rows are the limited ones'."""
+    from grimoire_cli import Grimoire
+    from grimoire_cli.retrieval.search import ranked
+    from grimoire_cli.storage.catalog.queries import Filter
+
+    ids = notes()
+    store = Grimoire.open(repo).store
+    everything = Filter(at=Grimoire.open(repo).now().timestamp())
+    unlimited = ranked(
+        store, "rollback deploy canary", everything, recency_weight=0.2, limit=None, include_archive=False
+    )
+    limited = ranked(store, "rollback deploy canary", everything, recency_weight=0.2, limit=3, include_archive=False)
+    assert len(unlimited) == unlimited.total == limited.total == 6
+    assert [row.id for row in unlimited][:3] == [row.id for row in limited]
+    assert unlimited[0].id == ids["holds"] and unlimited[0].coverage == pytest.approx(WEIGHT)
+
+
+def test_a_catalog_failing_between_the_ranking_and_its_coverage_is_named(repo):
+    """Another program overwrites the catalog after the ranking read its rows.
+    A catalog in memory numbers the rows afresh (an archived memory left a gap
+    on disk), so coverage must not ask it: the query would show other entries
+    than it ranked, or lose one. The cache is named; the next query answers."""
+    from test_store_pinned import corrupt_the_catalog
+
+    from grimoire_cli import Grimoire
+    from grimoire_cli.core.errors import Damaged
+    from grimoire_cli.retrieval.search import covered, expression
+    from grimoire_cli.storage.catalog.queries import Filter
+
+    ids = notes()
+    assert mem("archive", ids["repeats"], "--reason", "manual", "--no-commit").code == 0
+    grimoire = Grimoire.open(repo)
+    store = grimoire.store
+    query = expression(store, "rollback deploy canary")
+    assert query is not None
+    rows, _ = store.reads.ranked(
+        query, Filter(at=grimoire.now().timestamp()), recency_weight=0.2, limit=None, include_archive=False
+    )
+    corrupt_the_catalog(store)
+    with pytest.raises(Damaged, match="the cache failed during a read"):
+        covered(store, query, rows, WEIGHT, include_archive=False)
+    assert store.catalog.in_memory
+    assert [hit.entry.id for hit in grimoire.query("rollback deploy canary")] == [row.id for row in rows]
+
+
 def test_explain_shows_the_coverage_line(repo):
     ids = notes()
     result = mem("query", "rollback deploy canary", "--explain", env={"MEM_NOW": NOW})

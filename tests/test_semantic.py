@@ -149,6 +149,48 @@ def test_the_semantic_weight_orders_a_lexical_only_hit_against_a_semantic_only_o
     assert [h["id"] for h in hits("payment", "--semantic")[0]] == [stripe, ledger]
 
 
+def test_a_lexical_match_past_the_best_fifty_counts_by_its_meaning_alone(repo, model):
+    """Each ranking gives the fusion its best `semantic.CANDIDATES` (50), as
+    the fusion was measured: the 51st match by words is fused as one only the
+    meaning found (LoCoMo's dev split chose it), whatever the limit asked."""
+    topics = {**TOPICS, (-1, 0, 0): "ledger"}  # "ledger" points away from payments: no semantic hit
+    configure(repo, semantic_model=str(tiny_model(model.parent / "signed", topics)), semantic_weight=2)
+    configure(repo, recency_weight=0)
+
+    def add(text: str, hour: int) -> str:  # two hours apart: no neighbours
+        at = f"2026-11-{1 + hour // 24:02d}T{hour % 24:02d}:00:00Z"
+        result = mem("add", "-c", "fact", text, env={"MEM_NOW": at})
+        assert result.code == 0, result.err
+        return result.out.strip()
+
+    # The weakest match by words (one "payment" among many words), the nearest by meaning.
+    far = add("payment figures were reviewed once more by the finance team that quarter", 0)
+    for n in range(50):  # stronger by words, never near: the ledger outweighs the payment
+        add(f"payment ledger ledger {n}", 2 + 2 * n)
+    found, _ = hits("payment", "--semantic", "--limit", "3")
+    assert found[0]["id"] == far
+    assert found[0]["explain"] == {"tier": 0.0, "semantic_rank": 1, "cosine": pytest.approx(1.0)}
+    assert found[0]["score"] == pytest.approx(2 / 61 * 61 / 3)
+    assert [hit["explain"]["lexical_rank"] for hit in found[1:]] == [1, 2]
+
+
+def test_an_unlimited_hybrid_ranking_holds_and_counts_what_either_found(repo, seeded):
+    """The library's hybrid ranking without a limit (`mem context` reads past
+    its first lines so): every entry either ranking found, and their number."""
+    from grimoire_cli import Grimoire
+    from grimoire_cli.retrieval.search import ranked
+    from grimoire_cli.storage.catalog.queries import Filter
+
+    mixed = mem("add", "-c", "fact", "The outage drill is on fridays").out.strip()  # found by both
+    grimoire = Grimoire.open(repo)
+    everything = Filter(at=grimoire.now().timestamp())
+    for limit in (None, 5):
+        found = ranked(
+            grimoire.store, "outage", everything, recency_weight=0.2, limit=limit, include_archive=False, semantic=True
+        )
+        assert [row.id for row in found] == [mixed, seeded["stripe"]] and found.total == 2
+
+
 def test_explain_shows_both_ranks(repo, seeded):
     result = mem("query", "stripe outage", "--semantic", "--explain")
     assert result.code == 0, result.err
@@ -265,6 +307,22 @@ def test_a_missing_model_folder_says_so_and_ranks_lexically(repo, seeded):
     context = mem("context", "stripe")
     assert context.code == 0 and seeded["stripe"] in context.out and "lexical results only" in context.err
     assert json.loads(mem("context", "stripe", "--json").out)["notes"][0].startswith("semantic model folder")
+
+
+def test_the_lexical_fallback_keeps_the_limit_and_the_archive(repo, seeded):
+    configure(repo, semantic=True, semantic_model="./no-such-model")
+    refund = mem("add", "-c", "fact", "Stripe sent the refund report").out.strip()
+    assert [hit["id"] for hit in hits("stripe", "--limit", "1")[0]] == [refund]
+    assert mem("archive", refund, "--reason", "manual", "--no-commit").code == 0
+    assert {hit["id"] for hit in hits("stripe", "--archived")[0]} == {refund, seeded["stripe"]}
+
+
+def test_an_archived_entry_is_ranked_by_its_words_too(repo, seeded):
+    assert mem("archive", seeded["stripe"], "--reason", "manual", "--no-commit").code == 0
+    found, _ = hits("stripe outage", "--semantic", "--archived")
+    assert [(h["id"], h["explain"].get("lexical_rank"), h["explain"].get("semantic_rank")) for h in found] == [
+        (seeded["stripe"], 1, 1)
+    ]
 
 
 def test_a_broken_model_folder_says_so(repo, seeded, tmp_path):

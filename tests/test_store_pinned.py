@@ -482,6 +482,7 @@ def test_an_operation_the_catalog_fails_under_is_tried_three_times_in_all(grimoi
 
     assert grimoire.store.derived(failing_twice) == "answered" and len(tries) == 3
     tries.clear()
+    grimoire.store.refresh()  # a read answered: only a fresh start may try again (the next test)
 
     def failing(_catalog):
         tries.append(1)
@@ -518,6 +519,36 @@ def test_a_catalog_that_fails_between_a_read_and_its_load_is_named_and_the_next_
     )
     assert store.catalog.in_memory
     assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+
+
+def test_a_read_after_one_that_answered_is_not_tried_again_in_another_catalog(grimoire):
+    """Rows an earlier read handed out are that catalog's: when the catalog fails at a later read of the same
+    command, the read names the cache instead of answering from a catalog in memory that numbers its rows afresh.
+    A lock or a refresh (a long-lived server's next request) starts again from nothing held."""
+    store = grimoire.store
+    tries = []
+
+    def failing(_catalog):
+        tries.append(1)
+        raise Stale()
+
+    assert store.derived(lambda _catalog: "answered") == "answered"
+    with pytest.raises(Damaged, match="the cache failed during a read"):
+        store.derived(failing)
+    assert len(tries) == 1
+
+    def tried_three_times() -> bool:
+        tries.clear()
+        with pytest.raises(Stale):
+            store.derived(failing)
+        return len(tries) == 3
+
+    store.derived(lambda _catalog: "answered")
+    store.refresh()
+    assert tried_three_times()
+    store.derived(lambda _catalog: "answered")
+    with store.lock(writing=False):
+        assert tried_three_times()
 
 
 def test_a_write_whose_catalog_failed_since_the_last_read_lands_from_a_catalog_in_memory(grimoire):

@@ -75,6 +75,7 @@ class Store:
         self.catalog = Catalog(self.cache)
         self.catalog.local_dir = config.local_dir  # tier reads honour a recorded aging (storage/aging.py)
         self._fresh: set[str] = set()  # files whose catalog rows this process has checked
+        self._answered = False  # a read has handed out this catalog's rows since the last lock or refresh
         self.damaged: dict[str, Damaged] = {}
         self.skipped: list[Damaged] = []  # files passed over by reads with skip_damaged=True
         self._staged: dict[Path, _Staged] = {}
@@ -141,13 +142,28 @@ class Store:
     def _retrying(self, attempt: Callable[[], T]) -> T:
         """The one retry policy: when the on-disk catalog fails mid-operation,
         this process moves to an in-memory one (`Stale`), and the operation
-        runs again from the files."""
+        runs again from the files; unless an earlier read has answered: its
+        caller may hold that catalog's row numbers, which the new catalog
+        gives to other entries (a query's coverage, or the second of its
+        rankings, would mix them), so the cache is named instead."""
         for _ in range(ATTEMPTS - 1):
             try:
-                return attempt()
+                answer = attempt()
+                break
             except Stale:
+                if self._answered:
+                    raise self._cache_failed() from None
                 self._fresh.clear()
-        return attempt()
+        else:
+            answer = attempt()
+        self._answered = True
+        return answer
+
+    def _cache_failed(self) -> Damaged:
+        self._fresh.clear()
+        return Damaged(
+            self.config.relative(self.cache), None, "the cache failed during a read", "run the command again", "cache"
+        )
 
     def derived(self, work: Callable[[Catalog], T]) -> T:
         """`work(catalog)` for what the catalog derives from outside the
@@ -212,14 +228,7 @@ class Store:
         try:
             found = self.catalog.load(rowids)
         except Stale:
-            self._fresh.clear()
-            raise Damaged(
-                self.config.relative(self.cache),
-                None,
-                "the cache failed during a read",
-                "run the command again",
-                "cache",
-            ) from None
+            raise self._cache_failed() from None
         archive = self._archive_paths()
         return {rowid: self._entry(row, archive) for rowid, row in found.items() if isinstance(row.data, dict)}
 
@@ -412,8 +421,10 @@ class Store:
             self.check_writable()
         with journal.locked(self.cache, self.runtime.lock_timeout):
             self._recover()
-            # Other processes may have written since we last looked.
+            # Other processes may have written since we last looked; a write
+            # reads what it changes under the lock, so no row read before is held.
             self._fresh.clear()
+            self._answered = False
             self.damaged.clear()
             self._staged = {}
             try:
@@ -428,6 +439,7 @@ class Store:
         crashed writer's commit). A long-lived process (`mem mcp`) calls it
         between requests, keeping its catalog connection and parsed config."""
         self._fresh.clear()
+        self._answered = False
         self.damaged.clear()
         self.skipped.clear()
         self._recovered = False
