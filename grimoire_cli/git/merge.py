@@ -308,7 +308,9 @@ def global_mapping(
     if kept is not None:  # another file of this merge worked it out (each runs in a process of its own)
         return Renames(**mapping_cache.restored(kept))
     later = set(tree_ids(root, tip, storage) or {}) if tip is not None else set()
-    mapping = mapping_between(root, storage, found, records, later, files, ours_yield=False)
+    sides = _side_ids(root, storage, found, files)
+    prior = _prior(records, sides)
+    mapping = _mapping(root, storage, sides, prior, records, later, ours_yield=False)
     picking = (
         git_dir is None
         or single_pick
@@ -323,9 +325,8 @@ def global_mapping(
         and ours_yields(root, git_dir, found[1], found[2], found[0])
     )
     if yields:  # the same memories seen from ours' side (the trees are cached)
-        mapping = mapping_between(root, storage, found, records, later, files, ours_yield=True)
-    base_ids, our_ids, their_ids = _side_ids(root, storage, found, files) or ({}, {}, {})
-    prior = renames_here(records, memory_of, their_ids, base_ids)
+        mapping = _mapping(root, storage, sides, prior, records, later, ours_yield=True)
+    base_ids, our_ids, their_ids = sides or ({}, {}, {})
     made = [(old, memory_of(their_ids.get(old) or base_ids.get(old) or ""), new) for old, new in mapping.items()]
     if git_dir is not None and any(prior.get(old) != new for old, _, new in made):
         save_renames(
@@ -357,6 +358,10 @@ def _cache_key(root, git_dir, storage, found, records, tip) -> str | None:
     return mapping_cache.key_of(storage, list(found), records, tip, refs, fetched, sorted(marks.items()))
 
 
+# id -> text block in base, ours and theirs (`_side_ids`).
+Sides = tuple[dict[str, str], dict[str, str], dict[str, str]]
+
+
 def mapping_between(
     root: Path,
     storage: str,
@@ -373,10 +378,30 @@ def mapping_between(
     The driver and `mem merge-fixup` share it, so both pick the same new
     numbers."""
     sides = _side_ids(root, storage, found, files)
+    return _mapping(root, storage, sides, _prior(records, sides), records, later, ours_yield)
+
+
+def _prior(records: list[Rename], sides: Sides | None) -> dict[str, str]:
+    """The earlier picks' renames that hold between these sides (theirs' memory first, then base's)."""
     if sides is None:
         return renames_here(records, memory_of)
+    base_ids, _, their_ids = sides
+    return renames_here(records, memory_of, their_ids, base_ids)
+
+
+def _mapping(
+    root: Path,
+    storage: str,
+    sides: Sides | None,
+    prior: dict[str, str],
+    records: list[Rename],
+    later: Iterable[str],
+    ours_yield: bool | None,
+) -> dict[str, str]:
+    """`mapping_between`, given the sides' ids and the renames that hold (`_prior`)."""
+    if sides is None:
+        return prior
     base_ids, our_ids, their_ids = sides
-    prior = renames_here(records, memory_of, their_ids, base_ids)
     # A memory an earlier pick renamed onto an id that a later commit of the branch gave another memory of its
     # own (the ids chain: -020 -> -022 while the branch added -022): both would be -022 once renamed, and one lost.
     # The renamed one is the memory upstream holds; the branch's own yields, as a collision does.
@@ -401,7 +426,7 @@ def mapping_between(
 
 def _side_ids(
     root: Path, storage: str, found: tuple[str, str, str] | None, files: tuple[str, str, str] | None
-) -> tuple[dict[str, str], dict[str, str], dict[str, str]] | None:
+) -> Sides | None:
     """id -> text block in base, ours and theirs: every grimoire file of the
     commits when they are known (and readable), else `files` (one file's three
     versions: a merge run by hand), else None."""
