@@ -321,7 +321,8 @@ def table_rows(earlier: list[str]) -> list[str]:
 
 
 def percent(part: int, whole: int) -> str:
-    return f"{part}/{whole} = {100 * part / whole:.0f} %" if whole else "–"
+    # Rounded down: 620/623 is not 100 %.
+    return f"{part}/{whole} = {100 * part // whole} %" if whole else "–"
 
 
 def survivor_rows(earlier: list[str]) -> list[str]:

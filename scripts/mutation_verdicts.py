@@ -451,7 +451,8 @@ EQUIVALENT.update(
         "by_ids never returns one",
         f"{_STORE}by_id__mutmut_46": _CAST,
         f"{_STORE}commit__mutmut_7": _CAST,
-        f"{_STORE}refresh__mutmut_1": "`_recovered` is only tested for truth: None and False are both false",
+        f"{_STORE}refresh__mutmut_3": "`_recovered` is only tested for truth: None and False are both false",
+        f"{_STORE}refresh__mutmut_1": "`_answered` is only tested for truth: None and False are both false",
         f"{_STORE}ids_in_damaged__mutmut_12": _ENCODING,
         f"{_STORE}new_file__mutmut_29": _ENCODING,
         **{
@@ -478,8 +479,9 @@ EQUIVALENT.update(
             "`config.path` is never None here"
             for n in (4, 6, 7)
         },
-        f"{_STORE}__init____mutmut_16": "`lock()` sets `_staged` before anything is staged or checked",
-        f"{_STORE}__init____mutmut_17": "`_recovered` is only tested for truth: None and False are both false",
+        f"{_STORE}__init____mutmut_18": "`lock()` sets `_staged` before anything is staged or checked",
+        f"{_STORE}__init____mutmut_19": "`_recovered` is only tested for truth: None and False are both false",
+        f"{_STORE}__init____mutmut_14": "`_answered` is only tested for truth: None and False are both false",
         f"{_STORE}recover_if_needed__mutmut_2": "`writing` is only tested for truth: None and False are both false",
         **{
             key: "a recovery again finds no journal: it only costs a check"

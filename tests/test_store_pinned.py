@@ -565,6 +565,19 @@ def test_a_write_whose_catalog_failed_since_the_last_read_lands_from_a_catalog_i
     assert [e.id for e in store.entries()] == [kept, "MEM-20261122-005"]
 
 
+def test_a_file_another_program_creates_after_a_read_under_the_lock_is_written_as_found(grimoire):
+    """The file was missing when a read under the lock checked it (no rows, nothing to re-read); a program that
+    ignores mem's lock writes it; the write then reads it again rather than trusting the catalog's nothing."""
+    store = grimoire.store
+    FACTS.unlink(missing_ok=True)
+    with store.lock():
+        assert store.entries() == []
+        FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+        store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
+    assert ids_in(FACTS) == [SHARED, "MEM-20261122-005"]
+    assert [e.id for e in store.entries()] == [SHARED, "MEM-20261122-005"]
+
+
 def test_a_damaged_file_fixed_while_a_write_waits_is_written_and_read(grimoire):
     learnings = MEMORY / "learnings.yaml"
     good = learnings.read_text()
