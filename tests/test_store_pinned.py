@@ -578,6 +578,38 @@ def test_a_file_another_program_creates_after_a_read_under_the_lock_is_written_a
     assert [e.id for e in store.entries()] == [SHARED, "MEM-20261122-005"]
 
 
+@contextmanager
+def at_the_first_call_of(name: str, action):
+    """Run `action` when a function whose name holds `name` is first called: another program acting at that
+    very point of mem's work, every time (under mutmut the function is reached through a trampoline of its name)."""
+    done = []
+
+    def hook(frame, event, _arg):
+        if event == "call" and not done and name in frame.f_code.co_name:
+            done.append(name)
+            action()
+
+    sys.setprofile(hook)
+    try:
+        yield done
+    finally:
+        sys.setprofile(None)
+
+
+def test_a_file_removed_between_its_stat_and_its_read_answers_for_nothing(grimoire):
+    """The catalog saw a hand-edited file changed (stat), and another program removed it before mem read it:
+    the read finds no bytes, so the file's rows go, stamped as seen; the next read finds no file."""
+    grimoire.add("Queues drain hourly", category="fact")
+    store = grimoire.store
+    FACTS.write_text(FACTS.read_text() + by_hand(SHARED, "the cache is redis"))
+    store.refresh()
+    with at_the_first_call_of("_check_inside", FACTS.unlink) as done:  # between `_changed`'s stat and its read
+        assert store.entries() == []
+    assert done and not FACTS.exists()
+    store.refresh()
+    assert store.entries() == [] and FACTS.as_posix() not in store.catalog.records()
+
+
 def test_a_damaged_file_fixed_while_a_write_waits_is_written_and_read(grimoire):
     learnings = MEMORY / "learnings.yaml"
     good = learnings.read_text()
