@@ -150,9 +150,9 @@ def test_the_semantic_weight_orders_a_lexical_only_hit_against_a_semantic_only_o
 
 
 def test_a_lexical_match_past_the_best_fifty_counts_by_its_meaning_alone(repo, model):
-    """Each ranking gives the fusion its best `semantic.CANDIDATES` (50), as
-    the fusion was measured: the 51st match by words is fused as one only the
-    meaning found (LoCoMo's dev split chose it), whatever the limit asked."""
+    """Each ranking gives the fusion its best `semantic.CANDIDATES` (50, as
+    the fusion was measured), or the limit if it asks more: under it, the 51st
+    match by words is fused as one only the meaning found."""
     topics = {**TOPICS, (-1, 0, 0): "ledger"}  # "ledger" points away from payments: no semantic hit
     configure(repo, semantic_model=str(tiny_model(model.parent / "signed", topics)), semantic_weight=2)
     configure(repo, recency_weight=0)
