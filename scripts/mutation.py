@@ -36,7 +36,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from mutation_verdicts import BEFORE_THE_FORK, EQUIVALENT  # beside this script: the survivors no test can kill
+from mutation_verdicts import (
+    BEFORE_THE_FORK,
+    EQUIVALENT,
+    SURVIVORS,
+)  # beside this script: the survivors no test can kill
 
 ROOT = Path(__file__).resolve().parent.parent
 STORE = ROOT / ".mutation"
@@ -112,7 +116,7 @@ GROUPS = {
     # stages, commits and re-reads files. Only in-process tests (`mem` in a
     # CliRunner): test_safety's kills run `mem` processes.
     "write": Group(
-        ("grimoire_cli/memory/adding.py", "grimoire_cli/storage/store.py"),
+        ("grimoire_cli/memory/adding.py", "grimoire_cli/storage/store.py", "grimoire_cli/storage/handed.py"),
         (
             "tests/test_write_pinned.py",
             "tests/test_store_pinned.py",
@@ -339,6 +343,7 @@ def survivor_rows(earlier: list[str]) -> list[str]:
                     rows.append(f"- `{key}`: killed in a fresh process{why}")
                 elif code in SURVIVED or code in NO_TESTS:
                     why = EQUIVALENT.get(key, "no test reaches it in-process" if code in NO_TESTS else "SURVIVES")
+                    why += f": {SURVIVORS[key]}" if key in SURVIVORS else ""
                     rows.append(f"- `{key}`: {why}")
     return rows
 

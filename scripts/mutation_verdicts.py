@@ -135,7 +135,7 @@ EQUIVALENT.update(
         "(the floors aside, see 8 and 90): `together` would count the nothing it found",
         **{
             f"{_SEARCH}.{name}": "only recipes give `query`, as `expression(store, text)`: what the callee works "
-            "out from `text` when it is None"
+            "out from `text` when it is None (from the same vocabulary, while no other process writes meanwhile)"
             for name in ("x_ranked__mutmut_13", "x_ranked__mutmut_27", "x__hybrid__mutmut_10", "x__hybrid__mutmut_45")
         },
         **{
@@ -150,14 +150,8 @@ EQUIVALENT.update(
         **{
             f"{_SEARCH}.{name}": "`terms_held` reads rows the ranking has just brought up to date: each file is "
             "fresh (`Store._fresh`), so which files it would read again changes nothing, and a catalog that "
-            "failed meanwhile is named, not asked (`Store._retrying`)"
+            "failed meanwhile is named, not asked (`Store._held`)"
             for name in ("x__lexical__mutmut_40", "x_covered__mutmut_11")
-        },
-        **{
-            f"{_SEARCH}.x_covered__mutmut_{n}": "every pooled row matched the terms OR-ed, so it holds one of them "
-            "at least: the default is never read (a catalog that failed between the two reads is named, not "
-            "asked: `Store._retrying`)"
-            for n in (19, 21, 22)
         },
     }
 )
@@ -339,7 +333,7 @@ EQUIVALENT.update(
             for n in (283, 290)
         },
         f"{_MERGE}.x_merge_file__mutmut_20": "`UTF-8` names the same codec",
-        **{f"{_MERGE}.x_global_mapping__mutmut_{n}": _CAST for n in (35, 68, 249)},
+        **{f"{_MERGE}.x_global_mapping__mutmut_{n}": _CAST for n in (35, 68, 246)},
         **{
             f"{_MERGE}.x_merge_file__mutmut_{n}": "the temp file is renamed onto ours as soon as it is written: "
             "its name is never left behind nor read"
@@ -355,22 +349,20 @@ EQUIVALENT.update(
         },
         f"{_MERGE}.x_merge_file__mutmut_55": "git runs the driver in the repository and `root` is found from the "
         "working directory: the config found from it (no path given) is the same",
-        f"{_MERGE}.x_global_mapping__mutmut_219": "git runs the driver in the repository and `echoes` names no "
+        f"{_MERGE}.x_global_mapping__mutmut_216": "git runs the driver in the repository and `echoes` names no "
         "path: its log reads the same from any folder of it",
-        f"{_MERGE}.x_mapping_between__mutmut_12": "with no sides `renames_here` never finds a block, so it never "
-        "calls the key",
+        f"{_MERGE}.x__prior__mutmut_3": "with no sides `renames_here` never finds a block, so it never calls the key",
         f"{_MERGE}.x_global_mapping__mutmut_47": "a single pick's commits, once found from the file, are in the "
         "key, and the mapping is worked out from the commits alone (`files` stand in only where git cannot list "
         "a tree): a kept one is the one the run would work out",
-        **{
-            f"{_MERGE}.x_global_mapping__mutmut_{n}": "ours yields only where nothing is being picked (no rebase, no "
-            "sequencer): `records` and `later` are empty, and where `files` (three texts) land in `later` instead, "
-            "`Numbers` passes over what is no whole id; `files` stand in only where git cannot list a tree of the "
-            "commits it has just ranked"
-            for n in (145, 150, 151, 152)
-        },
-        f"{_MERGE}.x_global_mapping__mutmut_184": "only the renames not in `prior` are added to the records: "
+        f"{_MERGE}.x_global_mapping__mutmut_181": "only the renames not in `prior` are added to the records: "
         "when none is new, saving rewrites the records as they were read",
+        f"{_MERGE}.x_global_mapping__mutmut_177": "a rename saved with no block's memory matches no block either way: "
+        '`memory_of("")` and `memory_of("XXXX")` are the key of no entry (`renames_here` then goes by the id alone)',
+        f"{_MERGE}.x_global_mapping__mutmut_205": "a kept rename's new id holds, on ours, the replay of the memory "
+        "base holds under the old id; where one side alone holds it in this file (archived since), the archived "
+        "copy already has every lifecycle field ours' copy has (the same record counts once), so taking the pair "
+        "for a memory both added changes nothing (`merge._held_elsewhere`)",
     }
 )
 _ADDING = "grimoire_cli.memory.adding"
@@ -526,4 +518,21 @@ BEFORE_THE_FORK: dict[str, str] = {
         f"grimoire_cli.guard.scan.xǁ_Compiledǁhas_shape__mutmut_{n}": "each shape is compiled once, before the fork"
         for n in (3, 4, 5, 6, 7, 11, 14)
     },
+}
+
+
+# Survivors no test kills, each with why: not equivalent, so still counted as
+# survivors, but what it would take is written down.
+SURVIVORS: dict[str, str] = {
+    **{
+        f"{_SEARCH}.x_covered__mutmut_{n}": "a race: every pooled row matched the terms OR-ed, so it holds one of "
+        "them; the default is read only when another process re-indexes a file between the ranking and its "
+        "coverage (readers take no lock), the window in which a load can miss a row too: a read isolation the "
+        "catalog does not give yet"
+        for n in (19, 21, 22)
+    },
+    f"{_MERGE}.x_global_mapping__mutmut_176": "a new rename's old id is one of theirs, or a kept rename's target, "
+    "minted past every id of that pick's sides and the rebase's tip; a later pick's base holds it only if the "
+    "branch gave that id to a memory and removed it before the tip (a hand edit, the memory tool's delete), and "
+    "then the base's record names an unrelated memory where the mutant's names none",
 }

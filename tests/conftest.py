@@ -121,6 +121,12 @@ def repo(tmp_path, monkeypatch) -> Path:
     return fresh_repo(tmp_path / "repo", monkeypatch)
 
 
+def corrupt_the_catalog(store) -> None:
+    """Another program overwrites the catalog's file and its WAL: the next query fails (`Stale`)."""
+    for path in store.cache.glob("index.sqlite3*"):
+        path.write_bytes(b"\0not a database" * 4096)
+
+
 def with_preset(repo: Path, name: str) -> Path:
     """`repo` with a preset added (mem init --preset NAME), committed."""
     assert mem("init", "--preset", name).code == 0

@@ -6,7 +6,7 @@ through the real `mem`."""
 import json
 
 import pytest
-from conftest import mem
+from conftest import corrupt_the_catalog, mem
 from test_semantic import configure
 
 WEIGHT = 0.15  # retrieval.coverage_weight's default
@@ -91,8 +91,9 @@ def test_an_unlimited_ranking_is_covered_as_a_limited_one(repo):
     from grimoire_cli.storage.catalog.queries import Filter
 
     ids = notes()
-    store = Grimoire.open(repo).store
-    everything = Filter(at=Grimoire.open(repo).now().timestamp())
+    grimoire = Grimoire.open(repo)
+    store = grimoire.store
+    everything = Filter(at=grimoire.now().timestamp())
     unlimited = ranked(
         store, "rollback deploy canary", everything, recency_weight=0.2, limit=None, include_archive=False
     )
@@ -107,8 +108,6 @@ def test_a_catalog_failing_between_the_ranking_and_its_coverage_is_named(repo):
     A catalog in memory numbers the rows afresh (an archived memory left a gap
     on disk), so coverage must not ask it: the query would show other entries
     than it ranked, or lose one. The cache is named; the next query answers."""
-    from test_store_pinned import corrupt_the_catalog
-
     from grimoire_cli import Grimoire
     from grimoire_cli.core.errors import Damaged
     from grimoire_cli.retrieval.search import covered, expression
@@ -127,7 +126,7 @@ def test_a_catalog_failing_between_the_ranking_and_its_coverage_is_named(repo):
     with pytest.raises(Damaged, match="the cache failed during a read"):
         covered(store, query, rows, WEIGHT, include_archive=False)
     assert store.catalog.in_memory
-    assert [hit.entry.id for hit in grimoire.query("rollback deploy canary")] == [row.id for row in rows]
+    assert {hit.entry.id for hit in grimoire.query("rollback deploy canary")} == {row.id for row in rows}
 
 
 def test_explain_shows_the_coverage_line(repo):

@@ -8,9 +8,11 @@ merge.py, beside test_merge_pinned.py."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from contextlib import chdir
 from pathlib import Path
+from typing import cast
 
 import pytest
 from conftest import git
@@ -31,8 +33,17 @@ from test_trees_pinned import STORAGE, commit, new_repo
 
 from grimoire_cli.core.config import LOCAL_DIR, load_config
 from grimoire_cli.core.errors import BadInput
-from grimoire_cli.git.merge import Renames, _cache_key, _side_ids, global_mapping, merge_file, scope_storage
-from grimoire_cli.git.trees import ids_in
+from grimoire_cli.git.merge import (
+    Renames,
+    _cache_key,
+    _side_ids,
+    global_mapping,
+    mapping_between,
+    memory_of,
+    merge_file,
+    scope_storage,
+)
+from grimoire_cli.git.trees import ids_in, state_file
 
 CODER = Path("grimoires/coder/memory")
 
@@ -251,6 +262,25 @@ def test_the_sides_ids_come_from_the_three_trees_only_when_git_can_list_each(tmp
             assert _side_ids(repo, STORAGE, found, files) == from_files, found
         assert _side_ids(repo, STORAGE, (one, missing, two), None) is None
         assert _side_ids(repo, STORAGE, None, None) is None
+
+
+def test_a_rename_kept_for_each_of_two_memories_is_read_by_the_memory_the_sides_hold(tmp_path):
+    """A rebase that flattens a merge kept, in git's state, two renames of 002: one line's memory to 010, the
+    other's to 012. A later pick whose sides hold 002 as the other line's memory merges with 002 as 012, as
+    `mem merge-fixup` reads it (`mapping_between`): the renames alone cannot say which."""
+    repo = new_repo(tmp_path / "repo")
+    commit(repo, {f"{STORAGE}/facts.yaml": HEAD + REDIS})
+    (repo / ".git" / "rebase-merge").mkdir()
+    one, other = entry("002", "one line's memory"), entry("002", "the other line's memory")
+    key = lambda text: memory_of(ids_in(text)["MEM-20261122-002"])  # as the rename was saved: of its block
+    records = [["MEM-20261122-002", key(one), "MEM-20261122-010"], ["MEM-20261122-002", key(other), "MEM-20261122-012"]]
+    cast(Path, state_file(repo / ".git", repo / STORAGE)).write_text(json.dumps(records))
+    base, theirs = HEAD + REDIS + other, HEAD + REDIS + other + entry("003", "a fact of the pick")
+    ours = HEAD + REDIS + entry("012", "the other line's memory")
+    with chdir(tmp_path):
+        renames = global_mapping(repo, STORAGE, base, ours, theirs, path=FACTS)
+        fixup = mapping_between(repo, STORAGE, None, [tuple(r) for r in records], files=(base, ours, theirs))
+    assert renames.mapping == fixup == {"MEM-20261122-002": "MEM-20261122-012"}
 
 
 @pytest.mark.parametrize("missing", ["BASE", "OURS", "THEIRS"])

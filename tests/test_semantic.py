@@ -13,6 +13,8 @@ import pytest
 from conftest import mem, mem_process
 from ruamel.yaml import YAML
 
+from grimoire_cli.retrieval.semantic import RRF_K
+
 pytest.importorskip("model2vec")
 
 CACHE_FOLDER = "grimoires/loa/memory/.cache"
@@ -170,7 +172,7 @@ def test_a_lexical_match_past_the_best_fifty_counts_by_its_meaning_alone(repo, m
     found, _ = hits("payment", "--semantic", "--limit", "3")
     assert found[0]["id"] == far
     assert found[0]["explain"] == {"tier": 0.0, "semantic_rank": 1, "cosine": pytest.approx(1.0)}
-    assert found[0]["score"] == pytest.approx(2 / 61 * 61 / 3)
+    assert found[0]["score"] == pytest.approx(2 / (RRF_K + 1) * (RRF_K + 1) / (1 + 2))  # weight 2, first by meaning
     assert [hit["explain"]["lexical_rank"] for hit in found[1:]] == [1, 2]
 
 
@@ -312,7 +314,8 @@ def test_a_missing_model_folder_says_so_and_ranks_lexically(repo, seeded):
 def test_the_lexical_fallback_keeps_the_limit_and_the_archive(repo, seeded):
     configure(repo, semantic=True, semantic_model="./no-such-model")
     refund = mem("add", "-c", "fact", "Stripe sent the refund report").out.strip()
-    assert [hit["id"] for hit in hits("stripe", "--limit", "1")[0]] == [refund]
+    found, result = hits("stripe", "--limit", "1")
+    assert [hit["id"] for hit in found] == [refund] and "lexical results only" in result.err
     assert mem("archive", refund, "--reason", "manual", "--no-commit").code == 0
     assert {hit["id"] for hit in hits("stripe", "--archived")[0]} == {refund, seeded["stripe"]}
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import ARCHIVED, mem
+from conftest import ARCHIVED, corrupt_the_catalog, mem
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput, Damaged
@@ -482,7 +482,6 @@ def test_an_operation_the_catalog_fails_under_is_tried_three_times_in_all(grimoi
 
     assert grimoire.store.derived(failing_twice) == "answered" and len(tries) == 3
     tries.clear()
-    grimoire.store.refresh()  # a read answered: only a fresh start may try again (the next test)
 
     def failing(_catalog):
         tries.append(1)
@@ -491,12 +490,6 @@ def test_an_operation_the_catalog_fails_under_is_tried_three_times_in_all(grimoi
     with pytest.raises(Stale):
         grimoire.store.derived(failing)
     assert len(tries) == 3
-
-
-def corrupt_the_catalog(store: Store) -> None:
-    """Another program overwrites the catalog's file and its WAL: the next query fails (`Stale`)."""
-    for path in store.cache.glob("index.sqlite3*"):
-        path.write_bytes(b"\0not a database" * 4096)
 
 
 def test_a_catalog_that_fails_between_a_read_and_its_load_is_named_and_the_next_read_answers(grimoire):
@@ -521,34 +514,65 @@ def test_a_catalog_that_fails_between_a_read_and_its_load_is_named_and_the_next_
     assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
 
 
-def test_a_read_after_one_that_answered_is_not_tried_again_in_another_catalog(grimoire):
-    """Rows an earlier read handed out are that catalog's: when the catalog fails at a later read of the same
-    command, the read names the cache instead of answering from a catalog in memory that numbers its rows afresh.
-    A lock or a refresh (a long-lived server's next request) starts again from nothing held."""
+def test_rows_of_a_failed_catalog_are_not_mixed_with_rows_of_the_one_in_memory(grimoire):
+    """Rows a read handed out are that catalog's: when it fails under a later read of the same command, the read
+    moves to a catalog in memory, which numbers its rows afresh, so it names the cache rather than answer. The
+    error starts again from nothing held: the next read answers."""
     store = grimoire.store
-    tries = []
-
-    def failing(_catalog):
-        tries.append(1)
-        raise Stale()
-
-    assert store.derived(lambda _catalog: "answered") == "answered"
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    everything = Filter(at=grimoire.now().timestamp())
+    held = store.ordered(everything, Order.NEWEST)
+    corrupt_the_catalog(store)
     with pytest.raises(Damaged, match="the cache failed during a read"):
-        store.derived(failing)
-    assert len(tries) == 1
+        store.ordered(everything, Order.NEWEST)
+    assert store.catalog.in_memory and store.catalog.switches == 1 and held
+    assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
 
-    def tried_three_times() -> bool:
-        tries.clear()
-        with pytest.raises(Stale):
-            store.derived(failing)
-        return len(tries) == 3
 
-    store.derived(lambda _catalog: "answered")
-    store.refresh()
-    assert tried_three_times()
-    store.derived(lambda _catalog: "answered")
-    with store.lock(writing=False):
-        assert tried_three_times()
+@pytest.mark.parametrize("fresh_start", ["lock", "refresh"])
+def test_a_first_read_after_a_lock_or_a_refresh_answers_from_a_catalog_in_memory(grimoire, fresh_start):
+    """A write reads what it changes under its lock, and a server's request starts with a refresh: rows read
+    before either are not held, so a failure moves to a catalog in memory, which answers."""
+    store = grimoire.store
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    everything = Filter(at=grimoire.now().timestamp())
+    assert store.ordered(everything, Order.NEWEST)
+    corrupt_the_catalog(store)
+    if fresh_start == "refresh":
+        store.refresh()
+        assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+    else:
+        with store.lock():
+            store.write(
+                store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")]
+            )
+        assert ids_in(FACTS) == [SHARED, "MEM-20261122-005"]
+    assert store.catalog.in_memory
+
+
+def test_a_read_the_catalog_fails_under_after_a_read_under_the_lock_still_writes(grimoire):
+    """The entry the write changes was read under the lock, then the catalog failed as the write checked its
+    file: that check holds no rows, so it moves to a catalog in memory and the write lands."""
+    kept = grimoire.add("Queues drain hourly", category="fact").id
+    store = grimoire.store
+    with store.lock():
+        assert [e.id for e in store.entries()] == [kept]
+        corrupt_the_catalog(store)
+        store.write(store.category_path("fact"), {kept: None})
+    assert store.catalog.in_memory and ids_in(FACTS) == []
+
+
+def test_a_catalog_failing_under_a_kept_result_is_filled_from_the_files_again(grimoire):
+    """validate's kept reports answer their default when the catalog fails; the next read fills the catalog in
+    memory it moved to from the files, those this process had checked (here, the one a write checked) too."""
+    kept = grimoire.add("Queues drain hourly", category="fact").id
+    store = grimoire.store
+    with store.lock():
+        store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
+        corrupt_the_catalog(store)
+        assert store.kept(lambda catalog: catalog.records(), "failed") == "failed"
+        assert [e.id for e in store.entries()] == [kept]  # the write lands when the lock ends
+    assert [e.id for e in store.entries()] == [kept, "MEM-20261122-005"]
 
 
 def test_a_write_whose_catalog_failed_since_the_last_read_lands_from_a_catalog_in_memory(grimoire):

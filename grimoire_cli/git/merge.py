@@ -400,7 +400,7 @@ def _mapping(
 ) -> dict[str, str]:
     """`mapping_between`, given the sides' ids and the renames that hold (`_prior`)."""
     if sides is None:
-        return prior
+        return prior  # the caller's own dict: neither changes it
     base_ids, our_ids, their_ids = sides
     # A memory an earlier pick renamed onto an id that a later commit of the branch gave another memory of its
     # own (the ids chain: -020 -> -022 while the branch added -022): both would be -022 once renamed, and one lost.

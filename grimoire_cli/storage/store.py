@@ -26,6 +26,7 @@ from .catalog.catalog import Catalog
 from .catalog.connection import Stale
 from .catalog.indexer import Record
 from .catalog.rows import Row
+from .handed import Handed
 from .layout import FileChange, Stamp
 from .reading import GrimoireFile, Reread
 from .reads import Reads
@@ -75,7 +76,7 @@ class Store:
         self.catalog = Catalog(self.cache)
         self.catalog.local_dir = config.local_dir  # tier reads honour a recorded aging (storage/aging.py)
         self._fresh: set[str] = set()  # files whose catalog rows this process has checked
-        self._answered = False  # a read has handed out this catalog's rows since the last lock or refresh
+        self._handed = Handed()  # which catalog the rows handed out since the last lock or refresh came from
         self.damaged: dict[str, Damaged] = {}
         self.skipped: list[Damaged] = []  # files passed over by reads with skip_damaged=True
         self._staged: dict[Path, _Staged] = {}
@@ -139,28 +140,29 @@ class Store:
         """How many entries `chosen` selects."""
         return self.ask(lambda catalog, paths: catalog.count(paths, chosen), include_archive=include_archive)
 
-    def _retrying(self, attempt: Callable[[], T]) -> T:
+    def _retrying(self, attempt: Callable[[], T], rows: bool = True) -> T:
         """The one retry policy: when the on-disk catalog fails mid-operation,
         this process moves to an in-memory one (`Stale`), and the operation
-        runs again from the files; unless an earlier read has answered: its
-        caller may hold that catalog's row numbers, which the new catalog
-        gives to other entries (a query's coverage, or the second of its
-        rankings, would mix them), so the cache is named instead."""
+        runs again from the files. `rows`: the answer holds catalog rows,
+        which must not be mixed with rows of a catalog that failed (`_held`);
+        a file's record (`_current`) holds none."""
         for _ in range(ATTEMPTS - 1):
             try:
-                answer = attempt()
-                break
+                return self._held(attempt(), rows)
             except Stale:
-                if self._answered:
-                    raise self._cache_failed() from None
                 self._fresh.clear()
-        else:
-            answer = attempt()
-        self._answered = True
+        return self._held(attempt(), rows)
+
+    def _held(self, answer: T, rows: bool = True) -> T:
+        """`answer`, unless it holds rows of this catalog while rows of one that failed are held (storage/handed.py)."""
+        if rows and self._handed.mixes(self.catalog.switches):
+            raise self._cache_failed()
         return answer
 
     def _cache_failed(self) -> Damaged:
+        """The catalog failed under rows a read handed out: the command stops, and the next starts from nothing held."""
         self._fresh.clear()
+        self._handed.forget()
         return Damaged(
             self.config.relative(self.cache), None, "the cache failed during a read", "run the command again", "cache"
         )
@@ -175,7 +177,8 @@ class Store:
         reports): when the catalog fails, the default, and no retry."""
         try:
             return ask(self.catalog)
-        except Stale:
+        except Stale:  # now in memory: the next read fills it from the files
+            self._fresh.clear()
             return default
 
     def entries(self, include_archive: bool = True, skip_damaged: bool = False) -> list[Entry]:
@@ -226,7 +229,7 @@ class Store:
     def load(self, rowids: list[int]) -> dict[int, Entry]:
         """Entries by catalog row, for rowids a `read` just returned."""
         try:
-            found = self.catalog.load(rowids)
+            found = self._held(self.catalog.load(rowids))
         except Stale:
             raise self._cache_failed() from None
         archive = self._archive_paths()
@@ -424,7 +427,7 @@ class Store:
             # Other processes may have written since we last looked; a write
             # reads what it changes under the lock, so no row read before is held.
             self._fresh.clear()
-            self._answered = False
+            self._handed.forget()
             self.damaged.clear()
             self._staged = {}
             try:
@@ -432,6 +435,7 @@ class Store:
                 self.commit()
             finally:
                 self._staged = {}
+                self._handed.forget()
 
     def refresh(self) -> None:
         """Forget what this process has checked, as a new process would not
@@ -439,7 +443,7 @@ class Store:
         crashed writer's commit). A long-lived process (`mem mcp`) calls it
         between requests, keeping its catalog connection and parsed config."""
         self._fresh.clear()
-        self._answered = False
+        self._handed.forget()
         self.damaged.clear()
         self.skipped.clear()
         self._recovered = False
@@ -545,10 +549,10 @@ class Store:
         for _ in range(REREADS):
             if rel not in self._fresh:
                 self.damaged.pop(rel, None)
-                self._retrying(lambda: self._sync_file(file, self.catalog.records().get(rel)))
+                self._retrying(lambda: self._sync_file(file, self.catalog.records().get(rel)), rows=False)
                 self._fresh.add(rel)
             raw, stamp = self._read_stamped(path)
-            known = self._retrying(lambda: self.catalog.records().get(rel))
+            known = self._retrying(lambda: self.catalog.records().get(rel), rows=False)
             if stamp is None:  # a new file: written with the rest, never alone (a crash would leave it)
                 raw = self.new_file(file.category, file.archived)
                 return rel, raw, content_hash(raw)

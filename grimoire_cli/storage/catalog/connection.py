@@ -33,6 +33,7 @@ class Connection:
         self.folder = folder
         self._db: sqlite3.Connection | None = None
         self.in_memory = False
+        self.switches = 0  # moves to memory after a failure: each numbers the rows afresh (storage/handed.py)
         self._has_functions = False
         self._has_pow: bool | None = None
         # Where the store keeps its local state (storage/aging.py's record of `mem age --older-than`); None: none.
@@ -86,6 +87,7 @@ class Connection:
             pass
 
     def _drop_to_memory(self) -> None:
+        self.switches += 1
         self._has_functions = False
         self._has_pow = None
         try:
