@@ -436,15 +436,18 @@ _ONE_MORE_PASS = (
 )
 EQUIVALENT.update(
     {
-        f"{_STORE}_current__mutmut_41": _ONE_MORE_PASS,
-        f"{_STORE}_current__mutmut_24": "`_fresh` only spares the next read a stat, and `commit` takes the "
+        f"{_STORE}_current__mutmut_49": _ONE_MORE_PASS,
+        **{
+            f"{_STORE}_current__mutmut_{n}": "`rows` is only tested for truth: None and False are both false"
+            for n in (18, 33)
+        },
+        f"{_STORE}_current__mutmut_28": "`_fresh` only spares the next read a stat, and `commit` takes the "
         "file out of it once the write lands",
         f"{_STORE}by_id__mutmut_17": "a row that is no mapping has no id (NULL), which `IN` never matches: "
         "by_ids never returns one",
         f"{_STORE}by_id__mutmut_46": _CAST,
         f"{_STORE}commit__mutmut_7": _CAST,
-        f"{_STORE}refresh__mutmut_3": "`_recovered` is only tested for truth: None and False are both false",
-        f"{_STORE}refresh__mutmut_1": "`_answered` is only tested for truth: None and False are both false",
+        f"{_STORE}refresh__mutmut_1": "`_recovered` is only tested for truth: None and False are both false",
         f"{_STORE}ids_in_damaged__mutmut_12": _ENCODING,
         f"{_STORE}new_file__mutmut_29": _ENCODING,
         **{
@@ -471,9 +474,8 @@ EQUIVALENT.update(
             "`config.path` is never None here"
             for n in (4, 6, 7)
         },
-        f"{_STORE}__init____mutmut_18": "`lock()` sets `_staged` before anything is staged or checked",
-        f"{_STORE}__init____mutmut_19": "`_recovered` is only tested for truth: None and False are both false",
-        f"{_STORE}__init____mutmut_14": "`_answered` is only tested for truth: None and False are both false",
+        f"{_STORE}__init____mutmut_17": "`lock()` sets `_staged` before anything is staged or checked",
+        f"{_STORE}__init____mutmut_18": "`_recovered` is only tested for truth: None and False are both false",
         f"{_STORE}recover_if_needed__mutmut_2": "`writing` is only tested for truth: None and False are both false",
         **{
             key: "a recovery again finds no journal: it only costs a check"
@@ -531,6 +533,9 @@ SURVIVORS: dict[str, str] = {
         "catalog does not give yet"
         for n in (19, 21, 22)
     },
+    f"{_STORE}_retrying__mutmut_12": "a race: the last try holds rows whatever it was asked only for "
+    "`_current` (`rows=False`, a file's record), and it is reached after a move to memory and a second failure, "
+    "rows another process re-indexed under the write's check (`replace_file`), while rows are held",
     f"{_MERGE}.x_global_mapping__mutmut_176": "a new rename's old id is one of theirs, or a kept rename's target, "
     "minted past every id of that pick's sides and the rebase's tip; a later pick's base holds it only if the "
     "branch gave that id to a memory and removed it before the tip (a hand edit, the memory tool's delete), and "

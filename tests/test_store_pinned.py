@@ -529,6 +529,40 @@ def test_rows_of_a_failed_catalog_are_not_mixed_with_rows_of_the_one_in_memory(g
     assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
 
 
+def test_rows_read_before_a_kept_report_met_the_failure_are_not_loaded_from_the_catalog_in_memory(grimoire):
+    """A kept report answers its default when the catalog fails, and moves the process to memory: rows read
+    before are not loaded from that catalog, which numbers its rows afresh."""
+    store = grimoire.store
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    held = store.ordered(Filter(at=grimoire.now().timestamp()), Order.NEWEST)
+    corrupt_the_catalog(store)
+    assert store.kept(lambda catalog: catalog.records(), "failed") == "failed"
+    with pytest.raises(Damaged, match="the cache failed during a read"):
+        store.load(held)
+
+
+def test_the_last_try_after_a_move_to_memory_does_not_mix_rows_either(grimoire):
+    """The catalog fails (a move to memory), then the rows change under the next try (`Stale` without a move,
+    as another process re-indexing a file gives): the third try's answer is refused too, rows being held."""
+    store = grimoire.store
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    assert store.ordered(Filter(at=grimoire.now().timestamp()), Order.NEWEST)
+    corrupt_the_catalog(store)
+    tries = []
+
+    def work(catalog):
+        tries.append(1)
+        if len(tries) == 1:
+            return catalog.records()  # fails: the move to memory
+        if len(tries) == 2:
+            raise Stale()
+        return "answered"
+
+    with pytest.raises(Damaged, match="the cache failed during a read"):
+        store.derived(work)
+    assert len(tries) == 3 and store.catalog.switches == 1
+
+
 @pytest.mark.parametrize("fresh_start", ["lock", "refresh"])
 def test_a_first_read_after_a_lock_or_a_refresh_answers_from_a_catalog_in_memory(grimoire, fresh_start):
     """A write reads what it changes under its lock, and a server's request starts with a refresh: rows read
