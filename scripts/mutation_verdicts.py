@@ -533,9 +533,6 @@ SURVIVORS: dict[str, str] = {
         "catalog does not give yet"
         for n in (19, 21, 22)
     },
-    f"{_STORE}_retrying__mutmut_12": "a race: the last try holds rows whatever it was asked only for "
-    "`_current` (`rows=False`, a file's record), and it is reached after a move to memory and a second failure, "
-    "rows another process re-indexed under the write's check (`replace_file`), while rows are held",
     f"{_MERGE}.x_global_mapping__mutmut_176": "a new rename's old id is one of theirs, or a kept rename's target, "
     "minted past every id of that pick's sides and the rebase's tip; a later pick's base holds it only if the "
     "branch gave that id to a memory and removed it before the tip (a hand edit, the memory tool's delete), and "

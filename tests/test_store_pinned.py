@@ -563,6 +563,26 @@ def test_the_last_try_after_a_move_to_memory_does_not_mix_rows_either(grimoire):
     assert len(tries) == 3 and store.catalog.switches == 1
 
 
+def test_a_check_that_holds_no_rows_answers_on_its_last_try_too(grimoire):
+    """A write's check of its file (`_current`: a file's record, no rows) after the same two failures: its third
+    try answers though rows of the failed catalog are held."""
+    store = grimoire.store
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    assert store.ordered(Filter(at=grimoire.now().timestamp()), Order.NEWEST)
+    corrupt_the_catalog(store)
+    tries = []
+
+    def check(catalog):
+        tries.append(1)
+        if len(tries) == 1:
+            return catalog.records()  # fails: the move to memory
+        if len(tries) == 2:
+            raise Stale()
+        return "the file's record"
+
+    assert store._retrying(lambda: check(store.catalog), rows=False) == "the file's record" and len(tries) == 3
+
+
 @pytest.mark.parametrize("fresh_start", ["lock", "refresh"])
 def test_a_first_read_after_a_lock_or_a_refresh_answers_from_a_catalog_in_memory(grimoire, fresh_start):
     """A write reads what it changes under its lock, and a server's request starts with a refresh: rows read
