@@ -7,7 +7,8 @@ moves to one in memory (`Connection.switches` counts the moves), which
 numbers its rows afresh: rows of the old catalog read there would name other
 entries, or none. So a read that would mix them names the cache instead
 (`Store._held`). A lock, a refresh (each request of a long-lived server) and
-that error itself start again from nothing held.
+that error itself start again from nothing held; a library caller that does
+neither gets the error once, at its first read after the failure.
 """
 
 from __future__ import annotations
