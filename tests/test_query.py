@@ -834,7 +834,8 @@ WARM_QUERY_MODULES = {
     "grimoire_cli.storage.catalog.connection", "grimoire_cli.storage.catalog.executions",
     "grimoire_cli.storage.catalog.heat", "grimoire_cli.storage.catalog.indexer", "grimoire_cli.storage.catalog.learned",
     "grimoire_cli.storage.catalog.queries", "grimoire_cli.storage.catalog.rows", "grimoire_cli.storage.catalog.schema",
-    "grimoire_cli.storage.issued", "grimoire_cli.storage.issued_marks", "grimoire_cli.storage.journal",
+    "grimoire_cli.storage.handed", "grimoire_cli.storage.issued", "grimoire_cli.storage.issued_marks",
+    "grimoire_cli.storage.journal",
     "grimoire_cli.storage.layout", "grimoire_cli.storage.reading", "grimoire_cli.storage.reads",
     "grimoire_cli.storage.store",
 }  # fmt: skip
