@@ -604,6 +604,33 @@ def test_a_first_read_after_a_lock_or_a_refresh_answers_from_a_catalog_in_memory
     assert store.catalog.in_memory
 
 
+def test_a_lock_starts_and_ends_with_nothing_held(grimoire):
+    """Every write reads what it changes under its lock and hands no rows out of it (mem compact reads again
+    under its lock what it read before): rows read before a lock, or inside one, are not held past its edge,
+    so a failure met past it moves to memory and answers."""
+    store = grimoire.store
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    everything = Filter(at=grimoire.now().timestamp())
+    assert store.ordered(everything, Order.NEWEST)
+    corrupt_the_catalog(store)
+    with store.lock(writing=False):
+        assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+    assert store.catalog.switches == 1
+
+
+def test_rows_read_inside_a_lock_are_not_held_past_it(repo):
+    from grimoire_cli import Grimoire
+
+    store = Grimoire.open(repo).store
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    everything = Filter(at=Grimoire.open(repo).now().timestamp())
+    with store.lock(writing=False):
+        assert store.ordered(everything, Order.NEWEST)
+    corrupt_the_catalog(store)
+    assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+    assert store.catalog.switches == 1
+
+
 def test_a_read_the_catalog_fails_under_after_a_read_under_the_lock_still_writes(grimoire):
     """The entry the write changes was read under the lock, then the catalog failed as the write checked its
     file: that check holds no rows, so it moves to a catalog in memory and the write lands."""

@@ -6,9 +6,13 @@ ranking a hybrid query fuses. When the on-disk catalog fails, the process
 moves to one in memory (`Connection.switches` counts the moves), which
 numbers its rows afresh: rows of the old catalog read there would name other
 entries, or none. So a read that would mix them names the cache instead
-(`Store._held`). A lock, a refresh (each request of a long-lived server) and
-that error itself start again from nothing held; a library caller that does
-neither gets the error once, at its first read after the failure.
+(`Store._held`). Any answer counts as rows (a count, a word list too): the
+rule stays one line, and the failure is rare. A lock's edges, a refresh (each
+request of a long-lived server) and that error itself start again from
+nothing held: every write reads what it changes under its lock and hands no
+rows out of it (mem compact reads again under its lock what it read before),
+a convention the code does not check. A library caller that neither locks
+nor refreshes gets the error once, at its first read after the failure.
 """
 
 from __future__ import annotations
