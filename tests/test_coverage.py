@@ -9,6 +9,11 @@ import pytest
 from conftest import corrupt_the_catalog, mem
 from test_semantic import configure
 
+from grimoire_cli import Grimoire
+from grimoire_cli.core.errors import Damaged
+from grimoire_cli.retrieval.search import covered, expression, ranked
+from grimoire_cli.storage.catalog.queries import Filter
+
 WEIGHT = 0.15  # retrieval.coverage_weight's default
 
 
@@ -86,10 +91,6 @@ def test_a_query_of_two_terms_is_covered(repo):
 def test_an_unlimited_ranking_is_covered_as_a_limited_one(repo):
     """The library's ranking without a limit (`mem context` asks one of its
     due tasks) re-orders the same pool: its first rows are the limited ones'."""
-    from grimoire_cli import Grimoire
-    from grimoire_cli.retrieval.search import ranked
-    from grimoire_cli.storage.catalog.queries import Filter
-
     ids = notes()
     grimoire = Grimoire.open(repo)
     store = grimoire.store
@@ -108,11 +109,6 @@ def test_a_catalog_failing_between_the_ranking_and_its_coverage_is_named(repo):
     A catalog in memory numbers the rows afresh (an archived memory left a gap
     on disk), so coverage must not ask it: the query would show other entries
     than it ranked, or lose one. The cache is named; the next query answers."""
-    from grimoire_cli import Grimoire
-    from grimoire_cli.core.errors import Damaged
-    from grimoire_cli.retrieval.search import covered, expression
-    from grimoire_cli.storage.catalog.queries import Filter
-
     ids = notes()
     assert mem("archive", ids["repeats"], "--reason", "manual", "--no-commit").code == 0
     grimoire = Grimoire.open(repo)

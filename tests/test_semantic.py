@@ -158,12 +158,7 @@ def test_a_lexical_match_past_the_best_fifty_counts_by_its_meaning_alone(repo, m
     topics = {**TOPICS, (-1, 0, 0): "ledger"}  # "ledger" points away from payments: no semantic hit
     configure(repo, semantic_model=str(tiny_model(model.parent / "signed", topics)), semantic_weight=2)
     configure(repo, recency_weight=0)
-
-    def add(text: str, hour: int) -> str:  # two hours apart: no neighbours
-        at = f"2026-11-{1 + hour // 24:02d}T{hour % 24:02d}:00:00Z"
-        result = mem("add", "-c", "fact", text, env={"MEM_NOW": at})
-        assert result.code == 0, result.err
-        return result.out.strip()
+    from test_coverage import add  # two hours apart: no neighbours (test_coverage imports this module)
 
     # The weakest match by words (one "payment" among many words), the nearest by meaning.
     far = add("payment figures were reviewed once more by the finance team that quarter", 0)

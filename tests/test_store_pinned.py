@@ -492,15 +492,44 @@ def test_an_operation_the_catalog_fails_under_is_tried_three_times_in_all(grimoi
     assert len(tries) == 3
 
 
+def shared_read_then_overwritten(grimoire) -> tuple[Store, Filter, list[int]]:
+    """The shared fact, written by hand and read (its row handed out); then another program overwrites the
+    catalog's file and its WAL."""
+    store = grimoire.store
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    everything = Filter(at=grimoire.now().timestamp())
+    held = store.ordered(everything, Order.NEWEST)
+    assert held
+    corrupt_the_catalog(store)
+    return store, everything, held
+
+
+def newest_ids(store: Store, everything: Filter) -> list[str]:
+    return [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()]
+
+
+def failing_twice_then(answer: str):
+    """An attempt on the catalog whose first try meets the overwritten catalog (the move to memory), whose
+    second meets rows changed under it (`Stale` without a move, as another process re-indexing a file gives),
+    and whose third answers; and the list of its tries."""
+    tries: list[int] = []
+
+    def attempt(catalog):
+        tries.append(1)
+        if len(tries) == 1:
+            return catalog.records()  # fails: the move to memory
+        if len(tries) == 2:
+            raise Stale()
+        return answer
+
+    return attempt, tries
+
+
 def test_a_catalog_that_fails_between_a_read_and_its_load_is_named_and_the_next_read_answers(grimoire):
     """The catalog file (and its WAL) overwritten by another program after a read found the rows: their load
     cannot retry for the caller (the rowids are that catalog's), so it names the cache and asks for the command
     again, which a catalog in memory then answers."""
-    store = grimoire.store
-    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
-    everything = Filter(at=grimoire.now().timestamp())
-    rowids = store.ordered(everything, Order.NEWEST)
-    corrupt_the_catalog(store)
+    store, everything, rowids = shared_read_then_overwritten(grimoire)
     with pytest.raises(Damaged) as failed:
         store.load(rowids)
     assert (failed.value.path, failed.value.line, failed.value.problem, failed.value.hint, failed.value.kind) == (
@@ -511,31 +540,24 @@ def test_a_catalog_that_fails_between_a_read_and_its_load_is_named_and_the_next_
         "cache",
     )
     assert store.catalog.in_memory
-    assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+    assert newest_ids(store, everything) == [SHARED]
 
 
 def test_rows_of_a_failed_catalog_are_not_mixed_with_rows_of_the_one_in_memory(grimoire):
     """Rows a read handed out are that catalog's: when it fails under a later read of the same command, the read
     moves to a catalog in memory, which numbers its rows afresh, so it names the cache rather than answer. The
     error starts again from nothing held: the next read answers."""
-    store = grimoire.store
-    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
-    everything = Filter(at=grimoire.now().timestamp())
-    held = store.ordered(everything, Order.NEWEST)
-    corrupt_the_catalog(store)
+    store, everything, _ = shared_read_then_overwritten(grimoire)
     with pytest.raises(Damaged, match="the cache failed during a read"):
         store.ordered(everything, Order.NEWEST)
-    assert store.catalog.in_memory and store.catalog.switches == 1 and held
-    assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+    assert store.catalog.in_memory and store.catalog.switches == 1
+    assert newest_ids(store, everything) == [SHARED]
 
 
 def test_rows_read_before_a_kept_report_met_the_failure_are_not_loaded_from_the_catalog_in_memory(grimoire):
     """A kept report answers its default when the catalog fails, and moves the process to memory: rows read
     before are not loaded from that catalog, which numbers its rows afresh."""
-    store = grimoire.store
-    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
-    held = store.ordered(Filter(at=grimoire.now().timestamp()), Order.NEWEST)
-    corrupt_the_catalog(store)
+    store, _, held = shared_read_then_overwritten(grimoire)
     assert store.kept(lambda catalog: catalog.records(), "failed") == "failed"
     with pytest.raises(Damaged, match="the cache failed during a read"):
         store.load(held)
@@ -544,20 +566,8 @@ def test_rows_read_before_a_kept_report_met_the_failure_are_not_loaded_from_the_
 def test_the_last_try_after_a_move_to_memory_does_not_mix_rows_either(grimoire):
     """The catalog fails (a move to memory), then the rows change under the next try (`Stale` without a move,
     as another process re-indexing a file gives): the third try's answer is refused too, rows being held."""
-    store = grimoire.store
-    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
-    assert store.ordered(Filter(at=grimoire.now().timestamp()), Order.NEWEST)
-    corrupt_the_catalog(store)
-    tries = []
-
-    def work(catalog):
-        tries.append(1)
-        if len(tries) == 1:
-            return catalog.records()  # fails: the move to memory
-        if len(tries) == 2:
-            raise Stale()
-        return "answered"
-
+    store, _, _ = shared_read_then_overwritten(grimoire)
+    work, tries = failing_twice_then("answered")
     with pytest.raises(Damaged, match="the cache failed during a read"):
         store.derived(work)
     assert len(tries) == 3 and store.catalog.switches == 1
@@ -566,20 +576,8 @@ def test_the_last_try_after_a_move_to_memory_does_not_mix_rows_either(grimoire):
 def test_a_check_that_holds_no_rows_answers_on_its_last_try_too(grimoire):
     """A write's check of its file (`_current`: a file's record, no rows) after the same two failures: its third
     try answers though rows of the failed catalog are held."""
-    store = grimoire.store
-    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
-    assert store.ordered(Filter(at=grimoire.now().timestamp()), Order.NEWEST)
-    corrupt_the_catalog(store)
-    tries = []
-
-    def check(catalog):
-        tries.append(1)
-        if len(tries) == 1:
-            return catalog.records()  # fails: the move to memory
-        if len(tries) == 2:
-            raise Stale()
-        return "the file's record"
-
+    store, _, _ = shared_read_then_overwritten(grimoire)
+    check, tries = failing_twice_then("the file's record")
     assert store._retrying(lambda: check(store.catalog), rows=False) == "the file's record" and len(tries) == 3
 
 
@@ -587,14 +585,10 @@ def test_a_check_that_holds_no_rows_answers_on_its_last_try_too(grimoire):
 def test_a_first_read_after_a_lock_or_a_refresh_answers_from_a_catalog_in_memory(grimoire, fresh_start):
     """A write reads what it changes under its lock, and a server's request starts with a refresh: rows read
     before either are not held, so a failure moves to a catalog in memory, which answers."""
-    store = grimoire.store
-    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
-    everything = Filter(at=grimoire.now().timestamp())
-    assert store.ordered(everything, Order.NEWEST)
-    corrupt_the_catalog(store)
+    store, everything, _ = shared_read_then_overwritten(grimoire)
     if fresh_start == "refresh":
         store.refresh()
-        assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+        assert newest_ids(store, everything) == [SHARED]
     else:
         with store.lock():
             store.write(
@@ -608,26 +602,20 @@ def test_a_lock_starts_and_ends_with_nothing_held(grimoire):
     """Every write reads what it changes under its lock and hands no rows out of it (mem compact reads again
     under its lock what it read before): rows read before a lock, or inside one, are not held past its edge,
     so a failure met past it moves to memory and answers."""
-    store = grimoire.store
-    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
-    everything = Filter(at=grimoire.now().timestamp())
-    assert store.ordered(everything, Order.NEWEST)
-    corrupt_the_catalog(store)
+    store, everything, _ = shared_read_then_overwritten(grimoire)
     with store.lock(writing=False):
-        assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+        assert newest_ids(store, everything) == [SHARED]
     assert store.catalog.switches == 1
 
 
-def test_rows_read_inside_a_lock_are_not_held_past_it(repo):
-    from grimoire_cli import Grimoire
-
-    store = Grimoire.open(repo).store
+def test_rows_read_inside_a_lock_are_not_held_past_it(grimoire):
+    store = grimoire.store
     FACTS.write_text(by_hand(SHARED, "the cache is redis"))
-    everything = Filter(at=Grimoire.open(repo).now().timestamp())
+    everything = Filter(at=grimoire.now().timestamp())
     with store.lock(writing=False):
         assert store.ordered(everything, Order.NEWEST)
     corrupt_the_catalog(store)
-    assert [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()] == [SHARED]
+    assert newest_ids(store, everything) == [SHARED]
     assert store.catalog.switches == 1
 
 
