@@ -36,11 +36,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from mutation_verdicts import (
-    BEFORE_THE_FORK,
-    EQUIVALENT,
-    SURVIVORS,
-)  # beside this script: the survivors no test can kill
+# Beside this script: the survivors no test can kill, and those named but not killed.
+from mutation_verdicts import BEFORE_THE_FORK, EQUIVALENT, SURVIVORS
 
 ROOT = Path(__file__).resolve().parent.parent
 STORE = ROOT / ".mutation"
