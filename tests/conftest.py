@@ -6,6 +6,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,9 +123,41 @@ def repo(tmp_path, monkeypatch) -> Path:
 
 
 def corrupt_the_catalog(store) -> None:
-    """Another program overwrites the catalog's file and its WAL: the next query fails (`Stale`)."""
+    """Another program overwrites the catalog's file and its WAL: the next query fails (`Stale`). A snapshot the
+    store holds would read on from the pages it has, so it is given up first, as a write of its own does."""
+    store.catalog.release()
     for path in store.cache.glob("index.sqlite3*"):
         path.write_bytes(b"\0not a database" * 4096)
+
+
+@contextmanager
+def at_the_first_call_of(name: str, action):
+    """Run `action` when a function whose name holds `name` is first called: another program acting at that
+    very point of mem's work, every time (under mutmut the function is reached through a trampoline of its name)."""
+    done = []
+
+    def hook(frame, event, _arg):
+        if event == "call" and not done and name in frame.f_code.co_name:
+            done.append(name)
+            action()
+
+    sys.setprofile(hook)
+    try:
+        yield done
+    finally:
+        sys.setprofile(None)
+
+
+def wal_pinned(repo: Path) -> bool:
+    """Whether a reader pins the catalog's WAL: a write lands in it (`mem add`), then another program's full
+    checkpoint (TRUNCATE) cannot finish while a snapshot older than that write is held."""
+    assert mem("add", "-c", "fact", "The nightly backup runs at 02:00 UTC").code == 0
+    (index,) = repo.glob("grimoires/*/memory/.cache/index.sqlite3")
+    db = sqlite3.connect(index)
+    try:
+        return db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 1
+    finally:
+        db.close()
 
 
 def with_preset(repo: Path, name: str) -> Path:

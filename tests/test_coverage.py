@@ -6,7 +6,7 @@ through the real `mem`."""
 import json
 
 import pytest
-from conftest import corrupt_the_catalog, mem
+from conftest import at_the_first_call_of, corrupt_the_catalog, mem, mem_process
 from test_semantic import configure
 
 from grimoire_cli import Grimoire
@@ -123,6 +123,38 @@ def test_a_catalog_failing_between_the_ranking_and_its_coverage_is_named(repo):
         covered(store, query, rows, WEIGHT, include_archive=False)
     assert store.catalog.in_memory
     assert {hit.entry.id for hit in grimoire.query("rollback deploy canary")} == {row.id for row in rows}
+
+
+def test_a_query_reads_one_state_though_another_process_reindexes_between_its_reads(repo):
+    """Another program rewrites the file between the ranking and its coverage (a `git pull`): the newest
+    memory, which the ranking found, is gone, another in its place, and a `mem list` in another process
+    re-indexes the file; the new memory takes the row number the old one had. The query's coverage and load
+    read the state its ranking read: the memory it ranked, with its coverage, and not the one that took
+    its number (which holds none of the query's words)."""
+    notes()
+    ranked_one = add("rollback the deploy whose canary failed", 40)
+    facts = repo / "grimoires/loa/memory/facts.yaml"
+    before = facts.read_text()
+    start = before.index(f"- id: {ranked_one}")
+    other = "MEM-20260303-999"
+    replaced = before[:start] + before[start:].replace(ranked_one, other).replace(
+        "rollback the deploy whose canary failed", "notes about kappa"
+    )
+
+    def pull() -> None:
+        facts.write_text(replaced)
+        assert mem_process("list", cwd=repo, env={"MEM_NOW": NOW}).returncode == 0
+
+    grimoire = Grimoire.open(repo)
+    with at_the_first_call_of("terms_held", pull) as done:
+        hits = grimoire.query("rollback deploy canary", limit=50)
+    assert done
+    found = {hit.entry.id: hit for hit in hits}
+    assert other not in found
+    assert found[ranked_one].entry.content == "rollback the deploy whose canary failed"
+    assert found[ranked_one].parts["coverage"] == pytest.approx(WEIGHT)
+    grimoire.store.refresh()  # the next command reads the new state
+    assert ranked_one not in {hit.entry.id for hit in grimoire.query("rollback deploy canary", limit=50)}
 
 
 def test_explain_shows_the_coverage_line(repo):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import git, mem, mem_process, with_preset
+from conftest import git, mem, mem_process, wal_pinned, with_preset
 from jsonschema import Draft202012Validator
 
 from grimoire_cli.integrations.calls import CALLS, invoke
@@ -654,3 +654,15 @@ def test_tools_are_listed_memory_first():
     from grimoire_cli.integrations.calls import CALLS
 
     assert list(CALLS)[:4] == ["save", "supersede", "query", "context"]
+
+
+def test_a_server_waiting_for_the_next_call_holds_no_snapshot_of_the_catalog(everything):
+    """A call's reads see one snapshot of the catalog; once it answered, the server lets go of it, so the WAL
+    other processes write to is checkpointed while it waits (as it is after a `mem` process ends)."""
+
+    async def run() -> None:
+        async with session(everything) as client:
+            assert await answer_of(client, "query", {"text": "PostgreSQL"})
+            assert not wal_pinned(everything)
+
+    anyio.run(run)

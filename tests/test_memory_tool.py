@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import git, mem, mem_process, with_preset
+from conftest import git, mem, mem_process, wal_pinned, with_preset
 
 pytest.importorskip("anthropic")
 from anthropic.lib.tools import ToolError
@@ -398,3 +398,11 @@ def test_the_home_of_root_files_is_a_note_category_of_choice(repo):
     assert shown("MEM-20261122-001")["category"] == "preference"
     with pytest.raises(BadInput, match="root_category 'episode' is not a category of kind note"):
         GrimoireMemoryTool(grimoire, root_category="episode")
+
+
+def test_the_tool_waiting_for_the_next_command_holds_no_snapshot_of_the_catalog(tool, repo):
+    """A command's reads see one snapshot of the catalog; once it answered, the tool lets go of it, so the WAL
+    other processes write to is checkpointed while the agent thinks."""
+    assert mem("add", "-c", "decision", "We use PostgreSQL 16 for the orders database").code == 0
+    assert "decision" in tool.execute(View(command="view", path="/memories/decision"))
+    assert not wal_pinned(repo)

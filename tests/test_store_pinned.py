@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import ARCHIVED, corrupt_the_catalog, mem
+from conftest import ARCHIVED, at_the_first_call_of, corrupt_the_catalog, mem
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput, Damaged
@@ -619,6 +619,96 @@ def test_rows_read_inside_a_lock_are_not_held_past_it(grimoire):
     assert store.catalog.switches == 1
 
 
+# -- one state for a command's reads ------------------------------------------------------------
+
+
+def read_then_written_beside(
+    grimoire, *, beside: str = "", change: str = ""
+) -> tuple[Store, Filter, list[int], list[str]]:
+    """Two memories read (their rows handed out); then this process writes to the catalog (a read counted).
+    Another process changes entries' rows (`CHANGES`): `beside` "before" that write, or "after" it, before
+    the snapshot the reads see next is taken."""
+    first = grimoire.add("Queues drain hourly", category="fact").id
+    store = grimoire.store
+    FACTS.write_text(FACTS.read_text() + by_hand(SHARED, "the cache is redis"))
+    everything = Filter(at=grimoire.now().timestamp())
+    held = store.ordered(everything, Order.NEWEST)
+    was = [first, SHARED]
+    assert [e.id for e in store.load(held).values()] == was
+
+    def changed() -> None:
+        CHANGES[change]()
+
+    if beside == "before":
+        changed()
+    with at_the_first_call_of("hold", changed if beside == "after" else lambda: None) as done:
+        store.reads.note_access(first, 0.0)
+    assert done
+    return store, everything, held, was
+
+
+def reindexed_by_hand() -> None:
+    """A memory added by hand, another `mem` re-indexing the file (`replace_file`)."""
+    FACTS.write_text(FACTS.read_text() + by_hand("MEM-20261120-010", "the queue is rabbitmq"))
+    assert mem("list").code == 0
+
+
+def added_by_mem() -> None:
+    """A memory `mem add` writes, bringing its file's rows forward (`apply_write`)."""
+    assert mem("add", "-c", "decision", "Use rabbitmq for the queue").code == 0
+
+
+def removed_by_hand() -> None:
+    """A file removed, another `mem` forgetting its rows (`forget`)."""
+    FACTS.unlink()
+    assert mem("list").code == 1  # nothing to list: no memory is left
+
+
+CHANGES = {"by hand": reindexed_by_hand, "mem add": added_by_mem, "file removed": removed_by_hand}
+
+
+def test_rows_read_before_and_after_a_write_of_its_own_are_of_one_state(grimoire):
+    """A write of this process's own gives up the snapshot its reads see, and takes a new one after it: no
+    other process changed entries in between, so the rows handed out before still load."""
+    store, _, held, was = read_then_written_beside(grimoire)
+    assert [e.id for e in store.load(held).values()] == was
+    assert store.catalog.moves == 0
+
+
+@pytest.mark.parametrize(
+    ("beside", "change"),
+    [("before", "by hand"), ("after", "by hand"), ("before", "mem add"), ("before", "file removed")],
+)
+def test_rows_held_across_a_write_while_another_process_changed_entries_are_refused(grimoire, beside, change):
+    """Another process changed entries' rows while this one held rows, before its write or after it, and the
+    write took a new snapshot: rows of the two states are not mixed. The cache is named; the next command
+    reads the new state."""
+    store, everything, held, was = read_then_written_beside(grimoire, beside=beside, change=change)
+    assert store.catalog.moves == 1
+    with pytest.raises(Damaged) as failed:
+        store.load(held)
+    assert (failed.value.problem, failed.value.hint, failed.value.kind) == (
+        "another process changed the cache during a read",
+        "run the command again",
+        "cache",
+    )
+    as_a_new_process = {e.id for e in Grimoire.open(Path.cwd()).store.entries(include_archive=False)}
+    assert set(newest_ids(store, everything)) == as_a_new_process != set(was)
+
+
+def test_a_write_of_its_own_that_changes_entries_is_no_change_by_another(grimoire):
+    """Rows held, then this process re-indexes an archive file edited by hand (a read that covers the
+    archive): its own change of entries is not another process's, so the rows held still load."""
+    store = grimoire.store
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    everything = Filter(at=grimoire.now().timestamp())
+    held = store.ordered(everything, Order.NEWEST)
+    archived_by_hand()
+    assert any(e.archived for e in store.entries(include_archive=True))
+    assert [e.id for e in store.load(held).values()] == [SHARED]
+    assert store.catalog.moves == 0
+
+
 def test_a_read_the_catalog_fails_under_after_a_read_under_the_lock_still_writes(grimoire):
     """The entry the write changes was read under the lock, then the catalog failed as the write checked its
     file: that check holds no rows, so it moves to a catalog in memory and the write lands."""
@@ -669,24 +759,6 @@ def test_a_file_another_program_creates_after_a_read_under_the_lock_is_written_a
         store.write(store.category_path("fact"), appended=[entry("MEM-20261122-005", "Workers scale with the queue")])
     assert ids_in(FACTS) == [SHARED, "MEM-20261122-005"]
     assert [e.id for e in store.entries()] == [SHARED, "MEM-20261122-005"]
-
-
-@contextmanager
-def at_the_first_call_of(name: str, action):
-    """Run `action` when a function whose name holds `name` is first called: another program acting at that
-    very point of mem's work, every time (under mutmut the function is reached through a trampoline of its name)."""
-    done = []
-
-    def hook(frame, event, _arg):
-        if event == "call" and not done and name in frame.f_code.co_name:
-            done.append(name)
-            action()
-
-    sys.setprofile(hook)
-    try:
-        yield done
-    finally:
-        sys.setprofile(None)
 
 
 def test_a_file_removed_between_its_stat_and_its_read_answers_for_nothing(grimoire):

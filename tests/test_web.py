@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import git, mem, mem_process, started, with_preset
+from conftest import git, mem, mem_process, started, wal_pinned, with_preset
 from starlette.testclient import TestClient
 
 from grimoire_cli import Grimoire
@@ -427,3 +427,11 @@ def test_a_stopped_server_leaves_no_thread_behind(repo, token):
         assert client.get("/overview.json", headers=headers).status_code == 200
         assert [t.name for t in threading.enumerate() if t.name.startswith("grimoire-web")]
     assert [t.name for t in threading.enumerate() if t.name.startswith("grimoire-web")] == []
+
+
+def test_a_server_waiting_for_the_next_request_holds_no_snapshot_of_the_catalog(filled, repo):
+    """A page's reads see one snapshot of the catalog; once it is sent, the server lets go of it (the WAL other
+    processes write to is checkpointed while it waits). Its MCP calls run the same way."""
+    client = _client(repo)
+    assert client.get("/search?q=postgres").status_code == 200
+    assert not wal_pinned(repo)

@@ -76,7 +76,7 @@ class Store:
         self.catalog = Catalog(self.cache)
         self.catalog.local_dir = config.local_dir  # tier reads honour a recorded aging (storage/aging.py)
         self._fresh: set[str] = set()  # files whose catalog rows this process has checked
-        self._handed = Handed()  # which catalog the rows handed out since the last lock or refresh came from
+        self._handed = Handed(self.catalog)  # the catalog state of the rows handed out since a lock or refresh
         self.damaged: dict[str, Damaged] = {}
         self.skipped: list[Damaged] = []  # files passed over by reads with skip_damaged=True
         self._staged: dict[Path, _Staged] = {}
@@ -154,17 +154,18 @@ class Store:
         return self._held(attempt(), rows)
 
     def _held(self, answer: T, rows: bool = True) -> T:
-        """`answer`, unless it holds rows of this catalog while rows of one that failed are held (storage/handed.py)."""
-        if rows and self._handed.mixes(self.catalog.switches):
+        """`answer`, unless rows of a catalog that failed, or of a state since changed, are held (storage/handed.py)."""
+        if rows and self._handed.mixes():
             raise self._cache_failed()
         return answer
 
     def _cache_failed(self) -> Damaged:
-        """The catalog failed under rows a read handed out: the command stops, and the next starts from nothing held."""
+        """The catalog failed (or changed) under rows handed out: the command stops; the next starts from nothing held."""
+        what = "another process changed the cache" if self._handed.changed() else "the cache failed"
         self._fresh.clear()
         self._handed.forget()
         return Damaged(
-            self.config.relative(self.cache), None, "the cache failed during a read", "run the command again", "cache"
+            self.config.relative(self.cache), None, f"{what} during a read", "run the command again", "cache"
         )
 
     def derived(self, work: Callable[[Catalog], T]) -> T:
@@ -246,7 +247,7 @@ class Store:
     # -- keeping the catalog in step with the files --------------------------
 
     def _sync(self, include_archive: bool, skip_damaged: bool) -> list[str]:
-        """Re-read files that changed since the catalog saw them; the readable paths."""
+        """Re-read files that changed since the catalog saw them; the readable paths, read from one snapshot."""
         if not self._recovered:
             self._recovered = True
             self.recover_if_needed()
@@ -282,6 +283,7 @@ class Store:
             gone = [rel for rel in records if rel not in configured]
             if gone:
                 self.catalog.forget(gone)
+        self.catalog.hold()  # this read and the next see one state, until a lock or a refresh
         return [rel for rel, ok in readable.items() if ok]
 
     def _damaged(self, exc: Damaged, skip: bool) -> None:
@@ -564,13 +566,8 @@ class Store:
             if known is not None and known.digest == digest:
                 return rel, raw, digest
             self._fresh.discard(rel)  # edited by hand since it was checked: read it again
-        raise Damaged(
-            rel,
-            1,
-            "the file keeps changing while mem writes to it",
-            "retry when nothing else is editing it",
-            "changing",
-        )
+        keeps = "the file keeps changing while mem writes to it"
+        raise Damaged(rel, 1, keeps, "retry when nothing else is editing it", "changing")
 
     def _record(self, path: Path, staged: _Staged) -> None:
         """Tell the catalog what a write changed; on trouble it re-reads the file later."""

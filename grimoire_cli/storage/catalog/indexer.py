@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..layout import FileChange, Stamp
-from .connection import Connection, Stale
+from .connection import Connection, Stale, bump_epoch
 from .rows import COLUMNS, Derived, Prepared, derive, prepare, stored, texts, word_counts, word_set
 
 if TYPE_CHECKING:
@@ -105,6 +105,7 @@ class Indexer(Connection):
                 # (and their row numbers, which readers may be holding).
                 db.execute("UPDATE files SET size=?, mtime_ns=?, ino=?, ctime_ns=? WHERE path=?", (*stamp, path))
                 return
+            bump_epoch(db)
             # Rows whose chunk is unchanged are kept (moved if their lines
             # moved), then rows whose entry is unchanged: a hand edit of one
             # entry re-indexes that entry only.
@@ -177,6 +178,7 @@ class Indexer(Connection):
     def forget(self, paths: Iterable[str]) -> None:
         """Drop every row of these files (they are gone, or their rows must not answer)."""
         with self.transaction() as db:
+            bump_epoch(db)
             for path in paths:
                 self._delete_file(db, path)
 
@@ -244,6 +246,7 @@ class Indexer(Connection):
         meanwhile), the file is forgotten and re-parsed on the next read.
         """
         with self.transaction() as db:
+            bump_epoch(db)
             row = db.execute("SELECT hash FROM files WHERE path=?", (path,)).fetchone()
             if row is None and not (change.spans or change.removed or change.changed):
                 # A file this write created (store.ensure_file), or one without items: no rows to follow.

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = "28"
+VERSION = "29"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+-- How many writes changed entries' rows (connection.bump_epoch): a reader
+-- holding rows across a write of its own learns whether another process's came between.
+INSERT OR IGNORE INTO meta VALUES ('epoch', 0);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ino INTEGER, ctime_ns INTEGER, hash TEXT);
 CREATE TABLE IF NOT EXISTS entries (
     rowid INTEGER PRIMARY KEY,
