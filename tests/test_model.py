@@ -87,6 +87,11 @@ def counted(rule_body):
     return run
 
 
+def _told(content: str, fields: dict[str, Any]) -> tuple[str, Any]:
+    """What tells an entry from others after a merge renumbered it: its text, and a summary's session."""
+    return content, fields.get("session_id")
+
+
 @dataclass
 class Model:
     """What one entry should be, from the calls made, not from the store."""
@@ -1123,19 +1128,20 @@ class StoreMachine(RuleBasedStateMachine):
         """Entries that gave way (local ones: local_ids.py; with `tracked`, ours' unshared ones too): find each by
         its content under its new id."""
         every = self.g.entries()
-        now = {e.content: e.id for e in every if tracked or not self.g.config.category(e.category).tracked}
-        held = {e.id: e.content for e in every}
+        # Two summaries of one talk in two sessions share their text: a summary is known by its session too.
+        now = {
+            _told(e.content, e.data): e.id for e in every if tracked or not self.g.config.category(e.category).tracked
+        }
+        held = {e.id: _told(e.content, e.data) for e in every}
         moved: dict[str, str] = {}
         for old_id, model in list(self.entries.items()):
-            if (self.g.config.category(model.category).tracked and not tracked) or now.get(model.content) in (
-                None,
-                old_id,
-            ):
+            told = _told(model.content, model.fields)
+            if (self.g.config.category(model.category).tracked and not tracked) or now.get(told) in (None, old_id):
                 continue
-            if held.get(old_id) == model.content:
-                continue  # still where it was (another entry has the same text: two summaries of one talk)
+            if held.get(old_id) == told:
+                continue  # still where it was (another entry has the same text and session: a summary written twice)
             del self.entries[old_id]
-            model.id = now[model.content]
+            model.id = now[told]
             self._issued(model.id)
             self.entries[model.id] = model
             moved[old_id] = model.id
