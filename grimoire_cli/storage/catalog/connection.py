@@ -80,8 +80,7 @@ class Connection:
     def _use_memory(self) -> None:
         db = sqlite3.connect(":memory:", isolation_level=None)
         for statement in schema.statements():
-            db.execute(statement)
-        db.execute("INSERT INTO meta VALUES ('version', ?)", (schema.VERSION,))
+            db.execute(statement)  # no version row: only a catalog on disk is read for its version
         self._db = db
         self.in_memory = True
 
