@@ -696,6 +696,33 @@ def test_rows_held_across_a_write_while_another_process_changed_entries_are_refu
     assert set(newest_ids(store, everything)) == as_a_new_process != set(was)
 
 
+def test_rows_held_across_a_second_change_by_another_process_are_refused_as_the_first(grimoire):
+    """The refusal starts again from nothing held, and the next rows are read after that change: a second
+    change of entries by another process between two reads is named the same way."""
+    store, everything, held, _ = read_then_written_beside(grimoire, beside="before", change="by hand")
+    with pytest.raises(Damaged, match="another process changed the cache"):
+        store.load(held)
+    held = store.ordered(everything, Order.NEWEST)
+    assert mem("add", "-c", "decision", "Use rabbitmq for the queue").code == 0
+    store.reads.note_access(SHARED, 0.0)
+    assert store.catalog.moves == 2
+    with pytest.raises(Damaged) as failed:
+        store.load(held)
+    assert failed.value.problem == "another process changed the cache during a read"
+
+
+def test_a_load_with_nothing_held_that_meets_a_failure_names_the_cache(grimoire):
+    """Rows read before a refresh (a long-lived server's next request) are not held; their load meets the
+    failed catalog: the cache is named as failed, not as changed by another process."""
+    store, everything, rowids = shared_read_then_overwritten(grimoire)
+    store.refresh()
+    corrupt_the_catalog(store)
+    with pytest.raises(Damaged) as failed:
+        store.load(rowids)
+    assert failed.value.problem == "the cache failed during a read"
+    assert newest_ids(store, everything) == [SHARED]
+
+
 def test_a_write_of_its_own_that_changes_entries_is_no_change_by_another(grimoire):
     """Rows held, then this process re-indexes an archive file edited by hand (a read that covers the
     archive): its own change of entries is not another process's, so the rows held still load."""
