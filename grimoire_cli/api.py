@@ -353,16 +353,17 @@ class Grimoire:
             from .facade.narrowing import narrowed
 
             chosen = narrowed(chosen, source, meta)
-        weight = float(retrieval["recency_weight"])
-        found = ranked(
-            self.store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived, semantic=semantic
-        )
-        if found:
-            return Hits(hits(self.store, found))
-        return Hits(
-            filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived),
-            notes=found.notes,
-        )
+        weight, store = float(retrieval["recency_weight"]), self.store
+        with store.reading():  # the ranking, its coverage and the load read one state (storage/handed.py)
+            found = ranked(
+                store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived, semantic=semantic
+            )
+            if found:
+                return Hits(hits(self.store, found))
+            return Hits(
+                filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived),
+                notes=found.notes,
+            )
 
     def context(
         self, text: str | None = None, *, budget: int = 400, recipe: str | None = None, semantic: bool | None = None
@@ -373,13 +374,14 @@ class Grimoire:
         if text is not None:
             bounds.text(text, "the query")
         name = recipe or self.config.settings.context.recipe
-        if name is not None:
-            from .retrieval.recipes import build_recipe
+        with self.store.reading():  # its rankings and loads read one state
+            if name is not None:
+                from .retrieval.recipes import build_recipe
 
-            return build_recipe(self.store, text, budget, self.now(), name)
-        from .retrieval.context import build
+                return build_recipe(self.store, text, budget, self.now(), name)
+            from .retrieval.context import build
 
-        return build(self.store, text, budget, self.now(), semantic)
+            return build(self.store, text, budget, self.now(), semantic)
 
     def stats(self) -> Stats:
         """Counts per category, state and tier; oldest and newest; bytes on disk."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import subprocess
@@ -148,10 +149,13 @@ def at_the_first_call_of(name: str, action):
         sys.setprofile(None)
 
 
+_BACKUPS = itertools.count(1)
+
+
 def wal_pinned(repo: Path) -> bool:
-    """Whether a reader pins the catalog's WAL: a write lands in it (`mem add`), then another program's full
-    checkpoint (TRUNCATE) cannot finish while a snapshot older than that write is held."""
-    assert mem("add", "-c", "fact", "The nightly backup runs at 02:00 UTC").code == 0
+    """Whether a reader pins the catalog's WAL: a write lands in it (`mem add`, a memory of its own), then
+    another program's full checkpoint (TRUNCATE) cannot finish while any read transaction is open."""
+    assert mem("add", "-c", "fact", f"The nightly backup number {next(_BACKUPS)} runs at 02:00 UTC").code == 0
     (index,) = repo.glob("grimoires/*/memory/.cache/index.sqlite3")
     db = sqlite3.connect(index)
     try:
@@ -246,6 +250,18 @@ def _summary_lines() -> list[str]:
         )
         lines.extend("  " + line for line in crashes.matrix_lines())
     return lines
+
+
+# The longest files first (`make test`'s --durations, 2 cores: the model test's store machine alone 360-480 s, the
+# team of clones 4 x 60 s, the crash matrix and the 30 kills 40-55 s a test). A process runs whole files in the
+# order given (--dist loadfile --no-loadscope-reorder; xdist's own order puts the files of most tests first, which
+# started the model test when half the run was over, to run on alone at its end).
+FIRST = ("test_model.py", "test_team.py", "test_crash_injection.py", "test_safety.py")
+
+
+def pytest_collection_modifyitems(items) -> None:
+    rank = {name: place for place, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))  # stable: each file's own order kept
 
 
 # `make test` runs the files on several processes (pytest-xdist, one file to a process): each worker hands its

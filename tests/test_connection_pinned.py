@@ -85,15 +85,31 @@ def test_a_catalog_whose_tables_another_program_dropped_moves_to_memory_and_answ
 
 
 def test_a_write_of_its_own_in_memory_is_no_other_process_change(grimoire):
-    """After a move to memory, rows read, a write of this process's own (a read counted), rows read again: no
-    snapshot is held in memory, so nothing counts as another process's change."""
+    """After a move to memory (a catalog in memory: no file left in the working folder), rows read, a write of this
+    process's own (a read counted), rows read again: no snapshot is held in memory, so nothing counts as another
+    process's change."""
     ids = filled(grimoire)
     store = grimoire.store
+    around = set(Path.cwd().iterdir())
     corrupt_the_catalog(store)
     store.refresh()
     everything = Filter(at=grimoire.now().timestamp())
-    held = store.ordered(everything, Order.NEWEST)
-    assert store.catalog.in_memory
-    store.reads.note_access(ids[0], 0.0)
-    assert sorted(e.id for e in store.load(held).values()) == ids
-    assert store.catalog.moves == 0
+    with store.reading():
+        held = store.ordered(everything, Order.NEWEST)
+        assert store.catalog.in_memory and set(Path.cwd().iterdir()) == around  # in memory: no file of its own
+        store.reads.note_access(ids[0], 0.0)
+        assert sorted(e.id for e in store.load(held).values()) == ids
+    assert store.catalog.others_changes == 0
+
+
+def test_a_catalog_that_keeps_no_epoch_cannot_serve_and_moves_to_memory(grimoire):
+    """Another mem (another version) rebuilt the catalog without the count of changes a query's snapshot reads:
+    the query moves to memory and answers, where it raised a TypeError with a transaction left open."""
+    ids = filled(grimoire)
+    index = grimoire.store.cache / DB_FILE
+    other = sqlite3.connect(index)
+    other.execute("DELETE FROM meta WHERE key='epoch'")
+    other.commit()
+    other.close()
+    fresh = as_a_new_process()
+    assert [hit.entry.id for hit in fresh.query(WORDS)] == ids[:1] and fresh.store.catalog.in_memory

@@ -657,8 +657,8 @@ def test_tools_are_listed_memory_first():
 
 
 def test_a_server_waiting_for_the_next_call_holds_no_snapshot_of_the_catalog(everything):
-    """A call's reads see one snapshot of the catalog; once it answered, the server lets go of it, so the WAL
-    other processes write to is checkpointed while it waits (as it is after a `mem` process ends)."""
+    """A query's reads see one snapshot of the catalog; it ends with the call, so the server holds none while it
+    waits (the WAL other processes write to is checkpointed meanwhile, as after a `mem` process ends)."""
 
     async def run() -> None:
         async with session(everything) as client:

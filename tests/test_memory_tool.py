@@ -401,8 +401,8 @@ def test_the_home_of_root_files_is_a_note_category_of_choice(repo):
 
 
 def test_the_tool_waiting_for_the_next_command_holds_no_snapshot_of_the_catalog(tool, repo):
-    """A command's reads see one snapshot of the catalog; once it answered, the tool lets go of it, so the WAL
-    other processes write to is checkpointed while the agent thinks."""
+    """Once a command answered, the tool holds no snapshot of the catalog: the WAL other processes write to is
+    checkpointed while the agent thinks."""
     assert mem("add", "-c", "decision", "We use PostgreSQL 16 for the orders database").code == 0
     assert "decision" in tool.execute(View(command="view", path="/memories/decision"))
     assert not wal_pinned(repo)

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import ARCHIVED, at_the_first_call_of, corrupt_the_catalog, mem
+from conftest import ARCHIVED, at_the_first_call_of, corrupt_the_catalog, mem, wal_pinned
 
 from grimoire_cli import Grimoire
 from grimoire_cli.core.errors import BadInput, Damaged
@@ -670,9 +670,10 @@ CHANGES = {"by hand": reindexed_by_hand, "mem add": added_by_mem, "file removed"
 def test_rows_read_before_and_after_a_write_of_its_own_are_of_one_state(grimoire):
     """A write of this process's own gives up the snapshot its reads see, and takes a new one after it: no
     other process changed entries in between, so the rows handed out before still load."""
-    store, _, held, was = read_then_written_beside(grimoire)
-    assert [e.id for e in store.load(held).values()] == was
-    assert store.catalog.moves == 0
+    with grimoire.store.reading():
+        store, _, held, was = read_then_written_beside(grimoire)
+        assert [e.id for e in store.load(held).values()] == was
+    assert store.catalog.others_changes == 0
 
 
 @pytest.mark.parametrize(
@@ -683,9 +684,9 @@ def test_rows_held_across_a_write_while_another_process_changed_entries_are_refu
     """Another process changed entries' rows while this one held rows, before its write or after it, and the
     write took a new snapshot: rows of the two states are not mixed. The cache is named; the next command
     reads the new state."""
-    store, everything, held, was = read_then_written_beside(grimoire, beside=beside, change=change)
-    assert store.catalog.moves == 1
-    with pytest.raises(Damaged) as failed:
+    with grimoire.store.reading(), pytest.raises(Damaged) as failed:
+        store, everything, held, was = read_then_written_beside(grimoire, beside=beside, change=change)
+        assert store.catalog.others_changes == 1
         store.load(held)
     assert (failed.value.problem, failed.value.hint, failed.value.kind) == (
         "another process changed the cache during a read",
@@ -699,14 +700,14 @@ def test_rows_held_across_a_write_while_another_process_changed_entries_are_refu
 def test_rows_held_across_a_second_change_by_another_process_are_refused_as_the_first(grimoire):
     """The refusal starts again from nothing held, and the next rows are read after that change: a second
     change of entries by another process between two reads is named the same way."""
-    store, everything, held, _ = read_then_written_beside(grimoire, beside="before", change="by hand")
-    with pytest.raises(Damaged, match="another process changed the cache"):
+    with grimoire.store.reading(), pytest.raises(Damaged, match="another process changed the cache"):
+        store, everything, held, _ = read_then_written_beside(grimoire, beside="before", change="by hand")
         store.load(held)
-    held = store.ordered(everything, Order.NEWEST)
-    assert mem("add", "-c", "decision", "Use rabbitmq for the queue").code == 0
-    store.reads.note_access(SHARED, 0.0)
-    assert store.catalog.moves == 2
-    with pytest.raises(Damaged) as failed:
+    with store.reading(), pytest.raises(Damaged) as failed:
+        held = store.ordered(everything, Order.NEWEST)
+        assert mem("add", "-c", "decision", "Use rabbitmq for the queue").code == 0
+        store.reads.note_access(SHARED, 0.0)
+        assert store.catalog.others_changes == 2
         store.load(held)
     assert failed.value.problem == "another process changed the cache during a read"
 
@@ -729,11 +730,53 @@ def test_a_write_of_its_own_that_changes_entries_is_no_change_by_another(grimoir
     store = grimoire.store
     FACTS.write_text(by_hand(SHARED, "the cache is redis"))
     everything = Filter(at=grimoire.now().timestamp())
-    held = store.ordered(everything, Order.NEWEST)
-    archived_by_hand()
-    assert any(e.archived for e in store.entries(include_archive=True))
-    assert [e.id for e in store.load(held).values()] == [SHARED]
-    assert store.catalog.moves == 0
+    with store.reading():
+        held = store.ordered(everything, Order.NEWEST)
+        archived_by_hand()
+        assert any(e.archived for e in store.entries(include_archive=True))
+        assert [e.id for e in store.load(held).values()] == [SHARED]
+    assert store.catalog.others_changes == 0
+
+
+def test_a_long_lived_grimoire_reads_what_another_process_wrote_by_its_next_query(grimoire):
+    """A query's snapshot ends with it: the next query of the same Grimoire (an adapter keeps one for a
+    session) finds what another process wrote since, a read counted in between (a write of its own) refuses
+    nothing, and the WAL the other process wrote to is not pinned meanwhile."""
+    first = grimoire.add("Queues drain hourly", category="fact").id
+    assert [hit.entry.id for hit in grimoire.query("hourly")] == [first]
+    assert not wal_pinned(Path.cwd())
+    added = mem("add", "-c", "fact", "Workers drain hourly too")
+    assert added.code == 0
+    grimoire.store.reads.note_access(first, 0.0)
+    assert {hit.entry.id for hit in grimoire.query("hourly")} == {first, added.out.strip()}
+    # Reads outside a block (a listing) hold no snapshot either.
+    assert len(grimoire.store.entries()) == 3  # and wal_pinned's
+    assert mem("add", "-c", "fact", "The nightly backup runs hourly").code == 0
+    assert len(grimoire.store.entries()) == 4
+    assert not wal_pinned(Path.cwd())
+
+
+def test_a_block_inside_a_block_reads_the_outer_ones_snapshot(grimoire):
+    """`mem context` ranks inside its own block: a block inside it neither lets the snapshot go nor forgets
+    the rows handed out before it."""
+    grimoire.add("Queues drain hourly", category="fact")
+    store = grimoire.store
+    everything = Filter(at=grimoire.now().timestamp())
+    with store.reading():
+        held = store.ordered(everything, Order.NEWEST)
+        with store.reading():
+            assert store.load(held)
+        assert store.catalog.db.in_transaction and store._handed.at is not None
+
+
+def test_a_block_after_a_failure_an_earlier_call_met_starts_from_nothing_held(grimoire):
+    """An earlier call (a listing) read rows; the catalog then failed. A long-lived caller's next query is a new
+    block: it moves to memory and answers, as a new command would, rather than naming the cache."""
+    first = grimoire.add("Queues drain hourly", category="fact").id
+    assert [e.id for e in grimoire.store.entries()] == [first]
+    corrupt_the_catalog(grimoire.store)
+    assert [hit.entry.id for hit in grimoire.query("hourly")] == [first]
+    assert grimoire.store.catalog.in_memory
 
 
 def test_a_read_the_catalog_fails_under_after_a_read_under_the_lock_still_writes(grimoire):

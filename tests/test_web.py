@@ -430,8 +430,8 @@ def test_a_stopped_server_leaves_no_thread_behind(repo, token):
 
 
 def test_a_server_waiting_for_the_next_request_holds_no_snapshot_of_the_catalog(filled, repo):
-    """A page's reads see one snapshot of the catalog; once it is sent, the server lets go of it (the WAL other
-    processes write to is checkpointed while it waits). Its MCP calls run the same way."""
+    """A search's reads see one snapshot of the catalog; it ends with the search, so the server holds none
+    while it waits for the next request (the WAL other processes write to is checkpointed meanwhile)."""
     client = _client(repo)
     assert client.get("/search?q=postgres").status_code == 200
     assert not wal_pinned(repo)

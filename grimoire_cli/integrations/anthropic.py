@@ -100,10 +100,6 @@ class GrimoireMemoryTool(BetaAbstractMemoryTool):
 
     # -- the SDK's commands --------------------------------------------------
 
-    def execute(self, command: Any) -> Any:
-        """The SDK's dispatch to the command's method; then the snapshot its reads saw is let go (`Opener.resting`)."""
-        return self._opener.resting(lambda: super(GrimoireMemoryTool, self).execute(command))
-
     def view(self, command: Any) -> str:
         place = self._place(command.path)
         if place.name is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BadInput
 
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from ..api import Grimoire
 
 __all__ = ["CALLS", "Call", "Opener", "invoke"]
-
-T = TypeVar("T")
 
 
 def invoke(grimoire_of: Callable[[], Grimoire], name: str, arguments: dict[str, Any] | None) -> Any:
@@ -68,17 +66,6 @@ class Opener:
         grimoire = self._grimoire = self._open()
         self._stamp = _stamp(grimoire)
         return grimoire
-
-    def resting(self, work: Callable[[], T]) -> T:
-        """`work()`, one call; then the kept grimoire lets go of the snapshot
-        its reads saw (storage/catalog/connection.py), as a process that ends
-        would: while this one waits for the next call, the WAL other
-        processes write to is checkpointed, not pinned."""
-        try:
-            return work()
-        finally:
-            if self._grimoire is not None:
-                self._grimoire.store.refresh()
 
 
 def _stamp(grimoire: Grimoire) -> tuple[Any, ...]:

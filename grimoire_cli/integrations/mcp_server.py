@@ -54,8 +54,8 @@ def serve(grimoire_of: Callable[[], Grimoire]) -> None:
     from .mcp_sdk import server_parts
 
     sdk = server_parts()
-    opener = Opener(grimoire_of)
-    opener()  # no grimoire here: the usual error, before a client connects
+    grimoire_of = Opener(grimoire_of)
+    grimoire_of()  # no grimoire here: the usual error, before a client connects
 
     # One worker thread: calls run one at a time, always in the thread where
     # the kept grimoire's catalog connection was made (sqlite's rule).
@@ -63,12 +63,12 @@ def serve(grimoire_of: Callable[[], Grimoire]) -> None:
     under_way: set[Future] = set()
 
     async def run(work: Callable[[], Any]) -> Any:
-        call = worker.submit(opener.resting, work)
+        call = worker.submit(work)
         under_way.add(call)
         call.add_done_callback(under_way.discard)
         return await asyncio.wrap_future(call)
 
-    server = build_server(sdk, opener, run)
+    server = build_server(sdk, grimoire_of, run)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -370,13 +370,14 @@ def ranked_or_newest(
 ) -> list[Hit]:
     """The chosen entries that match `text`, best first (BM25 blended with
     recency, as `mem query`); without a text, newest first, each scored by
-    its recency alone (`mem episodes`)."""
-    if text is not None and text.strip():
-        return hits(
-            store, ranked(store, text, chosen, recency_weight=recency_weight, limit=limit, include_archive=False)
-        )
-    rowids = store.ordered(chosen, Order.NEWEST, limit)
-    loaded = store.load(rowids)
+    its recency alone (`mem episodes`). Its reads see one state (`Store.reading`)."""
+    with store.reading():
+        if text is not None and text.strip():
+            return hits(
+                store, ranked(store, text, chosen, recency_weight=recency_weight, limit=limit, include_archive=False)
+            )
+        rowids = store.ordered(chosen, Order.NEWEST, limit)
+        loaded = store.load(rowids)
     epoch = moment.timestamp()
     return [
         Hit(loaded[r], recency_of(loaded[r].born, epoch), {"recency": recency_of(loaded[r].born, epoch)})

@@ -77,6 +77,7 @@ class Store:
         self.catalog.local_dir = config.local_dir  # tier reads honour a recorded aging (storage/aging.py)
         self._fresh: set[str] = set()  # files whose catalog rows this process has checked
         self._handed = Handed(self.catalog)  # the catalog state of the rows handed out since a lock or refresh
+        self.reading = self._handed.reading  # a block whose reads see one snapshot of the catalog (storage/handed.py)
         self.damaged: dict[str, Damaged] = {}
         self.skipped: list[Damaged] = []  # files passed over by reads with skip_damaged=True
         self._staged: dict[Path, _Staged] = {}
@@ -283,7 +284,7 @@ class Store:
             gone = [rel for rel in records if rel not in configured]
             if gone:
                 self.catalog.forget(gone)
-        self.catalog.hold()  # this read and the next see one state, until a lock or a refresh
+        self._handed.hold()  # inside a `reading` block, this read and the next see one state
         return [rel for rel, ok in readable.items() if ok]
 
     def _damaged(self, exc: Damaged, skip: bool) -> None:

@@ -139,7 +139,7 @@ def build_app(
     templates.filters["pretty"] = charts.pretty
 
     async def in_worker(work: Callable[[], Any]) -> Any:
-        return await asyncio.wrap_future(worker.submit(opener.resting, work))
+        return await asyncio.wrap_future(worker.submit(work))
 
     async def run(work: Callable[[Grimoire], Any]) -> Any:
         return await in_worker(lambda: work(opener()))

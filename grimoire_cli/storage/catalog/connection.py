@@ -7,13 +7,13 @@ an in-memory catalog built from the files: the answer is the same, only
 slower. A failure in the middle of an operation raises `Stale` after the
 switch; the store runs the operation again (its one retry policy).
 
-A command's reads see one state of the catalog (`hold`: a read transaction,
-which WAL lets other processes write beside): rows one read hands out are
-the rows the next one finds, though another process re-indexes a file in
-between. A write of this process's own ends that snapshot and takes a new
-one after it; when another process changed entries in the gap (the `epoch`
-in `meta` moved), `moves` counts it, so the store never mixes rows of the
-two (storage/handed.py).
+The reads of a store's `reading` block (a query) see one state of the
+catalog (`hold`: a read transaction, which WAL lets other processes write
+beside): rows one read hands out are the rows the next one finds, though
+another process re-indexes a file in between. A write of this process's own
+ends that snapshot and takes a new one after it; when another process
+changed entries in the gap (the `epoch` in `meta` moved), `others_changes`
+counts it, so the store never mixes rows of the two (storage/handed.py).
 """
 
 from __future__ import annotations
@@ -42,8 +42,10 @@ class Connection:
         self._db: sqlite3.Connection | None = None
         self.in_memory = False
         self.switches = 0  # moves to memory after a failure: each numbers the rows afresh (storage/handed.py)
-        self.moves = 0  # snapshots given up while another process changed entries (storage/handed.py)
-        self._held: int | None = None  # the entries' epoch of the snapshot reads see; None: none held
+        self.others_changes = (
+            0  # another process's changes of entries seen across a write of this one's (storage/handed.py)
+        )
+        self._held_epoch: int | None = None  # the entries' epoch of the snapshot reads see; None: none held
         self._has_functions = False
         self._has_pow: bool | None = None
         # Where the store keeps its local state (storage/aging.py's record of `mem age --older-than`); None: none.
@@ -97,7 +99,7 @@ class Connection:
 
     def _drop_to_memory(self) -> None:
         self.switches += 1
-        self._held = None
+        self._held_epoch = None
         self._has_functions = False
         self._has_pow = None
         try:
@@ -107,26 +109,26 @@ class Connection:
             pass
         self._use_memory()
 
-    # -- one snapshot for a command's reads ------------------------------------
+    # -- one snapshot for a block of reads ------------------------------------
 
     def hold(self) -> None:
         """Read one state of the catalog from now on, until `release` (a read
         transaction; in memory there is no other writer)."""
-        if self._held is not None:
+        if self._held_epoch is not None:
             return
         db = self.db
         if self.in_memory:
             return
         try:
             db.execute("BEGIN")
-            self._held = _epoch(db)  # the first read: the snapshot starts here
+            self._held_epoch = _epoch(db)  # the first read: the snapshot starts here
         except sqlite3.Error:
             self._drop_to_memory()
             raise Stale() from None
 
     def release(self) -> int | None:
         """End the snapshot reads see; the epoch it had (None: none held)."""
-        held, self._held = self._held, None
+        held, self._held_epoch = self._held_epoch, None
         if held is not None:
             try:
                 self.db.execute("COMMIT")  # a read transaction: nothing to write (not in memory: never held there)
@@ -138,7 +140,7 @@ class Connection:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; a database failure moves this process to
         memory and raises `Stale`. A snapshot held is given up for it and
-        taken again after it (`moves` counts another process's changes in between)."""
+        taken again after it (`others_changes` counts another process's changes in between)."""
         held = self.release()
         seen = held
         db = self.db
@@ -146,7 +148,7 @@ class Connection:
             db.execute("BEGIN IMMEDIATE")
             seen = _epoch(db)
             if held is not None and seen != held:
-                self.moves += 1
+                self.others_changes += 1
             yield db
             after = _epoch(db)
             db.execute("COMMIT")
@@ -169,8 +171,8 @@ class Connection:
         finally:
             if held is not None and not self.in_memory:
                 self.hold()
-                if self._held != seen:
-                    self.moves += 1
+                if self._held_epoch != seen:
+                    self.others_changes += 1
 
     def read(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         """Rows of one query; a database failure moves this process to memory
@@ -190,8 +192,12 @@ class Connection:
 
 
 def _epoch(db: sqlite3.Connection) -> int:
-    """How many times entries' rows were changed (`bump_epoch`)."""
-    return int(db.execute("SELECT value FROM meta WHERE key='epoch'").fetchone()[0])
+    """How many times entries' rows were changed (`bump_epoch`); a catalog
+    without the count (another version rebuilt it) is one that cannot serve."""
+    row = db.execute("SELECT value FROM meta WHERE key='epoch'").fetchone()
+    if row is None:
+        raise sqlite3.DatabaseError("the catalog keeps no epoch")
+    return int(row[0])
 
 
 def bump_epoch(db: sqlite3.Connection) -> None:
