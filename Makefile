@@ -28,8 +28,9 @@ transcripts: $(STAMP)
 # One process per core (pytest-xdist), each running whole files in file order:
 # a file's last test may read what its earlier ones counted (test_model.py's
 # rules, the crash matrix). Not --dist loadgroup: with pytest 9.2 it silently
-# stops grouping (pytest-dev/pytest-xdist#1386).
-XDIST := -n auto --dist loadfile
+# stops grouping (pytest-dev/pytest-xdist#1386). The files go out in the order
+# tests/conftest.py gives (the longest first), not xdist's (the most tests first).
+XDIST := -n auto --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST)
