@@ -124,6 +124,17 @@ GROUPS = {
             "tests/test_rule_edges.py",
         ),
     ),
+    # The catalog's connection: its fallback to memory, and the one snapshot a
+    # command's reads see (storage/catalog/connection.py).
+    "catalog": Group(
+        ("grimoire_cli/storage/catalog/connection.py",),
+        (
+            "tests/test_connection_pinned.py",
+            "tests/test_store_pinned.py",
+            "tests/test_catalog.py",
+            "tests/test_coverage.py",
+        ),
+    ),
     "entry_rules": Group(
         ("grimoire_cli/memory/entry_rules.py",),
         ("tests/test_validate.py", "tests/test_rule_edges.py", "tests/test_entry_rules_pinned.py"),

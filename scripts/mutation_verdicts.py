@@ -481,8 +481,10 @@ EQUIVALENT.update(
             "`config.path` is never None here"
             for n in (4, 6, 7)
         },
-        f"{_STORE}__init____mutmut_18": "`lock()` sets `_staged` before anything is staged or checked",
-        f"{_STORE}__init____mutmut_19": "`_recovered` is only tested for truth: None and False are both false",
+        f"{_STORE}__init____mutmut_19": "`lock()` sets `_staged` before anything is staged or checked",
+        f"{_STORE}__init____mutmut_20": "`_recovered` is only tested for truth: None and False are both false",
+        "grimoire_cli.storage.handed.xǁHandedǁ__init____mutmut_2": "`_reading` is only tested for truth: None "
+        "and False are both false",
         f"{_STORE}recover_if_needed__mutmut_2": "`writing` is only tested for truth: None and False are both false",
         **{
             key: "a recovery again finds no journal: it only costs a check"
@@ -519,6 +521,61 @@ EQUIVALENT.update(
 # Survivors a test does kill, but not under mutmut: their code runs once per
 # process (at import, or filling a cache) before mutmut forks the process that
 # tests the mutant; the fresh-process checks kill them. Why, for the report.
+_CONNECTION = "grimoire_cli.storage.catalog.connection."
+_CASE = "SQLite reads keywords and pragma names in any case"
+_TRUTH = "only tested for truth: None and False are both false"
+_FTS5 = (
+    "an FTS5 expression SQLite cannot parse fails with `fts5: syntax error near …`, which holds both words, "
+    "and mem's expressions are quoted terms (no column filter or other FTS5 error): either word tells it"
+)
+EQUIVALENT.update(
+    {
+        **{
+            f"{_CONNECTION}{name}": _CASE
+            for name in (
+                "x__epoch__mutmut_4",
+                "x_bump_epoch__mutmut_3",
+                *(f"xǁConnectionǁ_open_file__mutmut_{n}" for n in (12, 13, 16, 17, 20, 21, 24, 28)),
+                "xǁConnectionǁhold__mutmut_5",
+                "xǁConnectionǁrelease__mutmut_5",
+            )
+        },
+        **{
+            f"{_CONNECTION}x__epoch__mutmut_{n}": "the message is never shown: the error only moves the process "
+            "to memory (`hold`, `transaction` catch every sqlite3 error)"
+            for n in (7, 8, 9)
+        },
+        f"{_CONNECTION}xǁConnectionǁ__init____mutmut_3": f"`in_memory` is {_TRUTH}",
+        **{
+            f"{_CONNECTION}xǁConnectionǁ{name}": f"`_has_functions` is {_TRUTH}"
+            for name in ("__init____mutmut_10", "_drop_to_memory__mutmut_5")
+        },
+        **{
+            f"{_CONNECTION}xǁConnectionǁ{name}": "`_has_pow` '' is false: the recency then calls the registered "
+            "Python function, `scoring.recency_of`, which computes what SQLite's pow() does (C's pow, as "
+            "Python's ** is)"
+            for name in ("__init____mutmut_12", "_drop_to_memory__mutmut_7")
+        },
+        f"{_CONNECTION}xǁConnectionǁ__init____mutmut_13": "`local_dir` is set by the store right after "
+        "(`Store.__init__`), before any read",
+        f"{_CONNECTION}xǁConnectionǁ_drop_to_memory__mutmut_1": "a process moves to memory once and never back "
+        "(`in_memory` stays true, and `read`/`transaction` re-raise there): `switches` only goes from 0 to 1",
+        f"{_CONNECTION}xǁConnectionǁ_drop_to_memory__mutmut_8": "the connection the failure left is replaced and "
+        "never used again: not closing it keeps one handle until the process ends, once per process",
+        f"{_CONNECTION}xǁConnectionǁ_open_file__mutmut_5": "sqlite3's default timeout is 5 seconds too",
+        f"{_CONNECTION}xǁConnectionǁ_open_file__mutmut_6": "sqlite3's default isolation only opens a transaction "
+        "before a data change outside one, and every write mem makes is inside its own BEGIN … COMMIT",
+        f"{_CONNECTION}xǁConnectionǁ_open_file__mutmut_9": "how long a locked catalog is waited for before the "
+        "move to memory (5 or 6 s): the same answer; speed is measured, not asserted",
+        f"{_CONNECTION}xǁConnectionǁread__mutmut_6": "every caller passes a list, a tuple or a dict: sqlite3 takes "
+        "a list as the tuple of it",
+        **{f"{_CONNECTION}xǁConnectionǁread__mutmut_{n}": _FTS5 for n in (8, 10, 11, 13, 14, 15, 17)},
+        f"{_CONNECTION}xǁConnectionǁread__mutmut_9": "it differs only in memory, where no read fails but an FTS5 "
+        "expression's (the tables are this process's own), which says `syntax`",
+    }
+)
+
+
 BEFORE_THE_FORK: dict[str, str] = {
     **{
         f"grimoire_cli.guard.scan.xǁ_Compiledǁ__init____mutmut_{n}": "`_COMPILED` is built at import" for n in (1, 2, 3)

@@ -756,6 +756,15 @@ def test_a_long_lived_grimoire_reads_what_another_process_wrote_by_its_next_quer
     assert not wal_pinned(Path.cwd())
 
 
+def test_a_first_read_that_re_indexes_a_file_holds_no_snapshot_after_it(grimoire):
+    """The first read of a new Grimoire re-indexes a file edited by hand (a write of its own, outside any block):
+    it takes no snapshot after it, so the next listing finds what another process added meanwhile."""
+    FACTS.write_text(by_hand(SHARED, "the cache is redis"))
+    assert [e.id for e in grimoire.store.entries()] == [SHARED]
+    assert mem("add", "-c", "fact", "Workers scale with the queue").code == 0
+    assert len(grimoire.store.entries()) == 2
+
+
 def test_a_block_inside_a_block_reads_the_outer_ones_snapshot(grimoire):
     """`mem context` ranks inside its own block: a block inside it neither lets the snapshot go nor forgets
     the rows handed out before it."""
