@@ -359,9 +359,9 @@ class Grimoire:
                 store, text, chosen, recency_weight=weight, limit=limit, include_archive=archived, semantic=semantic
             )
             if found:
-                return Hits(hits(self.store, found))
+                return Hits(hits(store, found))
             return Hits(
-                filtered_out=filtered_out(self.store, text, chosen, recency_weight=weight, include_archive=archived),
+                filtered_out=filtered_out(store, text, chosen, recency_weight=weight, include_archive=archived),
                 notes=found.notes,
             )
 

@@ -42,9 +42,7 @@ class Connection:
         self._db: sqlite3.Connection | None = None
         self.in_memory = False
         self.switches = 0  # moves to memory after a failure: each numbers the rows afresh (storage/handed.py)
-        self.others_changes = (
-            0  # another process's changes of entries seen across a write of this one's (storage/handed.py)
-        )
+        self.others_changes = 0  # other processes' changes of entries seen across a write of its own (handed.py)
         self._held_epoch: int | None = None  # the entries' epoch of the snapshot reads see; None: none held
         self._has_functions = False
         self._has_pow: bool | None = None
