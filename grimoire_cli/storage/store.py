@@ -248,7 +248,7 @@ class Store:
     # -- keeping the catalog in step with the files --------------------------
 
     def _sync(self, include_archive: bool, skip_damaged: bool) -> list[str]:
-        """Re-read files that changed since the catalog saw them; the readable paths, read from one snapshot."""
+        """Re-read files that changed since the catalog saw them; the readable paths (in a `reading` block, one snapshot)."""
         if not self._recovered:
             self._recovered = True
             self.recover_if_needed()

@@ -148,9 +148,8 @@ class Connection:
             if held is not None and seen != held:
                 self.others_changes += 1
             yield db
-            after = _epoch(db)
+            seen = _epoch(db)  # with this write's own changes (a COMMIT that fails moves to memory: not used)
             db.execute("COMMIT")
-            seen = after
         except sqlite3.Error:
             try:
                 db.execute("ROLLBACK")
