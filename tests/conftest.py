@@ -124,9 +124,8 @@ def repo(tmp_path, monkeypatch) -> Path:
 
 
 def corrupt_the_catalog(store) -> None:
-    """Another program overwrites the catalog's file and its WAL: the next query fails (`Stale`). A snapshot the
-    store holds would read on from the pages it has, so it is given up first, as a write of its own does."""
-    store.catalog.release()
+    """Another program overwrites the catalog's file and its WAL: the next query fails (`Stale`). Called outside
+    a `reading` block, where no snapshot would read on from the pages it has."""
     for path in store.cache.glob("index.sqlite3*"):
         path.write_bytes(b"\0not a database" * 4096)
 

@@ -27,6 +27,16 @@ def as_a_new_process() -> Grimoire:
     return Grimoire.open(Path.cwd())
 
 
+def another_program(index: Path, statement: str) -> None:
+    """Another program changes the catalog behind mem (its own connection, committed)."""
+    other = sqlite3.connect(index)
+    try:
+        other.execute(statement)
+        other.commit()
+    finally:
+        other.close()
+
+
 def test_a_cache_file_that_is_not_sqlite_is_removed_and_the_next_process_builds_it_on_disk(grimoire):
     ids = filled(grimoire)
     corrupt_the_catalog(grimoire.store)
@@ -73,11 +83,7 @@ def test_a_catalog_whose_tables_another_program_dropped_moves_to_memory_and_answ
     FTS5 expression's error is the caller's; this one moves the process to memory, which answers."""
     ids = filled(grimoire)
     store = grimoire.store
-    store.catalog.release()
-    other = sqlite3.connect(store.cache / DB_FILE)
-    other.execute("DROP TABLE ranks")
-    other.commit()
-    other.close()
+    another_program(store.cache / DB_FILE, "DROP TABLE ranks")
     store.refresh()
     everything = Filter(at=grimoire.now().timestamp())
     assert sorted(e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()) == ids
@@ -106,10 +112,6 @@ def test_a_catalog_that_keeps_no_epoch_cannot_serve_and_moves_to_memory(grimoire
     """Another mem (another version) rebuilt the catalog without the count of changes a query's snapshot reads:
     the query moves to memory and answers, where it raised a TypeError with a transaction left open."""
     ids = filled(grimoire)
-    index = grimoire.store.cache / DB_FILE
-    other = sqlite3.connect(index)
-    other.execute("DELETE FROM meta WHERE key='epoch'")
-    other.commit()
-    other.close()
+    another_program(grimoire.store.cache / DB_FILE, "DELETE FROM meta WHERE key='epoch'")
     fresh = as_a_new_process()
     assert [hit.entry.id for hit in fresh.query(WORDS)] == ids[:1] and fresh.store.catalog.in_memory
