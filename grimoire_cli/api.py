@@ -255,14 +255,16 @@ class Grimoire:
             else {"active"} | ({"expired"} if expired else set()) | ({"superseded"} if superseded else set())
         )
         narrowing = dict(since=since, until=until, tier=tier, source=source, meta=meta)
-        return self._loaded(self._listed(states, categories, tags, recent, **narrowing))
+        with self.store.reading():  # the rows and their load read one state (storage/handed.py)
+            return self._loaded(self._listed(states, categories, tags, recent, **narrowing))
 
     def list_page(self, number: int, size: int, *, archived: bool = False) -> tuple[builtins.list[Entry], int]:
         """Page `number` (from 1) of `size` entries of `list(archived=...)`,
         and how many it holds in all: only that page's entries are read."""
         bounds.whole(number, "the page")
-        rowids = self._listed({"archived"} if archived else {"active"}, None, None, None)
-        return self._loaded(rowids[(number - 1) * size : number * size]), len(rowids)
+        with self.store.reading():
+            rowids = self._listed({"archived"} if archived else {"active"}, None, None, None)
+            return self._loaded(rowids[(number - 1) * size : number * size]), len(rowids)
 
     def _listed(
         self,

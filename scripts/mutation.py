@@ -117,6 +117,7 @@ GROUPS = {
         (
             "tests/test_write_pinned.py",
             "tests/test_store_pinned.py",
+            "tests/test_read_isolation.py",
             "tests/test_add.py",
             "tests/test_api.py",
             "tests/test_catalog.py",

@@ -131,13 +131,15 @@ def corrupt_the_catalog(store) -> None:
 
 
 @contextmanager
-def at_the_first_call_of(name: str, action):
-    """Run `action` when a function whose name holds `name` is first called: another program acting at that
-    very point of mem's work, every time (under mutmut the function is reached through a trampoline of its name)."""
+def at_the_first_call_of(name: str, action, where: str = ""):
+    """Run `action` when a function whose name holds `name` (in a file whose path ends with `where`) is first
+    called: another program acting at that very point of mem's work, every time (under mutmut the function is
+    reached through a trampoline of its name)."""
     done = []
 
     def hook(frame, event, _arg):
-        if event == "call" and not done and name in frame.f_code.co_name:
+        code = frame.f_code
+        if event == "call" and not done and name in code.co_name and code.co_filename.endswith(where):
             done.append(name)
             action()
 

@@ -86,7 +86,7 @@ def test_a_catalog_whose_tables_another_program_dropped_moves_to_memory_and_answ
     another_program(store.cache / DB_FILE, "DROP TABLE ranks")
     store.refresh()
     everything = Filter(at=grimoire.now().timestamp())
-    assert sorted(e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()) == ids
+    assert sorted(e.id for e in store.reads.listed(everything, Order.NEWEST).values()) == ids
     assert store.catalog.in_memory
 
 

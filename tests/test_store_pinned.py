@@ -228,8 +228,8 @@ def test_reads_keep_to_the_files_they_cover(grimoire):
     assert (store.count(everything), store.count(everything, include_archive=True)) == (1, 2)
     assert store.count(Filter(at=grimoire.now().timestamp(), categories=["decision"]), include_archive=True) == 0
     assert (store.ids(everything), sorted(store.ids(everything, include_archive=True))) == ([active], [SHARED, active])
-    newest = (store.ordered(everything, Order.NEWEST), store.ordered(everything, Order.NEWEST, include_archive=True))
-    assert [sorted(e.id for e in store.load(rowids).values()) for rowids in newest] == [[active], [SHARED, active]]
+    newest = [store.reads.listed(everything, Order.NEWEST, include_archive=archive) for archive in (False, True)]
+    assert [sorted(e.id for e in listed.values()) for listed in newest] == [[active], [SHARED, active]]
     assert [e.id for e in store.entries()] == [active, SHARED]
     assert [e.id for e in store.entries(include_archive=False)] == [active]
     (MEMORY / "learnings.yaml").write_text("- id: [\n")
@@ -494,18 +494,20 @@ def test_an_operation_the_catalog_fails_under_is_tried_three_times_in_all(grimoi
 
 def shared_read_then_overwritten(grimoire) -> tuple[Store, Filter, list[int]]:
     """The shared fact, written by hand and read (its row handed out); then another program overwrites the
-    catalog's file and its WAL."""
+    catalog's file and its WAL, and the snapshot a block's reads see is given up (as a write of the process's
+    own gives it up): the next read meets the overwritten file."""
     store = grimoire.store
     FACTS.write_text(by_hand(SHARED, "the cache is redis"))
     everything = Filter(at=grimoire.now().timestamp())
     held = store.ordered(everything, Order.NEWEST)
     assert held
     corrupt_the_catalog(store)
+    store.catalog.release()
     return store, everything, held
 
 
 def newest_ids(store: Store, everything: Filter) -> list[str]:
-    return [e.id for e in store.load(store.ordered(everything, Order.NEWEST)).values()]
+    return [e.id for e in store.reads.listed(everything, Order.NEWEST).values()]
 
 
 def failing_twice_then(answer: str):
@@ -529,8 +531,8 @@ def test_a_catalog_that_fails_between_a_read_and_its_load_is_named_and_the_next_
     """The catalog file (and its WAL) overwritten by another program after a read found the rows: their load
     cannot retry for the caller (the rowids are that catalog's), so it names the cache and asks for the command
     again, which a catalog in memory then answers."""
-    store, everything, rowids = shared_read_then_overwritten(grimoire)
-    with pytest.raises(Damaged) as failed:
+    with grimoire.store.reading(), pytest.raises(Damaged) as failed:
+        store, everything, rowids = shared_read_then_overwritten(grimoire)
         store.load(rowids)
     assert (failed.value.path, failed.value.line, failed.value.problem, failed.value.hint, failed.value.kind) == (
         (MEMORY / ".cache").as_posix(),
@@ -547,8 +549,8 @@ def test_rows_of_a_failed_catalog_are_not_mixed_with_rows_of_the_one_in_memory(g
     """Rows a read handed out are that catalog's: when it fails under a later read of the same command, the read
     moves to a catalog in memory, which numbers its rows afresh, so it names the cache rather than answer. The
     error starts again from nothing held: the next read answers."""
-    store, everything, _ = shared_read_then_overwritten(grimoire)
-    with pytest.raises(Damaged, match="the cache failed during a read"):
+    with grimoire.store.reading(), pytest.raises(Damaged, match="the cache failed during a read"):
+        store, everything, _ = shared_read_then_overwritten(grimoire)
         store.ordered(everything, Order.NEWEST)
     assert store.catalog.in_memory and store.catalog.switches == 1
     assert newest_ids(store, everything) == [SHARED]
@@ -557,9 +559,9 @@ def test_rows_of_a_failed_catalog_are_not_mixed_with_rows_of_the_one_in_memory(g
 def test_rows_read_before_a_kept_report_met_the_failure_are_not_loaded_from_the_catalog_in_memory(grimoire):
     """A kept report answers its default when the catalog fails, and moves the process to memory: rows read
     before are not loaded from that catalog, which numbers its rows afresh."""
-    store, _, held = shared_read_then_overwritten(grimoire)
-    assert store.kept(lambda catalog: catalog.records(), "failed") == "failed"
-    with pytest.raises(Damaged, match="the cache failed during a read"):
+    with grimoire.store.reading(), pytest.raises(Damaged, match="the cache failed during a read"):
+        store, _, held = shared_read_then_overwritten(grimoire)
+        assert store.kept(lambda catalog: catalog.records(), "failed") == "failed"
         store.load(held)
 
 
@@ -713,12 +715,12 @@ def test_rows_held_across_a_second_change_by_another_process_are_refused_as_the_
 
 
 def test_a_load_with_nothing_held_that_meets_a_failure_names_the_cache(grimoire):
-    """Rows read before a refresh (a long-lived server's next request) are not held; their load meets the
-    failed catalog: the cache is named as failed, not as changed by another process."""
+    """Rows read before a refresh (a long-lived server's next request) are not held; their load (in a block of
+    its own, which forgets them too) meets the failed catalog: the cache is named as failed, not as changed by another process."""
     store, everything, rowids = shared_read_then_overwritten(grimoire)
     store.refresh()
     corrupt_the_catalog(store)
-    with pytest.raises(Damaged) as failed:
+    with store.reading(), pytest.raises(Damaged) as failed:
         store.load(rowids)
     assert failed.value.problem == "the cache failed during a read"
     assert newest_ids(store, everything) == [SHARED]

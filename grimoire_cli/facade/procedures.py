@@ -97,8 +97,7 @@ class Procedures(Namespace):
         chosen = Filter(
             at=self.grimoire.now().timestamp(), categories=categories_of(self.config, "procedure"), name=name
         )
-        rowids = self.store.ordered(chosen, Order.NEWEST, 1)
-        return self.store.load(rowids).get(rowids[0]) if rowids else None
+        return next(iter(self.store.reads.listed(chosen, Order.NEWEST, 1).values()), None)
 
     def get(self, name: str, params: dict[str, str] | None = None, *, template: bool = False) -> Checklist:
         """The active procedure `name` as a checklist, its `{params}` filled in

@@ -35,8 +35,7 @@ def check_role(role: str) -> str:
 def next_turn(store: Store, category: str, moment: datetime) -> int:
     """One past the highest turn among the category's active messages."""
     chosen = Filter(at=moment.timestamp(), categories=[category])
-    rowids = store.ordered(chosen, Order.NEWEST, 1)
-    last = store.load(rowids)
+    last = store.reads.listed(chosen, Order.NEWEST, 1)
     turns = [turn for e in last.values() if isinstance(turn := e.data.get("turn"), int)]
     return (max(turns) if turns else 0) + 1
 
@@ -50,9 +49,7 @@ def expired(store: Store, category: str, moment: datetime) -> list[str]:
 def recent(store: Store, categories: list[str], moment: datetime, count: int) -> list[Entry]:
     """The last `count` active messages, oldest first (as a prompt quotes them); `count` checked by the caller (bounds.whole)."""
     chosen = Filter(at=moment.timestamp(), categories=categories)
-    rowids = store.ordered(chosen, Order.NEWEST, count)
-    loaded = store.load(rowids)
-    return [loaded[r] for r in reversed(rowids) if r in loaded]
+    return list(reversed(store.reads.listed(chosen, Order.NEWEST, count).values()))
 
 
 def fields_for(role: str) -> dict[str, Any]:

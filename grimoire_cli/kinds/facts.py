@@ -88,8 +88,7 @@ def fact_category(config: Config, name: str | None) -> Category:
 def holder(store: Store, key: str, moment: datetime) -> Entry | None:
     """The active entry with this key, if any."""
     chosen = Filter(at=moment.timestamp(), key=key)
-    rowids = store.ordered(chosen, Order.INDEXED, 1)
-    return store.load(rowids).get(rowids[0]) if rowids else None
+    return next(iter(store.reads.listed(chosen, Order.INDEXED, 1).values()), None)
 
 
 def recall(store: Store, key: str, moment: datetime) -> Entry:
@@ -105,9 +104,7 @@ def recall(store: Store, key: str, moment: datetime) -> Entry:
 def facts(store: Store, pattern: str | None, categories: list[str], moment: datetime) -> list[Entry]:
     """Active keyed entries whose key matches the glob, by key."""
     chosen = Filter(at=moment.timestamp(), categories=categories, key_glob=check_pattern(pattern) if pattern else "*")
-    rowids = store.ordered(chosen, Order.INDEXED, None)
-    loaded = store.load(rowids)
-    return sorted((loaded[r] for r in rowids if r in loaded), key=lambda entry: entry.key or "")
+    return sorted(store.reads.listed(chosen, Order.INDEXED).values(), key=lambda entry: entry.key or "")
 
 
 def note_cache(store: Store, category: str, hit: bool) -> None:

@@ -122,9 +122,8 @@ def task_rows(store: Store, moment: datetime, *, every: bool = False) -> list[tu
         return []
     states = ("active", "expired") if every else ("active",)
     chosen = Filter(at=moment.timestamp(), states=states, categories=names)
-    rowids = store.ordered(chosen, Order.INDEXED, None)
-    loaded = store.load(rowids)
-    found = [(r, loaded[r]) for r in rowids if r in loaded and (every or loaded[r].data.get("status") == "pending")]
+    listed = store.reads.listed(chosen, Order.INDEXED)
+    found = [(r, entry) for r, entry in listed.items() if every or entry.data.get("status") == "pending"]
     return sorted(found, key=lambda row: _order(row[1], moment, store.runtime.session_id))
 
 

@@ -251,9 +251,7 @@ def active_insights(store: Store, moment: datetime, category: str | None = None)
     """The active insight entries (of `category`, else of every insight category), newest first."""
     names = [category] if category is not None else store.config.names_of_kind("insight")
     chosen = Filter(at=moment.timestamp(), categories=names)
-    rowids = store.ordered(chosen, Order.NEWEST)
-    loaded = store.load(rowids)
-    return [loaded[r] for r in rowids if r in loaded]
+    return list(store.reads.listed(chosen, Order.NEWEST).values())
 
 
 class Learned:
@@ -288,8 +286,7 @@ def rejected_rules(store: Store, moment: datetime, category: str) -> dict[str, s
     """Rule id -> the entry id of the learned insights someone archived by
     hand (reason `manual`): a veto, which `mem learn` respects."""
     chosen = Filter(at=moment.timestamp(), states=("archived",), categories=[category])
-    rowids = store.ordered(chosen, Order.NEWEST, include_archive=True)
-    loaded = store.load(rowids)
+    loaded = store.reads.listed(chosen, Order.NEWEST, include_archive=True)
     return {
         str(e.data.get("rule_id")): e.id
         for e in loaded.values()

@@ -176,9 +176,9 @@ def known_solutions(store: Store, tools: list[str]) -> dict[str, list[dict[str, 
         except Exception:
             continue
     chosen = Filter(at=store.runtime.now().timestamp(), categories=[SOLUTIONS])
-    lights = store.reads.lights(chosen)
-    wanted = [light for light in lights if any(tag in tags for tag in light.tags)]
-    loaded = store.load([light.rowid for light in wanted]) if wanted else {}
+    with store.reading():  # the rows and their load read one state (storage/handed.py)
+        wanted = [light for light in store.reads.lights(chosen) if any(tag in tags for tag in light.tags)]
+        loaded = store.load([light.rowid for light in wanted]) if wanted else {}
     out: dict[str, list[dict[str, str]]] = {}
     for light in sorted(wanted, key=lambda light: light.id):
         entry = loaded.get(light.rowid)

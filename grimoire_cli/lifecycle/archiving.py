@@ -133,8 +133,7 @@ def unarchived_ids(store: Store, categories: Iterable[str], moment: datetime) ->
     """The ids of every entry of these categories still in place: active,
     expired or superseded (what clearing a category moves)."""
     chosen = Filter(at=moment.timestamp(), states=("active", "expired", "superseded"), categories=categories)
-    rowids = store.ordered(chosen, Order.INDEXED, None)
-    return sorted(entry.id for entry in store.load(rowids).values())
+    return sorted(entry.id for entry in store.reads.listed(chosen, Order.INDEXED).values())
 
 
 @dataclass
@@ -205,8 +204,9 @@ def expiring(store: Store, moment: datetime, days: int, excluded: Iterable[str] 
     the catalog finds them (what `check` reports), so only they are read whole."""
     chosen = Filter(at=moment.timestamp(), excluded=excluded)
     horizon = moment.timestamp() + days * 86400
-    lights = store.reads.needing_attention(chosen, horizon, skip_damaged=True)
-    loaded = store.load([light.rowid for light in lights if expiring_within(light, moment, days)])
+    with store.reading():  # the rows and their load read one state (storage/handed.py)
+        lights = store.reads.needing_attention(chosen, horizon, skip_damaged=True)
+        loaded = store.load([light.rowid for light in lights if expiring_within(light, moment, days)])
     return sorted(loaded.values(), key=sort_key, reverse=True)
 
 

@@ -16,7 +16,7 @@ entries (a key's holder is looked up by its key).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -58,6 +58,16 @@ def older(store: Store, category: str, keep: int, moment: datetime, spared: set[
     rowids = [r for r in store.ordered(chosen, Order.NEWEST)[keep:] if r not in (spared or ())]
     loaded = store.load(rowids)
     return [loaded[r] for r in reversed(rowids) if r in loaded and not loaded[r].key]
+
+
+def olders(
+    store: Store, names: Iterable[str], keeps: Mapping[str, int], moment: datetime, keep_total: int | None
+) -> dict[str, list[Entry]]:
+    """Each category's `older` entries, spared the `newest_overall`: all their rows and loads read one state
+    (storage/handed.py)."""
+    with store.reading():
+        spared = newest_overall(store, moment, keep_total)
+        return {name: older(store, name, keeps[name], moment, spared) for name in names}
 
 
 def newest_overall(store: Store, moment: datetime, total: int | None) -> set[int] | None:
@@ -187,10 +197,8 @@ def compact(
         command = None  # listing what would be condensed needs no summary (and a summarizer may be slow, or cost money)
     # The summarizer runs before the lock: it may take minutes, and what it condenses is re-checked under the lock.
     keeps = keeps_of(store, names, keep, keep_total)
-    spared = newest_overall(store, moment, keep_total)
     texts: dict[str, tuple[list[str], dict[str, Any]]] = {}
-    for name in names:
-        entries = older(store, name, keeps[name], moment, spared)
+    for name, entries in olders(store, names, keeps, moment, keep_total).items():
         if len(entries) >= 2:
             texts[name] = ([e.id for e in entries], condensed_text(entries, name, command, timeout))
     if summarize and dry_run and texts:
@@ -199,20 +207,18 @@ def compact(
         )
     settle(store)
     with store.lock():
-        olders = {}
-        spared = newest_overall(store, moment, keep_total)
+        current = olders(store, texts, keeps, moment, keep_total)
         for name, (ids, _) in texts.items():
-            olders[name] = older(store, name, keeps[name], moment, spared)
-            if [e.id for e in olders[name]] != ids:
+            if [e.id for e in current[name]] != ids:
                 raise BadInput(
                     f"the {name} memories changed while they were being condensed; nothing was written",
                     "run mem compact again",
                 )
         # One batch: each condensed entry gets its own id.
-        made = prepare(store, [_request(olders[name], name, text) for name, (_, text) in texts.items()], moment)
+        made = prepare(store, [_request(current[name], name, text) for name, (_, text) in texts.items()], moment)
         moves, condensed = [], {}
         for new, (name, (ids, _)) in zip(made, texts.items()):
-            entries = olders[name]
+            entries = current[name]
             condensed[name] = (new, entries)
             result.condensed[name], result.replaced[name] = new, ids
             moves.append(

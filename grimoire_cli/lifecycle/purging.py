@@ -89,9 +89,8 @@ def _purgeable(entry_id: str, tracked: set[str], plan: _Plan | None, notes: list
 def _past_retention(store: Store, cutoff: float) -> dict[str, Entry]:
     """The archived entries archived at or before `cutoff` (POSIX seconds), by id."""
     chosen = Filter(at=cutoff, states=("archived",))
-    rowids = store.ordered(chosen, Order.INDEXED, None, include_archive=True)
     found = {}
-    for entry in store.load(rowids).values():
+    for entry in store.reads.listed(chosen, Order.INDEXED, include_archive=True).values():
         when = epoch(entry.data.get("archived_at"))
         if entry.archived and when is not None and when <= cutoff:
             found[entry.id] = entry

@@ -48,8 +48,9 @@ Pairs = list[tuple[list[Any], str]]
 def review(store: Store, moment: datetime) -> Review:
     """What `mem review` lists at `moment`, as `rules.review` finds it over
     every active entry (in file order), without reading each one whole."""
-    attention, pairs = _queue(store, moment)
-    loaded = store.load(list(dict.fromkeys(row for flat, _ in pairs for row in _rows(flat))))
+    with store.reading():  # the queue's rows, the pairs' and their load read one state (storage/handed.py)
+        attention, pairs = _queue(store, moment)
+        loaded = store.load(list(dict.fromkeys(row for flat, _ in pairs for row in _rows(flat))))
     result = review_sections(attention, moment, _warn_days(store))
     result.duplicates = [
         NearDuplicate(loaded[a], loaded[b], score, fix)
@@ -63,16 +64,17 @@ def review(store: Store, moment: datetime) -> Review:
 def review_page(store: Store, moment: datetime, first: int, last: int | None) -> tuple[list[dict[str, Any]], int]:
     """`review(store, moment).page(first, last)`, reading whole only the
     entries shown: the queue's order and the pairs need only their ids."""
-    attention, pairs = _queue(store, moment)
-    sections = review_sections(attention, moment, _warn_days(store))
-    queued: dict[str, Entry | int] = {}  # id -> its entry, or its row while only its id was needed
-    for entry in sections.entries():
-        queued.setdefault(entry.id, entry)
-    for flat, _ in pairs:
-        for k in range(0, len(flat), FIELDS):
-            queued.setdefault(flat[k + 4], flat[k + 1])  # the pair's second entry, as `Review.entries` orders
-    shown = list(queued.values())[first:last]
-    loaded = store.load([row for row in shown if isinstance(row, int)])
+    with store.reading():  # the rows and their load read one state (storage/handed.py)
+        attention, pairs = _queue(store, moment)
+        sections = review_sections(attention, moment, _warn_days(store))
+        queued: dict[str, Entry | int] = {}  # id -> its entry, or its row while only its id was needed
+        for entry in sections.entries():
+            queued.setdefault(entry.id, entry)
+        for flat, _ in pairs:
+            for k in range(0, len(flat), FIELDS):
+                queued.setdefault(flat[k + 4], flat[k + 1])  # the pair's second entry, as `Review.entries` orders
+        shown = list(queued.values())[first:last]
+        loaded = store.load([row for row in shown if isinstance(row, int)])
     entries = [e for e in (row if isinstance(row, Entry) else loaded.get(row) for row in shown) if e is not None]
     wanted = {entry.id for entry in entries}
     near = [  # only the pairs of the entries shown: a page names a few hundred of ~10k

@@ -24,6 +24,11 @@ the WAL). A write of this process's own inside the block gives the snapshot
 up and takes a new one; when another process changed entries in between
 (`Connection.others_changes`), the rows read before and after are of two
 states, and are refused as above.
+
+So every read that hands rows to a later one sits in a block with it; a
+`Store.load` outside one is a mistake of mem's code, refused every time (not
+only when the race happens), so the tests meet it. `Reads.listed` is the
+common pair, a listing and its load, in one block.
 """
 
 from __future__ import annotations
@@ -79,6 +84,10 @@ class Handed:
         finally:
             self._reading = False
             self.forget()
+
+    def inside(self) -> bool:
+        """Whether a `reading` block is open: rows handed out stay of one state until it ends."""
+        return self._reading
 
     def hold(self) -> None:
         """A read checked the files: inside a `reading` block, its snapshot is taken (or kept)."""

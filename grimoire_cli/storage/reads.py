@@ -10,9 +10,11 @@ Apart from store.py (past 450 lines), so the store stays one idea: its files.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from ..core.model import Entry
     from .catalog.catalog import Catalog
     from .catalog.queries import Filter
     from .catalog.rows import Light, Row
@@ -28,6 +30,15 @@ class Asks(Protocol):
     ) -> T: ...
 
     def kept(self, ask: Callable[[Catalog], T], default: T) -> T: ...
+
+    def ordered(
+        self, chosen: Filter, order: str, limit: int | None = ..., *, include_archive: bool = ...
+    ) -> list[int]: ...
+
+    def load(self, rowids: list[int]) -> dict[int, Entry]: ...
+
+    @property
+    def reading(self) -> Callable[[], AbstractContextManager[None]]: ...
 
 
 class Reads:
@@ -72,6 +83,16 @@ class Reads:
         return self._store.ask(
             lambda catalog, paths: catalog.vectors(paths, chosen, model, embed), include_archive=include_archive
         )
+
+    def listed(
+        self, chosen: Filter, order: str, limit: int | None = None, *, include_archive: bool = False
+    ) -> dict[int, Entry]:
+        """The entries `chosen` selects by catalog row, in a named `Order` (at most `limit`): the rows and
+        their load read one state (storage/handed.py)."""
+        with self._store.reading():
+            rowids = self._store.ordered(chosen, order, limit, include_archive=include_archive)
+            loaded = self._store.load(rowids)
+        return {row: loaded[row] for row in rowids if row in loaded}
 
     # -- the active entries' fields, without their JSON ---------------------------------
 

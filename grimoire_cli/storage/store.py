@@ -229,7 +229,9 @@ class Store:
         return self.ask(query, include_archive=include_archive, skip_damaged=skip_damaged)
 
     def load(self, rowids: list[int]) -> dict[int, Entry]:
-        """Entries by catalog row, for rowids a `read` just returned."""
+        """Entries by catalog row, for rowids a read of the same `reading` block returned."""
+        if not self._handed.inside():
+            raise RuntimeError("Store.load outside a reading block: its rows may name other entries by now")
         try:
             found = self._held(self.catalog.load(rowids))
         except Stale:
