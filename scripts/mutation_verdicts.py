@@ -340,7 +340,7 @@ EQUIVALENT.update(
             for n in (283, 290)
         },
         f"{_MERGE}.x_merge_file__mutmut_20": "`UTF-8` names the same codec",
-        **{f"{_MERGE}.x_global_mapping__mutmut_{n}": _CAST for n in (35, 68, 246)},
+        **{f"{_MERGE}.x_global_mapping__mutmut_{n}": _CAST for n in (35, 68, 244)},
         **{
             f"{_MERGE}.x_merge_file__mutmut_{n}": "the temp file is renamed onto ours as soon as it is written: "
             "its name is never left behind nor read"
@@ -356,17 +356,17 @@ EQUIVALENT.update(
         },
         f"{_MERGE}.x_merge_file__mutmut_55": "git runs the driver in the repository and `root` is found from the "
         "working directory: the config found from it (no path given) is the same",
-        f"{_MERGE}.x_global_mapping__mutmut_216": "git runs the driver in the repository and `echoes` names no "
+        f"{_MERGE}.x_global_mapping__mutmut_214": "git runs the driver in the repository and `echoes` names no "
         "path: its log reads the same from any folder of it",
         f"{_MERGE}.x__prior__mutmut_3": "with no sides `renames_here` never finds a block, so it never calls the key",
         f"{_MERGE}.x_global_mapping__mutmut_47": "a single pick's commits, once found from the file, are in the "
         "key, and the mapping is worked out from the commits alone (`files` stand in only where git cannot list "
         "a tree): a kept one is the one the run would work out",
-        f"{_MERGE}.x_global_mapping__mutmut_181": "only the renames not in `prior` are added to the records: "
+        f"{_MERGE}.x_global_mapping__mutmut_179": "only the renames not in `prior` are added to the records: "
         "when none is new, saving rewrites the records as they were read",
-        f"{_MERGE}.x_global_mapping__mutmut_177": "a rename saved with no block's memory matches no block either way: "
+        f"{_MERGE}.x_global_mapping__mutmut_175": "a rename saved with no block's memory matches no block either way: "
         '`memory_of("")` and `memory_of("XXXX")` are the key of no entry (`renames_here` then goes by the id alone)',
-        f"{_MERGE}.x_global_mapping__mutmut_205": "a kept rename's new id holds, on ours, the replay of the memory "
+        f"{_MERGE}.x_global_mapping__mutmut_203": "a kept rename's new id holds, on ours, the replay of the memory "
         "base holds under the old id; where one side alone holds it in this file (archived since), the archived "
         "copy already has every lifecycle field ours' copy has (the same record counts once), so taking the pair "
         "for a memory both added changes nothing (`merge._held_elsewhere`)",
@@ -589,9 +589,4 @@ BEFORE_THE_FORK: dict[str, str] = {
 
 # Survivors no test kills, each with why: not equivalent, so still counted as
 # survivors, but what it would take is written down.
-SURVIVORS: dict[str, str] = {
-    f"{_MERGE}.x_global_mapping__mutmut_176": "a new rename's old id is one of theirs, or a kept rename's target, "
-    "minted past every id of that pick's sides and the rebase's tip; a later pick's base holds it only if the "
-    "branch gave that id to a memory and removed it before the tip (a hand edit, the memory tool's delete), and "
-    "then the base's record names an unrelated memory where the mutant's names none",
-}
+SURVIVORS: dict[str, str] = {}

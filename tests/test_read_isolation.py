@@ -2,8 +2,8 @@
 its entries) reads one state of the catalog, though another process re-indexes a file between the two
 (storage/handed.py). The catalog numbers a new row as the largest + 1, so the row of an entry a `git pull`
 replaced comes back as the new entry's: without the block, the listing would show the entry that took the
-number in place of the one it chose. And a load outside a block is refused every time, so no read path
-can leave its block out without every test of it failing."""
+number in place of the one it chose. A load outside a block is refused every time (`test_store_pinned.py`),
+so no read path can leave its block out without every test of it failing."""
 
 from __future__ import annotations
 
@@ -122,14 +122,3 @@ def test_a_read_shows_what_it_chose_though_another_process_reindexes_between_its
     assert OTHER not in text and PULLED not in text
     grimoire.store.refresh()  # the next command reads the new state
     assert OTHER in shown(read(grimoire))
-
-
-def test_a_load_outside_a_reading_block_is_refused(grimoire):
-    """Rows a read handed out may name other entries by the time they are loaded, unless both sit in one block."""
-    kept = grimoire.add("Queues drain hourly", "fact").id
-    store = grimoire.store
-    rowids = store.ordered(Filter(at=grimoire.now().timestamp()), Order.NEWEST)
-    with pytest.raises(RuntimeError, match="Store.load outside a reading block"):
-        store.load(rowids)
-    with store.reading():
-        assert [entry.id for entry in store.load(rowids).values()] == [kept]

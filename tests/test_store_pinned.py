@@ -925,3 +925,16 @@ def test_a_recovery_the_system_refuses_is_one_error_line(grimoire):
     assert mem("add", "-c", "fact", "Queues drain hourly", "--confidence", "0.9").err.startswith(
         "error: grimoires/loa/memory: cannot write: Is a directory"
     )
+
+
+def test_a_load_outside_a_reading_block_is_refused(grimoire):
+    """Rows a read handed out may name other entries by the time they are loaded, unless both sit in one block."""
+    kept = grimoire.add("Queues drain hourly", "fact").id
+    store = grimoire.store
+    rowids = store.ordered(Filter(at=grimoire.now().timestamp()), Order.NEWEST)
+    with pytest.raises(
+        RuntimeError, match="^Store.load outside a reading block: its rows may name other entries by now$"
+    ):
+        store.load(rowids)
+    with store.reading():
+        assert [entry.id for entry in store.load(rowids).values()] == [kept]

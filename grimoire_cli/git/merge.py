@@ -327,7 +327,9 @@ def global_mapping(
     if yields:  # the same memories seen from ours' side (the trees are cached)
         mapping = _mapping(root, storage, sides, prior, records, later, ours_yield=True)
     base_ids, our_ids, their_ids = sides or ({}, {}, {})
-    made = [(old, memory_of(their_ids.get(old) or base_ids.get(old) or ""), new) for old, new in mapping.items()]
+    # A new rename's old id is one of theirs, or a kept rename's target minted past every id of the pick's sides:
+    # base holds that only where the branch gave it to another memory and removed it, so base would name that one.
+    made = [(old, memory_of(their_ids.get(old) or ""), new) for old, new in mapping.items()]
     if git_dir is not None and any(prior.get(old) != new for old, _, new in made):
         save_renames(
             git_dir, root / storage, records + [rename for rename in made if prior.get(rename[0]) != rename[2]]
