@@ -3,7 +3,7 @@ its entries) reads one state of the catalog, though another process re-indexes a
 (storage/handed.py). The catalog numbers a new row as the largest + 1, so the row of an entry a `git pull`
 replaced comes back as the new entry's: without the block, the listing would show the entry that took the
 number in place of the one it chose. A load outside a block is refused every time (`test_store_pinned.py`),
-so no read path can leave its block out without every test of it failing."""
+so a read path that loads outside its block fails every test that reaches it."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from conftest import at_the_first_call_of, mem_process, with_preset
 from grimoire_cli import Grimoire
 from grimoire_cli.learning.tools import known_solutions
 from grimoire_cli.lifecycle.archiving import expiring
-from grimoire_cli.lifecycle.compaction import olders
+from grimoire_cli.lifecycle.compaction import older_by_category
 from grimoire_cli.storage.catalog.queries import Filter, Order
 
 OTHER = "MEM-20260101-999"  # the id the pulled file gives the replaced entry's place
@@ -82,7 +82,7 @@ READS: dict[str, tuple[str | None, Setup, Read]] = {
     "what mem compact condenses": (
         None,
         facts(),
-        lambda g: olders(g.store, ["fact"], {"fact": 0}, g.now(), None)["fact"],
+        lambda g: older_by_category(g.store, ["fact"], {"fact": 0}, g.now(), None)["fact"],
     ),
     "Reads.listed": (None, facts(), lambda g: g.store.reads.listed(Filter(at=g.now().timestamp()), Order.NEWEST)),
     "mem task list": ("sabre", lambda g: g.tasks.add("Rotate the deploy keys", on="deploy"), lambda g: g.tasks.list()),
@@ -122,3 +122,30 @@ def test_a_read_shows_what_it_chose_though_another_process_reindexes_between_its
     assert OTHER not in text and PULLED not in text
     grimoire.store.refresh()  # the next command reads the new state
     assert OTHER in shown(read(grimoire))
+
+
+@pytest.mark.parametrize(
+    "review",
+    [lambda g: g.review(), lambda g: g.lifecycle.review_page(0, 10)],
+    ids=["mem review", "the review page"],
+)
+def test_review_keeps_the_pairs_it_computed_after_its_reads_though_another_process_writes_meanwhile(repo, review):
+    """Review computes a category's near-duplicate pairs inside its block and keeps them for the next review: a
+    write of its own there would give the snapshot up, and another process's `mem add` meanwhile would refuse
+    the rows held. It keeps them once its reads are done: the review answers, and the pairs are kept."""
+    grimoire = Grimoire.open(repo)
+    first = grimoire.add("The deploy runs at noon on weekdays", "fact").id
+    second = grimoire.add("The deploy runs at noon on weekdays only", "fact").id
+
+    def another_add() -> None:
+        assert mem_process("add", "-c", "decision", "Use rabbitmq for the queue", cwd=repo).returncode == 0
+
+    with at_the_first_call_of("alike_pairs", another_add) as done:
+        text = shown(review(grimoire))
+    assert done and first in text and second in text
+    db = sqlite3.connect(repo / "grimoires/loa/memory/.cache/index.sqlite3")
+    try:
+        (pairs,) = db.execute("SELECT value FROM reports WHERE path='review near-duplicates of fact'").fetchone()
+    finally:
+        db.close()
+    assert json.loads(pairs)[3:] == [first, second]  # one pair, flat: (rowid, rowid, score, id, id)

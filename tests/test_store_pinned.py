@@ -494,16 +494,22 @@ def test_an_operation_the_catalog_fails_under_is_tried_three_times_in_all(grimoi
 
 def shared_read_then_overwritten(grimoire) -> tuple[Store, Filter, list[int]]:
     """The shared fact, written by hand and read (its row handed out); then another program overwrites the
-    catalog's file and its WAL, and the snapshot a block's reads see is given up (as a write of the process's
-    own gives it up): the next read meets the overwritten file."""
+    catalog's file and its WAL. Outside a block the next read meets the overwritten file; inside one, the
+    next write of the process's own (which gives the snapshot up), `overwritten_under_a_block`."""
     store = grimoire.store
     FACTS.write_text(by_hand(SHARED, "the cache is redis"))
     everything = Filter(at=grimoire.now().timestamp())
     held = store.ordered(everything, Order.NEWEST)
     assert held
     corrupt_the_catalog(store)
-    store.catalog.release()
     return store, everything, held
+
+
+def overwritten_under_a_block(store: Store) -> None:
+    """A write of the process's own (a read counted) gives the block's snapshot up and meets the overwritten
+    catalog: the process moves to memory, and the count, kept, is lost."""
+    store.reads.note_access(SHARED, 0.0)
+    assert store.catalog.in_memory and store.catalog.switches == 1
 
 
 def newest_ids(store: Store, everything: Filter) -> list[str]:
@@ -531,9 +537,11 @@ def test_a_catalog_that_fails_between_a_read_and_its_load_is_named_and_the_next_
     """The catalog file (and its WAL) overwritten by another program after a read found the rows: their load
     cannot retry for the caller (the rowids are that catalog's), so it names the cache and asks for the command
     again, which a catalog in memory then answers."""
-    with grimoire.store.reading(), pytest.raises(Damaged) as failed:
+    with grimoire.store.reading():
         store, everything, rowids = shared_read_then_overwritten(grimoire)
-        store.load(rowids)
+        overwritten_under_a_block(store)
+        with pytest.raises(Damaged) as failed:
+            store.load(rowids)
     assert (failed.value.path, failed.value.line, failed.value.problem, failed.value.hint, failed.value.kind) == (
         (MEMORY / ".cache").as_posix(),
         None,
@@ -549,20 +557,25 @@ def test_rows_of_a_failed_catalog_are_not_mixed_with_rows_of_the_one_in_memory(g
     """Rows a read handed out are that catalog's: when it fails under a later read of the same command, the read
     moves to a catalog in memory, which numbers its rows afresh, so it names the cache rather than answer. The
     error starts again from nothing held: the next read answers."""
-    with grimoire.store.reading(), pytest.raises(Damaged, match="the cache failed during a read"):
+    with grimoire.store.reading():
         store, everything, _ = shared_read_then_overwritten(grimoire)
-        store.ordered(everything, Order.NEWEST)
+        overwritten_under_a_block(store)
+        with pytest.raises(Damaged, match="the cache failed during a read"):
+            store.ordered(everything, Order.NEWEST)
     assert store.catalog.in_memory and store.catalog.switches == 1
     assert newest_ids(store, everything) == [SHARED]
 
 
 def test_rows_read_before_a_kept_report_met_the_failure_are_not_loaded_from_the_catalog_in_memory(grimoire):
-    """A kept report answers its default when the catalog fails, and moves the process to memory: rows read
-    before are not loaded from that catalog, which numbers its rows afresh."""
-    with grimoire.store.reading(), pytest.raises(Damaged, match="the cache failed during a read"):
+    """A kept report answers its default when the catalog fails (here a write of its own, which gives the
+    block's snapshot up), and moves the process to memory: rows read before are not loaded from that catalog,
+    which numbers its rows afresh."""
+    with grimoire.store.reading():
         store, _, held = shared_read_then_overwritten(grimoire)
-        assert store.kept(lambda catalog: catalog.records(), "failed") == "failed"
-        store.load(held)
+        assert store.kept(lambda catalog: catalog.keep_report("a report", "key", 1) or "kept", "failed") == "failed"
+        assert store.catalog.in_memory
+        with pytest.raises(Damaged, match="the cache failed during a read"):
+            store.load(held)
 
 
 def test_the_last_try_after_a_move_to_memory_does_not_mix_rows_either(grimoire):
@@ -686,10 +699,11 @@ def test_rows_held_across_a_write_while_another_process_changed_entries_are_refu
     """Another process changed entries' rows while this one held rows, before its write or after it, and the
     write took a new snapshot: rows of the two states are not mixed. The cache is named; the next command
     reads the new state."""
-    with grimoire.store.reading(), pytest.raises(Damaged) as failed:
+    with grimoire.store.reading():
         store, everything, held, was = read_then_written_beside(grimoire, beside=beside, change=change)
         assert store.catalog.others_changes == 1
-        store.load(held)
+        with pytest.raises(Damaged) as failed:
+            store.load(held)
     assert (failed.value.problem, failed.value.hint, failed.value.kind) == (
         "another process changed the cache during a read",
         "run the command again",
@@ -702,15 +716,17 @@ def test_rows_held_across_a_write_while_another_process_changed_entries_are_refu
 def test_rows_held_across_a_second_change_by_another_process_are_refused_as_the_first(grimoire):
     """The refusal starts again from nothing held, and the next rows are read after that change: a second
     change of entries by another process between two reads is named the same way."""
-    with grimoire.store.reading(), pytest.raises(Damaged, match="another process changed the cache"):
+    with grimoire.store.reading():
         store, everything, held, _ = read_then_written_beside(grimoire, beside="before", change="by hand")
-        store.load(held)
-    with store.reading(), pytest.raises(Damaged) as failed:
+        with pytest.raises(Damaged, match="another process changed the cache"):
+            store.load(held)
+    with store.reading():
         held = store.ordered(everything, Order.NEWEST)
         assert mem("add", "-c", "decision", "Use rabbitmq for the queue").code == 0
         store.reads.note_access(SHARED, 0.0)
         assert store.catalog.others_changes == 2
-        store.load(held)
+        with pytest.raises(Damaged) as failed:
+            store.load(held)
     assert failed.value.problem == "another process changed the cache during a read"
 
 

@@ -327,8 +327,9 @@ def global_mapping(
     if yields:  # the same memories seen from ours' side (the trees are cached)
         mapping = _mapping(root, storage, sides, prior, records, later, ours_yield=True)
     base_ids, our_ids, their_ids = sides or ({}, {}, {})
-    # A new rename's old id is one of theirs, or a kept rename's target minted past every id of the pick's sides:
-    # base holds that only where the branch gave it to another memory and removed it, so base would name that one.
+    # Renames are saved only while picking, where a new rename's old id is one of theirs, or a kept rename's target
+    # minted past every id of the pick's sides: base holds that only where the branch gave it to another memory
+    # and removed it, so base would name that one.
     made = [(old, memory_of(their_ids.get(old) or ""), new) for old, new in mapping.items()]
     if git_dir is not None and any(prior.get(old) != new for old, _, new in made):
         save_renames(

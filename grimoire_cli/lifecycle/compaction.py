@@ -60,7 +60,7 @@ def older(store: Store, category: str, keep: int, moment: datetime, spared: set[
     return [loaded[r] for r in reversed(rowids) if r in loaded and not loaded[r].key]
 
 
-def olders(
+def older_by_category(
     store: Store, names: Iterable[str], keeps: Mapping[str, int], moment: datetime, keep_total: int | None
 ) -> dict[str, list[Entry]]:
     """Each category's `older` entries, spared the `newest_overall`: all their rows and loads read one state
@@ -198,7 +198,7 @@ def compact(
     # The summarizer runs before the lock: it may take minutes, and what it condenses is re-checked under the lock.
     keeps = keeps_of(store, names, keep, keep_total)
     texts: dict[str, tuple[list[str], dict[str, Any]]] = {}
-    for name, entries in olders(store, names, keeps, moment, keep_total).items():
+    for name, entries in older_by_category(store, names, keeps, moment, keep_total).items():
         if len(entries) >= 2:
             texts[name] = ([e.id for e in entries], condensed_text(entries, name, command, timeout))
     if summarize and dry_run and texts:
@@ -207,7 +207,7 @@ def compact(
         )
     settle(store)
     with store.lock():
-        current = olders(store, texts, keeps, moment, keep_total)
+        current = older_by_category(store, list(texts), keeps, moment, keep_total)
         for name, (ids, _) in texts.items():
             if [e.id for e in current[name]] != ids:
                 raise BadInput(

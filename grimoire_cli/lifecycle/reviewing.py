@@ -43,14 +43,17 @@ FIELDS = 5
 Spread = dict[str, list[tuple[str, int, int, str]]]
 # Each category's pairs as kept (flat, FIELDS a pair) and what resolves them, in `rules.near_duplicates`' order
 Pairs = list[tuple[list[Any], str]]
+# A category's pairs computed, to keep under (its report's name, its key)
+Unkept = tuple[str, str, list[Any]]
 
 
 def review(store: Store, moment: datetime) -> Review:
     """What `mem review` lists at `moment`, as `rules.review` finds it over
     every active entry (in file order), without reading each one whole."""
     with store.reading():  # the queue's rows, the pairs' and their load read one state (storage/handed.py)
-        attention, pairs = _queue(store, moment)
+        attention, pairs, unkept = _queue(store, moment)
         loaded = store.load(list(dict.fromkeys(row for flat, _ in pairs for row in _rows(flat))))
+    _keep(store, unkept)
     result = review_sections(attention, moment, _warn_days(store))
     result.duplicates = [
         NearDuplicate(loaded[a], loaded[b], score, fix)
@@ -65,7 +68,7 @@ def review_page(store: Store, moment: datetime, first: int, last: int | None) ->
     """`review(store, moment).page(first, last)`, reading whole only the
     entries shown: the queue's order and the pairs need only their ids."""
     with store.reading():  # the rows and their load read one state (storage/handed.py)
-        attention, pairs = _queue(store, moment)
+        attention, pairs, unkept = _queue(store, moment)
         sections = review_sections(attention, moment, _warn_days(store))
         queued: dict[str, Entry | int] = {}  # id -> its entry, or its row while only its id was needed
         for entry in sections.entries():
@@ -75,6 +78,7 @@ def review_page(store: Store, moment: datetime, first: int, last: int | None) ->
                 queued.setdefault(flat[k + 4], flat[k + 1])  # the pair's second entry, as `Review.entries` orders
         shown = list(queued.values())[first:last]
         loaded = store.load([row for row in shown if isinstance(row, int)])
+    _keep(store, unkept)
     entries = [e for e in (row if isinstance(row, Entry) else loaded.get(row) for row in shown) if e is not None]
     wanted = {entry.id for entry in entries}
     near = [  # only the pairs of the entries shown: a page names a few hundred of ~10k
@@ -90,9 +94,10 @@ def _warn_days(store: Store) -> int:
     return int(store.config.lifecycle["warn_before_archive_days"])
 
 
-def _queue(store: Store, moment: datetime) -> tuple[list[Entry], Pairs]:
+def _queue(store: Store, moment: datetime) -> tuple[list[Entry], Pairs, list[Unkept]]:
     """The active entries needing attention (low, ineffective, expiring soon)
-    in file order, and each category's near-duplicate pairs, kept or computed."""
+    in file order, each category's near-duplicate pairs, kept or computed, and
+    the computed ones to keep (`_keep`, once the block's reads are done)."""
     kinds = {name: spec.kind for name, spec in store.config.categories.items()}
     active = Filter(at=moment.timestamp())
     horizon = moment.timestamp() + _warn_days(store) * 86400
@@ -107,17 +112,27 @@ def _queue(store: Store, moment: datetime) -> tuple[list[Entry], Pairs]:
 
     lights, spread, hashes, paths = store.ask(read, include_archive=False, skip_damaged=True)
     fixes = {name: _FIXES.get(kind, _ARCHIVE) for name, kind in kinds.items()}
-    pairs = [
-        (_pairs(store, category, where, hashes, active), fixes.get(category, _FIXES["note"]))
-        for category, where in spread.items()
-    ]
+    pairs: Pairs = []
+    unkept: list[Unkept] = []
+    for category, where in spread.items():
+        flat, computed = _pairs(store, category, where, hashes, active)
+        pairs.append((flat, fixes.get(category, _FIXES["note"])))
+        unkept += [computed] if computed is not None else []
     loaded = store.load([light.rowid for light in lights])
     order = {path: n for n, path in enumerate(paths)}
     attention = sorted(
         (loaded[light.rowid] for light in lights if light.rowid in loaded),
         key=lambda entry: (order.get(entry.file or "", len(order)), entry.line or 0),
     )
-    return attention, pairs
+    return attention, pairs, unkept
+
+
+def _keep(store: Store, unkept: list[Unkept]) -> None:
+    """Keep the pairs computed, after the block: a write inside it gives up the snapshot, and when another
+    process changed entries meanwhile the rows held would be refused (storage/handed.py). A report keyed
+    by the files' state that has changed since is kept for a state that no longer is, and read by none."""
+    for name, key, found in unkept:
+        store.reads.keep_report(name, key, found)
 
 
 def _each(flat: list[Any]) -> Iterator[tuple[int, int, float, str, str]]:
@@ -144,17 +159,16 @@ def _spread(rows: list[tuple[str, str, int, int, str]], paths: list[str]) -> Spr
 
 def _pairs(
     store: Store, category: str, where: list[tuple[str, int, int, str]], hashes: dict[str, str], active: Filter
-) -> list[Any]:
-    """One category's near-duplicate pairs (flat, FIELDS a pair), kept or computed."""
+) -> tuple[list[Any], Unkept | None]:
+    """One category's near-duplicate pairs (flat, FIELDS a pair), kept or computed; computed, the report to keep."""
     name = f"review near-duplicates of {category}"  # no file's path begins so: paths begin with the storage folder
     made = json.dumps([VERSION, THRESHOLD, [[path, hashes.get(path), count, rows] for path, count, _, rows in where]])
     key = hashlib.blake2b(made.encode(), digest_size=20).hexdigest()
     kept = store.reads.report(name, key)
     if isinstance(kept, list):
-        return kept
+        return kept, None
     found = _computed(store, category, active)
-    store.reads.keep_report(name, key, found)
-    return found
+    return found, (name, key, found)
 
 
 def _computed(store: Store, category: str, active: Filter) -> list[Any]:

@@ -25,10 +25,13 @@ up and takes a new one; when another process changed entries in between
 (`Connection.others_changes`), the rows read before and after are of two
 states, and are refused as above.
 
-So every read that hands rows to a later one sits in a block with it; a
-`Store.load` outside one is a mistake of mem's code, refused every time (not
-only when the race happens), so the tests meet it. `Reads.listed` is the
-common pair, a listing and its load, in one block.
+So every load sits in one block with the read that handed its rows
+(`Reads.listed` is the common pair: a listing and its load); a `Store.load`
+outside one is a mistake of mem's code, refused every time (not only when
+the race happens), so the tests meet it. The other reads that take rows (a
+query's coverage, its fused ranking, the due tasks a context pins) sit in
+the query's block too, unchecked. A block holds no write of its own where it
+can help it (`mem review` keeps its pairs after its block).
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ class Handed:
             self.forget()
 
     def inside(self) -> bool:
-        """Whether a `reading` block is open: rows handed out stay of one state until it ends."""
+        """Whether a `reading` block is open (`Store.load` is refused outside one)."""
         return self._reading
 
     def hold(self) -> None:
