@@ -47,7 +47,7 @@ soak: $(STAMP)
 
 # Mutation testing (issue 44; not in CI): mutmut, a dev-only tool installed
 # here and never a dependency of the package, run by scripts/mutation.py group
-# by group (MODULES: guard journal merge write entry_rules search; default all), each
+# by group (MODULES: guard journal merge write catalog entry_rules search; default all), each
 # against only the tests that bear on it, with one child process: a whole-suite
 # run is hours on two cores. The score per module and every survivor (killed,
 # equivalent with the reason, or not) go to benchmarks/mutation.md;
