@@ -1128,11 +1128,16 @@ class StoreMachine(RuleBasedStateMachine):
         """Entries that gave way (local ones: local_ids.py; with `tracked`, ours' unshared ones too): find each by
         its content under its new id."""
         every = self.g.entries()
+        held = {e.id: _told(e.content, e.data) for e in every}
+        # An entry still at its id is none other's new place: a memory remembered again after its first version
+        # was archived has the same text as that version, which stays where it was.
+        still = {i for i, m in self.entries.items() if held.get(i) == _told(m.content, m.fields)}
         # Two summaries of one talk in two sessions share their text: a summary is known by its session too.
         now = {
-            _told(e.content, e.data): e.id for e in every if tracked or not self.g.config.category(e.category).tracked
+            _told(e.content, e.data): e.id
+            for e in every
+            if (tracked or not self.g.config.category(e.category).tracked) and e.id not in still
         }
-        held = {e.id: _told(e.content, e.data) for e in every}
         moved: dict[str, str] = {}
         for old_id, model in list(self.entries.items()):
             told = _told(model.content, model.fields)
