@@ -150,6 +150,16 @@ def at_the_first_call_of(name: str, action, where: str = ""):
         sys.setprofile(None)
 
 
+def row_of(repo: Path, entry_id: str) -> int | None:
+    """The catalog row scope loa's entry with this id has now (None: none), read as another program would."""
+    db = sqlite3.connect(repo / "grimoires/loa/memory/.cache/index.sqlite3")
+    try:
+        row = db.execute("SELECT rowid FROM entries WHERE id=?", (entry_id,)).fetchone()
+    finally:
+        db.close()
+    return row[0] if row else None
+
+
 _BACKUPS = itertools.count(1)
 
 

@@ -4,10 +4,9 @@ entry holding several of them passes one that repeats a single rare one;
 through the real `mem`."""
 
 import json
-import sqlite3
 
 import pytest
-from conftest import at_the_first_call_of, corrupt_the_catalog, mem, mem_process
+from conftest import at_the_first_call_of, corrupt_the_catalog, mem, mem_process, row_of
 from test_semantic import configure
 
 from grimoire_cli import Grimoire
@@ -142,21 +141,11 @@ def test_a_query_reads_one_state_though_another_process_reindexes_between_its_re
         "rollback the deploy whose canary failed", "notes about kappa"
     )
 
-    index = repo / "grimoires/loa/memory/.cache/index.sqlite3"
-
-    def row_of(entry_id: str) -> int | None:
-        db = sqlite3.connect(index)
-        try:
-            row = db.execute("SELECT rowid FROM entries WHERE id=?", (entry_id,)).fetchone()
-        finally:
-            db.close()
-        return row[0] if row else None
-
     def pull() -> None:
-        number = row_of(ranked_one)
+        number = row_of(repo, ranked_one)
         facts.write_text(replaced)
         assert mem_process("list", cwd=repo, env={"MEM_NOW": NOW}).returncode == 0
-        assert row_of(ranked_one) is None and row_of(other) == number  # the premise: the number came back
+        assert row_of(repo, ranked_one) is None and row_of(repo, other) == number  # the premise: the number came back
 
     grimoire = Grimoire.open(repo)
     with at_the_first_call_of("terms_held", pull) as done:

@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import at_the_first_call_of, mem_process, with_preset
+from conftest import at_the_first_call_of, mem_process, row_of, with_preset
 
 from grimoire_cli import Grimoire
 from grimoire_cli.learning.tools import known_solutions
@@ -24,15 +23,6 @@ from grimoire_cli.storage.catalog.queries import Filter, Order
 
 OTHER = "MEM-20260101-999"  # the id the pulled file gives the replaced entry's place
 PULLED = "notes about kappa"  # and its text
-
-
-def row_of(repo: Path, entry_id: str) -> int | None:
-    db = sqlite3.connect(repo / "grimoires/loa/memory/.cache/index.sqlite3")
-    try:
-        row = db.execute("SELECT rowid FROM entries WHERE id=?", (entry_id,)).fetchone()
-    finally:
-        db.close()
-    return row[0] if row else None
 
 
 def shown(result: Any) -> str:
